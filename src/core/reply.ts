@@ -1,0 +1,89 @@
+/**
+ * The platform-neutral answer a command gives. It is data: every string in it is plain text
+ * (never markup), and the renderers in `src/render` escape it for their platform and enforce
+ * that platform's limits.
+ */
+
+export interface ReplyField {
+  name: string;
+  value: string;
+  /** A hint that the field may sit beside others (Discord inline fields). */
+  inline?: boolean;
+}
+
+/** A monospace table. Cells are plain text; renderers pad and truncate them. */
+export interface ReplyTable {
+  columns: string[];
+  rows: string[][];
+  /** Per column; default "left". Numbers read better right-aligned. */
+  align?: ("left" | "right")[];
+}
+
+export type ReplyImage =
+  | { kind: "png"; data: Uint8Array; name: string; alt: string }
+  | { kind: "url"; url: string; alt: string };
+
+export interface ReplyFile {
+  name: string;
+  contentType: string;
+  data: Uint8Array;
+}
+
+export interface ReplyLink {
+  label: string;
+  url: string;
+}
+
+export type ButtonStyle = "primary" | "secondary" | "success" | "danger";
+
+/**
+ * What a button does, stored server-side under a short random id (never sent to the platform).
+ * `command` + `action` name a handler in that command's `actions`; `payload` is its input.
+ */
+export interface ButtonAction {
+  command: string;
+  action: string;
+  payload: Record<string, string | number | boolean | null>;
+}
+
+/** A button as a command returns it: the action is stored by the runtime when the reply goes out. */
+export interface ButtonSpec {
+  label: string;
+  action: ButtonAction;
+  style?: ButtonStyle;
+}
+
+/** A button as a renderer sees it: only the short id travels to the platform. */
+export interface RenderedButton {
+  label: string;
+  id: string;
+  style?: ButtonStyle;
+}
+
+interface ReplyBase {
+  title?: string;
+  /** Link of the title. */
+  url?: string;
+  text?: string;
+  fields?: ReplyField[];
+  table?: ReplyTable;
+  /** Extra links shown as a line under the text (explorer, transaction, marketplace). */
+  links?: ReplyLink[];
+  image?: ReplyImage;
+  files?: ReplyFile[];
+  footer?: string;
+  /** Only the invoker sees it (Discord ephemeral; elsewhere a plain reply). */
+  private?: boolean;
+  /** For button clicks: replace the message the button sits under instead of posting anew. */
+  replaceOriginal?: boolean;
+  /** Tone of the answer, so renderers can colour an embed or prefix an icon. */
+  tone?: "info" | "success" | "warning" | "error";
+}
+
+export interface Reply extends ReplyBase {
+  buttons?: ButtonSpec[];
+}
+
+export interface RenderableReply extends ReplyBase {
+  buttons?: RenderedButton[];
+}

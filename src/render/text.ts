@@ -1,0 +1,81 @@
+import type { ReplyTable } from "../core/reply.ts";
+
+/** The mark every renderer shows where it had to cut text to fit a platform limit. */
+export const TRUNCATION_MARK = "…";
+
+/**
+ * Cuts `text` to at most `max` UTF-16 code units (the unit Discord and Telegram count in),
+ * ending with the truncation mark, and never splitting a surrogate pair.
+ */
+export function truncate(text: string, max: number, mark = TRUNCATION_MARK): string {
+  if (text.length <= max) return text;
+  if (max <= mark.length) return mark.slice(0, Math.max(0, max));
+  let end = max - mark.length;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return text.slice(0, end) + mark;
+}
+
+/**
+ * Splits text into chunks of at most `max` code units, preferring line boundaries, then spaces,
+ * and cutting hard only when a single line is longer than `max`.
+ */
+export function splitAtLines(text: string, max: number): string[] {
+  const chunks: string[] = [];
+  let rest = text;
+  while (rest.length > max) {
+    let cut = rest.lastIndexOf("\n", max);
+    if (cut <= 0) cut = rest.lastIndexOf(" ", max);
+    if (cut <= 0) {
+      cut = max;
+      const code = rest.charCodeAt(cut - 1);
+      if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
+    }
+    chunks.push(rest.slice(0, cut));
+    rest = rest.slice(cut).replace(/^\n/, "");
+  }
+  if (rest.length > 0 || chunks.length === 0) chunks.push(rest);
+  return chunks;
+}
+
+/** Control characters (other than newline and tab) never reach a chat: they can break layouts. */
+export function stripControl(text: string): string {
+  return text.replace(
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    "",
+  );
+}
+
+/** Display width of a cell: code points, so emoji do not count double. */
+function cellWidth(cell: string): number {
+  return [...cell].length;
+}
+
+function cutCell(cell: string, width: number): string {
+  const points = [...cell];
+  if (points.length <= width) return cell;
+  return `${points.slice(0, Math.max(0, width - 1)).join("")}${TRUNCATION_MARK}`;
+}
+
+/**
+ * Lays a table out as monospace text: header, a rule, rows. Cells are cut to `maxCell` code points
+ * and single-line. The result is plain text: the caller escapes it for its platform.
+ */
+export function formatTable(table: ReplyTable, maxCell = 24): string {
+  const clean = (cell: string) => cutCell(stripControl(cell).replace(/\s+/g, " ").trim(), maxCell);
+  const header = table.columns.map(clean);
+  const rows = table.rows.map((row) => header.map((_, i) => clean(row[i] ?? "")));
+  const widths = header.map((h, i) =>
+    Math.max(cellWidth(h), ...rows.map((row) => cellWidth(row[i] ?? ""))),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => {
+        const pad = " ".repeat(Math.max(0, (widths[i] ?? 0) - cellWidth(cell)));
+        return table.align?.[i] === "right" ? pad + cell : cell + pad;
+      })
+      .join("  ")
+      .trimEnd();
+  const rule = widths.map((w) => "-".repeat(w)).join("  ");
+  return [line(header), rule, ...rows.map(line)].join("\n");
+}
