@@ -1,0 +1,61 @@
+export type ApiErrorKind =
+  | "bad_request"
+  | "not_found"
+  | "unauthorized"
+  | "rate_limited"
+  | "unavailable"
+  | "timeout"
+  | "invalid_response";
+
+export interface ApiErrorInit {
+  kind: ApiErrorKind;
+  status: number | undefined;
+  method: string;
+  /** Path without the base URL and without the query string: never carries a secret. */
+  path: string;
+  message: string;
+  /** Seconds, from a Retry-After header. */
+  retryAfter?: number;
+  /** For invalid_response: the dotted path of the first field that did not match. */
+  field?: string;
+}
+
+/** Every failure of the data service, as one typed error. */
+export class ApiError extends Error {
+  override name = "ApiError";
+  readonly kind: ApiErrorKind;
+  readonly status: number | undefined;
+  readonly method: string;
+  readonly path: string;
+  readonly retryAfter: number | undefined;
+  readonly field: string | undefined;
+
+  constructor(init: ApiErrorInit) {
+    super(init.message);
+    this.kind = init.kind;
+    this.status = init.status;
+    this.method = init.method;
+    this.path = init.path;
+    this.retryAfter = init.retryAfter;
+    this.field = init.field;
+  }
+
+  /** Worth another try later: the service was busy or briefly broken. */
+  get transient(): boolean {
+    return this.kind === "rate_limited" || this.kind === "unavailable" || this.kind === "timeout";
+  }
+}
+
+/** The one place an HTTP status becomes an error kind. */
+export function kindForStatus(status: number): ApiErrorKind {
+  if (status === 400 || status === 422) return "bad_request";
+  if (status === 401 || status === 403) return "unauthorized";
+  if (status === 404) return "not_found";
+  if (status === 408) return "timeout";
+  if (status === 429) return "rate_limited";
+  if (status >= 500) return "unavailable";
+  return "bad_request";
+}
+
+/** Statuses a read may be retried on (the service's docs advise backoff for 429 and 5xx). */
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);

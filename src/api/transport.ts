@@ -1,0 +1,250 @@
+import pRetry from "p-retry";
+import { Agent, type Dispatcher, request } from "undici";
+import type { Logger } from "../log.ts";
+import { scrubSecrets } from "../log.ts";
+import { ApiError, type ApiErrorKind, kindForStatus, RETRYABLE_STATUSES } from "./errors.ts";
+
+export interface TransportOptions {
+  baseUrl: string;
+  apiKey: string | undefined;
+  /** Per attempt. */
+  timeoutMs: number;
+  /** Retries after the first attempt, for reads. */
+  retries: number;
+  retryMinDelayMs: number;
+  retryMaxDelayMs: number;
+  /** Bound on the whole call, retries and waits included. */
+  retryMaxTotalMs: number;
+  logger: Logger;
+  dispatcher?: Dispatcher;
+}
+
+export interface RequestSpec {
+  method: "GET" | "POST";
+  /** Already URL-encoded, starting with "/". */
+  path: string;
+  query?: Record<string, string | readonly string[] | undefined>;
+  body?: unknown;
+  /** Reads are retried; spam reports are not (a retried report could count twice). */
+  retry: boolean;
+  signal?: AbortSignal | undefined;
+}
+
+export type RequestObserver = (event: {
+  method: string;
+  path: string;
+  status: number | "error";
+  ms: number;
+  attempt: number;
+}) => void;
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+
+/** Retry-After is either delta-seconds or an HTTP date. */
+export function parseRetryAfter(
+  header: string | string[] | undefined,
+  now = Date.now(),
+): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value.trim());
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - now) / 1000);
+}
+
+const NETWORK_ERROR_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_CLOSED",
+]);
+
+/**
+ * HTTP to the data service on undici: the API key in one header, a timeout on every attempt,
+ * retries with exponential backoff and jitter for reads (honouring Retry-After), one ApiError for
+ * every failure, and no secret in any error or log line.
+ */
+export class Transport {
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly secrets: string[];
+  observer: RequestObserver | undefined;
+
+  constructor(private readonly options: TransportOptions) {
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher =
+      options.dispatcher ??
+      new Agent({ keepAliveTimeout: 30_000, connections: 64, headersTimeout: 0, bodyTimeout: 0 });
+    this.secrets = options.apiKey ? [options.apiKey] : [];
+  }
+
+  get baseUrl(): string {
+    return this.options.baseUrl;
+  }
+
+  async request(spec: RequestSpec): Promise<unknown> {
+    const { options } = this;
+    if (!spec.retry) return this.attempt(spec, 1);
+    const started = Date.now();
+    return pRetry((attempt) => this.attempt(spec, attempt), {
+      retries: options.retries,
+      factor: 2,
+      minTimeout: options.retryMinDelayMs,
+      maxTimeout: options.retryMaxDelayMs,
+      randomize: true,
+      maxRetryTime: options.retryMaxTotalMs,
+      ...(spec.signal ? { signal: spec.signal } : {}),
+      shouldRetry: ({ error }) => error instanceof ApiError && isRetryable(error),
+      onFailedAttempt: async ({ error, retriesLeft, attemptNumber }) => {
+        if (!(error instanceof ApiError) || !isRetryable(error) || retriesLeft <= 0) return;
+        options.logger.debug(
+          {
+            method: spec.method,
+            path: spec.path,
+            kind: error.kind,
+            status: error.status,
+            attempt: attemptNumber,
+          },
+          "data service request failed, will retry",
+        );
+        if (error.retryAfter !== undefined) {
+          const waitMs = error.retryAfter * 1000;
+          // Waiting past the call's time budget helps nobody: say "busy, try again in N s" now.
+          if (Date.now() - started + waitMs > options.retryMaxTotalMs) throw error;
+          await sleep(waitMs, spec.signal);
+        }
+      },
+    });
+  }
+
+  private async attempt(spec: RequestSpec, attempt: number): Promise<unknown> {
+    const { options } = this;
+    const url = new URL(options.baseUrl + spec.path);
+    for (const [key, value] of Object.entries(spec.query ?? {})) {
+      if (value === undefined) continue;
+      for (const item of typeof value === "string" ? [value] : value)
+        url.searchParams.append(key, item);
+    }
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (options.apiKey !== undefined) headers["x-api-key"] = options.apiKey;
+    let body: string | null = null;
+    if (spec.body !== undefined) {
+      headers["content-type"] = "application/json";
+      body = JSON.stringify(spec.body);
+    }
+    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
+    const started = performance.now();
+    const fail = (kind: ApiErrorKind, message: string, status?: number, retryAfter?: number) =>
+      new ApiError({
+        kind,
+        status,
+        method: spec.method,
+        path: spec.path,
+        message: scrubSecrets(message, this.secrets),
+        ...(retryAfter !== undefined ? { retryAfter } : {}),
+      });
+
+    let status: number;
+    let text: string;
+    let retryAfterHeader: string | string[] | undefined;
+    try {
+      const response = await request(url, {
+        method: spec.method,
+        headers,
+        body,
+        signal,
+        dispatcher: this.dispatcher,
+      });
+      status = response.statusCode;
+      retryAfterHeader = response.headers["retry-after"];
+      text = await response.body.text();
+    } catch (error) {
+      this.observer?.({
+        method: spec.method,
+        path: spec.path,
+        status: "error",
+        ms: performance.now() - started,
+        attempt,
+      });
+      if (spec.signal?.aborted)
+        throw fail("timeout", "The request was cancelled: the command ran out of time.");
+      if (timeout.aborted)
+        throw fail("timeout", `The data service did not answer within ${options.timeoutMs} ms.`);
+      const code =
+        (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+      const reason = code && NETWORK_ERROR_CODES.has(code) ? code : "network error";
+      throw fail("unavailable", `Could not reach the data service (${reason}).`);
+    }
+    this.observer?.({
+      method: spec.method,
+      path: spec.path,
+      status,
+      ms: performance.now() - started,
+      attempt,
+    });
+
+    if (status >= 200 && status < 300) {
+      if (text.length === 0) return {};
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw fail(
+          "invalid_response",
+          "The data service sent a response that is not JSON.",
+          status,
+        );
+      }
+    }
+    throw fail(
+      kindForStatus(status),
+      errorMessage(status, text),
+      status,
+      parseRetryAfter(retryAfterHeader),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+}
+
+function isRetryable(error: ApiError): boolean {
+  if (error.status !== undefined) return RETRYABLE_STATUSES.has(error.status);
+  return error.kind === "unavailable";
+}
+
+/** The error body format is not in the spec: a JSON `message` when there is one, else the status. */
+function errorMessage(status: number, text: string): string {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (
+      parsed &&
+      typeof parsed === "object" &&
+      "message" in parsed &&
+      typeof parsed.message === "string"
+    ) {
+      return parsed.message.slice(0, 500);
+    }
+  } catch {
+    // not JSON: fall through to the status text
+  }
+  return `HTTP ${status}`;
+}

@@ -1,0 +1,249 @@
+import { existsSync } from "node:fs";
+import { z } from "zod";
+
+/**
+ * Every setting of the bot, read from the environment once at start-up. `.env.example` documents
+ * each variable; README.md has the same table. Values of secrets never appear in an error.
+ */
+
+const SECRET_VARIABLES = new Set([
+  "API_KEY",
+  "DISCORD_TOKEN",
+  "TELEGRAM_BOT_TOKEN",
+  "TELEGRAM_WEBHOOK_SECRET",
+  "SIMULATOR_API_KEY",
+]);
+
+const emptyToUndefined = (value: unknown) => (value === "" ? undefined : value);
+const optionalString = z.preprocess(emptyToUndefined, z.string().optional());
+const optionalUrl = z.preprocess(
+  emptyToUndefined,
+  z
+    .url({ protocol: /^https?$/ })
+    .transform((url) => url.replace(/\/+$/, ""))
+    .optional(),
+);
+const int = (fallback: number, min: number, max: number) =>
+  z.preprocess(emptyToUndefined, z.coerce.number().int().min(min).max(max).default(fallback));
+const bool = (fallback: boolean) =>
+  z.preprocess(
+    emptyToUndefined,
+    z
+      .enum(["true", "false", "1", "0", "yes", "no"])
+      .default(fallback ? "true" : "false")
+      .transform((value) => value === "true" || value === "1" || value === "yes"),
+  );
+
+const EnvSchema = z.object({
+  API_BASE_URL: optionalUrl,
+  API_KEY: optionalString,
+  API_TIMEOUT_MS: int(10_000, 100, 120_000),
+  API_RETRIES: int(3, 0, 10),
+  API_RETRY_MIN_DELAY_MS: int(250, 0, 60_000),
+  API_RETRY_MAX_DELAY_MS: int(5_000, 0, 300_000),
+  API_RETRY_MAX_TOTAL_MS: int(20_000, 0, 600_000),
+  API_REPORT_NOT_SPAM_PATH: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .refine(
+        (path) => path.startsWith("/") && path.includes("{wallet}") && path.includes("{contract}"),
+        {
+          message: "must start with / and contain {wallet} and {contract}",
+        },
+      )
+      .default("/wallets/v1beta2/{wallet}/report_not_spam/{contract}"),
+  ),
+  CACHE_MAX_KEYS: int(10_000, 0, 10_000_000),
+  CACHE_TTL_BEHAVIORS_S: int(6 * 3600, 0, 7 * 86400),
+  CACHE_TTL_AUDIENCE_S: int(3600, 0, 7 * 86400),
+  CACHE_TTL_CONTRACTS_S: int(30, 0, 3600),
+  CACHE_TTL_TOP_S: int(900, 0, 86400),
+  CACHE_TTL_OWNERSHIP_S: int(300, 0, 86400),
+  CACHE_TTL_NFT_S: int(300, 0, 86400),
+  CACHE_TTL_ENS_S: int(600, 0, 86400),
+  DATA_DIR: z.preprocess(emptyToUndefined, z.string().default("./data")),
+  LOG_LEVEL: z.preprocess(
+    emptyToUndefined,
+    z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ),
+  COMMAND_DEADLINE_MS: int(20_000, 1_000, 600_000),
+  RATE_LIMIT_BURST: int(8, 1, 1000),
+  RATE_LIMIT_PER_MINUTE: int(30, 1, 100_000),
+  BUTTON_TTL_S: int(7 * 86400, 60, 365 * 86400),
+  EXPLORER_URL: z.preprocess(
+    emptyToUndefined,
+    z
+      .url({ protocol: /^https?$/ })
+      .transform((url) => url.replace(/\/+$/, ""))
+      .default("https://etherscan.io"),
+  ),
+  SIMULATOR_PORT: int(0, 0, 65_535),
+  SIMULATOR_API_KEY: z.preprocess(emptyToUndefined, z.string().default("sim-key")),
+  SIMULATOR_SEED: int(1, 0, 2 ** 31 - 1),
+  SIMULATOR_MINT_INTERVAL_MS: int(5_000, 0, 3_600_000),
+  DISCORD_TOKEN: optionalString,
+  DISCORD_GUILD_ID: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .regex(/^\d{15,25}$/)
+      .optional(),
+  ),
+  DISCORD_API_URL: optionalUrl,
+  DISCORD_REGISTER_ON_START: bool(false),
+  TELEGRAM_BOT_TOKEN: optionalString,
+  TELEGRAM_API_ROOT: optionalUrl,
+  TELEGRAM_WEBHOOK_URL: optionalUrl,
+  TELEGRAM_WEBHOOK_SECRET: z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,256}$/)
+      .optional(),
+  ),
+  TELEGRAM_WEBHOOK_PORT: int(8443, 1, 65_535),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  api: {
+    /** Undefined: the bot starts the embedded simulator and uses it. */
+    baseUrl: string | undefined;
+    apiKey: string | undefined;
+    timeoutMs: number;
+    retries: number;
+    retryMinDelayMs: number;
+    retryMaxDelayMs: number;
+    retryMaxTotalMs: number;
+    reportNotSpamPath: string;
+  };
+  cache: {
+    maxKeys: number;
+    ttlSeconds: {
+      behaviors: number;
+      audience: number;
+      contracts: number;
+      top: number;
+      ownership: number;
+      nft: number;
+      ens: number;
+    };
+  };
+  dataDir: string;
+  logLevel: Env["LOG_LEVEL"];
+  commandDeadlineMs: number;
+  rateLimit: { burst: number; perMinute: number };
+  buttonTtlSeconds: number;
+  explorerUrl: string;
+  simulator: { port: number; apiKey: string; seed: number; mintIntervalMs: number };
+  discord: {
+    token: string | undefined;
+    guildId: string | undefined;
+    apiUrl: string | undefined;
+    registerOnStart: boolean;
+  };
+  telegram: {
+    token: string | undefined;
+    apiRoot: string | undefined;
+    webhookUrl: string | undefined;
+    webhookSecret: string | undefined;
+    webhookPort: number;
+  };
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Describes a problem by variable name; the value itself is never quoted (it may be a secret). */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const variable = String(issue.path[0] ?? "environment");
+  if (SECRET_VARIABLES.has(variable)) return `${variable} is not valid`;
+  return `${variable}: ${issue.message}`;
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      `Invalid settings:\n${parsed.error.issues.map((issue) => `  - ${describeIssue(issue)}`).join("\n")}`,
+    );
+  }
+  const e = parsed.data;
+  if (e.API_RETRY_MIN_DELAY_MS > e.API_RETRY_MAX_DELAY_MS) {
+    throw new ConfigError(
+      "Invalid settings:\n  - API_RETRY_MIN_DELAY_MS: must not exceed API_RETRY_MAX_DELAY_MS",
+    );
+  }
+  if (e.TELEGRAM_WEBHOOK_URL && !e.TELEGRAM_WEBHOOK_SECRET) {
+    throw new ConfigError(
+      "Invalid settings:\n  - TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_WEBHOOK_URL is set",
+    );
+  }
+  return {
+    api: {
+      baseUrl: e.API_BASE_URL,
+      apiKey: e.API_KEY,
+      timeoutMs: e.API_TIMEOUT_MS,
+      retries: e.API_RETRIES,
+      retryMinDelayMs: e.API_RETRY_MIN_DELAY_MS,
+      retryMaxDelayMs: e.API_RETRY_MAX_DELAY_MS,
+      retryMaxTotalMs: e.API_RETRY_MAX_TOTAL_MS,
+      reportNotSpamPath: e.API_REPORT_NOT_SPAM_PATH,
+    },
+    cache: {
+      maxKeys: e.CACHE_MAX_KEYS,
+      ttlSeconds: {
+        behaviors: e.CACHE_TTL_BEHAVIORS_S,
+        audience: e.CACHE_TTL_AUDIENCE_S,
+        contracts: e.CACHE_TTL_CONTRACTS_S,
+        top: e.CACHE_TTL_TOP_S,
+        ownership: e.CACHE_TTL_OWNERSHIP_S,
+        nft: e.CACHE_TTL_NFT_S,
+        ens: e.CACHE_TTL_ENS_S,
+      },
+    },
+    dataDir: e.DATA_DIR,
+    logLevel: e.LOG_LEVEL,
+    commandDeadlineMs: e.COMMAND_DEADLINE_MS,
+    rateLimit: { burst: e.RATE_LIMIT_BURST, perMinute: e.RATE_LIMIT_PER_MINUTE },
+    buttonTtlSeconds: e.BUTTON_TTL_S,
+    explorerUrl: e.EXPLORER_URL,
+    simulator: {
+      port: e.SIMULATOR_PORT,
+      apiKey: e.SIMULATOR_API_KEY,
+      seed: e.SIMULATOR_SEED,
+      mintIntervalMs: e.SIMULATOR_MINT_INTERVAL_MS,
+    },
+    discord: {
+      token: e.DISCORD_TOKEN,
+      guildId: e.DISCORD_GUILD_ID,
+      apiUrl: e.DISCORD_API_URL,
+      registerOnStart: e.DISCORD_REGISTER_ON_START,
+    },
+    telegram: {
+      token: e.TELEGRAM_BOT_TOKEN,
+      apiRoot: e.TELEGRAM_API_ROOT,
+      webhookUrl: e.TELEGRAM_WEBHOOK_URL,
+      webhookSecret: e.TELEGRAM_WEBHOOK_SECRET,
+      webhookPort: e.TELEGRAM_WEBHOOK_PORT,
+    },
+  };
+}
+
+/** Loads `.env` from the working directory when there is one (variables already set win). */
+export function loadDotEnv(path = ".env"): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}
+
+/** The secret values in force, so the logger and error paths can redact them. */
+export function secretsOf(config: Config): string[] {
+  return [
+    config.api.apiKey,
+    config.discord.token,
+    config.telegram.token,
+    config.telegram.webhookSecret,
+  ].filter((secret): secret is string => typeof secret === "string" && secret.length >= 4);
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "../src/config.ts";
+
+describe("config", () => {
+  it("gives every setting a sensible default with an empty environment", () => {
+    const config = parseConfig({});
+    expect(config.api.baseUrl).toBeUndefined();
+    expect(config.api.timeoutMs).toBe(10_000);
+    expect(config.api.reportNotSpamPath).toBe("/wallets/v1beta2/{wallet}/report_not_spam/{contract}");
+    expect(config.cache.ttlSeconds.top).toBe(900);
+    expect(config.cache.ttlSeconds.ownership).toBe(300);
+    expect(config.cache.ttlSeconds.contracts).toBeLessThan(60);
+    expect(config.dataDir).toBe("./data");
+    expect(config.logLevel).toBe("info");
+  });
+
+  it("parses values and strips a trailing slash from URLs", () => {
+    const config = parseConfig({ API_BASE_URL: "https://api.example.com/", API_TIMEOUT_MS: "2500", LOG_LEVEL: "debug" });
+    expect(config.api.baseUrl).toBe("https://api.example.com");
+    expect(config.api.timeoutMs).toBe(2500);
+    expect(config.logLevel).toBe("debug");
+  });
+
+  it.each([
+    [{ API_TIMEOUT_MS: "soon" }, /API_TIMEOUT_MS/],
+    [{ API_BASE_URL: "ftp://x" }, /API_BASE_URL/],
+    [{ LOG_LEVEL: "loud" }, /LOG_LEVEL/],
+    [{ API_REPORT_NOT_SPAM_PATH: "/no/placeholders" }, /API_REPORT_NOT_SPAM_PATH/],
+    [{ API_RETRY_MIN_DELAY_MS: "9000", API_RETRY_MAX_DELAY_MS: "10" }, /API_RETRY_MIN_DELAY_MS/],
+    [{ TELEGRAM_WEBHOOK_URL: "https://bot.example.com/hook" }, /TELEGRAM_WEBHOOK_SECRET/],
+  ])("stops on %j naming the variable", (env, variable) => {
+    expect(() => parseConfig(env)).toThrow(ConfigError);
+    expect(() => parseConfig(env)).toThrow(variable);
+  });
+
+  it("never echoes a secret's value", () => {
+    const secret = "super secret value with spaces";
+    try {
+      parseConfig({ TELEGRAM_WEBHOOK_SECRET: secret, TELEGRAM_WEBHOOK_URL: "https://x.example" });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as Error).message).toMatch(/TELEGRAM_WEBHOOK_SECRET/);
+      expect((error as Error).message).not.toContain(secret);
+    }
+  });
+});
