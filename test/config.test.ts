@@ -6,7 +6,9 @@ describe("config", () => {
     const config = parseConfig({});
     expect(config.api.baseUrl).toBeUndefined();
     expect(config.api.timeoutMs).toBe(10_000);
-    expect(config.api.reportNotSpamPath).toBe("/wallets/v1beta2/{wallet}/report_not_spam/{contract}");
+    expect(config.api.reportNotSpamPath).toBe(
+      "/wallets/v1beta2/{wallet}/report_not_spam/{contract}",
+    );
     expect(config.cache.ttlSeconds.top).toBe(900);
     expect(config.cache.ttlSeconds.ownership).toBe(300);
     expect(config.cache.ttlSeconds.contracts).toBeLessThan(60);
@@ -15,7 +17,11 @@ describe("config", () => {
   });
 
   it("parses values and strips a trailing slash from URLs", () => {
-    const config = parseConfig({ API_BASE_URL: "https://api.example.com/", API_TIMEOUT_MS: "2500", LOG_LEVEL: "debug" });
+    const config = parseConfig({
+      API_BASE_URL: "https://api.example.com/",
+      API_TIMEOUT_MS: "2500",
+      LOG_LEVEL: "debug",
+    });
     expect(config.api.baseUrl).toBe("https://api.example.com");
     expect(config.api.timeoutMs).toBe(2500);
     expect(config.logLevel).toBe("debug");

@@ -15,7 +15,10 @@ describe("addresses", () => {
     ["0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"],
     ["0xFB6916095CA1DF60BB79CE92CE3EA74C37C5D359", "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"],
     ["0xdbf03b407c01e7cd3cbea99509d93f8dddc8c6fb", "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB"],
-    ["  0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb  ", "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb"],
+    [
+      "  0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb  ",
+      "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb",
+    ],
   ])("accepts %s in any case and checksums it", (input, expected) => {
     expect(parseAddress(input)).toBe(expected);
   });
@@ -107,13 +110,21 @@ describe("wallet lists", () => {
   const address = (i: number) => `0x${i.toString(16).padStart(40, "0")}`;
 
   it("takes addresses and ENS names, and drops duplicates in any case", () => {
-    const list = parseWalletList([address(1), address(1).toUpperCase().replace("0X", "0x"), "Nick.eth"]);
+    const list = parseWalletList([
+      address(1),
+      address(1).toUpperCase().replace("0X", "0x"),
+      "Nick.eth",
+    ]);
     expect(list).toEqual([toChecksumAddress(address(1)), "nick.eth"]);
   });
 
   it("takes 500 and refuses 501 or none", () => {
-    expect(parseWalletList(Array.from({ length: 500 }, (_, i) => address(i + 1)))).toHaveLength(500);
-    expect(() => parseWalletList(Array.from({ length: 501 }, (_, i) => address(i + 1)))).toThrow(/at most 500/);
+    expect(parseWalletList(Array.from({ length: 500 }, (_, i) => address(i + 1)))).toHaveLength(
+      500,
+    );
+    expect(() => parseWalletList(Array.from({ length: 501 }, (_, i) => address(i + 1)))).toThrow(
+      /at most 500/,
+    );
     expect(() => parseWalletList([])).toThrow(/at least one/);
   });
 

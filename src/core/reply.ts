@@ -61,23 +61,23 @@ export interface RenderedButton {
 }
 
 interface ReplyBase {
-  title?: string;
+  title?: string | undefined;
   /** Link of the title. */
-  url?: string;
-  text?: string;
-  fields?: ReplyField[];
-  table?: ReplyTable;
+  url?: string | undefined;
+  text?: string | undefined;
+  fields?: ReplyField[] | undefined;
+  table?: ReplyTable | undefined;
   /** Extra links shown as a line under the text (explorer, transaction, marketplace). */
-  links?: ReplyLink[];
-  image?: ReplyImage;
-  files?: ReplyFile[];
-  footer?: string;
+  links?: ReplyLink[] | undefined;
+  image?: ReplyImage | undefined;
+  files?: ReplyFile[] | undefined;
+  footer?: string | undefined;
   /** Only the invoker sees it (Discord ephemeral; elsewhere a plain reply). */
-  private?: boolean;
+  private?: boolean | undefined;
   /** For button clicks: replace the message the button sits under instead of posting anew. */
-  replaceOriginal?: boolean;
+  replaceOriginal?: boolean | undefined;
   /** Tone of the answer, so renderers can colour an embed or prefix an icon. */
-  tone?: "info" | "success" | "warning" | "error";
+  tone?: "info" | "success" | "warning" | "error" | undefined;
 }
 
 export interface Reply extends ReplyBase {

@@ -1,0 +1,127 @@
+import type { AggregatedBehavior, WalletBehavior } from "../src/api/schemas.ts";
+import { defineCommand } from "../src/core/command.ts";
+import {
+  behaviorLabel,
+  collectionName,
+  explorer,
+  formatChange,
+  formatCount,
+  formatPercent,
+  fullAddress,
+  short,
+} from "../src/core/format.ts";
+import { opt } from "../src/core/options.ts";
+import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
+import type { Reply } from "../src/core/reply.ts";
+
+const SAMPLE_PAGE_SIZE = 10;
+
+const SCORE_SHORT: Record<string, string> = {
+  SCORE_UNSPECIFIED: "-",
+  SCORE_VERY_LOW: "VL",
+  SCORE_LOW: "L",
+  SCORE_MED: "M",
+  SCORE_HIGH: "H",
+  SCORE_VERY_HIGH: "VH",
+};
+const score = (value: string) => SCORE_SHORT[value] ?? value;
+
+export function breakdownReply(
+  contract: string,
+  name: string | undefined,
+  rows: AggregatedBehavior[],
+  explorerUrl: string,
+): Reply {
+  const sorted = [...rows].sort((a, b) => Number(BigInt(b.walletsCount) - BigInt(a.walletsCount)));
+  const total = sorted.reduce((sum, row) => sum + BigInt(row.walletsCount), 0n);
+  return {
+    title: `Audience of ${name ? collectionName(name) : fullAddress(contract)}`,
+    url: explorer.address(explorerUrl, contract),
+    text:
+      sorted.length === 0
+        ? "The data service has no behavior data for this collection's owners yet."
+        : undefined,
+    table: {
+      columns: ["Behavior", "Wallets", "Share", "30d change"],
+      rows: sorted.map((row) => [
+        behaviorLabel(row.behavior),
+        formatCount(row.walletsCount),
+        formatPercent(row.walletsPercentage),
+        formatChange(row.walletsCountChange30d),
+      ]),
+      align: ["left", "right", "right", "right"],
+    },
+    footer: `${formatCount(total.toString())} owners · ${fullAddress(contract)}`,
+    buttons: [
+      {
+        label: "Sample wallets",
+        style: "primary",
+        action: { command: "audience", action: "samples", payload: { contract, page: 0 } },
+      },
+    ],
+  };
+}
+
+export function samplesReply(contract: string, wallets: WalletBehavior[], page: number): Reply {
+  const view = pageOf(wallets, page, SAMPLE_PAGE_SIZE);
+  return {
+    title: `Sample wallets of ${short(contract)}`,
+    text:
+      wallets.length === 0
+        ? "No wallet details for this collection."
+        : "Scores: experience, holding, selling, taste, automation, spend intent, influence (VL very low … VH very high).",
+    table: {
+      columns: ["Wallet", "Behavior", "Exp", "Hold", "Sell", "Taste", "Auto", "Spend", "Infl"],
+      rows: view.items.map((w) => [
+        short(w.address),
+        behaviorLabel(w.behavior),
+        score(w.experience),
+        score(w.holding),
+        score(w.selling),
+        score(w.taste),
+        score(w.automation),
+        score(w.spendIntent),
+        score(w.influence),
+      ]),
+    },
+    footer: `Page ${view.page + 1} of ${view.pages} · ${formatCount(String(wallets.length))} wallets`,
+    replaceOriginal: page > 0,
+    buttons: pageButtons(
+      { command: "audience", action: "samples", payload: { contract } },
+      view.page,
+      view.page < view.pages - 1,
+    ),
+  };
+}
+
+export default defineCommand({
+  name: "audience",
+  description: "Behavior breakdown of a collection's owners",
+  help: "Shows how a collection's owners behave (whales, flippers, collectors, …), each category's share and its 30-day change. The button shows sample wallets with their seven scores.",
+  options: {
+    collection: opt.collection("Collection contract address or link", { required: true }),
+  },
+  examples: ["/audience 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D"],
+  async run(ctx, { collection }) {
+    const { aggregatedBehaviors } = await ctx.api.audiences.behaviorsByCollection(collection, {
+      signal: ctx.signal,
+    });
+    return breakdownReply(
+      collection,
+      ctx.collections.name(collection),
+      aggregatedBehaviors,
+      ctx.settings.explorerUrl,
+    );
+  },
+  actions: {
+    samples: {
+      async run(ctx, payload) {
+        const contract = payloadString(payload, "contract");
+        const { walletBehaviors } = await ctx.api.audiences.behaviorDetailsByCollection(contract, {
+          signal: ctx.signal,
+        });
+        return samplesReply(contract, walletBehaviors, payloadPage(payload));
+      },
+    },
+  },
+});

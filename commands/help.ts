@@ -1,0 +1,59 @@
+import type { AnyCommand } from "../src/core/command.ts";
+import { defineCommand } from "../src/core/command.ts";
+import { opt } from "../src/core/options.ts";
+import type { Reply } from "../src/core/reply.ts";
+import { usage } from "../src/core/runtime.ts";
+import { UserError } from "../src/errors.ts";
+
+export function helpIndex(commands: readonly AnyCommand[]): Reply {
+  return {
+    title: "Commands",
+    text: [
+      ...commands.map((command) => `${usage(command)}\n    ${command.description}`),
+      "",
+      "Arguments in <> are required, in [] optional. Options can also be given by name, like limit:20.",
+    ].join("\n"),
+    footer: "/help <command> shows one command in detail",
+  };
+}
+
+export function helpFor(command: AnyCommand): Reply {
+  const options = Object.entries(command.options).map(([name, option]) => {
+    const choices = option.choices
+      ? ` (${option.choices.map((choice) => choice.value).join(", ")})`
+      : "";
+    const fallback = option.fallback !== undefined ? `; default ${String(option.fallback)}` : "";
+    return {
+      name: `${name}${option.required ? "" : " (optional)"}`,
+      value: `${option.description}${choices}${fallback}`,
+    };
+  });
+  return {
+    title: `/${command.name}`,
+    text: [command.description, command.help].filter(Boolean).join("\n\n"),
+    fields: [
+      { name: "Usage", value: usage(command) },
+      ...options,
+      { name: "Examples", value: command.examples.join("\n") || usage(command) },
+    ],
+  };
+}
+
+/** /help reads the registry it is part of, so it needs the list at build time. */
+export function createHelpCommand(list: () => readonly AnyCommand[]) {
+  return defineCommand({
+    name: "help",
+    description: "Every command with its arguments, or one command in detail",
+    options: { command: opt.string("A command name", { placeholder: "command" }) },
+    examples: ["/help", "/help top"],
+    async run(_ctx, { command }) {
+      const commands = list();
+      if (command === undefined) return helpIndex(commands);
+      const name = command.replace(/^\//, "").toLowerCase();
+      const found = commands.find((candidate) => candidate.name === name);
+      if (!found)
+        throw new UserError(`There is no /${name.slice(0, 32)} command. Try /help for the list.`);
+      return helpFor(found);
+    },
+  });
+}

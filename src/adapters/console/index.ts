@@ -1,0 +1,123 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface, type Interface } from "node:readline";
+import type { Invocation } from "../../core/command.ts";
+import type { RenderableReply } from "../../core/reply.ts";
+import { newInvocationId, type Runtime } from "../../core/runtime.ts";
+import type { Logger } from "../../log.ts";
+import { renderConsole } from "../../render/console.ts";
+
+export interface ConsoleAdapterOptions {
+  runtime: Runtime;
+  logger: Logger;
+  input?: NodeJS.ReadableStream;
+  output?: NodeJS.WritableStream;
+  /** Show a prompt and keep history; default: whether input is a terminal. */
+  interactive?: boolean;
+}
+
+/**
+ * A chat on stdin/stdout: one command per line, with or without the slash; buttons are pressed by
+ * typing !1, !2. It runs on the same runtime as Discord and Telegram. Piped input is processed
+ * line by line in order, and `done` resolves after the last reply is printed.
+ */
+export class ConsoleAdapter {
+  private readonly output: NodeJS.WritableStream;
+  private readline: Interface | undefined;
+  private lastButtons: string[] = [];
+  private pictureDir: string | undefined;
+  readonly done: Promise<void>;
+  private resolveDone: () => void = () => {};
+
+  constructor(private readonly options: ConsoleAdapterOptions) {
+    this.output = options.output ?? process.stdout;
+    this.done = new Promise((resolve) => {
+      this.resolveDone = resolve;
+    });
+  }
+
+  start(): void {
+    const input = this.options.input ?? process.stdin;
+    const interactive = this.options.interactive ?? Boolean((input as NodeJS.ReadStream).isTTY);
+    const rl = createInterface({
+      input,
+      output: interactive ? this.output : undefined,
+      terminal: interactive,
+      historySize: 200,
+    });
+    this.readline = rl;
+    if (interactive) {
+      this.print("Type a command, like /help or /top volume 1d. Press Ctrl+D to leave.");
+      rl.setPrompt("> ");
+      rl.prompt();
+    }
+    // Lines are handled strictly in order: each waits for the one before it.
+    let queue = Promise.resolve();
+    rl.on("line", (line) => {
+      queue = queue
+        .then(() => this.handleLine(line))
+        .then(() => {
+          if (interactive) rl.prompt();
+        });
+    });
+    rl.on("close", () => {
+      void queue.then(() => this.resolveDone());
+    });
+  }
+
+  stop(): void {
+    this.readline?.close();
+  }
+
+  private invocation(): Invocation {
+    return {
+      id: newInvocationId(),
+      platform: "console",
+      user: { id: "console-user", name: "you" },
+      chat: { id: "console", kind: "private" },
+      // The person at the console runs the bot: they administer its only chat.
+      canManageChannel: async () => true,
+    };
+  }
+
+  async handleLine(line: string): Promise<void> {
+    const text = line.trim();
+    if (text.length === 0 || text.startsWith("#")) return;
+    const { runtime } = this.options;
+    let reply: RenderableReply;
+    const press = /^!(\d{1,2})$/.exec(text);
+    if (press) {
+      const id = this.lastButtons[Number(press[1]) - 1];
+      if (!id) {
+        this.print(`! There is no button ${press[1]} under the last reply.`);
+        return;
+      }
+      reply = await runtime.click(this.invocation(), id);
+    } else {
+      const match = /^\/?([A-Za-z0-9_]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text);
+      if (!match?.[1]) {
+        this.print("! Type a command like /help.");
+        return;
+      }
+      reply = await runtime.runText(this.invocation(), match[1], match[2] ?? "");
+    }
+    const pngPaths = await this.savePictures(reply);
+    const rendered = renderConsole(reply, pngPaths);
+    if (rendered.buttons.length > 0) this.lastButtons = rendered.buttons;
+    this.print(rendered.text);
+  }
+
+  /** PNG pictures go to a temp file whose path is printed (a terminal cannot show them). */
+  private async savePictures(reply: RenderableReply): Promise<string[]> {
+    if (reply.image?.kind !== "png") return [];
+    this.pictureDir ??= await mkdtemp(join(tmpdir(), "nft-bot-"));
+    const path = join(this.pictureDir, reply.image.name.replace(/[^A-Za-z0-9._-]/g, "_"));
+    await writeFile(path, reply.image.data);
+    return [path];
+  }
+
+  private print(text: string): void {
+    this.output.write(`${text}\n\n`);
+  }
+}

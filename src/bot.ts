@@ -1,0 +1,88 @@
+import { allCommands } from "../commands/index.ts";
+import { ConsoleAdapter } from "./adapters/console/index.ts";
+import { type ApiClient, createApiClient } from "./api/client.ts";
+import type { Config } from "./config.ts";
+import { MemoryActionStore } from "./core/actions.ts";
+import { Runtime } from "./core/runtime.ts";
+import type { Logger } from "./log.ts";
+import { type Simulator, startSimulator } from "./simulator/index.ts";
+
+export interface BotDeps {
+  logger: Logger;
+  /** Console chat streams (default stdin/stdout). */
+  input?: NodeJS.ReadableStream;
+  output?: NodeJS.WritableStream;
+}
+
+export interface Bot {
+  runtime: Runtime;
+  api: ApiClient;
+  simulator: Simulator | undefined;
+  console: ConsoleAdapter | undefined;
+  /** Resolves when the console's input has ended and every reply is out (console mode only). */
+  finished: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Wires the parts from the settings and starts them: the embedded simulator when no data-service
+ * URL is set, the client, the runtime, and the chat adapters whose tokens are set (the console
+ * when there are none).
+ */
+export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
+  const { logger } = deps;
+  let simulator: Simulator | undefined;
+  let baseUrl = config.api.baseUrl;
+  let apiKey = config.api.apiKey;
+  if (baseUrl === undefined) {
+    simulator = await startSimulator({
+      port: config.simulator.port,
+      apiKey: config.simulator.apiKey,
+      seed: config.simulator.seed,
+      mintIntervalMs: config.simulator.mintIntervalMs,
+    });
+    baseUrl = simulator.url;
+    apiKey = simulator.apiKey;
+    logger.info({ url: simulator.url }, "no API_BASE_URL: using the embedded simulator");
+  }
+  const api = createApiClient(config, baseUrl, apiKey, logger.child({ part: "api" }));
+  const runtime = new Runtime({
+    commands: allCommands(),
+    api,
+    actions: new MemoryActionStore(),
+    logger: logger.child({ part: "runtime" }),
+    settings: { explorerUrl: config.explorerUrl },
+    deadlineMs: config.commandDeadlineMs,
+    rateLimit: config.rateLimit,
+    buttonTtlSeconds: config.buttonTtlSeconds,
+  });
+
+  let consoleAdapter: ConsoleAdapter | undefined;
+  const chatTokens = config.discord.token !== undefined || config.telegram.token !== undefined;
+  if (!chatTokens) {
+    consoleAdapter = new ConsoleAdapter({
+      runtime,
+      logger: logger.child({ part: "console" }),
+      ...(deps.input ? { input: deps.input } : {}),
+      ...(deps.output ? { output: deps.output } : {}),
+    });
+    consoleAdapter.start();
+  }
+
+  let stopped = false;
+  return {
+    runtime,
+    api,
+    simulator,
+    console: consoleAdapter,
+    finished: consoleAdapter ? consoleAdapter.done : new Promise<void>(() => {}),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      consoleAdapter?.stop();
+      await runtime.drain();
+      await api.close();
+      await simulator?.close();
+    },
+  };
+}

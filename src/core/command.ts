@@ -1,0 +1,118 @@
+import { z } from "zod";
+import type { ApiClient } from "../api/client.ts";
+import type { Logger } from "../log.ts";
+import type { ActionStore } from "./actions.ts";
+import type { KnownCollections } from "./known-collections.ts";
+import type { Reply } from "./reply.ts";
+
+export type Platform = "discord" | "telegram" | "console";
+
+/** Who asked, where: everything a command may know about the platform, and nothing more. */
+export interface Invocation {
+  /** Unique per invocation; shown in apologies so a report can be matched to the log. */
+  id: string;
+  platform: Platform;
+  user: { id: string; name: string };
+  chat: { id: string; kind: "private" | "group" | "channel" };
+  /** Whether the person may change this channel's settings (subscriptions, reports list). */
+  canManageChannel: () => Promise<boolean>;
+}
+
+export interface BotSettings {
+  explorerUrl: string;
+}
+
+export interface CommandContext {
+  api: ApiClient;
+  invocation: Invocation;
+  logger: Logger;
+  /** Aborted when the command's deadline passes. */
+  signal: AbortSignal;
+  now: () => Date;
+  settings: BotSettings;
+  collections: KnownCollections;
+  actions: ActionStore;
+}
+
+/** Discord option types the definitions map to; text platforms parse every value from a string. */
+export type OptionKind = "string" | "integer" | "boolean";
+
+/**
+ * One option of a command. `Present` is a type-level marker: true when the handler always gets a
+ * value (the option is required, or has a fallback).
+ */
+export interface OptionDef<T, Present extends boolean = boolean> {
+  description: string;
+  kind: OptionKind;
+  /** The person must give it (Discord marks it required; text platforms answer with the usage). */
+  required: boolean;
+  readonly __present?: Present;
+  /** Parses the raw string a person typed; failures carry the reason as the message. */
+  schema: z.ZodType<T, string>;
+  /** Fixed values (shown as choices on Discord and in /help). */
+  choices?: readonly { name: string; value: string }[];
+  /** Suggest values while typing (Discord autocomplete). */
+  autocomplete?: "collection";
+  /** On text platforms, this option takes the rest of the line (lists of wallets). */
+  rest?: boolean;
+  /** Value used when the option is not given. */
+  fallback?: T;
+  /** A short placeholder for usage lines, e.g. "collection". */
+  placeholder: string;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the options map is heterogeneous by design
+export type AnyOption = OptionDef<any, boolean>;
+export type OptionsMap = Record<string, AnyOption>;
+
+export type ArgsOf<O extends OptionsMap> = {
+  [K in keyof O]: O[K] extends OptionDef<infer T, infer P>
+    ? P extends true
+      ? T
+      : T | undefined
+    : never;
+};
+
+export type ActionPayload = Record<string, string | number | boolean | null>;
+
+export interface ActionHandler {
+  run(ctx: CommandContext, payload: ActionPayload): Promise<Reply>;
+}
+
+export interface Command<O extends OptionsMap = OptionsMap> {
+  name: string;
+  description: string;
+  /** Longer help: what it shows and what it needs. */
+  help?: string;
+  options: O;
+  examples: readonly string[];
+  /** Only people who may manage the channel (checked at run time on every platform). */
+  requiresManageChannel?: boolean;
+  run(ctx: CommandContext, args: ArgsOf<NoInfer<O>>): Promise<Reply>;
+  /** What the buttons under this command's replies do. */
+  actions?: Record<string, ActionHandler>;
+}
+
+/** A command of any options shape (`run` is a method, so its parameter is checked bivariantly). */
+export type AnyCommand = Command<OptionsMap>;
+
+/** Keeps the options' types so `run` gets typed arguments. */
+export function defineCommand<O extends OptionsMap>(command: Command<O>): Command<O> {
+  return command;
+}
+
+/** Wraps a throwing parser (from src/api/validate.ts) as a zod schema over a raw string. */
+export function parserSchema<T>(parse: (raw: string) => T): z.ZodType<T, string> {
+  return z.string().transform((raw, ctx) => {
+    try {
+      return parse(raw);
+    } catch (error) {
+      ctx.issues.push({
+        code: "custom",
+        message: error instanceof Error ? error.message : String(error),
+        input: raw,
+      });
+      return z.NEVER;
+    }
+  });
+}

@@ -1,0 +1,215 @@
+import { shortAddress, toChecksumAddress } from "../api/validate.ts";
+
+/**
+ * Formatting for people. Amounts arrive as decimal strings (18-decimal native amounts, int64
+ * counts) and are formatted on the string, never through Number, so nothing is rounded away.
+ */
+
+function groupThousands(digits: string): string {
+  return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+interface Decimal {
+  negative: boolean;
+  int: string;
+  frac: string;
+}
+
+function splitDecimal(value: string): Decimal | undefined {
+  const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(value.trim());
+  if (!match) return undefined;
+  return {
+    negative: match[1] === "-",
+    int: match[2]!.replace(/^0+(?=\d)/, ""),
+    frac: match[3] ?? "",
+  };
+}
+
+/** Rounds half up to `places` fraction digits, on the digits themselves. */
+function roundDecimal(d: Decimal, places: number): Decimal {
+  if (d.frac.length <= places) return d;
+  const kept = d.int + d.frac.slice(0, places);
+  const roundUp = d.frac.charCodeAt(places) - 48 >= 5;
+  let digits = roundUp ? (BigInt(kept) + 1n).toString() : kept.replace(/^0+(?=\d)/, "");
+  digits = digits.padStart(places + 1, "0");
+  return {
+    negative: d.negative,
+    int: digits.slice(0, digits.length - places) || "0",
+    frac: digits.slice(digits.length - places),
+  };
+}
+
+/**
+ * A decimal string for display: thousands separators, at most `places` fraction digits (trailing
+ * zeros dropped), and for tiny non-zero values enough digits to show 3 significant ones.
+ */
+export function formatDecimal(value: string, places = 4): string {
+  const d = splitDecimal(value);
+  if (!d) return value;
+  let digits = places;
+  if (d.int === "0" && /[1-9]/.test(d.frac)) {
+    const leadingZeros = /^0*/.exec(d.frac)?.[0].length ?? 0;
+    if (leadingZeros >= places) digits = Math.min(leadingZeros + 3, 18);
+  }
+  const r = roundDecimal(d, digits);
+  const frac = r.frac.replace(/0+$/, "");
+  const isZero = /^0*$/.test(r.int) && frac.length === 0;
+  const sign = r.negative && !isZero ? "-" : "";
+  return `${sign}${groupThousands(r.int)}${frac ? `.${frac}` : ""}`;
+}
+
+export function formatNative(value: string | undefined, symbol = "ETH"): string {
+  return value === undefined ? "n/a" : `${formatDecimal(value, 4)} ${symbol}`;
+}
+
+export function formatUsd(value: string | undefined): string {
+  if (value === undefined) return "n/a";
+  const d = splitDecimal(value);
+  if (!d) return value;
+  const r = roundDecimal(d, 2);
+  const frac = r.frac.padEnd(2, "0");
+  const isZero = /^0*$/.test(r.int) && /^0*$/.test(frac);
+  return `${r.negative && !isZero ? "-" : ""}$${groupThousands(r.int)}.${frac}`;
+}
+
+/** An int64 string with thousands separators. */
+export function formatCount(value: string | undefined): string {
+  if (value === undefined) return "n/a";
+  const d = splitDecimal(value);
+  return d ? `${d.negative && d.int !== "0" ? "-" : ""}${groupThousands(d.int)}` : value;
+}
+
+/** A signed change: "+1,234", "-12", "0". */
+export function formatChange(value: string | undefined): string {
+  if (value === undefined) return "n/a";
+  const d = splitDecimal(value);
+  if (!d) return value;
+  if (/^0+$/.test(d.int)) return "0";
+  return `${d.negative ? "-" : "+"}${groupThousands(d.int)}`;
+}
+
+export function formatPercent(value: number, places = 1): string {
+  return `${value.toFixed(places)}%`;
+}
+
+/** Numbers the spec types as JSON numbers (averages): a few significant decimals. */
+export function formatNumber(value: number, places = 2): string {
+  if (!Number.isFinite(value)) return "n/a";
+  return value.toLocaleString("en-US", { maximumFractionDigits: places, minimumFractionDigits: 0 });
+}
+
+export function relativeTime(then: Date, now: Date): string {
+  const seconds = Math.round((now.getTime() - then.getTime()) / 1000);
+  const future = seconds < 0;
+  const s = Math.abs(seconds);
+  const units: [number, string][] = [
+    [365 * 86400, "year"],
+    [30 * 86400, "month"],
+    [7 * 86400, "week"],
+    [86400, "day"],
+    [3600, "hour"],
+    [60, "minute"],
+  ];
+  for (const [size, unit] of units) {
+    if (s >= size) {
+      const n = Math.floor(s / size);
+      const text = `${n} ${unit}${n === 1 ? "" : "s"}`;
+      return future ? `in ${text}` : `${text} ago`;
+    }
+  }
+  return "just now";
+}
+
+/** "2026-11-19 14:02 UTC (3 days ago)". */
+export function formatTimestamp(iso: string | undefined | null, now: Date): string {
+  if (!iso) return "n/a";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const text = `${date.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+  return `${text} (${relativeTime(date, now)})`;
+}
+
+export function formatDate(iso: string): string {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toISOString().slice(0, 10);
+}
+
+/** Whole addresses where they are the subject: checksummed. */
+export function fullAddress(address: string): string {
+  return /^0x[0-9a-fA-F]{40}$/.test(address) ? toChecksumAddress(address) : address;
+}
+
+/** Short addresses in tables: 0x1234…abcd (checksummed). */
+export function short(address: string): string {
+  return shortAddress(fullAddress(address));
+}
+
+function titleCase(words: string): string {
+  const lower = words.toLowerCase().replace(/_/g, " ");
+  return lower.charAt(0).toUpperCase() + lower.slice(1);
+}
+
+const BEHAVIOR_LABELS: Record<string, string> = {
+  BEHAVIOR_UNSPECIFIED: "Unspecified",
+  BEHAVIOR_BADACTOR: "Bad actor",
+};
+
+/** "BEHAVIOR_PROGRAMMED_FLIPPER" -> "Programmed flipper"; values outside the spec keep their name. */
+export function behaviorLabel(behavior: string): string {
+  if (BEHAVIOR_LABELS[behavior]) return BEHAVIOR_LABELS[behavior];
+  if (/^BEHAVIOR_[A-Z_]+$/.test(behavior) && KNOWN_BEHAVIORS.has(behavior)) {
+    return titleCase(behavior.slice("BEHAVIOR_".length));
+  }
+  return behavior;
+}
+
+const KNOWN_BEHAVIORS = new Set([
+  "BEHAVIOR_WHALE",
+  "BEHAVIOR_NEWBIE",
+  "BEHAVIOR_CREATOR",
+  "BEHAVIOR_PATRON",
+  "BEHAVIOR_FLIPPER",
+  "BEHAVIOR_PROGRAMMED_FLIPPER",
+  "BEHAVIOR_ADVANCED",
+  "BEHAVIOR_COLLECTOR",
+  "BEHAVIOR_PROGRAMMED_COLLECTOR",
+  "BEHAVIOR_EXPLORER",
+  "BEHAVIOR_TASTEMAKER",
+  "BEHAVIOR_INFLUENCER",
+  "BEHAVIOR_INACTIVE",
+]);
+
+export function scoreLabel(score: string): string {
+  const labels: Record<string, string> = {
+    SCORE_UNSPECIFIED: "-",
+    SCORE_VERY_LOW: "very low",
+    SCORE_LOW: "low",
+    SCORE_MED: "medium",
+    SCORE_HIGH: "high",
+    SCORE_VERY_HIGH: "very high",
+  };
+  return labels[score] ?? score;
+}
+
+export function contractTypeLabel(type: string): string {
+  const labels: Record<string, string> = {
+    TYPE_ERC721: "ERC-721",
+    TYPE_ERC1155: "ERC-1155",
+    TYPE_ERC721_LEGACY: "ERC-721 (legacy)",
+    TYPE_CRYPTOPUNKS: "CryptoPunks",
+  };
+  return labels[type] ?? type;
+}
+
+/** A collection's name for display: empty names are common and must still read well. */
+export function collectionName(name: string | undefined): string {
+  const trimmed = (name ?? "").trim();
+  return trimmed.length > 0 ? trimmed : "Unnamed collection";
+}
+
+export const explorer = {
+  address: (base: string, address: string) => `${base}/address/${fullAddress(address)}`,
+  token: (base: string, contract: string, tokenId: string) =>
+    `${base}/nft/${fullAddress(contract)}/${tokenId}`,
+  tx: (base: string, hash: string) => `${base}/tx/${hash}`,
+};

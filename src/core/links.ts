@@ -1,0 +1,77 @@
+import {
+  type Address,
+  InvalidInputError,
+  parseAddress,
+  parseTokenId,
+  quoteInput,
+  type TokenId,
+} from "../api/validate.ts";
+
+/**
+ * What people paste: bare addresses, or links of marketplaces and explorers that contain a
+ * contract and maybe a token id, often wrapped in <> (Discord's no-embed form) or spaces.
+ */
+
+export interface NftRef {
+  contract: Address;
+  tokenId?: TokenId;
+}
+
+const ADDRESS = "(0x[0-9a-fA-F]{40})";
+const TOKEN = "(\\d{1,200})";
+
+/** Link shapes we recognise, most specific first. Token ids are checked by parseTokenId after. */
+const LINK_PATTERNS: readonly RegExp[] = [
+  // OpenSea: /assets/ethereum/0x…/123, /assets/0x…/123 (old), /item/ethereum/0x…/123
+  new RegExp(
+    `^https?://(?:www\\.|testnets\\.)?opensea\\.io/(?:assets|item)/(?:[a-z0-9_-]+/)?${ADDRESS}/${TOKEN}(?:[/?#].*)?$`,
+    "i",
+  ),
+  // Etherscan-like explorers: /nft/0x…/123, /token/0x…?a=123, /token/0x…, /address/0x…
+  new RegExp(
+    `^https?://(?:[a-z0-9-]+\\.)*(?:etherscan\\.io|basescan\\.org|polygonscan\\.com)/nft/${ADDRESS}/${TOKEN}(?:[/?#].*)?$`,
+    "i",
+  ),
+  new RegExp(
+    `^https?://(?:[a-z0-9-]+\\.)*(?:etherscan\\.io|basescan\\.org|polygonscan\\.com)/token/${ADDRESS}\\?(?:.*&)?a=${TOKEN}(?:[&#].*)?$`,
+    "i",
+  ),
+  new RegExp(
+    `^https?://(?:[a-z0-9-]+\\.)*(?:etherscan\\.io|basescan\\.org|polygonscan\\.com)/(?:token|address)/${ADDRESS}(?:[/?#].*)?$`,
+    "i",
+  ),
+  // Blur and other marketplaces that put /0x…/123 in the path
+  new RegExp(`^https?://(?:www\\.)?blur\\.io/(?:eth/)?asset/${ADDRESS}/${TOKEN}(?:[/?#].*)?$`, "i"),
+];
+
+/** Removes surrounding whitespace and one layer of <>, as Discord users do to suppress embeds. */
+export function unwrap(input: string): string {
+  const trimmed = input.trim();
+  return trimmed.startsWith("<") && trimmed.endsWith(">") ? trimmed.slice(1, -1).trim() : trimmed;
+}
+
+export function parseNftRef(input: string): NftRef {
+  const value = unwrap(input);
+  if (/^https?:\/\//i.test(value)) {
+    for (const pattern of LINK_PATTERNS) {
+      const match = pattern.exec(value);
+      if (!match?.[1]) continue;
+      const contract = parseAddress(match[1], "contract address");
+      return match[2] !== undefined ? { contract, tokenId: parseTokenId(match[2]) } : { contract };
+    }
+    if (/opensea\.io\/collection\//i.test(value)) {
+      throw new InvalidInputError(
+        "OpenSea collection links hold a name, not the contract address: paste the contract address (0x…) or an item link.",
+      );
+    }
+    throw new InvalidInputError(
+      `I could not find a contract in ${quoteInput(value, 80)}: paste a contract address, or an OpenSea or Etherscan link.`,
+    );
+  }
+  return { contract: parseAddress(value, "contract address") };
+}
+
+/** A collection: an address, or any supported link that names one. */
+export function parseCollectionRef(input: string): Address {
+  return parseNftRef(input).contract;
+}

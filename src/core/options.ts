@@ -1,0 +1,231 @@
+import { z } from "zod";
+import {
+  type Address,
+  type EnsName,
+  InvalidInputError,
+  parseCount,
+  parseDecimal,
+  parseTokenId,
+  parseWallet,
+  parseWalletList,
+  type TokenId,
+} from "../api/validate.ts";
+import { type OptionDef, parserSchema } from "./command.ts";
+import { type NftRef, parseCollectionRef, parseNftRef, unwrap } from "./links.ts";
+
+/** Builders for command options: each carries the zod schema that parses what a person typed. */
+
+interface Common<R extends boolean> {
+  required?: R;
+}
+
+/** Present in the handler's arguments when required, or when there is a fallback. */
+type Present<R extends boolean, F> = R extends true ? true : undefined extends F ? false : true;
+
+function def<T, R extends boolean>(
+  base: Omit<OptionDef<T, R>, "required">,
+  required: R | undefined,
+): OptionDef<T, R> {
+  return { ...base, required: required ?? false };
+}
+
+export const opt = {
+  string<const R extends boolean = false>(
+    description: string,
+    o: Common<R> & { placeholder?: string; maxLength?: number; rest?: boolean } = {},
+  ): OptionDef<string, R> {
+    const max = o.maxLength ?? 200;
+    return def(
+      {
+        description,
+        kind: "string",
+        placeholder: o.placeholder ?? "text",
+        schema: z.string().transform((raw, ctx) => {
+          const value = unwrap(raw);
+          if (value.length > max) {
+            ctx.issues.push({
+              code: "custom",
+              message: `must be at most ${max} characters`,
+              input: raw,
+            });
+            return z.NEVER;
+          }
+          return value;
+        }),
+        ...(o.rest ? { rest: true } : {}),
+      },
+      o.required,
+    );
+  },
+
+  /** One of fixed values; people may type the value or any alias (case-insensitive). */
+  choice<
+    const V extends string,
+    const R extends boolean = false,
+    const F extends V | undefined = undefined,
+  >(
+    description: string,
+    choices: readonly { value: V; name: string; aliases?: readonly string[] }[],
+    o: Common<R> & { placeholder?: string; fallback?: F } = {},
+  ): OptionDef<V, Present<R, F>> {
+    const lookup = new Map<string, V>();
+    for (const choice of choices) {
+      for (const key of [choice.value, choice.name, ...(choice.aliases ?? [])])
+        lookup.set(key.toLowerCase(), choice.value);
+    }
+    const list = choices.map((choice) => choice.value).join(", ");
+    return {
+      description,
+      kind: "string",
+      required: o.required ?? false,
+      placeholder: o.placeholder ?? choices.map((choice) => choice.value).join("|"),
+      choices: choices.map((choice) => ({ name: choice.name, value: choice.value })),
+      schema: z.string().transform((raw, ctx) => {
+        const value = lookup.get(unwrap(raw).toLowerCase());
+        if (value === undefined) {
+          ctx.issues.push({ code: "custom", message: `use one of ${list}`, input: raw });
+          return z.NEVER;
+        }
+        return value;
+      }),
+      ...(o.fallback !== undefined ? { fallback: o.fallback } : {}),
+    };
+  },
+
+  integer<const R extends boolean = false, const F extends number | undefined = undefined>(
+    description: string,
+    o: Common<R> & { min: number; max: number; fallback?: F; placeholder?: string },
+  ): OptionDef<number, Present<R, F>> {
+    return {
+      description,
+      kind: "integer",
+      required: o.required ?? false,
+      placeholder: o.placeholder ?? "number",
+      schema: z.string().transform((raw, ctx) => {
+        const value = unwrap(raw);
+        if (!/^-?\d{1,15}$/.test(value) || Number(value) < o.min || Number(value) > o.max) {
+          ctx.issues.push({
+            code: "custom",
+            message: `must be a whole number from ${o.min} to ${o.max}`,
+            input: raw,
+          });
+          return z.NEVER;
+        }
+        return Number(value);
+      }),
+      ...(o.fallback !== undefined ? { fallback: o.fallback } : {}),
+    };
+  },
+
+  collection<const R extends boolean = false>(
+    description: string,
+    o: Common<R> = {},
+  ): OptionDef<Address, R> {
+    return def(
+      {
+        description,
+        kind: "string",
+        placeholder: "collection",
+        autocomplete: "collection",
+        schema: parserSchema(parseCollectionRef),
+      },
+      o.required,
+    );
+  },
+
+  nft<const R extends boolean = false>(
+    description: string,
+    o: Common<R> = {},
+  ): OptionDef<NftRef, R> {
+    return def(
+      {
+        description,
+        kind: "string",
+        placeholder: "contract|link",
+        schema: parserSchema(parseNftRef),
+      },
+      o.required,
+    );
+  },
+
+  tokenId<const R extends boolean = false>(
+    description: string,
+    o: Common<R> = {},
+  ): OptionDef<TokenId, R> {
+    return def(
+      { description, kind: "string", placeholder: "tokenId", schema: parserSchema(parseTokenId) },
+      o.required,
+    );
+  },
+
+  wallet<const R extends boolean = false>(
+    description: string,
+    o: Common<R> = {},
+  ): OptionDef<Address | EnsName, R> {
+    return def(
+      {
+        description,
+        kind: "string",
+        placeholder: "wallet|name.eth",
+        schema: parserSchema((raw) => parseWallet(unwrap(raw))),
+      },
+      o.required,
+    );
+  },
+
+  /** Up to 500 wallets separated by spaces, commas or new lines; takes the rest of the line. */
+  walletList<const R extends boolean = false>(
+    description: string,
+    o: Common<R> = {},
+  ): OptionDef<(Address | EnsName)[], R> {
+    return def(
+      {
+        description,
+        kind: "string",
+        placeholder: "wallets…",
+        rest: true,
+        schema: parserSchema((raw) =>
+          parseWalletList(
+            raw
+              .split(/[\s,;]+/)
+              .map(unwrap)
+              .filter((item) => item.length > 0),
+          ),
+        ),
+      },
+      o.required,
+    );
+  },
+
+  decimal<const R extends boolean = false>(
+    description: string,
+    o: Common<R> & { placeholder?: string } = {},
+  ): OptionDef<string, R> {
+    return def(
+      {
+        description,
+        kind: "string",
+        placeholder: o.placeholder ?? "amount",
+        schema: parserSchema((raw) => parseDecimal(unwrap(raw), description.toLowerCase())),
+      },
+      o.required,
+    );
+  },
+
+  count<const R extends boolean = false>(
+    description: string,
+    o: Common<R> & { placeholder?: string } = {},
+  ): OptionDef<string, R> {
+    return def(
+      {
+        description,
+        kind: "string",
+        placeholder: o.placeholder ?? "count",
+        schema: parserSchema((raw) => parseCount(unwrap(raw), description.toLowerCase())),
+      },
+      o.required,
+    );
+  },
+};
+
+export { InvalidInputError };

@@ -1,0 +1,440 @@
+import { randomBytes } from "node:crypto";
+import type { ApiClient } from "../api/client.ts";
+import { ApiError } from "../api/errors.ts";
+import { shortAddress } from "../api/validate.ts";
+import { UserError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
+import type {
+  ActionPayload,
+  AnyCommand,
+  BotSettings,
+  CommandContext,
+  Invocation,
+} from "./command.ts";
+import { KnownCollections } from "./known-collections.ts";
+import { RateLimiter } from "./rate-limit.ts";
+import type { RenderableReply, Reply } from "./reply.ts";
+
+export interface RuntimeOptions {
+  commands: readonly AnyCommand[];
+  api: ApiClient;
+  actions: ActionStore;
+  logger: Logger;
+  settings: BotSettings;
+  deadlineMs: number;
+  rateLimit: { burst: number; perMinute: number };
+  buttonTtlSeconds: number;
+  collections?: KnownCollections;
+  now?: () => Date;
+}
+
+export type Outcome = "ok" | "user_error" | "api_error" | "rate_limited" | "deadline" | "bug";
+
+export interface OutcomeEvent {
+  command: string;
+  kind: "command" | "button";
+  outcome: Outcome;
+  ms: number;
+}
+
+/** A short id for an invocation: in the log and in the apology a person sees. */
+export function newInvocationId(): string {
+  return randomBytes(5).toString("hex");
+}
+
+const COMMAND_NAME = /^[a-z][a-z0-9_]{0,31}$/;
+
+/** Builds the registry, failing fast on a bad or duplicate name (before anything connects). */
+export function buildRegistry(commands: readonly AnyCommand[]): Map<string, AnyCommand> {
+  const registry = new Map<string, AnyCommand>();
+  for (const command of commands) {
+    if (!COMMAND_NAME.test(command.name)) {
+      throw new Error(
+        `Command name "${command.name}" must be 1-32 characters of a-z, 0-9 and _, starting with a letter.`,
+      );
+    }
+    if (registry.has(command.name)) throw new Error(`Two commands are named "${command.name}".`);
+    const names = Object.keys(command.options);
+    for (const name of names) {
+      if (!COMMAND_NAME.test(name))
+        throw new Error(`Option "${name}" of /${command.name} is not a valid option name.`);
+    }
+    const restCount = Object.values(command.options).filter((option) => option.rest).length;
+    if (restCount > 1)
+      throw new Error(`/${command.name} has more than one option that takes the rest of the line.`);
+    registry.set(command.name, command);
+  }
+  return registry;
+}
+
+/** "/top <metric> <duration> [limit]". */
+export function usage(command: AnyCommand): string {
+  const parts = Object.entries(command.options).map(([name, option]) => {
+    const label = option.placeholder || name;
+    return option.required ? `<${label}>` : `[${label}]`;
+  });
+  return [`/${command.name}`, ...parts].join(" ");
+}
+
+/** Splits a line into tokens; double quotes group words ("Bored Apes"). */
+export function tokenize(text: string): string[] {
+  const tokens: string[] = [];
+  const pattern = /"([^"]*)"|(\S+)/g;
+  for (const match of text.matchAll(pattern)) tokens.push(match[1] ?? match[2] ?? "");
+  return tokens;
+}
+
+/**
+ * The raw arguments of a text command (Telegram, console): `name:value` or `name=value` for any
+ * option, the rest by position, and an option marked `rest` takes what is left of the line.
+ */
+export function parseTextArgs(command: AnyCommand, text: string): Record<string, string> {
+  const names = Object.keys(command.options);
+  const raw: Record<string, string> = {};
+  const positional: string[] = [];
+  for (const token of tokenize(text)) {
+    const named = /^([a-z][a-z0-9_]*)[:=](.+)$/i.exec(token);
+    const name = named?.[1]?.toLowerCase();
+    if (named && name && names.includes(name) && named[2] !== undefined) raw[name] = named[2];
+    else positional.push(token);
+  }
+  const open = names.filter((name) => raw[name] === undefined);
+  for (const [index, name] of open.entries()) {
+    if (positional.length === 0) break;
+    const option = command.options[name];
+    const isLast = index === open.length - 1;
+    if (
+      option?.rest ||
+      (isLast &&
+        option?.kind === "string" &&
+        !option.choices &&
+        !option.autocomplete &&
+        positional.length > 1)
+    ) {
+      raw[name] = positional.splice(0).join(" ");
+    } else {
+      raw[name] = positional.shift() ?? "";
+    }
+  }
+  if (positional.length > 0) {
+    throw new UserError(
+      `I did not expect "${positional.join(" ").slice(0, 60)}". Usage: ${usage(command)}`,
+    );
+  }
+  return raw;
+}
+
+/** The sentence a person sees for each kind of data-service failure. */
+export function apiErrorMessage(error: ApiError): string {
+  switch (error.kind) {
+    case "not_found":
+      return notFoundMessage(error.path);
+    case "bad_request":
+      return `The data service refused that request: ${error.message}`;
+    case "unauthorized":
+      return "The bot's API key was refused: tell the bot's operator.";
+    case "rate_limited":
+      return `The data service is busy, try again in ${Math.max(1, Math.ceil(error.retryAfter ?? 30))} s.`;
+    case "unavailable":
+      return "The data service is unavailable right now. Try again in a minute.";
+    case "timeout":
+      return "The data service did not answer in time. Try again shortly.";
+    case "invalid_response":
+      return `The data service sent an answer I could not read${error.field ? ` (at ${error.field})` : ""}.`;
+  }
+}
+
+function notFoundMessage(path: string): string {
+  const decoded = decodeURIComponent(path);
+  const address = (pattern: RegExp) => {
+    const match = pattern.exec(decoded);
+    return match?.[1] ? shortAddress(match[1]) : undefined;
+  };
+  const ens = /\/ens\/by_name\/([^/]+)/.exec(decoded)?.[1];
+  if (ens) return `No ENS name ${ens} is registered.`;
+  if (/\/ens\/by_address\//.test(decoded)) return "No ENS name points to that address.";
+  const token = /\/nfts\/(0x[0-9a-fA-F]{40})\/(\d+)\//.exec(decoded);
+  if (token?.[1] && token[2]) {
+    const id = token[2].length > 20 ? `${token[2].slice(0, 8)}…${token[2].slice(-6)}` : token[2];
+    return `No token ${id} in collection ${shortAddress(token[1])} on this chain.`;
+  }
+  const collection = address(/\/(?:by_collection|collections)\/(0x[0-9a-fA-F]{40})/);
+  if (collection) return `No collection ${collection} on this chain.`;
+  const wallet = /\/wallets\/v1beta2\/([^/]+)\//.exec(decoded)?.[1];
+  if (wallet)
+    return `No data for wallet ${wallet.startsWith("0x") ? shortAddress(wallet) : wallet}.`;
+  return "The data service has nothing for that.";
+}
+
+class DeadlineError extends Error {
+  override name = "DeadlineError";
+}
+
+/**
+ * The command runtime: every invocation from every platform comes through here, is parsed,
+ * rate-limited, run under a deadline and turned into a reply, and every failure into a message.
+ */
+export class Runtime {
+  readonly registry: Map<string, AnyCommand>;
+  readonly collections: KnownCollections;
+  /** Told of every outcome, for metrics. */
+  onOutcome: ((event: OutcomeEvent) => void) | undefined;
+  private readonly limiter: RateLimiter;
+  private readonly now: () => Date;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private accepting = true;
+
+  constructor(private readonly options: RuntimeOptions) {
+    this.registry = buildRegistry(options.commands);
+    this.collections = options.collections ?? new KnownCollections();
+    this.now = options.now ?? (() => new Date());
+    this.limiter = new RateLimiter(options.rateLimit.burst, options.rateLimit.perMinute, () =>
+      this.now().getTime(),
+    );
+  }
+
+  get commands(): AnyCommand[] {
+    return [...this.registry.values()];
+  }
+
+  find(name: string): AnyCommand | undefined {
+    return this.registry.get(name.toLowerCase());
+  }
+
+  /** A text command: "/top volume 1d" arrives as name "top" and text "volume 1d". */
+  async runText(invocation: Invocation, name: string, text: string): Promise<RenderableReply> {
+    const command = this.find(name);
+    if (!command) return this.unknownCommand(name);
+    let raw: Record<string, string>;
+    try {
+      raw = parseTextArgs(command, text);
+    } catch (error) {
+      return this.userErrorReply(error instanceof Error ? error.message : String(error));
+    }
+    return this.run(invocation, command.name, raw);
+  }
+
+  /** A command with its raw option values by name (Discord gives them so). */
+  async run(
+    invocation: Invocation,
+    name: string,
+    raw: Record<string, string | undefined>,
+  ): Promise<RenderableReply> {
+    const command = this.find(name);
+    if (!command) return this.unknownCommand(name);
+    return this.execute(invocation, command.name, "command", async (ctx) => {
+      const args = parseArgs(command, raw);
+      if (command.requiresManageChannel && !(await invocation.canManageChannel())) {
+        throw new UserError(`Only people who can manage this channel may use /${command.name}.`);
+      }
+      return command.run(ctx, args as never);
+    });
+  }
+
+  /** A button click: the id is looked up, checked against the chat, and its action run. */
+  async click(invocation: Invocation, id: string): Promise<RenderableReply> {
+    if (!ACTION_ID_PATTERN.test(id)) return this.userErrorReply("That button is not one of mine.");
+    const stored = await this.options.actions.get(id);
+    if (!stored || stored.expiresAt <= this.now().getTime()) {
+      return this.userErrorReply(
+        "This button has expired. Run the command again for fresh buttons.",
+      );
+    }
+    if (stored.platform !== invocation.platform || stored.chatId !== invocation.chat.id) {
+      return this.userErrorReply("This button belongs to another chat.");
+    }
+    const command = this.find(stored.action.command);
+    const handler = command?.actions?.[stored.action.action];
+    if (!command || !handler)
+      return this.userErrorReply("This button no longer does anything. Run the command again.");
+    return this.execute(invocation, command.name, "button", async (ctx) => {
+      if (command.requiresManageChannel && !(await invocation.canManageChannel())) {
+        throw new UserError("Only people who can manage this channel may use this button.");
+      }
+      return handler.run(ctx, stored.action.payload as ActionPayload);
+    });
+  }
+
+  /** Suggestions while typing an option with an autocomplete source (at most 25). */
+  autocomplete(name: string, option: string, text: string): { name: string; value: string }[] {
+    const source = this.find(name)?.options[option]?.autocomplete;
+    if (source !== "collection") return [];
+    return this.collections.search(text, 25).map((collection) => ({
+      name: `${collection.name || "Unnamed collection"} (${shortAddress(collection.address)})`.slice(
+        0,
+        100,
+      ),
+      value: collection.address,
+    }));
+  }
+
+  /** Stops taking new invocations and waits for those in flight (graceful shutdown). */
+  async drain(): Promise<void> {
+    this.accepting = false;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private unknownCommand(name: string): RenderableReply {
+    return this.userErrorReply(`There is no /${name.slice(0, 32)} command. Try /help.`);
+  }
+
+  private userErrorReply(text: string): RenderableReply {
+    return { text, tone: "warning", private: true };
+  }
+
+  private async execute(
+    invocation: Invocation,
+    command: string,
+    kind: "command" | "button",
+    body: (ctx: CommandContext) => Promise<Reply>,
+  ): Promise<RenderableReply> {
+    const started = performance.now();
+    const logger = this.options.logger.child({
+      inv: invocation.id,
+      platform: invocation.platform,
+      command,
+      kind,
+    });
+    const finish = (outcome: Outcome, reply: RenderableReply) => {
+      const ms = performance.now() - started;
+      logger.info({ outcome, ms: Math.round(ms) }, "invocation answered");
+      this.onOutcome?.({ command, kind, outcome, ms });
+      return reply;
+    };
+    if (!this.accepting) {
+      return finish(
+        "user_error",
+        this.userErrorReply("The bot is restarting. Try again in a moment."),
+      );
+    }
+    // The console's only person is the bot's operator: there is nobody to protect the service from.
+    const waitMs =
+      invocation.platform === "console"
+        ? 0
+        : this.limiter.take(`${invocation.platform}:${invocation.user.id}`);
+    if (waitMs > 0) {
+      return finish(
+        "rate_limited",
+        this.userErrorReply(
+          `You are sending commands quickly: try again in ${Math.ceil(waitMs / 1000)} s.`,
+        ),
+      );
+    }
+
+    const controller = new AbortController();
+    const ctx: CommandContext = {
+      api: this.options.api,
+      invocation,
+      logger,
+      signal: controller.signal,
+      now: this.now,
+      settings: this.options.settings,
+      collections: this.collections,
+      actions: this.options.actions,
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort(new DeadlineError("deadline"));
+        reject(new DeadlineError("deadline"));
+      }, this.options.deadlineMs);
+    });
+    const work = body(ctx);
+    this.inFlight.add(work);
+    // A handler that fails after its deadline has nobody to tell: never an unhandled rejection.
+    work.catch(() => {}).finally(() => this.inFlight.delete(work));
+    try {
+      const reply = await Promise.race([work, deadline]);
+      return finish("ok", await this.materialize(reply, invocation));
+    } catch (error) {
+      if (
+        error instanceof DeadlineError ||
+        (error instanceof ApiError && controller.signal.aborted)
+      ) {
+        return finish(
+          "deadline",
+          this.userErrorReply(
+            `That took longer than ${Math.round(this.options.deadlineMs / 1000)} s, so I stopped. Try again, or ask for less.`,
+          ),
+        );
+      }
+      if (error instanceof UserError)
+        return finish("user_error", this.userErrorReply(error.message));
+      if (error instanceof ApiError) {
+        const log =
+          error.kind === "invalid_response" || error.kind === "unauthorized"
+            ? logger.error
+            : logger.warn;
+        log.call(
+          logger,
+          { err: error, kind: error.kind, status: error.status, path: error.path },
+          "data service error",
+        );
+        const text = apiErrorMessage(error);
+        return finish("api_error", {
+          text: error.kind === "invalid_response" ? `${text} (ref ${invocation.id})` : text,
+          tone: error.kind === "not_found" || error.kind === "bad_request" ? "warning" : "error",
+          private: true,
+        });
+      }
+      logger.error({ err: error }, "command failed");
+      return finish("bug", {
+        text: `Sorry, something went wrong on my side. If it keeps happening, tell the bot's operator: ref ${invocation.id}.`,
+        tone: "error",
+        private: true,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Stores the actions behind the reply's buttons and gives the renderers only their ids. */
+  private async materialize(reply: Reply, invocation: Invocation): Promise<RenderableReply> {
+    const { buttons, ...rest } = reply;
+    if (!buttons || buttons.length === 0) return rest;
+    const expiresAt = this.now().getTime() + this.options.buttonTtlSeconds * 1000;
+    const rendered = await Promise.all(
+      buttons.map(async (button) => ({
+        label: button.label,
+        id: await this.options.actions.put({
+          platform: invocation.platform,
+          chatId: invocation.chat.id,
+          action: button.action,
+          expiresAt,
+        }),
+        ...(button.style ? { style: button.style } : {}),
+      })),
+    );
+    return { ...rest, buttons: rendered };
+  }
+}
+
+/** Parses each raw value with its option's schema; names the option in every message. */
+export function parseArgs(
+  command: AnyCommand,
+  raw: Record<string, string | undefined>,
+): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  const missing: string[] = [];
+  for (const [name, option] of Object.entries(command.options)) {
+    const value = raw[name];
+    if (value === undefined || value.trim() === "") {
+      if (option.required) missing.push(option.placeholder || name);
+      else args[name] = option.fallback;
+      continue;
+    }
+    const parsed = option.schema.safeParse(value);
+    if (!parsed.success) {
+      const reason = parsed.error.issues[0]?.message ?? "is not valid";
+      throw new UserError(/^["A-Z]/.test(reason) ? reason : `${name}: ${reason}.`);
+    }
+    args[name] = parsed.data;
+  }
+  if (missing.length > 0) {
+    throw new UserError(
+      `Missing ${missing.join(", ")}. Usage: ${usage(command)}\nExample: ${command.examples[0] ?? usage(command)}`,
+    );
+  }
+  return args;
+}

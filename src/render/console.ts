@@ -1,0 +1,46 @@
+import type { RenderableReply } from "../core/reply.ts";
+import { formatTable, stripControl } from "./text.ts";
+
+export interface ConsoleRendering {
+  text: string;
+  /** The button ids in the order they are numbered (!1, !2, …). */
+  buttons: string[];
+}
+
+/**
+ * A reply as plain terminal text. Control characters are removed so metadata cannot move the
+ * cursor or recolour the terminal; nothing else needs escaping in plain text.
+ */
+export function renderConsole(
+  reply: RenderableReply,
+  pngPaths: readonly string[] = [],
+): ConsoleRendering {
+  const clean = (text: string) => stripControl(text);
+  const lines: string[] = [];
+  const prefix = reply.tone === "error" ? "✖ " : reply.tone === "warning" ? "! " : "";
+  if (reply.title)
+    lines.push(`${prefix}${clean(reply.title)}${reply.url ? `  <${clean(reply.url)}>` : ""}`);
+  if (reply.text) lines.push(reply.title ? clean(reply.text) : `${prefix}${clean(reply.text)}`);
+  for (const field of reply.fields ?? []) {
+    const value = clean(field.value);
+    lines.push(
+      value.includes("\n")
+        ? `${clean(field.name)}:\n  ${value.replace(/\n/g, "\n  ")}`
+        : `${clean(field.name)}: ${value}`,
+    );
+  }
+  if (reply.table && reply.table.rows.length > 0) lines.push("", formatTable(reply.table, 32));
+  if (reply.links && reply.links.length > 0) {
+    lines.push(reply.links.map((link) => `${clean(link.label)}: ${clean(link.url)}`).join("\n"));
+  }
+  if (reply.image?.kind === "url") lines.push(`Image: ${clean(reply.image.url)}`);
+  for (const path of pngPaths) lines.push(`Picture: ${path}`);
+  for (const file of reply.files ?? [])
+    lines.push(`File: ${clean(file.name)} (${file.data.byteLength} bytes)`);
+  if (reply.footer) lines.push(`— ${clean(reply.footer)}`);
+  const buttons = reply.buttons ?? [];
+  if (buttons.length > 0) {
+    lines.push(buttons.map((button, i) => `[!${i + 1} ${clean(button.label)}]`).join("  "));
+  }
+  return { text: lines.join("\n"), buttons: buttons.map((button) => button.id) };
+}
