@@ -1,7 +1,13 @@
 import { Writable } from "node:stream";
+import { allCommands } from "../commands/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { type Config, parseConfig } from "../src/config.ts";
-import { createLogger, type Logger } from "../src/log.ts";
+import { MemoryActionStore } from "../src/core/actions.ts";
+import type { Invocation } from "../src/core/command.ts";
+import type { RenderableReply } from "../src/core/reply.ts";
+import { newInvocationId, Runtime } from "../src/core/runtime.ts";
+import { createLogger, type Logger, silentLogger } from "../src/log.ts";
+import { renderConsole } from "../src/render/console.ts";
 import { type Simulator, type SimulatorOptions, startSimulator } from "../src/simulator/index.ts";
 
 /** A logger whose JSON lines are kept for assertions. */
@@ -62,4 +68,58 @@ export async function failure(promise: Promise<unknown>): Promise<Error> {
     return error as Error;
   }
   throw new Error("expected the call to fail, but it succeeded");
+}
+
+export interface RuntimeSetup extends ClientSetup {
+  runtime: Runtime;
+  /** Runs "/top volume 1d" (or without the slash) as a text command and returns the reply. */
+  say(line: string, who?: Partial<Invocation>): Promise<RenderableReply>;
+  /** Presses a button by id. */
+  press(id: string, who?: Partial<Invocation>): Promise<RenderableReply>;
+  /** Renders a reply as the console would, for readable assertions. */
+  text(reply: RenderableReply): string;
+}
+
+export function testInvocation(overrides: Partial<Invocation> = {}): Invocation {
+  return {
+    id: newInvocationId(),
+    platform: "telegram",
+    user: { id: "u1", name: "Tester" },
+    chat: { id: "chat-1", kind: "group" },
+    canManageChannel: async () => true,
+    ...overrides,
+  };
+}
+
+/** The simulator, a client and the runtime with every command, as the bot wires them. */
+export async function startRuntime(
+  env: Record<string, string> = {},
+  simOptions: SimulatorOptions = {},
+): Promise<RuntimeSetup> {
+  const setup = await startClient(env, simOptions);
+  const runtime = new Runtime({
+    commands: allCommands(),
+    api: setup.api,
+    actions: new MemoryActionStore(),
+    logger: silentLogger(),
+    settings: { explorerUrl: setup.config.explorerUrl },
+    deadlineMs: setup.config.commandDeadlineMs,
+    rateLimit: { burst: 1000, perMinute: 100_000 },
+    buttonTtlSeconds: setup.config.buttonTtlSeconds,
+  });
+  return {
+    ...setup,
+    runtime,
+    say(line, who) {
+      const match = /^\/?([A-Za-z0-9_]+)(?:\s+([\s\S]*))?$/.exec(line.trim());
+      if (!match?.[1]) throw new Error(`not a command line: ${line}`);
+      return runtime.runText(testInvocation(who), match[1], match[2] ?? "");
+    },
+    press(id, who) {
+      return runtime.click(testInvocation(who), id);
+    },
+    text(reply) {
+      return renderConsole(reply).text;
+    },
+  };
 }

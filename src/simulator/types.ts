@@ -66,7 +66,11 @@ export const GROUP_BY_PERIOD_DAYS: Readonly<Record<string, number>> = {
   GROUP_BY_PERIOD_1_DAY: 1,
 };
 
-export const METRICS = ["METRIC_SALES_VOLUME", "METRIC_SALES_QUANTITY", "METRIC_MAX_PRICE"] as const;
+export const METRICS = [
+  "METRIC_SALES_VOLUME",
+  "METRIC_SALES_QUANTITY",
+  "METRIC_MAX_PRICE",
+] as const;
 export type Metric = (typeof METRICS)[number];
 
 /** The ascending name is not in the spec; ASC and UNSPECIFIED are both accepted. */

@@ -1,0 +1,750 @@
+/**
+ * The simulator's synthetic data set, built once per server from the seed. Generation is
+ * deterministic (seeded PRNG only) and anchored at the clock's "now" at start: sales, mint times
+ * and ENS validity are offsets back from that anchor, so windows like DURATION_1_DAY always
+ * contain data. Everything served is derived from these records, so aggregates agree.
+ */
+
+import {
+  collectionName,
+  dnsTld,
+  EMPTY_NAME,
+  ensLabel,
+  FUNGIBLE_TOKENS,
+  MARKUP_NAME,
+  SPAM_NAMES,
+  subdomainLabel,
+  symbolOf,
+  TRICKY_NAMES,
+} from "./names.ts";
+import { hashSeed, Rng } from "./random.ts";
+import {
+  type Behavior,
+  FUNGIBLE_CONTRACT_TYPE,
+  SCORE_DIMENSIONS,
+  type Score,
+  type ScoreDimension,
+  UNKNOWN_CONTRACT_TYPE,
+} from "./types.ts";
+import { compareText, SECONDS_PER_DAY } from "./units.ts";
+
+export interface WalletRec {
+  index: number;
+  address: string;
+  behavior: Behavior;
+  scores: Record<ScoreDimension, Score>;
+  purchasesCount: number;
+  purchasesVolumeWei: bigint;
+  walletAgeDays: number;
+  holdingSpanAvgDays: number;
+  /** null when the wallet never bought an NFT. */
+  daysSinceLastPurchase: number | null;
+  holdings: Holding[];
+  /** Distinct non-spam collections currently owned. */
+  collectionsOwned: number;
+  /** ENS names resolving to this wallet, primary first. */
+  names: string[];
+}
+
+export interface Holding {
+  token: TokenRec;
+  quantity: number;
+}
+
+export interface OwnerStat {
+  wallet: WalletRec;
+  /** Sum of quantities over the collection's tokens. */
+  quantity: number;
+  /** Distinct tokens of the collection held. */
+  distinct: number;
+}
+
+export interface ContractRec {
+  address: string;
+  name: string;
+  symbol: string;
+  decimals: number;
+  types: string[];
+  /** The type its NFTs carry; undefined for fungible contracts. */
+  nftType: string | undefined;
+  mintSec: number;
+  mintTx: string;
+  minter: string;
+  spam: boolean;
+  /** Its behavior summary folds rare categories into BEHAVIOR_OTHER. */
+  groupsRareBehaviors: boolean;
+  tokens: TokenRec[];
+  tokenById: Map<string, TokenRec>;
+  /** Keyed by WalletRec.index (number keys keep start-up fast). */
+  owners: Map<number, OwnerStat>;
+  /** ownerSeries[k] = owners k days before the anchor day; [0] equals owners.size. */
+  ownerSeries: number[];
+  sales: SaleRec[];
+}
+
+export interface TokenRec {
+  contract: ContractRec;
+  id: string;
+  owners: { wallet: WalletRec; quantity: number }[];
+  mintSec: number;
+  /** Raw metadata is plain text instead of JSON. */
+  textMetadata: boolean;
+  lastSale: SaleRec | undefined;
+}
+
+export type Payment = "native" | "weth" | "mixed" | "usdc";
+
+export interface SaleRec {
+  /** Position in World.sales; seeds the sale's transaction details (see json.ts). */
+  id: number;
+  token: TokenRec;
+  sec: number;
+  totalWei: bigint;
+  /** Part paid in native transfers; the rest (totalWei - nativeWei) came as fungible tokens. */
+  nativeWei: bigint;
+  payment: Payment;
+}
+
+export interface EnsRec {
+  name: string;
+  wallet: WalletRec;
+  validFromSec: number;
+  /** null for DNS names imported into ENS (no expiry). */
+  validTillSec: number | null;
+  parentName: string | undefined;
+}
+
+export interface TokenRef {
+  contract: string;
+  tokenId: string;
+}
+
+/** Stable handles into the seeded data for tests. Addresses are lowercase hex. */
+export interface Fixtures {
+  /** Normal ERC721 collection: hundreds of owners, many sales, a year of owner counts. */
+  collection: string;
+  /** ERC1155 collection whose tokens have several owners each. */
+  erc1155Collection: string;
+  /** A spam collection (airdropped to many wallets, including `wallet`). */
+  spamCollection: string;
+  /** Minter of `spamCollection`, labelled BEHAVIOR_BADACTOR. */
+  spamMinter: string;
+  /** ERC721 collection whose name and symbol are "". */
+  emptyNameCollection: string;
+  /** Collection whose name contains `@everyone <b>x</b> **bold** [link](https://evil.example)`. */
+  markupCollection: string;
+  /** Collection whose behavior summary (endpoint 2) contains BEHAVIOR_OTHER. */
+  otherBehaviorCollection: string;
+  /** NFT contract whose `types` is ["TYPE_ERC404"], a value outside the spec's set. */
+  unknownTypeContract: string;
+  /** TYPE_CRYPTOPUNKS collection. */
+  cryptopunksCollection: string;
+  /** TYPE_ERC721_LEGACY collection. */
+  legacyCollection: string;
+  /** Fungible WETH-like contract (type TYPE_ERC20) used in sales' fungibleTotals. */
+  fungibleContract: string;
+  /** A token whose id has exactly 78 digits. */
+  hugeTokenId: TokenRef;
+  /** ERC721 token of `collection` with a last sale paid in native and WETH (fungibleTotals). */
+  token: TokenRef;
+  /** Token whose raw metadata is plain text (metadataUri.mimeType "text/plain"). */
+  tokenWithTextMetadata: TokenRef;
+  /** Token of `collection` that never sold: its details have no lastSale. */
+  tokenWithoutSale: TokenRef;
+  /** ERC1155 token of `erc1155Collection` with several owners. */
+  multiOwnerToken: TokenRef;
+  /** Wallet holding NFTs of `collection` and `erc1155Collection`, and every spam collection. */
+  wallet: string;
+  /** Primary ENS name of `wallet` (a .eth name). */
+  walletEns: string;
+  /** Wallet with several ENS names (one of them a DNS name). */
+  multiNameWallet: string;
+  /** All names of `multiNameWallet`, primary first. */
+  multiNameWalletNames: string[];
+  /** DNS name with an ENS record: validTillTimestamp is null. */
+  dnsName: string;
+  /** Subdomain such as "pay.something.eth", served with parentName. */
+  subdomain: string;
+  /** parentName of `subdomain`. */
+  subdomainParent: string;
+  /** Name made of emoji, e.g. "🦊🦊🦊.eth". */
+  emojiEnsName: string;
+  /** Valid address that is no wallet, contract or name target in the data set. */
+  unknownAddress: string;
+}
+
+export interface World {
+  seed: number;
+  anchorSec: number;
+  anchorDay: number;
+  wallets: WalletRec[];
+  walletByAddress: Map<string, WalletRec>;
+  /** Every contract, ordered by mint time (minted ones are appended in order). */
+  contracts: ContractRec[];
+  contractByAddress: Map<string, ContractRec>;
+  ens: Map<string, EnsRec>;
+  sales: SaleRec[];
+  weth: ContractRec;
+  usdc: ContractRec;
+  fixtures: Fixtures;
+}
+
+const WALLET_COUNT = 3000;
+const COLLECTION_COUNT = 200;
+const YEAR = 365;
+
+const FIXTURE_WALLET = 7;
+const MULTI_NAME_WALLET = 11;
+const DNS_WALLET = 12;
+const SUBDOMAIN_WALLET = 13;
+const EMOJI_WALLET = 14;
+
+const MAIN = 0;
+const ERC1155_FIXTURE = 1;
+const EMPTY = 2;
+const MARKUP = 3;
+const HUGE_IDS = 4;
+const PUNKS = 5;
+const LEGACY = [6, 7, 8];
+const UNKNOWN_TYPE = 9;
+const SPAM_FIRST = 10;
+const TRICKY_FIRST = SPAM_FIRST + SPAM_NAMES.length;
+
+const BEHAVIOR_WEIGHTS: readonly (readonly [Behavior, number])[] = [
+  ["BEHAVIOR_WHALE", 3],
+  ["BEHAVIOR_NEWBIE", 14],
+  ["BEHAVIOR_CREATOR", 3],
+  ["BEHAVIOR_PATRON", 6],
+  ["BEHAVIOR_FLIPPER", 10],
+  ["BEHAVIOR_PROGRAMMED_FLIPPER", 4],
+  ["BEHAVIOR_ADVANCED", 6],
+  ["BEHAVIOR_COLLECTOR", 14],
+  ["BEHAVIOR_PROGRAMMED_COLLECTOR", 4],
+  ["BEHAVIOR_EXPLORER", 18],
+  ["BEHAVIOR_TASTEMAKER", 3],
+  ["BEHAVIOR_INFLUENCER", 2],
+  ["BEHAVIOR_INACTIVE", 8],
+];
+
+const SCORE_WEIGHTS: readonly (readonly [Score, number])[] = [
+  ["SCORE_VERY_LOW", 2],
+  ["SCORE_LOW", 3],
+  ["SCORE_MED", 4],
+  ["SCORE_HIGH", 2],
+  ["SCORE_VERY_HIGH", 1],
+];
+
+export function buildWorld(seed: number, nowMs: number): World {
+  const anchorSec = Math.floor(nowMs / 1000);
+  const taken = new Set<string>();
+  const uniqueAddress = (rng: Rng): string => {
+    for (;;) {
+      const address = rng.address();
+      if (!taken.has(address)) {
+        taken.add(address);
+        return address;
+      }
+    }
+  };
+
+  const wallets = buildWallets(new Rng(hashSeed(seed, "wallets")), uniqueAddress);
+  const contracts = buildContracts(
+    new Rng(hashSeed(seed, "contracts")),
+    anchorSec,
+    wallets,
+    uniqueAddress,
+  );
+  const nfts = contracts.filter((contract) => contract.nftType !== undefined);
+  buildOwnership(new Rng(hashSeed(seed, "ownership")), nfts, wallets);
+  buildOwnerSeries(new Rng(hashSeed(seed, "series")), nfts, anchorSec);
+
+  const fungibles = contracts.filter((contract) => contract.nftType === undefined);
+  const weth = fungibles[0];
+  const usdc = fungibles[1];
+  if (!weth || !usdc) throw new Error("fungible contracts missing");
+  const sales = buildSales(new Rng(hashSeed(seed, "sales")), nfts, anchorSec);
+
+  const ens = buildEns(new Rng(hashSeed(seed, "ens")), wallets, anchorSec);
+
+  contracts.sort((a, b) => a.mintSec - b.mintSec || compareText(a.address, b.address));
+  const world: World = {
+    seed,
+    anchorSec,
+    anchorDay: Math.floor(anchorSec / SECONDS_PER_DAY),
+    wallets,
+    walletByAddress: new Map(wallets.map((wallet) => [wallet.address, wallet])),
+    contracts,
+    contractByAddress: new Map(contracts.map((contract) => [contract.address, contract])),
+    ens,
+    sales,
+    weth,
+    usdc,
+    fixtures: undefined as unknown as Fixtures,
+  };
+  world.fixtures = pickFixtures(world, nfts, new Rng(hashSeed(seed, "fixtures")), uniqueAddress);
+  return world;
+}
+
+function buildWallets(rng: Rng, uniqueAddress: (rng: Rng) => string): WalletRec[] {
+  const wallets: WalletRec[] = [];
+  for (let index = 0; index < WALLET_COUNT; index++) {
+    const behavior = rng.weighted(BEHAVIOR_WEIGHTS);
+    const scores = {} as Record<ScoreDimension, Score>;
+    for (const dimension of SCORE_DIMENSIONS) scores[dimension] = rng.weighted(SCORE_WEIGHTS);
+    const quiet = behavior === "BEHAVIOR_INACTIVE" || behavior === "BEHAVIOR_NEWBIE";
+    const purchasesCount =
+      rng.chance(0.1) || (quiet && rng.chance(0.5))
+        ? 0
+        : Math.floor(rng.logFloat(1, quiet ? 6 : 400));
+    const avgPriceEth = rng.logFloat(0.005, 5) * (behavior === "BEHAVIOR_WHALE" ? 10 : 1);
+    const purchasesVolumeWei =
+      purchasesCount === 0 ? 0n : weiFromEther(purchasesCount * avgPriceEth, rng);
+    const walletAgeDays = rng.int(30, 3200);
+    wallets.push({
+      index,
+      address: uniqueAddress(rng),
+      behavior,
+      scores,
+      purchasesCount,
+      purchasesVolumeWei,
+      walletAgeDays,
+      holdingSpanAvgDays: Math.round(rng.logFloat(0.5, 900) * 100) / 100,
+      daysSinceLastPurchase:
+        purchasesCount === 0 ? null : rng.int(0, Math.min(walletAgeDays, 1500)),
+      holdings: [],
+      collectionsOwned: 0,
+      names: [],
+    });
+  }
+  return wallets;
+}
+
+interface CollectionPlan {
+  name: string;
+  types: string[];
+  tokenCount: number;
+  spam: boolean;
+  hugeIds: boolean;
+  recent: boolean;
+}
+
+function planCollection(index: number, rng: Rng): CollectionPlan {
+  const plan = (
+    name: string,
+    type: string,
+    tokenCount: number,
+    extra: Partial<CollectionPlan> = {},
+  ): CollectionPlan => ({
+    name,
+    types: [type],
+    tokenCount,
+    spam: false,
+    hugeIds: false,
+    recent: rng.chance(0.2),
+    ...extra,
+  });
+  if (index === MAIN) return plan(collectionName(rng), "TYPE_ERC721", 500, { recent: false });
+  if (index === ERC1155_FIXTURE) return plan(collectionName(rng), "TYPE_ERC1155", 14);
+  if (index === EMPTY) return plan(EMPTY_NAME, "TYPE_ERC721", 40);
+  if (index === MARKUP) return plan(MARKUP_NAME, "TYPE_ERC721", 60);
+  if (index === HUGE_IDS) return plan("Hashed Names", "TYPE_ERC721", 80, { hugeIds: true });
+  if (index === PUNKS) return plan("CryptoPunks", "TYPE_CRYPTOPUNKS", 300, { recent: false });
+  if (LEGACY.includes(index)) {
+    return plan(`${collectionName(rng)} (legacy)`, "TYPE_ERC721_LEGACY", rng.int(20, 120), {
+      recent: false,
+    });
+  }
+  if (index === UNKNOWN_TYPE) return plan("Hybrid 404s", UNKNOWN_CONTRACT_TYPE, 50);
+  if (index >= SPAM_FIRST && index < TRICKY_FIRST) {
+    const name = SPAM_NAMES[index - SPAM_FIRST] ?? "Spam";
+    const type = index % 2 === 0 ? "TYPE_ERC721" : "TYPE_ERC1155";
+    return plan(name, type, type === "TYPE_ERC721" ? rng.int(80, 160) : rng.int(1, 3), {
+      spam: true,
+      recent: true,
+    });
+  }
+  const tricky = TRICKY_NAMES[index - TRICKY_FIRST];
+  const type = rng.chance(0.25) ? "TYPE_ERC1155" : "TYPE_ERC721";
+  const tokenCount = type === "TYPE_ERC1155" ? rng.int(3, 25) : Math.floor(rng.logFloat(5, 250));
+  return plan(tricky ?? collectionName(rng), type, tokenCount);
+}
+
+function buildContracts(
+  rng: Rng,
+  anchorSec: number,
+  wallets: WalletRec[],
+  uniqueAddress: (rng: Rng) => string,
+): ContractRec[] {
+  const contracts: ContractRec[] = [];
+  const base = (
+    name: string,
+    symbol: string,
+    decimals: number,
+    types: string[],
+    mintSec: number,
+    minter: string,
+  ): ContractRec => ({
+    address: uniqueAddress(rng),
+    name,
+    symbol,
+    decimals,
+    types,
+    nftType: undefined,
+    mintSec,
+    mintTx: rng.txHash(),
+    minter,
+    spam: false,
+    groupsRareBehaviors: false,
+    tokens: [],
+    tokenById: new Map(),
+    owners: new Map(),
+    ownerSeries: [],
+    sales: [],
+  });
+  const randomWallet = () => rng.pick(wallets);
+
+  for (const token of FUNGIBLE_TOKENS) {
+    const mintSec = anchorSec - rng.int(400, 2500) * SECONDS_PER_DAY - rng.int(0, 86_399);
+    contracts.push(
+      base(
+        token.name,
+        token.symbol,
+        token.decimals,
+        [FUNGIBLE_CONTRACT_TYPE],
+        mintSec,
+        randomWallet().address,
+      ),
+    );
+  }
+
+  // Bad actors come from the tail of the wallet list, away from the fixture wallets.
+  const badActors = [wallets[2900], wallets[2901], wallets[2902]].filter(
+    (wallet): wallet is WalletRec => wallet !== undefined,
+  );
+  for (const wallet of badActors) wallet.behavior = "BEHAVIOR_BADACTOR";
+
+  for (let index = 0; index < COLLECTION_COUNT; index++) {
+    const plan = planCollection(index, rng);
+    const ageDays = plan.spam ? rng.int(2, 60) : plan.recent ? rng.int(2, 360) : rng.int(366, 2600);
+    const mintSec = anchorSec - ageDays * SECONDS_PER_DAY - rng.int(0, 86_399);
+    let minter: WalletRec;
+    if (plan.spam) {
+      minter = badActors[index % badActors.length] ?? randomWallet();
+    } else {
+      minter = wallets[rng.int(100, 2899)] ?? randomWallet();
+      if (minter.behavior !== "BEHAVIOR_BADACTOR" && rng.chance(0.5)) {
+        minter.behavior = "BEHAVIOR_CREATOR";
+      }
+    }
+    const contract = base(
+      plan.name,
+      plan.name === "" ? "" : symbolOf(plan.name),
+      0,
+      plan.types,
+      mintSec,
+      minter.address,
+    );
+    contract.nftType = plan.types[0];
+    contract.spam = plan.spam;
+    contract.groupsRareBehaviors = index >= TRICKY_FIRST && index % 9 === 4;
+    buildTokens(rng, contract, plan, anchorSec);
+    contracts.push(contract);
+  }
+  return contracts;
+}
+
+function buildTokens(rng: Rng, contract: ContractRec, plan: CollectionPlan, anchorSec: number) {
+  const latestMint = Math.max(contract.mintSec, anchorSec - 120);
+  const start = rng.chance(0.5) ? 0 : 1;
+  for (let i = 0; i < plan.tokenCount; i++) {
+    let id: string;
+    if (plan.hugeIds) {
+      do {
+        // 77 or 78 digits, always below 2^256 (which starts 1157...).
+        id = i % 3 === 2 ? `${rng.int(1, 9)}${rng.digits(76)}` : `10${rng.digits(76)}`;
+      } while (contract.tokenById.has(id));
+    } else {
+      id = String(start + i);
+    }
+    const window = Math.min(90 * SECONDS_PER_DAY, latestMint - contract.mintSec);
+    const token: TokenRec = {
+      contract,
+      id,
+      owners: [],
+      mintSec: contract.mintSec + rng.int(0, Math.max(0, window)),
+      textMetadata: rng.chance(0.01),
+      lastSale: undefined,
+    };
+    contract.tokens.push(token);
+    contract.tokenById.set(id, token);
+  }
+}
+
+/** Skewed pick: a few wallets hold a lot, most hold a little, so collections share owners. */
+function popularWallet(rng: Rng, wallets: WalletRec[]): WalletRec {
+  return wallets[Math.floor(wallets.length * rng.next() ** 1.6)] ?? rng.pick(wallets);
+}
+
+function buildOwnership(rng: Rng, nfts: ContractRec[], wallets: WalletRec[]) {
+  const fixtureWallet = wallets[FIXTURE_WALLET];
+  if (!fixtureWallet) throw new Error("fixture wallet missing");
+  for (const [index, contract] of nfts.entries()) {
+    const multi = contract.nftType === "TYPE_ERC1155";
+    for (const [position, token] of contract.tokens.entries()) {
+      if (!multi) {
+        const forced = index === MAIN && position < 3;
+        const owner = forced
+          ? fixtureWallet
+          : contract.spam
+            ? rng.pick(wallets)
+            : popularWallet(rng, wallets);
+        token.owners.push({ wallet: owner, quantity: 1 });
+        continue;
+      }
+      const ownerCount = contract.spam ? rng.int(50, 150) : rng.int(2, 30);
+      const chosen = new Map<number, WalletRec>();
+      if (position === 0 && (index === ERC1155_FIXTURE || contract.spam)) {
+        chosen.set(fixtureWallet.index, fixtureWallet);
+      }
+      while (chosen.size < ownerCount) {
+        const wallet = contract.spam ? rng.pick(wallets) : popularWallet(rng, wallets);
+        chosen.set(wallet.index, wallet);
+      }
+      for (const wallet of chosen.values()) {
+        const quantity = contract.spam ? 1 : rng.chance(0.6) ? 1 : rng.int(2, 20);
+        token.owners.push({ wallet, quantity });
+      }
+    }
+    // The fixture wallet also received an airdrop from the first ERC721 spam collection.
+    if (contract.spam && !multi && contract.tokens[0]) {
+      const first = contract.tokens[0].owners[0];
+      if (first) first.wallet = fixtureWallet;
+    }
+  }
+  for (const contract of nfts) {
+    for (const token of contract.tokens) {
+      for (const { wallet, quantity } of token.owners) {
+        wallet.holdings.push({ token, quantity });
+        const stat = contract.owners.get(wallet.index);
+        if (stat) {
+          stat.quantity += quantity;
+          stat.distinct += 1;
+        } else {
+          contract.owners.set(wallet.index, { wallet, quantity, distinct: 1 });
+        }
+      }
+    }
+  }
+  for (const wallet of wallets) {
+    const owned = new Set<ContractRec>();
+    for (const { token } of wallet.holdings) if (!token.contract.spam) owned.add(token.contract);
+    wallet.collectionsOwned = owned.size;
+  }
+}
+
+/** Daily owner counts for a year back from today, 0 before the collection existed. */
+function buildOwnerSeries(rng: Rng, nfts: ContractRec[], anchorSec: number) {
+  const anchorDay = Math.floor(anchorSec / SECONDS_PER_DAY);
+  for (const contract of nfts) {
+    const mintDay = Math.floor(contract.mintSec / SECONDS_PER_DAY);
+    const current = contract.owners.size;
+    const growth = contract.spam ? 1 : rng.float(-0.2, 0.8);
+    const drift = (current * growth) / YEAR;
+    const noise = Math.max(1, current * 0.01);
+    const series = [current];
+    let value = current;
+    for (let k = 1; k <= YEAR; k++) {
+      if (anchorDay - k < mintDay) {
+        series.push(0);
+        continue;
+      }
+      value = Math.max(0, value - drift + rng.float(-noise, noise));
+      series.push(Math.round(value));
+    }
+    contract.ownerSeries = series;
+  }
+}
+
+/** An ether amount with all 18 decimals filled: nano-ether from `ether`, the rest random. */
+function weiFromEther(ether: number, rng: Rng): bigint {
+  const nano = Math.max(1, Math.round(ether * 1e9));
+  return BigInt(nano) * 1_000_000_000n + BigInt(rng.int(0, 999_999_999));
+}
+
+function buildSales(rng: Rng, nfts: ContractRec[], anchorSec: number): SaleRec[] {
+  const sales: SaleRec[] = [];
+  const yearAgo = anchorSec - YEAR * SECONDS_PER_DAY;
+  const latest = anchorSec - 60;
+  const addSale = (token: TokenRec, sec: number, totalWei: bigint, payment: Payment) => {
+    let nativeWei = totalWei;
+    if (payment === "weth" || payment === "usdc") nativeWei = 0n;
+    if (payment === "mixed") nativeWei = (totalWei * BigInt(rng.int(20, 80))) / 100n;
+    const sale: SaleRec = { id: sales.length, token, sec, totalWei, nativeWei, payment };
+    sales.push(sale);
+    token.contract.sales.push(sale);
+    if (!token.lastSale || token.lastSale.sec < sec) token.lastSale = sale;
+  };
+
+  for (const [index, contract] of nfts.entries()) {
+    if (contract.spam || contract.tokens.length === 0) continue;
+    const basePriceEth = index === PUNKS ? rng.float(30, 80) : rng.logFloat(0.002, 20);
+    const count = Math.min(1000, Math.round(contract.tokens.length * rng.float(0.3, 2)));
+    // Keep one token of the main collection unsold for the tokenWithoutSale fixture.
+    const sellable = index === MAIN ? contract.tokens.slice(0, -1) : contract.tokens;
+    for (let i = 0; i < count; i++) {
+      const token = rng.pick(sellable);
+      const earliest = Math.max(token.mintSec, yearAgo);
+      if (earliest >= latest) continue;
+      // Squaring the draw crowds sales toward the present, so short windows have data.
+      const sec = latest - Math.floor((latest - earliest) * rng.next() ** 2);
+      const totalWei = weiFromEther(basePriceEth * rng.logFloat(0.3, 4), rng);
+      const draw = rng.next();
+      const payment: Payment =
+        draw < 0.5 ? "native" : draw < 0.85 ? "weth" : draw < 0.95 ? "mixed" : "usdc";
+      addSale(token, sec, totalWei, payment);
+    }
+  }
+  // The `token` fixture: the main collection's token #… with a fresh sale paid in ETH + WETH.
+  const fixtureToken = nfts[MAIN]?.tokens[3];
+  if (fixtureToken) {
+    const totalWei = 1_234_567_890_123_456_789n;
+    addSale(fixtureToken, anchorSec - 3600, totalWei, "mixed");
+  }
+  return sales;
+}
+
+function buildEns(rng: Rng, wallets: WalletRec[], anchorSec: number): Map<string, EnsRec> {
+  const ens = new Map<string, EnsRec>();
+  const add = (name: string, wallet: WalletRec, kind: "eth" | "dns" | "sub", parent?: string) => {
+    const validFromSec = anchorSec - rng.int(1, 1500) * SECONDS_PER_DAY - rng.int(0, 86_399);
+    // A few .eth names have lapsed: their expiry is in the past.
+    const tillDays = rng.chance(0.05) ? -rng.int(1, 60) : rng.int(10, 1500);
+    const record: EnsRec = {
+      name,
+      wallet,
+      validFromSec,
+      validTillSec: kind === "dns" ? null : anchorSec + tillDays * SECONDS_PER_DAY,
+      parentName: parent,
+    };
+    ens.set(name, record);
+    wallet.names.push(name);
+  };
+  const taken = new Set<string>();
+  const fresh = (tld: string) => {
+    const name = `${ensLabel(rng, taken, tld)}.${tld}`;
+    taken.add(name);
+    return name;
+  };
+  const freshEth = () => fresh("eth");
+  const freshDns = () => fresh(dnsTld(rng));
+
+  const forcedNamed = new Set([FIXTURE_WALLET, MULTI_NAME_WALLET, SUBDOMAIN_WALLET]);
+  for (const wallet of wallets) {
+    if (wallet.index === DNS_WALLET) {
+      add(freshDns(), wallet, "dns");
+      continue;
+    }
+    if (wallet.index === EMOJI_WALLET) {
+      taken.add("🦊🦊🦊.eth");
+      add("🦊🦊🦊.eth", wallet, "eth");
+      continue;
+    }
+    if (!forcedNamed.has(wallet.index) && !rng.chance(0.55)) continue;
+    add(freshEth(), wallet, "eth");
+    if (wallet.index === MULTI_NAME_WALLET) {
+      add(freshEth(), wallet, "eth");
+      add(freshEth(), wallet, "eth");
+      add(freshDns(), wallet, "dns");
+    } else if (wallet.index !== FIXTURE_WALLET && rng.chance(0.06)) {
+      const extra = rng.int(1, 3);
+      for (let i = 0; i < extra; i++) add(freshEth(), wallet, "eth");
+    }
+    if (rng.chance(0.01)) add(freshDns(), wallet, "dns");
+  }
+
+  const named = wallets.filter((wallet) => wallet.names.length > 0 && wallet.index > 20);
+  const subdomainOf = (parentWallet: WalletRec, target: WalletRec) => {
+    const parent = parentWallet.names[0];
+    if (!parent?.endsWith(".eth")) return;
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const name = `${subdomainLabel(rng)}.${parent}`;
+      if (!taken.has(name)) {
+        taken.add(name);
+        add(name, target, "sub", parent);
+        return;
+      }
+    }
+  };
+  const subdomainWallet = wallets[SUBDOMAIN_WALLET];
+  if (subdomainWallet) subdomainOf(subdomainWallet, subdomainWallet);
+  for (let i = 0; i < 40; i++) {
+    const parentWallet = rng.pick(named);
+    subdomainOf(parentWallet, rng.chance(0.7) ? parentWallet : rng.pick(wallets));
+  }
+  return ens;
+}
+
+function pickFixtures(
+  world: World,
+  nfts: ContractRec[],
+  rng: Rng,
+  uniqueAddress: (rng: Rng) => string,
+): Fixtures {
+  const at = (index: number): ContractRec => {
+    const contract = nfts[index];
+    if (!contract) throw new Error(`collection ${index} missing`);
+    return contract;
+  };
+  const wallet = (index: number): WalletRec => {
+    const found = world.wallets[index];
+    if (!found) throw new Error(`wallet ${index} missing`);
+    return found;
+  };
+  const ref = (token: TokenRec | undefined): TokenRef => {
+    if (!token) throw new Error("fixture token missing");
+    return { contract: token.contract.address, tokenId: token.id };
+  };
+  const main = at(MAIN);
+  const spam = at(SPAM_FIRST);
+  const huge = at(HUGE_IDS).tokens.find((token) => token.id.length === 78);
+  const textToken = main.tokens[5];
+  if (textToken) textToken.textMetadata = true;
+  const multiOwner = at(ERC1155_FIXTURE).tokens.find((token) => token.owners.length >= 3);
+  const other = nfts.find((contract) => contract.groupsRareBehaviors && contract.owners.size > 30);
+  if (!other) throw new Error("no collection groups rare behaviors");
+  const subdomain = wallet(SUBDOMAIN_WALLET).names.find((name) => name.split(".").length > 2);
+  const subdomainRecord = subdomain ? world.ens.get(subdomain) : undefined;
+  const dnsName = wallet(DNS_WALLET).names[0];
+  const walletEns = wallet(FIXTURE_WALLET).names[0];
+  const emoji = wallet(EMOJI_WALLET).names[0];
+  if (!subdomain || !subdomainRecord?.parentName || !dnsName || !walletEns || !emoji) {
+    throw new Error("ENS fixtures missing");
+  }
+  return {
+    collection: main.address,
+    erc1155Collection: at(ERC1155_FIXTURE).address,
+    spamCollection: spam.address,
+    spamMinter: spam.minter,
+    emptyNameCollection: at(EMPTY).address,
+    markupCollection: at(MARKUP).address,
+    otherBehaviorCollection: other.address,
+    unknownTypeContract: at(UNKNOWN_TYPE).address,
+    cryptopunksCollection: at(PUNKS).address,
+    legacyCollection: at(LEGACY[0] ?? 6).address,
+    fungibleContract: world.weth.address,
+    hugeTokenId: ref(huge),
+    token: ref(main.tokens[3]),
+    tokenWithTextMetadata: ref(textToken),
+    tokenWithoutSale: ref(main.tokens[main.tokens.length - 1]),
+    multiOwnerToken: ref(multiOwner),
+    wallet: wallet(FIXTURE_WALLET).address,
+    walletEns,
+    multiNameWallet: wallet(MULTI_NAME_WALLET).address,
+    multiNameWalletNames: [...wallet(MULTI_NAME_WALLET).names],
+    dnsName,
+    subdomain,
+    subdomainParent: subdomainRecord.parentName,
+    emojiEnsName: emoji,
+    unknownAddress: uniqueAddress(rng),
+  };
+}

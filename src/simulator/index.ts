@@ -1,0 +1,331 @@
+/**
+ * The embedded simulator of the data service: a node:http server on loopback that serves every
+ * endpoint of the spec that has a path (plus endpoint 20 at an assumed path) over a seeded
+ * synthetic data set, with fault injection for tests and benchmarks.
+ */
+
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { audienceRoutes } from "./audiences.ts";
+import { collectionRoutes } from "./collections.ts";
+import { buildWorld, type Fixtures } from "./data.ts";
+import { errorBody, HttpError } from "./errors.ts";
+import {
+  decideFault,
+  type FaultConfig,
+  malformedBody,
+  mergeFaults,
+  NO_FAULTS,
+  type ScriptedResponse,
+  truncateBody,
+} from "./faults.ts";
+import { foundationalRoutes } from "./foundational.ts";
+import { mintContracts } from "./minting.ts";
+import { hashSeed, mulberry32, Rng } from "./random.ts";
+import { Router, type SpamReport } from "./router.ts";
+import type { Contract } from "./types.ts";
+import { walletRoutes } from "./wallets.ts";
+
+export type { Fixtures, TokenRef } from "./data.ts";
+export type { FaultConfig, ScriptedResponse } from "./faults.ts";
+export type { SpamReport } from "./router.ts";
+export type {
+  AggregatedBehaviorJson,
+  Contract,
+  EnsEntityJson,
+  ErrorJson,
+  FinancialStatsJson,
+  NftJson,
+  SaleJson,
+  WalletBehaviorJson,
+} from "./types.ts";
+
+export interface SimulatorOptions {
+  /** Default 1; the same seed yields the same data set. */
+  seed?: number;
+  /** Expected X-API-Key; default "sim-key". */
+  apiKey?: string;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (ephemeral). */
+  port?: number;
+  /** A new contract every N ms; 0 (the default) disables minting on a timer. */
+  mintIntervalMs?: number;
+  faults?: Partial<FaultConfig>;
+  /** Default true; false makes the report_not_spam path answer 404. */
+  reportNotSpamSupported?: boolean;
+  /**
+   * The data clock (default Date.now): anchors the data set at start, stamps minted contracts,
+   * and is "now" for sales windows (endpoint 15) and owner counts (endpoint 17).
+   */
+  now?: () => number;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path without the query string, as received (percent-encoded). */
+  path: string;
+  /** Query parameters; a repeated key's values are joined with ",". */
+  query: Record<string, string>;
+  /** Parsed JSON body, the raw text when it is not JSON, undefined when empty. */
+  body: unknown;
+  apiKey: string | undefined;
+  /** Date.now() on arrival (wall clock, for measuring retry delays). */
+  at: number;
+}
+
+export interface Simulator {
+  /** e.g. http://127.0.0.1:41234 (no trailing slash). */
+  url: string;
+  apiKey: string;
+  fixtures: Fixtures;
+  /** Every request received, in order. */
+  requests: RecordedRequest[];
+  /** Spam and not-spam reports received (endpoints 19 and 20), in order. */
+  reports: SpamReport[];
+  countRequests(pathPrefix?: string): number;
+  /** Merged into the current fault configuration. */
+  setFaults(faults: Partial<FaultConfig>): void;
+  clearFaults(): void;
+  /** The next N authenticated requests get these answers, in order, before faults. */
+  script(responses: ScriptedResponse[]): void;
+  /** Mints now; timestamps strictly increase. */
+  mint(count?: number): Contract[];
+  /** Ends hung requests, stops minting and closes the server. */
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 1_000_000;
+
+interface Answer {
+  status: number;
+  text: string;
+  headers?: Record<string, string>;
+}
+
+type Body = { kind: "none" } | { kind: "json"; value: unknown } | { kind: "invalid"; text: string };
+
+function errorAnswer(status: number, message?: string): Answer {
+  return { status, text: JSON.stringify(errorBody(status, message)) };
+}
+
+async function readBody(req: IncomingMessage): Promise<{ text: string; tooLarge: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooLarge = false;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_BODY_BYTES) tooLarge = true;
+    else chunks.push(buffer);
+  }
+  return { text: tooLarge ? "" : Buffer.concat(chunks).toString("utf8"), tooLarge };
+}
+
+function parseBody(text: string): Body {
+  if (text.trim() === "") return { kind: "none" };
+  try {
+    return { kind: "json", value: JSON.parse(text) as unknown };
+  } catch {
+    return { kind: "invalid", text };
+  }
+}
+
+function queryRecord(params: URLSearchParams): Record<string, string> {
+  const record: Record<string, string> = {};
+  for (const key of new Set(params.keys())) record[key] = params.getAll(key).join(",");
+  return record;
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const seed = options.seed ?? 1;
+  const apiKey = options.apiKey ?? "sim-key";
+  const host = options.host ?? "127.0.0.1";
+  const now = options.now ?? Date.now;
+  const reportNotSpamSupported = options.reportNotSpamSupported ?? true;
+  const world = buildWorld(seed, now());
+  const router = new Router([
+    ...audienceRoutes,
+    ...foundationalRoutes,
+    ...collectionRoutes,
+    ...walletRoutes,
+  ]);
+  const requests: RecordedRequest[] = [];
+  const reports: SpamReport[] = [];
+  const scripted: ScriptedResponse[] = [];
+  const faultDraw = mulberry32(hashSeed(seed, "faults"));
+  const mintRng = new Rng(hashSeed(seed, "minting"));
+  let faults = mergeFaults(NO_FAULTS, options.faults ?? {});
+  const hung = new Set<ServerResponse>();
+  const pendingDelays = new Set<() => void>();
+
+  const delay = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        pendingDelays.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      pendingDelays.add(done);
+    });
+
+  const respond = async (res: ServerResponse, answer: Answer) => {
+    if (faults.latencyMs > 0) await delay(faults.latencyMs);
+    if (res.destroyed || res.headersSent) return;
+    res.writeHead(answer.status, {
+      "content-type": "application/json; charset=utf-8",
+      "content-length": Buffer.byteLength(answer.text),
+      ...answer.headers,
+    });
+    res.end(answer.text);
+  };
+
+  const hang = (res: ServerResponse) => {
+    hung.add(res);
+    res.on("close", () => hung.delete(res));
+  };
+
+  const route = (method: string, url: URL, body: Body): Answer => {
+    try {
+      const match = router.match(method, url.pathname);
+      if (match.kind === "not_found") return errorAnswer(404, `no route for ${url.pathname}`);
+      if (match.kind === "method_not_allowed") {
+        return {
+          ...errorAnswer(405, `method ${method} not allowed`),
+          headers: { allow: match.allowed.join(", ") },
+        };
+      }
+      if (match.route.method === "POST" && body.kind === "invalid") {
+        return errorAnswer(400, "request body is not valid JSON");
+      }
+      const value = match.route.handler({
+        world,
+        params: match.params,
+        query: url.searchParams,
+        body: body.kind === "json" ? body.value : undefined,
+        now,
+        reports,
+        reportNotSpamSupported,
+      });
+      return { status: 200, text: JSON.stringify(value) };
+    } catch (error) {
+      if (error instanceof HttpError) return errorAnswer(error.status, error.message);
+      return errorAnswer(500);
+    }
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const at = Date.now();
+    const method = req.method ?? "GET";
+    const url = new URL(req.url ?? "/", "http://simulator.invalid");
+    const { text, tooLarge } = await readBody(req);
+    const body = parseBody(text);
+    const key = firstHeader(req.headers["x-api-key"]);
+    requests.push({
+      method,
+      path: url.pathname,
+      query: queryRecord(url.searchParams),
+      body: body.kind === "json" ? body.value : body.kind === "invalid" ? body.text : undefined,
+      apiKey: key,
+      at,
+    });
+
+    if (key !== apiKey) return respond(res, errorAnswer(401));
+    if (tooLarge) return respond(res, errorAnswer(413, "request body too large"));
+
+    const step = scripted.shift();
+    if (step) {
+      if (step.hang) return hang(res);
+      const headers: Record<string, string> =
+        step.retryAfterSeconds === undefined
+          ? {}
+          : { "retry-after": String(step.retryAfterSeconds) };
+      if (step.body !== undefined)
+        return respond(res, { status: step.status, text: step.body, headers });
+      if (step.status >= 400) return respond(res, { ...errorAnswer(step.status), headers });
+      return respond(res, route(method, url, body));
+    }
+
+    const fault = decideFault(faults, faultDraw());
+    if (fault.kind === "hang") return hang(res);
+    if (fault.kind === "status") {
+      const headers: Record<string, string> =
+        fault.status === 429 ? { "retry-after": String(faults.retryAfterSeconds) } : {};
+      return respond(res, { ...errorAnswer(fault.status, "simulated fault"), headers });
+    }
+    const answer = route(method, url, body);
+    if (answer.status === 200 && fault.kind === "truncate") answer.text = truncateBody(answer.text);
+    if (answer.status === 200 && fault.kind === "malform") answer.text = malformedBody(faultDraw());
+    return respond(res, answer);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      // The last line of defence: nothing a client sends may take the server down.
+      if (!res.destroyed && !res.headersSent) {
+        const answer = errorAnswer(500);
+        res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
+        res.end(answer.text);
+      }
+    });
+  });
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+    else socket.destroy();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+  const mint = (count = 1) => mintContracts(world, mintRng, count, now());
+  const mintIntervalMs = options.mintIntervalMs ?? 0;
+  const mintTimer = mintIntervalMs > 0 ? setInterval(() => mint(1), mintIntervalMs) : undefined;
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= new Promise<void>((resolve) => {
+      clearInterval(mintTimer);
+      for (const res of hung) res.destroy();
+      hung.clear();
+      for (const done of [...pendingDelays]) done();
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+    return closing;
+  };
+
+  return {
+    url,
+    apiKey,
+    fixtures: structuredClone(world.fixtures),
+    requests,
+    reports,
+    countRequests: (pathPrefix) =>
+      pathPrefix === undefined
+        ? requests.length
+        : requests.filter((request) => request.path.startsWith(pathPrefix)).length,
+    setFaults: (change) => {
+      faults = mergeFaults(faults, change);
+    },
+    clearFaults: () => {
+      faults = NO_FAULTS;
+    },
+    script: (responses) => {
+      scripted.push(...responses);
+    },
+    mint,
+    close,
+  };
+}

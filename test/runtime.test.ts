@@ -1,0 +1,365 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { MemoryActionStore } from "../src/core/actions.ts";
+import { type AnyCommand, defineCommand } from "../src/core/command.ts";
+import { opt } from "../src/core/options.ts";
+import { buildRegistry, parseTextArgs, Runtime } from "../src/core/runtime.ts";
+import { UserError } from "../src/errors.ts";
+import {
+  capturingLogger,
+  type RuntimeSetup,
+  startClient,
+  startRuntime,
+  testInvocation,
+} from "./helpers.ts";
+
+let t: RuntimeSetup | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+describe("registry", () => {
+  const command = (name: string): AnyCommand =>
+    defineCommand({
+      name,
+      description: "d",
+      options: {},
+      examples: [],
+      run: async () => ({ text: "x" }),
+    });
+
+  it("fails fast on a duplicate name", () => {
+    expect(() => buildRegistry([command("top"), command("top")])).toThrow(
+      /Two commands are named "top"/,
+    );
+  });
+
+  it("refuses names Discord or Telegram would refuse", () => {
+    expect(() => buildRegistry([command("Top")])).toThrow(/a-z/);
+    expect(() => buildRegistry([command("top-collections")])).toThrow(/a-z/);
+    expect(() => buildRegistry([command("x".repeat(33))])).toThrow(/1-32/);
+  });
+});
+
+describe("text arguments", () => {
+  const top = defineCommand({
+    name: "top",
+    description: "d",
+    options: {
+      metric: opt.choice("m", [{ value: "volume", name: "Volume" }], { fallback: "volume" }),
+      limit: opt.integer("l", { min: 1, max: 25, fallback: 10 }),
+    },
+    examples: [],
+    run: async () => ({}),
+  });
+  const list = defineCommand({
+    name: "behaviors",
+    description: "d",
+    options: { wallets: opt.walletList("w", { required: true }), min: opt.count("m") },
+    examples: [],
+    run: async () => ({}),
+  });
+
+  it("fills options by position and by name", () => {
+    expect(parseTextArgs(top, "volume 20")).toEqual({ metric: "volume", limit: "20" });
+    expect(parseTextArgs(top, "limit:5")).toEqual({ limit: "5", metric: undefined });
+    expect(parseTextArgs(top, "limit=5 volume")).toEqual({ limit: "5", metric: "volume" });
+  });
+
+  it("gives the rest of the line, new lines included, to a list option", () => {
+    const raw = parseTextArgs(list, "0x1,0x2\n0x3 min:2  0x4");
+    expect(raw.wallets).toBe("0x1,0x2 0x3 0x4");
+    expect(raw.min).toBe("2");
+  });
+
+  it("refuses extra words with the usage", () => {
+    expect(() => parseTextArgs(top, "volume 20 extra")).toThrow(
+      /did not expect "extra".*Usage: \/top/,
+    );
+  });
+});
+
+describe("dispatch", () => {
+  it("answers a missing argument with the usage and an example", async () => {
+    t = await startRuntime();
+    const reply = await t.say("/audience");
+    expect(reply.text).toMatch(/Missing collection\. Usage: \/audience <collection>/);
+    expect(reply.text).toMatch(/Example: \/audience 0x/);
+    expect(reply.private).toBe(true);
+  });
+
+  it.each([
+    ["/nft 0x12 1", /"0x12" is not a valid contract address/],
+    [`/nft 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D ${"9".repeat(79)}`, /79 digits/],
+    ["/nft 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D -1", /sign/],
+    ["/top bogus", /metric: use one of volume, sales, max_price/],
+    ["/top volume 1d 99", /limit: must be a whole number from 1 to 25/],
+    ["/whois bad_name.eth", /not a valid ENS name: .*underscore/],
+    ["/nope", /There is no \/nope command/],
+    ["/nft https://opensea.io/collection/boredapeyachtclub", /collection links hold a name/],
+  ])("%s gets a clear message and sends nothing upstream", async (line, message) => {
+    t = await startRuntime();
+    const reply = await t.say(line);
+    expect(reply.text).toMatch(message);
+    expect(reply.tone).toBe("warning");
+    expect(t.sim.countRequests()).toBe(0);
+  });
+
+  it("turns each upstream failure kind into its sentence", async () => {
+    t = await startRuntime({
+      API_RETRIES: "0",
+      API_TIMEOUT_MS: "300",
+      API_RETRY_MAX_TOTAL_MS: "1000",
+    });
+    const cases: [Parameters<typeof t.sim.script>[0][number], RegExp][] = [
+      [{ status: 404 }, /No collection 0x[0-9a-fA-F]{4}…[0-9a-fA-F]{4} on this chain/],
+      [{ status: 401 }, /API key was refused: tell the bot's operator/],
+      [{ status: 429, retryAfterSeconds: 20 }, /busy, try again in 20 s/],
+      [{ status: 503 }, /unavailable right now/],
+      [{ status: 200, hang: true }, /did not answer in time/],
+      [{ status: 200, body: "{]" }, /could not read.*\(ref [0-9a-f]{10}\)/],
+    ];
+    for (const [scripted, message] of cases) {
+      t.sim.script([scripted]);
+      const reply = await t.say(`/audience ${t.sim.fixtures.erc1155Collection}`);
+      expect(reply.text).toMatch(message);
+    }
+  });
+
+  it("logs an unexpected failure with an id and shows the person only that id", async () => {
+    const setup = await startClient();
+    const { logger, lines } = capturingLogger();
+    const broken = defineCommand({
+      name: "broken",
+      description: "d",
+      options: {},
+      examples: [],
+      run: async () => {
+        throw new TypeError("secret internals: cannot read x of undefined");
+      },
+    });
+    const runtime = new Runtime({
+      commands: [broken],
+      api: setup.api,
+      actions: new MemoryActionStore(),
+      logger,
+      settings: { explorerUrl: "https://etherscan.io" },
+      deadlineMs: 5000,
+      rateLimit: { burst: 5, perMinute: 60 },
+      buttonTtlSeconds: 60,
+    });
+    const invocation = testInvocation({ id: "abc123def0" });
+    const reply = await runtime.run(invocation, "broken", {});
+    expect(reply.text).toMatch(/something went wrong.*ref abc123def0/);
+    expect(reply.text).not.toContain("secret internals");
+    expect(lines.join("\n")).toContain("secret internals");
+    expect(
+      lines.find((line) => line.includes("abc123def0") && line.includes("command failed")),
+    ).toBeDefined();
+    await setup.close();
+  });
+
+  it("stops a command at its deadline and says so", async () => {
+    const setup = await startClient();
+    const slow = defineCommand({
+      name: "slow",
+      description: "d",
+      options: {},
+      examples: [],
+      run: (ctx) =>
+        new Promise((resolve) => {
+          const timer = setTimeout(() => resolve({ text: "late" }), 5000);
+          ctx.signal.addEventListener("abort", () => clearTimeout(timer));
+        }),
+    });
+    const runtime = new Runtime({
+      commands: [slow],
+      api: setup.api,
+      actions: new MemoryActionStore(),
+      logger: capturingLogger().logger,
+      settings: { explorerUrl: "https://etherscan.io" },
+      deadlineMs: 1000,
+      rateLimit: { burst: 5, perMinute: 60 },
+      buttonTtlSeconds: 60,
+    });
+    const reply = await runtime.run(testInvocation(), "slow", {});
+    expect(reply.text).toMatch(/took longer than 1 s/);
+    await setup.close();
+  });
+
+  it("rate-limits each person, not everyone", async () => {
+    const setup = await startClient();
+    const ping = defineCommand({
+      name: "ping",
+      description: "d",
+      options: {},
+      examples: [],
+      run: async () => ({ text: "pong" }),
+    });
+    let now = 0;
+    const runtime = new Runtime({
+      commands: [ping],
+      api: setup.api,
+      actions: new MemoryActionStore(),
+      logger: capturingLogger().logger,
+      settings: { explorerUrl: "https://etherscan.io" },
+      deadlineMs: 1000,
+      rateLimit: { burst: 2, perMinute: 6 },
+      buttonTtlSeconds: 60,
+      now: () => new Date(now),
+    });
+    const alice = testInvocation({ user: { id: "alice", name: "Alice" } });
+    const bob = testInvocation({ user: { id: "bob", name: "Bob" } });
+    expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    expect((await runtime.run(alice, "ping", {})).text).toMatch(/try again in 10 s/);
+    expect((await runtime.run(bob, "ping", {})).text).toBe("pong");
+    now += 10_000;
+    expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    await setup.close();
+  });
+
+  it("refuses channel-changing commands to people who may not manage the channel", async () => {
+    const setup = await startClient();
+    let ran = 0;
+    const admin = defineCommand({
+      name: "admin",
+      description: "d",
+      options: {},
+      examples: [],
+      requiresManageChannel: true,
+      run: async () => {
+        ran++;
+        return { text: "done" };
+      },
+    });
+    const runtime = new Runtime({
+      commands: [admin],
+      api: setup.api,
+      actions: new MemoryActionStore(),
+      logger: capturingLogger().logger,
+      settings: { explorerUrl: "https://etherscan.io" },
+      deadlineMs: 1000,
+      rateLimit: { burst: 5, perMinute: 60 },
+      buttonTtlSeconds: 60,
+    });
+    const reply = await runtime.run(
+      testInvocation({ canManageChannel: async () => false }),
+      "admin",
+      {},
+    );
+    expect(reply.text).toMatch(/Only people who can manage this channel/);
+    expect(ran).toBe(0);
+    await setup.close();
+  });
+
+  it("a UserError's message is shown as it is", async () => {
+    const setup = await startClient();
+    const picky = defineCommand({
+      name: "picky",
+      description: "d",
+      options: {
+        x: {
+          description: "x",
+          kind: "string",
+          required: false,
+          placeholder: "x",
+          schema: z.string(),
+        },
+      },
+      examples: [],
+      run: async () => {
+        throw new UserError("Give me something nicer.");
+      },
+    });
+    const runtime = new Runtime({
+      commands: [picky],
+      api: setup.api,
+      actions: new MemoryActionStore(),
+      logger: capturingLogger().logger,
+      settings: { explorerUrl: "https://etherscan.io" },
+      deadlineMs: 1000,
+      rateLimit: { burst: 5, perMinute: 60 },
+      buttonTtlSeconds: 60,
+    });
+    expect((await runtime.run(testInvocation(), "picky", {})).text).toBe(
+      "Give me something nicer.",
+    );
+    await setup.close();
+  });
+});
+
+describe("buttons", () => {
+  it("carry only a random id of at least 96 bits; the action stays server-side", async () => {
+    t = await startRuntime();
+    const reply = await t.say(`/audience ${t.sim.fixtures.collection}`);
+    const id = reply.buttons?.[0]?.id ?? "";
+    expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(JSON.stringify(reply)).not.toContain('"action"');
+  });
+
+  it("a click runs the action in the same chat; pages follow", async () => {
+    t = await startRuntime();
+    const reply = await t.say(`/audience ${t.sim.fixtures.collection}`);
+    const page1 = await t.press(reply.buttons?.[0]?.id ?? "");
+    expect(page1.title).toMatch(/Sample wallets/);
+    expect(page1.footer).toMatch(/Page 1 of \d+/);
+    const next = page1.buttons?.find((button) => button.label.includes("Next"));
+    const page2 = await t.press(next?.id ?? "");
+    expect(page2.footer).toMatch(/Page 2 of/);
+    expect(page2.replaceOriginal).toBe(true);
+    expect(page2.table?.rows[0]).not.toEqual(page1.table?.rows[0]);
+  });
+
+  it("a button from another chat, a forged id or an expired one does nothing upstream", async () => {
+    t = await startRuntime({ BUTTON_TTL_S: "60" });
+    const reply = await t.say(`/audience ${t.sim.fixtures.collection}`);
+    const id = reply.buttons?.[0]?.id ?? "";
+    const before = t.sim.countRequests();
+    expect((await t.press(id, { chat: { id: "other-chat", kind: "group" } })).text).toMatch(
+      /belongs to another chat/,
+    );
+    expect((await t.press(id, { platform: "discord" })).text).toMatch(/belongs to another chat/);
+    expect((await t.press("AAAAAAAAAAAAAAAAAAAAAA")).text).toMatch(/expired/);
+    expect((await t.press("'; DROP TABLE actions; --")).text).toMatch(/not one of mine/);
+    expect((await t.press("x".repeat(500))).text).toMatch(/not one of mine/);
+    expect(t.sim.countRequests()).toBe(before);
+  });
+
+  it("expires after BUTTON_TTL_S", async () => {
+    const setup = await startRuntime();
+    let now = Date.now();
+    const runtime = new Runtime({
+      commands: setup.runtime.commands,
+      api: setup.api,
+      actions: new MemoryActionStore(),
+      logger: capturingLogger().logger,
+      settings: { explorerUrl: "https://etherscan.io" },
+      deadlineMs: 5000,
+      rateLimit: { burst: 50, perMinute: 600 },
+      buttonTtlSeconds: 60,
+      now: () => new Date(now),
+    });
+    const invocation = testInvocation();
+    const reply = await runtime.runText(invocation, "audience", setup.sim.fixtures.collection);
+    const id = reply.buttons?.[0]?.id ?? "";
+    now += 61_000;
+    expect((await runtime.click(invocation, id)).text).toMatch(/expired/);
+    await setup.close();
+  });
+});
+
+describe("autocomplete", () => {
+  it("suggests collections seen in answers, by name or address, at most 25", async () => {
+    t = await startRuntime();
+    await t.say("/top volume 30d 25");
+    await t.say("/top sales 30d 25");
+    const all = t.runtime.autocomplete("audience", "collection", "");
+    expect(all.length).toBe(25);
+    const first = all[0]!;
+    const byAddress = t.runtime.autocomplete("audience", "collection", first.value.slice(0, 8));
+    expect(byAddress.map((choice) => choice.value)).toContain(first.value);
+    expect(t.runtime.autocomplete("top", "metric", "")).toEqual([]);
+  });
+});
