@@ -1,0 +1,30 @@
+import { writeFile } from "node:fs/promises";
+import { cpus } from "node:os";
+import { markdownTable } from "./report.ts";
+import { benchColdNft, benchDispatch } from "./runtime.bench.ts";
+
+/** Runs every benchmark in one process, prints the figures and writes bench-results.md. */
+async function main(): Promise<void> {
+  const sections: string[] = [
+    "# Benchmark results",
+    "",
+    `Node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${new Date().toISOString()}.`,
+    "Figures from one run; ratios compare measurements taken in that same run.",
+    "",
+  ];
+  const suites: [string, () => Promise<{ name: string; value: string }[]>][] = [
+    ["Command runtime", benchDispatch],
+    ["Cold /nft vs bare undici, service on loopback with no latency", () => benchColdNft(0)],
+    ["Cold /nft vs bare undici, service answering in 20 ms", () => benchColdNft(20)],
+  ];
+  for (const [title, run] of suites) {
+    process.stdout.write(`running: ${title}…\n`);
+    const table = markdownTable(title, await run());
+    process.stdout.write(`${table}\n`);
+    sections.push(table);
+  }
+  await writeFile("bench-results.md", sections.join("\n"));
+  process.stdout.write("written: bench-results.md\n");
+}
+
+void main();
