@@ -10,11 +10,9 @@ export interface UploadedFile {
 }
 
 export interface RequestBody {
-  /** Plain parameters. JSON bodies keep their types; form fields arrive as strings. */
+  /** Plain parameters. JSON bodies keep their types; form and query fields arrive as strings. */
   fields: Record<string, unknown>;
   files: UploadedFile[];
-  /** Whether the parameters came as strings (multipart, urlencoded, query string). */
-  stringly: boolean;
 }
 
 export class BodyError extends Error {}
@@ -43,7 +41,7 @@ function headerParams(value: string): Record<string, string> {
  * multipart/form-data as grammY writes it: `content-disposition:form-data;name="x";filename=y`
  * (no space after the colon, the filename unquoted), CRLF line ends.
  */
-export function parseMultipart(body: Buffer, boundary: string): Omit<RequestBody, "stringly"> {
+export function parseMultipart(body: Buffer, boundary: string): RequestBody {
   const fields: Record<string, unknown> = {};
   const files: UploadedFile[] = [];
   const delimiter = Buffer.from(`--${boundary}`);
@@ -62,7 +60,8 @@ export function parseMultipart(body: Buffer, boundary: string): Omit<RequestBody
     const headers: Record<string, string> = {};
     for (const line of part.subarray(0, headerEnd).toString("utf8").split("\r\n")) {
       const colon = line.indexOf(":");
-      if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      if (colon > 0)
+        headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
     }
     const data = part.subarray(headerEnd + 4);
     const disposition = headerParams(headers["content-disposition"] ?? "");
@@ -86,10 +85,9 @@ export function parseMultipart(body: Buffer, boundary: string): Omit<RequestBody
 /** Reads a Bot API request: query string, JSON, urlencoded or multipart, merged. */
 export async function readRequestBody(req: IncomingMessage, url: URL): Promise<RequestBody> {
   const fields: Record<string, unknown> = Object.fromEntries(url.searchParams);
-  let stringly = true;
   const raw = await readAll(req);
   const type = (req.headers["content-type"] ?? "").toLowerCase();
-  if (raw.length === 0) return { fields, files: [], stringly };
+  if (raw.length === 0) return { fields, files: [] };
   if (type.startsWith("application/json")) {
     let parsed: unknown;
     try {
@@ -100,18 +98,17 @@ export async function readRequestBody(req: IncomingMessage, url: URL): Promise<R
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
       throw new BodyError("the JSON body must be an object");
     }
-    stringly = Object.keys(fields).length > 0;
-    return { fields: { ...fields, ...parsed }, files: [], stringly };
+    return { fields: { ...fields, ...parsed }, files: [] };
   }
   if (type.startsWith("multipart/form-data")) {
     const boundary = headerParams(req.headers["content-type"] ?? "").boundary;
     if (!boundary) throw new BodyError("multipart body without a boundary parameter");
     const parsed = parseMultipart(raw, boundary);
-    return { fields: { ...fields, ...parsed.fields }, files: parsed.files, stringly };
+    return { fields: { ...fields, ...parsed.fields }, files: parsed.files };
   }
   if (type.startsWith("application/x-www-form-urlencoded")) {
     const form = Object.fromEntries(new URLSearchParams(raw.toString("utf8")));
-    return { fields: { ...fields, ...form }, files: [], stringly };
+    return { fields: { ...fields, ...form }, files: [] };
   }
   throw new BodyError(`unsupported content type "${type}"`);
 }

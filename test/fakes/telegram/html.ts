@@ -46,7 +46,9 @@ function byteOffset(source: string, index: number): number {
 
 /** Decodes `&...;` at `index`; a `&` that starts no entity stays a literal `&`, as Telegram does. */
 function decodeEntity(source: string, index: number): { text: string; next: number } {
-  const match = /^&(#x[0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-zA-Z]+);/.exec(source.slice(index, index + 12));
+  const match = /^&(#x[0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-zA-Z]+);/.exec(
+    source.slice(index, index + 12),
+  );
   if (!match) return { text: "&", next: index + 1 };
   const name = match[1]!;
   let text: string | undefined;
@@ -142,18 +144,14 @@ export function parseTelegramHtml(source: string): ParsedHtml {
     }
     const close = source.indexOf(">", i);
     if (close === -1) {
-      throw new EntityParseError(
-        `Unclosed start tag at byte offset ${byteOffset(source, i)}`,
-      );
+      throw new EntityParseError(`Unclosed start tag at byte offset ${byteOffset(source, i)}`);
     }
     const inner = source.slice(i + 1, close);
     if (inner.startsWith("/")) {
       const name = inner.slice(1).trim().toLowerCase();
       const open = stack.pop();
       if (!open) {
-        throw new EntityParseError(
-          `Unexpected end tag at byte offset ${byteOffset(source, i)}`,
-        );
+        throw new EntityParseError(`Unexpected end tag at byte offset ${byteOffset(source, i)}`);
       }
       if (open.name !== name) {
         throw new EntityParseError(
@@ -187,9 +185,7 @@ export function parseTelegramHtml(source: string): ParsedHtml {
   }
   const unclosed = stack.pop();
   if (unclosed) {
-    throw new EntityParseError(
-      `Can't find end tag corresponding to start tag "${unclosed.name}"`,
-    );
+    throw new EntityParseError(`Can't find end tag corresponding to start tag "${unclosed.name}"`);
   }
   entities.sort((a, b) => a.offset - b.offset || b.length - a.length);
   return { text, entities };
