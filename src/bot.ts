@@ -1,5 +1,6 @@
 import { allCommands } from "../commands/index.ts";
 import { ConsoleAdapter } from "./adapters/console/index.ts";
+import { TelegramAdapter } from "./adapters/telegram/index.ts";
 import { type ApiClient, createApiClient } from "./api/client.ts";
 import type { Config } from "./config.ts";
 import { MemoryActionStore } from "./core/actions.ts";
@@ -19,6 +20,7 @@ export interface Bot {
   api: ApiClient;
   simulator: Simulator | undefined;
   console: ConsoleAdapter | undefined;
+  telegram: TelegramAdapter | undefined;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
   finished: Promise<void>;
   stop(): Promise<void>;
@@ -57,6 +59,25 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     buttonTtlSeconds: config.buttonTtlSeconds,
   });
 
+  let telegram: TelegramAdapter | undefined;
+  if (config.telegram.token !== undefined) {
+    telegram = new TelegramAdapter({
+      token: config.telegram.token,
+      apiRoot: config.telegram.apiRoot,
+      runtime,
+      logger: logger.child({ part: "telegram" }),
+      webhook:
+        config.telegram.webhookUrl && config.telegram.webhookSecret
+          ? {
+              url: config.telegram.webhookUrl,
+              secret: config.telegram.webhookSecret,
+              port: config.telegram.webhookPort,
+            }
+          : undefined,
+    });
+    await telegram.start();
+  }
+
   let consoleAdapter: ConsoleAdapter | undefined;
   const chatTokens = config.discord.token !== undefined || config.telegram.token !== undefined;
   if (!chatTokens) {
@@ -75,11 +96,13 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     api,
     simulator,
     console: consoleAdapter,
+    telegram,
     finished: consoleAdapter ? consoleAdapter.done : new Promise<void>(() => {}),
     async stop() {
       if (stopped) return;
       stopped = true;
       consoleAdapter?.stop();
+      await telegram?.stop();
       await runtime.drain();
       await api.close();
       await simulator?.close();

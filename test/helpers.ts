@@ -3,7 +3,7 @@ import { allCommands } from "../commands/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { type Config, parseConfig } from "../src/config.ts";
 import { MemoryActionStore } from "../src/core/actions.ts";
-import type { Invocation } from "../src/core/command.ts";
+import type { AnyCommand, Invocation } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { newInvocationId, Runtime } from "../src/core/runtime.ts";
 import { createLogger, type Logger, silentLogger } from "../src/log.ts";
@@ -95,10 +95,11 @@ export function testInvocation(overrides: Partial<Invocation> = {}): Invocation 
 export async function startRuntime(
   env: Record<string, string> = {},
   simOptions: SimulatorOptions = {},
+  extraCommands: AnyCommand[] = [],
 ): Promise<RuntimeSetup> {
   const setup = await startClient(env, simOptions);
   const runtime = new Runtime({
-    commands: allCommands(),
+    commands: [...allCommands(), ...extraCommands],
     api: setup.api,
     actions: new MemoryActionStore(),
     logger: silentLogger(),

@@ -81,9 +81,9 @@ interface ReplyBase {
 }
 
 export interface Reply extends ReplyBase {
-  buttons?: ButtonSpec[];
+  buttons?: ButtonSpec[] | undefined;
 }
 
 export interface RenderableReply extends ReplyBase {
-  buttons?: RenderedButton[];
+  buttons?: RenderedButton[] | undefined;
 }

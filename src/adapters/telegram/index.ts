@@ -1,0 +1,276 @@
+import { createServer, type Server } from "node:http";
+import { autoRetry } from "@grammyjs/auto-retry";
+import { type RunnerHandle, run, sequentialize } from "@grammyjs/runner";
+import { type APIThrottlerOptions, apiThrottler } from "@grammyjs/transformer-throttler";
+import { Bot, type Context, GrammyError, HttpError, InputFile, webhookCallback } from "grammy";
+import type { UserFromGetMe } from "grammy/types";
+import type { Invocation } from "../../core/command.ts";
+import type { RenderableReply } from "../../core/reply.ts";
+import { newInvocationId, type Runtime } from "../../core/runtime.ts";
+import type { Logger } from "../../log.ts";
+import { escapeHtml, renderTelegram, type TelegramMessage } from "../../render/telegram.ts";
+
+export interface TelegramAdapterOptions {
+  token: string;
+  runtime: Runtime;
+  logger: Logger;
+  /** Bot API root without a trailing slash (a local Bot API server, or a fake in tests). */
+  apiRoot?: string | undefined;
+  /** Skips getMe at start (tests). */
+  botInfo?: UserFromGetMe;
+  /** Webhook mode instead of long polling. */
+  webhook?: { url: string; secret: string; port: number; host?: string } | undefined;
+  /** Outgoing message shaping; the defaults follow Telegram's limits. false disables it (tests). */
+  throttle?: APIThrottlerOptions | false;
+  /** auto-retry bounds: longest Retry-After waited, and attempts for 429/5xx. */
+  retry?: { maxDelaySeconds: number; maxRetryAttempts: number };
+}
+
+/** Telegram chat ids the bot may no longer write to (blocked, kicked), with why. */
+export type PermanentFailureListener = (chatId: string, reason: string) => void;
+
+const COMMAND_LINE = /^\/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{3,64}))?(?:\s+([\s\S]*))?$/;
+
+/** Permanent send failures: retrying them only burns the bot's budget. */
+export function isPermanentTelegramError(error: unknown): boolean {
+  if (!(error instanceof GrammyError)) return false;
+  return (
+    error.error_code === 403 ||
+    (error.error_code === 400 && /chat not found/i.test(error.description))
+  );
+}
+
+/**
+ * Telegram on grammY: commands from message text (`/top volume 1d`, `/whois@Bot name` in groups,
+ * arguments on new lines), buttons as callback queries, replies as HTML. Long polling through
+ * @grammyjs/runner (concurrent, sequential per chat), or a webhook with its secret checked.
+ */
+export class TelegramAdapter {
+  readonly bot: Bot;
+  onPermanentFailure: PermanentFailureListener | undefined;
+  private runner: RunnerHandle | undefined;
+  private server: Server | undefined;
+
+  constructor(private readonly options: TelegramAdapterOptions) {
+    const { token, apiRoot, botInfo } = options;
+    this.bot = new Bot(token, {
+      ...(botInfo ? { botInfo } : {}),
+      ...(apiRoot ? { client: { apiRoot } } : {}),
+    });
+    if (options.throttle !== false) this.bot.api.config.use(apiThrottler(options.throttle ?? {}));
+    this.bot.api.config.use(
+      autoRetry({
+        maxDelaySeconds: options.retry?.maxDelaySeconds ?? 60,
+        maxRetryAttempts: options.retry?.maxRetryAttempts ?? 3,
+        rethrowHttpErrors: false,
+      }),
+    );
+    this.bot.use(sequentialize((ctx: Context) => ctx.chat?.id.toString()));
+    this.bot.on("message:text", (ctx) => this.onMessage(ctx));
+    this.bot.on("callback_query:data", (ctx) => this.onCallback(ctx));
+    this.bot.catch((error) => {
+      this.options.logger.error(
+        { err: error.error, update: error.ctx.update.update_id },
+        "telegram update failed",
+      );
+    });
+  }
+
+  /** Connects: getMe, the command list, then polling or the webhook. */
+  async start(): Promise<void> {
+    const { logger } = this.options;
+    await this.bot.init();
+    // Outside bot.catch: a failure here must be handled, or it ends the process.
+    try {
+      await this.bot.api.setMyCommands(
+        this.options.runtime.commands.map((command) => ({
+          command: command.name,
+          description: command.description.slice(0, 256),
+        })),
+      );
+    } catch (error) {
+      logger.warn(
+        { err: error },
+        "setMyCommands failed; commands still work, the menu may be stale",
+      );
+    }
+    const { webhook } = this.options;
+    if (webhook) {
+      const handle = webhookCallback(this.bot, "http", { secretToken: webhook.secret });
+      this.server = createServer((req, res) => {
+        void Promise.resolve(handle(req, res)).catch((error: unknown) => {
+          logger.warn({ err: error }, "webhook request failed");
+          if (!res.headersSent) res.writeHead(500).end();
+        });
+      });
+      await new Promise<void>((resolve) =>
+        this.server?.listen(webhook.port, webhook.host ?? "0.0.0.0", resolve),
+      );
+      await this.bot.api.setWebhook(webhook.url, {
+        secret_token: webhook.secret,
+        allowed_updates: ["message", "callback_query"],
+      });
+      logger.info({ port: webhook.port }, "telegram webhook listening");
+      return;
+    }
+    this.runner = run(this.bot, {
+      runner: { fetch: { allowed_updates: ["message", "callback_query"] } },
+    });
+    logger.info({ username: this.bot.botInfo.username }, "telegram polling");
+  }
+
+  async stop(): Promise<void> {
+    if (this.runner?.isRunning()) await this.runner.stop();
+    if (this.server) await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  private invocation(ctx: Context): Invocation {
+    const chat = ctx.chat;
+    const from = ctx.from;
+    const kind =
+      chat?.type === "private" ? "private" : chat?.type === "channel" ? "channel" : "group";
+    return {
+      id: newInvocationId(),
+      platform: "telegram",
+      user: {
+        id: String(from?.id ?? "unknown"),
+        name: from?.username ?? from?.first_name ?? "someone",
+      },
+      chat: { id: String(chat?.id ?? "unknown"), kind },
+      canManageChannel: async () => {
+        if (!chat || !from) return false;
+        // The person in a private chat with the bot owns that chat.
+        if (chat.type === "private") return true;
+        const member = await ctx.api.getChatMember(chat.id, from.id);
+        return member.status === "creator" || member.status === "administrator";
+      },
+    };
+  }
+
+  private async onMessage(ctx: Context): Promise<void> {
+    const text = ctx.message?.text ?? "";
+    const match = COMMAND_LINE.exec(text.trim());
+    if (!match?.[1]) return;
+    const [, name, target, args] = match;
+    // In groups several bots share commands: only those without a target or aimed at us.
+    if (target && target.toLowerCase() !== ctx.me.username.toLowerCase()) return;
+    const invocation = this.invocation(ctx);
+    const reply = await this.options.runtime.runText(invocation, name.toLowerCase(), args ?? "");
+    await this.send(ctx, reply, ctx.message?.message_id);
+  }
+
+  private async onCallback(ctx: Context): Promise<void> {
+    const data = ctx.callbackQuery?.data ?? "";
+    const reply = await this.options.runtime.click(this.invocation(ctx), data);
+    // A refusal (expired, foreign, forged, not allowed) is an alert on the button, not a message.
+    if (
+      reply.private &&
+      reply.tone !== undefined &&
+      reply.tone !== "info" &&
+      reply.tone !== "success"
+    ) {
+      await ctx.answerCallbackQuery({
+        text: (reply.text ?? "Not possible.").slice(0, 200),
+        show_alert: true,
+      });
+      return;
+    }
+    await ctx.answerCallbackQuery();
+    const messages = renderTelegram(reply);
+    const first = messages[0];
+    const original = ctx.callbackQuery?.message;
+    if (reply.replaceOriginal && original && first?.kind === "text" && messages.length === 1) {
+      try {
+        await ctx.editMessageText(first.text, {
+          parse_mode: "HTML",
+          link_preview_options: { is_disabled: true },
+          ...(first.replyMarkup ? { reply_markup: first.replyMarkup } : {}),
+        });
+        return;
+      } catch (error) {
+        if (!(error instanceof GrammyError && /not modified/i.test(error.description))) throw error;
+        return;
+      }
+    }
+    await this.send(ctx, reply, undefined);
+  }
+
+  /** Sends a reply's messages in order; a permanent failure is recorded, not retried. */
+  private async send(
+    ctx: Context,
+    reply: RenderableReply,
+    replyTo: number | undefined,
+  ): Promise<void> {
+    const chatId = ctx.chat?.id;
+    if (chatId === undefined) return;
+    try {
+      for (const message of renderTelegram(reply)) {
+        await this.sendOne(chatId, message, replyTo);
+      }
+    } catch (error) {
+      if (isPermanentTelegramError(error)) {
+        const reason = (error as GrammyError).description;
+        this.options.logger.warn({ chat: chatId, reason }, "telegram chat refuses messages");
+        this.onPermanentFailure?.(String(chatId), reason);
+        return;
+      }
+      if (error instanceof HttpError) {
+        this.options.logger.warn({ chat: chatId, err: error }, "network error sending to telegram");
+        return;
+      }
+      throw error;
+    }
+  }
+
+  /** Sends one rendered message to a chat (also used by the alert delivery later). */
+  async sendOne(
+    chatId: number | string,
+    message: TelegramMessage,
+    replyTo?: number,
+  ): Promise<void> {
+    const common = {
+      parse_mode: "HTML" as const,
+      ...(replyTo !== undefined
+        ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } }
+        : {}),
+      ...(message.replyMarkup ? { reply_markup: message.replyMarkup } : {}),
+    };
+    if (message.kind === "text") {
+      await this.bot.api.sendMessage(chatId, message.text, {
+        ...common,
+        link_preview_options: { is_disabled: true },
+      });
+    } else if (message.kind === "photo") {
+      const caption = message.caption ? { caption: message.caption } : {};
+      if (!("url" in message.photo)) {
+        await this.bot.api.sendPhoto(
+          chatId,
+          new InputFile(message.photo.data, message.photo.name),
+          { ...common, ...caption },
+        );
+        return;
+      }
+      try {
+        await this.bot.api.sendPhoto(chatId, message.photo.url, { ...common, ...caption });
+      } catch (error) {
+        // Telegram fetches image URLs itself and refuses those it cannot read (a dead host, a
+        // format it dislikes): the answer must still arrive, so it goes out as text with the link.
+        if (!(error instanceof GrammyError && error.error_code === 400)) throw error;
+        const link = `<a href="${escapeHtml(message.photo.url)}">image</a>`;
+        await this.bot.api.sendMessage(chatId, `${message.caption ?? ""}\n${link}`.trim(), {
+          ...common,
+          link_preview_options: { is_disabled: true },
+        });
+      }
+    } else {
+      await this.bot.api.sendDocument(
+        chatId,
+        new InputFile(message.document.data, message.document.name),
+        {
+          ...common,
+          ...(message.caption ? { caption: message.caption } : {}),
+        },
+      );
+    }
+  }
+}

@@ -1,0 +1,273 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { TelegramAdapter } from "../src/adapters/telegram/index.ts";
+import { defineCommand } from "../src/core/command.ts";
+import { silentLogger } from "../src/log.ts";
+import { visibleLength } from "../src/render/telegram.ts";
+import {
+  type FakeTelegram,
+  groupChat,
+  privateChat,
+  type RecordedCall,
+  startFakeTelegram,
+  telegramErrors,
+  user,
+} from "./fakes/telegram/index.ts";
+import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+
+const alice = user(1001, "Alice", "alice");
+const bob = user(1002, "Bob", "bob");
+const dm = privateChat(alice);
+const group = groupChat(-4001, "NFT chat");
+
+let t: RuntimeSetup;
+let fake: FakeTelegram;
+let adapter: TelegramAdapter;
+
+/** A reply far over Telegram's 4096 characters, with markup in it, for the limits test. */
+const longCommand = defineCommand({
+  name: "long",
+  description: "A very long reply",
+  options: {},
+  examples: [],
+  run: async () => ({
+    title: "Long <b>answer</b>",
+    text: Array.from(
+      { length: 160 },
+      (_, i) => `line ${i}: @everyone <i>not italic</i> & more text here`,
+    ).join("\n"),
+  }),
+});
+
+beforeEach(async () => {
+  t = await startRuntime({}, {}, [longCommand]);
+  fake = await startFakeTelegram();
+  adapter = new TelegramAdapter({
+    token: fake.token,
+    apiRoot: fake.apiRoot,
+    botInfo: fake.botInfo,
+    runtime: t.runtime,
+    logger: silentLogger(),
+    throttle: false,
+    retry: { maxDelaySeconds: 5, maxRetryAttempts: 3 },
+  });
+  await adapter.start();
+});
+
+afterEach(async () => {
+  await adapter.stop();
+  await fake.close();
+  await t.close();
+});
+
+const sentOk = (method: string) => (call: RecordedCall) => call.method === method && call.ok;
+const textOf = (call: RecordedCall) => String(call.params.text ?? "");
+
+async function ask(
+  chat: Parameters<FakeTelegram["message"]>[0],
+  from: typeof alice,
+  text: string,
+): Promise<RecordedCall> {
+  const before = fake.sent.length;
+  fake.pushUpdate(fake.message(chat, from, text));
+  return fake.waitFor(
+    (call) => call.seq > before && call.ok && call.method === "sendMessage",
+    10_000,
+  );
+}
+
+describe("Telegram adapter on grammY against a Bot API on loopback", () => {
+  it("registers the command list from the registry at start", async () => {
+    const call = fake.sent.find(sentOk("setMyCommands"));
+    const names = ((call?.params.commands ?? []) as { command: string }[]).map((c) => c.command);
+    expect(names).toEqual(t.runtime.commands.map((c) => c.name));
+  });
+
+  it("answers /top with HTML: bold title and the table in <pre>", async () => {
+    const call = await ask(dm, alice, "/top volume 1d 3");
+    expect(call.params.parse_mode).toBe("HTML");
+    expect(textOf(call)).toMatch(/<b>.*Top collections by sales volume, last 1 day.*<\/b>/);
+    expect(textOf(call)).toMatch(/<pre>[\s\S]*#[\s\S]*Collection[\s\S]*<\/pre>/);
+  });
+
+  it("a callback button pages the message in place and stops the spinner", async () => {
+    const call = await ask(dm, alice, "/top volume 1d 3");
+    const keyboard = call.params.reply_markup as {
+      inline_keyboard: { text: string; callback_data: string }[][];
+    };
+    const next = keyboard.inline_keyboard.flat().find((button) => button.text.includes("Next"));
+    expect(next?.callback_data).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    const message = fake
+      .messages(dm.id)
+      .filter((m) => m.from?.is_bot)
+      .at(-1);
+    fake.pushUpdate(fake.callbackQuery(dm, alice, next?.callback_data ?? "", message));
+    await fake.waitFor(sentOk("answerCallbackQuery"));
+    const edit = await fake.waitFor(sentOk("editMessageText"));
+    expect(String(edit.params.text)).toMatch(/Page 2/);
+    expect(fake.unansweredCallbackQueries()).toEqual([]);
+  });
+
+  it("a forged or foreign button gets an alert and nothing else", async () => {
+    fake.pushUpdate(fake.callbackQuery(dm, alice, "not-a-real-id"));
+    const answer = await fake.waitFor(sentOk("answerCallbackQuery"));
+    expect(answer.params.show_alert).toBe(true);
+    expect(String(answer.params.text)).toMatch(/not one of mine/);
+
+    const call = await ask(dm, alice, "/top volume 1d 3");
+    const keyboard = call.params.reply_markup as { inline_keyboard: { callback_data: string }[][] };
+    const id = keyboard.inline_keyboard.flat()[0]?.callback_data ?? "";
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.callbackQuery(group, bob, id));
+    const foreign = await fake.waitFor((c) => c.seq > before && c.method === "answerCallbackQuery");
+    expect(String(foreign.params.text)).toMatch(/another chat/);
+    expect(fake.sent.filter((c) => c.seq > before && c.method === "sendMessage")).toHaveLength(0);
+  });
+
+  it("takes /cmd@BotName in a group and ignores commands aimed at another bot", async () => {
+    fake.pushUpdate(fake.message(group, bob, "/help@some_other_bot"));
+    const call = await ask(
+      group,
+      bob,
+      `/whois@${fake.botInfo.username} ${t.sim.fixtures.walletEns}`,
+    );
+    expect(textOf(call)).toContain(t.sim.fixtures.walletEns);
+    expect(fake.sent.filter(sentOk("sendMessage"))).toHaveLength(1);
+  });
+
+  it("reads arguments on new lines", async () => {
+    const call = await ask(
+      dm,
+      alice,
+      `/behaviors\n${t.sim.fixtures.wallet}\n${t.sim.fixtures.walletEns}`,
+    );
+    expect(textOf(call)).not.toMatch(/Missing|There is no/);
+  });
+
+  it("answers a command without its required arguments with its usage", async () => {
+    const call = await ask(dm, alice, "/audience");
+    expect(textOf(call)).toMatch(/Usage: \/audience &lt;collection&gt;/);
+  });
+
+  it("waits out a 429's retry_after and delivers once", async () => {
+    fake.failNext("sendMessage", telegramErrors.tooManyRequests(1));
+    const started = Date.now();
+    await ask(dm, alice, "/help");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(fake.sent.filter((c) => c.method === "sendMessage")).toHaveLength(2);
+    expect(fake.sent.filter(sentOk("sendMessage"))).toHaveLength(1);
+  });
+
+  it("records a 403 (blocked) once, without retrying, and keeps polling", async () => {
+    const refused: string[] = [];
+    adapter.onPermanentFailure = (chatId, reason) => refused.push(`${chatId}: ${reason}`);
+    fake.failNext("sendMessage", telegramErrors.blocked());
+    fake.pushUpdate(fake.message(dm, alice, "/help"));
+    await fake.waitFor((c) => c.method === "sendMessage" && !c.ok);
+    await expect.poll(() => refused.length).toBe(1);
+    expect(refused[0]).toMatch(/blocked/);
+    const call = await ask(dm, alice, "/help");
+    expect(textOf(call)).toContain("/whois");
+    expect(fake.sent.filter((c) => c.method === "sendMessage")).toHaveLength(2);
+  });
+
+  it("escapes a collection named with markup", async () => {
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(dm, alice, `/nft ${t.sim.fixtures.markupCollection} 1`));
+    const call = await fake.waitFor(
+      (c) => c.seq > before && c.ok && (c.method === "sendMessage" || c.method === "sendPhoto"),
+    );
+    const html = String(call.params.text ?? call.params.caption ?? "");
+    expect(html).toContain("@everyone &lt;b&gt;x&lt;/b&gt;");
+    expect(html).not.toContain("<b>x</b>");
+  });
+
+  it("splits a reply over 4096 characters at lines, each part within the limit and escaped", async () => {
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(dm, alice, "/long"));
+    await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage" && textOf(c).includes("line 159"),
+    );
+    const parts = fake.sent.filter((c) => c.seq > before && c.ok && c.method === "sendMessage");
+    expect(parts.length).toBeGreaterThan(1);
+    for (const part of parts) {
+      expect(visibleLength(textOf(part))).toBeLessThanOrEqual(4096);
+      expect(textOf(part)).not.toContain("<i>");
+    }
+    expect(parts.map(textOf).join("\n")).toContain(
+      "line 0: @everyone &lt;i&gt;not italic&lt;/i&gt; &amp; more",
+    );
+  });
+
+  it("falls back to text with the link when Telegram cannot fetch an image URL", async () => {
+    fake.failNext("sendPhoto", {
+      error_code: 400,
+      description: "Bad Request: wrong file identifier/HTTP URL specified",
+    });
+    const before = fake.sent.length;
+    fake.pushUpdate(
+      fake.message(
+        dm,
+        alice,
+        `/nft ${t.sim.fixtures.token.contract} ${t.sim.fixtures.token.tokenId}`,
+      ),
+    );
+    const text = await fake.waitFor((c) => c.seq > before && c.ok && c.method === "sendMessage");
+    expect(textOf(text)).toMatch(/<a href="https?:\/\/[^"]+">image<\/a>/);
+    expect(
+      fake.sent.filter((c) => c.seq > before && c.method === "sendPhoto" && !c.ok),
+    ).toHaveLength(1);
+  });
+});
+
+describe("webhook mode", () => {
+  it("checks the secret token on every request", async () => {
+    await adapter.stop();
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const hooked = new TelegramAdapter({
+      token: fake.token,
+      apiRoot: fake.apiRoot,
+      botInfo: fake.botInfo,
+      runtime: t.runtime,
+      logger: silentLogger(),
+      throttle: false,
+      webhook: {
+        url: "https://bot.example.com/hook",
+        secret: "s3cr3t-token",
+        port,
+        host: "127.0.0.1",
+      },
+    });
+    await hooked.start();
+    try {
+      expect(fake.sent.find(sentOk("setWebhook"))?.params.secret_token).toBe("s3cr3t-token");
+      const update = {
+        update_id: 77,
+        message: {
+          message_id: 1,
+          date: 0,
+          chat: dm,
+          from: alice,
+          text: "/help",
+          entities: [{ type: "bot_command", offset: 0, length: 5 }],
+        },
+      };
+      const post = (secret?: string) =>
+        fetch(`http://127.0.0.1:${port}/`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            ...(secret ? { "x-telegram-bot-api-secret-token": secret } : {}),
+          },
+          body: JSON.stringify(update),
+        });
+      expect((await post()).status).toBe(401);
+      expect((await post("wrong")).status).toBe(401);
+      expect(fake.sent.filter((c) => c.method === "sendMessage")).toHaveLength(0);
+      expect((await post("s3cr3t-token")).status).toBe(200);
+      const reply = await fake.waitFor(sentOk("sendMessage"));
+      expect(textOf(reply)).toContain("/whois");
+    } finally {
+      await hooked.stop();
+    }
+  });
+});
