@@ -1,6 +1,5 @@
 /** Audience insights, endpoints 1 to 9 (version segment v1beta1). */
 
-import type { ContractRec, WalletRec, World } from "./data.ts";
 import { badRequest, notFound } from "./errors.ts";
 import {
   decimalWei,
@@ -14,6 +13,7 @@ import {
   requireObject,
   walletList,
 } from "./params.ts";
+import type { ContractRec, WalletRec, World } from "./records.ts";
 import { param, type RequestContext, type Route } from "./router.ts";
 import {
   type AggregatedBehaviorJson,

@@ -1,8 +1,8 @@
 /** Collections, endpoints 15 to 17 (version segment v1beta2). */
 
-import type { ContractRec } from "./data.ts";
 import { badRequest } from "./errors.ts";
 import { page, parseEnum, queryPaging, requireContract } from "./params.ts";
+import type { ContractRec } from "./records.ts";
 import { param, type RequestContext, type Route } from "./router.ts";
 import {
   DURATION_DAYS,

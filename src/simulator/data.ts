@@ -5,19 +5,27 @@
  * contain data. Everything served is derived from these records, so aggregates agree.
  */
 
+import { buildEns } from "./ens.ts";
 import {
   collectionName,
-  dnsTld,
   EMPTY_NAME,
-  ensLabel,
   FUNGIBLE_TOKENS,
   MARKUP_NAME,
   SPAM_NAMES,
-  subdomainLabel,
   symbolOf,
   TRICKY_NAMES,
 } from "./names.ts";
 import { hashSeed, Rng } from "./random.ts";
+import type {
+  ContractRec,
+  Fixtures,
+  Payment,
+  SaleRec,
+  TokenRec,
+  TokenRef,
+  WalletRec,
+  World,
+} from "./records.ts";
 import {
   type Behavior,
   FUNGIBLE_CONTRACT_TYPE,
@@ -27,167 +35,6 @@ import {
   UNKNOWN_CONTRACT_TYPE,
 } from "./types.ts";
 import { compareText, SECONDS_PER_DAY } from "./units.ts";
-
-export interface WalletRec {
-  index: number;
-  address: string;
-  behavior: Behavior;
-  scores: Record<ScoreDimension, Score>;
-  purchasesCount: number;
-  purchasesVolumeWei: bigint;
-  walletAgeDays: number;
-  holdingSpanAvgDays: number;
-  /** null when the wallet never bought an NFT. */
-  daysSinceLastPurchase: number | null;
-  holdings: Holding[];
-  /** Distinct non-spam collections currently owned. */
-  collectionsOwned: number;
-  /** ENS names resolving to this wallet, primary first. */
-  names: string[];
-}
-
-export interface Holding {
-  token: TokenRec;
-  quantity: number;
-}
-
-export interface OwnerStat {
-  wallet: WalletRec;
-  /** Sum of quantities over the collection's tokens. */
-  quantity: number;
-  /** Distinct tokens of the collection held. */
-  distinct: number;
-}
-
-export interface ContractRec {
-  address: string;
-  name: string;
-  symbol: string;
-  decimals: number;
-  types: string[];
-  /** The type its NFTs carry; undefined for fungible contracts. */
-  nftType: string | undefined;
-  mintSec: number;
-  mintTx: string;
-  minter: string;
-  spam: boolean;
-  /** Its behavior summary folds rare categories into BEHAVIOR_OTHER. */
-  groupsRareBehaviors: boolean;
-  tokens: TokenRec[];
-  tokenById: Map<string, TokenRec>;
-  /** Keyed by WalletRec.index (number keys keep start-up fast). */
-  owners: Map<number, OwnerStat>;
-  /** ownerSeries[k] = owners k days before the anchor day; [0] equals owners.size. */
-  ownerSeries: number[];
-  sales: SaleRec[];
-}
-
-export interface TokenRec {
-  contract: ContractRec;
-  id: string;
-  owners: { wallet: WalletRec; quantity: number }[];
-  mintSec: number;
-  /** Raw metadata is plain text instead of JSON. */
-  textMetadata: boolean;
-  lastSale: SaleRec | undefined;
-}
-
-export type Payment = "native" | "weth" | "mixed" | "usdc";
-
-export interface SaleRec {
-  /** Position in World.sales; seeds the sale's transaction details (see json.ts). */
-  id: number;
-  token: TokenRec;
-  sec: number;
-  totalWei: bigint;
-  /** Part paid in native transfers; the rest (totalWei - nativeWei) came as fungible tokens. */
-  nativeWei: bigint;
-  payment: Payment;
-}
-
-export interface EnsRec {
-  name: string;
-  wallet: WalletRec;
-  validFromSec: number;
-  /** null for DNS names imported into ENS (no expiry). */
-  validTillSec: number | null;
-  parentName: string | undefined;
-}
-
-export interface TokenRef {
-  contract: string;
-  tokenId: string;
-}
-
-/** Stable handles into the seeded data for tests. Addresses are lowercase hex. */
-export interface Fixtures {
-  /** Normal ERC721 collection: hundreds of owners, many sales, a year of owner counts. */
-  collection: string;
-  /** ERC1155 collection whose tokens have several owners each. */
-  erc1155Collection: string;
-  /** A spam collection (airdropped to many wallets, including `wallet`). */
-  spamCollection: string;
-  /** Minter of `spamCollection`, labelled BEHAVIOR_BADACTOR. */
-  spamMinter: string;
-  /** ERC721 collection whose name and symbol are "". */
-  emptyNameCollection: string;
-  /** Collection whose name contains `@everyone <b>x</b> **bold** [link](https://evil.example)`. */
-  markupCollection: string;
-  /** Collection whose behavior summary (endpoint 2) contains BEHAVIOR_OTHER. */
-  otherBehaviorCollection: string;
-  /** NFT contract whose `types` is ["TYPE_ERC404"], a value outside the spec's set. */
-  unknownTypeContract: string;
-  /** TYPE_CRYPTOPUNKS collection. */
-  cryptopunksCollection: string;
-  /** TYPE_ERC721_LEGACY collection. */
-  legacyCollection: string;
-  /** Fungible WETH-like contract (type TYPE_ERC20) used in sales' fungibleTotals. */
-  fungibleContract: string;
-  /** A token whose id has exactly 78 digits. */
-  hugeTokenId: TokenRef;
-  /** ERC721 token of `collection` with a last sale paid in native and WETH (fungibleTotals). */
-  token: TokenRef;
-  /** Token whose raw metadata is plain text (metadataUri.mimeType "text/plain"). */
-  tokenWithTextMetadata: TokenRef;
-  /** Token of `collection` that never sold: its details have no lastSale. */
-  tokenWithoutSale: TokenRef;
-  /** ERC1155 token of `erc1155Collection` with several owners. */
-  multiOwnerToken: TokenRef;
-  /** Wallet holding NFTs of `collection` and `erc1155Collection`, and every spam collection. */
-  wallet: string;
-  /** Primary ENS name of `wallet` (a .eth name). */
-  walletEns: string;
-  /** Wallet with several ENS names (one of them a DNS name). */
-  multiNameWallet: string;
-  /** All names of `multiNameWallet`, primary first. */
-  multiNameWalletNames: string[];
-  /** DNS name with an ENS record: validTillTimestamp is null. */
-  dnsName: string;
-  /** Subdomain such as "pay.something.eth", served with parentName. */
-  subdomain: string;
-  /** parentName of `subdomain`. */
-  subdomainParent: string;
-  /** Name made of emoji, e.g. "🦊🦊🦊.eth". */
-  emojiEnsName: string;
-  /** Valid address that is no wallet, contract or name target in the data set. */
-  unknownAddress: string;
-}
-
-export interface World {
-  seed: number;
-  anchorSec: number;
-  anchorDay: number;
-  wallets: WalletRec[];
-  walletByAddress: Map<string, WalletRec>;
-  /** Every contract, ordered by mint time (minted ones are appended in order). */
-  contracts: ContractRec[];
-  contractByAddress: Map<string, ContractRec>;
-  ens: Map<string, EnsRec>;
-  sales: SaleRec[];
-  weth: ContractRec;
-  usdc: ContractRec;
-  fixtures: Fixtures;
-}
 
 const WALLET_COUNT = 3000;
 const COLLECTION_COUNT = 200;
@@ -264,7 +111,13 @@ export function buildWorld(seed: number, nowMs: number): World {
   if (!weth || !usdc) throw new Error("fungible contracts missing");
   const sales = buildSales(new Rng(hashSeed(seed, "sales")), nfts, anchorSec);
 
-  const ens = buildEns(new Rng(hashSeed(seed, "ens")), wallets, anchorSec);
+  const ens = buildEns(new Rng(hashSeed(seed, "ens")), wallets, anchorSec, {
+    fixture: FIXTURE_WALLET,
+    multiName: MULTI_NAME_WALLET,
+    dns: DNS_WALLET,
+    subdomain: SUBDOMAIN_WALLET,
+    emoji: EMOJI_WALLET,
+  });
 
   contracts.sort((a, b) => a.mintSec - b.mintSec || compareText(a.address, b.address));
   const world: World = {
@@ -611,77 +464,6 @@ function buildSales(rng: Rng, nfts: ContractRec[], anchorSec: number): SaleRec[]
     addSale(fixtureToken, anchorSec - 3600, totalWei, "mixed");
   }
   return sales;
-}
-
-function buildEns(rng: Rng, wallets: WalletRec[], anchorSec: number): Map<string, EnsRec> {
-  const ens = new Map<string, EnsRec>();
-  const add = (name: string, wallet: WalletRec, kind: "eth" | "dns" | "sub", parent?: string) => {
-    const validFromSec = anchorSec - rng.int(1, 1500) * SECONDS_PER_DAY - rng.int(0, 86_399);
-    // A few .eth names have lapsed: their expiry is in the past.
-    const tillDays = rng.chance(0.05) ? -rng.int(1, 60) : rng.int(10, 1500);
-    const record: EnsRec = {
-      name,
-      wallet,
-      validFromSec,
-      validTillSec: kind === "dns" ? null : anchorSec + tillDays * SECONDS_PER_DAY,
-      parentName: parent,
-    };
-    ens.set(name, record);
-    wallet.names.push(name);
-  };
-  const taken = new Set<string>();
-  const fresh = (tld: string) => {
-    const name = `${ensLabel(rng, taken, tld)}.${tld}`;
-    taken.add(name);
-    return name;
-  };
-  const freshEth = () => fresh("eth");
-  const freshDns = () => fresh(dnsTld(rng));
-
-  const forcedNamed = new Set([FIXTURE_WALLET, MULTI_NAME_WALLET, SUBDOMAIN_WALLET]);
-  for (const wallet of wallets) {
-    if (wallet.index === DNS_WALLET) {
-      add(freshDns(), wallet, "dns");
-      continue;
-    }
-    if (wallet.index === EMOJI_WALLET) {
-      taken.add("🦊🦊🦊.eth");
-      add("🦊🦊🦊.eth", wallet, "eth");
-      continue;
-    }
-    if (!forcedNamed.has(wallet.index) && !rng.chance(0.55)) continue;
-    add(freshEth(), wallet, "eth");
-    if (wallet.index === MULTI_NAME_WALLET) {
-      add(freshEth(), wallet, "eth");
-      add(freshEth(), wallet, "eth");
-      add(freshDns(), wallet, "dns");
-    } else if (wallet.index !== FIXTURE_WALLET && rng.chance(0.06)) {
-      const extra = rng.int(1, 3);
-      for (let i = 0; i < extra; i++) add(freshEth(), wallet, "eth");
-    }
-    if (rng.chance(0.01)) add(freshDns(), wallet, "dns");
-  }
-
-  const named = wallets.filter((wallet) => wallet.names.length > 0 && wallet.index > 20);
-  const subdomainOf = (parentWallet: WalletRec, target: WalletRec) => {
-    const parent = parentWallet.names[0];
-    if (!parent?.endsWith(".eth")) return;
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const name = `${subdomainLabel(rng)}.${parent}`;
-      if (!taken.has(name)) {
-        taken.add(name);
-        add(name, target, "sub", parent);
-        return;
-      }
-    }
-  };
-  const subdomainWallet = wallets[SUBDOMAIN_WALLET];
-  if (subdomainWallet) subdomainOf(subdomainWallet, subdomainWallet);
-  for (let i = 0; i < 40; i++) {
-    const parentWallet = rng.pick(named);
-    subdomainOf(parentWallet, rng.chance(0.7) ? parentWallet : rng.pick(wallets));
-  }
-  return ens;
 }
 
 function pickFixtures(

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { audienceRoutes } from "./audiences.ts";
 import { collectionRoutes } from "./collections.ts";
-import { buildWorld, type Fixtures } from "./data.ts";
+import { buildWorld } from "./data.ts";
 import { errorBody, HttpError } from "./errors.ts";
 import {
   decideFault,
@@ -22,12 +22,13 @@ import {
 import { foundationalRoutes } from "./foundational.ts";
 import { mintContracts } from "./minting.ts";
 import { hashSeed, mulberry32, Rng } from "./random.ts";
+import type { Fixtures } from "./records.ts";
 import { Router, type SpamReport } from "./router.ts";
 import type { Contract } from "./types.ts";
 import { walletRoutes } from "./wallets.ts";
 
-export type { Fixtures, TokenRef } from "./data.ts";
 export type { FaultConfig, ScriptedResponse } from "./faults.ts";
+export type { Fixtures, TokenRef } from "./records.ts";
 export type { SpamReport } from "./router.ts";
 export type {
   AggregatedBehaviorJson,

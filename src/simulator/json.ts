@@ -4,9 +4,9 @@
  * without being stored.
  */
 
-import type { ContractRec, EnsRec, SaleRec, TokenRec, World } from "./data.ts";
 import { TRAIT_TYPES, TRAIT_VALUES } from "./names.ts";
 import { hashSeed, Rng } from "./random.ts";
+import type { ContractRec, EnsRec, SaleRec, TokenRec, World } from "./records.ts";
 import type { Contract, EnsEntityJson, NftJson, NftMetadataJson, SaleJson } from "./types.ts";
 import { compareText, formatUnits, isoSeconds, SECONDS_PER_DAY } from "./units.ts";
 

@@ -1,9 +1,9 @@
 /** New contracts appearing over time, so the new-collection poller has something to post. */
 
-import type { ContractRec, World } from "./data.ts";
 import { contractJson } from "./json.ts";
 import { collectionName, symbolOf } from "./names.ts";
 import type { Rng } from "./random.ts";
+import type { ContractRec, World } from "./records.ts";
 import { type Contract, FUNGIBLE_CONTRACT_TYPE } from "./types.ts";
 
 /**

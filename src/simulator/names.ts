@@ -104,7 +104,7 @@ export const FUNGIBLE_TOKENS: readonly { name: string; symbol: string; decimals:
   { name: "Wrapped BTC", symbol: "WBTC", decimals: 8 },
   { name: "Pepe", symbol: "PEPE", decimals: 18 },
   { name: "Simulated Dollar 💵", symbol: "SIMD", decimals: 2 },
-  { name: "", symbol: "", decimals: 18 },
+  { name: "Ωmega Ünïcode Token", symbol: "ΩUT", decimals: 18 },
   { name: "Uniswap", symbol: "UNI", decimals: 18 },
 ];
 

@@ -3,8 +3,8 @@
  * HttpError (400 for malformed input, 404 for well-formed references the data set lacks).
  */
 
-import type { ContractRec, TokenRec, WalletRec, World } from "./data.ts";
 import { badRequest, notFound } from "./errors.ts";
+import type { ContractRec, TokenRec, WalletRec, World } from "./records.ts";
 import { parseUnits } from "./units.ts";
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;

@@ -1,5 +1,5 @@
-import type { World } from "./data.ts";
 import { badRequest, HttpError } from "./errors.ts";
+import type { World } from "./records.ts";
 
 export interface SpamReport {
   kind: "spam" | "not_spam";

@@ -1,0 +1,844 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  type AggregatedBehaviorJson,
+  type Contract,
+  type EnsEntityJson,
+  type FinancialStatsJson,
+  type NftJson,
+  type SaleJson,
+  type Simulator,
+  startSimulator,
+  type WalletBehaviorJson,
+} from "../src/simulator/index.ts";
+
+interface Reply<T> {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: T;
+}
+
+interface CallOptions {
+  method?: string;
+  body?: unknown;
+  /** null sends no key at all. */
+  key?: string | null;
+}
+
+async function call<T = unknown>(
+  sim: Simulator,
+  path: string,
+  options: CallOptions = {},
+): Promise<Reply<T>> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (options.key !== null) headers["x-api-key"] = options.key ?? sim.apiKey;
+  const init: RequestInit = { method: options.method ?? "GET", headers };
+  if (options.body !== undefined) {
+    headers["content-type"] = "application/json";
+    init.method = options.method ?? "POST";
+    init.body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+  }
+  const response = await fetch(`${sim.url}${path}`, init);
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json: json as T };
+}
+
+const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
+const isSortedDescending = (values: readonly number[]) =>
+  values.every((value, index) => index === 0 || (values[index - 1] ?? value) >= value);
+const DECIMAL = /^\d+(\.\d+)?$/;
+const INT64 = /^-?\d+$/;
+const ADDRESS = /^0x[0-9a-f]{40}$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+let sim: Simulator;
+
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 1 });
+});
+
+afterAll(async () => {
+  await sim.close();
+});
+
+afterEach(() => {
+  sim.clearFaults();
+});
+
+describe("authentication", () => {
+  it("answers 401 without the key or with a wrong one, before looking at the path", async () => {
+    const missing = await call<{ code: number; message: string }>(sim, "/no/such/path", {
+      key: null,
+    });
+    const wrong = await call(sim, `/wallets/v1beta2/ens/by_name/${sim.fixtures.walletEns}`, {
+      key: "nope",
+    });
+    expect(missing.status).toBe(401);
+    expect(missing.json).toEqual({ code: 16, message: expect.any(String) });
+    expect(wrong.status).toBe(401);
+    expect(sim.requests.at(-1)?.apiKey).toBe("nope");
+  });
+});
+
+describe("audience insights", () => {
+  it("1: aggregates behaviors of addresses and ENS names, counting a wallet once", async () => {
+    const { wallet, walletEns, unknownAddress, multiNameWallet } = sim.fixtures;
+    const reply = await call<{ aggregatedBehaviors: AggregatedBehaviorJson[] }>(
+      sim,
+      "/audiences/v1beta1/behaviors/by_wallets",
+      {
+        body: {
+          walletAddresses: [wallet, walletEns.toUpperCase(), multiNameWallet, unknownAddress],
+        },
+      },
+    );
+    expect(reply.status).toBe(200);
+    const items = reply.json.aggregatedBehaviors;
+    expect(sum(items.map((item) => Number(item.walletsCount)))).toBe(3);
+    expect(sum(items.map((item) => item.walletsPercentage))).toBeCloseTo(100, 1);
+    expect(items.some((item) => item.behavior === "BEHAVIOR_UNSPECIFIED")).toBe(true);
+    expect(items.every((item) => item.walletsCountChange30d === undefined)).toBe(true);
+  });
+
+  it("2, 3, 6, 17: a collection's summary, details, stats and owner count agree", async () => {
+    const { collection } = sim.fixtures;
+    const summary = await call<{ aggregatedBehaviors: AggregatedBehaviorJson[] }>(
+      sim,
+      `/audiences/v1beta1/behaviors/by_collection/${collection}`,
+    );
+    const details = await call<{ walletBehaviors: WalletBehaviorJson[] }>(
+      sim,
+      `/audiences/v1beta1/behaviors/by_collection/${collection}/details`,
+    );
+    const stats = await call<FinancialStatsJson>(
+      sim,
+      `/audiences/v1beta1/financial_stats/by_collection/${collection}`,
+    );
+    const year = await call<{ dataPoints: { timestamp: string; count: string }[] }>(
+      sim,
+      `/collections/v1beta2/${collection}/owners_count/DURATION_365_DAYS/GROUP_BY_PERIOD_1_DAY`,
+    );
+    const items = summary.json.aggregatedBehaviors;
+    const owners = Number(stats.json.walletsCount);
+    expect(owners).toBeGreaterThan(300);
+    expect(sum(items.map((item) => Number(item.walletsCount)))).toBe(owners);
+    expect(sum(items.map((item) => item.walletsPercentage))).toBeCloseTo(100, 1);
+    expect(isSortedDescending(items.map((item) => Number(item.walletsCount)))).toBe(true);
+    for (const item of items) expect(item.walletsCountChange30d).toMatch(INT64);
+    const counts = year.json.dataPoints.map((point) => Number(point.count));
+    expect(counts.at(-1)).toBe(owners);
+    // The categories' 30-day changes add up to the change of the whole audience.
+    expect(sum(items.map((item) => Number(item.walletsCountChange30d)))).toBe(
+      owners - (counts.at(-31) ?? 0),
+    );
+    expect(details.json.walletBehaviors).toHaveLength(owners);
+    const first = details.json.walletBehaviors[0];
+    expect(Object.keys(first ?? {}).sort()).toEqual(
+      [
+        "address",
+        "automation",
+        "behavior",
+        "experience",
+        "holding",
+        "influence",
+        "selling",
+        "spendIntent",
+        "taste",
+      ].sort(),
+    );
+    expect(stats.json).toMatchObject({
+      collectionsOwnedCountAvg: expect.any(Number),
+      nftsPurchasesCountAvg: expect.any(Number),
+      nftsPurchasesVolumeAvg: expect.any(Number),
+      nftsPurchasesPriceAvg: expect.any(Number),
+      nftsFifoHoldingSpanAvg: expect.any(Number),
+      walletAgeMin: expect.stringMatching(INT64),
+      walletAgeMax: expect.stringMatching(INT64),
+    });
+  });
+
+  it("2: some collection summaries carry BEHAVIOR_OTHER", async () => {
+    const reply = await call<{ aggregatedBehaviors: AggregatedBehaviorJson[] }>(
+      sim,
+      `/audiences/v1beta1/behaviors/by_collection/${sim.fixtures.otherBehaviorCollection}`,
+    );
+    const behaviors = reply.json.aggregatedBehaviors.map((item) => item.behavior);
+    expect(behaviors).toContain("BEHAVIOR_OTHER");
+    expect(sum(reply.json.aggregatedBehaviors.map((item) => item.walletsPercentage))).toBeCloseTo(
+      100,
+      1,
+    );
+  });
+
+  it("4: serves an (invented) financial profile whose buckets add up", async () => {
+    const reply = await call<{
+      financialProfile: {
+        walletsCount: string;
+        spendDistribution: { walletsCount: string; walletsPercentage: number }[];
+      };
+    }>(sim, `/audiences/v1beta1/financial_profiles/by_collection/${sim.fixtures.collection}`);
+    const profile = reply.json.financialProfile;
+    expect(reply.status).toBe(200);
+    expect(sum(profile.spendDistribution.map((bucket) => Number(bucket.walletsCount)))).toBe(
+      Number(profile.walletsCount),
+    );
+    expect(sum(profile.spendDistribution.map((b) => b.walletsPercentage))).toBeCloseTo(100, 1);
+  });
+
+  it("5: applies the filters from the JSON body", async () => {
+    const owners = await call<{ owner: { address: string }[] }>(
+      sim,
+      `/collections/v1beta2/${sim.fixtures.collection}/owners_list?limit=200`,
+    );
+    const walletAddresses = owners.json.owner.map((owner) => owner.address);
+    const path = "/audiences/v1beta1/financial_stats/by_wallets";
+    const all = await call<FinancialStatsJson>(sim, path, { body: { walletAddresses } });
+    const big = await call<FinancialStatsJson>(sim, path, {
+      body: { walletAddresses, nftsPurchasesVolumeGte: "10", collectionsOwnedCountGte: "2" },
+    });
+    expect(all.json.walletsCount).toBe("200");
+    expect(Number(big.json.walletsCount)).toBeGreaterThan(0);
+    expect(Number(big.json.walletsCount)).toBeLessThan(200);
+    expect(big.json.nftsPurchasesVolumeAvg).toBeGreaterThanOrEqual(10);
+    const bad = await call(sim, path, { body: { walletAddresses, nftsPurchasesVolumeGte: "-1" } });
+    expect(bad.status).toBe(400);
+  });
+
+  it("7, 8: collections in common: at most 30, sorted, spam and self excluded", async () => {
+    const { collection, spamCollection } = sim.fixtures;
+    const common = await call<{
+      collections: {
+        contractAddress: string;
+        minterAddress: string;
+        commonOwnersCount: string;
+        ownersCount: string;
+      }[];
+    }>(sim, `/audiences/v1beta1/common/collections/${collection}`);
+    const trends = await call<{
+      collections: {
+        contractAddress: string;
+        ownersCountChange: string;
+        commonOwnersCount: string;
+      }[];
+    }>(sim, `/audiences/v1beta1/common/collections/${collection}/trends?duration=DURATION_7_DAYS`);
+    const items = common.json.collections;
+    expect(items).toHaveLength(30);
+    expect(isSortedDescending(items.map((item) => Number(item.commonOwnersCount)))).toBe(true);
+    for (const item of items) {
+      expect(Number(item.commonOwnersCount)).toBeLessThanOrEqual(Number(item.ownersCount));
+      expect(item.minterAddress).toMatch(ADDRESS);
+    }
+    const addresses = items.map((item) => item.contractAddress);
+    expect(addresses).not.toContain(collection);
+    expect(addresses).not.toContain(spamCollection);
+    expect(trends.json.collections.map((item) => item.contractAddress)).toEqual(addresses);
+    for (const item of trends.json.collections) expect(item.ownersCountChange).toMatch(INT64);
+    const missing = await call(sim, `/audiences/v1beta1/common/collections/${collection}/trends`);
+    const unknown = await call(
+      sim,
+      `/audiences/v1beta1/common/collections/${collection}/trends?duration=DURATION_2_DAYS`,
+    );
+    expect([missing.status, unknown.status]).toEqual([400, 400]);
+  });
+
+  it("9: segments an audience: ANY contains ALL, sorted by spend, paged", async () => {
+    const { collection, erc1155Collection, walletEns } = sim.fixtures;
+    const path = "/audiences/v1beta1/segmented_audience";
+    const collections = [{ contractAddress: collection }, { contractAddress: erc1155Collection }];
+    type Wallets = { wallets: { walletAddress: string; totalSpend: string }[] };
+    const filter = { nftsPurchasesVolumeGte: "20" };
+    const all = await call<Wallets>(sim, path, {
+      body: { collections, collectionsCondition: "CONDITION_ALL", limit: 500, ...filter },
+    });
+    const any = await call<Wallets>(sim, path, {
+      body: { collections, collectionsCondition: "CONDITION_ANY", limit: "500", ...filter },
+    });
+    expect(any.json.wallets.length).toBeLessThan(500);
+    const anyAddresses = new Set(any.json.wallets.map((wallet) => wallet.walletAddress));
+    expect(all.json.wallets.length).toBeGreaterThan(0);
+    expect(any.json.wallets.length).toBeGreaterThan(all.json.wallets.length);
+    for (const wallet of all.json.wallets)
+      expect(anyAddresses.has(wallet.walletAddress)).toBe(true);
+    for (const wallet of any.json.wallets) expect(wallet.totalSpend).toMatch(DECIMAL);
+    expect(isSortedDescending(any.json.wallets.map((wallet) => Number(wallet.totalSpend)))).toBe(
+      true,
+    );
+    const second = await call<Wallets>(sim, path, {
+      body: { collections, collectionsCondition: "CONDITION_ANY", limit: 5, offset: 5, ...filter },
+    });
+    expect(second.json.wallets).toEqual(any.json.wallets.slice(5, 10));
+
+    const three = [...collections, { contractAddress: collection }];
+    const statuses = await Promise.all([
+      call(sim, path, { body: { collections: three } }),
+      call(sim, path, { body: { collections: [] } }),
+      call(sim, path, { body: { collections, collectionsCondition: "CONDITION_SOME" } }),
+      call(sim, path, { body: { collections: [{ contractAddress: "nobody-here.eth" }] } }),
+      call(sim, path, { body: { collections: [{ contractAddress: walletEns }] } }),
+    ]);
+    // walletEns resolves to a wallet, which is no contract: 404.
+    expect(statuses.map((reply) => reply.status)).toEqual([400, 400, 400, 400, 404]);
+  });
+});
+
+describe("foundational data", () => {
+  it("10: lists contracts ascending by mint time, of every type, paged", async () => {
+    type Contracts = { contracts: Contract[] };
+    const first = await call<Contracts>(sim, "/foundational/v1beta2/contracts");
+    const big = await call<Contracts>(sim, "/foundational/v1beta2/contracts?limit=500");
+    const desc = await call<Contracts>(
+      sim,
+      "/foundational/v1beta2/contracts?limit=5&sortDirection=SORT_DIRECTION_DESC",
+    );
+    const page2 = await call<Contracts>(sim, "/foundational/v1beta2/contracts?limit=5&offset=5");
+    expect(first.json.contracts).toHaveLength(20);
+    const all = big.json.contracts;
+    const times = all.map((contract) => Date.parse(contract.mintEvent.blockTimestamp));
+    expect(times.every((time, i) => i === 0 || (times[i - 1] ?? time) <= time)).toBe(true);
+    expect(page2.json.contracts).toEqual(all.slice(5, 10));
+    expect(desc.json.contracts).toEqual(all.slice(-5).reverse());
+    const types = new Set(all.flatMap((contract) => contract.types));
+    for (const type of [
+      "TYPE_ERC721",
+      "TYPE_ERC1155",
+      "TYPE_ERC721_LEGACY",
+      "TYPE_CRYPTOPUNKS",
+      "TYPE_ERC20",
+      "TYPE_ERC404",
+    ]) {
+      expect(types.has(type)).toBe(true);
+    }
+    const contract = all[0];
+    expect(contract?.address).toMatch(ADDRESS);
+    expect(contract?.mintEvent.blockTimestamp).toMatch(TIMESTAMP);
+    expect(contract?.mintEvent.minterAddress).toMatch(ADDRESS);
+    expect(all.some((c) => c.name === "")).toBe(true);
+    expect(all.find((c) => c.types.includes("TYPE_ERC20"))?.decimals).toBeGreaterThan(0);
+  });
+
+  it("10: filters by contract types, comma-separated or repeated", async () => {
+    type Contracts = { contracts: Contract[] };
+    const comma = await call<Contracts>(
+      sim,
+      "/foundational/v1beta2/contracts?limit=500&contractTypes=TYPE_CRYPTOPUNKS,TYPE_ERC721_LEGACY",
+    );
+    const repeated = await call<Contracts>(
+      sim,
+      "/foundational/v1beta2/contracts?limit=500&contractTypes=TYPE_CRYPTOPUNKS&contractTypes=TYPE_ERC721_LEGACY",
+    );
+    expect(comma.json.contracts.length).toBe(4);
+    expect(repeated.json).toEqual(comma.json);
+    const bad = await Promise.all(
+      [
+        "contractTypes=TYPE_ERC404",
+        "limit=501",
+        "limit=-1",
+        "sortDirection=DOWN",
+        "blockTimestampGt=yesterday",
+      ].map((query) => call(sim, `/foundational/v1beta2/contracts?${query}`)),
+    );
+    expect(bad.map((reply) => reply.status)).toEqual([400, 400, 400, 400, 400]);
+  });
+
+  it("11: NFT details with metrics and a last sale carrying fungible totals", async () => {
+    const { token, tokenWithoutSale } = sim.fixtures;
+    const reply = await call<{
+      nft: NftJson;
+      metrics: { quantity: string; ownerCount: string };
+      lastSale: SaleJson;
+    }>(sim, `/foundational/v1beta2/nfts/${token.contract}/${token.tokenId}/details`);
+    expect(reply.status).toBe(200);
+    const { nft, metrics, lastSale } = reply.json;
+    expect(nft).toMatchObject({
+      contractAddress: token.contract,
+      tokenId: token.tokenId,
+      type: "TYPE_ERC721",
+      metadata: { metadataUri: { mimeType: "application/json" } },
+      mintEvent: { logIndex: expect.stringMatching(INT64) },
+    });
+    expect(nft.metadata.image.uri).toMatch(/^https:/);
+    expect(metrics).toEqual({ quantity: "1", ownerCount: "1" });
+    const paid = lastSale.recipientPaid;
+    expect(paid.totalNative).toBe("1.234567890123456789");
+    expect(paid.totalUsd).toMatch(/^\d+\.\d{1,2}$/);
+    expect(paid.attributedBy).toBe("ATTRIBUTED_BY_SINGLE_TRANSFER");
+    expect(paid.fungibleTotals).toEqual([
+      {
+        contractAddress: sim.fixtures.fungibleContract,
+        totalNormalized: paid.fungibleTransfersTotal,
+      },
+    ]);
+    const native = BigInt(paid.nativeTransfersTotal.replace(".", "").padEnd(19, "0"));
+    expect(native).toBeGreaterThan(0n);
+    expect(lastSale.blockchainEvent.blockNumber).toMatch(INT64);
+    expect(lastSale.blockchainEvent.blockTimestamp).toMatch(TIMESTAMP);
+
+    const unsold = await call<Record<string, unknown>>(
+      sim,
+      `/foundational/v1beta2/nfts/${tokenWithoutSale.contract}/${tokenWithoutSale.tokenId}/details`,
+    );
+    expect(unsold.status).toBe(200);
+    expect(unsold.json.lastSale).toBeUndefined();
+  });
+
+  it("11: token ids up to 78 digits; 79 digits, signs, hex and decimals are refused", async () => {
+    const { hugeTokenId, collection } = sim.fixtures;
+    expect(hugeTokenId.tokenId).toMatch(/^\d{78}$/);
+    const huge = await call<{ nft: NftJson }>(
+      sim,
+      `/foundational/v1beta2/nfts/${hugeTokenId.contract}/${hugeTokenId.tokenId}/details`,
+    );
+    expect(huge.json.nft.tokenId).toBe(hugeTokenId.tokenId);
+    const base = `/foundational/v1beta2/nfts/${collection}`;
+    const statuses = await Promise.all(
+      [`9${hugeTokenId.tokenId}`, "-1", "0x1", "1.5"].map(
+        async (id) => (await call(sim, `${base}/${encodeURIComponent(id)}/details`)).status,
+      ),
+    );
+    expect(statuses).toEqual([400, 400, 400, 400]);
+    expect((await call(sim, `${base}/99999999/details`)).status).toBe(404);
+    expect(
+      (await call(sim, `/foundational/v1beta2/nfts/${"0x".padEnd(42, "1")}/1/details`)).status,
+    ).toBe(404);
+    expect((await call(sim, "/foundational/v1beta2/nfts/0x1234/1/details")).status).toBe(400);
+  });
+
+  it("12: raw metadata is JSON text for JSON documents, plain text otherwise", async () => {
+    const { token, tokenWithTextMetadata } = sim.fixtures;
+    type Raw = { metadata: { raw: string; indexedAt: string } };
+    const json = await call<Raw>(
+      sim,
+      `/foundational/v1beta2/nfts/${token.contract}/${token.tokenId}/raw_metadata`,
+    );
+    const text = await call<Raw>(
+      sim,
+      `/foundational/v1beta2/nfts/${tokenWithTextMetadata.contract}/${tokenWithTextMetadata.tokenId}/raw_metadata`,
+    );
+    const textDetails = await call<{ nft: NftJson }>(
+      sim,
+      `/foundational/v1beta2/nfts/${tokenWithTextMetadata.contract}/${tokenWithTextMetadata.tokenId}/details`,
+    );
+    expect(JSON.parse(json.json.metadata.raw)).toMatchObject({ name: expect.any(String) });
+    expect(json.json.metadata.indexedAt).toMatch(/\.\d{6}Z$/);
+    expect(() => JSON.parse(text.json.metadata.raw)).toThrow();
+    expect(textDetails.json.nft.metadata.metadataUri.mimeType).toBe("text/plain");
+  });
+
+  it("13: NFTs by owner accepts an ENS name, filters and pages", async () => {
+    const { wallet, walletEns, collection } = sim.fixtures;
+    type Tokens = {
+      tokens: { contractAddress: string; tokenId: string; type: string; quantity: string }[];
+    };
+    const all = await call<Tokens>(sim, `/foundational/v1beta2/nfts/by_owner/${wallet}?limit=500`);
+    const byName = await call<Tokens>(
+      sim,
+      `/foundational/v1beta2/nfts/by_owner/${walletEns}?limit=500`,
+    );
+    const paged = await call<Tokens>(
+      sim,
+      `/foundational/v1beta2/nfts/by_owner/${wallet}?limit=3&offset=3`,
+    );
+    const one = await call<Tokens>(
+      sim,
+      `/foundational/v1beta2/nfts/by_owner/${wallet}?limit=500&contractAddress=${collection.toUpperCase().replace("0X", "0x")}`,
+    );
+    const multi = await call<Tokens>(
+      sim,
+      `/foundational/v1beta2/nfts/by_owner/${wallet}?limit=500&tokenTypes=TYPE_ERC1155`,
+    );
+    expect(all.json.tokens.length).toBeGreaterThan(10);
+    expect(byName.json).toEqual(all.json);
+    expect(paged.json.tokens).toEqual(all.json.tokens.slice(3, 6));
+    expect(one.json.tokens.length).toBeGreaterThan(0);
+    expect(one.json.tokens.every((t) => t.contractAddress === collection)).toBe(true);
+    expect(multi.json.tokens.length).toBeGreaterThan(0);
+    expect(multi.json.tokens.every((t) => t.type === "TYPE_ERC1155")).toBe(true);
+    expect(
+      (await call(sim, `/foundational/v1beta2/nfts/by_owner/${wallet}?tokenTypes=NFT`)).status,
+    ).toBe(400);
+    expect((await call(sim, "/foundational/v1beta2/nfts/by_owner/nobody-here.eth")).status).toBe(
+      404,
+    );
+  });
+
+  it("14: a token with several owners, by quantity descending", async () => {
+    const { multiOwnerToken } = sim.fixtures;
+    const path = `/foundational/v1beta2/nfts/${multiOwnerToken.contract}/${multiOwnerToken.tokenId}/owners`;
+    type Owners = { owners: { address: string; quantity: string }[] };
+    const all = await call<Owners>(sim, `${path}?limit=500`);
+    const page = await call<Owners>(sim, `${path}?limit=2&offset=1`);
+    expect(all.json.owners.length).toBeGreaterThanOrEqual(3);
+    expect(isSortedDescending(all.json.owners.map((owner) => Number(owner.quantity)))).toBe(true);
+    expect(page.json.owners).toEqual(all.json.owners.slice(1, 3));
+  });
+});
+
+describe("collections", () => {
+  it("15: ranks by each metric, descending, with only that metric's field", async () => {
+    const fields = {
+      METRIC_SALES_VOLUME: "salesVolume",
+      METRIC_SALES_QUANTITY: "salesCount",
+      METRIC_MAX_PRICE: "maxPrice",
+    } as const;
+    for (const [metric, field] of Object.entries(fields)) {
+      const reply = await call<{ collections: Record<string, string>[] }>(
+        sim,
+        `/collections/v1beta2/top/${metric}/DURATION_7_DAYS?limit=50`,
+      );
+      const items = reply.json.collections;
+      expect(items.length).toBeGreaterThan(5);
+      for (const item of items) {
+        expect(Object.keys(item).sort()).toEqual(["contractAddress", "contractName", field].sort());
+      }
+      expect(isSortedDescending(items.map((item) => Number(item[field])))).toBe(true);
+    }
+    const day = await call<{ collections: unknown[] }>(
+      sim,
+      "/collections/v1beta2/top/METRIC_SALES_QUANTITY/DURATION_1_DAY",
+    );
+    expect(day.json.collections.length).toBeGreaterThan(0);
+    expect(
+      (await call(sim, "/collections/v1beta2/top/METRIC_AVG_PRICE/DURATION_1_DAY")).status,
+    ).toBe(400);
+    expect(
+      (await call(sim, "/collections/v1beta2/top/METRIC_MAX_PRICE/DURATION_1_HOUR")).status,
+    ).toBe(400);
+  });
+
+  it("16: the owners list uses the key `owner`, sorted by owned count", async () => {
+    const path = `/collections/v1beta2/${sim.fixtures.erc1155Collection}/owners_list`;
+    type Owners = { owner: { address: string; ownedCount: string }[] };
+    const desc = await call<Owners>(sim, `${path}?limit=50`);
+    const asc = await call<Owners>(sim, `${path}?limit=50&sortDirection=SORT_DIRECTION_ASC`);
+    expect(desc.json.owner).toHaveLength(50);
+    expect(isSortedDescending(desc.json.owner.map((o) => Number(o.ownedCount)))).toBe(true);
+    expect(Number(asc.json.owner[0]?.ownedCount)).toBeLessThanOrEqual(
+      Number(asc.json.owner.at(-1)?.ownedCount),
+    );
+  });
+
+  it("17: N daily points for N days, consecutive UTC days, oldest first", async () => {
+    const base = `/collections/v1beta2/${sim.fixtures.collection}/owners_count`;
+    type Points = { dataPoints: { timestamp: string; count: string }[] };
+    const month = await call<Points>(sim, `${base}/DURATION_30_DAYS/GROUP_BY_PERIOD_1_DAY`);
+    const year = await call<Points>(sim, `${base}/DURATION_365_DAYS/GROUP_BY_PERIOD_1_DAY`);
+    const past = await call<Points>(
+      sim,
+      `${base}/DURATION_7_DAYS/GROUP_BY_PERIOD_1_DAY?timestampLt=2020-01-08T00:00:00Z`,
+    );
+    expect(month.json.dataPoints).toHaveLength(30);
+    expect(year.json.dataPoints).toHaveLength(365);
+    const times = month.json.dataPoints.map((point) => Date.parse(point.timestamp));
+    for (const [i, time] of times.entries()) {
+      if (i > 0) expect(time - (times[i - 1] ?? 0)).toBe(86_400_000);
+    }
+    expect(past.json.dataPoints.map((p) => p.timestamp)).toEqual([
+      "2020-01-01T00:00:00Z",
+      "2020-01-02T00:00:00Z",
+      "2020-01-03T00:00:00Z",
+      "2020-01-04T00:00:00Z",
+      "2020-01-05T00:00:00Z",
+      "2020-01-06T00:00:00Z",
+      "2020-01-07T00:00:00Z",
+    ]);
+    expect((await call(sim, `${base}/DURATION_30_DAYS/GROUP_BY_PERIOD_1_WEEK`)).status).toBe(400);
+    expect(
+      (await call(sim, `${base}/DURATION_30_DAYS/GROUP_BY_PERIOD_1_DAY?timestampLt=x`)).status,
+    ).toBe(400);
+  });
+});
+
+describe("wallets", () => {
+  it("18: labels spam NFTs; the two filters partition the list", async () => {
+    type Nfts = { nfts: { nft: NftJson; quantity: string; spam: boolean }[] };
+    const base = `/wallets/v1beta2/${sim.fixtures.wallet}/nfts`;
+    const all = await call<Nfts>(sim, base);
+    const only = await call<Nfts>(sim, `${base}?spam=SPAM_FILTER_ONLY`);
+    const exclude = await call<Nfts>(sim, `${base}?spam=SPAM_FILTER_EXCLUDE`);
+    expect(only.json.nfts.length).toBeGreaterThan(0);
+    expect(only.json.nfts.every((item) => item.spam)).toBe(true);
+    expect(exclude.json.nfts.every((item) => !item.spam)).toBe(true);
+    expect(only.json.nfts.length + exclude.json.nfts.length).toBe(all.json.nfts.length);
+    expect(only.json.nfts.map((item) => item.nft.contractAddress)).toContain(
+      sim.fixtures.spamCollection,
+    );
+    expect((await call(sim, `${base}?spam=SPAM_FILTER_MAYBE`)).status).toBe(400);
+  });
+
+  it("19, 20: reports answer {} and are recorded; tokenId and feedback in the query", async () => {
+    const { wallet, walletEns, spamCollection, token } = sim.fixtures;
+    const spam = await call(
+      sim,
+      `/wallets/v1beta2/${walletEns}/report_spam/${spamCollection}?feedback=${encodeURIComponent("free ETH? no")}`,
+    );
+    const notSpam = await call(
+      sim,
+      `/wallets/v1beta2/${wallet}/report_not_spam/${token.contract}?tokenId=${token.tokenId}`,
+    );
+    expect([spam.status, spam.json, notSpam.status, notSpam.json]).toEqual([200, {}, 200, {}]);
+    expect(sim.reports.slice(-2)).toEqual([
+      {
+        kind: "spam",
+        walletAddress: wallet,
+        contractAddress: spamCollection,
+        feedback: "free ETH? no",
+        at: expect.any(Number),
+      },
+      {
+        kind: "not_spam",
+        walletAddress: wallet,
+        contractAddress: token.contract,
+        tokenId: token.tokenId,
+        at: expect.any(Number),
+      },
+    ]);
+    const unknownToken = await call(
+      sim,
+      `/wallets/v1beta2/${wallet}/report_spam/${token.contract}?tokenId=123456789`,
+    );
+    expect(unknownToken.status).toBe(404);
+  });
+
+  it("21: forward lookup of .eth, DNS, subdomain and emoji names", async () => {
+    const { dnsName, subdomain, subdomainParent, walletEns, wallet, emojiEnsName } = sim.fixtures;
+    const lookup = (name: string) =>
+      call<{ entity: EnsEntityJson }>(
+        sim,
+        `/wallets/v1beta2/ens/by_name/${encodeURIComponent(name)}`,
+      );
+    const [eth, dns, sub, emoji, upper] = await Promise.all(
+      [walletEns, dnsName, subdomain, emojiEnsName, walletEns.toUpperCase()].map(lookup),
+    );
+    expect(eth?.json.entity).toMatchObject({ name: walletEns, resolvedAddress: wallet });
+    expect(eth?.json.entity.validTillTimestamp).toMatch(TIMESTAMP);
+    expect(eth?.json.entity.validFromTimestamp).toMatch(TIMESTAMP);
+    expect(dns?.json.entity.validTillTimestamp).toBeNull();
+    expect(sub?.json.entity.parentName).toBe(subdomainParent);
+    expect(emoji?.status).toBe(200);
+    expect(upper?.json).toEqual(eth?.json);
+    expect((await lookup("nobody-here.eth")).status).toBe(404);
+    expect((await lookup("bad..eth")).status).toBe(400);
+    expect((await lookup("no-tld")).status).toBe(400);
+  });
+
+  it("22: reverse lookup lists every name of an address", async () => {
+    const { multiNameWallet, multiNameWalletNames, unknownAddress } = sim.fixtures;
+    type Entities = { entities: EnsEntityJson[] };
+    const many = await call<Entities>(
+      sim,
+      `/wallets/v1beta2/ens/by_address/${multiNameWallet.toUpperCase().replace("0X", "0x")}`,
+    );
+    const none = await call<Entities>(sim, `/wallets/v1beta2/ens/by_address/${unknownAddress}`);
+    expect(multiNameWalletNames.length).toBeGreaterThanOrEqual(3);
+    expect(many.json.entities.map((entity) => entity.name)).toEqual(multiNameWalletNames);
+    expect(many.json.entities.some((entity) => entity.validTillTimestamp === null)).toBe(true);
+    expect(none.json).toEqual({ entities: [] });
+    expect((await call(sim, "/wallets/v1beta2/ens/by_address/0xnothex")).status).toBe(400);
+  });
+});
+
+describe("bad input", () => {
+  const by = "/audiences/v1beta1/behaviors/by_wallets";
+
+  it("refuses malformed wallet lists and bodies with 400 and a JSON error", async () => {
+    const wallets = (count: number) =>
+      Array.from({ length: count }, (_, i) => `0x${i.toString(16).padStart(40, "0")}`);
+    const replies = await Promise.all([
+      call(sim, by, { body: { walletAddresses: wallets(501) } }),
+      call(sim, by, { body: { walletAddresses: [] } }),
+      call(sim, by, { body: { walletAddresses: ["0x123"] } }),
+      call(sim, by, { body: { walletAddresses: ["nobody-here.eth"] } }),
+      call(sim, by, { body: { walletAddresses: [42] } }),
+      call(sim, by, { body: "{not json" }),
+      call(sim, by, { body: [] }),
+    ]);
+    expect(replies.map((reply) => reply.status)).toEqual([400, 400, 400, 400, 400, 400, 400]);
+    for (const reply of replies) {
+      expect(reply.json).toEqual({ code: 3, message: expect.any(String) });
+    }
+    const ok = await call(sim, by, { body: { walletAddresses: wallets(500) } });
+    expect(ok.status).toBe(200);
+  });
+
+  it("answers 404 on unknown paths, contracts and names; 405 on a wrong method", async () => {
+    const { unknownAddress } = sim.fixtures;
+    const replies = await Promise.all([
+      call(sim, "/audiences/v1beta2/behaviors/by_wallets", { body: { walletAddresses: [] } }),
+      call(sim, `/audiences/v1beta1/behaviors/by_collection/${unknownAddress}`),
+      call(sim, `/wallets/v1beta2/nobody-here.eth/nfts`),
+      call(sim, by),
+    ]);
+    expect(replies.map((reply) => reply.status)).toEqual([404, 404, 404, 405]);
+    expect(replies[1]?.json).toEqual({ code: 5, message: expect.any(String) });
+  });
+
+  it("survives hostile input and keeps serving", async () => {
+    const replies = await Promise.all([
+      call(sim, "/wallets/v1beta2/%E0%A4%A/nfts"),
+      call(sim, "/wallets/v1beta2/ens/by_name/%00.eth"),
+      call(sim, by, { body: "x".repeat(1_100_000) }),
+      call(sim, by, { body: { walletAddresses: [{ toString: "0x" }] } }),
+      call(sim, "/foundational/v1beta2/contracts?limit=1e3"),
+    ]);
+    expect(replies.map((reply) => reply.status)).toEqual([400, 400, 413, 400, 400]);
+    const after = await call(sim, `/wallets/v1beta2/ens/by_name/${sim.fixtures.walletEns}`);
+    expect(after.status).toBe(200);
+  });
+});
+
+describe("fault injection", () => {
+  const path = () => `/wallets/v1beta2/ens/by_name/${sim.fixtures.walletEns}`;
+
+  it("answers 429 with Retry-After, and the configured error statuses", async () => {
+    sim.setFaults({ rateLimitRate: 1, retryAfterSeconds: 7 });
+    const limited = await call(sim, path());
+    sim.setFaults({ rateLimitRate: 0, errorRates: { 503: 1 } });
+    const unavailable = await call(sim, path());
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("7");
+    expect(limited.json).toEqual({ code: 8, message: expect.any(String) });
+    expect(unavailable.status).toBe(503);
+    sim.clearFaults();
+    expect((await call(sim, path())).status).toBe(200);
+  });
+
+  it("faults come after authentication", async () => {
+    sim.setFaults({ errorRates: { 500: 1 } });
+    expect((await call(sim, path(), { key: "wrong" })).status).toBe(401);
+  });
+
+  it("serves truncated and malformed JSON with status 200", async () => {
+    sim.setFaults({ truncatedJsonRate: 1 });
+    const truncated = await call(sim, path());
+    sim.setFaults({ truncatedJsonRate: 0, malformedJsonRate: 1 });
+    const malformed = await call<unknown>(sim, path());
+    expect(truncated.status).toBe(200);
+    expect(truncated.json).toBeUndefined();
+    expect(truncated.text.length).toBeGreaterThan(10);
+    expect(malformed.status).toBe(200);
+    expect((malformed.json as { entity?: unknown } | undefined)?.entity).toBeUndefined();
+  });
+
+  it("adds latency", async () => {
+    sim.setFaults({ latencyMs: 120 });
+    const started = Date.now();
+    await call(sim, path());
+    expect(Date.now() - started).toBeGreaterThanOrEqual(110);
+  });
+
+  it("plays scripted responses first, in order, and counts requests", async () => {
+    const before = sim.countRequests("/wallets/v1beta2/ens/");
+    sim.setFaults({ errorRates: { 502: 1 } });
+    sim.script([
+      { status: 503, retryAfterSeconds: 2 },
+      { status: 429 },
+      { status: 200, body: '{"entity": 5}' },
+      { status: 200 },
+    ]);
+    const replies = [];
+    for (let i = 0; i < 5; i++) replies.push(await call(sim, path()));
+    expect(replies.map((reply) => reply.status)).toEqual([503, 429, 200, 200, 502]);
+    expect(replies[0]?.headers.get("retry-after")).toBe("2");
+    expect(replies[1]?.headers.get("retry-after")).toBeNull();
+    expect(replies[2]?.json).toEqual({ entity: 5 });
+    expect(replies[3]?.json).toMatchObject({ entity: { name: sim.fixtures.walletEns } });
+    expect(sim.countRequests("/wallets/v1beta2/ens/") - before).toBe(5);
+  });
+
+  it("leaves hung requests open until close()", async () => {
+    const other = await startSimulator({ faults: { hangRate: 1 } });
+    const pending = fetch(`${other.url}/foundational/v1beta2/contracts`, {
+      headers: { "x-api-key": other.apiKey },
+    });
+    const outcome = pending.then(
+      () => "answered",
+      () => "failed",
+    );
+    while (other.countRequests() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    const early = await Promise.race([
+      outcome,
+      new Promise((resolve) => setTimeout(() => resolve("still hanging"), 100)),
+    ]);
+    other.clearFaults();
+    other.script([{ status: 200, hang: true }]);
+    const scripted = fetch(`${other.url}/foundational/v1beta2/contracts`, {
+      headers: { "x-api-key": other.apiKey },
+    }).then(
+      () => "answered",
+      () => "failed",
+    );
+    while (other.countRequests() < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    await other.close();
+    expect(early).toBe("still hanging");
+    expect(await outcome).toBe("failed");
+    expect(await scripted).toBe("failed");
+  });
+});
+
+describe("minting", () => {
+  it("new contracts appear after blockTimestampGt, strictly later than the rest", async () => {
+    type Contracts = { contracts: Contract[] };
+    const latest = await call<Contracts>(
+      sim,
+      "/foundational/v1beta2/contracts?limit=1&sortDirection=SORT_DIRECTION_DESC",
+    );
+    const since = latest.json.contracts[0]?.mintEvent.blockTimestamp ?? "";
+    const minted = sim.mint(3);
+    const fresh = await call<Contracts>(
+      sim,
+      `/foundational/v1beta2/contracts?blockTimestampGt=${since}`,
+    );
+    expect(fresh.json.contracts).toEqual(minted);
+    const times = minted.map((contract) => Date.parse(contract.mintEvent.blockTimestamp));
+    expect(times[0]).toBeGreaterThan(Date.parse(since));
+    expect(times.every((time, i) => i === 0 || time > (times[i - 1] ?? time))).toBe(true);
+  });
+
+  it("mints on a timer with the injected clock, and stops at close()", async () => {
+    const start = Date.UTC(2030, 0, 1);
+    let clock = start;
+    const timed = await startSimulator({ seed: 3, mintIntervalMs: 20, now: () => clock });
+    clock += 60_000;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const reply = await call<{ contracts: Contract[] }>(
+      timed,
+      `/foundational/v1beta2/contracts?blockTimestampGt=${new Date(start).toISOString()}`,
+    );
+    await timed.close();
+    expect(reply.json.contracts.length).toBeGreaterThanOrEqual(2);
+    expect(reply.json.contracts[0]?.mintEvent.blockTimestamp).toBe("2030-01-01T00:01:00Z");
+  });
+});
+
+describe("determinism", () => {
+  it("the same seed gives the same data; another seed does not", async () => {
+    const now = () => Date.UTC(2025, 5, 1);
+    const a = await startSimulator({ seed: 1, now });
+    const b = await startSimulator({ seed: 1, now, reportNotSpamSupported: false });
+    const c = await startSimulator({ seed: 2, now });
+    try {
+      expect(b.fixtures).toEqual(a.fixtures);
+      expect(a.fixtures).toEqual(sim.fixtures);
+      expect(c.fixtures.collection).not.toBe(a.fixtures.collection);
+      const details = (s: Simulator) =>
+        call(
+          s,
+          `/foundational/v1beta2/nfts/${a.fixtures.token.contract}/${a.fixtures.token.tokenId}/details`,
+        );
+      expect((await details(a)).text).toBe((await details(b)).text);
+      const notSpam = await call(
+        b,
+        `/wallets/v1beta2/${b.fixtures.wallet}/report_not_spam/${b.fixtures.collection}`,
+      );
+      expect(notSpam.status).toBe(404);
+    } finally {
+      await Promise.all([a.close(), b.close(), c.close()]);
+    }
+  });
+});
