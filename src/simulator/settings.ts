@@ -11,7 +11,10 @@ export const STANDALONE_PORT = 8787;
 export function readSimulatorSettings(env: NodeJS.ProcessEnv): SimulatorOptions {
   const { simulator } = parseConfig(env);
   return {
-    port: env.SIMULATOR_PORT === undefined || env.SIMULATOR_PORT === "" ? STANDALONE_PORT : simulator.port,
+    port:
+      env.SIMULATOR_PORT === undefined || env.SIMULATOR_PORT === ""
+        ? STANDALONE_PORT
+        : simulator.port,
     apiKey: simulator.apiKey,
     seed: simulator.seed,
     mintIntervalMs: simulator.mintIntervalMs,
