@@ -1,13 +1,36 @@
 import type { AnyCommand } from "../src/core/command.ts";
 import audience from "./audience.ts";
+import behaviors from "./behaviors.ts";
+import common from "./common.ts";
+import contracts from "./contracts.ts";
 import { createHelpCommand } from "./help.ts";
 import nft from "./nft.ts";
+import owners from "./owners.ts";
+import profile from "./profile.ts";
+import segment from "./segment.ts";
+import stats from "./stats.ts";
 import top from "./top.ts";
+import wallet from "./wallet.ts";
+import walletstats from "./walletstats.ts";
 import whois from "./whois.ts";
 
 /** Every chat command, in the order /help lists them. Names must be unique (checked at start). */
 export function allCommands(): AnyCommand[] {
-  const commands: AnyCommand[] = [whois, audience, top, nft];
+  const commands: AnyCommand[] = [
+    whois,
+    audience,
+    top,
+    nft,
+    behaviors,
+    contracts,
+    wallet,
+    owners,
+    common,
+    stats,
+    walletstats,
+    profile,
+    segment,
+  ];
   commands.push(createHelpCommand(() => commands));
   return commands;
 }

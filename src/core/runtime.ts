@@ -159,7 +159,7 @@ function notFoundMessage(path: string): string {
     const id = token[2].length > 20 ? `${token[2].slice(0, 8)}…${token[2].slice(-6)}` : token[2];
     return `No token ${id} in collection ${shortAddress(token[1])} on this chain.`;
   }
-  const collection = address(/\/(?:by_collection|collections)\/(0x[0-9a-fA-F]{40})/);
+  const collection = address(/\/(?:by_collection|collections(?:\/v1beta2)?)\/(0x[0-9a-fA-F]{40})/);
   if (collection) return `No collection ${collection} on this chain.`;
   const wallet = /\/wallets\/v1beta2\/([^/]+)\//.exec(decoded)?.[1];
   if (wallet)

@@ -1,0 +1,170 @@
+import type { CommonCollection, CommonCollectionTrend } from "../src/api/schemas.ts";
+import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import {
+  collectionName,
+  explorer,
+  formatChange,
+  formatCount,
+  fullAddress,
+  short,
+} from "../src/core/format.ts";
+import { opt } from "../src/core/options.ts";
+import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
+import type { Reply, ReplyTable } from "../src/core/reply.ts";
+import { DURATION_CHOICES, type DurationChoice, durationApi } from "./top.ts";
+
+/** The service returns at most 30: two pages. */
+const PAGE_SIZE = 15;
+
+/** part / whole as "12.3%", rounded half up on BigInt (both are int64 strings). */
+export function shareOf(part: string, whole: string): string {
+  const total = BigInt(whole);
+  if (total <= 0n) return "n/a";
+  const tenths = (BigInt(part) * 2000n + total) / (2n * total);
+  return `${tenths / 10n}.${tenths % 10n}%`;
+}
+
+export type CommonList =
+  | { kind: "common"; items: CommonCollection[] }
+  | { kind: "trend"; duration: DurationChoice; items: CommonCollectionTrend[] };
+
+type PageView = Omit<ReturnType<typeof pageOf>, "items">;
+
+const rankOf = (offset: number, i: number) => String(offset + i + 1);
+
+function commonTable(list: CommonList, page: number): { table: ReplyTable; shown: PageView } {
+  if (list.kind === "trend") {
+    const shown = pageOf(list.items, page, PAGE_SIZE);
+    return {
+      shown,
+      table: {
+        columns: ["#", "Collection", "Address", "Owner change", "Common owners"],
+        rows: shown.items.map((item, i) => [
+          rankOf(shown.offset, i),
+          collectionName(item.name),
+          short(item.contractAddress),
+          formatChange(item.ownersCountChange),
+          formatCount(item.commonOwnersCount),
+        ]),
+        align: ["right", "left", "left", "right", "right"],
+      },
+    };
+  }
+  const shown = pageOf(list.items, page, PAGE_SIZE);
+  return {
+    shown,
+    table: {
+      columns: ["#", "Collection", "Address", "Common owners", "Owners", "Common share"],
+      rows: shown.items.map((item, i) => [
+        rankOf(shown.offset, i),
+        collectionName(item.name),
+        short(item.contractAddress),
+        formatCount(item.commonOwnersCount),
+        formatCount(item.ownersCount),
+        shareOf(item.commonOwnersCount, item.ownersCount),
+      ]),
+      align: ["right", "left", "left", "right", "right", "right"],
+    },
+  };
+}
+
+export function commonReply(
+  collection: string,
+  name: string | undefined,
+  list: CommonList,
+  page: number,
+  explorerUrl: string,
+): Reply {
+  const subject = name ? collectionName(name) : fullAddress(collection);
+  const durationName =
+    list.kind === "trend" ? DURATION_CHOICES.find((d) => d.value === list.duration)?.name : "";
+  const title =
+    list.kind === "trend"
+      ? `Owner trends of collections in common with ${subject}, last ${durationName}`
+      : `Collections in common with ${subject}`;
+  const url = explorer.address(explorerUrl, collection);
+  if (list.items.length === 0) {
+    return {
+      title,
+      url,
+      text: "No other collection shares owners with this one (spam collections are left out).",
+    };
+  }
+  const { table, shown } = commonTable(list, page);
+  return {
+    title,
+    url,
+    text:
+      list.kind === "trend"
+        ? "Owner change: how many owners each collection gained or lost over the period."
+        : "Common share: the part of each collection's owners who also hold this one.",
+    table,
+    footer: `Page ${shown.page + 1} of ${shown.pages} · ${list.items.length} collections, most shared owners first · spam left out`,
+    replaceOriginal: page > 0,
+    buttons: pageButtons(
+      {
+        command: "common",
+        action: "page",
+        payload: { collection, trend: list.kind === "trend" ? list.duration : null },
+      },
+      shown.page,
+      shown.page < shown.pages - 1,
+    ),
+  };
+}
+
+async function fetchCommon(
+  ctx: CommandContext,
+  collection: string,
+  trend: DurationChoice | undefined,
+  page: number,
+): Promise<Reply> {
+  const options = { signal: ctx.signal };
+  let list: CommonList;
+  if (trend === undefined) {
+    const { collections } = await ctx.api.audiences.commonCollections(collection, options);
+    list = { kind: "common", items: collections };
+  } else {
+    const { collections } = await ctx.api.audiences.commonCollectionTrends(
+      collection,
+      durationApi(trend),
+      options,
+    );
+    list = { kind: "trend", duration: trend, items: collections };
+  }
+  ctx.collections.remember(
+    list.items.map((item) => ({ address: item.contractAddress, name: item.name })),
+  );
+  return commonReply(
+    collection,
+    ctx.collections.name(collection),
+    list,
+    page,
+    ctx.settings.explorerUrl,
+  );
+}
+
+export default defineCommand({
+  name: "common",
+  description: "Collections most held by a collection's owners, or their owner trends",
+  help: "Lists up to 30 collections whose owners also hold this collection, most shared owners first, with the share of each one's owners that are shared. With a trend period (1d, 7d, 30d, 365d), shows how many owners each of them gained or lost instead. Spam collections are left out.",
+  options: {
+    collection: opt.collection("Collection contract address or link", { required: true }),
+    trend: opt.choice("Show owner trends over this period", DURATION_CHOICES, {
+      placeholder: "1d|7d|30d|365d",
+    }),
+  },
+  examples: [
+    "/common 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
+    "/common 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 7d",
+  ],
+  run: (ctx, { collection, trend }) => fetchCommon(ctx, collection, trend, 0),
+  actions: {
+    page: {
+      async run(ctx, payload) {
+        const trend = DURATION_CHOICES.find((d) => d.value === payload.trend)?.value;
+        return fetchCommon(ctx, payloadString(payload, "collection"), trend, payloadPage(payload));
+      },
+    },
+  },
+});

@@ -1,0 +1,67 @@
+import type { Contract } from "../src/api/schemas.ts";
+import { NFT_CONTRACT_TYPES } from "../src/api/schemas.ts";
+import { defineCommand } from "../src/core/command.ts";
+import { collectionName, contractTypeLabel, relativeTime, short } from "../src/core/format.ts";
+import { opt } from "../src/core/options.ts";
+import type { Reply } from "../src/core/reply.ts";
+
+export const CONTRACT_TYPE_CHOICES = [
+  { value: "all", name: "All NFT types", types: NFT_CONTRACT_TYPES, aliases: ["any", "nft"] },
+  { value: "erc721", name: "ERC-721", types: ["TYPE_ERC721"], aliases: ["721", "erc-721"] },
+  { value: "erc1155", name: "ERC-1155", types: ["TYPE_ERC1155"], aliases: ["1155", "erc-1155"] },
+] as const;
+
+export type ContractTypeChoice = (typeof CONTRACT_TYPE_CHOICES)[number]["value"];
+
+function minted(contract: Contract, now: Date): string {
+  const iso = contract.mintEvent?.blockTimestamp;
+  const date = iso ? new Date(iso) : undefined;
+  return date && !Number.isNaN(date.getTime()) ? relativeTime(date, now) : "n/a";
+}
+
+export function contractsReply(type: ContractTypeChoice, contracts: Contract[], now: Date): Reply {
+  const label = CONTRACT_TYPE_CHOICES.find((choice) => choice.value === type)?.name ?? type;
+  const title = type === "all" ? "Newest NFT contracts" : `Newest ${label} contracts`;
+  const footer = "Newest first · new contracts appear about every 2 minutes";
+  if (contracts.length === 0) {
+    return { title, text: "The data service lists no contracts of this type yet.", footer };
+  }
+  return {
+    title,
+    table: {
+      columns: ["Name", "Address", "Types", "Minted"],
+      rows: contracts.map((contract) => [
+        collectionName(contract.name),
+        short(contract.address),
+        contract.types.map(contractTypeLabel).join(", ") || "n/a",
+        minted(contract, now),
+      ]),
+    },
+    footer,
+  };
+}
+
+export default defineCommand({
+  name: "contracts",
+  description: "The newest NFT contracts (new collections)",
+  help: "Lists the most recently minted NFT contracts, newest first. Choose erc721 (TYPE_ERC721 only), erc1155, or all (ERC-721, ERC-1155, legacy ERC-721 and CryptoPunks).",
+  options: {
+    type: opt.choice("Which contract type", CONTRACT_TYPE_CHOICES, {
+      fallback: "all",
+      placeholder: "erc721|erc1155|all",
+    }),
+    limit: opt.integer("How many (1-25)", { min: 1, max: 25, fallback: 10, placeholder: "limit" }),
+  },
+  examples: ["/contracts", "/contracts erc721 5", "/contracts erc1155 limit:20"],
+  async run(ctx, { type, limit }) {
+    const contractTypes = CONTRACT_TYPE_CHOICES.find((choice) => choice.value === type)!.types;
+    const { contracts } = await ctx.api.foundational.contracts(
+      { sortDirection: "SORT_DIRECTION_DESC", contractTypes, limit },
+      { signal: ctx.signal },
+    );
+    ctx.collections.remember(
+      contracts.map((contract) => ({ address: contract.address, name: contract.name })),
+    );
+    return contractsReply(type, contracts, ctx.now());
+  },
+});

@@ -1,0 +1,224 @@
+import type { SpamFilter } from "../src/api/schemas.ts";
+import { isAddressLike } from "../src/api/validate.ts";
+import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import { collectionName, explorer, formatCount, fullAddress, short } from "../src/core/format.ts";
+import { opt } from "../src/core/options.ts";
+import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
+import type { Reply } from "../src/core/reply.ts";
+import { UserError } from "../src/errors.ts";
+
+const PAGE_SIZE = 10;
+/** Endpoint 13 pages on the server; one large page is fetched and paged here like endpoint 18. */
+const COLLECTION_FETCH_LIMIT = 500;
+
+export const SPAM_CHOICES = [
+  { value: "all", name: "All, spam marked", api: undefined, aliases: ["any", "both"] },
+  { value: "exclude", name: "Without spam", api: "SPAM_FILTER_EXCLUDE", aliases: ["no", "hide"] },
+  { value: "only", name: "Only spam", api: "SPAM_FILTER_ONLY", aliases: ["spam"] },
+] as const satisfies readonly {
+  value: string;
+  name: string;
+  api: SpamFilter | undefined;
+  aliases: readonly string[];
+}[];
+
+export type SpamChoice = (typeof SPAM_CHOICES)[number]["value"];
+
+/** One NFT of a wallet, from endpoint 18 (spam known) or endpoint 13 (spam not given). */
+export interface WalletItem {
+  name: string;
+  collection: string;
+  tokenId: string;
+  quantity: string | undefined;
+  spam: boolean | undefined;
+}
+
+export interface WalletView {
+  wallet: string;
+  spam: SpamChoice;
+  /** Set when the list is one collection's NFTs (endpoint 13). */
+  collection?: { address: string; name: string | undefined } | undefined;
+  items: WalletItem[];
+  page: number;
+  explorerUrl: string;
+}
+
+/** Ids of up to 78 digits do not fit a table column: the ends identify them well enough. */
+export function shortTokenId(tokenId: string): string {
+  return tokenId.length > 16 ? `${tokenId.slice(0, 6)}…${tokenId.slice(-6)}` : tokenId;
+}
+
+function walletName(wallet: string): string {
+  return isAddressLike(wallet) ? fullAddress(wallet) : wallet;
+}
+
+function titleOf(view: WalletView): string {
+  const who = walletName(view.wallet);
+  if (view.collection) {
+    const what = view.collection.name
+      ? collectionName(view.collection.name)
+      : short(view.collection.address);
+    return `NFTs of ${who} in ${what}`;
+  }
+  if (view.spam === "only") return `Spam NFTs of ${who}`;
+  if (view.spam === "exclude") return `NFTs of ${who} (spam hidden)`;
+  return `NFTs of ${who}`;
+}
+
+function emptyText(view: WalletView): string {
+  if (view.collection) return "This wallet holds no NFT of this collection.";
+  if (view.spam === "only") return "No NFT of this wallet is flagged as spam.";
+  if (view.spam === "exclude") return "This wallet holds no NFT outside spam collections.";
+  return "This wallet holds no NFTs.";
+}
+
+export function walletReply(view: WalletView): Reply {
+  const title = titleOf(view);
+  const url = isAddressLike(view.wallet)
+    ? explorer.address(view.explorerUrl, view.wallet)
+    : undefined;
+  if (view.items.length === 0) return { title, url, text: emptyText(view) };
+  const shown = pageOf(view.items, view.page, PAGE_SIZE);
+  const withSpam = view.collection === undefined;
+  const spamCount = view.items.filter((item) => item.spam).length;
+  const footer = [
+    `Page ${shown.page + 1} of ${shown.pages}`,
+    `${formatCount(String(view.items.length))} NFTs`,
+    ...(withSpam && view.spam === "all" ? [`${formatCount(String(spamCount))} flagged spam`] : []),
+    ...(view.collection && view.items.length >= COLLECTION_FETCH_LIMIT
+      ? [`first ${formatCount(String(COLLECTION_FETCH_LIMIT))} only`]
+      : []),
+  ].join(" · ");
+  const rows = shown.items.map((item) => {
+    const cells = [
+      item.name.trim() || "(no name)",
+      ...(withSpam ? [collectionName(item.collection)] : []),
+      shortTokenId(item.tokenId),
+      formatCount(item.quantity),
+    ];
+    return withSpam ? [...cells, item.spam ? "SPAM" : ""] : cells;
+  });
+  return {
+    title,
+    url,
+    table: {
+      columns: withSpam
+        ? ["Name", "Collection", "Token id", "Qty", "Spam"]
+        : ["Name", "Token id", "Qty"],
+      rows,
+      align: withSpam ? ["left", "left", "right", "right", "left"] : ["left", "right", "right"],
+    },
+    footer,
+    replaceOriginal: view.page > 0,
+    buttons: pageButtons(
+      {
+        command: "wallet",
+        action: "page",
+        payload: {
+          wallet: view.wallet,
+          spam: view.spam,
+          collection: view.collection?.address ?? null,
+        },
+      },
+      shown.page,
+      shown.page < shown.pages - 1,
+    ),
+  };
+}
+
+async function fetchWallet(
+  ctx: CommandContext,
+  wallet: string,
+  spam: SpamChoice,
+  collection: string | undefined,
+  page: number,
+): Promise<Reply> {
+  const options = { signal: ctx.signal };
+  const view = { wallet, spam, page, explorerUrl: ctx.settings.explorerUrl };
+  if (collection !== undefined) {
+    const { tokens } = await ctx.api.foundational.nftsByOwner(
+      wallet,
+      { contractAddress: collection, limit: COLLECTION_FETCH_LIMIT },
+      options,
+    );
+    const name = ctx.collections.name(collection);
+    return walletReply({
+      ...view,
+      collection: { address: collection, name },
+      items: tokens.map((token) => ({
+        name: token.metadata?.name ?? "",
+        collection: name ?? "",
+        tokenId: token.tokenId,
+        quantity: token.quantity,
+        spam: undefined,
+      })),
+    });
+  }
+  const filter = SPAM_CHOICES.find((choice) => choice.value === spam)?.api;
+  const { nfts } = await ctx.api.wallets.nfts(
+    wallet,
+    filter === undefined ? {} : { spam: filter },
+    options,
+  );
+  // Spam collections stay out of autocomplete suggestions.
+  ctx.collections.remember(
+    nfts
+      .filter((item) => !item.spam)
+      .map((item) => ({
+        address: item.nft.contractAddress,
+        name: item.nft.collection?.name ?? "",
+      })),
+  );
+  return walletReply({
+    ...view,
+    items: nfts.map((item) => ({
+      name: item.nft.metadata?.name ?? "",
+      collection: item.nft.collection?.name ?? "",
+      tokenId: item.nft.tokenId,
+      quantity: item.quantity,
+      spam: item.spam,
+    })),
+  });
+}
+
+export default defineCommand({
+  name: "wallet",
+  description: "NFTs held by a wallet, with spam flagged",
+  help: "Lists a wallet's NFTs, 10 per page, each marked SPAM when it belongs to a collection classified as spam for that wallet. spam:exclude hides them, spam:only shows only them. With a collection, lists only that collection's NFTs (the spam filter does not apply there).",
+  options: {
+    wallet: opt.wallet("Wallet address or ENS name", { required: true }),
+    spam: opt.choice("Spam NFTs: exclude, only, or all (marked)", SPAM_CHOICES, {
+      fallback: "all",
+      placeholder: "exclude|only|all",
+    }),
+    collection: opt.collection("Only this collection's NFTs"),
+  },
+  examples: [
+    "/wallet vitalik.eth",
+    "/wallet 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045 exclude",
+    "/wallet vitalik.eth collection:0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
+  ],
+  async run(ctx, { wallet, spam, collection }) {
+    if (collection !== undefined && spam !== "all") {
+      throw new UserError(
+        "The spam filter works on the whole wallet: leave it out when you name a collection.",
+      );
+    }
+    return fetchWallet(ctx, wallet, spam, collection, 0);
+  },
+  actions: {
+    page: {
+      async run(ctx, payload) {
+        const spam = SPAM_CHOICES.find((choice) => choice.value === payload.spam)?.value ?? "all";
+        const collection = typeof payload.collection === "string" ? payload.collection : undefined;
+        return fetchWallet(
+          ctx,
+          payloadString(payload, "wallet"),
+          spam,
+          collection,
+          payloadPage(payload),
+        );
+      },
+    },
+  },
+});
