@@ -82,30 +82,51 @@ const PARAGRAPH = "\n\n";
 const LINK_LABEL_MAX = 200;
 
 /**
+ * `escapeMarkdown` escapes backslashes, headings, lists and masked links here. Its inline escapes
+ * (bold, italic, code, …) are off: they skip text inside URLs and emoji and miss runs (`****x****`
+ * comes out as `\*\*\**x\*\*\\*\*`, a bare `*` after a literal backslash), so
+ * {@link escapeInline} escapes every formatting character itself.
+ */
+const MARKDOWN_OPTIONS = {
+  codeBlock: false,
+  inlineCode: false,
+  bold: false,
+  italic: false,
+  underline: false,
+  strikethrough: false,
+  spoiler: false,
+  heading: true,
+  bulletedList: true,
+  numberedList: true,
+};
+/** `escapeMarkdown` can take quadratic time on long lines; it runs on pieces of this size. */
+const ESCAPE_PIECE = 256;
+
+/**
  * Makes untrusted text inert in Discord markdown: no formatting, no masked or bare links, no
  * mentions (`@everyone`, `<@id>`, `<#id>`, `<@&id>`, `</cmd:id>`, `<t:…>`), no quotes or subtext.
  */
 export function escapeDiscord(text: string, maskedLink = true): string {
-  const escaped = escapeMarkdown(stripControl(text), {
-    heading: true,
-    bulletedList: true,
-    numberedList: true,
-    maskedLink,
-  });
-  return neutraliseMentions(
-    escaped
-      .replace(/^(\s*)>/gm, "$1\\>")
-      .replace(/^(\s*)-#/gm, "$1\\-#")
-      .replace(/:\/\//g, `:${ZWSP}//`),
-  );
+  const inert = neutraliseMentions(stripControl(text).replace(/:\/\//g, `:${ZWSP}//`));
+  const options = { ...MARKDOWN_OPTIONS, maskedLink };
+  const escaped = inert
+    .split("\n")
+    .map((line) => {
+      let out = "";
+      for (let i = 0; i < line.length; i += ESCAPE_PIECE) {
+        out += escapeMarkdown(line.slice(i, i + ESCAPE_PIECE), options);
+      }
+      return out;
+    })
+    .join("\n");
+  return escapeInline(escaped)
+    .replace(/^(\s*)>/gm, "$1\\>")
+    .replace(/^(\s*)-#/gm, "$1\\-#");
 }
 
-/**
- * Escapes at most what can be shown: `escapeMarkdown` takes quadratic time, so a long untrusted
- * string is cut (one past the limit, so the cut still shows) before it is escaped.
- */
-function escapeWithin(text: string, max: number, maskedLink = true): string {
-  return truncate(escapeDiscord(stripControl(text).slice(0, max + 1), maskedLink), max);
+/** Puts a backslash before every bare formatting character; escape pairs are kept as they are. */
+function escapeInline(text: string): string {
+  return text.replace(/\\[\s\S]|[*_`~|]/g, (match) => (match.length === 2 ? match : `\\${match}`));
 }
 
 /** For plain-text spots (footer, button labels) where markdown does not render but mentions might. */
@@ -113,6 +134,11 @@ function neutraliseMentions(text: string): string {
   return text
     .replace(/@(?=everyone|here)/gi, `@${ZWSP}`)
     .replace(/<(?=[@#/:]|a:|t:|id:)/g, `<${ZWSP}`);
+}
+
+/** Escapes at most what can be shown: the input is cut one past the limit, so the cut still shows. */
+function escapeWithin(text: string, max: number, maskedLink = true): string {
+  return truncate(escapeDiscord(stripControl(text).slice(0, max + 1), maskedLink), max);
 }
 
 function plain(text: string, max: number): string {
@@ -185,9 +211,7 @@ function linkLine(link: ReplyLink): string | undefined {
   const url = safeHttpUrl(link.url);
   if (!url) return undefined;
   // Every bracket escaped: the label can neither close this link nor open another.
-  const label = escapeWithin(link.label, LINK_LABEL_MAX, false)
-    .replace(/[[\]]/g, "\\$&")
-    .trim();
+  const label = escapeWithin(link.label, LINK_LABEL_MAX, false).replace(/[[\]]/g, "\\$&").trim();
   return `[${label === "" ? escapeDiscord(new URL(url).hostname) : label}](${url})`;
 }
 
@@ -300,7 +324,8 @@ export function renderDiscord(reply: RenderableReply): DiscordMessage {
 
   const embed: APIEmbed = { color: TONE_COLOURS[reply.tone ?? "info"] };
 
-  const title = reply.title === undefined ? "" : escapeWithin(reply.title.trim(), DISCORD_LIMITS.title);
+  const title =
+    reply.title === undefined ? "" : escapeWithin(reply.title.trim(), DISCORD_LIMITS.title);
   if (title !== "") embed.title = title;
   const url = reply.url === undefined ? undefined : safeHttpUrl(reply.url);
   if (url && embed.title) embed.url = url;

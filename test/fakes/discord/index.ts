@@ -1,0 +1,306 @@
+/**
+ * A Discord on 127.0.0.1 for end-to-end tests: a REST server under `/api/v10` and a JSON
+ * gateway that the real discord.js Client talks to. Point the client at it with
+ * `new Client({ intents, rest: { api: fake.apiBase } })` and `client.login(fake.token)`.
+ *
+ * It answers as Discord does where the bot could get it wrong: payloads over Discord's limits
+ * get 400 / 50035 Invalid Form Body, a second acknowledgement 40060, an acknowledgement after
+ * the 3 s deadline 10062, an unknown channel 10003. Everything is recorded and can be waited on.
+ */
+import type {
+  APIApplicationCommand,
+  APIApplicationCommandAutocompleteInteraction,
+  APIChatInputApplicationCommandInteraction,
+  APIInteraction,
+  APIMessage,
+  APIMessageComponentButtonInteraction,
+  APIUser,
+} from "discord.js";
+import { FakeGateway, type GatewayFrame } from "./gateway.ts";
+import { Recorder } from "./recorder.ts";
+import {
+  type ChannelFailure,
+  FakeRest,
+  type RateLimitConfig,
+  type RecordedRequest,
+  type RouteName,
+} from "./rest.ts";
+import {
+  type ApplicationCommandOptionInput,
+  type ButtonClickContext,
+  type FakeChannel,
+  type FakeChannelInput,
+  type FakeGuild,
+  type FakeGuildInput,
+  type InteractionContext,
+  newInteractionRecord,
+  type OptionRecord,
+  World,
+} from "./world.ts";
+
+export type { GatewayFrame } from "./gateway.ts";
+export { GATEWAY_OP } from "./gateway.ts";
+export type {
+  ChannelFailure,
+  RateLimitConfig,
+  RecordedRequest,
+  RouteName,
+  RouteParams,
+} from "./rest.ts";
+export type {
+  ApplicationCommandOptionInput,
+  ButtonClickContext,
+  FakeChannel,
+  FakeChannelInput,
+  FakeGuild,
+  FakeGuildInput,
+  FakeUserInput,
+  InteractionContext,
+  OptionRecord,
+  OptionValue,
+  RecordedFile,
+} from "./world.ts";
+export { BOT_PERMISSIONS, DEFAULT_USER, MEMBER_PERMISSIONS, PERMISSION } from "./world.ts";
+
+/** A token in Discord's shape; the fake accepts only the one it was started with. */
+export const FAKE_DISCORD_TOKEN =
+  "MTAwMDAwMDAwMDAwMDAwMDAw.GfAkEd.ZmFrZS1kaXNjb3JkLXRva2VuLWZvci10ZXN0cw";
+
+export interface FakeDiscordOptions {
+  /** The bot token the fake accepts (REST `Authorization: Bot …` and gateway IDENTIFY). */
+  token?: string;
+  applicationId?: string;
+  botName?: string;
+  /** Default: one guild "Fake Guild" with one text channel "general". */
+  guilds?: FakeGuildInput[];
+  /** HELLO's heartbeat interval; Discord's is 41250 ms. */
+  heartbeatIntervalMs?: number;
+  /** How long an interaction may wait for its callback; Discord allows 3 s. */
+  ackDeadlineMs?: number;
+  rateLimits?: RateLimitConfig;
+}
+
+export interface FakeDiscord {
+  /** For `new Client({ rest: { api: fake.apiBase } })`: `http://127.0.0.1:PORT/api`. */
+  readonly apiBase: string;
+  /** The gateway URL `GET /gateway/bot` answers: `ws://127.0.0.1:PORT`. */
+  readonly gatewayUrl: string;
+  readonly token: string;
+  readonly applicationId: string;
+  readonly botUser: APIUser;
+  /** The first guild and its first channel: where interactions happen unless told otherwise. */
+  readonly guildId: string;
+  readonly channelId: string;
+  readonly guilds: readonly FakeGuild[];
+
+  /** Every REST request, in order of arrival. */
+  readonly requests: readonly RecordedRequest[];
+  /** Every gateway frame, both directions. */
+  readonly gatewayFrames: readonly GatewayFrame[];
+  /** Whether a client holds an identified, open gateway connection. */
+  readonly connected: boolean;
+
+  /** The first request, already recorded or still to come, that matches. */
+  waitFor(
+    predicate: (request: RecordedRequest) => boolean,
+    timeoutMs?: number,
+  ): Promise<RecordedRequest>;
+  /** The first gateway frame, already recorded or still to come, that matches. */
+  waitForGateway(
+    predicate: (frame: GatewayFrame) => boolean,
+    timeoutMs?: number,
+  ): Promise<GatewayFrame>;
+  /** The accepted (2xx) callback of an interaction. */
+  waitForCallback(
+    interaction: { id: string } | string,
+    timeoutMs?: number,
+  ): Promise<RecordedRequest>;
+  /** The accepted (2xx) edit of an interaction's `@original` message. */
+  waitForOriginalEdit(
+    interaction: { token: string } | string,
+    timeoutMs?: number,
+  ): Promise<RecordedRequest>;
+  /** The accepted (2xx) follow-up of an interaction. */
+  waitForFollowUp(
+    interaction: { token: string } | string,
+    timeoutMs?: number,
+  ): Promise<RecordedRequest>;
+  /** The accepted (2xx) message create in a channel. */
+  waitForChannelMessage(channelId: string, timeoutMs?: number): Promise<RecordedRequest>;
+  /** Requests of one route, optionally filtered. */
+  requestsOf(
+    route: RouteName,
+    predicate?: (request: RecordedRequest) => boolean,
+  ): RecordedRequest[];
+
+  /** Registered commands: global, or of a guild. */
+  commands(guildId?: string): APIApplicationCommand[];
+  /** Messages the fake holds for a channel, oldest first (ephemeral ones included, flag 64). */
+  messages(channelId: string): APIMessage[];
+  message(messageId: string): APIMessage | undefined;
+
+  /** Payload builders (nothing is sent until `sendInteraction`). */
+  slashCommand(
+    name: string,
+    options?: ApplicationCommandOptionInput,
+    context?: InteractionContext,
+  ): APIChatInputApplicationCommandInteraction;
+  buttonClick(customId: string, context?: ButtonClickContext): APIMessageComponentButtonInteraction;
+  autocomplete(
+    name: string,
+    options: OptionRecord,
+    focused: string,
+    context?: InteractionContext,
+  ): APIApplicationCommandAutocompleteInteraction;
+
+  /** Dispatches INTERACTION_CREATE and starts the interaction's 3 s acknowledgement clock. */
+  sendInteraction<T extends APIInteraction>(payload: T): T;
+  /** Sends any dispatch event to the connected client. */
+  dispatch(event: string, data: unknown): void;
+  /** Adds a text channel to a guild and tells the client (CHANNEL_CREATE). */
+  addChannel(input: FakeChannelInput, guildId?: string): FakeChannel;
+
+  /** Closes the client's socket: code 4000 by default (discord.js resumes), or abruptly. */
+  dropConnection(options?: { code?: number; abrupt?: boolean }): void;
+  /** Gateway op 7: the client must reconnect and resume. */
+  requestReconnect(): void;
+  /** Gateway op 9: not resumable by default, so the client identifies anew. */
+  invalidateSession(resumable?: boolean): void;
+
+  /** Makes requests under `/channels/{id}` fail (404 10003, 403 50001/50013, 429, 5xx). */
+  failChannel(channelId: string, failure: ChannelFailure): void;
+  clearFailures(channelId?: string): void;
+  setRateLimits(config: RateLimitConfig | undefined): void;
+
+  close(): Promise<void>;
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+
+function describeRequest(r: RecordedRequest): string {
+  return `#${r.seq} ${r.method} ${r.path} -> ${r.status}${r.error ? ` (fake error: ${r.error})` : ""}`;
+}
+
+function describeFrame(f: GatewayFrame): string {
+  return `[${f.connection}] ${f.direction} op ${f.op}${f.t ? ` ${f.t}` : ""}${f.s === null ? "" : ` s=${f.s}`}`;
+}
+
+const ok = (r: RecordedRequest) => r.status >= 200 && r.status < 300;
+
+export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
+  const world = new World({
+    token: options.token ?? FAKE_DISCORD_TOKEN,
+    ...(options.applicationId === undefined ? {} : { applicationId: options.applicationId }),
+    ...(options.botName === undefined ? {} : { botName: options.botName }),
+    ...(options.guilds === undefined ? {} : { guilds: options.guilds }),
+  });
+  const requests = new Recorder<RecordedRequest>(describeRequest);
+  const frames = new Recorder<GatewayFrame>(describeFrame);
+  const gateway = new FakeGateway(world, frames, options.heartbeatIntervalMs ?? 41_250);
+  const rest = new FakeRest(world, requests, {
+    gatewayUrl: () => gateway.url,
+    ackDeadlineMs: options.ackDeadlineMs ?? 3000,
+    ...(options.rateLimits === undefined ? {} : { rateLimits: options.rateLimits }),
+  });
+  await gateway.listen();
+  const restUrl = await rest.listen();
+
+  const idOf = (x: { id: string } | string) => (typeof x === "string" ? x : x.id);
+  const tokenOf = (x: { token: string } | string) => (typeof x === "string" ? x : x.token);
+
+  const fake: FakeDiscord = {
+    apiBase: `${restUrl}/api`,
+    gatewayUrl: gateway.url,
+    token: world.token,
+    applicationId: world.applicationId,
+    botUser: world.botUser,
+    guildId: world.defaultGuild.id,
+    channelId: world.defaultChannel.id,
+    get guilds() {
+      return [...world.guilds.values()];
+    },
+    requests: requests.entries,
+    gatewayFrames: frames.entries,
+    get connected() {
+      return gateway.connected;
+    },
+
+    waitFor: (predicate, timeoutMs = DEFAULT_TIMEOUT_MS) =>
+      requests.waitFor(predicate, timeoutMs, "a matching request"),
+    waitForGateway: (predicate, timeoutMs = DEFAULT_TIMEOUT_MS) =>
+      frames.waitFor(predicate, timeoutMs, "a matching gateway frame"),
+    waitForCallback: (interaction, timeoutMs = DEFAULT_TIMEOUT_MS) =>
+      requests.waitFor(
+        (r) =>
+          r.route === "interactionCallback" &&
+          r.params.interactionId === idOf(interaction) &&
+          ok(r),
+        timeoutMs,
+        `the callback of interaction ${idOf(interaction)}`,
+      ),
+    waitForOriginalEdit: (interaction, timeoutMs = DEFAULT_TIMEOUT_MS) =>
+      requests.waitFor(
+        (r) =>
+          r.route === "editWebhookMessage" &&
+          r.params.token === tokenOf(interaction) &&
+          r.params.messageId === "@original" &&
+          ok(r),
+        timeoutMs,
+        "the edit of @original",
+      ),
+    waitForFollowUp: (interaction, timeoutMs = DEFAULT_TIMEOUT_MS) =>
+      requests.waitFor(
+        (r) => r.route === "createFollowUp" && r.params.token === tokenOf(interaction) && ok(r),
+        timeoutMs,
+        "a follow-up",
+      ),
+    waitForChannelMessage: (channelId, timeoutMs = DEFAULT_TIMEOUT_MS) =>
+      requests.waitFor(
+        (r) => r.route === "createMessage" && r.params.channelId === channelId && ok(r),
+        timeoutMs,
+        `a message in channel ${channelId}`,
+      ),
+    requestsOf: (route, predicate = () => true) =>
+      requests.entries.filter((r) => r.route === route && predicate(r)),
+
+    commands: (guildId) =>
+      guildId === undefined ? world.globalCommands : (world.guildCommands.get(guildId) ?? []),
+    messages: (channelId) => [...world.messages.values()].filter((m) => m.channel_id === channelId),
+    message: (messageId) => world.messages.get(messageId),
+
+    slashCommand: (name, commandOptions, context) =>
+      world.slashCommand(name, commandOptions, context),
+    buttonClick: (customId, context) => world.buttonClick(customId, context),
+    autocomplete: (name, commandOptions, focused, context) =>
+      world.autocomplete(name, commandOptions, focused, context),
+
+    sendInteraction(payload) {
+      const record = newInteractionRecord(payload);
+      world.interactions.set(record.id, record);
+      world.interactionsByToken.set(record.token, record);
+      gateway.dispatch("INTERACTION_CREATE", payload);
+      return payload;
+    },
+    dispatch: (event, data) => gateway.dispatch(event, data),
+    addChannel(input, guildId = world.defaultGuild.id) {
+      const channel = world.addChannel(guildId, input);
+      if (gateway.connected) gateway.dispatch("CHANNEL_CREATE", world.channelPayload(channel));
+      return channel;
+    },
+
+    dropConnection: (dropOptions) => gateway.drop(dropOptions),
+    requestReconnect: () => gateway.requestReconnect(),
+    invalidateSession: (resumable) => gateway.invalidateSession(resumable),
+
+    failChannel: (channelId, failure) => rest.failChannel(channelId, failure),
+    clearFailures: (channelId) => rest.clearFailures(channelId),
+    setRateLimits: (config) => rest.setRateLimits(config),
+
+    async close() {
+      requests.dispose();
+      frames.dispose();
+      await Promise.all([gateway.close(), rest.close()]);
+    },
+  };
+  return fake;
+}

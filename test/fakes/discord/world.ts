@@ -1,0 +1,815 @@
+import type {
+  APIApplicationCommand,
+  APIApplicationCommandAutocompleteInteraction,
+  APIApplicationCommandInteractionDataOption,
+  APIApplicationCommandOption,
+  APIAttachment,
+  APIChatInputApplicationCommandInteraction,
+  APIEmbed,
+  APIInteraction,
+  APIInteractionDataResolved,
+  APIInteractionGuildMember,
+  APIMessage,
+  APIMessageComponentButtonInteraction,
+  APIRole,
+  APITextChannel,
+  APIUser,
+  ChannelFlags,
+  GatewayGuildCreateDispatchData,
+  GuildMemberFlags,
+  GuildSystemChannelFlags,
+  Locale,
+  RoleFlags,
+  UserFlags,
+} from "discord.js";
+import { randomToken, snowflake } from "./snowflake.ts";
+
+/** A file part of a multipart request. */
+export interface RecordedFile {
+  /** The form field, e.g. `files[0]`. */
+  field: string;
+  filename: string;
+  contentType: string;
+  data: Buffer;
+}
+
+export interface FakeUserInput {
+  id?: string;
+  username?: string;
+  globalName?: string | null;
+}
+
+export interface FakeChannelInput {
+  id?: string;
+  name: string;
+  /** 0 text (default) or 5 announcement. */
+  type?: 0 | 5;
+}
+
+export interface FakeGuildInput {
+  id?: string;
+  name?: string;
+  channels?: FakeChannelInput[];
+}
+
+export interface FakeChannel {
+  id: string;
+  name: string;
+  type: 0 | 5;
+  guildId: string;
+  position: number;
+}
+
+export interface FakeGuild {
+  id: string;
+  name: string;
+  ownerId: string;
+  joinedAt: string;
+  channels: FakeChannel[];
+}
+
+/** Permission bits as Discord sends them (a decimal string of a 64-bit field). */
+export const PERMISSION = {
+  AddReactions: 1n << 6n,
+  ViewChannel: 1n << 10n,
+  SendMessages: 1n << 11n,
+  EmbedLinks: 1n << 14n,
+  AttachFiles: 1n << 15n,
+  ReadMessageHistory: 1n << 16n,
+  UseExternalEmojis: 1n << 18n,
+  ManageChannels: 1n << 4n,
+  ManageGuild: 1n << 5n,
+  Administrator: 1n << 3n,
+  UseApplicationCommands: 1n << 31n,
+  SendMessagesInThreads: 1n << 38n,
+} as const;
+
+/** What an ordinary member may do in an ordinary channel: no Manage Server, no Manage Channels. */
+export const MEMBER_PERMISSIONS =
+  PERMISSION.AddReactions |
+  PERMISSION.ViewChannel |
+  PERMISSION.SendMessages |
+  PERMISSION.EmbedLinks |
+  PERMISSION.AttachFiles |
+  PERMISSION.ReadMessageHistory |
+  PERMISSION.UseExternalEmojis |
+  PERMISSION.UseApplicationCommands |
+  PERMISSION.SendMessagesInThreads;
+
+export const BOT_PERMISSIONS = MEMBER_PERMISSIONS;
+
+export const DEFAULT_USER: Required<FakeUserInput> = {
+  id: "200000000000000001",
+  username: "tester",
+  globalName: "Tester",
+};
+
+/** Where an interaction happens and who makes it. */
+export interface InteractionContext {
+  /** A guild id, or `null` for a DM with the bot; default: the first guild. */
+  guildId?: string | null;
+  /** Default: the first channel of the guild (or a DM channel). */
+  channelId?: string;
+  user?: FakeUserInput;
+  /** The invoking member's permissions in the channel (ignored in DMs). */
+  memberPermissions?: bigint | string;
+  /** The bot's permissions in the channel. */
+  appPermissions?: bigint | string;
+  locale?: string;
+}
+
+export interface ButtonClickContext extends InteractionContext {
+  /** The message the button sits under; default: the newest stored message carrying the id. */
+  message?: APIMessage;
+}
+
+export type OptionValue = string | number | boolean | OptionRecord;
+export interface OptionRecord {
+  [name: string]: OptionValue;
+}
+
+export type ApplicationCommandOptionInput =
+  | OptionRecord
+  | APIApplicationCommandInteractionDataOption[];
+
+export interface InteractionRecord {
+  payload: APIInteraction;
+  id: string;
+  token: string;
+  channelId: string;
+  guildId: string | null;
+  createdAt: number;
+  /** The callback type Discord accepted, once acknowledged. */
+  responseType?: number;
+  /** The `@original` message: the reply, or for component interactions the clicked message. */
+  originalMessageId?: string;
+}
+
+/** The fake's state: guilds, channels, messages, commands and the interactions in flight. */
+export class World {
+  readonly applicationId: string;
+  readonly token: string;
+  readonly botUser: APIUser;
+  readonly guilds = new Map<string, FakeGuild>();
+  readonly channels = new Map<string, FakeChannel>();
+  readonly messages = new Map<string, APIMessage>();
+  readonly interactions = new Map<string, InteractionRecord>();
+  readonly interactionsByToken = new Map<string, InteractionRecord>();
+  globalCommands: APIApplicationCommand[] = [];
+  readonly guildCommands = new Map<string, APIApplicationCommand[]>();
+
+  constructor(options: {
+    applicationId?: string;
+    token: string;
+    botName?: string;
+    guilds?: FakeGuildInput[];
+  }) {
+    this.applicationId = options.applicationId ?? snowflake();
+    this.token = options.token;
+    this.botUser = {
+      id: this.applicationId,
+      username: options.botName ?? "FakeBot",
+      discriminator: "0000",
+      global_name: null,
+      avatar: null,
+      bot: true,
+      flags: 0 as UserFlags,
+      public_flags: 0 as UserFlags,
+    };
+    const guilds = options.guilds ?? [{ name: "Fake Guild", channels: [{ name: "general" }] }];
+    for (const guild of guilds) this.addGuild(guild);
+  }
+
+  addGuild(input: FakeGuildInput): FakeGuild {
+    const guild: FakeGuild = {
+      id: input.id ?? snowflake(),
+      name: input.name ?? "Fake Guild",
+      ownerId: DEFAULT_USER.id,
+      joinedAt: new Date().toISOString(),
+      channels: [],
+    };
+    this.guilds.set(guild.id, guild);
+    for (const channel of input.channels ?? [{ name: "general" }])
+      this.addChannel(guild.id, channel);
+    return guild;
+  }
+
+  addChannel(guildId: string, input: FakeChannelInput): FakeChannel {
+    const guild = this.guilds.get(guildId);
+    if (!guild) throw new Error(`fake Discord: no guild ${guildId}`);
+    const channel: FakeChannel = {
+      id: input.id ?? snowflake(),
+      name: input.name,
+      type: input.type ?? 0,
+      guildId,
+      position: guild.channels.length,
+    };
+    guild.channels.push(channel);
+    this.channels.set(channel.id, channel);
+    return channel;
+  }
+
+  get defaultGuild(): FakeGuild {
+    const first = this.guilds.values().next().value;
+    if (!first) throw new Error("fake Discord: no guild configured");
+    return first;
+  }
+
+  get defaultChannel(): FakeChannel {
+    const first = this.defaultGuild.channels[0];
+    if (!first) throw new Error("fake Discord: the first guild has no channel");
+    return first;
+  }
+
+  // ---- payload builders -------------------------------------------------------------------
+
+  channelPayload(channel: FakeChannel): APITextChannel {
+    return {
+      id: channel.id,
+      type: channel.type as 0,
+      guild_id: channel.guildId,
+      name: channel.name,
+      position: channel.position,
+      permission_overwrites: [],
+      parent_id: null,
+      topic: null,
+      nsfw: false,
+      rate_limit_per_user: 0,
+      last_message_id: null,
+      flags: 0 as ChannelFlags,
+    };
+  }
+
+  everyoneRole(guildId: string): APIRole {
+    return {
+      id: guildId,
+      name: "@everyone",
+      color: 0,
+      colors: { primary_color: 0, secondary_color: null, tertiary_color: null },
+      hoist: false,
+      icon: null,
+      unicode_emoji: null,
+      position: 0,
+      permissions: MEMBER_PERMISSIONS.toString(),
+      managed: false,
+      mentionable: false,
+      flags: 0 as RoleFlags,
+    };
+  }
+
+  /** GUILD_CREATE as the Guilds intent delivers it after READY. */
+  guildCreate(guild: FakeGuild): GatewayGuildCreateDispatchData {
+    return {
+      id: guild.id,
+      name: guild.name,
+      icon: null,
+      splash: null,
+      discovery_splash: null,
+      banner: null,
+      description: null,
+      owner_id: guild.ownerId,
+      afk_channel_id: null,
+      afk_timeout: 300,
+      verification_level: 0,
+      default_message_notifications: 1,
+      explicit_content_filter: 0,
+      roles: [this.everyoneRole(guild.id)],
+      emojis: [],
+      stickers: [],
+      features: [],
+      mfa_level: 0,
+      application_id: null,
+      system_channel_id: null,
+      system_channel_flags: 0 as GuildSystemChannelFlags,
+      rules_channel_id: null,
+      public_updates_channel_id: null,
+      safety_alerts_channel_id: null,
+      vanity_url_code: null,
+      premium_tier: 0,
+      premium_subscription_count: 0,
+      premium_progress_bar_enabled: false,
+      preferred_locale: "en-US" as Locale,
+      nsfw_level: 0,
+      hub_type: null,
+      max_members: 500000,
+      max_video_channel_users: 25,
+      incidents_data: null,
+      joined_at: guild.joinedAt,
+      large: false,
+      unavailable: false,
+      member_count: 2,
+      voice_states: [],
+      members: [
+        {
+          user: this.botUser,
+          nick: null,
+          avatar: null,
+          roles: [],
+          joined_at: guild.joinedAt,
+          premium_since: null,
+          deaf: false,
+          mute: false,
+          flags: 0 as GuildMemberFlags,
+          pending: false,
+          communication_disabled_until: null,
+        },
+      ],
+      channels: guild.channels.map((c) => this.channelPayload(c)),
+      threads: [],
+      presences: [],
+      stage_instances: [],
+      guild_scheduled_events: [],
+      soundboard_sounds: [],
+    };
+  }
+
+  user(input: FakeUserInput = {}): APIUser {
+    const id = input.id ?? DEFAULT_USER.id;
+    const isDefault = id === DEFAULT_USER.id;
+    return {
+      id,
+      username: input.username ?? (isDefault ? DEFAULT_USER.username : `user${id.slice(-6)}`),
+      discriminator: "0",
+      global_name:
+        input.globalName === undefined
+          ? isDefault
+            ? DEFAULT_USER.globalName
+            : null
+          : input.globalName,
+      avatar: null,
+      public_flags: 0 as UserFlags,
+      flags: 0 as UserFlags,
+      banner: null,
+      accent_color: null,
+    };
+  }
+
+  private member(user: APIUser, permissions: bigint | string): APIInteractionGuildMember {
+    return {
+      user,
+      nick: null,
+      avatar: null,
+      banner: null,
+      roles: [],
+      joined_at: "2024-01-01T00:00:00.000000+00:00",
+      premium_since: null,
+      deaf: false,
+      mute: false,
+      flags: 0 as GuildMemberFlags,
+      pending: false,
+      communication_disabled_until: null,
+      permissions: permissions.toString(),
+    };
+  }
+
+  /** The fields every interaction carries, for a guild channel or a DM. */
+  private base(ctx: InteractionContext) {
+    const guildId = ctx.guildId === undefined ? this.defaultGuild.id : ctx.guildId;
+    const user = this.user(ctx.user);
+    const id = snowflake();
+    const token = `aW50ZXJhY3Rpb246${id}:${randomToken(48)}`;
+    const common = {
+      id,
+      application_id: this.applicationId,
+      token,
+      version: 1 as const,
+      app_permissions: (ctx.appPermissions ?? BOT_PERMISSIONS).toString(),
+      locale: (ctx.locale ?? "en-US") as Locale,
+      entitlements: [],
+      attachment_size_limit: 10 * 1024 * 1024,
+    };
+    if (guildId === null) {
+      const channelId = ctx.channelId ?? snowflake();
+      return {
+        ...common,
+        channel: {
+          id: channelId,
+          type: 1 as const,
+          recipients: [user],
+          last_message_id: null,
+          flags: 0,
+        },
+        channel_id: channelId,
+        user,
+        authorizing_integration_owners: { "0": "0" },
+        context: 1 as const,
+      };
+    }
+    const guild = this.guilds.get(guildId);
+    const channel =
+      ctx.channelId === undefined ? guild?.channels[0] : this.channels.get(ctx.channelId);
+    const channelId = ctx.channelId ?? channel?.id ?? snowflake();
+    const channelPayload = channel
+      ? this.channelPayload(channel)
+      : { id: channelId, type: 0 as const, guild_id: guildId, name: "unknown", position: 0 };
+    return {
+      ...common,
+      guild: { id: guildId, locale: "en-US" as Locale, features: [] },
+      guild_id: guildId,
+      guild_locale: "en-US" as Locale,
+      channel: {
+        ...channelPayload,
+        permissions: (ctx.memberPermissions ?? MEMBER_PERMISSIONS).toString(),
+      },
+      channel_id: channelId,
+      member: this.member(user, ctx.memberPermissions ?? MEMBER_PERMISSIONS),
+      authorizing_integration_owners: { "0": guildId },
+      context: 0 as const,
+    };
+  }
+
+  findCommand(name: string, guildId: string | null): APIApplicationCommand | undefined {
+    const inGuild = guildId ? this.guildCommands.get(guildId) : undefined;
+    return (
+      inGuild?.find((c) => c.name === name && (c.type ?? 1) === 1) ??
+      this.globalCommands.find((c) => c.name === name && (c.type ?? 1) === 1)
+    );
+  }
+
+  /** A slash command (type 2) with options typed from the registered command when there is one. */
+  slashCommand(
+    name: string,
+    options: ApplicationCommandOptionInput = {},
+    ctx: InteractionContext = {},
+  ): APIChatInputApplicationCommandInteraction {
+    const base = this.base(ctx);
+    const guildId = "guild_id" in base ? base.guild_id : null;
+    const command = this.findCommand(name, guildId);
+    const resolved: APIInteractionDataResolved = {};
+    const dataOptions = Array.isArray(options)
+      ? options
+      : this.dataOptions(`/${name}`, options, command?.options, resolved, guildId, undefined);
+    return {
+      ...base,
+      type: 2,
+      data: {
+        id: command?.id ?? snowflake(),
+        name,
+        type: 1,
+        ...(command?.guild_id ? { guild_id: command.guild_id } : {}),
+        ...(dataOptions.length > 0 ? { options: dataOptions } : {}),
+        ...(Object.keys(resolved).length > 0 ? { resolved } : {}),
+      },
+    } as APIChatInputApplicationCommandInteraction;
+  }
+
+  /** An autocomplete request (type 4): `focused` names the option being typed, as a string. */
+  autocomplete(
+    name: string,
+    options: OptionRecord,
+    focused: string,
+    ctx: InteractionContext = {},
+  ): APIApplicationCommandAutocompleteInteraction {
+    const base = this.base(ctx);
+    const guildId = "guild_id" in base ? base.guild_id : null;
+    const command = this.findCommand(name, guildId);
+    const resolved: APIInteractionDataResolved = {};
+    const dataOptions = this.dataOptions(
+      `/${name}`,
+      options,
+      command?.options,
+      resolved,
+      guildId,
+      focused,
+    );
+    if (!JSON.stringify(dataOptions).includes('"focused":true')) {
+      throw new Error(`fake Discord: autocomplete for /${name} has no option "${focused}"`);
+    }
+    return {
+      ...base,
+      type: 4,
+      data: {
+        id: command?.id ?? snowflake(),
+        name,
+        type: 1,
+        ...(command?.guild_id ? { guild_id: command.guild_id } : {}),
+        options: dataOptions,
+      },
+    } as APIApplicationCommandAutocompleteInteraction;
+  }
+
+  /** A button click (type 3, component_type 2) on a stored message carrying `customId`. */
+  buttonClick(
+    customId: string,
+    ctx: ButtonClickContext = {},
+  ): APIMessageComponentButtonInteraction {
+    const message = ctx.message ?? this.findMessageWithButton(customId, ctx.channelId) ?? undefined;
+    const channelId = ctx.channelId ?? message?.channel_id;
+    const guildId =
+      ctx.guildId !== undefined
+        ? ctx.guildId
+        : channelId && this.channels.has(channelId)
+          ? (this.channels.get(channelId)?.guildId ?? null)
+          : undefined;
+    const base = this.base({
+      ...ctx,
+      ...(channelId === undefined ? {} : { channelId }),
+      ...(guildId === undefined ? {} : { guildId }),
+    });
+    const clicked = message ?? this.syntheticButtonMessage(customId, base.channel_id);
+    return {
+      ...base,
+      type: 3,
+      message: clicked,
+      data: { custom_id: customId, component_type: 2 },
+    } as APIMessageComponentButtonInteraction;
+  }
+
+  findMessageWithButton(customId: string, channelId?: string): APIMessage | undefined {
+    const all = [...this.messages.values()].reverse();
+    return all.find(
+      (m) =>
+        (channelId === undefined || m.channel_id === channelId) &&
+        JSON.stringify(m.components ?? []).includes(JSON.stringify(customId)),
+    );
+  }
+
+  private syntheticButtonMessage(customId: string, channelId: string): APIMessage {
+    return this.buildMessage({
+      channelId,
+      body: {
+        content: "",
+        components: [
+          { type: 1, components: [{ type: 2, style: 2, label: "Button", custom_id: customId }] },
+        ],
+      },
+      files: [],
+    });
+  }
+
+  private dataOptions(
+    where: string,
+    given: OptionRecord,
+    defs: APIApplicationCommandOption[] | undefined,
+    resolved: APIInteractionDataResolved,
+    guildId: string | null,
+    focused: string | undefined,
+  ): APIApplicationCommandInteractionDataOption[] {
+    const out: APIApplicationCommandInteractionDataOption[] = [];
+    for (const [name, value] of Object.entries(given)) {
+      const def = defs?.find((d) => d.name === name);
+      if (defs && !def) {
+        throw new Error(
+          `fake Discord: ${where} has no option "${name}" (registered: ${defs.map((d) => d.name).join(", ") || "none"})`,
+        );
+      }
+      const type = def?.type ?? inferOptionType(value);
+      if (type === 1 || type === 2) {
+        if (typeof value !== "object") {
+          throw new Error(`fake Discord: ${where} ${name} is a subcommand: give its options`);
+        }
+        const subDefs =
+          def && "options" in def ? (def.options as APIApplicationCommandOption[]) : undefined;
+        out.push({
+          name,
+          type,
+          options: this.dataOptions(
+            `${where} ${name}`,
+            value,
+            subDefs ?? (def ? [] : undefined),
+            resolved,
+            guildId,
+            focused,
+          ),
+        } as APIApplicationCommandInteractionDataOption);
+        continue;
+      }
+      if (typeof value === "object") {
+        throw new Error(`fake Discord: ${where} option "${name}" takes a value, not options`);
+      }
+      if (name === focused) {
+        out.push({
+          name,
+          type,
+          value: String(value),
+          focused: true,
+        } as APIApplicationCommandInteractionDataOption);
+        continue;
+      }
+      checkOptionValue(where, name, type, value, def);
+      out.push({ name, type, value } as APIApplicationCommandInteractionDataOption);
+      if (typeof value === "string") this.resolve(type, value, resolved, guildId);
+    }
+    if (defs && focused === undefined) {
+      for (const def of defs) {
+        if ("required" in def && def.required && !(def.name in given)) {
+          throw new Error(
+            `fake Discord: ${where} needs option "${def.name}" (Discord enforces required options)`,
+          );
+        }
+      }
+    }
+    return out;
+  }
+
+  private resolve(
+    type: number,
+    id: string,
+    resolved: APIInteractionDataResolved,
+    guildId: string | null,
+  ): void {
+    if (type === 6 || type === 9) {
+      resolved.users = { ...resolved.users, [id]: this.user({ id }) };
+      if (guildId) {
+        const { user: _user, ...member } = this.member(this.user({ id }), MEMBER_PERMISSIONS);
+        resolved.members = { ...resolved.members, [id]: member };
+      }
+    } else if (type === 7) {
+      const channel = this.channels.get(id);
+      resolved.channels = {
+        ...resolved.channels,
+        [id]: {
+          id,
+          name: channel?.name ?? "unknown",
+          type: channel?.type ?? 0,
+          permissions: MEMBER_PERMISSIONS.toString(),
+        } as NonNullable<APIInteractionDataResolved["channels"]>[string],
+      };
+    } else if (type === 8 && guildId) {
+      resolved.roles = {
+        ...resolved.roles,
+        [id]: { ...this.everyoneRole(guildId), id, name: `role${id.slice(-4)}` },
+      };
+    }
+  }
+
+  // ---- messages ---------------------------------------------------------------------------
+
+  /**
+   * Builds the message Discord would return for a create or edit body: attachments from the
+   * uploaded parts (`attachments[].id` refers to `files[n]`), `attachment://` embed images
+   * resolved, and on an edit the fields not sent kept from `previous`.
+   */
+  buildMessage(input: {
+    channelId: string;
+    body: Record<string, unknown>;
+    files: RecordedFile[];
+    previous?: APIMessage;
+    interaction?: InteractionRecord;
+    webhook?: boolean;
+  }): APIMessage {
+    const { channelId, body, files, previous, interaction } = input;
+    const id = previous?.id ?? snowflake();
+    const attachments = this.attachments(channelId, body, files, previous?.attachments ?? []);
+    const embeds = Array.isArray(body.embeds)
+      ? (body.embeds as APIEmbed[]).map((embed) => resolveEmbed(embed, attachments))
+      : (previous?.embeds ?? []);
+    const guildId = this.channels.get(channelId)?.guildId;
+    const ephemeralBit = (previous?.flags ?? 0) & 64;
+    const flags =
+      typeof body.flags === "number" ? (body.flags & ~128) | ephemeralBit : (previous?.flags ?? 0);
+    const message: APIMessage = {
+      id,
+      channel_id: channelId,
+      ...(guildId ? { guild_id: guildId } : {}),
+      author: this.botUser,
+      content: typeof body.content === "string" ? body.content : (previous?.content ?? ""),
+      timestamp: previous?.timestamp ?? new Date().toISOString(),
+      edited_timestamp: previous ? new Date().toISOString() : null,
+      tts: false,
+      mention_everyone: false,
+      mentions: [],
+      mention_roles: [],
+      attachments,
+      embeds,
+      components: Array.isArray(body.components)
+        ? (body.components as APIMessage["components"])
+        : (previous?.components ?? []),
+      pinned: false,
+      type: previous?.type ?? (interaction && interaction.payload.type === 2 ? 20 : 0),
+      flags,
+      ...(input.webhook ? { webhook_id: this.applicationId } : {}),
+      ...(interaction ? { application_id: this.applicationId } : {}),
+    } as APIMessage;
+    if (interaction && !previous) {
+      const payload = interaction.payload;
+      const user = "member" in payload && payload.member ? payload.member.user : payload.user;
+      if (user) {
+        message.interaction_metadata = {
+          id: interaction.id,
+          type: payload.type,
+          user,
+          authorizing_integration_owners: payload.authorizing_integration_owners,
+        } as APIMessage["interaction_metadata"] & object;
+      }
+    }
+    this.messages.set(id, message);
+    return message;
+  }
+
+  private attachments(
+    channelId: string,
+    body: Record<string, unknown>,
+    files: RecordedFile[],
+    previous: APIAttachment[],
+  ): APIAttachment[] {
+    const byIndex = new Map<string, RecordedFile>();
+    files.forEach((file, i) => {
+      const match = /^files?\[?(\d+)\]?$/.exec(file.field);
+      byIndex.set(match?.[1] ?? String(i), file);
+    });
+    const upload = (file: RecordedFile, description?: unknown): APIAttachment => {
+      const id = snowflake();
+      const path = `${channelId}/${id}/${encodeURIComponent(file.filename)}`;
+      return {
+        id,
+        filename: file.filename,
+        size: file.data.length,
+        url: `https://cdn.discordapp.com/attachments/${path}`,
+        proxy_url: `https://media.discordapp.net/attachments/${path}`,
+        content_type: file.contentType,
+        ...(typeof description === "string" ? { description } : {}),
+      };
+    };
+    if (Array.isArray(body.attachments)) {
+      const used = new Set<RecordedFile>();
+      const out: APIAttachment[] = [];
+      for (const entry of body.attachments as { id?: unknown; description?: unknown }[]) {
+        const id = String(entry.id);
+        const kept = previous.find((a) => a.id === id);
+        const file = byIndex.get(id);
+        if (kept) out.push(kept);
+        else if (file) {
+          used.add(file);
+          out.push(upload(file, entry.description));
+        }
+      }
+      for (const file of files) if (!used.has(file)) out.push(upload(file));
+      return out;
+    }
+    return [...previous, ...files.map((file) => upload(file))];
+  }
+}
+
+function resolveEmbed(embed: APIEmbed, attachments: APIAttachment[]): APIEmbed {
+  const resolveMedia = <T extends { url: string }>(media: T | undefined): T | undefined => {
+    if (!media?.url.startsWith("attachment://")) return media;
+    const name = media.url.slice("attachment://".length);
+    const attachment = attachments.find((a) => a.filename === name);
+    return attachment ? { ...media, url: attachment.url, proxy_url: attachment.proxy_url } : media;
+  };
+  const image = resolveMedia(embed.image);
+  const thumbnail = resolveMedia(embed.thumbnail);
+  return {
+    type: "rich" as APIEmbed["type"] & string,
+    ...embed,
+    ...(image ? { image } : {}),
+    ...(thumbnail ? { thumbnail } : {}),
+  } as APIEmbed;
+}
+
+function inferOptionType(value: OptionValue): number {
+  if (typeof value === "object") return 1;
+  if (typeof value === "boolean") return 5;
+  if (typeof value === "number") return Number.isInteger(value) ? 4 : 10;
+  return 3;
+}
+
+/** What the Discord client would refuse to send. */
+function checkOptionValue(
+  where: string,
+  name: string,
+  type: number,
+  value: string | number | boolean,
+  def: APIApplicationCommandOption | undefined,
+): void {
+  const fail = (why: string) => {
+    throw new Error(`fake Discord: ${where} option "${name}": ${why}`);
+  };
+  if (type === 3 && typeof value !== "string") fail("must be a string");
+  if (type === 4 && !(typeof value === "number" && Number.isSafeInteger(value))) {
+    fail("must be a safe integer");
+  }
+  if (type === 10 && typeof value !== "number") fail("must be a number");
+  if (type === 5 && typeof value !== "boolean") fail("must be a boolean");
+  if ([6, 7, 8, 9, 11].includes(type) && (typeof value !== "string" || !/^\d+$/.test(value))) {
+    fail("must be a snowflake");
+  }
+  if (def && "choices" in def && Array.isArray(def.choices) && def.choices.length > 0) {
+    const choices = def.choices as { value: unknown }[];
+    if (!choices.some((c) => c.value === value)) {
+      fail(`must be one of ${choices.map((c) => JSON.stringify(c.value)).join(", ")}`);
+    }
+  }
+  if (def && "max_length" in def && typeof value === "string") {
+    if (typeof def.max_length === "number" && value.length > def.max_length) fail("too long");
+    if (typeof def.min_length === "number" && value.length < def.min_length) fail("too short");
+  }
+  if (def && "max_value" in def && typeof value === "number") {
+    if (typeof def.max_value === "number" && value > def.max_value) fail("too large");
+  }
+  if (def && "min_value" in def && typeof value === "number") {
+    if (typeof def.min_value === "number" && value < def.min_value) fail("too small");
+  }
+}
+
+export function newInteractionRecord(payload: APIInteraction): InteractionRecord {
+  return {
+    payload,
+    id: payload.id,
+    token: payload.token,
+    channelId: payload.channel?.id ?? payload.channel_id ?? "",
+    guildId: payload.guild_id ?? null,
+    createdAt: Date.now(),
+  };
+}
