@@ -1,5 +1,6 @@
 import { allCommands } from "../commands/index.ts";
 import { ConsoleAdapter } from "./adapters/console/index.ts";
+import { DiscordAdapter } from "./adapters/discord/index.ts";
 import { TelegramAdapter } from "./adapters/telegram/index.ts";
 import { type ApiClient, createApiClient } from "./api/client.ts";
 import type { Config } from "./config.ts";
@@ -21,6 +22,7 @@ export interface Bot {
   simulator: Simulator | undefined;
   console: ConsoleAdapter | undefined;
   telegram: TelegramAdapter | undefined;
+  discord: DiscordAdapter | undefined;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
   finished: Promise<void>;
   stop(): Promise<void>;
@@ -58,6 +60,19 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     rateLimit: config.rateLimit,
     buttonTtlSeconds: config.buttonTtlSeconds,
   });
+
+  let discord: DiscordAdapter | undefined;
+  if (config.discord.token !== undefined) {
+    discord = new DiscordAdapter({
+      token: config.discord.token,
+      runtime,
+      logger: logger.child({ part: "discord" }),
+      apiUrl: config.discord.apiUrl,
+      guildId: config.discord.guildId,
+      registerOnStart: config.discord.registerOnStart,
+    });
+    await discord.start();
+  }
 
   let telegram: TelegramAdapter | undefined;
   if (config.telegram.token !== undefined) {
@@ -97,12 +112,14 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     simulator,
     console: consoleAdapter,
     telegram,
+    discord,
     finished: consoleAdapter ? consoleAdapter.done : new Promise<void>(() => {}),
     async stop() {
       if (stopped) return;
       stopped = true;
       consoleAdapter?.stop();
       await telegram?.stop();
+      await discord?.stop();
       await runtime.drain();
       await api.close();
       await simulator?.close();

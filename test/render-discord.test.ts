@@ -113,7 +113,7 @@ describe("renderDiscord", () => {
     expect(rendered[24]).toEqual({ name: TRUNCATION_MARK, value: "2 more fields omitted" });
   });
 
-  it("keeps the 6000 total by shrinking the description first, then dropping fields", () => {
+  it("keeps the 6000 total: fields give way before the description's first 2000 characters", () => {
     const fields = Array.from({ length: 5 }, (_, i) => ({
       name: `Field ${i}`,
       value: "v".repeat(1000),
@@ -121,9 +121,17 @@ describe("renderDiscord", () => {
     const shrunk = renderDiscord({ title: "T", text: "d".repeat(4000), fields, footer: "f" });
     expectWithinLimits(shrunk);
     const embed = onlyEmbed(shrunk);
-    expect(embed.fields).toHaveLength(5);
     expect(embed.description?.endsWith(TRUNCATION_MARK)).toBe(true);
-    expect(embedSize(embed as Record<string, unknown>)).toBe(6000);
+    expect(embed.description?.length).toBeGreaterThanOrEqual(2000);
+    expect(embed.fields?.length).toBeLessThan(5);
+    expect(embed.fields?.at(-1)?.value).toMatch(/^\d+ more fields? omitted$/);
+    expect(embedSize(embed as Record<string, unknown>)).toBeLessThanOrEqual(6000);
+
+    const short = onlyEmbed(
+      renderDiscord({ title: "T", text: "d".repeat(500), fields, footer: "f" }),
+    );
+    expect(short.description).toBe("d".repeat(500));
+    expect(embedSize(short as Record<string, unknown>)).toBeLessThanOrEqual(6000);
 
     const many = Array.from({ length: 25 }, (_, i) => ({
       name: `Field ${i}`,
@@ -131,7 +139,7 @@ describe("renderDiscord", () => {
     }));
     const dropped = onlyEmbed(renderDiscord({ text: "d".repeat(4000), fields: many }));
     expect(embedSize(dropped as Record<string, unknown>)).toBeLessThanOrEqual(6000);
-    expect(dropped.description).toBeUndefined();
+    expect(dropped.description?.length).toBeGreaterThanOrEqual(2000);
     const last = dropped.fields?.at(-1);
     expect(last?.name).toBe(TRUNCATION_MARK);
     expect(last?.value).toMatch(/^\d+ more fields omitted$/);

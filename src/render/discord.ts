@@ -167,6 +167,9 @@ function safeFileName(raw: string, extension?: string): string {
   return name;
 }
 
+/** Characters of description kept, when the embed total is exceeded, before fields are dropped. */
+const DESCRIPTION_FLOOR = 2000;
+
 /** One part of the description that can shrink to a budget (an empty string drops it). */
 interface Section {
   full: string;
@@ -378,13 +381,16 @@ export function renderDiscord(reply: RenderableReply): DiscordMessage {
   setFields();
   setDescription(DISCORD_LIMITS.description);
 
-  // The 6000-character total: the description gives way first, then fields from the end.
-  const excess = embedSize(embed) - DISCORD_LIMITS.embedTotal;
-  if (excess > 0) setDescription((embed.description?.length ?? 0) - excess);
-  while (embedSize(embed) > DISCORD_LIMITS.embedTotal && keepFields > 0) {
+  // The 6000-character total. The description is the answer itself, so it keeps up to
+  // DESCRIPTION_FLOOR characters while fields give way from the end; only then does it shrink.
+  const over = () => embedSize(embed) - DISCORD_LIMITS.embedTotal;
+  const floor = Math.min(embed.description?.length ?? 0, DESCRIPTION_FLOOR);
+  if (over() > 0) setDescription(Math.max(floor, (embed.description?.length ?? 0) - over()));
+  while (over() > 0 && keepFields > 0) {
     keepFields -= 1;
     setFields();
   }
+  if (over() > 0) setDescription((embed.description?.length ?? 0) - over());
 
   const components = renderButtons(reply.buttons ?? []);
   const hasEmbed =

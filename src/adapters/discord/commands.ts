@@ -1,0 +1,86 @@
+import {
+  ApplicationCommandOptionType,
+  PermissionFlagsBits,
+  REST,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
+  Routes,
+} from "discord.js";
+import type { AnyCommand, AnyOption } from "../../core/command.ts";
+
+const MAX_CHOICES = 25;
+const MAX_DESCRIPTION = 100;
+
+const optionType = (option: AnyOption) =>
+  option.kind === "integer"
+    ? ApplicationCommandOptionType.Integer
+    : option.kind === "boolean"
+      ? ApplicationCommandOptionType.Boolean
+      : // Token ids and amounts are strings: INTEGER holds only +-2^53.
+        ApplicationCommandOptionType.String;
+
+const cut = (text: string, max = MAX_DESCRIPTION) =>
+  text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+
+/**
+ * The slash-command registration payload, built from the same definitions as /help and the
+ * Telegram menu. Required options come first (Discord refuses them after optional ones);
+ * commands that change channel settings are hidden from members without Manage Channels.
+ */
+export function slashCommands(
+  commands: readonly AnyCommand[],
+): RESTPostAPIChatInputApplicationCommandsJSONBody[] {
+  return commands.map((command) => {
+    const options = Object.entries(command.options)
+      .map(([name, option]) => {
+        const base = {
+          type: optionType(option),
+          name,
+          description: cut(option.description),
+          required: option.required,
+        };
+        if (option.choices && option.choices.length <= MAX_CHOICES) {
+          return {
+            ...base,
+            choices: option.choices.map((choice) => ({
+              name: cut(choice.name),
+              value: choice.value,
+            })),
+          };
+        }
+        if (option.autocomplete) return { ...base, autocomplete: true };
+        return base;
+      })
+      .sort((a, b) => Number(b.required) - Number(a.required));
+    return {
+      name: command.name,
+      description: cut(command.description),
+      options: options as RESTPostAPIChatInputApplicationCommandsJSONBody["options"],
+      ...(command.requiresManageChannel
+        ? { default_member_permissions: PermissionFlagsBits.ManageChannels.toString() }
+        : {}),
+    };
+  });
+}
+
+/** Registers the commands globally, or to one guild (instant, for development). */
+export async function registerSlashCommands(options: {
+  token: string;
+  commands: readonly AnyCommand[];
+  guildId?: string | undefined;
+  apiUrl?: string | undefined;
+  applicationId?: string;
+}): Promise<{ applicationId: string; count: number; scope: string }> {
+  const rest = new REST(options.apiUrl ? { api: options.apiUrl } : {}).setToken(options.token);
+  const applicationId =
+    options.applicationId ?? ((await rest.get(Routes.currentApplication())) as { id: string }).id;
+  const body = slashCommands(options.commands);
+  const route = options.guildId
+    ? Routes.applicationGuildCommands(applicationId, options.guildId)
+    : Routes.applicationCommands(applicationId);
+  await rest.put(route, { body });
+  return {
+    applicationId,
+    count: body.length,
+    scope: options.guildId ? `guild ${options.guildId}` : "global",
+  };
+}

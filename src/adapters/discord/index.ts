@@ -1,0 +1,201 @@
+import {
+  type AutocompleteInteraction,
+  type ButtonInteraction,
+  type ChatInputCommandInteraction,
+  Client,
+  Events,
+  GatewayIntentBits,
+  type Interaction,
+  MessageFlags,
+  PermissionFlagsBits,
+} from "discord.js";
+import type { Invocation } from "../../core/command.ts";
+import type { RenderableReply } from "../../core/reply.ts";
+import { newInvocationId, type Runtime } from "../../core/runtime.ts";
+import type { Logger } from "../../log.ts";
+import { renderDiscord, withoutFlags } from "../../render/discord.ts";
+import { registerSlashCommands } from "./commands.ts";
+
+export interface DiscordAdapterOptions {
+  token: string;
+  runtime: Runtime;
+  logger: Logger;
+  /** REST base (a proxy, or a fake in tests), e.g. http://127.0.0.1:8080/api. */
+  apiUrl?: string | undefined;
+  guildId?: string | undefined;
+  registerOnStart?: boolean;
+  /**
+   * How long to wait for an answer before deferring. Discord drops an interaction not
+   * acknowledged within 3 s; deferring earlier leaves room for a slow network.
+   */
+  deferAfterMs?: number;
+}
+
+type Outcome<T> = { done: true; value: T } | { done: false; pending: Promise<T> };
+
+/** Resolves with the value if it comes within `ms`, else with the still-pending promise. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<Outcome<T>> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), ms);
+  });
+  try {
+    const first = await Promise.race([promise.then((value) => ({ value })), late]);
+    return first === "late"
+      ? { done: false, pending: promise }
+      : { done: true, value: first.value };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Refusals and errors are for the invoker's eyes only. */
+const isRefusal = (reply: RenderableReply) => reply.private === true;
+
+/**
+ * Discord on discord.js: slash commands, buttons and autocomplete, every interaction acknowledged
+ * within Discord's 3 s (answered at once when the answer is quick, deferred otherwise).
+ */
+export class DiscordAdapter {
+  readonly client: Client;
+
+  constructor(private readonly options: DiscordAdapterOptions) {
+    this.client = new Client({
+      // Slash commands and buttons arrive as interactions: no message or member intents needed.
+      intents: [GatewayIntentBits.Guilds],
+      allowedMentions: { parse: [] },
+      ...(options.apiUrl ? { rest: { api: options.apiUrl } } : {}),
+    });
+    const { logger } = options;
+    this.client.on(Events.InteractionCreate, (interaction) => {
+      void this.onInteraction(interaction).catch((error: unknown) => {
+        logger.error({ err: error, interaction: interaction.id }, "discord interaction failed");
+      });
+    });
+    this.client.on(Events.Error, (error) => logger.error({ err: error }, "discord client error"));
+    this.client.on(Events.Warn, (message) => logger.warn({ message }, "discord warning"));
+    this.client.on(Events.ShardError, (error, shard) =>
+      logger.error({ err: error, shard }, "discord shard error"),
+    );
+    this.client.on(Events.ShardDisconnect, (event, shard) =>
+      logger.warn({ code: event.code, shard }, "discord shard disconnected"),
+    );
+    this.client.on(Events.ShardResume, (shard) => logger.info({ shard }, "discord shard resumed"));
+    this.client.rest.on("rateLimited", (info) =>
+      logger.warn(
+        { route: info.route, retryAfter: info.retryAfter, global: info.global },
+        "discord rate limit",
+      ),
+    );
+  }
+
+  async start(): Promise<void> {
+    const ready = new Promise<void>((resolve) =>
+      this.client.once(Events.ClientReady, () => resolve()),
+    );
+    await this.client.login(this.options.token);
+    await ready;
+    this.options.logger.info({ user: this.client.user?.tag }, "discord ready");
+    if (this.options.registerOnStart) {
+      const applicationId = this.client.application?.id;
+      const result = await registerSlashCommands({
+        token: this.options.token,
+        commands: this.options.runtime.commands,
+        guildId: this.options.guildId,
+        apiUrl: this.options.apiUrl,
+        ...(applicationId ? { applicationId } : {}),
+      });
+      this.options.logger.info(result, "slash commands registered");
+    }
+  }
+
+  async stop(): Promise<void> {
+    // destroy() can stay pending forever when it lands mid-reconnect (between IDENTIFY and
+    // READY): shutdown must not hang on it.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.client.destroy(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, 3000);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  private invocation(interaction: ChatInputCommandInteraction | ButtonInteraction): Invocation {
+    return {
+      id: newInvocationId(),
+      platform: "discord",
+      user: { id: interaction.user.id, name: interaction.user.username },
+      chat: { id: interaction.channelId, kind: interaction.inGuild() ? "group" : "private" },
+      // Buttons are not gated by default_member_permissions: every click is checked here.
+      canManageChannel: async () =>
+        interaction.inGuild()
+          ? (interaction.memberPermissions?.has(PermissionFlagsBits.ManageChannels) ?? false)
+          : true,
+    };
+  }
+
+  private async onInteraction(interaction: Interaction): Promise<void> {
+    if (interaction.isAutocomplete()) return this.onAutocomplete(interaction);
+    if (interaction.isChatInputCommand()) return this.onCommand(interaction);
+    if (interaction.isButton()) return this.onButton(interaction);
+  }
+
+  private async onAutocomplete(interaction: AutocompleteInteraction): Promise<void> {
+    const focused = interaction.options.getFocused(true);
+    const choices = this.options.runtime.autocomplete(
+      interaction.commandName,
+      focused.name,
+      String(focused.value),
+    );
+    await interaction.respond(choices.slice(0, 25));
+  }
+
+  private async onCommand(interaction: ChatInputCommandInteraction): Promise<void> {
+    const command = this.options.runtime.find(interaction.commandName);
+    const raw: Record<string, string | undefined> = {};
+    for (const name of Object.keys(command?.options ?? {})) {
+      const value = interaction.options.get(name)?.value;
+      if (value !== undefined && value !== null) raw[name] = String(value);
+    }
+    const work = this.options.runtime.run(
+      this.invocation(interaction),
+      interaction.commandName,
+      raw,
+    );
+    const first = await within(work, this.options.deferAfterMs ?? 2000);
+    if (first.done) {
+      await interaction.reply(renderDiscord(first.value));
+      return;
+    }
+    await interaction.deferReply();
+    const reply = await first.pending;
+    if (isRefusal(reply)) {
+      // The deferred "thinking…" message is public: an error replaces it privately.
+      await interaction.deleteReply();
+      await interaction.followUp({ ...renderDiscord(reply), flags: MessageFlags.Ephemeral });
+      return;
+    }
+    await interaction.editReply(withoutFlags(renderDiscord(reply)));
+  }
+
+  private async onButton(interaction: ButtonInteraction): Promise<void> {
+    const work = this.options.runtime.click(this.invocation(interaction), interaction.customId);
+    const first = await within(work, this.options.deferAfterMs ?? 2000);
+    if (first.done) {
+      const reply = first.value;
+      const message = renderDiscord(reply);
+      if (isRefusal(reply)) await interaction.reply({ ...message, flags: MessageFlags.Ephemeral });
+      else if (reply.replaceOriginal) await interaction.update(withoutFlags(message));
+      else await interaction.reply(message);
+      return;
+    }
+    await interaction.deferUpdate();
+    const reply = await first.pending;
+    const message = renderDiscord(reply);
+    if (isRefusal(reply)) await interaction.followUp({ ...message, flags: MessageFlags.Ephemeral });
+    else if (reply.replaceOriginal) await interaction.editReply(withoutFlags(message));
+    else await interaction.followUp(message);
+  }
+}

@@ -1,0 +1,27 @@
+import { allCommands } from "../commands/index.ts";
+import { registerSlashCommands } from "./adapters/discord/commands.ts";
+import { ConfigError, loadDotEnv, parseConfig } from "./config.ts";
+import { buildRegistry } from "./core/runtime.ts";
+
+/** `npm run register`: publishes the slash commands (globally, or to DISCORD_GUILD_ID). */
+async function main(): Promise<void> {
+  loadDotEnv();
+  const config = parseConfig(process.env);
+  if (!config.discord.token)
+    throw new ConfigError("DISCORD_TOKEN is required to register slash commands.");
+  const commands = [...buildRegistry(allCommands()).values()];
+  const result = await registerSlashCommands({
+    token: config.discord.token,
+    commands,
+    guildId: config.discord.guildId,
+    apiUrl: config.discord.apiUrl,
+  });
+  process.stdout.write(
+    `Registered ${result.count} commands (${result.scope}) for application ${result.applicationId}.\n`,
+  );
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,263 @@
+import { Events } from "discord.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { slashCommands } from "../src/adapters/discord/commands.ts";
+import { DiscordAdapter } from "../src/adapters/discord/index.ts";
+import { defineCommand } from "../src/core/command.ts";
+import { silentLogger } from "../src/log.ts";
+import { DISCORD_LIMITS } from "../src/render/discord.ts";
+import {
+  type FakeDiscord,
+  MEMBER_PERMISSIONS,
+  type RecordedRequest,
+  startFakeDiscord,
+} from "./fakes/discord/index.ts";
+import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+
+/** A reply over every embed limit, with hostile text, for the truncation test. */
+const hugeCommand = defineCommand({
+  name: "huge",
+  description: "A reply over every limit",
+  options: {},
+  examples: [],
+  run: async () => ({
+    title: `Huge ${"T".repeat(400)}`,
+    text: "@everyone <b>x</b> ".repeat(500),
+    fields: Array.from({ length: 40 }, (_, i) => ({ name: `field ${i}`, value: "v".repeat(2000) })),
+    footer: "f".repeat(3000),
+  }),
+});
+
+/** A command only channel managers may run, for the permission test. */
+let adminRuns = 0;
+const adminCommand = defineCommand({
+  name: "adminonly",
+  description: "Changes channel settings",
+  options: {},
+  examples: [],
+  requiresManageChannel: true,
+  run: async () => {
+    adminRuns++;
+    return { text: "changed" };
+  },
+});
+
+let t: RuntimeSetup;
+let fake: FakeDiscord;
+let adapter: DiscordAdapter;
+
+beforeEach(async () => {
+  adminRuns = 0;
+  t = await startRuntime({}, {}, [hugeCommand, adminCommand]);
+  fake = await startFakeDiscord();
+  adapter = new DiscordAdapter({
+    token: fake.token,
+    runtime: t.runtime,
+    logger: silentLogger(),
+    apiUrl: fake.apiBase,
+    guildId: fake.guildId,
+    registerOnStart: true,
+  });
+  await adapter.start();
+});
+
+afterEach(async () => {
+  await adapter.stop();
+  await fake.close();
+  await t.close();
+});
+
+type Embed = {
+  title?: string;
+  description?: string;
+  url?: string;
+  fields?: { name: string; value: string }[];
+  footer?: { text: string };
+};
+const embedOf = (request: RecordedRequest): Embed => {
+  const body = request.body as { embeds?: Embed[]; data?: { embeds?: Embed[] } };
+  return body.data?.embeds?.[0] ?? body.embeds?.[0] ?? {};
+};
+const bodyData = (request: RecordedRequest) => {
+  const body = request.body as { type?: number; data?: Record<string, unknown> } & Record<
+    string,
+    unknown
+  >;
+  return (body.data ?? body) as Record<string, unknown>;
+};
+
+/** Sends a slash command and returns the request that carried the answer (reply or edit). */
+async function slash(
+  name: string,
+  options: Record<string, string | number> = {},
+  ctx = {},
+): Promise<RecordedRequest> {
+  const payload = fake.sendInteraction(fake.slashCommand(name, options, ctx));
+  const callback = await fake.waitForCallback(payload, 10_000);
+  const type = (callback.body as { type: number }).type;
+  if (type === 5) return fake.waitForOriginalEdit(payload, 10_000);
+  return callback;
+}
+
+describe("registration", () => {
+  it("registers every command of the registry, with STRING token ids, choices and autocomplete", () => {
+    const registered = fake.commands(fake.guildId);
+    expect(registered.map((c) => c.name).sort()).toEqual(
+      t.runtime.commands.map((c) => c.name).sort(),
+    );
+    const expected = slashCommands(t.runtime.commands);
+    for (const command of expected) {
+      const actual = registered.find((c) => c.name === command.name);
+      expect(actual?.description).toBe(command.description);
+      expect(actual?.options?.map((o) => o.name)).toEqual(command.options?.map((o) => o.name));
+    }
+    const nft = expected.find((c) => c.name === "nft");
+    expect(nft?.options?.find((o) => o.name === "token_id")?.type).toBe(3);
+    const top = expected.find((c) => c.name === "top");
+    expect(top?.options?.find((o) => o.name === "duration")).toMatchObject({
+      choices: expect.arrayContaining([{ name: "1 day", value: "1d" }]),
+    });
+    expect(expected.find((c) => c.name === "audience")?.options?.[0]).toMatchObject({
+      autocomplete: true,
+    });
+    expect(expected.find((c) => c.name === "adminonly")?.default_member_permissions).toBe("16");
+  });
+});
+
+describe("commands round-trip through discord.js", () => {
+  it("/whois", async () => {
+    const answer = await slash("whois", { query: t.sim.fixtures.walletEns });
+    const embed = embedOf(answer);
+    expect(embed.title).toBe(t.sim.fixtures.walletEns);
+    expect(embed.fields?.find((f) => f.name === "Address")?.value).toMatch(/^0x[0-9a-fA-F]{40}$/);
+  });
+
+  it("/audience with its button, and the button click pages in place", async () => {
+    const answer = await slash("audience", { collection: t.sim.fixtures.collection });
+    expect(embedOf(answer).title).toMatch(/^Audience of/);
+    expect(embedOf(answer).description).toMatch(/Behavior[\s\S]*Wallets[\s\S]*Share/);
+    const components = bodyData(answer).components as {
+      components: { custom_id: string; label: string }[];
+    }[];
+    const sample = components[0]?.components[0];
+    expect(sample?.label).toBe("Sample wallets");
+    const click = fake.sendInteraction(fake.buttonClick(sample?.custom_id ?? ""));
+    const clicked = await fake.waitForCallback(click, 10_000);
+    const type = (clicked.body as { type: number }).type;
+    const page = type === 6 ? await fake.waitForFollowUp(click, 10_000) : clicked;
+    expect(embedOf(page).title).toMatch(/Sample wallets/);
+  });
+
+  it("/top", async () => {
+    const answer = await slash("top", { metric: "sales", duration: "7d", limit: 5 });
+    expect(embedOf(answer).title).toBe("Top collections by number of sales, last 7 days");
+    expect(
+      embedOf(answer)
+        .description?.split("\n")
+        .filter((line) => /^\s*\d+\s/.test(line)),
+    ).toHaveLength(5);
+  });
+
+  it("/nft with a 78-digit token id as a STRING option", async () => {
+    const { contract, tokenId } = t.sim.fixtures.hugeTokenId;
+    const answer = await slash("nft", { item: contract, token_id: tokenId });
+    const embed = embedOf(answer);
+    expect(embed.fields?.find((f) => f.name === "Token id")?.value).toBe(tokenId);
+    expect(embed.url).toContain(tokenId);
+  });
+
+  it("defers a slow command and edits the answer in", async () => {
+    await adapter.stop();
+    adapter = new DiscordAdapter({
+      token: fake.token,
+      runtime: t.runtime,
+      logger: silentLogger(),
+      apiUrl: fake.apiBase,
+      deferAfterMs: 20,
+    });
+    await adapter.start();
+    t.sim.setFaults({ latencyMs: 300 });
+    const payload = fake.sendInteraction(
+      fake.slashCommand("stats", { collection: t.sim.fixtures.collection }),
+    );
+    expect((await fake.waitForCallback(payload, 10_000)).body).toMatchObject({ type: 5 });
+    const edit = await fake.waitForOriginalEdit(payload, 10_000);
+    expect(embedOf(edit).title).toMatch(/stats/i);
+  });
+});
+
+describe("errors and refusals are ephemeral", () => {
+  it("a bad argument", async () => {
+    const answer = await slash("nft", { item: "0x12", token_id: "1" });
+    expect(bodyData(answer).flags).toBe(64);
+    expect(embedOf(answer).description).toMatch(/is not a valid contract address/);
+  });
+
+  it("an expired or foreign button", async () => {
+    const click = fake.sendInteraction(fake.buttonClick("AAAAAAAAAAAAAAAAAAAAAA"));
+    const answer = await fake.waitForCallback(click);
+    expect(answer.body).toMatchObject({ type: 4, data: { flags: 64 } });
+    expect(embedOf(answer).description).toMatch(/expired/);
+  });
+
+  it("a channel-changing command from a member without Manage Channels changes nothing", async () => {
+    const answer = await slash("adminonly", {}, { memberPermissions: MEMBER_PERMISSIONS });
+    expect(bodyData(answer).flags).toBe(64);
+    expect(embedOf(answer).description).toMatch(/Only people who can manage this channel/);
+    expect(adminRuns).toBe(0);
+  });
+});
+
+describe("autocomplete", () => {
+  it("suggests collections seen before, within 25", async () => {
+    await slash("top", { metric: "volume", duration: "30d", limit: 25 });
+    await slash("top", { metric: "sales", duration: "30d", limit: 25 });
+    const payload = fake.sendInteraction(
+      fake.autocomplete("audience", { collection: "" }, "collection"),
+    );
+    const answer = await fake.waitForCallback(payload);
+    const choices = (
+      answer.body as { type: number; data: { choices: { name: string; value: string }[] } }
+    ).data.choices;
+    expect((answer.body as { type: number }).type).toBe(8);
+    expect(choices.length).toBe(25);
+    for (const choice of choices) expect(choice.value).toMatch(/^0x[0-9a-fA-F]{40}$/);
+  });
+});
+
+describe("limits and untrusted text", () => {
+  it("truncates an over-long reply within every limit, visibly", async () => {
+    const answer = await slash("huge");
+    const embed = embedOf(answer);
+    expect(embed.title?.length).toBeLessThanOrEqual(DISCORD_LIMITS.title);
+    expect(embed.title).toMatch(/…$/);
+    expect(embed.description?.length).toBeLessThanOrEqual(DISCORD_LIMITS.description);
+    expect(embed.fields?.length).toBeLessThanOrEqual(DISCORD_LIMITS.fields);
+    const total =
+      (embed.title?.length ?? 0) +
+      (embed.description?.length ?? 0) +
+      (embed.footer?.text.length ?? 0) +
+      (embed.fields ?? []).reduce((sum, f) => sum + f.name.length + f.value.length, 0);
+    expect(total).toBeLessThanOrEqual(DISCORD_LIMITS.embedTotal);
+  });
+
+  it("a collection named '@everyone <b>x</b>' cannot ping or format", async () => {
+    const answer = await slash("nft", { item: t.sim.fixtures.markupCollection, token_id: "1" });
+    expect(bodyData(answer).allowed_mentions).toEqual({ parse: [] });
+    const text = JSON.stringify(embedOf(answer));
+    expect(text).not.toMatch(/@everyone(?!\u200b)/);
+    expect(text).not.toContain("**bold**");
+    expect(text).not.toContain("[link](https://evil.example)");
+  });
+});
+
+describe("the gateway", () => {
+  it("drops the connection: the bot comes back and answers the next command", async () => {
+    const resumed = new Promise<void>((resolve) =>
+      adapter.client.once(Events.ShardResume, () => resolve()),
+    );
+    fake.dropConnection({ abrupt: true });
+    await resumed;
+    const answer = await slash("whois", { query: t.sim.fixtures.walletEns });
+    expect(embedOf(answer).title).toBe(t.sim.fixtures.walletEns);
+  });
+});
