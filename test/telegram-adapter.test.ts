@@ -198,6 +198,22 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
     );
   });
 
+  it("sends a CSV export as a document", async () => {
+    const call = await ask(dm, alice, `/segment ${t.sim.fixtures.collection}`);
+    const keyboard = call.params.reply_markup as {
+      inline_keyboard: { text: string; callback_data: string }[][];
+    };
+    const exportButton = keyboard.inline_keyboard
+      .flat()
+      .find((button) => button.text === "Export CSV");
+    fake.pushUpdate(fake.callbackQuery(dm, alice, exportButton?.callback_data ?? ""));
+    const document = await fake.waitFor(sentOk("sendDocument"), 10_000);
+    const file = Object.values(document.files)[0];
+    const csv = Buffer.from(file?.data ?? []).toString("utf8");
+    expect(csv.split(/\r?\n/)[0]).toBe("walletAddress,totalSpend");
+    expect(csv.split(/\r?\n/).length).toBeGreaterThan(2);
+  });
+
   it("falls back to text with the link when Telegram cannot fetch an image URL", async () => {
     fake.failNext("sendPhoto", {
       error_code: 400,
