@@ -9,7 +9,10 @@ import owners from "./owners.ts";
 import profile from "./profile.ts";
 import segment from "./segment.ts";
 import stats from "./stats.ts";
+import subscribe from "./subscribe.ts";
+import subscriptions from "./subscriptions.ts";
 import top from "./top.ts";
+import unsubscribe from "./unsubscribe.ts";
 import wallet from "./wallet.ts";
 import walletstats from "./walletstats.ts";
 import whois from "./whois.ts";
@@ -30,6 +33,9 @@ export function allCommands(): AnyCommand[] {
     walletstats,
     profile,
     segment,
+    subscribe,
+    unsubscribe,
+    subscriptions,
   ];
   commands.push(createHelpCommand(() => commands));
   return commands;

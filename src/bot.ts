@@ -1,13 +1,25 @@
+import { hostname } from "node:os";
 import { allCommands } from "../commands/index.ts";
 import { ConsoleAdapter } from "./adapters/console/index.ts";
 import { DiscordAdapter } from "./adapters/discord/index.ts";
 import { TelegramAdapter } from "./adapters/telegram/index.ts";
+import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
+import { NewContractPoller } from "./alerts/poller.ts";
 import { type ApiClient, createApiClient } from "./api/client.ts";
 import type { Config } from "./config.ts";
-import { MemoryActionStore } from "./core/actions.ts";
+import { newActionId } from "./core/actions.ts";
+import type { Platform } from "./core/command.ts";
 import { Runtime } from "./core/runtime.ts";
 import type { Logger } from "./log.ts";
 import { type Simulator, startSimulator } from "./simulator/index.ts";
+import { AlertRepository } from "./store/alerts.ts";
+import { type Db, openDatabase } from "./store/db.ts";
+import {
+  KeyValueRepository,
+  LeaseRepository,
+  SqliteActionStore,
+  SubscriptionRepository,
+} from "./store/repositories.ts";
 
 export interface BotDeps {
   logger: Logger;
@@ -19,10 +31,13 @@ export interface BotDeps {
 export interface Bot {
   runtime: Runtime;
   api: ApiClient;
+  db: Db;
   simulator: Simulator | undefined;
   console: ConsoleAdapter | undefined;
   telegram: TelegramAdapter | undefined;
   discord: DiscordAdapter | undefined;
+  poller: NewContractPoller;
+  delivery: DeliveryWorker;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
   finished: Promise<void>;
   stop(): Promise<void>;
@@ -30,8 +45,8 @@ export interface Bot {
 
 /**
  * Wires the parts from the settings and starts them: the embedded simulator when no data-service
- * URL is set, the client, the runtime, and the chat adapters whose tokens are set (the console
- * when there are none).
+ * URL is set, the client, the store, the runtime, the chat adapters whose tokens are set (the
+ * console when there are none), and the new-collection poller and alert delivery.
  */
 export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
   const { logger } = deps;
@@ -50,10 +65,14 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     logger.info({ url: simulator.url }, "no API_BASE_URL: using the embedded simulator");
   }
   const api = createApiClient(config, baseUrl, apiKey, logger.child({ part: "api" }));
+  const db = openDatabase(config.dataDir);
+  const actions = new SqliteActionStore(db);
+  const subscriptions = new SubscriptionRepository(db);
   const runtime = new Runtime({
     commands: allCommands(),
     api,
-    actions: new MemoryActionStore(),
+    actions,
+    store: { subscriptions },
     logger: logger.child({ part: "runtime" }),
     settings: { explorerUrl: config.explorerUrl },
     deadlineMs: config.commandDeadlineMs,
@@ -94,8 +113,7 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
   }
 
   let consoleAdapter: ConsoleAdapter | undefined;
-  const chatTokens = config.discord.token !== undefined || config.telegram.token !== undefined;
-  if (!chatTokens) {
+  if (!discord && !telegram) {
     consoleAdapter = new ConsoleAdapter({
       runtime,
       logger: logger.child({ part: "console" }),
@@ -105,23 +123,73 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     consoleAdapter.start();
   }
 
+  const senders: Partial<Record<Platform, AlertSender>> = {
+    ...(discord ? { discord } : {}),
+    ...(telegram ? { telegram } : {}),
+    ...(consoleAdapter ? { console: consoleAdapter } : {}),
+  };
+  const alerts = new AlertRepository(db);
+  const delivery = new DeliveryWorker({
+    alerts,
+    subscriptions,
+    senders,
+    materialize: (platform, chatId, reply) =>
+      runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    logger: logger.child({ part: "delivery" }),
+    settings: {
+      digestThreshold: config.alerts.digestThreshold,
+      batch: 500,
+      concurrency: config.alerts.deliveryConcurrency,
+      tickMs: config.alerts.deliveryTickMs,
+      explorerUrl: config.explorerUrl,
+    },
+  });
+  const poller = new NewContractPoller({
+    api,
+    subscriptions,
+    alerts,
+    kv: new KeyValueRepository(db),
+    leases: new LeaseRepository(db),
+    logger: logger.child({ part: "poller" }),
+    settings: {
+      intervalMs: config.alerts.pollIntervalMs,
+      overlapMs: config.alerts.overlapMs,
+      limit: config.alerts.pollLimit,
+      maxPages: config.alerts.maxPages,
+    },
+    holder: `${hostname()}:${process.pid}:${newActionId().slice(0, 6)}`,
+    onEnqueued: () => delivery.poke(),
+  });
+  delivery.start();
+  poller.start();
+  const pruneTimer = setInterval(() => void actions.prune(Date.now()), 3_600_000);
+  pruneTimer.unref();
+
   let stopped = false;
   return {
     runtime,
     api,
+    db,
     simulator,
     console: consoleAdapter,
     telegram,
     discord,
+    poller,
+    delivery,
     finished: consoleAdapter ? consoleAdapter.done : new Promise<void>(() => {}),
     async stop() {
       if (stopped) return;
       stopped = true;
+      clearInterval(pruneTimer);
       consoleAdapter?.stop();
+      // Stop taking commands and finish the replies in flight, then the alert send in flight.
+      await runtime.drain();
+      await poller.stop();
+      await delivery.stop();
       await telegram?.stop();
       await discord?.stop();
-      await runtime.drain();
       await api.close();
+      db.close();
       await simulator?.close();
     },
   };

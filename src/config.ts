@@ -78,6 +78,13 @@ const EnvSchema = z.object({
       .transform((url) => url.replace(/\/+$/, ""))
       .default("https://etherscan.io"),
   ),
+  POLL_INTERVAL_S: int(30, 1, 3600),
+  POLL_OVERLAP_S: int(600, 0, 86_400),
+  POLL_LIMIT: int(100, 1, 500),
+  POLL_MAX_PAGES: int(10, 1, 100),
+  ALERT_DIGEST_THRESHOLD: int(5, 2, 1000),
+  DELIVERY_CONCURRENCY: int(16, 1, 256),
+  DELIVERY_TICK_MS: int(1000, 50, 60_000),
   SIMULATOR_PORT: int(0, 0, 65_535),
   SIMULATOR_API_KEY: z.preprocess(emptyToUndefined, z.string().default("sim-key")),
   SIMULATOR_SEED: int(1, 0, 2 ** 31 - 1),
@@ -137,6 +144,15 @@ export interface Config {
   rateLimit: { burst: number; perMinute: number };
   buttonTtlSeconds: number;
   explorerUrl: string;
+  alerts: {
+    pollIntervalMs: number;
+    overlapMs: number;
+    pollLimit: number;
+    maxPages: number;
+    digestThreshold: number;
+    deliveryConcurrency: number;
+    deliveryTickMs: number;
+  };
   simulator: { port: number; apiKey: string; seed: number; mintIntervalMs: number };
   discord: {
     token: string | undefined;
@@ -211,6 +227,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     rateLimit: { burst: e.RATE_LIMIT_BURST, perMinute: e.RATE_LIMIT_PER_MINUTE },
     buttonTtlSeconds: e.BUTTON_TTL_S,
     explorerUrl: e.EXPLORER_URL,
+    alerts: {
+      pollIntervalMs: e.POLL_INTERVAL_S * 1000,
+      overlapMs: e.POLL_OVERLAP_S * 1000,
+      pollLimit: e.POLL_LIMIT,
+      maxPages: e.POLL_MAX_PAGES,
+      digestThreshold: e.ALERT_DIGEST_THRESHOLD,
+      deliveryConcurrency: e.DELIVERY_CONCURRENCY,
+      deliveryTickMs: e.DELIVERY_TICK_MS,
+    },
     simulator: {
       port: e.SIMULATOR_PORT,
       apiKey: e.SIMULATOR_API_KEY,

@@ -1,14 +1,18 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { allCommands } from "../commands/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { type Config, parseConfig } from "../src/config.ts";
-import { MemoryActionStore } from "../src/core/actions.ts";
 import type { AnyCommand, Invocation } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { newInvocationId, Runtime } from "../src/core/runtime.ts";
 import { createLogger, type Logger, silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { type Simulator, type SimulatorOptions, startSimulator } from "../src/simulator/index.ts";
+import { type Db, openDatabase } from "../src/store/db.ts";
+import { SqliteActionStore, SubscriptionRepository } from "../src/store/repositories.ts";
 
 /** A logger whose JSON lines are kept for assertions. */
 export function capturingLogger(secrets: string[] = []): { logger: Logger; lines: string[] } {
@@ -72,6 +76,10 @@ export async function failure(promise: Promise<unknown>): Promise<Error> {
 
 export interface RuntimeSetup extends ClientSetup {
   runtime: Runtime;
+  /** SQLite in a temp directory, removed on close. */
+  db: Db;
+  dataDir: string;
+  subscriptions: SubscriptionRepository;
   /** Runs "/top volume 1d" (or without the slash) as a text command and returns the reply. */
   say(line: string, who?: Partial<Invocation>): Promise<RenderableReply>;
   /** Presses a button by id. */
@@ -98,10 +106,14 @@ export async function startRuntime(
   extraCommands: AnyCommand[] = [],
 ): Promise<RuntimeSetup> {
   const setup = await startClient(env, simOptions);
+  const dataDir = mkdtempSync(join(tmpdir(), "bot-test-"));
+  const db = openDatabase(dataDir);
+  const subscriptions = new SubscriptionRepository(db);
   const runtime = new Runtime({
     commands: [...allCommands(), ...extraCommands],
     api: setup.api,
-    actions: new MemoryActionStore(),
+    actions: new SqliteActionStore(db),
+    store: { subscriptions },
     logger: silentLogger(),
     settings: { explorerUrl: setup.config.explorerUrl },
     deadlineMs: setup.config.commandDeadlineMs,
@@ -111,6 +123,14 @@ export async function startRuntime(
   return {
     ...setup,
     runtime,
+    db,
+    dataDir,
+    subscriptions,
+    async close() {
+      await setup.close();
+      db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
     say(line, who) {
       const match = /^\/?([A-Za-z0-9_]+)(?:\s+([\s\S]*))?$/.exec(line.trim());
       if (!match?.[1]) throw new Error(`not a command line: ${line}`);

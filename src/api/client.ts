@@ -37,6 +37,8 @@ export type TtlGroup = keyof Config["cache"]["ttlSeconds"];
 
 export interface CallOptions {
   signal?: AbortSignal | undefined;
+  /** Skip the cache (the alert poller must see the service's newest answer). */
+  fresh?: boolean;
 }
 
 export interface Page {
@@ -179,11 +181,11 @@ export class ApiClient {
         query: spec.query ?? {},
         body: spec.body,
         retry: spec.retry ?? true,
-        signal: spec.ttl ? undefined : options?.signal,
+        signal: spec.ttl && !options?.fresh ? undefined : options?.signal,
       });
       return this.parse(schema, json, spec.method, spec.path);
     };
-    if (!spec.ttl) return load();
+    if (!spec.ttl || options?.fresh) return load();
     const key = JSON.stringify([
       transport.baseUrl,
       spec.method,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ApiClient } from "../api/client.ts";
 import type { Logger } from "../log.ts";
+import type { SubscriptionRepository } from "../store/repositories.ts";
 import type { ActionStore } from "./actions.ts";
 import type { KnownCollections } from "./known-collections.ts";
 import type { Reply } from "./reply.ts";
@@ -22,6 +23,11 @@ export interface BotSettings {
   explorerUrl: string;
 }
 
+/** The durable state commands may use. */
+export interface CommandStore {
+  subscriptions: SubscriptionRepository;
+}
+
 export interface CommandContext {
   api: ApiClient;
   invocation: Invocation;
@@ -32,6 +38,7 @@ export interface CommandContext {
   settings: BotSettings;
   collections: KnownCollections;
   actions: ActionStore;
+  store: CommandStore | undefined;
 }
 
 /** Discord option types the definitions map to; text platforms parse every value from a string. */

@@ -10,6 +10,7 @@ import type {
   AnyCommand,
   BotSettings,
   CommandContext,
+  CommandStore,
   Invocation,
 } from "./command.ts";
 import { KnownCollections } from "./known-collections.ts";
@@ -26,6 +27,8 @@ export interface RuntimeOptions {
   rateLimit: { burst: number; perMinute: number };
   buttonTtlSeconds: number;
   collections?: KnownCollections;
+  /** Durable state for commands that keep it (subscriptions); absent in stateless setups. */
+  store?: CommandStore | undefined;
   now?: () => Date;
 }
 
@@ -332,6 +335,7 @@ export class Runtime {
       settings: this.options.settings,
       collections: this.collections,
       actions: this.options.actions,
+      store: this.options.store,
     };
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -390,7 +394,10 @@ export class Runtime {
   }
 
   /** Stores the actions behind the reply's buttons and gives the renderers only their ids. */
-  private async materialize(reply: Reply, invocation: Invocation): Promise<RenderableReply> {
+  async materialize(
+    reply: Reply,
+    invocation: Pick<Invocation, "platform" | "chat">,
+  ): Promise<RenderableReply> {
     const { buttons, ...rest } = reply;
     if (!buttons || buttons.length === 0) return rest;
     const expiresAt = this.now().getTime() + this.options.buttonTtlSeconds * 1000;

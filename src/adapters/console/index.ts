@@ -2,6 +2,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
+import type { AlertSender, SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
@@ -22,7 +23,7 @@ export interface ConsoleAdapterOptions {
  * typing !1, !2. It runs on the same runtime as Discord and Telegram. Piped input is processed
  * line by line in order, and `done` resolves after the last reply is printed.
  */
-export class ConsoleAdapter {
+export class ConsoleAdapter implements AlertSender {
   private readonly output: NodeJS.WritableStream;
   private readline: Interface | undefined;
   private lastButtons: string[] = [];
@@ -106,6 +107,17 @@ export class ConsoleAdapter {
     const rendered = renderConsole(reply, pngPaths);
     if (rendered.buttons.length > 0) this.lastButtons = rendered.buttons;
     this.print(rendered.text);
+  }
+
+  /** Alert delivery to the console: printed like any reply, marked as an alert. */
+  async sendToChat(_chatId: string, reply: RenderableReply): Promise<void> {
+    const rendered = renderConsole(reply, await this.savePictures(reply));
+    if (rendered.buttons.length > 0) this.lastButtons = rendered.buttons;
+    this.print(`[alert] ${rendered.text}`);
+  }
+
+  classifySendError(error: unknown): SendFailure {
+    return { kind: "transient", reason: error instanceof Error ? error.message : String(error) };
   }
 
   /** PNG pictures go to a temp file whose path is printed (a terminal cannot show them). */

@@ -3,12 +3,17 @@ import {
   type ButtonInteraction,
   type ChatInputCommandInteraction,
   Client,
+  DiscordAPIError,
   Events,
   GatewayIntentBits,
+  HTTPError,
   type Interaction,
   MessageFlags,
   PermissionFlagsBits,
+  RateLimitError,
+  Routes,
 } from "discord.js";
+import type { AlertSender, SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
@@ -49,6 +54,9 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<Outcome<T>> {
   }
 }
 
+/** Unknown Channel, Unknown Guild, Missing Access, Missing Permissions: retrying cannot help. */
+const PERMANENT_CODES = new Set([10003, 10004, 50001, 50013]);
+
 /** Refusals and errors are for the invoker's eyes only. */
 const isRefusal = (reply: RenderableReply) => reply.private === true;
 
@@ -56,7 +64,7 @@ const isRefusal = (reply: RenderableReply) => reply.private === true;
  * Discord on discord.js: slash commands, buttons and autocomplete, every interaction acknowledged
  * within Discord's 3 s (answered at once when the answer is quick, deferred otherwise).
  */
-export class DiscordAdapter {
+export class DiscordAdapter implements AlertSender {
   readonly client: Client;
 
   constructor(private readonly options: DiscordAdapterOptions) {
@@ -120,6 +128,33 @@ export class DiscordAdapter {
       }),
     ]);
     clearTimeout(timer);
+  }
+
+  /** Alert delivery: a channel message through REST (no channel fetch, no gateway cache needed). */
+  async sendToChat(channelId: string, reply: RenderableReply): Promise<void> {
+    const message = withoutFlags(renderDiscord(reply));
+    await this.client.rest.post(Routes.channelMessages(channelId), {
+      body: {
+        ...(message.content ? { content: message.content } : {}),
+        embeds: message.embeds,
+        components: message.components,
+        allowed_mentions: { parse: [] },
+      },
+      files: message.files.map((file) => ({ name: file.name, data: file.attachment })),
+    });
+  }
+
+  classifySendError(error: unknown): SendFailure {
+    if (error instanceof DiscordAPIError) {
+      if (PERMANENT_CODES.has(Number(error.code)) || error.status === 403 || error.status === 404) {
+        return { kind: "permanent", reason: `Discord: ${error.message}` };
+      }
+      return { kind: "transient", reason: `Discord ${error.status}: ${error.message}` };
+    }
+    if (error instanceof RateLimitError)
+      return { kind: "rate_limited", retryAfterMs: error.retryAfter };
+    if (error instanceof HTTPError) return { kind: "transient", reason: `Discord ${error.status}` };
+    return { kind: "transient", reason: error instanceof Error ? error.message : String(error) };
   }
 
   private invocation(interaction: ChatInputCommandInteraction | ButtonInteraction): Invocation {

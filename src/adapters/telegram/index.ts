@@ -4,6 +4,7 @@ import { type RunnerHandle, run, sequentialize } from "@grammyjs/runner";
 import { type APIThrottlerOptions, apiThrottler } from "@grammyjs/transformer-throttler";
 import { Bot, type Context, GrammyError, HttpError, InputFile, webhookCallback } from "grammy";
 import type { UserFromGetMe } from "grammy/types";
+import type { AlertSender, SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
@@ -45,7 +46,7 @@ export function isPermanentTelegramError(error: unknown): boolean {
  * arguments on new lines), buttons as callback queries, replies as HTML. Long polling through
  * @grammyjs/runner (concurrent, sequential per chat), or a webhook with its secret checked.
  */
-export class TelegramAdapter {
+export class TelegramAdapter implements AlertSender {
   readonly bot: Bot;
   onPermanentFailure: PermanentFailureListener | undefined;
   private runner: RunnerHandle | undefined;
@@ -222,7 +223,26 @@ export class TelegramAdapter {
     }
   }
 
-  /** Sends one rendered message to a chat (also used by the alert delivery later). */
+  /** Alert delivery: a whole reply to a chat, errors left to classifySendError. */
+  async sendToChat(chatId: string, reply: RenderableReply): Promise<void> {
+    for (const message of renderTelegram(reply)) await this.sendOne(chatId, message);
+  }
+
+  classifySendError(error: unknown): SendFailure {
+    if (error instanceof GrammyError) {
+      if (error.error_code === 429) {
+        return { kind: "rate_limited", retryAfterMs: (error.parameters.retry_after ?? 5) * 1000 };
+      }
+      if (isPermanentTelegramError(error))
+        return { kind: "permanent", reason: `Telegram: ${error.description}` };
+      return { kind: "transient", reason: `Telegram ${error.error_code}: ${error.description}` };
+    }
+    if (error instanceof HttpError)
+      return { kind: "transient", reason: "network error reaching Telegram" };
+    return { kind: "transient", reason: error instanceof Error ? error.message : String(error) };
+  }
+
+  /** Sends one rendered message to a chat. */
   async sendOne(
     chatId: number | string,
     message: TelegramMessage,

@@ -1,0 +1,56 @@
+import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import { opt } from "../src/core/options.ts";
+import { UserError } from "../src/errors.ts";
+import type { SubscriptionRepository, SubscriptionTypes } from "../src/store/repositories.ts";
+
+export const TYPE_CHOICES = [
+  { value: "all", name: "All NFT collections" },
+  { value: "erc721", name: "ERC-721 (with legacy and CryptoPunks)", aliases: ["721"] },
+  { value: "erc1155", name: "ERC-1155", aliases: ["1155"] },
+] as const;
+
+/** The subscriptions repository, or a plain refusal where the bot runs without a store. */
+export function subscriptionsOf(ctx: CommandContext): SubscriptionRepository {
+  if (!ctx.store) throw new UserError("Alerts are not available on this bot.");
+  return ctx.store.subscriptions;
+}
+
+export default defineCommand({
+  name: "subscribe",
+  description: "Post newly minted NFT collections in this channel",
+  help: "Alerts are posted as new collections are minted (checked every 30 s or so); a burst becomes one digest. Subscribing again changes the types. Only people who can manage the channel may subscribe.",
+  options: {
+    types: opt.choice("Which collections", TYPE_CHOICES, {
+      fallback: "all",
+      placeholder: "all|erc721|erc1155",
+    }),
+  },
+  examples: ["/subscribe", "/subscribe erc721"],
+  requiresManageChannel: true,
+  async run(ctx, { types }) {
+    const { platform, chat, user } = ctx.invocation;
+    const { subscription, created } = subscriptionsOf(ctx).upsert({
+      platform,
+      chatId: chat.id,
+      types: types as SubscriptionTypes,
+      createdBy: `${platform}:${user.id}`,
+      now: ctx.now().getTime(),
+    });
+    const what =
+      TYPE_CHOICES.find((choice) => choice.value === subscription.types)?.name ??
+      subscription.types;
+    return {
+      text: created
+        ? `Subscribed: new collections (${what}) will be posted here as they are minted.`
+        : `This channel was already subscribed; it now gets ${what}, and any pause is lifted.`,
+      tone: "success",
+    };
+  },
+  actions: {
+    report_spam: {
+      async run() {
+        throw new UserError("Reporting spam from alerts is not available yet.");
+      },
+    },
+  },
+});

@@ -1,0 +1,227 @@
+import type { ApiClient } from "../api/client.ts";
+import type { Contract } from "../api/schemas.ts";
+import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
+import type { Logger } from "../log.ts";
+import type { AlertRepository, NewContract } from "../store/alerts.ts";
+import type {
+  KeyValueRepository,
+  LeaseRepository,
+  SubscriptionRepository,
+} from "../store/repositories.ts";
+
+export const CURSOR_KEY = "poll_cursor";
+export const PENDING_GAP_KEY = "poll_pending_gap";
+const LEASE = "new-contract-poller";
+
+export interface PollerSettings {
+  intervalMs: number;
+  /** Contracts minted this long before the cursor are asked for again (late indexing). */
+  overlapMs: number;
+  /** Page size of endpoint 10 (the service's docs: default 20, maximum 500). */
+  limit: number;
+  /** Pages read in one poll before stopping. */
+  maxPages: number;
+}
+
+export interface PollerDeps {
+  api: ApiClient;
+  subscriptions: SubscriptionRepository;
+  alerts: AlertRepository;
+  kv: KeyValueRepository;
+  leases: LeaseRepository;
+  logger: Logger;
+  settings: PollerSettings;
+  /** Identifies this process in the lease. */
+  holder: string;
+  now?: () => number;
+  /** Told when alerts were enqueued, so delivery need not wait for its next tick. */
+  onEnqueued?: () => void;
+}
+
+export type PollResult =
+  | { kind: "not_leader"; holder: string }
+  | { kind: "started"; cursor: string }
+  | {
+      kind: "polled";
+      seen: number;
+      fresh: number;
+      enqueued: number;
+      pages: number;
+      gap: string | undefined;
+    };
+
+export interface PollerStats {
+  polls: number;
+  gaps: number;
+  failures: number;
+  lastSuccessAt: number | undefined;
+}
+
+const mintTime = (contract: Contract) => Date.parse(contract.mintEvent?.blockTimestamp ?? "");
+
+function toNewContract(contract: Contract): NewContract {
+  return {
+    address: contract.address,
+    name: contract.name,
+    types: contract.types,
+    minter: contract.mintEvent?.minterAddress,
+    txHash: contract.mintEvent?.txHash,
+    mintedAt: contract.mintEvent?.blockTimestamp,
+  };
+}
+
+/**
+ * Watches endpoint 10 for newly minted NFT contracts. Each poll asks for everything minted after
+ * the cursor minus an overlap, pages on where the order of the answer allows it, and records a
+ * gap (log, counter, a line in the next alert) where it cannot be sure it saw everything.
+ */
+export class NewContractPoller {
+  readonly stats: PollerStats = { polls: 0, gaps: 0, failures: 0, lastSuccessAt: undefined };
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private warnedNotLeader = false;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: PollerDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  start(): void {
+    const tick = () => {
+      this.running = this.pollOnce()
+        .catch((error: unknown) => {
+          this.stats.failures++;
+          this.deps.logger.warn({ err: error }, "new-contract poll failed; will try again");
+        })
+        .finally(() => {
+          this.running = undefined;
+          if (this.timer !== undefined)
+            this.timer = setTimeout(tick, this.deps.settings.intervalMs);
+        });
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+    this.deps.leases.release(LEASE, this.deps.holder);
+  }
+
+  async pollOnce(): Promise<PollResult> {
+    const { kv, leases, settings, logger } = this.deps;
+    const now = this.now();
+    const holder = leases.acquire(LEASE, this.deps.holder, settings.intervalMs * 3 + 10_000, now);
+    if (holder !== this.deps.holder) {
+      if (!this.warnedNotLeader) {
+        logger.warn(
+          { holder },
+          "another bot process is polling this data directory; this one will not poll",
+        );
+        this.warnedNotLeader = true;
+      }
+      return { kind: "not_leader", holder };
+    }
+    this.warnedNotLeader = false;
+    const cursor = kv.get(CURSOR_KEY);
+    if (cursor === undefined) {
+      // First start: begin at now, so a new subscriber is not flooded with old contracts.
+      const start = new Date(now).toISOString();
+      kv.set(CURSOR_KEY, start);
+      logger.info({ cursor: start }, "new-contract poller starts from now");
+      return { kind: "started", cursor: start };
+    }
+    const since = Date.parse(cursor) - settings.overlapMs;
+    const { contracts, pages, gap } = await this.fetchSince(since);
+    this.stats.polls++;
+
+    let gapNote = gap;
+    if (gapNote) {
+      this.stats.gaps++;
+      logger.warn({ gap: gapNote }, "new-contract poll may have missed contracts");
+      kv.set(PENDING_GAP_KEY, gapNote);
+    }
+    gapNote = kv.get(PENDING_GAP_KEY);
+
+    const newest = contracts.reduce(
+      (max, contract) => Math.max(max, mintTime(contract) || 0),
+      Date.parse(cursor),
+    );
+    const { fresh, enqueued } = this.deps.alerts.record({
+      contracts: contracts.map(toNewContract),
+      subscriptions: this.deps.subscriptions.active(),
+      cursorKey: CURSOR_KEY,
+      cursor: new Date(newest).toISOString(),
+      note: gapNote ?? null,
+      now,
+    });
+    // The gap line rides on the first alerts enqueued after it.
+    if (gapNote && enqueued > 0) kv.delete(PENDING_GAP_KEY);
+    this.stats.lastSuccessAt = now;
+    if (enqueued > 0) this.deps.onEnqueued?.();
+    if (fresh.length > 0) logger.info({ fresh: fresh.length, enqueued }, "new contracts");
+    return { kind: "polled", seen: contracts.length, fresh: fresh.length, enqueued, pages, gap };
+  }
+
+  /** Reads every page since `since`, following the order the service answers in. */
+  private async fetchSince(
+    since: number,
+  ): Promise<{ contracts: Contract[]; pages: number; gap: string | undefined }> {
+    const { api, settings } = this.deps;
+    const seen = new Map<string, Contract>();
+    let gt = since;
+    let offset = 0;
+    let previousFirst: string | undefined;
+    for (let page = 1; page <= settings.maxPages; page++) {
+      const { contracts } = await api.foundational.contracts(
+        {
+          contractTypes: NFT_CONTRACT_TYPES,
+          limit: settings.limit,
+          blockTimestampGt: new Date(gt).toISOString(),
+          ...(offset > 0 ? { offset } : {}),
+        },
+        { fresh: true },
+      );
+      for (const contract of contracts) seen.set(contract.address.toLowerCase(), contract);
+      if (contracts.length < settings.limit)
+        return { contracts: [...seen.values()], pages: page, gap: undefined };
+
+      const first = mintTime(contracts[0] as Contract);
+      const last = mintTime(contracts[contracts.length - 1] as Contract);
+      const range = `${new Date(since).toISOString()} and ${new Date(Math.min(first, last)).toISOString()}`;
+      if (first <= last) {
+        // Ascending: the next page starts at this page's last mint (minus 1 ms, so contracts
+        // sharing that instant are not skipped: the duplicates are dropped by address).
+        const next = last - 1;
+        if (next <= gt)
+          return {
+            contracts: [...seen.values()],
+            pages: page,
+            gap: `more than ${settings.limit} contracts share one mint time near ${range}`,
+          };
+        gt = next;
+        continue;
+      }
+      // Descending: only offsets reach older contracts; an answer that ignores the offset is a gap.
+      const firstAddress = contracts[0]?.address;
+      if (offset > 0 && firstAddress === previousFirst) {
+        return {
+          contracts: [...seen.values()],
+          pages: page,
+          gap: `contracts minted between ${range} may be missing`,
+        };
+      }
+      previousFirst = offset === 0 ? firstAddress : previousFirst;
+      offset += settings.limit;
+      if (page === settings.maxPages) {
+        return {
+          contracts: [...seen.values()],
+          pages: page,
+          gap: `contracts minted between ${range} may be missing`,
+        };
+      }
+    }
+    return { contracts: [...seen.values()], pages: settings.maxPages, gap: undefined };
+  }
+}

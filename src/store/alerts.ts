@@ -1,0 +1,174 @@
+import type { Db } from "./db.ts";
+import type { Subscription, SubscriptionTypes } from "./repositories.ts";
+
+export interface NewContract {
+  address: string;
+  name: string;
+  types: string[];
+  minter: string | undefined;
+  txHash: string | undefined;
+  mintedAt: string | undefined;
+}
+
+export interface DueAlert {
+  id: number;
+  subscriptionId: number;
+  platform: string;
+  chatId: string;
+  attempts: number;
+  note: string | null;
+  contract: NewContract;
+}
+
+interface DueRow {
+  id: number;
+  subscription_id: number;
+  platform: string;
+  chat_id: string;
+  attempts: number;
+  note: string | null;
+  address: string;
+  name: string;
+  types: string;
+  minter: string | null;
+  tx_hash: string | null;
+  minted_at: string | null;
+}
+
+const ERC721_TYPES = new Set(["TYPE_ERC721", "TYPE_ERC721_LEGACY", "TYPE_CRYPTOPUNKS"]);
+
+/** Whether a subscription wants a contract: erc721 covers the legacy and CryptoPunks types too. */
+export function wants(types: SubscriptionTypes, contractTypes: readonly string[]): boolean {
+  if (types === "all") return true;
+  if (types === "erc1155") return contractTypes.includes("TYPE_ERC1155");
+  return contractTypes.some((type) => ERC721_TYPES.has(type));
+}
+
+/**
+ * New contracts and the alerts owed for them. Recording a batch is one transaction (insert
+ * the unseen contracts, enqueue one row per matching subscription, move the cursor), and
+ * marking an alert delivered is another, so a crash between them loses nothing.
+ */
+export class AlertRepository {
+  constructor(private readonly db: Db) {}
+
+  record(input: {
+    contracts: NewContract[];
+    subscriptions: Subscription[];
+    cursorKey: string;
+    cursor: string;
+    note: string | null;
+    now: number;
+  }): { fresh: NewContract[]; enqueued: number } {
+    const insertSeen = this.db.prepare(
+      "INSERT OR IGNORE INTO seen_contracts (address, name, types, minter, tx_hash, minted_at, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    );
+    const enqueue = this.db.prepare(
+      "INSERT OR IGNORE INTO outbox (subscription_id, contract, note, due_at, created_at) VALUES (?, ?, ?, ?, ?)",
+    );
+    const setCursor = this.db.prepare(
+      "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    );
+    return this.db
+      .transaction(() => {
+        const fresh: NewContract[] = [];
+        let enqueued = 0;
+        for (const contract of input.contracts) {
+          const inserted = insertSeen.run(
+            contract.address.toLowerCase(),
+            contract.name,
+            JSON.stringify(contract.types),
+            contract.minter ?? null,
+            contract.txHash ?? null,
+            contract.mintedAt ?? null,
+            input.now,
+          ).changes;
+          if (inserted === 0) continue;
+          fresh.push(contract);
+          for (const subscription of input.subscriptions) {
+            if (!wants(subscription.types, contract.types)) continue;
+            enqueued += enqueue.run(
+              subscription.id,
+              contract.address.toLowerCase(),
+              input.note,
+              input.now,
+              input.now,
+            ).changes;
+          }
+        }
+        setCursor.run(input.cursorKey, input.cursor);
+        return { fresh, enqueued };
+      })
+      .immediate();
+  }
+
+  /** Alerts due now for active subscriptions, oldest first. */
+  due(now: number, limit: number): DueAlert[] {
+    return this.db
+      .prepare<[number, number], DueRow>(
+        `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.attempts, o.note,
+                c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at
+           FROM outbox o
+           JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
+           JOIN seen_contracts c ON c.address = o.contract
+          WHERE o.due_at <= ?
+          ORDER BY o.due_at, o.id
+          LIMIT ?`,
+      )
+      .all(now, limit)
+      .map((row) => ({
+        id: row.id,
+        subscriptionId: row.subscription_id,
+        platform: row.platform,
+        chatId: row.chat_id,
+        attempts: row.attempts,
+        note: row.note,
+        contract: {
+          address: row.address,
+          name: row.name,
+          types: JSON.parse(row.types) as string[],
+          minter: row.minter ?? undefined,
+          txHash: row.tx_hash ?? undefined,
+          mintedAt: row.minted_at ?? undefined,
+        },
+      }));
+  }
+
+  /** Removes delivered alerts from the outbox and records them, in one transaction. */
+  delivered(alerts: readonly DueAlert[], now: number): void {
+    const remove = this.db.prepare("DELETE FROM outbox WHERE id = ?");
+    const log = this.db.prepare(
+      "INSERT OR IGNORE INTO deliveries (subscription_id, contract, delivered_at) VALUES (?, ?, ?)",
+    );
+    this.db.transaction(() => {
+      for (const alert of alerts) {
+        remove.run(alert.id);
+        log.run(alert.subscriptionId, alert.contract.address, now);
+      }
+    })();
+  }
+
+  /** Tries again later; `countAttempt` is false for rate limits (not the alert's fault). */
+  retryLater(
+    alerts: readonly DueAlert[],
+    dueAt: number,
+    error: string,
+    countAttempt: boolean,
+  ): void {
+    const update = this.db.prepare(
+      "UPDATE outbox SET due_at = ?, last_error = ?, attempts = attempts + ? WHERE id = ?",
+    );
+    this.db.transaction(() => {
+      for (const alert of alerts)
+        update.run(dueAt, error.slice(0, 500), countAttempt ? 1 : 0, alert.id);
+    })();
+  }
+
+  depth(): number {
+    return (this.db.prepare("SELECT COUNT(*) AS n FROM outbox").get() as { n: number }).n;
+  }
+
+  deliveredCount(): number {
+    return (this.db.prepare("SELECT COUNT(*) AS n FROM deliveries").get() as { n: number }).n;
+  }
+}

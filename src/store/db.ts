@@ -1,0 +1,93 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+
+export type Db = Database.Database;
+
+/**
+ * Numbered migrations, applied in order at start inside one transaction each. Never edit one
+ * that has shipped: add the next number.
+ */
+const MIGRATIONS: readonly string[] = [
+  // 1: buttons, subscriptions, new-contract tracking, delivery outbox, poller lease and cursor
+  `
+  CREATE TABLE button_actions (
+    id TEXT PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    action TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  CREATE INDEX button_actions_expiry ON button_actions (expires_at);
+
+  CREATE TABLE subscriptions (
+    id INTEGER PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    types TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    paused_at INTEGER,
+    pause_reason TEXT,
+    UNIQUE (platform, chat_id)
+  );
+
+  CREATE TABLE seen_contracts (
+    address TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    types TEXT NOT NULL,
+    minter TEXT,
+    tx_hash TEXT,
+    minted_at TEXT,
+    seen_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY,
+    subscription_id INTEGER NOT NULL REFERENCES subscriptions (id) ON DELETE CASCADE,
+    contract TEXT NOT NULL REFERENCES seen_contracts (address),
+    note TEXT,
+    due_at INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    UNIQUE (subscription_id, contract)
+  );
+  CREATE INDEX outbox_due ON outbox (due_at);
+
+  CREATE TABLE deliveries (
+    subscription_id INTEGER NOT NULL,
+    contract TEXT NOT NULL,
+    delivered_at INTEGER NOT NULL,
+    PRIMARY KEY (subscription_id, contract)
+  );
+
+  CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+  CREATE TABLE leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL);
+  `,
+];
+
+/** Opens (creating) the database under `dataDir`, in WAL mode, and migrates it. */
+export function openDatabase(dataDir: string, file = "bot.sqlite"): Db {
+  mkdirSync(dataDir, { recursive: true });
+  const db = new Database(join(dataDir, file));
+  db.pragma("journal_mode = WAL");
+  // Another process (a second bot, a backup) holding the write lock is waited for, not failed on.
+  db.pragma("busy_timeout = 5000");
+  db.pragma("foreign_keys = ON");
+  db.pragma("synchronous = NORMAL");
+  migrate(db);
+  return db;
+}
+
+export function migrate(db: Db): number {
+  const current = db.pragma("user_version", { simple: true }) as number;
+  for (let version = current; version < MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version] ?? "");
+      db.pragma(`user_version = ${version + 1}`);
+    }).immediate();
+  }
+  return MIGRATIONS.length;
+}

@@ -1,0 +1,223 @@
+import type { ActionStore, StoredAction } from "../core/actions.ts";
+import { newActionId } from "../core/actions.ts";
+import type { ButtonAction } from "../core/reply.ts";
+import type { Db } from "./db.ts";
+
+/** Button actions in SQLite: buttons under old messages keep working after a restart. */
+export class SqliteActionStore implements ActionStore {
+  private readonly insert;
+  private readonly select;
+  private readonly deleteExpired;
+
+  constructor(db: Db) {
+    this.insert = db.prepare(
+      "INSERT INTO button_actions (id, platform, chat_id, action, expires_at) VALUES (?, ?, ?, ?, ?)",
+    );
+    this.select = db.prepare<
+      [string],
+      { id: string; platform: string; chat_id: string; action: string; expires_at: number }
+    >("SELECT id, platform, chat_id, action, expires_at FROM button_actions WHERE id = ?");
+    this.deleteExpired = db.prepare("DELETE FROM button_actions WHERE expires_at <= ?");
+  }
+
+  async put(action: Omit<StoredAction, "id">): Promise<string> {
+    const id = newActionId();
+    this.insert.run(
+      id,
+      action.platform,
+      action.chatId,
+      JSON.stringify(action.action),
+      action.expiresAt,
+    );
+    return id;
+  }
+
+  async get(id: string): Promise<StoredAction | undefined> {
+    const row = this.select.get(id);
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      platform: row.platform,
+      chatId: row.chat_id,
+      action: JSON.parse(row.action) as ButtonAction,
+      expiresAt: row.expires_at,
+    };
+  }
+
+  async prune(now: number): Promise<number> {
+    return this.deleteExpired.run(now).changes;
+  }
+}
+
+export type SubscriptionTypes = "all" | "erc721" | "erc1155";
+
+export interface Subscription {
+  id: number;
+  platform: string;
+  chatId: string;
+  types: SubscriptionTypes;
+  createdBy: string;
+  createdAt: number;
+  pausedAt: number | null;
+  pauseReason: string | null;
+}
+
+interface SubscriptionRow {
+  id: number;
+  platform: string;
+  chat_id: string;
+  types: string;
+  created_by: string;
+  created_at: number;
+  paused_at: number | null;
+  pause_reason: string | null;
+}
+
+const toSubscription = (row: SubscriptionRow): Subscription => ({
+  id: row.id,
+  platform: row.platform,
+  chatId: row.chat_id,
+  types: row.types as SubscriptionTypes,
+  createdBy: row.created_by,
+  createdAt: row.created_at,
+  pausedAt: row.paused_at,
+  pauseReason: row.pause_reason,
+});
+
+/** Which channels get new-collection alerts, and which are paused (and why). */
+export class SubscriptionRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Subscribes a chat (once: a second call updates the types and lifts any pause). */
+  upsert(input: {
+    platform: string;
+    chatId: string;
+    types: SubscriptionTypes;
+    createdBy: string;
+    now: number;
+  }): {
+    subscription: Subscription;
+    created: boolean;
+  } {
+    return this.db.transaction(() => {
+      const existing = this.find(input.platform, input.chatId);
+      if (existing) {
+        this.db
+          .prepare(
+            "UPDATE subscriptions SET types = ?, paused_at = NULL, pause_reason = NULL WHERE id = ?",
+          )
+          .run(input.types, existing.id);
+        return {
+          subscription: this.find(input.platform, input.chatId) as Subscription,
+          created: false,
+        };
+      }
+      this.db
+        .prepare(
+          "INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at) VALUES (?, ?, ?, ?, ?)",
+        )
+        .run(input.platform, input.chatId, input.types, input.createdBy, input.now);
+      return {
+        subscription: this.find(input.platform, input.chatId) as Subscription,
+        created: true,
+      };
+    })();
+  }
+
+  find(platform: string, chatId: string): Subscription | undefined {
+    const row = this.db
+      .prepare<[string, string], SubscriptionRow>(
+        "SELECT * FROM subscriptions WHERE platform = ? AND chat_id = ?",
+      )
+      .get(platform, chatId);
+    return row ? toSubscription(row) : undefined;
+  }
+
+  /** Removes the chat's subscription and its undelivered alerts. */
+  remove(platform: string, chatId: string): boolean {
+    return (
+      this.db
+        .prepare("DELETE FROM subscriptions WHERE platform = ? AND chat_id = ?")
+        .run(platform, chatId).changes > 0
+    );
+  }
+
+  pause(id: number, reason: string, now: number): void {
+    this.db
+      .prepare("UPDATE subscriptions SET paused_at = ?, pause_reason = ? WHERE id = ?")
+      .run(now, reason, id);
+  }
+
+  active(): Subscription[] {
+    return this.db
+      .prepare<[], SubscriptionRow>(
+        "SELECT * FROM subscriptions WHERE paused_at IS NULL ORDER BY id",
+      )
+      .all()
+      .map(toSubscription);
+  }
+
+  all(): Subscription[] {
+    return this.db
+      .prepare<[], SubscriptionRow>("SELECT * FROM subscriptions ORDER BY id")
+      .all()
+      .map(toSubscription);
+  }
+}
+
+/** Small named values: the poller's cursor, a pending gap note. */
+export class KeyValueRepository {
+  constructor(private readonly db: Db) {}
+
+  get(key: string): string | undefined {
+    return this.db
+      .prepare<[string], { value: string }>("SELECT value FROM kv WHERE key = ?")
+      .get(key)?.value;
+  }
+
+  set(key: string, value: string): void {
+    this.db
+      .prepare(
+        "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      )
+      .run(key, value);
+  }
+
+  delete(key: string): void {
+    this.db.prepare("DELETE FROM kv WHERE key = ?").run(key);
+  }
+}
+
+/**
+ * A lease so that only one process on a data directory polls. It is taken when free or expired,
+ * and renewed by its holder; another process sees who holds it.
+ */
+export class LeaseRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Takes or renews the lease; returns the current holder. */
+  acquire(name: string, holder: string, ttlMs: number, now: number): string {
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare<[string], { holder: string; expires_at: number }>(
+            "SELECT holder, expires_at FROM leases WHERE name = ?",
+          )
+          .get(name);
+        if (!row || row.holder === holder || row.expires_at <= now) {
+          this.db
+            .prepare(
+              "INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at",
+            )
+            .run(name, holder, now + ttlMs);
+          return holder;
+        }
+        return row.holder;
+      })
+      .immediate();
+  }
+
+  release(name: string, holder: string): void {
+    this.db.prepare("DELETE FROM leases WHERE name = ? AND holder = ?").run(name, holder);
+  }
+}
