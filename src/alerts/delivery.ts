@@ -60,7 +60,8 @@ export class DeliveryWorker {
   private timer: NodeJS.Timeout | undefined;
   private draining: Promise<void> | undefined;
   private again = false;
-  private stopped = true;
+  private started = false;
+  private stopping = false;
   private readonly now: () => number;
 
   constructor(private readonly deps: DeliveryDeps) {
@@ -68,20 +69,20 @@ export class DeliveryWorker {
   }
 
   start(): void {
-    this.stopped = false;
+    this.started = true;
     this.schedule(0);
   }
 
   /** New alerts are waiting: look now rather than at the next tick. */
   poke(): void {
-    if (this.stopped) return;
+    if (!this.started || this.stopping) return;
     if (this.draining) this.again = true;
     else this.schedule(0);
   }
 
   /** Stops taking rows and waits for the sends in flight. */
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.stopping = true;
     clearTimeout(this.timer);
     await this.draining;
   }
@@ -96,7 +97,7 @@ export class DeliveryWorker {
         )
         .finally(() => {
           this.draining = undefined;
-          if (this.stopped) return;
+          if (this.stopping) return;
           const soon = this.again;
           this.again = false;
           this.schedule(soon ? 0 : this.deps.settings.tickMs);
@@ -119,7 +120,7 @@ export class DeliveryWorker {
       { length: Math.min(this.deps.settings.concurrency, queue.length) },
       async () => {
         for (let group = queue.shift(); group; group = queue.shift()) {
-          if (this.stopped) return;
+          if (this.stopping) return;
           await this.deliverToChannel(group);
         }
       },

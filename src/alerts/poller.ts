@@ -126,10 +126,26 @@ export class NewContractPoller {
     this.warnedNotLeader = false;
     const cursor = kv.get(CURSOR_KEY);
     if (cursor === undefined) {
-      // First start: begin at now, so a new subscriber is not flooded with old contracts.
-      const start = new Date(now).toISOString();
-      kv.set(CURSOR_KEY, start);
-      logger.info({ cursor: start }, "new-contract poller starts from now");
+      // First start: begin at now. What was minted before (the overlap window included) counts
+      // as seen, so a new subscriber is not flooded with old contracts.
+      const { contracts } = await this.fetchSince(now - settings.overlapMs);
+      const newest = contracts.reduce(
+        (max, contract) => Math.max(max, mintTime(contract) || 0),
+        now,
+      );
+      const start = new Date(newest).toISOString();
+      this.deps.alerts.record({
+        contracts: contracts.map(toNewContract),
+        subscriptions: [],
+        cursorKey: CURSOR_KEY,
+        cursor: start,
+        note: null,
+        now,
+      });
+      logger.info(
+        { cursor: start, alreadyMinted: contracts.length },
+        "new-contract poller starts from now",
+      );
       return { kind: "started", cursor: start };
     }
     const since = Date.parse(cursor) - settings.overlapMs;

@@ -1,0 +1,348 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
+import { CURSOR_KEY, NewContractPoller, PENDING_GAP_KEY } from "../src/alerts/poller.ts";
+import type { RenderableReply } from "../src/core/reply.ts";
+import { silentLogger } from "../src/log.ts";
+import { AlertRepository } from "../src/store/alerts.ts";
+import { migrate, openDatabase } from "../src/store/db.ts";
+import {
+  KeyValueRepository,
+  LeaseRepository,
+  SqliteActionStore,
+} from "../src/store/repositories.ts";
+import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";
+
+let t: RuntimeSetup;
+afterEach(async () => {
+  await t?.close();
+});
+
+/** Records what would be sent; can be told to fail the next sends. */
+class RecordingSender implements AlertSender {
+  sent: { chatId: string; reply: RenderableReply }[] = [];
+  failures: unknown[] = [];
+  async sendToChat(chatId: string, reply: RenderableReply): Promise<void> {
+    const failure = this.failures.shift();
+    if (failure) throw failure;
+    this.sent.push({ chatId, reply });
+  }
+  classifySendError(error: unknown): SendFailure {
+    return error as SendFailure;
+  }
+}
+
+function alertsFor(
+  setup: RuntimeSetup,
+  options: { limit?: number; now?: () => number; holder?: string } = {},
+) {
+  const alerts = new AlertRepository(setup.db);
+  const kv = new KeyValueRepository(setup.db);
+  const sender = new RecordingSender();
+  const worker = new DeliveryWorker({
+    alerts,
+    subscriptions: setup.subscriptions,
+    senders: { telegram: sender },
+    materialize: (platform, chatId, reply) =>
+      setup.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    logger: silentLogger(),
+    settings: {
+      digestThreshold: 5,
+      batch: 500,
+      concurrency: 4,
+      tickMs: 1000,
+      explorerUrl: "https://etherscan.io",
+    },
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const poller = new NewContractPoller({
+    api: setup.api,
+    subscriptions: setup.subscriptions,
+    alerts,
+    kv,
+    leases: new LeaseRepository(setup.db),
+    logger: silentLogger(),
+    settings: { intervalMs: 1000, overlapMs: 60_000, limit: options.limit ?? 100, maxPages: 10 },
+    holder: options.holder ?? "test-holder",
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return { alerts, kv, sender, worker, poller };
+}
+
+const subscribe = (
+  setup: RuntimeSetup,
+  chatId: string,
+  types: "all" | "erc721" | "erc1155" = "all",
+) =>
+  setup.subscriptions.upsert({
+    platform: "telegram",
+    chatId,
+    types,
+    createdBy: "telegram:u1",
+    now: Date.now(),
+  });
+
+describe("store", () => {
+  it("migrates once, in WAL mode, and keeps button actions across a restart", async () => {
+    t = await startRuntime();
+    expect(t.db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(migrate(t.db)).toBe(t.db.pragma("user_version", { simple: true }));
+    const reply = await t.say(`/audience ${t.sim.fixtures.collection}`);
+    const id = reply.buttons?.[0]?.id ?? "";
+    const reopened = openDatabase(t.dataDir);
+    const stored = await new SqliteActionStore(reopened).get(id);
+    expect(stored?.action).toMatchObject({ command: "audience", action: "samples" });
+    reopened.close();
+  });
+});
+
+describe("subscriptions", () => {
+  it("subscribing twice is one subscription; the types can change", async () => {
+    t = await startRuntime();
+    expect((await t.say("/subscribe")).text).toMatch(/^Subscribed/);
+    expect((await t.say("/subscribe erc1155")).text).toMatch(
+      /already subscribed; it now gets ERC-1155/,
+    );
+    expect(t.subscriptions.all()).toHaveLength(1);
+    expect(t.subscriptions.all()[0]?.types).toBe("erc1155");
+    expect((await t.say("/subscriptions")).fields?.find((f) => f.name === "Status")?.value).toBe(
+      "active",
+    );
+    expect((await t.say("/unsubscribe")).text).toMatch(/^Unsubscribed/);
+    expect((await t.say("/unsubscribe")).text).toBe("This channel was not subscribed.");
+    expect((await t.say("/subscriptions")).text).toMatch(/no alert subscription/);
+  });
+
+  it("only people who may manage the channel; others change nothing", async () => {
+    t = await startRuntime();
+    const member = { canManageChannel: async () => false };
+    expect((await t.say("/subscribe", member)).text).toMatch(
+      /Only people who can manage this channel/,
+    );
+    expect((await t.say("/unsubscribe", member)).text).toMatch(
+      /Only people who can manage this channel/,
+    );
+    expect(t.subscriptions.all()).toHaveLength(0);
+  });
+
+  it("a paused subscription shows its reason, and subscribing again lifts the pause", async () => {
+    t = await startRuntime();
+    await t.say("/subscribe");
+    const id = t.subscriptions.all()[0]?.id ?? 0;
+    t.subscriptions.pause(id, "Telegram: Forbidden: bot was kicked", Date.now());
+    expect((await t.say("/subscriptions")).fields?.find((f) => f.name === "Status")?.value).toMatch(
+      /^paused .*bot was kicked/,
+    );
+    await t.say("/subscribe");
+    expect(t.subscriptions.all()[0]?.pausedAt).toBeNull();
+  });
+});
+
+describe("poller", () => {
+  it("starts at now: contracts minted before the first start are not sent", async () => {
+    t = await startRuntime();
+    subscribe(t, "chat-1");
+    const { poller, alerts } = alertsFor(t);
+    t.sim.mint(3);
+    expect((await poller.pollOnce()).kind).toBe("started");
+    const result = await poller.pollOnce();
+    expect(result).toMatchObject({ kind: "polled", enqueued: 0 });
+    expect(alerts.depth()).toBe(0);
+  });
+
+  it("enqueues each new contract once per matching subscription, and advances the cursor", async () => {
+    t = await startRuntime();
+    subscribe(t, "all-chat", "all");
+    subscribe(t, "erc1155-chat", "erc1155");
+    const { poller, alerts, kv } = alertsFor(t);
+    await poller.pollOnce();
+    const minted = t.sim.mint(6).filter((c) => c.types.some((type) => type !== "TYPE_ERC20"));
+    const first = await poller.pollOnce();
+    const erc1155 = minted.filter((c) => c.types.includes("TYPE_ERC1155")).length;
+    expect(first).toMatchObject({
+      kind: "polled",
+      fresh: minted.length,
+      enqueued: minted.length + erc1155,
+    });
+    const again = await poller.pollOnce();
+    expect(again).toMatchObject({ fresh: 0, enqueued: 0 });
+    expect(alerts.depth()).toBe(minted.length + erc1155);
+    const newest = Math.max(...minted.map((c) => Date.parse(c.mintEvent.blockTimestamp)));
+    expect(Date.parse(kv.get(CURSOR_KEY) ?? "")).toBe(newest);
+  });
+
+  it("pages on when a full page comes back in ascending order", async () => {
+    t = await startRuntime();
+    subscribe(t, "chat-1");
+    const { poller } = alertsFor(t, { limit: 3 });
+    await poller.pollOnce();
+    const minted = t.sim.mint(10).filter((c) => !c.types.includes("TYPE_ERC20"));
+    const result = await poller.pollOnce();
+    expect(result).toMatchObject({ kind: "polled", fresh: minted.length, gap: undefined });
+    expect((result as { pages: number }).pages).toBeGreaterThan(1);
+  });
+
+  it("records a gap when a full page comes back newest-first and offsets do not move", async () => {
+    t = await startRuntime();
+    subscribe(t, "chat-1");
+    const { poller, kv, worker, sender } = alertsFor(t, { limit: 2 });
+    await poller.pollOnce();
+    const now = Date.now();
+    const contract = (i: number) => ({
+      address: `0x${(1000 + i).toString(16).padStart(40, "0")}`,
+      name: `Desc ${i}`,
+      symbol: "D",
+      decimals: 0,
+      types: ["TYPE_ERC721"],
+      mintEvent: {
+        blockTimestamp: new Date(now - i * 1000).toISOString(),
+        txHash: `0x${i}`,
+        minterAddress: `0x${"1".repeat(40)}`,
+      },
+    });
+    const page = JSON.stringify({ contracts: [contract(1), contract(2)] });
+    t.sim.script([
+      { status: 200, body: page },
+      { status: 200, body: page },
+    ]);
+    const result = await poller.pollOnce();
+    expect(result).toMatchObject({ kind: "polled", gap: expect.stringMatching(/may be missing/) });
+    expect(poller.stats.gaps).toBe(1);
+    expect(kv.get(PENDING_GAP_KEY)).toBeUndefined();
+    await worker.drain();
+    expect(sender.sent.map((s) => s.reply.text).filter(Boolean)[0]).toMatch(
+      /^Note: contracts minted between .* may be missing\.$/,
+    );
+  });
+
+  it("two processes on one data directory: only one polls, and the other says so", async () => {
+    t = await startRuntime();
+    const { logger, lines } = capturingLogger();
+    const first = alertsFor(t, { holder: "process-a" });
+    const second = new NewContractPoller({
+      api: t.api,
+      subscriptions: t.subscriptions,
+      alerts: first.alerts,
+      kv: first.kv,
+      leases: new LeaseRepository(t.db),
+      logger,
+      settings: { intervalMs: 1000, overlapMs: 0, limit: 10, maxPages: 1 },
+      holder: "process-b",
+    });
+    await first.poller.pollOnce();
+    expect(await second.pollOnce()).toEqual({ kind: "not_leader", holder: "process-a" });
+    expect(lines.join("\n")).toMatch(/another bot process is polling/);
+  });
+});
+
+describe("delivery", () => {
+  it("sends name, address link, types, minter, mint time, transaction link and a Report spam button", async () => {
+    t = await startRuntime();
+    subscribe(t, "chat-1");
+    const { poller, worker, sender } = alertsFor(t);
+    await poller.pollOnce();
+    const [minted] = t.sim.mint(1);
+    await poller.pollOnce();
+    await worker.drain();
+    const reply = sender.sent[0]?.reply;
+    expect(sender.sent).toHaveLength(minted?.types.includes("TYPE_ERC20") ? 0 : 1);
+    if (!reply || !minted) return;
+    expect(reply.title).toMatch(/^New collection: /);
+    expect(reply.url).toMatch(/^https:\/\/etherscan\.io\/address\/0x/);
+    expect(reply.fields?.map((f) => f.name)).toEqual(["Address", "Type", "Minter", "Minted"]);
+    expect(reply.links?.map((l) => l.label)).toEqual(["Contract", "Mint transaction"]);
+    expect(reply.buttons?.[0]?.label).toBe("Report spam");
+    expect(
+      await t.press(reply.buttons?.[0]?.id ?? "", { chat: { id: "chat-1", kind: "group" } }),
+    ).toMatchObject({
+      text: expect.stringMatching(/not available yet/),
+    });
+  });
+
+  it("an unnamed collection reads 'Unnamed collection'", async () => {
+    t = await startRuntime();
+    const { alerts, worker, sender } = alertsFor(t);
+    const { subscription } = subscribe(t, "chat-1");
+    alerts.record({
+      contracts: [
+        {
+          address: `0x${"a".repeat(40)}`,
+          name: "",
+          types: ["TYPE_ERC721"],
+          minter: undefined,
+          txHash: undefined,
+          mintedAt: undefined,
+        },
+      ],
+      subscriptions: [subscription],
+      cursorKey: CURSOR_KEY,
+      cursor: new Date().toISOString(),
+      note: null,
+      now: Date.now(),
+    });
+    await worker.drain();
+    expect(sender.sent[0]?.reply.title).toBe("New collection: Unnamed collection");
+  });
+
+  it("a burst becomes one digest per channel", async () => {
+    t = await startRuntime();
+    subscribe(t, "chat-1");
+    subscribe(t, "chat-2");
+    const { poller, worker, sender, alerts } = alertsFor(t);
+    await poller.pollOnce();
+    t.sim.mint(40);
+    await poller.pollOnce();
+    await worker.drain();
+    expect(sender.sent).toHaveLength(2);
+    expect(sender.sent[0]?.reply.title).toMatch(/^\d+ new collections$/);
+    expect(alerts.depth()).toBe(0);
+  });
+
+  it("waits out a rate limit, backs off on transient errors, and never loses the alert", async () => {
+    let now = Date.now();
+    t = await startRuntime();
+    subscribe(t, "chat-1");
+    const { poller, worker, sender, alerts } = alertsFor(t, { now: () => now });
+    await poller.pollOnce();
+    t.sim.mint(2);
+    await poller.pollOnce();
+    const due = alerts.depth();
+    expect(due).toBeGreaterThan(0);
+    expect(due).toBeLessThan(5);
+    sender.failures.push({ kind: "rate_limited", retryAfterMs: 5000 });
+    await worker.drain();
+    expect(sender.sent).toHaveLength(0);
+    now += 4000;
+    await worker.drain();
+    expect(sender.sent).toHaveLength(0);
+    now += 1500;
+    sender.failures.push({ kind: "transient", reason: "HTTP 502" });
+    await worker.drain();
+    expect(alerts.depth()).toBe(due);
+    now += 20 * 60_000;
+    await worker.drain();
+    expect(sender.sent).toHaveLength(due);
+    expect(alerts.depth()).toBe(0);
+    expect(alerts.deliveredCount()).toBe(due);
+  });
+
+  it("a permanent error pauses the subscription with its reason, visible in /subscriptions", async () => {
+    t = await startRuntime();
+    await t.say("/subscribe");
+    const { poller, worker, sender, alerts } = alertsFor(t);
+    await poller.pollOnce();
+    t.sim.mint(2);
+    await poller.pollOnce();
+    sender.failures.push({
+      kind: "permanent",
+      reason: "Telegram: Forbidden: bot was blocked by the user",
+    });
+    await worker.drain();
+    expect(t.subscriptions.all()[0]?.pauseReason).toMatch(/blocked/);
+    const status = (await t.say("/subscriptions")).fields?.find((f) => f.name === "Status")?.value;
+    expect(status).toMatch(/^paused .*bot was blocked by the user/);
+    const kept = alerts.depth();
+    await worker.drain();
+    expect(sender.sent).toHaveLength(0);
+    expect(alerts.depth()).toBe(kept);
+  });
+});
