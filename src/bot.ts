@@ -1,13 +1,11 @@
-import { hostname } from "node:os";
 import { allCommands } from "../commands/index.ts";
 import { ConsoleAdapter } from "./adapters/console/index.ts";
 import { DiscordAdapter } from "./adapters/discord/index.ts";
 import { TelegramAdapter } from "./adapters/telegram/index.ts";
 import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
-import { NewContractPoller } from "./alerts/poller.ts";
+import { leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
 import { type ApiClient, createApiClient } from "./api/client.ts";
 import type { Config } from "./config.ts";
-import { newActionId } from "./core/actions.ts";
 import type { Platform } from "./core/command.ts";
 import { Runtime } from "./core/runtime.ts";
 import type { Logger } from "./log.ts";
@@ -157,7 +155,7 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
       limit: config.alerts.pollLimit,
       maxPages: config.alerts.maxPages,
     },
-    holder: `${hostname()}:${process.pid}:${newActionId().slice(0, 6)}`,
+    holder: leaseHolderName(),
     onEnqueued: () => delivery.poke(),
   });
   delivery.start();

@@ -1,6 +1,12 @@
+import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
-import { CURSOR_KEY, NewContractPoller, PENDING_GAP_KEY } from "../src/alerts/poller.ts";
+import {
+  CURSOR_KEY,
+  isDeadLocalHolder,
+  NewContractPoller,
+  PENDING_GAP_KEY,
+} from "../src/alerts/poller.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { AlertRepository } from "../src/store/alerts.ts";
@@ -231,6 +237,30 @@ describe("poller", () => {
     await first.poller.pollOnce();
     expect(await second.pollOnce()).toEqual({ kind: "not_leader", holder: "process-a" });
     expect(lines.join("\n")).toMatch(/another bot process is polling/);
+  });
+});
+
+describe("the poller lease after a crash", () => {
+  it("a holder on this host whose process is gone is taken over at once; a live one is not", async () => {
+    t = await startRuntime();
+    const leases = new LeaseRepository(t.db);
+    const now = Date.now();
+    const dead = `${hostname()}:999999:abc`;
+    const alive = `${hostname()}:${process.ppid}:abc`;
+    const elsewhere = "other-host:999999:abc";
+    expect(isDeadLocalHolder(dead)).toBe(true);
+    expect(isDeadLocalHolder(alive)).toBe(false);
+    expect(isDeadLocalHolder(elsewhere)).toBe(false);
+    for (const [previous, expected] of [
+      [dead, "me"],
+      [alive, alive],
+      [elsewhere, elsewhere],
+    ] as const) {
+      expect(leases.acquire("poller", previous, 60_000, now)).toBe(previous);
+      expect(leases.acquire("poller", "me", 60_000, now + 1, isDeadLocalHolder)).toBe(expected);
+      leases.release("poller", previous);
+      leases.release("poller", "me");
+    }
   });
 });
 

@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import type { ApiClient } from "../api/client.ts";
 import type { Contract } from "../api/schemas.ts";
 import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
@@ -57,6 +59,24 @@ export interface PollerStats {
   lastSuccessAt: number | undefined;
 }
 
+/** A lease holder's name: host, process id and a random suffix (process ids are reused). */
+export function leaseHolderName(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+}
+
+/** A holder on this host whose process no longer exists crashed: its lease need not be waited out. */
+export function isDeadLocalHolder(holder: string): boolean {
+  const [host, pid] = holder.split(":");
+  if (host !== hostname() || !pid || !/^\d+$/.test(pid) || Number(pid) === process.pid)
+    return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
 const mintTime = (contract: Contract) => Date.parse(contract.mintEvent?.blockTimestamp ?? "");
 
 function toNewContract(contract: Contract): NewContract {
@@ -112,7 +132,13 @@ export class NewContractPoller {
   async pollOnce(): Promise<PollResult> {
     const { kv, leases, settings, logger } = this.deps;
     const now = this.now();
-    const holder = leases.acquire(LEASE, this.deps.holder, settings.intervalMs * 3 + 10_000, now);
+    const holder = leases.acquire(
+      LEASE,
+      this.deps.holder,
+      settings.intervalMs * 3 + 10_000,
+      now,
+      isDeadLocalHolder,
+    );
     if (holder !== this.deps.holder) {
       if (!this.warnedNotLeader) {
         logger.warn(

@@ -195,8 +195,17 @@ export class KeyValueRepository {
 export class LeaseRepository {
   constructor(private readonly db: Db) {}
 
-  /** Takes or renews the lease; returns the current holder. */
-  acquire(name: string, holder: string, ttlMs: number, now: number): string {
+  /**
+   * Takes or renews the lease; returns the current holder. `isDead` may say that the holder is
+   * known to be gone (a crashed process on this host), so a restart need not wait for expiry.
+   */
+  acquire(
+    name: string,
+    holder: string,
+    ttlMs: number,
+    now: number,
+    isDead: (holder: string) => boolean = () => false,
+  ): string {
     return this.db
       .transaction(() => {
         const row = this.db
@@ -204,7 +213,7 @@ export class LeaseRepository {
             "SELECT holder, expires_at FROM leases WHERE name = ?",
           )
           .get(name);
-        if (!row || row.holder === holder || row.expires_at <= now) {
+        if (!row || row.holder === holder || row.expires_at <= now || isDead(row.holder)) {
           this.db
             .prepare(
               "INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at",
