@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -114,8 +114,9 @@ function runBot(lines: string[]): Promise<{ code: number | null; stdout: string;
     const env: Record<string, string> = {};
     for (const key of ["PATH", "HOME", "TMPDIR", "SystemRoot"])
       if (process.env[key]) env[key] = process.env[key];
+    const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
     const child = spawn("npm", ["start", "--silent"], {
-      env: { ...env, SIMULATOR_MINT_INTERVAL_MS: "0" },
+      env: { ...env, SIMULATOR_MINT_INTERVAL_MS: "0", DATA_DIR: dataDir },
       stdio: "pipe",
     });
     let stdout = "";
@@ -127,7 +128,10 @@ function runBot(lines: string[]): Promise<{ code: number | null; stdout: string;
       stderr += chunk;
     });
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.on("close", (code) => {
+      rmSync(dataDir, { recursive: true, force: true });
+      resolve({ code, stdout, stderr });
+    });
     child.stdin.end(`${lines.join("\n")}\n`);
   });
 }
