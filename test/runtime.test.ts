@@ -3,15 +3,35 @@ import { z } from "zod";
 import { MemoryActionStore } from "../src/core/actions.ts";
 import { type AnyCommand, defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
-import { buildRegistry, parseTextArgs, Runtime } from "../src/core/runtime.ts";
+import { buildRegistry, parseTextArgs, Runtime, type RuntimeOptions } from "../src/core/runtime.ts";
 import { UserError } from "../src/errors.ts";
 import {
+  type ClientSetup,
   capturingLogger,
   type RuntimeSetup,
   startClient,
   startRuntime,
   testInvocation,
 } from "./helpers.ts";
+
+/** A runtime over the given commands with test defaults; each test overrides what it is about. */
+function runtimeWith(
+  setup: ClientSetup,
+  commands: AnyCommand[],
+  overrides: Partial<RuntimeOptions> = {},
+): Runtime {
+  return new Runtime({
+    commands,
+    api: setup.api,
+    actions: new MemoryActionStore(),
+    logger: capturingLogger().logger,
+    settings: { explorerUrl: "https://etherscan.io" },
+    deadlineMs: 5000,
+    rateLimit: { burst: 5, perMinute: 60 },
+    buttonTtlSeconds: 60,
+    ...overrides,
+  });
+}
 
 let t: RuntimeSetup | undefined;
 afterEach(async () => {
@@ -139,16 +159,7 @@ describe("dispatch", () => {
         throw new TypeError("secret internals: cannot read x of undefined");
       },
     });
-    const runtime = new Runtime({
-      commands: [broken],
-      api: setup.api,
-      actions: new MemoryActionStore(),
-      logger,
-      settings: { explorerUrl: "https://etherscan.io" },
-      deadlineMs: 5000,
-      rateLimit: { burst: 5, perMinute: 60 },
-      buttonTtlSeconds: 60,
-    });
+    const runtime = runtimeWith(setup, [broken], { logger });
     const invocation = testInvocation({ id: "abc123def0" });
     const reply = await runtime.run(invocation, "broken", {});
     expect(reply.text).toMatch(/something went wrong.*ref abc123def0/);
@@ -173,16 +184,7 @@ describe("dispatch", () => {
           ctx.signal.addEventListener("abort", () => clearTimeout(timer));
         }),
     });
-    const runtime = new Runtime({
-      commands: [slow],
-      api: setup.api,
-      actions: new MemoryActionStore(),
-      logger: capturingLogger().logger,
-      settings: { explorerUrl: "https://etherscan.io" },
-      deadlineMs: 1000,
-      rateLimit: { burst: 5, perMinute: 60 },
-      buttonTtlSeconds: 60,
-    });
+    const runtime = runtimeWith(setup, [slow], { deadlineMs: 1000 });
     const reply = await runtime.run(testInvocation(), "slow", {});
     expect(reply.text).toMatch(/took longer than 1 s/);
     await setup.close();
@@ -198,15 +200,9 @@ describe("dispatch", () => {
       run: async () => ({ text: "pong" }),
     });
     let now = 0;
-    const runtime = new Runtime({
-      commands: [ping],
-      api: setup.api,
-      actions: new MemoryActionStore(),
-      logger: capturingLogger().logger,
-      settings: { explorerUrl: "https://etherscan.io" },
+    const runtime = runtimeWith(setup, [ping], {
       deadlineMs: 1000,
       rateLimit: { burst: 2, perMinute: 6 },
-      buttonTtlSeconds: 60,
       now: () => new Date(now),
     });
     const alice = testInvocation({ user: { id: "alice", name: "Alice" } });
@@ -234,16 +230,7 @@ describe("dispatch", () => {
         return { text: "done" };
       },
     });
-    const runtime = new Runtime({
-      commands: [admin],
-      api: setup.api,
-      actions: new MemoryActionStore(),
-      logger: capturingLogger().logger,
-      settings: { explorerUrl: "https://etherscan.io" },
-      deadlineMs: 1000,
-      rateLimit: { burst: 5, perMinute: 60 },
-      buttonTtlSeconds: 60,
-    });
+    const runtime = runtimeWith(setup, [admin], { deadlineMs: 1000 });
     const reply = await runtime.run(
       testInvocation({ canManageChannel: async () => false }),
       "admin",
@@ -273,16 +260,7 @@ describe("dispatch", () => {
         throw new UserError("Give me something nicer.");
       },
     });
-    const runtime = new Runtime({
-      commands: [picky],
-      api: setup.api,
-      actions: new MemoryActionStore(),
-      logger: capturingLogger().logger,
-      settings: { explorerUrl: "https://etherscan.io" },
-      deadlineMs: 1000,
-      rateLimit: { burst: 5, perMinute: 60 },
-      buttonTtlSeconds: 60,
-    });
+    const runtime = runtimeWith(setup, [picky], { deadlineMs: 1000 });
     expect((await runtime.run(testInvocation(), "picky", {})).text).toBe(
       "Give me something nicer.",
     );
@@ -330,15 +308,8 @@ describe("buttons", () => {
   it("expires after BUTTON_TTL_S", async () => {
     const setup = await startRuntime();
     let now = Date.now();
-    const runtime = new Runtime({
-      commands: setup.runtime.commands,
-      api: setup.api,
-      actions: new MemoryActionStore(),
-      logger: capturingLogger().logger,
-      settings: { explorerUrl: "https://etherscan.io" },
-      deadlineMs: 5000,
+    const runtime = runtimeWith(setup, setup.runtime.commands, {
       rateLimit: { burst: 50, perMinute: 600 },
-      buttonTtlSeconds: 60,
       now: () => new Date(now),
     });
     const invocation = testInvocation();

@@ -1,3 +1,4 @@
+import { BEHAVIORS } from "../api/schemas.ts";
 import { shortAddress, toChecksumAddress } from "../api/validate.ts";
 
 /**
@@ -163,21 +164,7 @@ export function behaviorLabel(behavior: string): string {
   return behavior;
 }
 
-const KNOWN_BEHAVIORS = new Set([
-  "BEHAVIOR_WHALE",
-  "BEHAVIOR_NEWBIE",
-  "BEHAVIOR_CREATOR",
-  "BEHAVIOR_PATRON",
-  "BEHAVIOR_FLIPPER",
-  "BEHAVIOR_PROGRAMMED_FLIPPER",
-  "BEHAVIOR_ADVANCED",
-  "BEHAVIOR_COLLECTOR",
-  "BEHAVIOR_PROGRAMMED_COLLECTOR",
-  "BEHAVIOR_EXPLORER",
-  "BEHAVIOR_TASTEMAKER",
-  "BEHAVIOR_INFLUENCER",
-  "BEHAVIOR_INACTIVE",
-]);
+const KNOWN_BEHAVIORS: ReadonlySet<string> = new Set(BEHAVIORS);
 
 export function scoreLabel(score: string): string {
   const labels: Record<string, string> = {
