@@ -87,6 +87,7 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
       apiUrl: config.discord.apiUrl,
       guildId: config.discord.guildId,
       registerOnStart: config.discord.registerOnStart,
+      maxInFlight: config.alerts.deliveryConcurrency,
     });
     await discord.start();
   }
@@ -133,11 +134,12 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     senders,
     materialize: (platform, chatId, reply) =>
       runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    // Called only once delivery has started, after the poller below exists.
+    isLeader: () => poller.isLeader,
     logger: logger.child({ part: "delivery" }),
     settings: {
       digestThreshold: config.alerts.digestThreshold,
       batch: 500,
-      concurrency: config.alerts.deliveryConcurrency,
       tickMs: config.alerts.deliveryTickMs,
       explorerUrl: config.explorerUrl,
     },

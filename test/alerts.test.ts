@@ -25,9 +25,12 @@ afterEach(async () => {
 
 /** Records what would be sent; can be told to fail the next sends. */
 class RecordingSender implements AlertSender {
+  readonly maxInFlight = 4;
+  keys: (string | undefined)[] = [];
   sent: { chatId: string; reply: RenderableReply }[] = [];
   failures: unknown[] = [];
-  async sendToChat(chatId: string, reply: RenderableReply): Promise<void> {
+  async sendToChat(chatId: string, reply: RenderableReply, key?: string): Promise<void> {
+    this.keys.push(key);
     const failure = this.failures.shift();
     if (failure) throw failure;
     this.sent.push({ chatId, reply });
@@ -39,7 +42,7 @@ class RecordingSender implements AlertSender {
 
 function alertsFor(
   setup: RuntimeSetup,
-  options: { limit?: number; now?: () => number; holder?: string } = {},
+  options: { limit?: number; now?: () => number; holder?: string; leader?: () => boolean } = {},
 ) {
   const alerts = new AlertRepository(setup.db);
   const kv = new KeyValueRepository(setup.db);
@@ -54,10 +57,10 @@ function alertsFor(
     settings: {
       digestThreshold: 5,
       batch: 500,
-      concurrency: 4,
       tickMs: 1000,
       explorerUrl: "https://etherscan.io",
     },
+    isLeader: () => options.leader?.() ?? true,
     ...(options.now ? { now: options.now } : {}),
   });
   const poller = new NewContractPoller({
@@ -311,6 +314,41 @@ describe("delivery", () => {
     });
     await worker.drain();
     expect(sender.sent[0]?.reply.title).toBe("New collection: Unnamed collection");
+  });
+
+  it("only the lease holder delivers: a second process sends nothing", async () => {
+    t = await startRuntime();
+    subscribe(t, "chat-1");
+    let leader = false;
+    const { poller, worker, sender, alerts } = alertsFor(t, { leader: () => leader });
+    await poller.pollOnce();
+    t.sim.mint(3);
+    await poller.pollOnce();
+    const due = alerts.depth();
+    expect(due).toBeGreaterThan(0);
+    await worker.drain();
+    expect(sender.sent).toHaveLength(0);
+    leader = true;
+    await worker.drain();
+    expect(alerts.depth()).toBe(0);
+  });
+
+  it("every attempt at one alert carries the same idempotency key; different alerts differ", async () => {
+    let now = Date.now();
+    t = await startRuntime();
+    subscribe(t, "chat-1");
+    const { poller, worker, sender } = alertsFor(t, { now: () => now });
+    await poller.pollOnce();
+    t.sim.mint(3);
+    await poller.pollOnce();
+    sender.failures.push({ kind: "transient", reason: "HTTP 502" });
+    await worker.drain();
+    now += 20 * 60_000;
+    await worker.drain();
+    const [failedAttempt, ...later] = sender.keys;
+    expect(later).toContain(failedAttempt);
+    expect(new Set(later).size).toBe(later.length);
+    for (const key of sender.keys) expect(key).toMatch(/^[A-Za-z0-9_-]{25}$/);
   });
 
   it("a burst becomes one digest per channel", async () => {

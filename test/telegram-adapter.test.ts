@@ -12,7 +12,7 @@ import {
   telegramErrors,
   user,
 } from "./fakes/telegram/index.ts";
-import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 const alice = user(1001, "Alice", "alice");
 const bob = user(1002, "Bob", "bob");
@@ -196,6 +196,30 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
     expect(parts.map(textOf).join("\n")).toContain(
       "line 0: @everyone &lt;i&gt;not italic&lt;/i&gt; &amp; more",
     );
+  });
+
+  it("restarts polling after a 409 Conflict (another process polled the same token)", async () => {
+    await adapter.stop();
+    const { logger, lines } = capturingLogger();
+    adapter = new TelegramAdapter({
+      token: fake.token,
+      apiRoot: fake.apiRoot,
+      botInfo: fake.botInfo,
+      runtime: t.runtime,
+      logger,
+      throttle: false,
+    });
+    await adapter.start();
+    await fake.waitForPoll();
+    // A second poller on the token: Telegram ends the first long poll with 409.
+    await fetch(`${fake.apiRoot}/bot${fake.token}/getUpdates?timeout=0`);
+    await expect
+      .poll(() => lines.some((line) => line.includes("telegram polling stopped; restarting")), {
+        timeout: 5000,
+      })
+      .toBe(true);
+    const call = await ask(dm, alice, "/help top");
+    expect(textOf(call)).toContain("/top");
   });
 
   it("sends a CSV export as a document", async () => {

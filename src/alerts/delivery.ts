@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Platform } from "../core/command.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
@@ -13,17 +14,24 @@ export type SendFailure =
 
 /** What an adapter offers the alert delivery: send to a chat, and say what an error means. */
 export interface AlertSender {
-  sendToChat(chatId: string, reply: RenderableReply): Promise<void>;
+  /**
+   * Sends a reply to a chat. `idempotencyKey` is the same for every attempt at the same alert:
+   * a platform that can deduplicate on it (Discord's enforced nonce) makes a re-send harmless.
+   */
+  sendToChat(chatId: string, reply: RenderableReply, idempotencyKey?: string): Promise<void>;
   classifySendError(error: unknown): SendFailure;
+  /**
+   * Sends allowed in flight at once. A platform without idempotent sends must keep this at 1:
+   * every send in flight when the process dies is sent again after restart.
+   */
+  readonly maxInFlight: number;
 }
 
 export interface DeliverySettings {
   /** This many alerts or more due for one channel become one digest message. */
   digestThreshold: number;
-  /** Alerts taken from the outbox per round. */
+  /** Alerts taken from the outbox per platform per round. */
   batch: number;
-  /** Channels sent to at once (each adapter still shapes its own rate). */
-  concurrency: number;
   /** How often the outbox is looked at when nothing pokes it. */
   tickMs: number;
   explorerUrl: string;
@@ -35,6 +43,8 @@ export interface DeliveryDeps {
   senders: Partial<Record<Platform, AlertSender>>;
   /** Stores button actions for the chat the reply goes to and returns what renderers take. */
   materialize: (platform: Platform, chatId: string, reply: Reply) => Promise<RenderableReply>;
+  /** Only the process holding the poller's lease delivers: two processes never both send. */
+  isLeader: () => boolean;
   logger: Logger;
   settings: DeliverySettings;
   now?: () => number;
@@ -47,131 +57,149 @@ export interface DeliveryStats {
   paused: number;
 }
 
+interface Message {
+  reply: Reply;
+  alerts: DueAlert[];
+}
+
 const backoffMs = (attempts: number) =>
   Math.min(15 * 60_000, 2_000 * 2 ** Math.min(attempts, 10)) * (0.75 + Math.random() / 2);
 
+/** The same key for every attempt at the same alert (or digest of the same alerts). */
+export function idempotencyKey(alerts: readonly DueAlert[]): string {
+  const parts = alerts.map((alert) => `${alert.subscriptionId}:${alert.contract.address}`).sort();
+  return createHash("sha256").update(parts.join(",")).digest("base64url").slice(0, 25);
+}
+
+/** Takes one message per channel in turn, so no channel waits behind another's burst. */
+function interleave(groups: Message[][]): Message[] {
+  const out: Message[] = [];
+  for (let i = 0; out.length < groups.reduce((n, g) => n + g.length, 0); i++) {
+    for (const group of groups) {
+      const message = group[i];
+      if (message) out.push(message);
+    }
+  }
+  return out;
+}
+
 /**
- * Drains the outbox: due alerts are grouped per channel, sent (one message each, or one digest
- * for a burst), and marked delivered only after the platform accepted them. A crash between send
- * and mark re-sends that one message after restart; nothing is ever dropped silently.
+ * Drains the outbox, one lane per platform so a slow platform never holds up another. Each lane
+ * takes the due alerts of its platform, makes one message per alert (or one digest per channel
+ * for a burst), sends with at most the platform's in-flight limit, and marks an alert delivered
+ * only after the platform accepted it. A crash re-sends only what was in flight.
  */
 export class DeliveryWorker {
   readonly stats: DeliveryStats = { delivered: 0, messages: 0, retries: 0, paused: 0 };
-  private timer: NodeJS.Timeout | undefined;
-  private draining: Promise<void> | undefined;
-  private again = false;
-  private started = false;
-  private stopping = false;
+  private readonly lanes = new Map<Platform, Lane>();
   private readonly now: () => number;
 
   constructor(private readonly deps: DeliveryDeps) {
     this.now = deps.now ?? Date.now;
+    for (const [platform, sender] of Object.entries(deps.senders) as [Platform, AlertSender][]) {
+      this.lanes.set(platform, new Lane(platform, sender, this));
+    }
   }
 
   start(): void {
-    this.started = true;
-    this.schedule(0);
+    for (const lane of this.lanes.values()) lane.start();
   }
 
   /** New alerts are waiting: look now rather than at the next tick. */
   poke(): void {
-    if (!this.started || this.stopping) return;
-    if (this.draining) this.again = true;
-    else this.schedule(0);
+    for (const lane of this.lanes.values()) lane.poke();
   }
 
   /** Stops taking rows and waits for the sends in flight. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    clearTimeout(this.timer);
-    await this.draining;
+    await Promise.all([...this.lanes.values()].map((lane) => lane.stop()));
   }
 
-  private schedule(ms: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.draining = this.drain()
-        .then(() => undefined)
-        .catch((error: unknown) =>
-          this.deps.logger.error({ err: error }, "alert delivery round failed"),
-        )
-        .finally(() => {
-          this.draining = undefined;
-          if (this.stopping) return;
-          const soon = this.again;
-          this.again = false;
-          this.schedule(soon ? 0 : this.deps.settings.tickMs);
-        });
-    }, ms);
-  }
-
-  /** One round: everything due now, channels in parallel up to the concurrency. */
+  /** One round on every platform (tests, and the lanes' own loop). */
   async drain(): Promise<number> {
-    const due = this.deps.alerts.due(this.now(), this.deps.settings.batch);
+    const counts = await Promise.all([...this.lanes.values()].map((lane) => lane.round()));
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /** @internal one round of one platform's lane. */
+  async drainPlatform(
+    platform: Platform,
+    sender: AlertSender,
+    stopping: () => boolean,
+  ): Promise<number> {
+    if (!this.deps.isLeader()) return 0;
+    const { settings } = this.deps;
+    const due = this.deps.alerts.due(this.now(), settings.batch, platform);
     const byChannel = new Map<number, DueAlert[]>();
-    for (const alert of due) {
-      if (!this.deps.senders[alert.platform as Platform]) continue;
-      const list = byChannel.get(alert.subscriptionId) ?? [];
-      list.push(alert);
-      byChannel.set(alert.subscriptionId, list);
-    }
-    const queue = [...byChannel.values()];
+    for (const alert of due)
+      byChannel.set(alert.subscriptionId, [...(byChannel.get(alert.subscriptionId) ?? []), alert]);
+    const groups = [...byChannel.values()].map((alerts) => this.messagesFor(alerts));
+    const queue = interleave(groups);
+    // A channel whose send failed is skipped for the rest of the round (its alerts were rescheduled).
+    const halted = new Set<number>();
     const workers = Array.from(
-      { length: Math.min(this.deps.settings.concurrency, queue.length) },
+      { length: Math.max(1, Math.min(sender.maxInFlight, queue.length)) },
       async () => {
-        for (let group = queue.shift(); group; group = queue.shift()) {
-          if (this.stopping) return;
-          await this.deliverToChannel(group);
+        for (let message = queue.shift(); message; message = queue.shift()) {
+          if (stopping()) return;
+          const subscription = message.alerts[0]?.subscriptionId ?? 0;
+          if (halted.has(subscription)) continue;
+          const ok = await this.send(platform, sender, message, queue);
+          if (!ok) halted.add(subscription);
         }
       },
     );
     await Promise.all(workers);
-    if (due.length === this.deps.settings.batch) this.again = true;
     return due.length;
   }
 
-  private async deliverToChannel(alerts: DueAlert[]): Promise<void> {
+  private messagesFor(alerts: DueAlert[]): Message[] {
     const { settings } = this.deps;
-    const first = alerts[0];
-    if (!first) return;
-    const platform = first.platform as Platform;
-    const sender = this.deps.senders[platform];
-    if (!sender) return;
-    const note = alerts.find((alert) => alert.note)?.note ?? null;
-    const messages: { reply: Reply; alerts: DueAlert[] }[] =
-      alerts.length >= settings.digestThreshold
-        ? [
-            {
-              reply: digestReply(
-                alerts.map((alert) => alert.contract),
-                note,
-                settings.explorerUrl,
-              ),
-              alerts,
-            },
-          ]
-        : alerts.map((alert) => ({
-            reply: alertReply(
-              alert.contract,
-              alert.note,
-              settings.explorerUrl,
-              new Date(this.now()),
-            ),
-            alerts: [alert],
-          }));
-    for (const [index, message] of messages.entries()) {
-      try {
-        const rendered = await this.deps.materialize(platform, first.chatId, message.reply);
-        await sender.sendToChat(first.chatId, rendered);
-      } catch (error) {
-        const rest = messages.slice(index).flatMap((m) => m.alerts);
-        this.handleFailure(first, rest, sender.classifySendError(error));
-        return;
-      }
-      this.deps.alerts.delivered(message.alerts, this.now());
-      this.stats.delivered += message.alerts.length;
-      this.stats.messages++;
+    if (alerts.length >= settings.digestThreshold) {
+      const note = alerts.find((alert) => alert.note)?.note ?? null;
+      return [
+        {
+          reply: digestReply(
+            alerts.map((alert) => alert.contract),
+            note,
+            settings.explorerUrl,
+          ),
+          alerts,
+        },
+      ];
     }
+    return alerts.map((alert) => ({
+      reply: alertReply(alert.contract, alert.note, settings.explorerUrl, new Date(this.now())),
+      alerts: [alert],
+    }));
+  }
+
+  private async send(
+    platform: Platform,
+    sender: AlertSender,
+    message: Message,
+    queue: Message[],
+  ): Promise<boolean> {
+    const first = message.alerts[0];
+    if (!first) return true;
+    try {
+      const rendered = await this.deps.materialize(platform, first.chatId, message.reply);
+      await sender.sendToChat(first.chatId, rendered, idempotencyKey(message.alerts));
+    } catch (error) {
+      // This message and the channel's others still queued this round are tried again later.
+      const rest = [
+        ...message.alerts,
+        ...queue
+          .filter((m) => m.alerts[0]?.subscriptionId === first.subscriptionId)
+          .flatMap((m) => m.alerts),
+      ];
+      this.handleFailure(first, rest, sender.classifySendError(error));
+      return false;
+    }
+    this.deps.alerts.delivered(message.alerts, this.now());
+    this.stats.delivered += message.alerts.length;
+    this.stats.messages++;
+    return true;
   }
 
   private handleFailure(first: DueAlert, rest: DueAlert[], failure: SendFailure): void {
@@ -202,5 +230,77 @@ export class DeliveryWorker {
       { ...where, reason: failure.reason, attempts },
       "alert delivery failed; will retry",
     );
+  }
+
+  /** @internal */
+  get tickMs(): number {
+    return this.deps.settings.tickMs;
+  }
+
+  /** @internal */
+  get batch(): number {
+    return this.deps.settings.batch;
+  }
+
+  /** @internal */
+  logRoundFailure(platform: Platform, error: unknown): void {
+    this.deps.logger.error({ err: error, platform }, "alert delivery round failed");
+  }
+}
+
+/** One platform's delivery loop: rounds back to back while there is work, else every tick. */
+class Lane {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+  private again = false;
+  private started = false;
+  private stopping = false;
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly sender: AlertSender,
+    private readonly worker: DeliveryWorker,
+  ) {}
+
+  start(): void {
+    this.started = true;
+    this.schedule(0);
+  }
+
+  poke(): void {
+    if (!this.started || this.stopping) return;
+    if (this.running) this.again = true;
+    else this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  round(): Promise<number> {
+    return this.worker.drainPlatform(this.platform, this.sender, () => this.stopping);
+  }
+
+  private schedule(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.running = this.round();
+      this.running
+        .then(
+          (count) => {
+            if (count >= this.worker.batch) this.again = true;
+          },
+          (error: unknown) => this.worker.logRoundFailure(this.platform, error),
+        )
+        .finally(() => {
+          this.running = undefined;
+          if (this.stopping) return;
+          const soon = this.again;
+          this.again = false;
+          this.schedule(soon ? 0 : this.worker.tickMs);
+        });
+    }, ms);
   }
 }

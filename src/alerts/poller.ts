@@ -100,6 +100,7 @@ export class NewContractPoller {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private warnedNotLeader = false;
+  private leaderUntil = 0;
   private readonly now: () => number;
 
   constructor(private readonly deps: PollerDeps) {
@@ -122,6 +123,11 @@ export class NewContractPoller {
     this.timer = setTimeout(tick, 0);
   }
 
+  /** Whether this process holds the lease (and so polls and delivers). */
+  get isLeader(): boolean {
+    return this.now() < this.leaderUntil;
+  }
+
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -139,6 +145,7 @@ export class NewContractPoller {
       now,
       isDeadLocalHolder,
     );
+    this.leaderUntil = holder === this.deps.holder ? now + settings.intervalMs * 3 + 10_000 : 0;
     if (holder !== this.deps.holder) {
       if (!this.warnedNotLeader) {
         logger.warn(

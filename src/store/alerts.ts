@@ -103,19 +103,19 @@ export class AlertRepository {
   }
 
   /** Alerts due now for active subscriptions, oldest first. */
-  due(now: number, limit: number): DueAlert[] {
+  due(now: number, limit: number, platform?: string): DueAlert[] {
     return this.db
-      .prepare<[number, number], DueRow>(
+      .prepare<[number, string | null, string | null, number], DueRow>(
         `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.attempts, o.note,
                 c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at
            FROM outbox o
            JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
            JOIN seen_contracts c ON c.address = o.contract
-          WHERE o.due_at <= ?
+          WHERE o.due_at <= ? AND (? IS NULL OR s.platform = ?)
           ORDER BY o.due_at, o.id
           LIMIT ?`,
       )
-      .all(now, limit)
+      .all(now, platform ?? null, platform ?? null, limit)
       .map((row) => ({
         id: row.id,
         subscriptionId: row.subscription_id,

@@ -1,5 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
+import { benchAlertFanOut } from "./alerts.bench.ts";
 import { markdownTable } from "./report.ts";
 import { benchColdNft, benchDispatch } from "./runtime.bench.ts";
 
@@ -16,6 +17,14 @@ async function main(): Promise<void> {
     ["Command runtime", benchDispatch],
     ["Cold /nft vs bare undici, service on loopback with no latency", () => benchColdNft(0)],
     ["Cold /nft vs bare undici, service answering in 20 ms", () => benchColdNft(20)],
+    [
+      "Alerts: one mint to 1,000 Telegram chats + 1,000 Discord channels (subscribed interleaved)",
+      () => benchAlertFanOut({ telegramChats: 1000, discordChannels: 1000, order: "interleaved" }),
+    ],
+    [
+      "Alerts: one mint to 1,000 Telegram chats + 1,000 Discord channels (subscribed platform by platform)",
+      () => benchAlertFanOut({ telegramChats: 1000, discordChannels: 1000, order: "by-platform" }),
+    ],
   ];
   for (const [title, run] of suites) {
     process.stdout.write(`running: ${title}…\n`);

@@ -24,6 +24,7 @@ export interface ConsoleAdapterOptions {
  * line by line in order, and `done` resolves after the last reply is printed.
  */
 export class ConsoleAdapter implements AlertSender {
+  readonly maxInFlight = 1;
   private readonly output: NodeJS.WritableStream;
   private readline: Interface | undefined;
   private lastButtons: string[] = [];

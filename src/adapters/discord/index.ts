@@ -34,6 +34,8 @@ export interface DiscordAdapterOptions {
    * acknowledged within 3 s; deferring earlier leaves room for a slow network.
    */
   deferAfterMs?: number;
+  /** Alert sends in flight at once. */
+  maxInFlight?: number;
 }
 
 type Outcome<T> = { done: true; value: T } | { done: false; pending: Promise<T> };
@@ -66,8 +68,11 @@ const isRefusal = (reply: RenderableReply) => reply.private === true;
  */
 export class DiscordAdapter implements AlertSender {
   readonly client: Client;
+  /** Sends carry an enforced nonce, so several may be in flight without risking duplicates. */
+  readonly maxInFlight: number;
 
   constructor(private readonly options: DiscordAdapterOptions) {
+    this.maxInFlight = options.maxInFlight ?? 16;
     this.client = new Client({
       // Slash commands and buttons arrive as interactions: no message or member intents needed.
       intents: [GatewayIntentBits.Guilds],
@@ -90,7 +95,7 @@ export class DiscordAdapter implements AlertSender {
     );
     this.client.on(Events.ShardResume, (shard) => logger.info({ shard }, "discord shard resumed"));
     this.client.rest.on("rateLimited", (info) =>
-      logger.warn(
+      logger.debug(
         { route: info.route, retryAfter: info.retryAfter, global: info.global },
         "discord rate limit",
       ),
@@ -131,7 +136,11 @@ export class DiscordAdapter implements AlertSender {
   }
 
   /** Alert delivery: a channel message through REST (no channel fetch, no gateway cache needed). */
-  async sendToChat(channelId: string, reply: RenderableReply): Promise<void> {
+  async sendToChat(
+    channelId: string,
+    reply: RenderableReply,
+    idempotencyKey?: string,
+  ): Promise<void> {
     const message = withoutFlags(renderDiscord(reply));
     await this.client.rest.post(Routes.channelMessages(channelId), {
       body: {
@@ -139,6 +148,9 @@ export class DiscordAdapter implements AlertSender {
         embeds: message.embeds,
         components: message.components,
         allowed_mentions: { parse: [] },
+        // Discord drops a second create with the same enforced nonce: a re-send after a crash
+        // returns the message already posted instead of posting it again.
+        ...(idempotencyKey ? { nonce: idempotencyKey.slice(0, 25), enforce_nonce: true } : {}),
       },
       files: message.files.map((file) => ({ name: file.name, data: file.attachment })),
     });

@@ -30,6 +30,13 @@ export interface TelegramAdapterOptions {
 /** Telegram chat ids the bot may no longer write to (blocked, kicked), with why. */
 export type PermanentFailureListener = (chatId: string, reason: string) => void;
 
+/**
+ * Outgoing pacing. The throttler's default refills 30 sends at each second's start, which lets
+ * about 60 through in a rolling second and earns 429s; a steady 35 ms spacing stays under 30/s.
+ * Per-chat (1/s) and per-group (20/min) shaping keep the plugin's defaults.
+ */
+const TELEGRAM_THROTTLE: APIThrottlerOptions = { global: { maxConcurrent: 30, minTime: 35 } };
+
 const COMMAND_LINE = /^\/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{3,64}))?(?:\s+([\s\S]*))?$/;
 
 /** Permanent send failures: retrying them only burns the bot's budget. */
@@ -48,8 +55,13 @@ export function isPermanentTelegramError(error: unknown): boolean {
  */
 export class TelegramAdapter implements AlertSender {
   readonly bot: Bot;
+  /** Telegram has no idempotent send: one alert in flight, so a crash duplicates at most one. */
+  readonly maxInFlight = 1;
   onPermanentFailure: PermanentFailureListener | undefined;
   private runner: RunnerHandle | undefined;
+  private stopping = false;
+  private restartDelayMs = 1_000;
+  private restartTimer: NodeJS.Timeout | undefined;
   private server: Server | undefined;
 
   constructor(private readonly options: TelegramAdapterOptions) {
@@ -58,7 +70,8 @@ export class TelegramAdapter implements AlertSender {
       ...(botInfo ? { botInfo } : {}),
       ...(apiRoot ? { client: { apiRoot } } : {}),
     });
-    if (options.throttle !== false) this.bot.api.config.use(apiThrottler(options.throttle ?? {}));
+    if (options.throttle !== false)
+      this.bot.api.config.use(apiThrottler(options.throttle ?? TELEGRAM_THROTTLE));
     this.bot.api.config.use(
       autoRetry({
         maxDelaySeconds: options.retry?.maxDelaySeconds ?? 60,
@@ -114,13 +127,39 @@ export class TelegramAdapter implements AlertSender {
       logger.info({ port: webhook.port }, "telegram webhook listening");
       return;
     }
-    this.runner = run(this.bot, {
-      runner: { fetch: { allowed_updates: ["message", "callback_query"] } },
-    });
+    this.startPolling();
     logger.info({ username: this.bot.botInfo.username }, "telegram polling");
   }
 
+  /**
+   * Long polling through the runner. If polling dies (a second process polling the same token
+   * gets 409 Conflict, a long outage), it is logged and restarted with backoff: a bot that has
+   * silently stopped reading updates is the worst failure a chat bot can have.
+   */
+  private startPolling(): void {
+    // silent: the runner's own console.error would bypass the logger and its redaction.
+    const runner = run(this.bot, {
+      runner: { silent: true, fetch: { allowed_updates: ["message", "callback_query"] } },
+    });
+    this.runner = runner;
+    const started = Date.now();
+    runner.task()?.catch((error: unknown) => {
+      if (this.stopping) return;
+      // A run that lasted a while was healthy: start the backoff over.
+      if (Date.now() - started > 60_000) this.restartDelayMs = 1_000;
+      const delay = this.restartDelayMs;
+      this.restartDelayMs = Math.min(this.restartDelayMs * 2, 300_000);
+      this.options.logger.error(
+        { err: error, restartInMs: delay },
+        "telegram polling stopped; restarting",
+      );
+      this.restartTimer = setTimeout(() => this.startPolling(), delay);
+    });
+  }
+
   async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
     if (this.runner?.isRunning()) await this.runner.stop();
     if (this.server) await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }

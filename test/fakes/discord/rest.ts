@@ -19,6 +19,9 @@ import {
 } from "./validate.ts";
 import type { InteractionRecord, RecordedFile, World } from "./world.ts";
 
+/** How long Discord remembers an enforced nonce ("the past few minutes"). */
+const NONCE_WINDOW_MS = 5 * 60_000;
+
 export type RouteName =
   | "getGateway"
   | "getGatewayBot"
@@ -702,17 +705,34 @@ export class FakeRest {
     return { status: 200, body: message };
   }
 
+  readonly #nonces = new Map<string, { messageId: string; at: number }>();
+
   #createMessage(request: Parsed): Reply {
     const world = this.#world;
     const channelId = request.params.channelId ?? "";
     if (!world.channels.has(channelId)) throw discordError(404, 10003);
     const body = asObject(request.body);
     this.#checkMessageBody(body, request.files, true);
+    // enforce_nonce: a nonce seen from this author in the last few minutes returns the message
+    // it created, and no new message is made (Discord's idempotent create).
+    const nonce =
+      typeof body.nonce === "string" || typeof body.nonce === "number"
+        ? String(body.nonce)
+        : undefined;
+    if (nonce !== undefined && nonce.length > 25) throw discordError(400, 50035);
+    const nonceKey =
+      nonce !== undefined && body.enforce_nonce === true ? `${channelId}:${nonce}` : undefined;
+    const earlier = nonceKey ? this.#nonces.get(nonceKey) : undefined;
+    if (earlier && Date.now() - earlier.at < NONCE_WINDOW_MS) {
+      const existing = world.messages.get(earlier.messageId);
+      if (existing) return { status: 200, body: existing };
+    }
     const message = world.buildMessage({
       channelId,
       body: { ...body, flags: typeof body.flags === "number" ? body.flags & ~64 : 0 },
       files: request.files,
     });
+    if (nonceKey) this.#nonces.set(nonceKey, { messageId: String(message.id), at: Date.now() });
     return { status: 200, body: message };
   }
 
