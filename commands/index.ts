@@ -4,14 +4,18 @@ import behaviors from "./behaviors.ts";
 import common from "./common.ts";
 import contracts from "./contracts.ts";
 import { createHelpCommand } from "./help.ts";
+import link from "./link.ts";
 import nft from "./nft.ts";
 import owners from "./owners.ts";
 import profile from "./profile.ts";
+import report from "./report.ts";
+import reports from "./reports.ts";
 import segment from "./segment.ts";
 import stats from "./stats.ts";
 import subscribe from "./subscribe.ts";
 import subscriptions from "./subscriptions.ts";
 import top from "./top.ts";
+import unlink from "./unlink.ts";
 import unsubscribe from "./unsubscribe.ts";
 import wallet from "./wallet.ts";
 import walletstats from "./walletstats.ts";
@@ -36,6 +40,10 @@ export function allCommands(): AnyCommand[] {
     subscribe,
     unsubscribe,
     subscriptions,
+    report,
+    reports,
+    link,
+    unlink,
   ];
   commands.push(createHelpCommand(() => commands));
   return commands;

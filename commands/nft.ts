@@ -18,6 +18,7 @@ import { opt } from "../src/core/options.ts";
 import { payloadString } from "../src/core/paging.ts";
 import type { Reply, ReplyField, ReplyImage } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
+import { reportButton } from "../src/reports/buttons.ts";
 
 const OWNERS_SHOWN = 10;
 /** Raw metadata longer than this goes out as a file rather than in the message. */
@@ -113,6 +114,7 @@ export function nftReply(
         : undefined,
     footer: "NFT details",
     buttons: [
+      reportButton("spam", { contract: nft.contractAddress, tokenId: nft.tokenId }),
       {
         label: "Raw metadata",
         style: "secondary",

@@ -46,11 +46,4 @@ export default defineCommand({
       tone: "success",
     };
   },
-  actions: {
-    report_spam: {
-      async run() {
-        throw new UserError("Reporting spam from alerts is not available yet.");
-      },
-    },
-  },
 });

@@ -6,6 +6,7 @@ import { opt } from "../src/core/options.ts";
 import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
+import { reportButton } from "../src/reports/buttons.ts";
 
 const PAGE_SIZE = 10;
 /** Endpoint 13 pages on the server; one large page is fetched and paged here like endpoint 18. */
@@ -26,6 +27,7 @@ export type SpamChoice = (typeof SPAM_CHOICES)[number]["value"];
 
 /** One NFT of a wallet, from endpoint 18 (spam known) or endpoint 13 (spam not given). */
 export interface WalletItem {
+  contract: string;
   name: string;
   collection: string;
   tokenId: string;
@@ -89,8 +91,9 @@ export function walletReply(view: WalletView): Reply {
       ? [`first ${formatCount(String(COLLECTION_FETCH_LIMIT))} only`]
       : []),
   ].join(" · ");
-  const rows = shown.items.map((item) => {
+  const rows = shown.items.map((item, i) => {
     const cells = [
+      String(shown.offset + i + 1),
       item.name.trim() || "(no name)",
       ...(withSpam ? [collectionName(item.collection)] : []),
       shortTokenId(item.tokenId),
@@ -103,26 +106,38 @@ export function walletReply(view: WalletView): Reply {
     url,
     table: {
       columns: withSpam
-        ? ["Name", "Collection", "Token id", "Qty", "Spam"]
-        : ["Name", "Token id", "Qty"],
+        ? ["#", "Name", "Collection", "Token id", "Qty", "Spam"]
+        : ["#", "Name", "Token id", "Qty"],
       rows,
-      align: withSpam ? ["left", "left", "right", "right", "left"] : ["left", "right", "right"],
+      align: withSpam
+        ? ["right", "left", "left", "right", "right", "left"]
+        : ["right", "left", "right", "right"],
     },
     footer,
     replaceOriginal: view.page > 0,
-    buttons: pageButtons(
-      {
-        command: "wallet",
-        action: "page",
-        payload: {
-          wallet: view.wallet,
-          spam: view.spam,
-          collection: view.collection?.address ?? null,
+    buttons: [
+      // The wallet is the one asked about: its view of each NFT is what a report corrects.
+      ...shown.items.map((item, i) =>
+        reportButton(
+          item.spam ? "not_spam" : "spam",
+          { contract: item.contract, tokenId: item.tokenId, wallet: view.wallet },
+          `${item.spam ? "Not spam" : "Spam"} #${shown.offset + i + 1}`,
+        ),
+      ),
+      ...pageButtons(
+        {
+          command: "wallet",
+          action: "page",
+          payload: {
+            wallet: view.wallet,
+            spam: view.spam,
+            collection: view.collection?.address ?? null,
+          },
         },
-      },
-      shown.page,
-      shown.page < shown.pages - 1,
-    ),
+        shown.page,
+        shown.page < shown.pages - 1,
+      ),
+    ],
   };
 }
 
@@ -146,6 +161,7 @@ async function fetchWallet(
       ...view,
       collection: { address: collection, name },
       items: tokens.map((token) => ({
+        contract: token.contractAddress,
         name: token.metadata?.name ?? "",
         collection: name ?? "",
         tokenId: token.tokenId,
@@ -172,6 +188,7 @@ async function fetchWallet(
   return walletReply({
     ...view,
     items: nfts.map((item) => ({
+      contract: item.nft.contractAddress,
       name: item.nft.metadata?.name ?? "",
       collection: item.nft.collection?.name ?? "",
       tokenId: item.nft.tokenId,

@@ -9,9 +9,11 @@ import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
 import { Runtime } from "./core/runtime.ts";
 import type { Logger } from "./log.ts";
+import { ReportRetryWorker } from "./reports/submit.ts";
 import { type Simulator, startSimulator } from "./simulator/index.ts";
 import { AlertRepository } from "./store/alerts.ts";
 import { type Db, openDatabase } from "./store/db.ts";
+import { LinkedWalletRepository, ReportRepository } from "./store/reports.ts";
 import {
   KeyValueRepository,
   LeaseRepository,
@@ -66,13 +68,14 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
   const db = openDatabase(config.dataDir);
   const actions = new SqliteActionStore(db);
   const subscriptions = new SubscriptionRepository(db);
+  const reports = new ReportRepository(db);
   const runtime = new Runtime({
     commands: allCommands(),
     api,
     actions,
-    store: { subscriptions },
+    store: { subscriptions, wallets: new LinkedWalletRepository(db), reports },
     logger: logger.child({ part: "runtime" }),
-    settings: { explorerUrl: config.explorerUrl },
+    settings: { explorerUrl: config.explorerUrl, reportsPerHour: config.reportsPerHour },
     deadlineMs: config.commandDeadlineMs,
     rateLimit: config.rateLimit,
     buttonTtlSeconds: config.buttonTtlSeconds,
@@ -160,8 +163,16 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     holder: leaseHolderName(),
     onEnqueued: () => delivery.poke(),
   });
+  const reportRetries = new ReportRetryWorker({
+    api,
+    reports,
+    logger: logger.child({ part: "reports" }),
+    isLeader: () => poller.isLeader,
+    intervalMs: 5_000,
+  });
   delivery.start();
   poller.start();
+  reportRetries.start();
   const pruneTimer = setInterval(() => void actions.prune(Date.now()), 3_600_000);
   pruneTimer.unref();
 
@@ -186,6 +197,7 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
       await runtime.drain();
       await poller.stop();
       await delivery.stop();
+      await reportRetries.stop();
       await telegram?.stop();
       await discord?.stop();
       await api.close();

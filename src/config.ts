@@ -71,6 +71,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_BURST: int(8, 1, 1000),
   RATE_LIMIT_PER_MINUTE: int(30, 1, 100_000),
   BUTTON_TTL_S: int(7 * 86400, 60, 365 * 86400),
+  REPORTS_PER_HOUR: int(10, 1, 10_000),
   EXPLORER_URL: z.preprocess(
     emptyToUndefined,
     z
@@ -143,6 +144,7 @@ export interface Config {
   commandDeadlineMs: number;
   rateLimit: { burst: number; perMinute: number };
   buttonTtlSeconds: number;
+  reportsPerHour: number;
   explorerUrl: string;
   alerts: {
     pollIntervalMs: number;
@@ -226,6 +228,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     commandDeadlineMs: e.COMMAND_DEADLINE_MS,
     rateLimit: { burst: e.RATE_LIMIT_BURST, perMinute: e.RATE_LIMIT_PER_MINUTE },
     buttonTtlSeconds: e.BUTTON_TTL_S,
+    reportsPerHour: e.REPORTS_PER_HOUR,
     explorerUrl: e.EXPLORER_URL,
     alerts: {
       pollIntervalMs: e.POLL_INTERVAL_S * 1000,

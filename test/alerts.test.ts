@@ -287,7 +287,7 @@ describe("delivery", () => {
     expect(
       await t.press(reply.buttons?.[0]?.id ?? "", { chat: { id: "chat-1", kind: "group" } }),
     ).toMatchObject({
-      text: expect.stringMatching(/not available yet/),
+      text: expect.stringMatching(/link it with \/link/),
     });
   });
 

@@ -201,14 +201,14 @@ describe("against the simulator", () => {
       const pages = Math.ceil(nfts.length / 10);
       const spam = nfts.filter((n) => n.spam).length;
       expect(first.footer).toBe(`Page 1 of ${pages} · ${nfts.length} NFTs · ${spam} flagged spam`);
-      expect(rows(first).map((row) => row[4] === "SPAM")).toEqual(
+      expect(rows(first).map((row) => row[5] === "SPAM")).toEqual(
         nfts.slice(0, 10).map((n) => n.spam),
       );
       const second = await t.press(button(first, "Next"));
       expect(second.footer).toMatch(/^Page 2 of /);
       expect(second.replaceOriginal).toBe(true);
       expect(rows(second)).not.toEqual(rows(first));
-      expect(rows(second)[0]?.[1]).toBe(collectionName(nfts[10]?.nft.collection?.name));
+      expect(rows(second)[0]?.[2]).toBe(collectionName(nfts[10]?.nft.collection?.name));
     });
 
     it("excludes or isolates spam", async () => {
@@ -216,9 +216,9 @@ describe("against the simulator", () => {
       const { result: only, requests } = await sent(() => t.say(`/wallet ${f.wallet} only`));
       expect(requests[0]?.query.spam).toBe("SPAM_FILTER_ONLY");
       expect(rows(only).length).toBeGreaterThan(0);
-      expect(rows(only).every((row) => row[4] === "SPAM")).toBe(true);
+      expect(rows(only).every((row) => row[5] === "SPAM")).toBe(true);
       const hidden = await t.say(`/wallet ${f.wallet} spam:exclude`);
-      expect(rows(hidden).some((row) => row[4] === "SPAM")).toBe(false);
+      expect(rows(hidden).some((row) => row[5] === "SPAM")).toBe(false);
     });
 
     it("lists one collection's NFTs, with huge token ids shortened", async () => {
@@ -231,7 +231,7 @@ describe("against the simulator", () => {
         limit: 500,
       });
       expect(requests[0]?.query.contractAddress?.toLowerCase()).toBe(f.collection);
-      expect(rows(reply).map((row) => row[1])).toEqual(tokens.slice(0, 10).map((x) => x.tokenId));
+      expect(rows(reply).map((row) => row[2])).toEqual(tokens.slice(0, 10).map((x) => x.tokenId));
 
       const { owners } = await t.api.foundational.tokenOwners(
         f.hugeTokenId.contract,
@@ -239,7 +239,7 @@ describe("against the simulator", () => {
       );
       const holder = owners[0]?.address ?? "";
       const huge = await t.say(`/wallet ${holder} collection:${f.hugeTokenId.contract}`);
-      const ids = rows(huge).map((row) => row[1]);
+      const ids = rows(huge).map((row) => row[2]);
       expect(ids).toContain(shortTokenId(f.hugeTokenId.tokenId));
       expect(t.text(huge)).not.toContain(f.hugeTokenId.tokenId);
     });

@@ -147,7 +147,7 @@ describe("console end to end", () => {
       "/top volume 1d 3",
       "!1",
       `/nft ${f.token.contract} ${f.token.tokenId}`,
-      "!1",
+      "!2",
       "/nft 0x12 1",
       "!9",
       "/nope",

@@ -207,6 +207,30 @@ describe("errors and refusals are ephemeral", () => {
   });
 });
 
+describe("spam reports", () => {
+  it("a /wallet button asks privately, and Confirm updates that private message to 'Reported by'", async () => {
+    const answer = await slash("wallet", { wallet: t.sim.fixtures.wallet, spam: "exclude" });
+    const rows = bodyData(answer).components as {
+      components: { custom_id: string; label: string }[];
+    }[];
+    const spam = rows.flatMap((row) => row.components).find((b) => b.label === "Spam #1");
+    const click = fake.sendInteraction(fake.buttonClick(spam?.custom_id ?? ""));
+    const prompt = await fake.waitForCallback(click, 10_000);
+    expect(prompt.body).toMatchObject({ type: 4, data: { flags: 64 } });
+    const promptRows = bodyData(prompt).components as {
+      components: { custom_id: string; label: string }[];
+    }[];
+    const confirm = promptRows
+      .flatMap((row) => row.components)
+      .find((b) => b.label === "Confirm report");
+    const confirmClick = fake.sendInteraction(fake.buttonClick(confirm?.custom_id ?? ""));
+    const done = await fake.waitForCallback(confirmClick, 10_000);
+    expect((done.body as { type: number }).type).toBe(7);
+    expect(embedOf(done).description).toMatch(/Reported as spam by /);
+    expect(t.sim.reports).toHaveLength(1);
+  });
+});
+
 describe("autocomplete", () => {
   it("suggests collections seen before, within 25", async () => {
     await slash("top", { metric: "volume", duration: "30d", limit: 25 });

@@ -12,6 +12,7 @@ import { createLogger, type Logger, silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { type Simulator, type SimulatorOptions, startSimulator } from "../src/simulator/index.ts";
 import { type Db, openDatabase } from "../src/store/db.ts";
+import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
 import { SqliteActionStore, SubscriptionRepository } from "../src/store/repositories.ts";
 
 /** A logger whose JSON lines are kept for assertions. */
@@ -113,9 +114,16 @@ export async function startRuntime(
     commands: [...allCommands(), ...extraCommands],
     api: setup.api,
     actions: new SqliteActionStore(db),
-    store: { subscriptions },
+    store: {
+      subscriptions,
+      wallets: new LinkedWalletRepository(db),
+      reports: new ReportRepository(db),
+    },
     logger: silentLogger(),
-    settings: { explorerUrl: setup.config.explorerUrl },
+    settings: {
+      explorerUrl: setup.config.explorerUrl,
+      reportsPerHour: setup.config.reportsPerHour,
+    },
     deadlineMs: setup.config.commandDeadlineMs,
     rateLimit: { burst: 1000, perMinute: 100_000 },
     buttonTtlSeconds: setup.config.buttonTtlSeconds,

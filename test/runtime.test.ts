@@ -25,7 +25,7 @@ function runtimeWith(
     api: setup.api,
     actions: new MemoryActionStore(),
     logger: capturingLogger().logger,
-    settings: { explorerUrl: "https://etherscan.io" },
+    settings: { explorerUrl: "https://etherscan.io", reportsPerHour: 10 },
     deadlineMs: 5000,
     rateLimit: { burst: 5, perMinute: 60 },
     buttonTtlSeconds: 60,
@@ -91,6 +91,32 @@ describe("text arguments", () => {
     const raw = parseTextArgs(list, "0x1,0x2\n0x3 min:2  0x4");
     expect(raw.wallets).toBe("0x1,0x2 0x3 0x4");
     expect(raw.min).toBe("2");
+  });
+
+  it("lets a word pass an optional option that cannot take it, to the next that can", () => {
+    const report = defineCommand({
+      name: "report",
+      description: "d",
+      options: {
+        item: opt.nft("i", { required: true }),
+        token_id: opt.tokenId("t"),
+        wallet: opt.wallet("w"),
+      },
+      examples: [],
+      run: async () => ({}),
+    });
+    const contract = "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed";
+    expect(parseTextArgs(report, `${contract} vitalik.eth`)).toEqual({
+      item: contract,
+      wallet: "vitalik.eth",
+    });
+    expect(parseTextArgs(report, `${contract} 12 vitalik.eth`)).toEqual({
+      item: contract,
+      token_id: "12",
+      wallet: "vitalik.eth",
+    });
+    // A word nothing can take still lands where it was aimed, so its error is the precise one.
+    expect(parseTextArgs(report, `${contract} 0x1`)).toEqual({ item: contract, token_id: "0x1" });
   });
 
   it("refuses extra words with the usage", () => {

@@ -222,6 +222,32 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
     expect(textOf(call)).toContain("/top");
   });
 
+  it("reports spam from a /wallet button: confirm, then the prompt reads 'Reported by'", async () => {
+    const list = await ask(dm, alice, `/wallet ${t.sim.fixtures.wallet} exclude`);
+    const keyboard = list.params.reply_markup as {
+      inline_keyboard: { text: string; callback_data: string }[][];
+    };
+    const spam = keyboard.inline_keyboard.flat().find((b) => b.text === "Spam #1");
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.callbackQuery(dm, alice, spam?.callback_data ?? ""));
+    const prompt = await fake.waitFor((c) => c.seq > before && c.ok && c.method === "sendMessage");
+    expect(textOf(prompt)).toMatch(/Report as spam\?/);
+    const confirm = (
+      prompt.params.reply_markup as { inline_keyboard: { text: string; callback_data: string }[][] }
+    ).inline_keyboard
+      .flat()
+      .find((b) => b.text === "Confirm report");
+    const message = fake
+      .messages(dm.id)
+      .filter((m) => m.from?.is_bot)
+      .at(-1);
+    fake.pushUpdate(fake.callbackQuery(dm, alice, confirm?.callback_data ?? "", message));
+    const edit = await fake.waitFor(sentOk("editMessageText"));
+    expect(String(edit.params.text)).toMatch(/Reported as spam by alice/);
+    expect(t.sim.reports).toHaveLength(1);
+    expect(fake.unansweredCallbackQueries()).toEqual([]);
+  });
+
   it("sends a CSV export as a document", async () => {
     const call = await ask(dm, alice, `/segment ${t.sim.fixtures.collection}`);
     const keyboard = call.params.reply_markup as {

@@ -7,22 +7,10 @@ import {
   short,
 } from "../core/format.ts";
 import type { Reply } from "../core/reply.ts";
+import { reportButton } from "../reports/buttons.ts";
 import type { NewContract } from "../store/alerts.ts";
 
 const gapLine = (note: string | null) => (note ? `Note: ${note}.` : undefined);
-
-/** The "Report spam" button under an alert: the wallet is the reporter's linked one (see /link). */
-function reportButton(contract: NewContract) {
-  return {
-    label: "Report spam",
-    style: "danger" as const,
-    action: {
-      command: "subscribe",
-      action: "report_spam",
-      payload: { contract: contract.address },
-    },
-  };
-}
 
 /** One new collection: name, address, types, minter, mint time and transaction. */
 export function alertReply(
@@ -54,7 +42,8 @@ export function alertReply(
     ],
     links,
     footer: "New-collection alert · /unsubscribe to stop",
-    buttons: [reportButton(contract)],
+    // The wallet is the reporter's linked one (/link): an alert is about no wallet in particular.
+    buttons: [reportButton("spam", { contract: contract.address })],
   };
 }
 

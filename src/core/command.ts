@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ApiClient } from "../api/client.ts";
 import type { Logger } from "../log.ts";
+import type { LinkedWalletRepository, ReportRepository } from "../store/reports.ts";
 import type { SubscriptionRepository } from "../store/repositories.ts";
 import type { ActionStore } from "./actions.ts";
 import type { KnownCollections } from "./known-collections.ts";
@@ -21,11 +22,15 @@ export interface Invocation {
 
 export interface BotSettings {
   explorerUrl: string;
+  /** Spam / not-spam reports one person may make in an hour. */
+  reportsPerHour: number;
 }
 
 /** The durable state commands may use. */
 export interface CommandStore {
   subscriptions: SubscriptionRepository;
+  wallets: LinkedWalletRepository;
+  reports: ReportRepository;
 }
 
 export interface CommandContext {

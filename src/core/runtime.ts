@@ -117,6 +117,19 @@ export function parseTextArgs(command: AnyCommand, text: string): Record<string,
     ) {
       raw[name] = positional.splice(0).join(" ");
     } else {
+      const token = positional[0] ?? "";
+      // An optional option that cannot take this word lets it pass to the next option that can
+      // ("/report spam 0x… name.eth": the name is the wallet, not the optional token id). A
+      // rest-of-line option takes anything, so it does not count: a bad token id keeps its error.
+      const laterTakesIt = open
+        .slice(index + 1)
+        .some(
+          (later) =>
+            !command.options[later]?.rest &&
+            command.options[later]?.schema.safeParse(token).success,
+        );
+      if (option && !option.required && laterTakesIt && !option.schema.safeParse(token).success)
+        continue;
       raw[name] = positional.shift() ?? "";
     }
   }

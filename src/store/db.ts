@@ -66,6 +66,39 @@ const MIGRATIONS: readonly string[] = [
 
   CREATE TABLE leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL);
   `,
+  // 2: wallets people link to their chat accounts, and every spam / not-spam report
+  `
+  CREATE TABLE linked_wallets (
+    platform TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    address TEXT NOT NULL,
+    label TEXT NOT NULL,
+    linked_at INTEGER NOT NULL,
+    PRIMARY KEY (platform, user_id)
+  );
+
+  CREATE TABLE spam_reports (
+    id INTEGER PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    user_name TEXT NOT NULL,
+    wallet TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('spam', 'not_spam')),
+    feedback TEXT,
+    status TEXT NOT NULL CHECK (status IN ('sending', 'sent', 'queued', 'unsupported', 'failed')),
+    upstream TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (platform, user_id, wallet, contract, token_id, kind)
+  );
+  CREATE INDEX spam_reports_chat ON spam_reports (platform, chat_id, created_at);
+  CREATE INDEX spam_reports_due ON spam_reports (status, next_attempt_at);
+  `,
 ];
 
 /** Opens (creating) the database under `dataDir`, in WAL mode, and migrates it. */

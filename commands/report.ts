@@ -1,0 +1,229 @@
+import {
+  type Address,
+  isAddressLike,
+  parseAddress,
+  parseEnsName,
+  parseTokenId,
+} from "../src/api/validate.ts";
+import { type ActionPayload, type CommandContext, defineCommand } from "../src/core/command.ts";
+import { fullAddress, short } from "../src/core/format.ts";
+import { opt } from "../src/core/options.ts";
+import type { Reply } from "../src/core/reply.ts";
+import { UserError } from "../src/errors.ts";
+import { attemptReport } from "../src/reports/submit.ts";
+import type { ReportKind, ReportRepository } from "../src/store/reports.ts";
+import { walletsOf } from "./link.ts";
+
+const KINDS = [
+  { value: "spam", name: "Spam (missed by the classifier)" },
+  {
+    value: "not_spam",
+    name: "Not spam (wrongly flagged)",
+    aliases: ["notspam", "not-spam", "ham"],
+  },
+] as const;
+
+const kindWords = (kind: ReportKind) => (kind === "spam" ? "spam" : "not spam");
+
+function assertAsker(ctx: CommandContext, payload: ActionPayload): void {
+  if (payload.by !== `${ctx.invocation.platform}:${ctx.invocation.user.id}`) {
+    throw new UserError("Only the person who started this report can confirm or cancel it.");
+  }
+}
+
+function reportsOf(ctx: CommandContext): ReportRepository {
+  if (!ctx.store) throw new UserError("Spam reports are not available on this bot.");
+  return ctx.store.reports;
+}
+
+/** The wallet whose view is wrong: the one the message was about, else the person's linked one. */
+async function walletFor(ctx: CommandContext, given: string | null | undefined): Promise<Address> {
+  if (given) {
+    if (isAddressLike(given)) return parseAddress(given, "wallet address");
+    const { entity } = await ctx.api.wallets.ensByName(parseEnsName(given), { signal: ctx.signal });
+    return parseAddress(entity.resolvedAddress, "wallet address");
+  }
+  const linked = walletsOf(ctx).find(ctx.invocation.platform, ctx.invocation.user.id);
+  if (!linked) {
+    throw new UserError(
+      "Spam is judged per wallet, so a report needs yours: link it with /link <address or name.eth>, then press the button again.",
+    );
+  }
+  return parseAddress(linked.address, "wallet address");
+}
+
+function subject(contract: string, tokenId: string): string {
+  const token =
+    tokenId === ""
+      ? ""
+      : `token ${tokenId.length > 20 ? `${tokenId.slice(0, 8)}…${tokenId.slice(-6)}` : tokenId} of `;
+  return `${token}collection ${short(contract)}`;
+}
+
+interface ReportTarget {
+  kind: ReportKind;
+  contract: Address;
+  tokenId: string;
+  wallet: Address;
+  feedback: string | null;
+}
+
+function targetFrom(
+  payload: ActionPayload,
+): Omit<ReportTarget, "wallet"> & { wallet: string | null } {
+  const kind = payload.kind === "not_spam" ? "not_spam" : "spam";
+  const tokenId =
+    typeof payload.tokenId === "string" && payload.tokenId !== ""
+      ? parseTokenId(payload.tokenId)
+      : "";
+  return {
+    kind,
+    contract: parseAddress(String(payload.contract ?? ""), "contract address"),
+    tokenId,
+    wallet: typeof payload.wallet === "string" ? payload.wallet : null,
+    feedback: null,
+  };
+}
+
+/** Records the report (once per person and target), applies the per-person limit, and sends it. */
+export async function submitReport(ctx: CommandContext, target: ReportTarget): Promise<Reply> {
+  const reports = reportsOf(ctx);
+  const { platform, chat, user } = ctx.invocation;
+  const now = ctx.now().getTime();
+  const what = subject(target.contract, target.tokenId);
+  const earlier = reports.findSame({ platform, userId: user.id, ...target });
+  if (earlier) {
+    return {
+      text: `You already reported ${what} as ${kindWords(target.kind)} for this wallet (status: ${earlier.status}). It counts once.`,
+      tone: "info",
+      replaceOriginal: true,
+    };
+  }
+  const made = reports.countSince(platform, user.id, now - 3_600_000);
+  if (made >= ctx.settings.reportsPerHour) {
+    throw new UserError(
+      `You have made ${made} reports in the last hour, the most allowed. Try again later.`,
+    );
+  }
+  const { report } = reports.create(
+    {
+      platform,
+      chatId: chat.id,
+      userId: user.id,
+      userName: user.name,
+      wallet: target.wallet,
+      contract: target.contract,
+      tokenId: target.tokenId,
+      kind: target.kind,
+      feedback: target.feedback,
+    },
+    now,
+  );
+  const outcome = await attemptReport(ctx.api, reports, report, ctx.logger, () =>
+    ctx.now().getTime(),
+  );
+  const by = `Reported as ${kindWords(target.kind)} by ${user.name}: ${what}, for wallet ${fullAddress(target.wallet)}.`;
+  switch (outcome.status) {
+    case "sent":
+      return { text: by, tone: "success", replaceOriginal: true };
+    case "queued":
+      return {
+        text: `${by}\nThe data service is busy, so the report is queued and will be sent automatically.`,
+        tone: "info",
+        replaceOriginal: true,
+      };
+    case "unsupported":
+      return {
+        text: `The data service does not take not-spam reports at the address this bot knows (it is not in its specification). Your report of ${what} is kept on record as unsupported.`,
+        tone: "warning",
+        replaceOriginal: true,
+      };
+    case "failed":
+      return {
+        text: `The data service refused the report of ${what}: ${outcome.reason}.`,
+        tone: "error",
+        replaceOriginal: true,
+      };
+  }
+}
+
+export default defineCommand({
+  name: "report",
+  description: "Report an NFT as spam or not spam for a wallet",
+  help: "Spam is classified per wallet. Give the kind, the NFT (contract and token id, or a link; no token id means the whole collection) and the wallet; without a wallet, your linked one (/link) is used. A note after the wallet is sent as feedback. The buttons under /wallet, /nft and alerts do the same with a confirmation.",
+  options: {
+    kind: opt.choice("spam or not_spam", KINDS, { required: true, placeholder: "spam|not_spam" }),
+    item: opt.nft("Contract address, or an OpenSea/Etherscan item link", { required: true }),
+    token_id: opt.tokenId("Token id (leave out for the whole collection)"),
+    wallet: opt.wallet("The wallet whose view is wrong (default: your linked wallet)"),
+    note: opt.string("Feedback for the data service", {
+      placeholder: "note…",
+      maxLength: 500,
+      rest: true,
+    }),
+  },
+  examples: [
+    "/report spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 1 vitalik.eth",
+    "/report not_spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
+  ],
+  async run(ctx, { kind, item, token_id, wallet, note }) {
+    if (item.tokenId !== undefined && token_id !== undefined && item.tokenId !== token_id) {
+      throw new UserError(
+        `The link names token ${item.tokenId} but you also gave ${token_id}: give one.`,
+      );
+    }
+    const reply = await submitReport(ctx, {
+      kind,
+      contract: item.contract,
+      tokenId: token_id ?? item.tokenId ?? "",
+      wallet: await walletFor(ctx, wallet ?? null),
+      feedback: note ?? null,
+    });
+    return { ...reply, replaceOriginal: false };
+  },
+  actions: {
+    /** First press: say exactly what would be reported, for which wallet, and ask. */
+    ask: {
+      async run(ctx, payload) {
+        const target = targetFrom(payload);
+        const wallet = await walletFor(ctx, target.wallet);
+        // Only the person who asked may confirm or cancel (on Telegram the prompt is public).
+        const asker = `${ctx.invocation.platform}:${ctx.invocation.user.id}`;
+        const confirmed = { ...payload, wallet, tokenId: target.tokenId, by: asker };
+        return {
+          title: `Report as ${kindWords(target.kind)}?`,
+          text: `${subject(target.contract, target.tokenId)}, for wallet ${fullAddress(wallet)}. Reports teach the spam classifier: please report only what you are sure of.`,
+          private: true,
+          buttons: [
+            {
+              label: "Confirm report",
+              style: "danger",
+              action: { command: "report", action: "confirm", payload: confirmed },
+            },
+            {
+              label: "Cancel",
+              style: "secondary",
+              action: { command: "report", action: "cancel", payload: { by: asker } },
+            },
+          ],
+        };
+      },
+    },
+    confirm: {
+      async run(ctx, payload) {
+        assertAsker(ctx, payload);
+        const target = targetFrom(payload);
+        return submitReport(ctx, {
+          ...target,
+          wallet: parseAddress(String(target.wallet ?? ""), "wallet address"),
+        });
+      },
+    },
+    cancel: {
+      async run(ctx, payload) {
+        assertAsker(ctx, payload);
+        return { text: "Cancelled: nothing was reported.", replaceOriginal: true };
+      },
+    },
+  },
+});

@@ -1,0 +1,239 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { RenderableReply } from "../src/core/reply.ts";
+import { silentLogger } from "../src/log.ts";
+import { ReportRetryWorker } from "../src/reports/submit.ts";
+import { ReportRepository } from "../src/store/reports.ts";
+import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+
+let t: RuntimeSetup;
+afterEach(async () => {
+  await t?.close();
+});
+
+const button = (reply: RenderableReply, label: string | RegExp) => {
+  const found = reply.buttons?.find((b) =>
+    typeof label === "string" ? b.label === label : label.test(b.label),
+  );
+  if (!found) throw new Error(`no ${String(label)} button under: ${t.text(reply)}`);
+  return found.id;
+};
+
+/** /wallet, then "Spam #1" (or "Not spam #1"), then Confirm: the whole button flow. */
+async function reportFirstWalletItem(who = {}) {
+  const { fixtures: f } = t.sim;
+  const list = await t.say(`/wallet ${f.wallet} exclude`, who);
+  const ask = await t.press(button(list, "Spam #1"), who);
+  return { list, ask };
+}
+
+describe("linked wallets", () => {
+  it("links an ENS name as its address, per person, and unlinks", async () => {
+    t = await startRuntime();
+    const { fixtures: f } = t.sim;
+    const linked = await t.say(`/link ${f.walletEns}`);
+    expect(linked.text).toMatch(new RegExp(`^Linked: .*${f.walletEns} \\(0x[0-9a-fA-F]{40}\\)`));
+    expect(linked.private).toBe(true);
+    expect((await t.say("/unlink")).text).toMatch(/^Unlinked/);
+    expect((await t.say("/unlink")).text).toBe("You had no linked wallet.");
+    expect((await t.say("/link 0x123")).text).toMatch(/not a valid wallet address/);
+    expect((await t.say("/link nobody-here-at-all.eth")).text).toMatch(/No ENS name/);
+  });
+});
+
+describe("the button flow", () => {
+  it("a /wallet item: confirm names the wallet asked about; one call to endpoint 19; 'Reported by'", async () => {
+    t = await startRuntime();
+    const { ask } = await reportFirstWalletItem();
+    expect(ask.private).toBe(true);
+    expect(ask.title).toBe("Report as spam?");
+    expect(ask.text?.toLowerCase()).toContain(t.sim.fixtures.wallet.toLowerCase());
+    expect(t.sim.reports).toHaveLength(0);
+    const done = await t.press(button(ask, "Confirm report"));
+    expect(done.replaceOriginal).toBe(true);
+    expect(done.text).toMatch(/^Reported as spam by Tester: token .* of collection 0x/);
+    expect(t.sim.reports).toHaveLength(1);
+    expect(t.sim.reports[0]).toMatchObject({
+      kind: "spam",
+      walletAddress: t.sim.fixtures.wallet.toLowerCase(),
+    });
+  });
+
+  it("a spam-flagged item offers 'Not spam', which goes to endpoint 20", async () => {
+    t = await startRuntime();
+    const list = await t.say(`/wallet ${t.sim.fixtures.wallet} only`);
+    const ask = await t.press(button(list, "Not spam #1"));
+    expect(ask.title).toBe("Report as not spam?");
+    await t.press(button(ask, "Confirm report"));
+    expect(t.sim.reports.map((r) => r.kind)).toEqual(["not_spam"]);
+  });
+
+  it("only the person who asked can confirm or cancel", async () => {
+    t = await startRuntime();
+    const { ask } = await reportFirstWalletItem();
+    const someoneElse = { user: { id: "u2", name: "Someone else" } };
+    expect((await t.press(button(ask, "Confirm report"), someoneElse)).text).toMatch(
+      /Only the person who started this report/,
+    );
+    expect((await t.press(button(ask, "Cancel"), someoneElse)).text).toMatch(
+      /Only the person who started this report/,
+    );
+    expect(t.sim.reports).toHaveLength(0);
+    expect((await t.press(button(ask, "Confirm report"))).text).toMatch(
+      /^Reported as spam by Tester/,
+    );
+  });
+
+  it("cancel sends nothing", async () => {
+    t = await startRuntime();
+    const { ask } = await reportFirstWalletItem();
+    expect((await t.press(button(ask, "Cancel"))).text).toBe("Cancelled: nothing was reported.");
+    expect(t.sim.reports).toHaveLength(0);
+  });
+
+  it("the double click: the same person, the same target, is one report", async () => {
+    t = await startRuntime();
+    const { ask } = await reportFirstWalletItem();
+    const confirm = button(ask, "Confirm report");
+    const [first, second] = await Promise.all([t.press(confirm), t.press(confirm)]);
+    const texts = [first.text, second.text].join("\n");
+    expect(texts).toMatch(/Reported as spam by Tester/);
+    expect(texts).toMatch(/You already reported .* It counts once\./);
+    expect(t.sim.reports).toHaveLength(1);
+    expect(new ReportRepository(t.db).forChat("telegram", "chat-1")).toHaveLength(1);
+  });
+
+  it("/nft and alerts use the linked wallet, and say how to link one when there is none", async () => {
+    t = await startRuntime();
+    const { fixtures: f } = t.sim;
+    const nft = await t.say(`/nft ${f.token.contract} ${f.token.tokenId}`);
+    const refused = await t.press(button(nft, "Report spam"));
+    expect(refused.text).toMatch(/link it with \/link <address or name\.eth>/);
+    await t.say(`/link ${f.walletEns}`);
+    const ask = await t.press(button(nft, "Report spam"));
+    await t.press(button(ask, "Confirm report"));
+    expect(t.sim.reports[0]).toMatchObject({
+      walletAddress: f.wallet.toLowerCase(),
+      tokenId: f.token.tokenId,
+    });
+  });
+
+  it("forged, expired and foreign ids are refused and nothing is sent", async () => {
+    t = await startRuntime({ BUTTON_TTL_S: "60" });
+    const { ask } = await reportFirstWalletItem();
+    const confirm = button(ask, "Confirm report");
+    expect((await t.press(confirm, { chat: { id: "another-chat", kind: "group" } })).text).toMatch(
+      /another chat/,
+    );
+    expect((await t.press("ZZZZZZZZZZZZZZZZZZZZZZ")).text).toMatch(/expired/);
+    expect((await t.press("../../etc/passwd")).text).toMatch(/not one of mine/);
+    t.db.prepare("UPDATE button_actions SET expires_at = 0").run();
+    expect((await t.press(confirm)).text).toMatch(/expired/);
+    expect(t.sim.reports).toHaveLength(0);
+  });
+});
+
+describe("upstream failures", () => {
+  it("a 500 keeps the report queued; the retry worker sends it: one upstream report in the end", async () => {
+    t = await startRuntime();
+    const { ask } = await reportFirstWalletItem();
+    t.sim.script([{ status: 500 }]);
+    const queued = await t.press(button(ask, "Confirm report"));
+    expect(queued.text).toMatch(/queued and will be sent automatically/);
+    const reports = new ReportRepository(t.db);
+    expect(reports.forChat("telegram", "chat-1")[0]?.status).toBe("queued");
+    expect(t.sim.reports).toHaveLength(0);
+    const worker = new ReportRetryWorker({
+      api: t.api,
+      reports,
+      logger: silentLogger(),
+      isLeader: () => true,
+      intervalMs: 1000,
+      now: () => Date.now() + 3_600_000,
+    });
+    await worker.retryDue();
+    await worker.retryDue();
+    expect(reports.forChat("telegram", "chat-1")[0]).toMatchObject({ status: "sent", attempts: 2 });
+    expect(t.sim.reports).toHaveLength(1);
+  });
+
+  it("a 404 on not-spam is kept as unsupported and said plainly", async () => {
+    t = await startRuntime({}, { reportNotSpamSupported: false });
+    const list = await t.say(`/wallet ${t.sim.fixtures.wallet} only`);
+    const ask = await t.press(button(list, "Not spam #1"));
+    const answer = await t.press(button(ask, "Confirm report"));
+    expect(answer.text).toMatch(/does not take not-spam reports .* kept on record as unsupported/);
+    expect(new ReportRepository(t.db).forChat("telegram", "chat-1")[0]?.status).toBe("unsupported");
+  });
+
+  it("a refusal (400) is final and says why", async () => {
+    t = await startRuntime();
+    const { ask } = await reportFirstWalletItem();
+    t.sim.script([
+      { status: 400, body: JSON.stringify({ message: "token is not held by the wallet" }) },
+    ]);
+    expect((await t.press(button(ask, "Confirm report"))).text).toMatch(
+      /refused the report .*: token is not held by the wallet/,
+    );
+    expect(new ReportRepository(t.db).forChat("telegram", "chat-1")[0]?.status).toBe("failed");
+  });
+});
+
+describe("rules", () => {
+  it("limits reports per person per hour; others are unaffected", async () => {
+    t = await startRuntime({ REPORTS_PER_HOUR: "2" });
+    const { fixtures: f } = t.sim;
+    const list = await t.say(`/wallet ${f.wallet} exclude`);
+    for (const n of [1, 2])
+      await t.press(button(await t.press(button(list, `Spam #${n}`)), "Confirm report"));
+    const third = await t.press(button(await t.press(button(list, "Spam #3")), "Confirm report"));
+    expect(third.text).toMatch(/made 2 reports in the last hour/);
+    expect(t.sim.reports).toHaveLength(2);
+    const other = { user: { id: "u2", name: "Other" } };
+    const ask = await t.press(button(list, "Spam #3"), other);
+    expect((await t.press(button(ask, "Confirm report"), other)).text).toMatch(
+      /Reported as spam by Other/,
+    );
+  });
+
+  it("/report sends feedback and takes a link", async () => {
+    t = await startRuntime();
+    const { fixtures: f } = t.sim;
+    const reply = await t.say(
+      `/report spam https://opensea.io/assets/ethereum/${f.spamCollection}/1 ${f.walletEns} airdropped, not mine`,
+    );
+    expect(reply.text).toMatch(/^Reported as spam by Tester/);
+    expect(t.sim.reports[0]).toMatchObject({ feedback: "airdropped, not mine", tokenId: "1" });
+    expect((await t.say(`/report spam ${f.collection} ${"9".repeat(79)}`)).text).toMatch(
+      /79 digits/,
+    );
+    expect((await t.say(`/report maybe ${f.collection}`)).text).toMatch(
+      /kind: use one of spam, not_spam/,
+    );
+  });
+});
+
+describe("the audit trail", () => {
+  it("every report is recorded; admins list and export them as CSV; others may not", async () => {
+    t = await startRuntime();
+    const { ask } = await reportFirstWalletItem({ user: { id: "u9", name: 'Mallory "=cmd"' } });
+    await t.press(button(ask, "Confirm report"), { user: { id: "u9", name: 'Mallory "=cmd"' } });
+    const member = { canManageChannel: async () => false };
+    expect((await t.say("/reports", member)).text).toMatch(
+      /Only people who can manage this channel/,
+    );
+    const list = await t.say("/reports");
+    expect(list.table?.rows[0]).toEqual(expect.arrayContaining(['Mallory "=cmd"', "spam", "sent"]));
+    expect((await t.press(button(list, "Export CSV"), member)).text).toMatch(
+      /Only people who can manage/,
+    );
+    const exported = await t.press(button(list, "Export CSV"));
+    const csv = new TextDecoder().decode(exported.files?.[0]?.data);
+    const [header, row] = csv.trim().split("\r\n");
+    expect(header).toBe(
+      "id,createdAt,platform,chatId,userId,userName,kind,wallet,contract,tokenId,feedback,status,attempts,upstream",
+    );
+    expect(row).toContain('"Mallory ""=cmd"""');
+    expect(row).toContain('"telegram","chat-1","u9"');
+    expect(row).toContain('"sent"');
+  });
+});
