@@ -13,6 +13,7 @@ import {
 import { opt } from "../src/core/options.ts";
 import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
+import { audienceChart } from "../src/render/charts.ts";
 
 const SAMPLE_PAGE_SIZE = 10;
 
@@ -26,13 +27,21 @@ const SCORE_SHORT: Record<string, string> = {
 };
 const score = (value: string) => SCORE_SHORT[value] ?? value;
 
+/** Largest category first (counts compared as BigInt: they are int64 strings). */
+export function byWalletsDesc(rows: readonly AggregatedBehavior[]): AggregatedBehavior[] {
+  return [...rows].sort((a, b) => {
+    const diff = BigInt(b.walletsCount) - BigInt(a.walletsCount);
+    return diff > 0n ? 1 : diff < 0n ? -1 : 0;
+  });
+}
+
 export function breakdownReply(
   contract: string,
   name: string | undefined,
   rows: AggregatedBehavior[],
   explorerUrl: string,
 ): Reply {
-  const sorted = [...rows].sort((a, b) => Number(BigInt(b.walletsCount) - BigInt(a.walletsCount)));
+  const sorted = byWalletsDesc(rows);
   const total = sorted.reduce((sum, row) => sum + BigInt(row.walletsCount), 0n);
   return {
     title: `Audience of ${name ? collectionName(name) : fullAddress(contract)}`,
@@ -106,12 +115,24 @@ export default defineCommand({
     const { aggregatedBehaviors } = await ctx.api.audiences.behaviorsByCollection(collection, {
       signal: ctx.signal,
     });
-    return breakdownReply(
+    const reply = breakdownReply(
       collection,
       ctx.collections.name(collection),
       aggregatedBehaviors,
       ctx.settings.explorerUrl,
     );
+    const rows = byWalletsDesc(aggregatedBehaviors).map((row) => ({
+      label: behaviorLabel(row.behavior),
+      share: row.walletsPercentage,
+      change: formatChange(row.walletsCountChange30d),
+    }));
+    const png = ctx.charts.get(`audience:${collection.toLowerCase()}`, rows, () =>
+      audienceChart(reply.title ?? "Audience", rows),
+    );
+    return {
+      ...reply,
+      image: { kind: "png", data: png, name: "audience.png", alt: reply.title ?? "Audience" },
+    };
   },
   actions: {
     samples: {

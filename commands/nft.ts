@@ -45,6 +45,7 @@ export function nftReply(
   owners: { address: string; quantity: string }[] | undefined,
   now: Date,
   explorerUrl: string,
+  ipfsGateway = "https://ipfs.io/ipfs/",
 ): Reply {
   const { nft, metrics, lastSale } = details;
   const name = nft.metadata?.name?.trim();
@@ -96,8 +97,8 @@ export function nftReply(
     fields.push({ name: "Description", value: nft.metadata.description.trim() });
   }
   const imageUrl =
-    displayableImage(nft.metadata?.image?.uri) ??
-    displayableImage(nft.metadata?.image?.uriOriginal);
+    displayableImage(nft.metadata?.image?.uri, ipfsGateway) ??
+    displayableImage(nft.metadata?.image?.uriOriginal, ipfsGateway);
   const image: ReplyImage | undefined = imageUrl
     ? { kind: "url", url: imageUrl, alt: name || collection }
     : undefined;
@@ -212,7 +213,7 @@ export default defineCommand({
     ctx.collections.remember([
       { address: details.nft.contractAddress, name: details.nft.collection?.name ?? "" },
     ]);
-    return nftReply(details, owners, ctx.now(), ctx.settings.explorerUrl);
+    return nftReply(details, owners, ctx.now(), ctx.settings.explorerUrl, ctx.settings.ipfsGateway);
   },
   actions: {
     raw: {

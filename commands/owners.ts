@@ -10,6 +10,7 @@ import {
 } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply, ReplyField } from "../src/core/reply.ts";
+import { ownersHistoryChart } from "../src/render/charts.ts";
 import { DURATION_CHOICES, type DurationChoice, durationApi } from "./top.ts";
 
 const TOP_HOLDERS = 10;
@@ -146,13 +147,20 @@ export default defineCommand({
     ]);
     if (list.status === "rejected") throw list.reason;
     if (history.status === "rejected") throw history.reason;
-    return ownersReply({
+    const name = ctx.collections.name(collection);
+    const points = history.value.dataPoints;
+    const reply = ownersReply({
       collection,
-      name: ctx.collections.name(collection),
+      name,
       duration,
       holders: list.value.owner,
-      points: history.value.dataPoints,
+      points,
       explorerUrl: ctx.settings.explorerUrl,
     });
+    const title = `Owners of ${name ? collectionName(name) : short(collection)}, last ${DURATION_CHOICES.find((d) => d.value === duration)?.name ?? duration}`;
+    const png = ctx.charts.get(`owners:${collection.toLowerCase()}:${duration}`, points, () =>
+      ownersHistoryChart(title, points),
+    );
+    return { ...reply, image: { kind: "png", data: png, name: "owners.png", alt: title } };
   },
 });

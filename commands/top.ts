@@ -4,6 +4,7 @@ import { collectionName, formatCount, formatNative, short } from "../src/core/fo
 import { opt } from "../src/core/options.ts";
 import { pageButtons, payloadPage } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
+import { plotValue, rankingChart } from "../src/render/charts.ts";
 
 export const METRICS = [
   { value: "volume", name: "Sales volume", api: "METRIC_SALES_VOLUME", aliases: ["vol"] },
@@ -94,7 +95,7 @@ async function fetchTop(
   duration: DurationChoice,
   limit: number,
   page: number,
-) {
+): Promise<Reply> {
   const api = METRICS.find((m) => m.value === metric)!.api;
   const { collections } = await ctx.api.collections.top(
     api,
@@ -105,7 +106,27 @@ async function fetchTop(
   ctx.collections.remember(
     collections.map((c) => ({ address: c.contractAddress, name: c.contractName })),
   );
-  return topReply(metric, duration, collections, page, limit);
+  const reply = topReply(metric, duration, collections, page, limit);
+  const metricInfo = METRICS.find((m) => m.value === metric)!;
+  const items = collections.map((item) => ({
+    label: collectionName(item.contractName),
+    value: plotValue(
+      metric === "volume" ? item.salesVolume : metric === "sales" ? item.salesCount : item.maxPrice,
+    ),
+  }));
+  const axis = metric === "sales" ? "Sales" : `${metricInfo.name} (ETH)`;
+  const png = ctx.charts.get(`top:${metric}:${duration}:${page}:${limit}`, items, () =>
+    rankingChart(reply.title ?? "Top collections", axis, items),
+  );
+  return {
+    ...reply,
+    image: {
+      kind: "png" as const,
+      data: png,
+      name: "top.png",
+      alt: reply.title ?? "Top collections",
+    },
+  };
 }
 
 const command = defineCommand({

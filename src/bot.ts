@@ -75,7 +75,11 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     actions,
     store: { subscriptions, wallets: new LinkedWalletRepository(db), reports },
     logger: logger.child({ part: "runtime" }),
-    settings: { explorerUrl: config.explorerUrl, reportsPerHour: config.reportsPerHour },
+    settings: {
+      explorerUrl: config.explorerUrl,
+      reportsPerHour: config.reportsPerHour,
+      ipfsGateway: config.ipfsGateway,
+    },
     deadlineMs: config.commandDeadlineMs,
     rateLimit: config.rateLimit,
     buttonTtlSeconds: config.buttonTtlSeconds,

@@ -72,6 +72,13 @@ const EnvSchema = z.object({
   RATE_LIMIT_PER_MINUTE: int(30, 1, 100_000),
   BUTTON_TTL_S: int(7 * 86400, 60, 365 * 86400),
   REPORTS_PER_HOUR: int(10, 1, 10_000),
+  IPFS_GATEWAY: z.preprocess(
+    emptyToUndefined,
+    z
+      .url({ protocol: /^https?$/ })
+      .transform((url) => (url.endsWith("/") ? url : `${url}/`))
+      .default("https://ipfs.io/ipfs/"),
+  ),
   EXPLORER_URL: z.preprocess(
     emptyToUndefined,
     z
@@ -145,6 +152,7 @@ export interface Config {
   rateLimit: { burst: number; perMinute: number };
   buttonTtlSeconds: number;
   reportsPerHour: number;
+  ipfsGateway: string;
   explorerUrl: string;
   alerts: {
     pollIntervalMs: number;
@@ -229,6 +237,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     rateLimit: { burst: e.RATE_LIMIT_BURST, perMinute: e.RATE_LIMIT_PER_MINUTE },
     buttonTtlSeconds: e.BUTTON_TTL_S,
     reportsPerHour: e.REPORTS_PER_HOUR,
+    ipfsGateway: e.IPFS_GATEWAY,
     explorerUrl: e.EXPLORER_URL,
     alerts: {
       pollIntervalMs: e.POLL_INTERVAL_S * 1000,

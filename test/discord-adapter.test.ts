@@ -185,6 +185,16 @@ describe("commands round-trip through discord.js", () => {
   });
 });
 
+describe("charts", () => {
+  it("/owners attaches its PNG and shows it in the embed as attachment://", async () => {
+    const answer = await slash("owners", { collection: t.sim.fixtures.collection });
+    const embed = embedOf(answer) as Embed & { image?: { url?: string } };
+    expect(embed.image?.url).toBe("attachment://owners.png");
+    const file = answer.files.find((f) => f.filename === "owners.png");
+    expect([...(file?.data.subarray(0, 4) ?? [])]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+  });
+});
+
 describe("errors and refusals are ephemeral", () => {
   it("a bad argument", async () => {
     const answer = await slash("nft", { item: "0x12", token_id: "1" });

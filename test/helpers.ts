@@ -123,6 +123,7 @@ export async function startRuntime(
     settings: {
       explorerUrl: setup.config.explorerUrl,
       reportsPerHour: setup.config.reportsPerHour,
+      ipfsGateway: setup.config.ipfsGateway,
     },
     deadlineMs: setup.config.commandDeadlineMs,
     rateLimit: { burst: 1000, perMinute: 100_000 },

@@ -25,7 +25,11 @@ function runtimeWith(
     api: setup.api,
     actions: new MemoryActionStore(),
     logger: capturingLogger().logger,
-    settings: { explorerUrl: "https://etherscan.io", reportsPerHour: 10 },
+    settings: {
+      explorerUrl: "https://etherscan.io",
+      reportsPerHour: 10,
+      ipfsGateway: "https://ipfs.io/ipfs/",
+    },
     deadlineMs: 5000,
     rateLimit: { burst: 5, perMinute: 60 },
     buttonTtlSeconds: 60,

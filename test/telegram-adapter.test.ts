@@ -82,15 +82,46 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
     expect(names).toEqual(t.runtime.commands.map((c) => c.name));
   });
 
-  it("answers /top with HTML: bold title and the table in <pre>", async () => {
-    const call = await ask(dm, alice, "/top volume 1d 3");
+  it("answers /top with its chart as a photo, the HTML caption holding the bold title and the table", async () => {
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(dm, alice, "/top volume 1d 3"));
+    const call = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendPhoto",
+      10_000,
+    );
+    const caption = String(call.params.caption ?? "");
     expect(call.params.parse_mode).toBe("HTML");
-    expect(textOf(call)).toMatch(/<b>.*Top collections by sales volume, last 1 day.*<\/b>/);
-    expect(textOf(call)).toMatch(/<pre>[\s\S]*#[\s\S]*Collection[\s\S]*<\/pre>/);
+    expect(caption).toMatch(/<b>.*Top collections by sales volume, last 1 day.*<\/b>/);
+    expect(caption).toMatch(/<pre>[\s\S]*#[\s\S]*Collection[\s\S]*<\/pre>/);
+  });
+
+  it("a Next button under a chart sends the next page as a new photo (photos cannot be edited into text)", async () => {
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(dm, alice, "/top volume 1d 3"));
+    const photo = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendPhoto",
+      10_000,
+    );
+    const keyboard = photo.params.reply_markup as {
+      inline_keyboard: { text: string; callback_data: string }[][];
+    };
+    const next = keyboard.inline_keyboard.flat().find((b) => b.text.includes("Next"));
+    const message = fake
+      .messages(dm.id)
+      .filter((m) => m.from?.is_bot)
+      .at(-1);
+    const mark = fake.sent.length;
+    fake.pushUpdate(fake.callbackQuery(dm, alice, next?.callback_data ?? "", message));
+    const page2 = await fake.waitFor(
+      (c) => c.seq > mark && c.ok && c.method === "sendPhoto",
+      10_000,
+    );
+    expect(String(page2.params.caption)).toMatch(/Page 2/);
+    expect(fake.sent.filter((c) => c.seq > mark && c.method === "editMessageText")).toHaveLength(0);
   });
 
   it("a callback button pages the message in place and stops the spinner", async () => {
-    const call = await ask(dm, alice, "/top volume 1d 3");
+    const call = await ask(dm, alice, `/common ${t.sim.fixtures.collection}`);
     const keyboard = call.params.reply_markup as {
       inline_keyboard: { text: string; callback_data: string }[][];
     };
@@ -113,7 +144,7 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
     expect(answer.params.show_alert).toBe(true);
     expect(String(answer.params.text)).toMatch(/not one of mine/);
 
-    const call = await ask(dm, alice, "/top volume 1d 3");
+    const call = await ask(dm, alice, `/common ${t.sim.fixtures.collection}`);
     const keyboard = call.params.reply_markup as { inline_keyboard: { callback_data: string }[][] };
     const id = keyboard.inline_keyboard.flat()[0]?.callback_data ?? "";
     const before = fake.sent.length;
@@ -246,6 +277,18 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
     expect(String(edit.params.text)).toMatch(/Reported as spam by alice/);
     expect(t.sim.reports).toHaveLength(1);
     expect(fake.unansweredCallbackQueries()).toEqual([]);
+  });
+
+  it("sends the owner-count chart as a photo with its PNG bytes", async () => {
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(dm, alice, `/owners ${t.sim.fixtures.collection}`));
+    const photo = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendPhoto",
+      10_000,
+    );
+    const file = Object.values(photo.files)[0];
+    expect([...Buffer.from(file?.data ?? []).subarray(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+    expect(visibleLength(String(photo.params.caption ?? ""))).toBeLessThanOrEqual(1024);
   });
 
   it("sends a CSV export as a document", async () => {

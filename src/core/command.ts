@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ApiClient } from "../api/client.ts";
 import type { Logger } from "../log.ts";
+import type { ChartCache } from "../render/charts.ts";
 import type { LinkedWalletRepository, ReportRepository } from "../store/reports.ts";
 import type { SubscriptionRepository } from "../store/repositories.ts";
 import type { ActionStore } from "./actions.ts";
@@ -22,6 +23,8 @@ export interface Invocation {
 
 export interface BotSettings {
   explorerUrl: string;
+  /** Where ipfs:// images are fetched through, e.g. https://ipfs.io/ipfs/ */
+  ipfsGateway: string;
   /** Spam / not-spam reports one person may make in an hour. */
   reportsPerHour: number;
 }
@@ -44,6 +47,7 @@ export interface CommandContext {
   collections: KnownCollections;
   actions: ActionStore;
   store: CommandStore | undefined;
+  charts: ChartCache;
 }
 
 /** Discord option types the definitions map to; text platforms parse every value from a string. */

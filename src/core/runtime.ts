@@ -4,6 +4,7 @@ import { ApiError } from "../api/errors.ts";
 import { shortAddress } from "../api/validate.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
+import { ChartCache } from "../render/charts.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import type {
   ActionPayload,
@@ -194,6 +195,7 @@ class DeadlineError extends Error {
 export class Runtime {
   readonly registry: Map<string, AnyCommand>;
   readonly collections: KnownCollections;
+  readonly charts: ChartCache;
   /** Told of every outcome, for metrics. */
   onOutcome: ((event: OutcomeEvent) => void) | undefined;
   private readonly limiter: RateLimiter;
@@ -204,6 +206,7 @@ export class Runtime {
   constructor(private readonly options: RuntimeOptions) {
     this.registry = buildRegistry(options.commands);
     this.collections = options.collections ?? new KnownCollections();
+    this.charts = new ChartCache();
     this.now = options.now ?? (() => new Date());
     this.limiter = new RateLimiter(options.rateLimit.burst, options.rateLimit.perMinute, () =>
       this.now().getTime(),
@@ -349,6 +352,7 @@ export class Runtime {
       collections: this.collections,
       actions: this.options.actions,
       store: this.options.store,
+      charts: this.charts,
     };
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {

@@ -26,7 +26,11 @@ function runtimeFor(env: Record<string, string>, url: string, key: string) {
     api,
     actions: new MemoryActionStore(),
     logger: silentLogger(),
-    settings: { explorerUrl: config.explorerUrl, reportsPerHour: 10 },
+    settings: {
+      explorerUrl: config.explorerUrl,
+      reportsPerHour: 10,
+      ipfsGateway: config.ipfsGateway,
+    },
     deadlineMs: 20_000,
     rateLimit: { burst: 1e9, perMinute: 1e9 },
     buttonTtlSeconds: 3600,

@@ -219,7 +219,16 @@ export class TelegramAdapter implements AlertSender {
     const messages = renderTelegram(reply);
     const first = messages[0];
     const original = ctx.callbackQuery?.message;
-    if (reply.replaceOriginal && original && first?.kind === "text" && messages.length === 1) {
+    // Only a text message can be edited into text: a photo (a chart) gets its new page as a new
+    // message rather than an edit Telegram would refuse.
+    const originalIsText =
+      original !== undefined && "text" in original && typeof original.text === "string";
+    if (
+      reply.replaceOriginal &&
+      originalIsText &&
+      first?.kind === "text" &&
+      messages.length === 1
+    ) {
       try {
         await ctx.editMessageText(first.text, {
           parse_mode: "HTML",

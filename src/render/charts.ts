@@ -1,0 +1,253 @@
+import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
+import { createCanvas, GlobalFonts, type SKRSContext2D } from "@napi-rs/canvas";
+import { Chart, type ChartConfiguration, type Plugin, registerables } from "chart.js";
+
+/**
+ * Server-side charts: Chart.js drawing on @napi-rs/canvas (Skia, prebuilt inside the npm package),
+ * with a font shipped in an npm package so text renders on machines that have no fonts.
+ * Charts have their own opaque background, so they read the same on dark and light chat themes.
+ */
+
+export const CHART_WIDTH = 800;
+export const CHART_HEIGHT = 400;
+const FONT = "DejaVu Sans";
+const COLORS = {
+  background: "#ffffff",
+  text: "#1f2328",
+  muted: "#57606a",
+  grid: "#d0d7de",
+  line: "#0969da",
+  fill: "rgba(9, 105, 218, 0.15)",
+  bar: "#0969da",
+  up: "#1a7f37",
+  down: "#cf222e",
+};
+
+let ready = false;
+
+/** Registers Chart.js's parts and the shipped font, once. */
+function setUp(): void {
+  if (ready) return;
+  const require = createRequire(import.meta.url);
+  GlobalFonts.registerFromPath(require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans.ttf"), FONT);
+  GlobalFonts.registerFromPath(require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf"), FONT);
+  Chart.register(...registerables);
+  Chart.defaults.font.family = FONT;
+  Chart.defaults.color = COLORS.text;
+  ready = true;
+}
+
+const background: Plugin = {
+  id: "background",
+  beforeDraw(chart) {
+    const { ctx, width, height } = chart;
+    ctx.save();
+    ctx.fillStyle = COLORS.background;
+    ctx.fillRect(0, 0, width, height);
+    ctx.restore();
+  },
+};
+
+/** A picture that says there is nothing to draw, instead of an empty or failed chart. */
+function noDataPicture(title: string, message: string): Buffer {
+  setUp();
+  const canvas = createCanvas(CHART_WIDTH, CHART_HEIGHT);
+  const ctx = canvas.getContext("2d");
+  ctx.fillStyle = COLORS.background;
+  ctx.fillRect(0, 0, CHART_WIDTH, CHART_HEIGHT);
+  ctx.fillStyle = COLORS.text;
+  ctx.textAlign = "center";
+  ctx.font = `bold 20px "${FONT}"`;
+  ctx.fillText(title, CHART_WIDTH / 2, 48, CHART_WIDTH - 40);
+  ctx.fillStyle = COLORS.muted;
+  ctx.font = `18px "${FONT}"`;
+  ctx.fillText(message, CHART_WIDTH / 2, CHART_HEIGHT / 2, CHART_WIDTH - 40);
+  return canvas.toBuffer("image/png");
+}
+
+function draw(config: ChartConfiguration): Buffer {
+  setUp();
+  const canvas = createCanvas(CHART_WIDTH, CHART_HEIGHT);
+  const ctx = canvas.getContext("2d") as SKRSContext2D;
+  // Skia's context implements the canvas API Chart.js draws with; only the DOM type differs.
+  const chart = new Chart(ctx as unknown as ConstructorParameters<typeof Chart>[0], {
+    ...config,
+    options: {
+      ...config.options,
+      responsive: false,
+      animation: false,
+      devicePixelRatio: 1,
+      layout: { padding: 12 },
+    },
+    plugins: [...(config.plugins ?? []), background],
+  });
+  const png = canvas.toBuffer("image/png");
+  chart.destroy();
+  return png;
+}
+
+const titleOptions = (text: string) => ({
+  display: true,
+  text,
+  font: { size: 18, weight: "bold" as const },
+  color: COLORS.text,
+  padding: { bottom: 12 },
+});
+
+const axisTitle = (text: string) => ({
+  display: true,
+  text,
+  color: COLORS.muted,
+  font: { size: 13 },
+});
+
+/** Chart.js needs numbers; amounts arrive as decimal strings and are plotted approximately. */
+export function plotValue(decimal: string | undefined): number {
+  const value = Number(decimal ?? "0");
+  return Number.isFinite(value) ? value : 0;
+}
+
+/** Owner count over time: a line, dates on the x axis. */
+export function ownersHistoryChart(
+  title: string,
+  points: { timestamp: string; count: string }[],
+): Buffer {
+  if (points.length === 0) return noDataPicture(title, "No owner-count data for this period.");
+  return draw({
+    type: "line",
+    data: {
+      labels: points.map((point) => point.timestamp.slice(0, 10)),
+      datasets: [
+        {
+          label: "Owners",
+          data: points.map((point) => plotValue(point.count)),
+          borderColor: COLORS.line,
+          backgroundColor: COLORS.fill,
+          fill: true,
+          pointRadius: points.length > 60 ? 0 : 2,
+          borderWidth: 2,
+          tension: 0.2,
+        },
+      ],
+    },
+    options: {
+      plugins: { title: titleOptions(title), legend: { display: false } },
+      scales: {
+        x: {
+          title: axisTitle("Date (UTC)"),
+          ticks: { maxTicksLimit: 10, color: COLORS.muted },
+          grid: { color: COLORS.grid },
+        },
+        y: {
+          title: axisTitle("Owners"),
+          ticks: { color: COLORS.muted },
+          grid: { color: COLORS.grid },
+        },
+      },
+    },
+  });
+}
+
+/** Ranked collections: horizontal bars, highest on top. */
+export function rankingChart(
+  title: string,
+  axis: string,
+  items: { label: string; value: number }[],
+): Buffer {
+  if (items.length === 0) return noDataPicture(title, "No collections ranked for this period.");
+  return draw({
+    type: "bar",
+    data: {
+      labels: items.map((item) =>
+        item.label.length > 28 ? `${item.label.slice(0, 27)}…` : item.label,
+      ),
+      datasets: [
+        { label: axis, data: items.map((item) => item.value), backgroundColor: COLORS.bar },
+      ],
+    },
+    options: {
+      indexAxis: "y",
+      plugins: { title: titleOptions(title), legend: { display: false } },
+      scales: {
+        x: { title: axisTitle(axis), ticks: { color: COLORS.muted }, grid: { color: COLORS.grid } },
+        y: { ticks: { color: COLORS.text, autoSkip: false }, grid: { display: false } },
+      },
+    },
+  });
+}
+
+/** Behavior shares: one bar per category, labelled with its 30-day change, coloured by its sign. */
+export function audienceChart(
+  title: string,
+  rows: { label: string; share: number; change: string }[],
+): Buffer {
+  if (rows.length === 0) return noDataPicture(title, "No behavior data for this collection.");
+  return draw({
+    type: "bar",
+    data: {
+      labels: rows.map((row) => `${row.label} (${row.change})`),
+      datasets: [
+        {
+          label: "Share of owners (%)",
+          data: rows.map((row) => row.share),
+          backgroundColor: rows.map((row) =>
+            row.change.startsWith("+")
+              ? COLORS.up
+              : row.change.startsWith("-")
+                ? COLORS.down
+                : COLORS.bar,
+          ),
+        },
+      ],
+    },
+    options: {
+      indexAxis: "y",
+      plugins: { title: titleOptions(title), legend: { display: false } },
+      scales: {
+        x: {
+          title: axisTitle("Share of owners (%) · bar colour: 30-day change"),
+          min: 0,
+          ticks: { color: COLORS.muted },
+          grid: { color: COLORS.grid },
+        },
+        y: { ticks: { color: COLORS.text, autoSkip: false }, grid: { display: false } },
+      },
+    },
+  });
+}
+
+/**
+ * Rendered charts, kept for a while: a chart is keyed by what it shows (command, subject and a
+ * hash of its data), so a cache hit is always the picture of the current data. Bounded.
+ */
+export class ChartCache {
+  private readonly entries = new Map<string, { png: Buffer; expiresAt: number }>();
+
+  constructor(
+    private readonly ttlMs = 15 * 60_000,
+    private readonly maxEntries = 200,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  hits = 0;
+  misses = 0;
+
+  get(key: string, data: unknown, render: () => Buffer): Buffer {
+    const fullKey = `${key}#${createHash("sha1").update(JSON.stringify(data)).digest("base64url")}`;
+    const cached = this.entries.get(fullKey);
+    if (cached && cached.expiresAt > this.now()) {
+      this.hits++;
+      return cached.png;
+    }
+    this.misses++;
+    const png = render();
+    this.entries.delete(fullKey);
+    this.entries.set(fullKey, { png, expiresAt: this.now() + this.ttlMs });
+    if (this.entries.size > this.maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    return png;
+  }
+}

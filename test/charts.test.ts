@@ -1,0 +1,162 @@
+import { existsSync } from "node:fs";
+import { createCanvas, loadImage } from "@napi-rs/canvas";
+import { afterEach, describe, expect, it } from "vitest";
+import { displayableImage } from "../commands/nft.ts";
+import { ConsoleAdapter } from "../src/adapters/console/index.ts";
+import { silentLogger } from "../src/log.ts";
+import {
+  audienceChart,
+  CHART_HEIGHT,
+  CHART_WIDTH,
+  ChartCache,
+  ownersHistoryChart,
+  rankingChart,
+} from "../src/render/charts.ts";
+import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+
+function pngSize(png: Uint8Array): { width: number; height: number } {
+  const view = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  return { width: view.getUint32(16), height: view.getUint32(20) };
+}
+
+/** Variance of the luminance of every pixel: a blank picture has 0. */
+async function luminanceVariance(png: Uint8Array): Promise<number> {
+  const image = await loadImage(Buffer.from(png));
+  const canvas = createCanvas(image.width, image.height);
+  const ctx = canvas.getContext("2d");
+  ctx.drawImage(image, 0, 0);
+  const { data } = ctx.getImageData(0, 0, image.width, image.height);
+  let sum = 0;
+  let sumSq = 0;
+  const n = data.length / 4;
+  for (let i = 0; i < data.length; i += 4) {
+    const l = 0.2126 * (data[i] ?? 0) + 0.7152 * (data[i + 1] ?? 0) + 0.0722 * (data[i + 2] ?? 0);
+    sum += l;
+    sumSq += l * l;
+  }
+  return sumSq / n - (sum / n) ** 2;
+}
+
+async function expectChart(png: Uint8Array | undefined): Promise<void> {
+  expect(png).toBeDefined();
+  const bytes = png as Uint8Array;
+  expect([...bytes.subarray(0, 8)]).toEqual(PNG_SIGNATURE);
+  expect(pngSize(bytes)).toEqual({ width: CHART_WIDTH, height: CHART_HEIGHT });
+  expect(await luminanceVariance(bytes)).toBeGreaterThan(50);
+}
+
+const points = Array.from({ length: 30 }, (_, i) => ({
+  timestamp: new Date(Date.UTC(2026, 9, 24 + i)).toISOString(),
+  count: String(400 + i * (i % 3)),
+}));
+
+describe("charts", () => {
+  it("owner-count history, rankings and audience shares are 800x400 PNGs with something drawn", async () => {
+    await expectChart(ownersHistoryChart("Owners", points));
+    await expectChart(
+      rankingChart("Top", "Sales volume (ETH)", [
+        { label: "A", value: 3 },
+        { label: "B", value: 1 },
+      ]),
+    );
+    await expectChart(
+      audienceChart("Audience", [
+        { label: "Whale", share: 20, change: "+3" },
+        { label: "Newbie", share: 80, change: "-1" },
+      ]),
+    );
+  });
+
+  it("an empty series gives a 'no data' picture instead of failing", async () => {
+    for (const png of [
+      ownersHistoryChart("Owners", []),
+      rankingChart("Top", "x", []),
+      audienceChart("Audience", []),
+    ]) {
+      await expectChart(png);
+    }
+    expect(
+      Buffer.compare(ownersHistoryChart("Owners", []), ownersHistoryChart("Owners", points)),
+    ).not.toBe(0);
+  });
+
+  it("the cache keys on the data: the same data is one render, new data a new picture", () => {
+    const cache = new ChartCache();
+    let renders = 0;
+    const render = () => {
+      renders++;
+      return ownersHistoryChart("Owners", points);
+    };
+    const first = cache.get("owners:x:30d", points, render);
+    expect(cache.get("owners:x:30d", points, render)).toBe(first);
+    cache.get(
+      "owners:x:30d",
+      [...points, { timestamp: "2026-11-23T00:00:00Z", count: "1" }],
+      render,
+    );
+    expect(renders).toBe(2);
+    expect(cache.hits).toBe(1);
+  });
+});
+
+describe("charts in replies", () => {
+  let t: RuntimeSetup;
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  it("/owners, /top and /audience attach their chart; a second /top is served from the chart cache", async () => {
+    t = await startRuntime();
+    const { fixtures: f } = t.sim;
+    for (const line of [
+      `/owners ${f.collection} 30d`,
+      "/top volume 7d 5",
+      `/audience ${f.collection}`,
+    ]) {
+      const reply = await t.say(line);
+      expect(reply.image?.kind, line).toBe("png");
+      if (reply.image?.kind === "png") await expectChart(reply.image.data);
+    }
+    const before = t.runtime.charts.hits;
+    await t.say("/top volume 7d 5");
+    expect(t.runtime.charts.hits).toBe(before + 1);
+  });
+
+  it("the console writes the PNG to a temp file and prints its path", async () => {
+    t = await startRuntime();
+    let printed = "";
+    const output = new (await import("node:stream")).Writable({
+      write(chunk, _encoding, callback) {
+        printed += String(chunk);
+        callback();
+      },
+    });
+    const adapter = new ConsoleAdapter({
+      runtime: t.runtime,
+      logger: silentLogger(),
+      output,
+      interactive: false,
+    });
+    await adapter.handleLine(`/owners ${t.sim.fixtures.collection}`);
+    const path = /Picture: (\S+\.png)/.exec(printed)?.[1];
+    expect(path).toBeDefined();
+    expect(existsSync(path ?? "")).toBe(true);
+  });
+});
+
+describe("NFT images", () => {
+  it("prefers http(s), rewrites ipfs:// through the configured gateway, and refuses the rest", () => {
+    expect(displayableImage("https://img.example/1.png")).toBe("https://img.example/1.png");
+    expect(displayableImage("ipfs://QmHash/1.png", "https://gw.example/ipfs/")).toBe(
+      "https://gw.example/ipfs/QmHash/1.png",
+    );
+    expect(displayableImage("ipfs://ipfs/QmHash", "https://gw.example/ipfs/")).toBe(
+      "https://gw.example/ipfs/QmHash",
+    );
+    expect(displayableImage("data:image/svg+xml;base64,AAAA")).toBeUndefined();
+    expect(displayableImage("javascript:alert(1)")).toBeUndefined();
+    expect(displayableImage(undefined)).toBeUndefined();
+  });
+});
