@@ -9,6 +9,8 @@ import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
 import { Runtime } from "./core/runtime.ts";
 import type { Logger } from "./log.ts";
+import { createMetrics, type Metrics } from "./ops/metrics.ts";
+import { type Health, startOpsServer } from "./ops/server.ts";
 import { ReportRetryWorker } from "./reports/submit.ts";
 import { type Simulator, startSimulator } from "./simulator/index.ts";
 import { AlertRepository } from "./store/alerts.ts";
@@ -38,6 +40,8 @@ export interface Bot {
   discord: DiscordAdapter | undefined;
   poller: NewContractPoller;
   delivery: DeliveryWorker;
+  metrics: Metrics;
+  health: () => Health;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
   finished: Promise<void>;
   stop(): Promise<void>;
@@ -143,6 +147,12 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
       runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
     // Called only once delivery has started, after the poller below exists.
     isLeader: () => poller.isLeader,
+    onDelivered: (delivered) =>
+      metrics.onDelivered(
+        delivered.length,
+        delivered.map((alert) => alert.contract.mintedAt),
+        Date.now(),
+      ),
     logger: logger.child({ part: "delivery" }),
     settings: {
       digestThreshold: config.alerts.digestThreshold,
@@ -167,6 +177,53 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     holder: leaseHolderName(),
     onEnqueued: () => delivery.poke(),
   });
+  const metrics = createMetrics({
+    cache: () => api.cacheStats,
+    outboxDepth: () => alerts.depth(),
+    pollerLagSeconds: () =>
+      poller.isLeader && poller.stats.lastSuccessAt !== undefined
+        ? (Date.now() - poller.stats.lastSuccessAt) / 1000
+        : undefined,
+    pollerGaps: () => poller.stats.gaps,
+  });
+  runtime.onOutcome = metrics.onCommand;
+  api.observeRequests(metrics.onUpstream);
+  const health = (): Health => {
+    const adapters: Record<string, boolean> = {};
+    if (discord) adapters.discord = discord.client.isReady();
+    if (telegram) adapters.telegram = telegram.connected;
+    if (consoleAdapter) adapters.console = true;
+    let database = false;
+    try {
+      database = db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;
+    } catch {
+      database = false;
+    }
+    const lagSeconds =
+      poller.isLeader && poller.stats.lastSuccessAt !== undefined
+        ? (Date.now() - poller.stats.lastSuccessAt) / 1000
+        : undefined;
+    // A leader whose polls have failed for three intervals is not keeping alerts fresh.
+    const pollerHealthy =
+      lagSeconds === undefined || lagSeconds < (config.alerts.pollIntervalMs * 3) / 1000 + 30;
+    return {
+      ok: database && pollerHealthy && Object.values(adapters).every(Boolean),
+      adapters,
+      database,
+      poller: { leader: poller.isLeader, lagSeconds },
+    };
+  };
+  const opsServer =
+    config.ops.port > 0
+      ? await startOpsServer({
+          port: config.ops.port,
+          host: config.ops.host,
+          metrics,
+          health,
+          logger: logger.child({ part: "ops" }),
+        })
+      : undefined;
+
   const reportRetries = new ReportRetryWorker({
     api,
     reports,
@@ -191,19 +248,27 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     discord,
     poller,
     delivery,
+    metrics,
+    health,
     finished: consoleAdapter ? consoleAdapter.done : new Promise<void>(() => {}),
     async stop() {
       if (stopped) return;
       stopped = true;
       clearInterval(pruneTimer);
-      consoleAdapter?.stop();
-      // Stop taking commands and finish the replies in flight, then the alert send in flight.
-      await runtime.drain();
+      // No new alerts, and the send in flight finishes; then no new commands, and the replies
+      // in flight finish; then the connections and the database close.
       await poller.stop();
       await delivery.stop();
       await reportRetries.stop();
+      await consoleAdapter?.stop();
       await telegram?.stop();
       await discord?.stop();
+      await runtime.drain();
+      if (opsServer) {
+        // close() alone waits for idle keep-alive connections (scrapers keep them open).
+        opsServer.closeAllConnections();
+        await new Promise<void>((resolve) => opsServer.close(() => resolve()));
+      }
       await api.close();
       db.close();
       await simulator?.close();

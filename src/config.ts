@@ -93,6 +93,8 @@ const EnvSchema = z.object({
   ALERT_DIGEST_THRESHOLD: int(5, 2, 1000),
   DELIVERY_CONCURRENCY: int(16, 1, 256),
   DELIVERY_TICK_MS: int(1000, 50, 60_000),
+  METRICS_PORT: int(0, 0, 65_535),
+  METRICS_HOST: z.preprocess(emptyToUndefined, z.string().min(1).default("127.0.0.1")),
   SIMULATOR_PORT: int(0, 0, 65_535),
   SIMULATOR_API_KEY: z.preprocess(emptyToUndefined, z.string().default("sim-key")),
   SIMULATOR_SEED: int(1, 0, 2 ** 31 - 1),
@@ -163,6 +165,8 @@ export interface Config {
     deliveryConcurrency: number;
     deliveryTickMs: number;
   };
+  /** 0: no health/metrics server. */
+  ops: { port: number; host: string };
   simulator: { port: number; apiKey: string; seed: number; mintIntervalMs: number };
   discord: {
     token: string | undefined;
@@ -248,6 +252,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       deliveryConcurrency: e.DELIVERY_CONCURRENCY,
       deliveryTickMs: e.DELIVERY_TICK_MS,
     },
+    ops: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     simulator: {
       port: e.SIMULATOR_PORT,
       apiKey: e.SIMULATOR_API_KEY,

@@ -45,6 +45,8 @@ export interface DeliveryDeps {
   materialize: (platform: Platform, chatId: string, reply: Reply) => Promise<RenderableReply>;
   /** Only the process holding the poller's lease delivers: two processes never both send. */
   isLeader: () => boolean;
+  /** Told of every delivered message's alerts (metrics). */
+  onDelivered?: (alerts: readonly DueAlert[]) => void;
   logger: Logger;
   settings: DeliverySettings;
   now?: () => number;
@@ -197,6 +199,7 @@ export class DeliveryWorker {
       return false;
     }
     this.deps.alerts.delivered(message.alerts, this.now());
+    this.deps.onDelivered?.(message.alerts);
     this.stats.delivered += message.alerts.length;
     this.stats.messages++;
     return true;

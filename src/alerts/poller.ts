@@ -132,7 +132,12 @@ export class NewContractPoller {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
-    this.deps.leases.release(LEASE, this.deps.holder);
+    try {
+      this.deps.leases.release(LEASE, this.deps.holder);
+    } catch (error) {
+      // Shutdown goes on without the database: the lease then simply expires.
+      this.deps.logger.warn({ err: error }, "could not release the poller lease");
+    }
   }
 
   async pollOnce(): Promise<PollResult> {

@@ -21,7 +21,7 @@ import {
   TOP_METRICS,
   type TopMetric,
 } from "./schemas.ts";
-import { Transport } from "./transport.ts";
+import { type RequestObserver, Transport } from "./transport.ts";
 import {
   InvalidInputError,
   parseAddress,
@@ -153,6 +153,11 @@ export class ApiClient {
 
   get baseUrl(): string {
     return this.options.transport.baseUrl;
+  }
+
+  /** Told of every HTTP attempt (metrics). */
+  observeRequests(observer: RequestObserver): void {
+    this.options.transport.observer = observer;
   }
 
   async close(): Promise<void> {

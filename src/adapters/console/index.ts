@@ -29,6 +29,8 @@ export class ConsoleAdapter implements AlertSender {
   private readline: Interface | undefined;
   private lastButtons: string[] = [];
   private pictureDir: string | undefined;
+  /** The lines read so far, answered one after another. */
+  private queue: Promise<void> = Promise.resolve();
   readonly done: Promise<void>;
   private resolveDone: () => void = () => {};
 
@@ -55,21 +57,22 @@ export class ConsoleAdapter implements AlertSender {
       rl.prompt();
     }
     // Lines are handled strictly in order: each waits for the one before it.
-    let queue = Promise.resolve();
     rl.on("line", (line) => {
-      queue = queue
+      this.queue = this.queue
         .then(() => this.handleLine(line))
         .then(() => {
           if (interactive) rl.prompt();
         });
     });
     rl.on("close", () => {
-      void queue.then(() => this.resolveDone());
+      void this.queue.then(() => this.resolveDone());
     });
   }
 
-  stop(): void {
+  /** Stops reading and waits until the lines already read are answered. */
+  async stop(): Promise<void> {
     this.readline?.close();
+    await this.queue;
   }
 
   private invocation(): Invocation {

@@ -70,6 +70,8 @@ export class DiscordAdapter implements AlertSender {
   readonly client: Client;
   /** Sends carry an enforced nonce, so several may be in flight without risking duplicates. */
   readonly maxInFlight: number;
+  private readonly inFlight = new Set<Promise<void>>();
+  private stopping = false;
 
   constructor(private readonly options: DiscordAdapterOptions) {
     this.maxInFlight = options.maxInFlight ?? 16;
@@ -81,9 +83,12 @@ export class DiscordAdapter implements AlertSender {
     });
     const { logger } = options;
     this.client.on(Events.InteractionCreate, (interaction) => {
-      void this.onInteraction(interaction).catch((error: unknown) => {
+      if (this.stopping) return;
+      const handled = this.onInteraction(interaction).catch((error: unknown) => {
         logger.error({ err: error, interaction: interaction.id }, "discord interaction failed");
       });
+      this.inFlight.add(handled);
+      void handled.finally(() => this.inFlight.delete(handled));
     });
     this.client.on(Events.Error, (error) => logger.error({ err: error }, "discord client error"));
     this.client.on(Events.Warn, (message) => logger.warn({ message }, "discord warning"));
@@ -122,7 +127,10 @@ export class DiscordAdapter implements AlertSender {
     }
   }
 
+  /** Stops taking interactions, finishes the replies in flight, then disconnects. */
   async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.allSettled([...this.inFlight]);
     // destroy() can stay pending forever when it lands mid-reconnect (between IDENTIFY and
     // READY): shutdown must not hang on it.
     let timer: NodeJS.Timeout | undefined;

@@ -60,6 +60,7 @@ export class TelegramAdapter implements AlertSender {
   onPermanentFailure: PermanentFailureListener | undefined;
   private runner: RunnerHandle | undefined;
   private stopping = false;
+  private readonly inFlight = new Set<Promise<void>>();
   private restartDelayMs = 1_000;
   private restartTimer: NodeJS.Timeout | undefined;
   private server: Server | undefined;
@@ -80,8 +81,8 @@ export class TelegramAdapter implements AlertSender {
       }),
     );
     this.bot.use(sequentialize((ctx: Context) => ctx.chat?.id.toString()));
-    this.bot.on("message:text", (ctx) => this.onMessage(ctx));
-    this.bot.on("callback_query:data", (ctx) => this.onCallback(ctx));
+    this.bot.on("message:text", (ctx) => this.track(this.onMessage(ctx)));
+    this.bot.on("callback_query:data", (ctx) => this.track(this.onCallback(ctx)));
     this.bot.catch((error) => {
       this.options.logger.error(
         { err: error.error, update: error.ctx.update.update_id },
@@ -157,10 +158,24 @@ export class TelegramAdapter implements AlertSender {
     });
   }
 
+  /** Keeps a handler's promise until it settles, so stop() can let replies in flight finish. */
+  private track(handling: Promise<void>): Promise<void> {
+    this.inFlight.add(handling);
+    void handling.finally(() => this.inFlight.delete(handling)).catch(() => {});
+    return handling;
+  }
+
+  /** Polling or listening for the webhook (health). */
+  get connected(): boolean {
+    return this.server?.listening ?? this.runner?.isRunning() ?? false;
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.restartTimer);
     if (this.runner?.isRunning()) await this.runner.stop();
+    // The updates already taken are answered before the bot lets go.
+    await Promise.allSettled([...this.inFlight]);
     if (this.server) await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }
 

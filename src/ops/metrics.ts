@@ -1,0 +1,143 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { CacheStats } from "../api/cache.ts";
+import type { OutcomeEvent } from "../core/runtime.ts";
+
+/**
+ * The bot's Prometheus metrics. Producers report through small hooks (the runtime's outcomes,
+ * the transport's requests, delivery's sends); counts that already live elsewhere (cache stats,
+ * outbox depth) are read when Prometheus scrapes.
+ */
+export interface Metrics {
+  registry: Registry;
+  onCommand(event: OutcomeEvent): void;
+  onUpstream(event: { method: string; path: string; status: number | "error"; ms: number }): void;
+  onDelivered(count: number, mintedAt: readonly (string | undefined)[], now: number): void;
+}
+
+export interface MetricSources {
+  cache: () => CacheStats;
+  outboxDepth: () => number;
+  pollerLagSeconds: () => number | undefined;
+  pollerGaps: () => number;
+}
+
+/** Addresses, token ids and names become placeholders, so label values stay few. */
+export function endpointTemplate(path: string): string {
+  return path
+    .replace(/\/ens\/by_name\/[^/]+/, "/ens/by_name/{name}")
+    .replace(/0x[0-9a-fA-F]{40}/g, "{address}")
+    .replace(/\/wallets\/v1beta2\/(?!ens\/)[^/]+\//, "/wallets/v1beta2/{wallet}/")
+    .replace(/\/by_owner\/[^/]+/, "/by_owner/{wallet}")
+    .replace(/\/\d+(?=\/|$)/g, "/{tokenId}");
+}
+
+export function createMetrics(sources: MetricSources): Metrics {
+  const registry = new Registry();
+  const commands = new Counter({
+    name: "bot_commands_total",
+    help: "Commands and button presses answered, by command, kind and outcome",
+    labelNames: ["command", "kind", "outcome"] as const,
+    registers: [registry],
+  });
+  const commandSeconds = new Histogram({
+    name: "bot_command_duration_seconds",
+    help: "Time to answer a command or button press",
+    labelNames: ["command", "kind"] as const,
+    buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20],
+    registers: [registry],
+  });
+  const upstream = new Counter({
+    name: "bot_upstream_requests_total",
+    help: "Requests to the data service, by endpoint and status (each attempt counts)",
+    labelNames: ["method", "endpoint", "status"] as const,
+    registers: [registry],
+  });
+  const upstreamSeconds = new Histogram({
+    name: "bot_upstream_request_duration_seconds",
+    help: "Duration of one request to the data service",
+    labelNames: ["method", "endpoint"] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: "bot_alert_deliveries_total",
+    help: "New-collection alerts delivered (a digest counts each alert in it)",
+    registers: [registry],
+  });
+  const alertLag = new Histogram({
+    name: "bot_alert_lag_seconds",
+    help: "From a contract's mint to its alert being accepted by the platform",
+    buckets: [5, 15, 30, 60, 120, 300, 600, 1800, 3600],
+    registers: [registry],
+  });
+  new Gauge({
+    name: "bot_poller_gaps",
+    help: "Polls since start that could not be sure to have seen every new contract",
+    registers: [registry],
+    collect() {
+      this.set(sources.pollerGaps());
+    },
+  });
+  const cacheGauge = (name: string, help: string, read: (stats: CacheStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read(sources.cache()));
+      },
+    });
+  cacheGauge("bot_cache_hits", "Answers served from the cache since start", (s) => s.hits);
+  cacheGauge(
+    "bot_cache_misses",
+    "Answers fetched from the data service since start",
+    (s) => s.misses,
+  );
+  cacheGauge(
+    "bot_cache_single_flight_joins",
+    "Reads that joined an identical read in flight",
+    (s) => s.joins,
+  );
+  cacheGauge(
+    "bot_cache_full_skips",
+    "Answers not cached because the cache was full",
+    (s) => s.full,
+  );
+  new Gauge({
+    name: "bot_outbox_depth",
+    help: "Alerts waiting to be delivered",
+    registers: [registry],
+    collect() {
+      this.set(sources.outboxDepth());
+    },
+  });
+  new Gauge({
+    name: "bot_poller_lag_seconds",
+    help: "Seconds since the last successful poll (absent when this process is not the poller)",
+    registers: [registry],
+    collect() {
+      const lag = sources.pollerLagSeconds();
+      if (lag !== undefined) this.set(lag);
+    },
+  });
+
+  return {
+    registry,
+    onCommand(event) {
+      commands.inc({ command: event.command, kind: event.kind, outcome: event.outcome });
+      commandSeconds.observe({ command: event.command, kind: event.kind }, event.ms / 1000);
+    },
+    onUpstream(event) {
+      const endpoint = endpointTemplate(event.path);
+      upstream.inc({ method: event.method, endpoint, status: String(event.status) });
+      upstreamSeconds.observe({ method: event.method, endpoint }, event.ms / 1000);
+    },
+    onDelivered(count, mintedAt, now) {
+      deliveries.inc(count);
+      for (const minted of mintedAt) {
+        const at = minted ? Date.parse(minted) : Number.NaN;
+        if (Number.isFinite(at)) alertLag.observe(Math.max(0, (now - at) / 1000));
+      }
+    },
+  };
+}

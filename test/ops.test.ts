@@ -1,0 +1,180 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough, Writable } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Bot, createBot } from "../src/bot.ts";
+import { parseConfig } from "../src/config.ts";
+import { createLogger, silentLogger } from "../src/log.ts";
+import { endpointTemplate } from "../src/ops/metrics.ts";
+import { type Simulator, startSimulator } from "../src/simulator/index.ts";
+import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "bot-ops-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function simulator(options: Parameters<typeof startSimulator>[0] = {}): Promise<Simulator> {
+  const sim = await startSimulator(options);
+  cleanups.push(() => sim.close());
+  return sim;
+}
+
+describe("health and metrics over HTTP", () => {
+  it("/healthz says what is connected; /metrics counts commands, upstream calls and the cache", async () => {
+    const sim = await simulator();
+    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    const input = new PassThrough();
+    let printed = "";
+    const output = new Writable({
+      write(chunk, _encoding, callback) {
+        printed += String(chunk);
+        callback();
+      },
+    });
+    const bot: Bot = await createBot(
+      parseConfig({
+        API_BASE_URL: sim.url,
+        API_KEY: sim.apiKey,
+        DATA_DIR: tempDir(),
+        METRICS_PORT: String(port),
+      }),
+      { logger: silentLogger(), input, output },
+    );
+    cleanups.push(() => bot.stop());
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({
+      ok: true,
+      adapters: { console: true },
+      database: true,
+    });
+
+    input.write("/top volume 1d 3\n");
+    await expect.poll(() => printed.includes("Top collections"), { timeout: 5000 }).toBe(true);
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(/bot_commands_total\{command="top",kind="command",outcome="ok"\} 1/);
+    expect(metrics).toMatch(
+      /bot_upstream_requests_total\{method="GET",endpoint="\/collections\/v1beta2\/top\/METRIC_SALES_VOLUME\/DURATION_1_DAY",status="200"\} 1/,
+    );
+    expect(metrics).toMatch(
+      /bot_command_duration_seconds_bucket\{le="[\d.]+",command="top",kind="command"\}/,
+    );
+    expect(metrics).toMatch(/bot_cache_misses 1/);
+    expect(metrics).toMatch(/bot_outbox_depth 0/);
+    expect(metrics).toMatch(/bot_cache_single_flight_joins 0/);
+    expect((await fetch(`http://127.0.0.1:${port}/nope`)).status).toBe(404);
+
+    bot.db.close();
+    expect(bot.health()).toMatchObject({ ok: false, database: false });
+  });
+
+  it("endpoint labels keep no addresses, token ids or names", () => {
+    expect(
+      endpointTemplate(
+        "/foundational/v1beta2/nfts/0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed/123/details",
+      ),
+    ).toBe("/foundational/v1beta2/nfts/{address}/{tokenId}/details");
+    expect(endpointTemplate("/wallets/v1beta2/ens/by_name/vitalik.eth")).toBe(
+      "/wallets/v1beta2/ens/by_name/{name}",
+    );
+    expect(endpointTemplate("/wallets/v1beta2/nick.eth/nfts")).toBe(
+      "/wallets/v1beta2/{wallet}/nfts",
+    );
+  });
+});
+
+describe("logs", () => {
+  it("are JSON, and redact the API key and bot tokens wherever they appear", () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, callback) {
+        lines.push(String(chunk));
+        callback();
+      },
+    });
+    const secrets = ["api-key-5f2c9", "123456:bot-token-AAbb"];
+    const logger = createLogger({ level: "info", secrets, destination });
+    logger.info(
+      {
+        headers: { "x-api-key": secrets[0] },
+        token: secrets[1],
+        nested: { url: `https://api.telegram.org/bot${secrets[1]}/getMe` },
+      },
+      `failed with ${secrets[0]}`,
+    );
+    logger.error({ err: new Error(`request with key ${secrets[0]} failed`) }, "boom");
+    const all = lines.join("\n");
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    for (const secret of secrets) expect(all).not.toContain(secret);
+    expect(all).toContain("[redacted]");
+  });
+});
+
+describe("graceful shutdown", () => {
+  it("stops taking commands, finishes the reply in flight, then closes the database", async () => {
+    const sim = await simulator({ faults: { latencyMs: 700 } });
+    const fake = await startFakeTelegram();
+    cleanups.push(() => fake.close());
+    const bot = await createBot(
+      parseConfig({
+        API_BASE_URL: sim.url,
+        API_KEY: sim.apiKey,
+        DATA_DIR: tempDir(),
+        TELEGRAM_BOT_TOKEN: fake.token,
+        TELEGRAM_API_ROOT: fake.apiRoot,
+      }),
+      { logger: silentLogger() },
+    );
+    const alice = user(7001, "Alice", "alice");
+    fake.pushUpdate(
+      fake.message(privateChat(alice), alice, "/whois 0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"),
+    );
+    await expect.poll(() => sim.countRequests("/wallets"), { timeout: 5000 }).toBeGreaterThan(0);
+    await bot.stop();
+    expect(
+      fake.sent.some(
+        (c) =>
+          c.ok &&
+          c.method === "sendMessage" &&
+          String(c.params.text).includes("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"),
+      ),
+    ).toBe(true);
+    expect(bot.db.open).toBe(false);
+  });
+
+  it("SIGTERM: the process answers the command in flight and exits 0", async () => {
+    const sim = await simulator({ faults: { latencyMs: 800 } });
+    const env: Record<string, string> = {};
+    for (const key of ["PATH", "HOME"]) if (process.env[key]) env[key] = process.env[key];
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      env: { ...env, API_BASE_URL: sim.url, API_KEY: sim.apiKey, DATA_DIR: tempDir() },
+      stdio: "pipe",
+    });
+    cleanups.push(() => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    });
+    let stdout = "";
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) =>
+      child.on("exit", (code) => resolve(code)),
+    );
+    child.stdin.write("/top volume 1d 3\n");
+    await expect
+      .poll(() => sim.countRequests("/collections"), { timeout: 10_000 })
+      .toBeGreaterThan(0);
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(stdout).toContain("Top collections by sales volume");
+  }, 30_000);
+});
