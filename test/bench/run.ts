@@ -28,12 +28,20 @@ async function main(): Promise<void> {
       () => benchAlertFanOut({ telegramChats: 1000, discordChannels: 1000, order: "by-platform" }),
     ],
   ];
+  // One table for the whole run, a row per figure, so results compare at a glance.
+  const all: { suite: string; name: string; value: string }[] = [];
   for (const [title, run] of suites) {
     process.stdout.write(`running: ${title}…\n`);
-    const table = markdownTable(title, await run());
-    process.stdout.write(`${table}\n`);
-    sections.push(table);
+    const rows = await run();
+    process.stdout.write(`${markdownTable(title, rows)}\n`);
+    all.push(...rows.map((row) => ({ suite: title, ...row })));
   }
+  sections.push(
+    "| suite | measure | value |",
+    "|---|---|---|",
+    ...all.map((row) => `| ${row.suite} | ${row.name} | ${row.value} |`),
+    "",
+  );
   await writeFile("bench-results.md", sections.join("\n"));
   process.stdout.write("written: bench-results.md\n");
 }
