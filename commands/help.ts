@@ -4,6 +4,7 @@ import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { usage } from "../src/core/runtime.ts";
 import { UserError } from "../src/errors.ts";
+import { sliceChars } from "../src/strings.ts";
 
 export function helpIndex(commands: readonly AnyCommand[]): Reply {
   return {
@@ -52,7 +53,9 @@ export function createHelpCommand(list: () => readonly AnyCommand[]) {
       const name = command.replace(/^\//, "").toLowerCase();
       const found = commands.find((candidate) => candidate.name === name);
       if (!found)
-        throw new UserError(`There is no /${name.slice(0, 32)} command. Try /help for the list.`);
+        throw new UserError(
+          `There is no /${sliceChars(name, 32)} command. Try /help for the list.`,
+        );
       return helpFor(found);
     },
   });

@@ -1,6 +1,7 @@
 import { ens_normalize } from "@adraffy/ens-normalize";
 import { keccak_256 } from "@noble/hashes/sha3";
 import { UserError } from "../errors.ts";
+import { sliceChars } from "../strings.ts";
 
 /**
  * Input checks done before any request leaves the bot. Each parser returns the canonical form
@@ -28,7 +29,7 @@ export function quoteInput(input: string, max = 48): string {
     /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g,
     "?",
   );
-  return visible.length > max ? `"${visible.slice(0, max - 1)}…"` : `"${visible}"`;
+  return Array.from(visible).length > max ? `"${sliceChars(visible, max - 1)}…"` : `"${visible}"`;
 }
 
 export function isAddressLike(input: string): boolean {

@@ -5,6 +5,7 @@ import { shortAddress } from "../api/validate.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { ChartCache } from "../render/charts.ts";
+import { sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import type {
   ActionPayload,
@@ -136,7 +137,7 @@ export function parseTextArgs(command: AnyCommand, text: string): Record<string,
   }
   if (positional.length > 0) {
     throw new UserError(
-      `I did not expect "${positional.join(" ").slice(0, 60)}". Usage: ${usage(command)}`,
+      `I did not expect "${sliceChars(positional.join(" "), 60)}". Usage: ${usage(command)}`,
     );
   }
   return raw;
@@ -295,7 +296,7 @@ export class Runtime {
   }
 
   private unknownCommand(name: string): RenderableReply {
-    return this.userErrorReply(`There is no /${name.slice(0, 32)} command. Try /help.`);
+    return this.userErrorReply(`There is no /${sliceChars(name, 32)} command. Try /help.`);
   }
 
   private userErrorReply(text: string): RenderableReply {

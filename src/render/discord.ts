@@ -12,6 +12,7 @@ import type {
   ReplyField,
   ReplyLink,
 } from "../core/reply.ts";
+import { sliceChars } from "../strings.ts";
 import { formatTable, stripControl, TRUNCATION_MARK, truncate } from "./text.ts";
 
 /** Discord's documented limits (https://discord.com/developers/docs/resources/message#embed-object-embed-limits). */
@@ -142,7 +143,8 @@ function escapeWithin(text: string, max: number, maskedLink = true): string {
 }
 
 function plain(text: string, max: number): string {
-  return truncate(neutraliseMentions(stripControl(text).slice(0, max + 1)).trim(), max);
+  // Trim before cutting, and cut by whole characters: a cut inside an emoji leaves half of it.
+  return truncate(neutraliseMentions(sliceChars(stripControl(text).trim(), max + 1)), max);
 }
 
 /** Only http(s) URLs are linked; parentheses are encoded so a URL cannot end a masked link early. */

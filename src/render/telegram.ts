@@ -103,7 +103,8 @@ function httpUrl(raw: string | undefined): string | undefined {
   const url = stripControl(raw).trim();
   try {
     const parsed = new URL(url);
-    return parsed.protocol === "http:" || parsed.protocol === "https:" ? url : undefined;
+    // The parsed form, percent-encoded as Telegram expects ("my ape.png" -> "my%20ape.png").
+    return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : undefined;
   } catch {
     return undefined;
   }
@@ -141,7 +142,10 @@ function bodyRuns(reply: RenderableReply, withTitle: boolean): Run[] {
   if (fields.length > 0) blocks.push(fields);
 
   if (reply.table && reply.table.columns.length > 0) {
-    blocks.push([{ text: formatTable(reply.table), pre: true }]);
+    const table = formatTable(reply.table);
+    // A table with nothing in it would be an empty <pre>, which Telegram refuses.
+    if (table.trim() !== "" && table.replace(/[-\s]/g, "") !== "")
+      blocks.push([{ text: table, pre: true }]);
   }
 
   const links = (reply.links ?? []).flatMap((link): Run[] => {
