@@ -227,6 +227,18 @@ type Call = ApiClient["call"];
 class AudiencesApi {
   constructor(private readonly call: Call) {}
 
+  /** The GETs whose only input is a collection address in the path. */
+  private byCollection<K extends keyof Schemas>(
+    schema: K,
+    contract: string,
+    path: (address: string) => string,
+    ttl: TtlGroup,
+    options: CallOptions | undefined,
+  ) {
+    const address = parseAddress(contract, "collection address");
+    return this.call(schema, { method: "GET", path: path(address), ttl }, options);
+  }
+
   /** 1. Behavior breakdown of up to 500 wallets (addresses and/or ENS names). */
   async behaviorsByWallets(wallets: readonly string[], options?: CallOptions) {
     const walletAddresses = parseWalletList(wallets);
@@ -244,42 +256,33 @@ class AudiencesApi {
 
   /** 2. Behavior breakdown of a collection's owners, with the 30-day change. */
   async behaviorsByCollection(contract: string, options?: CallOptions) {
-    const address = parseAddress(contract, "collection address");
-    return this.call(
+    return this.byCollection(
       "behaviorsByCollection",
-      {
-        method: "GET",
-        path: `/audiences/v1beta1/behaviors/by_collection/${seg(address)}`,
-        ttl: "behaviors",
-      },
+      contract,
+      (address) => `/audiences/v1beta1/behaviors/by_collection/${seg(address)}`,
+      "behaviors",
       options,
     );
   }
 
   /** 3. Behavior and seven scores of each owner of a collection. */
   async behaviorDetailsByCollection(contract: string, options?: CallOptions) {
-    const address = parseAddress(contract, "collection address");
-    return this.call(
+    return this.byCollection(
       "behaviorDetails",
-      {
-        method: "GET",
-        path: `/audiences/v1beta1/behaviors/by_collection/${seg(address)}/details`,
-        ttl: "behaviors",
-      },
+      contract,
+      (address) => `/audiences/v1beta1/behaviors/by_collection/${seg(address)}/details`,
+      "behaviors",
       options,
     );
   }
 
   /** 4. Financial profile of a collection: its shape is not in the spec. */
   async financialProfileByCollection(contract: string, options?: CallOptions) {
-    const address = parseAddress(contract, "collection address");
-    return this.call(
+    return this.byCollection(
       "financialProfile",
-      {
-        method: "GET",
-        path: `/audiences/v1beta1/financial_profiles/by_collection/${seg(address)}`,
-        ttl: "audience",
-      },
+      contract,
+      (address) => `/audiences/v1beta1/financial_profiles/by_collection/${seg(address)}`,
+      "audience",
       options,
     );
   }
@@ -305,28 +308,22 @@ class AudiencesApi {
 
   /** 6. Financial stats of all owners of a collection. */
   async financialStatsByCollection(contract: string, options?: CallOptions) {
-    const address = parseAddress(contract, "collection address");
-    return this.call(
+    return this.byCollection(
       "financialStats",
-      {
-        method: "GET",
-        path: `/audiences/v1beta1/financial_stats/by_collection/${seg(address)}`,
-        ttl: "audience",
-      },
+      contract,
+      (address) => `/audiences/v1beta1/financial_stats/by_collection/${seg(address)}`,
+      "audience",
       options,
     );
   }
 
   /** 7. Up to 30 collections most held by this collection's owners. */
   async commonCollections(contract: string, options?: CallOptions) {
-    const address = parseAddress(contract, "collection address");
-    return this.call(
+    return this.byCollection(
       "commonCollections",
-      {
-        method: "GET",
-        path: `/audiences/v1beta1/common/collections/${seg(address)}`,
-        ttl: "ownership",
-      },
+      contract,
+      (address) => `/audiences/v1beta1/common/collections/${seg(address)}`,
+      "ownership",
       options,
     );
   }
@@ -357,29 +354,23 @@ class AudiencesApi {
         ? { nftsOwnedCountGte: parseCount(collection.nftsOwnedCountGte, "minimum owned count") }
         : {}),
     }));
-    const filters = checkFilters(request);
     const page = pageQuery(request);
+    // This body types the count filters as int64 numbers (endpoint 5 takes them as strings).
+    const { collectionsOwnedCountGte, daysSinceLastPurchaseLte, ...amounts } =
+      checkFilters(request);
+    const asNumber = (value: string | undefined) =>
+      value === undefined ? undefined : Number(value);
     const body = {
       collections,
-      ...(request.collectionsCondition !== undefined
-        ? {
-            collectionsCondition: oneOf(
-              request.collectionsCondition,
-              COLLECTION_CONDITIONS,
-              "condition",
-            ),
-          }
-        : {}),
-      ...filters,
-      // int64 fields of this body: sent as JSON numbers only where the spec types them int64 (not strings).
-      ...(filters.collectionsOwnedCountGte !== undefined
-        ? { collectionsOwnedCountGte: Number(filters.collectionsOwnedCountGte) }
-        : {}),
-      ...(filters.daysSinceLastPurchaseLte !== undefined
-        ? { daysSinceLastPurchaseLte: Number(filters.daysSinceLastPurchaseLte) }
-        : {}),
-      ...(page.limit !== undefined ? { limit: Number(page.limit) } : {}),
-      ...(page.offset !== undefined ? { offset: Number(page.offset) } : {}),
+      collectionsCondition:
+        request.collectionsCondition === undefined
+          ? undefined
+          : oneOf(request.collectionsCondition, COLLECTION_CONDITIONS, "condition"),
+      ...amounts,
+      collectionsOwnedCountGte: asNumber(collectionsOwnedCountGte),
+      daysSinceLastPurchaseLte: asNumber(daysSinceLastPurchaseLte),
+      limit: asNumber(page.limit),
+      offset: asNumber(page.offset),
     };
     return this.call(
       "segmentedAudience",

@@ -141,18 +141,18 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
     uriOriginal: z.string().optional(),
     mimeType: z.string().optional(),
   });
+  /** Normalized metadata, shared by NFT details and the tokens-by-owner list. */
+  const nftMetadata = z.object({
+    metadataUri: metadataUri.optional(),
+    name: z.string().default(""),
+    description: z.string().default(""),
+    image: image.optional(),
+  });
   const nft = z.object({
     contractAddress: z.string(),
     tokenId: int64,
     type: contractType.optional(),
-    metadata: z
-      .object({
-        metadataUri: metadataUri.optional(),
-        name: z.string().default(""),
-        description: z.string().default(""),
-        image: image.optional(),
-      })
-      .optional(),
+    metadata: nftMetadata.optional(),
     mintEvent: z
       .object({
         txHash: z.string(),
@@ -235,14 +235,7 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
           contractAddress: z.string(),
           tokenId: int64,
           type: contractType.optional(),
-          metadata: z
-            .object({
-              metadataUri: metadataUri.optional(),
-              name: z.string().default(""),
-              description: z.string().default(""),
-              image: image.optional(),
-            })
-            .optional(),
+          metadata: nftMetadata.optional(),
           quantity: int64.optional(),
         }),
       ),

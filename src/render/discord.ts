@@ -358,9 +358,8 @@ export function renderDiscord(reply: RenderableReply): DiscordMessage {
   if (reply.text !== undefined) {
     sections.push(textSection(escapeWithin(reply.text.trim(), DISCORD_LIMITS.description)));
   }
-  if (reply.table && reply.table.columns.length > 0) {
-    sections.push(tableSection(formatTable(reply.table)));
-  }
+  const tableText = reply.table ? formatTable(reply.table) : "";
+  if (tableText !== "") sections.push(tableSection(tableText));
   const linkLines = (reply.links ?? []).map(linkLine).filter((l): l is string => l !== undefined);
   if (linkLines.length > 0) sections.push(linksSection(linkLines));
 

@@ -143,9 +143,7 @@ function bodyRuns(reply: RenderableReply, withTitle: boolean): Run[] {
 
   if (reply.table && reply.table.columns.length > 0) {
     const table = formatTable(reply.table);
-    // A table with nothing in it would be an empty <pre>, which Telegram refuses.
-    if (table.trim() !== "" && table.replace(/[-\s]/g, "") !== "")
-      blocks.push([{ text: table, pre: true }]);
+    if (table !== "") blocks.push([{ text: table, pre: true }]);
   }
 
   const links = (reply.links ?? []).flatMap((link): Run[] => {

@@ -65,6 +65,8 @@ export function formatTable(table: ReplyTable, maxCell = 24): string {
   const clean = (cell: string) => cutCell(stripControl(cell).replace(/\s+/g, " ").trim(), maxCell);
   const header = table.columns.map(clean);
   const rows = table.rows.map((row) => header.map((_, i) => clean(row[i] ?? "")));
+  // Nothing to show: no text at all, so no renderer sends an empty block (Telegram refuses one).
+  if ([...header, ...rows.flat()].every((cell) => cell === "")) return "";
   const widths = header.map((h, i) =>
     Math.max(cellWidth(h), ...rows.map((row) => cellWidth(row[i] ?? ""))),
   );

@@ -211,7 +211,7 @@ export class TelegramAdapter implements AlertSender {
     if (target && target.toLowerCase() !== ctx.me.username.toLowerCase()) return;
     const invocation = this.invocation(ctx);
     const reply = await this.options.runtime.runText(invocation, name.toLowerCase(), args ?? "");
-    await this.send(ctx, reply, ctx.message?.message_id);
+    await this.send(ctx, renderTelegram(reply), ctx.message?.message_id);
   }
 
   private async onCallback(ctx: Context): Promise<void> {
@@ -256,19 +256,19 @@ export class TelegramAdapter implements AlertSender {
         return;
       }
     }
-    await this.send(ctx, reply, undefined);
+    await this.send(ctx, messages, undefined);
   }
 
   /** Sends a reply's messages in order; a permanent failure is recorded, not retried. */
   private async send(
     ctx: Context,
-    reply: RenderableReply,
+    messages: readonly TelegramMessage[],
     replyTo: number | undefined,
   ): Promise<void> {
     const chatId = ctx.chat?.id;
     if (chatId === undefined) return;
     try {
-      for (const message of renderTelegram(reply)) {
+      for (const message of messages) {
         await this.sendOne(chatId, message, replyTo);
       }
     } catch (error) {
