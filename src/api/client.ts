@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
+import { UpstreamBudget } from "./budget.ts";
 import { ResponseCache } from "./cache.ts";
 import { ApiError } from "./errors.ts";
 import {
@@ -39,6 +40,8 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** Skip the cache (the alert poller must see the service's newest answer). */
   fresh?: boolean;
+  /** Background work (the alert poller): first in line for the upstream budget, never refused. */
+  background?: boolean;
 }
 
 export interface Page {
@@ -151,6 +154,11 @@ export class ApiClient {
     return this.options.cache.stats;
   }
 
+  /** What the cached answers weigh, in bytes as received. */
+  get cacheBytes(): number {
+    return this.options.cache.stats.bytes;
+  }
+
   get baseUrl(): string {
     return this.options.transport.baseUrl;
   }
@@ -161,7 +169,6 @@ export class ApiClient {
   }
 
   async close(): Promise<void> {
-    this.options.cache.close();
     await this.options.transport.close();
   }
 
@@ -180,17 +187,18 @@ export class ApiClient {
   ): Promise<Out<K>> {
     const { transport, cache, ttlSeconds } = this.options;
     const load = async () => {
-      const json = await transport.request({
+      const { json, bytes } = await transport.request({
         method: spec.method,
         path: spec.path,
         query: spec.query ?? {},
         body: spec.body,
         retry: spec.retry ?? true,
         signal: spec.ttl && !options?.fresh ? undefined : options?.signal,
+        background: options?.background,
       });
-      return this.parse(schema, json, spec.method, spec.path);
+      return { value: this.parse(schema, json, spec.method, spec.path), bytes };
     };
-    if (!spec.ttl || options?.fresh) return load();
+    if (!spec.ttl || options?.fresh) return (await load()).value;
     const key = JSON.stringify([
       transport.baseUrl,
       spec.method,
@@ -656,11 +664,17 @@ export function createApiClient(
     retryMinDelayMs: config.api.retryMinDelayMs,
     retryMaxDelayMs: config.api.retryMaxDelayMs,
     retryMaxTotalMs: config.api.retryMaxTotalMs,
+    maxBodyBytes: config.api.maxBodyBytes,
+    budget: new UpstreamBudget(config.api.budget),
     logger,
   });
   return new ApiClient({
     transport,
-    cache: new ResponseCache({ maxKeys: config.cache.maxKeys }),
+    cache: new ResponseCache({
+      maxKeys: config.cache.maxKeys,
+      maxBytes: config.cache.maxBytes,
+      maxEntryBytes: config.cache.maxEntryBytes,
+    }),
     ttlSeconds: config.cache.ttlSeconds,
     reportNotSpamPath: config.api.reportNotSpamPath,
     logger,
