@@ -78,6 +78,14 @@ export interface ApiClientOptions {
 
 const seg = (value: string) => encodeURIComponent(value);
 
+/**
+ * Unknown enum values are logged once each. The bot remembers this many; past them it says so
+ * once and stops logging them, so a hostile answer cannot flood the log or grow memory.
+ */
+const MAX_REMEMBERED_UNKNOWN = 1000;
+/** An unknown value is logged (and remembered) cut to this length. */
+const MAX_LOGGED_ENUM_VALUE = 100;
+
 function oneOf<T extends string>(value: string, allowed: readonly T[], what: string): T {
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw new InvalidInputError(
@@ -132,14 +140,27 @@ export class ApiClient {
   readonly wallets: WalletsApi;
   private readonly schemas: Schemas;
   private readonly reportedUnknown = new Set<string>();
+  private unknownOverflow = false;
 
   constructor(private readonly options: ApiClientOptions) {
     this.schemas = createSchemas((enumName, value) => {
-      const key = `${enumName}:${value}`;
+      if (this.unknownOverflow) return;
+      const shown =
+        value.length > MAX_LOGGED_ENUM_VALUE ? `${value.slice(0, MAX_LOGGED_ENUM_VALUE)}…` : value;
+      const key = `${enumName}:${shown}`;
       if (this.reportedUnknown.has(key)) return;
+      if (this.reportedUnknown.size >= MAX_REMEMBERED_UNKNOWN) {
+        this.unknownOverflow = true;
+        this.reportedUnknown.clear();
+        options.logger.warn(
+          { enum: enumName, remembered: MAX_REMEMBERED_UNKNOWN },
+          "the data service sent more unknown enum values than the bot remembers: further ones are not logged one by one",
+        );
+        return;
+      }
       this.reportedUnknown.add(key);
       options.logger.warn(
-        { enum: enumName, value },
+        { enum: enumName, value: shown },
         "data service sent an enum value the spec does not list",
       );
     });
