@@ -215,6 +215,22 @@ describe("control characters in names", () => {
   });
 });
 
+describe("control characters in error messages", () => {
+  let t: ClientSetup;
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  it("a JSON error message is cleaned before anyone reads it", async () => {
+    t = await startClient();
+    t.sim.script([
+      { status: 400, body: JSON.stringify({ message: "walletAddresses\u0000 is\u001b[2J bad" }) },
+    ]);
+    const error = await failure(t.api.audiences.behaviorsByWallets([t.sim.fixtures.wallet]));
+    expect(error.message).toBe("walletAddresses is[2J bad");
+  });
+});
+
 describe("unknown enum values", () => {
   let t: ClientSetup;
   afterEach(async () => {

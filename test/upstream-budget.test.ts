@@ -3,6 +3,7 @@
  * upstream requests take from it (retries too); cache hits and single-flight joins do not.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { BudgetExceededError, UpstreamBudget } from "../src/api/budget.ts";
 import { ApiError } from "../src/api/errors.ts";
 import { failure, type RuntimeSetup, startClient, startRuntime } from "./helpers.ts";
 
@@ -88,5 +89,25 @@ describe("the upstream budget", () => {
     );
     await Promise.all(calls);
     expect(order.indexOf("poller")).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("UpstreamBudget", () => {
+  it("a waiter who gives up leaves the line and takes no token; one past the wait is refused at once", async () => {
+    const budget = new UpstreamBudget({ perSecond: 20, burst: 1, maxWaitMs: 120 });
+    await budget.take();
+    const controller = new AbortController();
+    const gaveUp = budget.take({ signal: controller.signal });
+    const next = budget.take();
+    controller.abort(new Error("gave up"));
+    await expect(gaveUp).rejects.toThrow("gave up");
+    // The token the leaver would have had goes to the next in line.
+    await expect(next).resolves.toBeUndefined();
+    // Two ahead at 20 a second is 100 ms; three would be 150 ms, past the 120 ms wait.
+    const waiting = [budget.take(), budget.take()];
+    const refused = await budget.take().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(BudgetExceededError);
+    expect((refused as BudgetExceededError).retryAfterMs).toBeGreaterThan(120);
+    await Promise.all(waiting);
   });
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { stripControlCharacters } from "../strings.ts";
 
 /**
  * Enum values named by the spec. Responses may carry values outside these lists (the spec itself
@@ -70,18 +71,6 @@ export type CollectionCondition = (typeof COLLECTION_CONDITIONS)[number];
 
 /** Told once per (enum, value) when a response carries a value the spec does not list. */
 export type UnknownEnumListener = (enumName: string, value: string) => void;
-
-/**
- * Control characters: C0 but tab, line feed and carriage return (free text such as descriptions
- * and raw metadata uses them; renderers fold them where a line must stay one line), DEL and C1.
- * NUL is the one that breaks things (bytes32 names end in NUL padding, and the chart library
- * cannot draw a string with a NUL); none of them means anything in a chat.
- */
-const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
-
-export function stripControlCharacters(value: string): string {
-  return value.replace(CONTROL_CHARACTERS, "");
-}
 
 /** Shapes the spec leaves open are cleaned this deep; nothing shows them deeper. */
 const MAX_CLEAN_DEPTH = 32;

@@ -2,6 +2,7 @@ import pRetry from "p-retry";
 import { Agent, type Dispatcher, request } from "undici";
 import type { Logger } from "../log.ts";
 import { scrubSecrets } from "../log.ts";
+import { stripControlCharacters } from "../strings.ts";
 import { BudgetExceededError, type UpstreamBudget } from "./budget.ts";
 import { ApiError, type ApiErrorKind, kindForStatus, RETRYABLE_STATUSES } from "./errors.ts";
 
@@ -302,7 +303,7 @@ function errorMessage(status: number, text: string): string {
       "message" in parsed &&
       typeof parsed.message === "string"
     ) {
-      return parsed.message.slice(0, 500);
+      return stripControlCharacters(parsed.message).slice(0, 500);
     }
   } catch {
     // not JSON: fall through to the status text
