@@ -126,13 +126,15 @@ export default defineCommand({
       share: row.walletsPercentage,
       change: formatChange(row.walletsCountChange30d),
     }));
-    const png = ctx.charts.get(`audience:${collection.toLowerCase()}`, rows, () =>
-      audienceChart(reply.title ?? "Audience", rows),
+    const title = reply.title ?? "Audience";
+    const image = ctx.charts.image(
+      `audience:${collection.toLowerCase()}`,
+      rows,
+      () => audienceChart(title, rows),
+      { name: "audience.png", alt: title },
+      ctx.logger,
     );
-    return {
-      ...reply,
-      image: { kind: "png", data: png, name: "audience.png", alt: reply.title ?? "Audience" },
-    };
+    return { ...reply, image };
   },
   actions: {
     samples: {

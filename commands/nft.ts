@@ -14,6 +14,7 @@ import {
   fullAddress,
   short,
 } from "../src/core/format.ts";
+import { publicImageUrl } from "../src/core/images.ts";
 import { opt } from "../src/core/options.ts";
 import { payloadString } from "../src/core/paging.ts";
 import type { Reply, ReplyField, ReplyImage } from "../src/core/reply.ts";
@@ -23,18 +24,6 @@ import { reportButton } from "../src/reports/buttons.ts";
 const OWNERS_SHOWN = 10;
 /** Raw metadata longer than this goes out as a file rather than in the message. */
 const RAW_INLINE_MAX = 1500;
-
-/** ipfs:// and ar:// locations rewritten to HTTP gateways; anything else non-HTTP is not an image we can show. */
-export function displayableImage(
-  uri: string | undefined,
-  ipfsGateway = "https://ipfs.io/ipfs/",
-): string | undefined {
-  if (!uri) return undefined;
-  if (/^https?:\/\//i.test(uri)) return uri;
-  const ipfs = /^ipfs:\/\/(?:ipfs\/)?(.+)$/i.exec(uri);
-  if (ipfs?.[1]) return ipfsGateway + ipfs[1];
-  return undefined;
-}
 
 function shortTokenId(tokenId: string): string {
   return tokenId.length > 24 ? `${tokenId.slice(0, 10)}…${tokenId.slice(-8)}` : tokenId;
@@ -97,8 +86,8 @@ export function nftReply(
     fields.push({ name: "Description", value: nft.metadata.description.trim() });
   }
   const imageUrl =
-    displayableImage(nft.metadata?.image?.uri, ipfsGateway) ??
-    displayableImage(nft.metadata?.image?.uriOriginal, ipfsGateway);
+    publicImageUrl(nft.metadata?.image?.uri, ipfsGateway) ??
+    publicImageUrl(nft.metadata?.image?.uriOriginal, ipfsGateway);
   const image: ReplyImage | undefined = imageUrl
     ? { kind: "url", url: imageUrl, alt: name || collection }
     : undefined;
@@ -110,8 +99,8 @@ export function nftReply(
     image,
     text: image
       ? undefined
-      : nft.metadata?.image?.uriOriginal
-        ? "Image not viewable here (not an http link)."
+      : nft.metadata?.image?.uri || nft.metadata?.image?.uriOriginal
+        ? "Image not shown (not a public http(s) or ipfs:// link)."
         : undefined,
     footer: "NFT details",
     buttons: [

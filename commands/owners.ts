@@ -158,9 +158,13 @@ export default defineCommand({
       explorerUrl: ctx.settings.explorerUrl,
     });
     const title = `Owners of ${name ? collectionName(name) : short(collection)}, last ${DURATION_CHOICES.find((d) => d.value === duration)?.name ?? duration}`;
-    const png = ctx.charts.get(`owners:${collection.toLowerCase()}:${duration}`, points, () =>
-      ownersHistoryChart(title, points),
+    const image = ctx.charts.image(
+      `owners:${collection.toLowerCase()}:${duration}`,
+      points,
+      () => ownersHistoryChart(title, points),
+      { name: "owners.png", alt: title },
+      ctx.logger,
     );
-    return { ...reply, image: { kind: "png", data: png, name: "owners.png", alt: title } };
+    return { ...reply, image };
   },
 });

@@ -115,18 +115,15 @@ async function fetchTop(
     ),
   }));
   const axis = metric === "sales" ? "Sales" : `${metricInfo.name} (ETH)`;
-  const png = ctx.charts.get(`top:${metric}:${duration}:${page}:${limit}`, items, () =>
-    rankingChart(reply.title ?? "Top collections", axis, items),
+  const title = reply.title ?? "Top collections";
+  const image = ctx.charts.image(
+    `top:${metric}:${duration}:${page}:${limit}`,
+    items,
+    () => rankingChart(title, axis, items),
+    { name: "top.png", alt: title },
+    ctx.logger,
   );
-  return {
-    ...reply,
-    image: {
-      kind: "png" as const,
-      data: png,
-      name: "top.png",
-      alt: reply.title ?? "Top collections",
-    },
-  };
+  return { ...reply, image };
 }
 
 const command = defineCommand({

@@ -42,6 +42,10 @@ const EnvSchema = z.object({
   API_RETRY_MIN_DELAY_MS: int(250, 0, 60_000),
   API_RETRY_MAX_DELAY_MS: int(5_000, 0, 300_000),
   API_RETRY_MAX_TOTAL_MS: int(20_000, 0, 600_000),
+  API_MAX_BODY_BYTES: int(8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  API_BUDGET_PER_SECOND: int(20, 1, 100_000),
+  API_BUDGET_BURST: int(40, 1, 100_000),
+  API_BUDGET_MAX_WAIT_MS: int(2_000, 0, 60_000),
   API_REPORT_NOT_SPAM_PATH: z.preprocess(
     emptyToUndefined,
     z
@@ -54,7 +58,17 @@ const EnvSchema = z.object({
       )
       .default("/wallets/v1beta2/{wallet}/report_not_spam/{contract}"),
   ),
-  CACHE_MAX_KEYS: int(10_000, 0, 10_000_000),
+  CACHE_MAX_KEYS: int(10_000, 1, 1_000_000),
+  CACHE_MAX_BYTES: int(32 * 1024 * 1024, 1024, 2 * 1024 * 1024 * 1024),
+  CACHE_MAX_ENTRY_BYTES: z.preprocess(
+    emptyToUndefined,
+    z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(2 * 1024 * 1024 * 1024)
+      .optional(),
+  ),
   CACHE_TTL_BEHAVIORS_S: int(6 * 3600, 0, 7 * 86400),
   CACHE_TTL_AUDIENCE_S: int(3600, 0, 7 * 86400),
   CACHE_TTL_CONTRACTS_S: int(30, 0, 3600),
@@ -135,9 +149,17 @@ export interface Config {
     retryMaxDelayMs: number;
     retryMaxTotalMs: number;
     reportNotSpamPath: string;
+    /** Largest response body read, per response. */
+    maxBodyBytes: number;
+    /** One token bucket for every request to the data service (retries included). */
+    budget: { perSecond: number; burst: number; maxWaitMs: number };
   };
   cache: {
     maxKeys: number;
+    /** Bound of the cache, counted in bytes of the answers as received (JSON text). */
+    maxBytes: number;
+    /** Larger answers are not cached. */
+    maxEntryBytes: number;
     ttlSeconds: {
       behaviors: number;
       audience: number;
@@ -207,6 +229,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       "Invalid settings:\n  - API_RETRY_MIN_DELAY_MS: must not exceed API_RETRY_MAX_DELAY_MS",
     );
   }
+  const maxEntryBytes = e.CACHE_MAX_ENTRY_BYTES ?? Math.floor(e.CACHE_MAX_BYTES / 16);
+  if (maxEntryBytes > e.CACHE_MAX_BYTES) {
+    throw new ConfigError(
+      "Invalid settings:\n  - CACHE_MAX_ENTRY_BYTES: must not exceed CACHE_MAX_BYTES",
+    );
+  }
   if (e.TELEGRAM_WEBHOOK_URL && !e.TELEGRAM_WEBHOOK_SECRET) {
     throw new ConfigError(
       "Invalid settings:\n  - TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_WEBHOOK_URL is set",
@@ -222,9 +250,17 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       retryMaxDelayMs: e.API_RETRY_MAX_DELAY_MS,
       retryMaxTotalMs: e.API_RETRY_MAX_TOTAL_MS,
       reportNotSpamPath: e.API_REPORT_NOT_SPAM_PATH,
+      maxBodyBytes: e.API_MAX_BODY_BYTES,
+      budget: {
+        perSecond: e.API_BUDGET_PER_SECOND,
+        burst: e.API_BUDGET_BURST,
+        maxWaitMs: e.API_BUDGET_MAX_WAIT_MS,
+      },
     },
     cache: {
       maxKeys: e.CACHE_MAX_KEYS,
+      maxBytes: e.CACHE_MAX_BYTES,
+      maxEntryBytes,
       ttlSeconds: {
         behaviors: e.CACHE_TTL_BEHAVIORS_S,
         audience: e.CACHE_TTL_AUDIENCE_S,

@@ -420,14 +420,56 @@ describe("cache", () => {
     expect(t.sim.countRequests()).toBe(2);
   });
 
-  it("a full cache stops caching but never fails a call (ECACHEFULL)", async () => {
+  it("at CACHE_MAX_KEYS the least recently used answer makes room; a call never fails for it", async () => {
     t = await startClient({ CACHE_MAX_KEYS: "1" });
     const { fixtures: f } = t.sim;
     await t.api.audiences.behaviorsByCollection(f.collection);
     await t.api.audiences.behaviorsByCollection(f.erc1155Collection);
     await t.api.audiences.behaviorsByCollection(f.erc1155Collection);
-    expect(t.api.cacheStats.full).toBeGreaterThanOrEqual(2);
+    expect(t.sim.countRequests()).toBe(2);
     await t.api.audiences.behaviorsByCollection(f.collection);
+    expect(t.sim.countRequests()).toBe(3);
+  });
+
+  /** A top-collections answer of about `bytes` bytes of JSON. */
+  const topAnswer = (bytes: number, tag: string) =>
+    JSON.stringify({
+      collections: Array.from({ length: Math.ceil(bytes / 1000) }, (_, i) => ({
+        contractAddress: `0x${String(i).padStart(40, "0")}`,
+        contractName: `${tag}-${"n".repeat(900)}`,
+        salesVolume: "1.5",
+      })),
+    });
+
+  it("is bounded by bytes: many distinct large answers stay under CACHE_MAX_BYTES, oldest out first", async () => {
+    t = await startClient({ CACHE_MAX_BYTES: "200000", CACHE_MAX_ENTRY_BYTES: "60000" });
+    for (let offset = 0; offset < 40; offset++) {
+      t.sim.script([{ status: 200, body: topAnswer(40_000, `page${offset}`) }]);
+      await t.api.collections.top("METRIC_SALES_VOLUME", "DURATION_1_DAY", { offset });
+      expect(t.api.cacheBytes).toBeLessThanOrEqual(200_000);
+    }
+    expect(t.api.cacheBytes).toBeGreaterThan(100_000);
+    expect(t.sim.countRequests()).toBe(40);
+    // The newest is still cached, the oldest made room long ago.
+    await t.api.collections.top("METRIC_SALES_VOLUME", "DURATION_1_DAY", { offset: 39 });
+    expect(t.sim.countRequests()).toBe(40);
+    await t.api.collections.top("METRIC_SALES_VOLUME", "DURATION_1_DAY", { offset: 0 });
+    expect(t.sim.countRequests()).toBe(41);
+  });
+
+  it("does not keep an answer above CACHE_MAX_ENTRY_BYTES: the next call goes upstream", async () => {
+    t = await startClient({ CACHE_MAX_BYTES: "1000000", CACHE_MAX_ENTRY_BYTES: "30000" });
+    const big = topAnswer(40_000, "big");
+    t.sim.script([{ status: 200, body: big }]);
+    const first = await t.api.collections.top("METRIC_SALES_VOLUME", "DURATION_1_DAY");
+    expect(first.collections).toHaveLength(40);
+    expect(t.api.cacheStats.full).toBe(1);
+    t.sim.script([{ status: 200, body: big }]);
+    await t.api.collections.top("METRIC_SALES_VOLUME", "DURATION_1_DAY");
+    expect(t.sim.countRequests()).toBe(2);
+    // A small answer is still cached.
+    await t.api.collections.top("METRIC_SALES_VOLUME", "DURATION_7_DAYS", { limit: 2 });
+    await t.api.collections.top("METRIC_SALES_VOLUME", "DURATION_7_DAYS", { limit: 2 });
     expect(t.sim.countRequests()).toBe(3);
   });
 

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { createCanvas, loadImage } from "@napi-rs/canvas";
 import { afterEach, describe, expect, it } from "vitest";
-import { displayableImage } from "../commands/nft.ts";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
+import { publicImageUrl } from "../src/core/images.ts";
 import { silentLogger } from "../src/log.ts";
 import {
   audienceChart,
@@ -148,15 +148,16 @@ describe("charts in replies", () => {
 
 describe("NFT images", () => {
   it("prefers http(s), rewrites ipfs:// through the configured gateway, and refuses the rest", () => {
-    expect(displayableImage("https://img.example/1.png")).toBe("https://img.example/1.png");
-    expect(displayableImage("ipfs://QmHash/1.png", "https://gw.example/ipfs/")).toBe(
+    const gateway = "https://gw.example/ipfs/";
+    expect(publicImageUrl("https://img.example/1.png", gateway)).toBe("https://img.example/1.png");
+    expect(publicImageUrl("ipfs://QmHash/1.png", gateway)).toBe(
       "https://gw.example/ipfs/QmHash/1.png",
     );
-    expect(displayableImage("ipfs://ipfs/QmHash", "https://gw.example/ipfs/")).toBe(
-      "https://gw.example/ipfs/QmHash",
-    );
-    expect(displayableImage("data:image/svg+xml;base64,AAAA")).toBeUndefined();
-    expect(displayableImage("javascript:alert(1)")).toBeUndefined();
-    expect(displayableImage(undefined)).toBeUndefined();
+    expect(publicImageUrl("ipfs://ipfs/QmHash", gateway)).toBe("https://gw.example/ipfs/QmHash");
+    expect(publicImageUrl("ipfs:////evil.example/x", gateway)).toMatch(/^https:\/\/gw\.example\//);
+    expect(publicImageUrl("data:image/svg+xml;base64,AAAA", gateway)).toBeUndefined();
+    expect(publicImageUrl("javascript:alert(1)", gateway)).toBeUndefined();
+    expect(publicImageUrl("http://metadata/computeMetadata/v1/", gateway)).toBeUndefined();
+    expect(publicImageUrl(undefined, gateway)).toBeUndefined();
   });
 });

@@ -14,6 +14,15 @@ describe("config", () => {
     expect(config.cache.ttlSeconds.contracts).toBeLessThan(60);
     expect(config.dataDir).toBe("./data");
     expect(config.logLevel).toBe("info");
+    expect(config.api.maxBodyBytes).toBe(8 * 1024 * 1024);
+    expect(config.api.budget).toEqual({ perSecond: 20, burst: 40, maxWaitMs: 2000 });
+    expect(config.cache.maxBytes).toBe(32 * 1024 * 1024);
+    expect(config.cache.maxEntryBytes).toBe(2 * 1024 * 1024);
+  });
+
+  it("derives the cache's per-answer cap from its size unless set", () => {
+    expect(parseConfig({ CACHE_MAX_BYTES: "160000" }).cache.maxEntryBytes).toBe(10_000);
+    expect(parseConfig({ CACHE_MAX_ENTRY_BYTES: "5000" }).cache.maxEntryBytes).toBe(5000);
   });
 
   it("parses values and strips a trailing slash from URLs", () => {
@@ -34,6 +43,8 @@ describe("config", () => {
     [{ API_REPORT_NOT_SPAM_PATH: "/no/placeholders" }, /API_REPORT_NOT_SPAM_PATH/],
     [{ API_RETRY_MIN_DELAY_MS: "9000", API_RETRY_MAX_DELAY_MS: "10" }, /API_RETRY_MIN_DELAY_MS/],
     [{ TELEGRAM_WEBHOOK_URL: "https://bot.example.com/hook" }, /TELEGRAM_WEBHOOK_SECRET/],
+    [{ CACHE_MAX_BYTES: "100000", CACHE_MAX_ENTRY_BYTES: "200000" }, /CACHE_MAX_ENTRY_BYTES/],
+    [{ API_BUDGET_PER_SECOND: "0" }, /API_BUDGET_PER_SECOND/],
   ])("stops on %j naming the variable", (env, variable) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(variable);

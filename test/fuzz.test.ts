@@ -549,8 +549,8 @@ describe("fuzz findings, minimal cases", () => {
       { status: 200, body },
     ]);
     const reply = await t.say(`/nft ${token.contract} ${token.tokenId}`);
-    expect(reply.image).toMatchObject({ kind: "url", url: "https://img.example/my ape.png" });
-    // Discord gets the parsed URL; Telegram should too.
+    // The image gate hands on the URL it checked, parsed; Discord and Telegram get that.
+    expect(reply.image).toMatchObject({ kind: "url", url: "https://img.example/my%20ape.png" });
     expect(renderDiscord(reply).embeds[0]?.image?.url).toBe("https://img.example/my%20ape.png");
     const photo = renderTelegram(reply).find((message) => message.kind === "photo");
     expect(photo?.kind === "photo" && "url" in photo.photo ? photo.photo.url : "").toBe(

@@ -48,6 +48,9 @@ export async function startClient(
     API_RETRY_MIN_DELAY_MS: "10",
     API_RETRY_MAX_DELAY_MS: "50",
     API_RETRY_MAX_TOTAL_MS: "5000",
+    // Tests that are not about the upstream budget must not meet it.
+    API_BUDGET_PER_SECOND: "100000",
+    API_BUDGET_BURST: "100000",
     ...env,
   });
   const apiKey = overrides.apiKey ?? sim.apiKey;
@@ -105,6 +108,7 @@ export async function startRuntime(
   env: Record<string, string> = {},
   simOptions: SimulatorOptions = {},
   extraCommands: AnyCommand[] = [],
+  options: { logger?: Logger } = {},
 ): Promise<RuntimeSetup> {
   const setup = await startClient(env, simOptions);
   const dataDir = mkdtempSync(join(tmpdir(), "bot-test-"));
@@ -119,7 +123,7 @@ export async function startRuntime(
       wallets: new LinkedWalletRepository(db),
       reports: new ReportRepository(db),
     },
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
     settings: {
       explorerUrl: setup.config.explorerUrl,
       reportsPerHour: setup.config.reportsPerHour,

@@ -235,7 +235,7 @@ export class NewContractPoller {
           blockTimestampGt: new Date(gt).toISOString(),
           ...(offset > 0 ? { offset } : {}),
         },
-        { fresh: true },
+        { fresh: true, background: true },
       );
       for (const contract of contracts) seen.set(contract.address.toLowerCase(), contract);
       if (contracts.length < settings.limit)

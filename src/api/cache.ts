@@ -1,12 +1,26 @@
-import NodeCache from "node-cache";
+import { LRUCache } from "lru-cache";
 
 export interface CacheStats {
   hits: number;
   misses: number;
   /** Callers that joined a request already in flight instead of starting their own. */
   joins: number;
-  /** Values not stored because the cache was full. */
+  /** Answers not kept because they were larger than the per-answer cap. */
   full: number;
+  /** What the kept answers weigh: bytes as received, plus their keys. */
+  bytes: number;
+}
+
+/** A loaded answer with its size as received, which is what the cache counts. */
+export interface Sized<T> {
+  value: T;
+  bytes: number;
+}
+
+export interface ResponseCacheOptions {
+  maxKeys: number;
+  maxBytes: number;
+  maxEntryBytes: number;
 }
 
 function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -31,45 +45,51 @@ function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pr
 /**
  * A read-through cache with single flight: concurrent reads of one key share one load. The load
  * runs free of any one caller's signal (each caller stops waiting on its own), so one person
- * giving up never fails the others. A full cache only stops storing; it never fails a read.
+ * giving up never fails the others. It is bounded in bytes (the size of each answer as the
+ * service sent it, a cheap and close measure of what the parsed answer holds): past the bound the
+ * least recently used answers make room, and an answer above the per-answer cap is not kept at
+ * all. Not keeping an answer never fails a read.
  */
 export class ResponseCache {
-  readonly stats: CacheStats = { hits: 0, misses: 0, joins: 0, full: 0 };
-  private readonly store: NodeCache;
+  private readonly counts = { hits: 0, misses: 0, joins: 0, full: 0 };
+  private readonly store: LRUCache<string, { value: unknown }>;
   private readonly inFlight = new Map<string, Promise<unknown>>();
 
-  constructor(options: { maxKeys: number }) {
-    this.store = new NodeCache({
-      useClones: false,
-      maxKeys: options.maxKeys,
-      stdTTL: 0,
-      checkperiod: 60,
-      deleteOnExpire: true,
+  constructor(options: ResponseCacheOptions) {
+    // Entry ages are measured on lru-cache's monotonic clock (performance.now).
+    this.store = new LRUCache({
+      max: options.maxKeys,
+      maxSize: options.maxBytes,
+      maxEntrySize: options.maxEntryBytes,
     });
+  }
+
+  get stats(): CacheStats {
+    return { ...this.counts, bytes: this.store.calculatedSize };
   }
 
   async getOrLoad<T>(
     key: string,
     ttlSeconds: number,
-    load: () => Promise<T>,
+    load: () => Promise<Sized<T>>,
     signal?: AbortSignal,
   ): Promise<T> {
     if (ttlSeconds > 0) {
-      const cached = this.store.get<T>(key);
+      const cached = this.store.get(key);
       if (cached !== undefined) {
-        this.stats.hits++;
-        return cached;
+        this.counts.hits++;
+        return cached.value as T;
       }
     }
     const pending = this.inFlight.get(key) as Promise<T> | undefined;
     if (pending) {
-      this.stats.joins++;
+      this.counts.joins++;
       return raceSignal(pending, signal);
     }
-    this.stats.misses++;
+    this.counts.misses++;
     const loading = load()
-      .then((value) => {
-        if (ttlSeconds > 0) this.put(key, value, ttlSeconds);
+      .then(({ value, bytes }) => {
+        if (ttlSeconds > 0) this.put(key, value, bytes, ttlSeconds);
         return value;
       })
       .finally(() => this.inFlight.delete(key));
@@ -79,24 +99,9 @@ export class ResponseCache {
     return raceSignal(loading, signal);
   }
 
-  private put(key: string, value: unknown, ttlSeconds: number): void {
-    try {
-      this.store.set(key, value, ttlSeconds);
-    } catch {
-      // ECACHEFULL: node-cache throws when maxKeys is reached; the value is simply not kept.
-      this.stats.full++;
-    }
-  }
-
-  get size(): number {
-    return this.store.keys().length;
-  }
-
-  flush(): void {
-    this.store.flushAll();
-  }
-
-  close(): void {
-    this.store.close();
+  private put(key: string, value: unknown, bytes: number, ttlSeconds: number): void {
+    const status: LRUCache.Status<string, { value: unknown }> = {};
+    this.store.set(key, { value }, { ttl: ttlSeconds * 1000, size: bytes + key.length, status });
+    if (status.maxEntrySizeExceeded) this.counts.full++;
   }
 }

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
+import { UpstreamBudget } from "./budget.ts";
 import { ResponseCache } from "./cache.ts";
 import { ApiError } from "./errors.ts";
 import {
@@ -39,6 +40,8 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
   /** Skip the cache (the alert poller must see the service's newest answer). */
   fresh?: boolean;
+  /** Background work (the alert poller): first in line for the upstream budget, never refused. */
+  background?: boolean;
 }
 
 export interface Page {
@@ -74,6 +77,14 @@ export interface ApiClientOptions {
 }
 
 const seg = (value: string) => encodeURIComponent(value);
+
+/**
+ * Unknown enum values are logged once each. The bot remembers this many; past them it says so
+ * once and stops logging them, so a hostile answer cannot flood the log or grow memory.
+ */
+const MAX_REMEMBERED_UNKNOWN = 1000;
+/** An unknown value is logged (and remembered) cut to this length. */
+const MAX_LOGGED_ENUM_VALUE = 100;
 
 function oneOf<T extends string>(value: string, allowed: readonly T[], what: string): T {
   if ((allowed as readonly string[]).includes(value)) return value as T;
@@ -129,14 +140,27 @@ export class ApiClient {
   readonly wallets: WalletsApi;
   private readonly schemas: Schemas;
   private readonly reportedUnknown = new Set<string>();
+  private unknownOverflow = false;
 
   constructor(private readonly options: ApiClientOptions) {
     this.schemas = createSchemas((enumName, value) => {
-      const key = `${enumName}:${value}`;
+      if (this.unknownOverflow) return;
+      const shown =
+        value.length > MAX_LOGGED_ENUM_VALUE ? `${value.slice(0, MAX_LOGGED_ENUM_VALUE)}…` : value;
+      const key = `${enumName}:${shown}`;
       if (this.reportedUnknown.has(key)) return;
+      if (this.reportedUnknown.size >= MAX_REMEMBERED_UNKNOWN) {
+        this.unknownOverflow = true;
+        this.reportedUnknown.clear();
+        options.logger.warn(
+          { enum: enumName, remembered: MAX_REMEMBERED_UNKNOWN },
+          "the data service sent more unknown enum values than the bot remembers: further ones are not logged one by one",
+        );
+        return;
+      }
       this.reportedUnknown.add(key);
       options.logger.warn(
-        { enum: enumName, value },
+        { enum: enumName, value: shown },
         "data service sent an enum value the spec does not list",
       );
     });
@@ -151,6 +175,11 @@ export class ApiClient {
     return this.options.cache.stats;
   }
 
+  /** What the cached answers weigh, in bytes as received. */
+  get cacheBytes(): number {
+    return this.options.cache.stats.bytes;
+  }
+
   get baseUrl(): string {
     return this.options.transport.baseUrl;
   }
@@ -161,7 +190,6 @@ export class ApiClient {
   }
 
   async close(): Promise<void> {
-    this.options.cache.close();
     await this.options.transport.close();
   }
 
@@ -180,17 +208,18 @@ export class ApiClient {
   ): Promise<Out<K>> {
     const { transport, cache, ttlSeconds } = this.options;
     const load = async () => {
-      const json = await transport.request({
+      const { json, bytes } = await transport.request({
         method: spec.method,
         path: spec.path,
         query: spec.query ?? {},
         body: spec.body,
         retry: spec.retry ?? true,
         signal: spec.ttl && !options?.fresh ? undefined : options?.signal,
+        background: options?.background,
       });
-      return this.parse(schema, json, spec.method, spec.path);
+      return { value: this.parse(schema, json, spec.method, spec.path), bytes };
     };
-    if (!spec.ttl || options?.fresh) return load();
+    if (!spec.ttl || options?.fresh) return (await load()).value;
     const key = JSON.stringify([
       transport.baseUrl,
       spec.method,
@@ -656,11 +685,17 @@ export function createApiClient(
     retryMinDelayMs: config.api.retryMinDelayMs,
     retryMaxDelayMs: config.api.retryMaxDelayMs,
     retryMaxTotalMs: config.api.retryMaxTotalMs,
+    maxBodyBytes: config.api.maxBodyBytes,
+    budget: new UpstreamBudget(config.api.budget),
     logger,
   });
   return new ApiClient({
     transport,
-    cache: new ResponseCache({ maxKeys: config.cache.maxKeys }),
+    cache: new ResponseCache({
+      maxKeys: config.cache.maxKeys,
+      maxBytes: config.cache.maxBytes,
+      maxEntryBytes: config.cache.maxEntryBytes,
+    }),
     ttlSeconds: config.cache.ttlSeconds,
     reportNotSpamPath: config.api.reportNotSpamPath,
     logger,

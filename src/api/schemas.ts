@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { stripControlCharacters } from "../strings.ts";
 
 /**
  * Enum values named by the spec. Responses may carry values outside these lists (the spec itself
@@ -71,6 +72,25 @@ export type CollectionCondition = (typeof COLLECTION_CONDITIONS)[number];
 /** Told once per (enum, value) when a response carries a value the spec does not list. */
 export type UnknownEnumListener = (enumName: string, value: string) => void;
 
+/** Shapes the spec leaves open are cleaned this deep; nothing shows them deeper. */
+const MAX_CLEAN_DEPTH = 32;
+
+/** Every string (keys too) of a value whose shape the spec does not give. */
+function cleanDeep(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return stripControlCharacters(value);
+  if (typeof value !== "object" || value === null || depth >= MAX_CLEAN_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item) => cleanDeep(item, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [
+      stripControlCharacters(key),
+      cleanDeep(item, depth + 1),
+    ]),
+  );
+}
+
+/** Every string field of an answer: it enters the bot without control characters. */
+const text = z.string().transform(stripControlCharacters);
+
 /** int64 fields: decimal strings, possibly signed (changes). Never converted to Number here. */
 const int64 = z.string().regex(/^-?\d+$/, "expected an int64 decimal string");
 /** decimal amounts: strings such as "1.234567890123456789". */
@@ -86,7 +106,7 @@ const timestamp = z
 export function createSchemas(onUnknownEnum: UnknownEnumListener) {
   const openEnum = <T extends string>(enumName: string, values: readonly T[]) => {
     const known = new Set<string>(values);
-    return z.string().transform((value): Open<T> => {
+    return text.transform((value): Open<T> => {
       if (!known.has(value)) onUnknownEnum(enumName, value);
       return value;
     });
@@ -102,7 +122,7 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
     walletsCountChange30d: int64.optional(),
   });
   const walletBehavior = z.object({
-    address: z.string(),
+    address: text,
     behavior,
     experience: score,
     holding: score,
@@ -124,47 +144,47 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
   });
   const mintEvent = z.object({
     blockTimestamp: timestamp,
-    txHash: z.string(),
-    minterAddress: z.string(),
+    txHash: text,
+    minterAddress: text,
   });
   const contract = z.object({
-    address: z.string(),
-    name: z.string().default(""),
-    symbol: z.string().default(""),
+    address: text,
+    name: text.default(""),
+    symbol: text.default(""),
     decimals: z.number().int().default(0),
     types: z.array(contractType).default([]),
     mintEvent: mintEvent.optional(),
   });
-  const metadataUri = z.object({ uri: z.string(), mimeType: z.string().default("") });
+  const metadataUri = z.object({ uri: text, mimeType: text.default("") });
   const image = z.object({
-    uri: z.string().optional(),
-    uriOriginal: z.string().optional(),
-    mimeType: z.string().optional(),
+    uri: text.optional(),
+    uriOriginal: text.optional(),
+    mimeType: text.optional(),
   });
   /** Normalized metadata, shared by NFT details and the tokens-by-owner list. */
   const nftMetadata = z.object({
     metadataUri: metadataUri.optional(),
-    name: z.string().default(""),
-    description: z.string().default(""),
+    name: text.default(""),
+    description: text.default(""),
     image: image.optional(),
   });
   const nft = z.object({
-    contractAddress: z.string(),
+    contractAddress: text,
     tokenId: int64,
     type: contractType.optional(),
     metadata: nftMetadata.optional(),
     mintEvent: z
       .object({
-        txHash: z.string(),
+        txHash: text,
         logIndex: int64.optional(),
         blockTimestamp: timestamp.optional(),
       })
       .optional(),
-    collection: z.object({ name: z.string().default("") }).optional(),
+    collection: z.object({ name: text.default("") }).optional(),
   });
   const lastSale = z.object({
     blockchainEvent: z.object({
-      txHash: z.string(),
+      txHash: text,
       logIndex: int64.optional(),
       seqIndex: int64.optional(),
       blockNumber: int64.optional(),
@@ -177,16 +197,16 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
       fungibleTransfersTotal: decimal.optional(),
       attributedBy: openEnum("AttributedBy", ATTRIBUTIONS).optional(),
       fungibleTotals: z
-        .array(z.object({ contractAddress: z.string(), totalNormalized: decimal }))
+        .array(z.object({ contractAddress: text, totalNormalized: decimal }))
         .default([]),
     }),
   });
   const ensEntity = z.object({
-    name: z.string(),
-    resolvedAddress: z.string(),
+    name: text,
+    resolvedAddress: text,
     validFromTimestamp: timestamp.optional(),
     validTillTimestamp: timestamp.nullable().optional(),
-    parentName: z.string().optional(),
+    parentName: text.optional(),
   });
 
   return {
@@ -194,14 +214,16 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
     behaviorsByCollection: z.object({ aggregatedBehaviors: z.array(aggregatedBehavior) }),
     behaviorDetails: z.object({ walletBehaviors: z.array(walletBehavior) }),
     /** Endpoint 4: the spec gives no shape, so any JSON object is accepted and shown as it comes. */
-    financialProfile: z.record(z.string(), z.unknown()),
+    financialProfile: z
+      .record(z.string(), z.unknown())
+      .transform((profile) => cleanDeep(profile) as Record<string, unknown>),
     financialStats,
     commonCollections: z.object({
       collections: z.array(
         z.object({
-          contractAddress: z.string(),
-          name: z.string().default(""),
-          minterAddress: z.string().default(""),
+          contractAddress: text,
+          name: text.default(""),
+          minterAddress: text.default(""),
           commonOwnersCount: int64,
           ownersCount: int64,
         }),
@@ -210,15 +232,15 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
     commonCollectionTrends: z.object({
       collections: z.array(
         z.object({
-          contractAddress: z.string(),
-          name: z.string().default(""),
+          contractAddress: text,
+          name: text.default(""),
           ownersCountChange: int64,
           commonOwnersCount: int64,
         }),
       ),
     }),
     segmentedAudience: z.object({
-      wallets: z.array(z.object({ walletAddress: z.string(), totalSpend: decimal })),
+      wallets: z.array(z.object({ walletAddress: text, totalSpend: decimal })),
     }),
     contracts: z.object({ contracts: z.array(contract) }),
     nftDetails: z.object({
@@ -227,12 +249,12 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
       lastSale: lastSale.nullable().optional(),
     }),
     rawMetadata: z.object({
-      metadata: z.object({ raw: z.string(), indexedAt: timestamp.optional() }),
+      metadata: z.object({ raw: text, indexedAt: timestamp.optional() }),
     }),
     nftsByOwner: z.object({
       tokens: z.array(
         z.object({
-          contractAddress: z.string(),
+          contractAddress: text,
           tokenId: int64,
           type: contractType.optional(),
           metadata: nftMetadata.optional(),
@@ -240,19 +262,19 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
         }),
       ),
     }),
-    tokenOwners: z.object({ owners: z.array(z.object({ address: z.string(), quantity: int64 })) }),
+    tokenOwners: z.object({ owners: z.array(z.object({ address: text, quantity: int64 })) }),
     topCollections: z.object({
       collections: z.array(
         z.object({
-          contractAddress: z.string(),
-          contractName: z.string().default(""),
+          contractAddress: text,
+          contractName: text.default(""),
           salesVolume: decimal.optional(),
           salesCount: int64.optional(),
           maxPrice: decimal.optional(),
         }),
       ),
     }),
-    ownersList: z.object({ owner: z.array(z.object({ address: z.string(), ownedCount: int64 })) }),
+    ownersList: z.object({ owner: z.array(z.object({ address: text, ownedCount: int64 })) }),
     ownersCount: z.object({ dataPoints: z.array(z.object({ timestamp, count: int64 })) }),
     walletNfts: z.object({
       nfts: z.array(
@@ -260,7 +282,7 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
       ),
     }),
     /** Endpoints 19 and 20: the spec gives no shape; whatever JSON comes back is kept. */
-    report: z.unknown(),
+    report: z.unknown().transform((answer) => cleanDeep(answer)),
     ensByName: z.object({ entity: ensEntity }),
     ensByAddress: z.object({ entities: z.array(ensEntity) }),
   };

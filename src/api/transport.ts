@@ -2,6 +2,8 @@ import pRetry from "p-retry";
 import { Agent, type Dispatcher, request } from "undici";
 import type { Logger } from "../log.ts";
 import { scrubSecrets } from "../log.ts";
+import { stripControlCharacters } from "../strings.ts";
+import { BudgetExceededError, type UpstreamBudget } from "./budget.ts";
 import { ApiError, type ApiErrorKind, kindForStatus, RETRYABLE_STATUSES } from "./errors.ts";
 
 export interface TransportOptions {
@@ -15,6 +17,10 @@ export interface TransportOptions {
   retryMaxDelayMs: number;
   /** Bound on the whole call, retries and waits included. */
   retryMaxTotalMs: number;
+  /** Largest body read from one response; past it the answer is refused. */
+  maxBodyBytes: number;
+  /** Every attempt, retries included, takes a token from it first. */
+  budget?: UpstreamBudget;
   logger: Logger;
   dispatcher?: Dispatcher;
 }
@@ -28,6 +34,14 @@ export interface RequestSpec {
   /** Reads are retried; spam reports are not (a retried report could count twice). */
   retry: boolean;
   signal?: AbortSignal | undefined;
+  /** The alert poller: first in line for the budget, never refused by it. */
+  background?: boolean | undefined;
+}
+
+/** A parsed answer and the size of its body as received (the cache's measure). */
+export interface Answer {
+  json: unknown;
+  bytes: number;
 }
 
 export type RequestObserver = (event: {
@@ -99,7 +113,7 @@ export class Transport {
     return this.options.baseUrl;
   }
 
-  async request(spec: RequestSpec): Promise<unknown> {
+  async request(spec: RequestSpec): Promise<Answer> {
     const { options } = this;
     if (!spec.retry) return this.attempt(spec, 1);
     const started = Date.now();
@@ -134,7 +148,7 @@ export class Transport {
     });
   }
 
-  private async attempt(spec: RequestSpec, attempt: number): Promise<unknown> {
+  private async attempt(spec: RequestSpec, attempt: number): Promise<Answer> {
     const { options } = this;
     const url = new URL(options.baseUrl + spec.path);
     for (const [key, value] of Object.entries(spec.query ?? {})) {
@@ -144,14 +158,11 @@ export class Transport {
     }
     const headers: Record<string, string> = { accept: "application/json" };
     if (options.apiKey !== undefined) headers["x-api-key"] = options.apiKey;
-    let body: string | null = null;
+    let requestBody: string | null = null;
     if (spec.body !== undefined) {
       headers["content-type"] = "application/json";
-      body = JSON.stringify(spec.body);
+      requestBody = JSON.stringify(spec.body);
     }
-    const timeout = AbortSignal.timeout(options.timeoutMs);
-    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
-    const started = performance.now();
     const fail = (kind: ApiErrorKind, message: string, status?: number, retryAfter?: number) =>
       new ApiError({
         kind,
@@ -161,21 +172,40 @@ export class Transport {
         message: scrubSecrets(message, this.secrets),
         ...(retryAfter !== undefined ? { retryAfter } : {}),
       });
+    const cancelled = () =>
+      fail("timeout", "The request was cancelled: the command ran out of time.");
+
+    try {
+      await options.budget?.take({ background: spec.background, signal: spec.signal });
+    } catch (error) {
+      if (!(error instanceof BudgetExceededError)) throw cancelled();
+      throw fail(
+        "rate_limited",
+        "The bot's budget of requests to the data service is spent for now.",
+        undefined,
+        Math.max(1, Math.ceil(error.retryAfterMs / 1000)),
+      );
+    }
+
+    // One deadline for the whole attempt: connecting, headers and every byte of the body.
+    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout]) : timeout;
+    const started = performance.now();
 
     let status: number;
-    let text: string;
+    let body: { text: string; bytes: number } | undefined;
     let retryAfterHeader: string | string[] | undefined;
     try {
       const response = await request(url, {
         method: spec.method,
         headers,
-        body,
+        body: requestBody,
         signal,
         dispatcher: this.dispatcher,
       });
       status = response.statusCode;
       retryAfterHeader = response.headers["retry-after"];
-      text = await response.body.text();
+      body = await readCapped(response, options.maxBodyBytes);
     } catch (error) {
       this.observer?.({
         method: spec.method,
@@ -184,8 +214,7 @@ export class Transport {
         ms: performance.now() - started,
         attempt,
       });
-      if (spec.signal?.aborted)
-        throw fail("timeout", "The request was cancelled: the command ran out of time.");
+      if (spec.signal?.aborted) throw cancelled();
       if (timeout.aborted)
         throw fail("timeout", `The data service did not answer within ${options.timeoutMs} ms.`);
       const code =
@@ -202,9 +231,16 @@ export class Transport {
     });
 
     if (status >= 200 && status < 300) {
-      if (text.length === 0) return {};
+      if (!body) {
+        throw fail(
+          "invalid_response",
+          `The data service sent an answer larger than ${options.maxBodyBytes} bytes.`,
+          status,
+        );
+      }
+      if (body.text.length === 0) return { json: {}, bytes: 0 };
       try {
-        return JSON.parse(text) as unknown;
+        return { json: JSON.parse(body.text) as unknown, bytes: body.bytes };
       } catch {
         throw fail(
           "invalid_response",
@@ -215,7 +251,7 @@ export class Transport {
     }
     throw fail(
       kindForStatus(status),
-      errorMessage(status, text),
+      errorMessage(status, body?.text ?? ""),
       status,
       parseRetryAfter(retryAfterHeader),
     );
@@ -224,6 +260,32 @@ export class Transport {
   async close(): Promise<void> {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
+}
+
+/**
+ * The body as text, or undefined when it is larger than `max` bytes (declared or as it streams
+ * in): the rest is not read and the connection is dropped, so a body that never ends costs at
+ * most `max` bytes.
+ */
+async function readCapped(
+  response: Dispatcher.ResponseData,
+  max: number,
+): Promise<{ text: string; bytes: number } | undefined> {
+  if (Number(response.headers["content-length"]) > max) {
+    response.body.destroy();
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of response.body) {
+    bytes += (chunk as Buffer).length;
+    if (bytes > max) {
+      response.body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return { text: Buffer.concat(chunks, bytes).toString("utf8"), bytes };
 }
 
 function isRetryable(error: ApiError): boolean {
@@ -241,7 +303,7 @@ function errorMessage(status: number, text: string): string {
       "message" in parsed &&
       typeof parsed.message === "string"
     ) {
-      return parsed.message.slice(0, 500);
+      return stripControlCharacters(parsed.message).slice(0, 500);
     }
   } catch {
     // not JSON: fall through to the status text

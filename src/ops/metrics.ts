@@ -100,9 +100,10 @@ export function createMetrics(sources: MetricSources): Metrics {
   );
   cacheGauge(
     "bot_cache_full_skips",
-    "Answers not cached because the cache was full",
+    "Answers not cached because they were larger than CACHE_MAX_ENTRY_BYTES",
     (s) => s.full,
   );
+  cacheGauge("bot_cache_bytes", "Bytes of the cached answers as received", (s) => s.bytes);
   new Gauge({
     name: "bot_outbox_depth",
     help: "Alerts waiting to be delivered",

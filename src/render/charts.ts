@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { createCanvas, GlobalFonts, type SKRSContext2D } from "@napi-rs/canvas";
 import { Chart, type ChartConfiguration, type Plugin, registerables } from "chart.js";
+import type { ReplyImage } from "../core/reply.ts";
+import type { Logger } from "../log.ts";
 
 /**
  * Server-side charts: Chart.js drawing on @napi-rs/canvas (Skia, prebuilt inside the npm package),
@@ -232,6 +234,28 @@ export class ChartCache {
 
   hits = 0;
   misses = 0;
+
+  /**
+   * The chart as a reply's picture. A chart that cannot be drawn is logged and left out: the
+   * answer goes without its picture rather than not at all.
+   */
+  image(
+    key: string,
+    data: unknown,
+    render: () => Buffer,
+    picture: { name: string; alt: string },
+    logger: Logger,
+  ): ReplyImage | undefined {
+    try {
+      return { kind: "png", data: this.get(key, data, render), ...picture };
+    } catch (error) {
+      logger.warn(
+        { err: error, chart: key },
+        "chart could not be drawn: the reply goes without it",
+      );
+      return undefined;
+    }
+  }
 
   get(key: string, data: unknown, render: () => Buffer): Buffer {
     const fullKey = `${key}#${createHash("sha1").update(JSON.stringify(data)).digest("base64url")}`;

@@ -19,7 +19,12 @@ const median = (values: number[]) =>
   );
 
 function runtimeFor(env: Record<string, string>, url: string, key: string) {
-  const config = parseConfig(env);
+  // The bot's own overhead is measured here, not the upstream budget.
+  const config = parseConfig({
+    API_BUDGET_PER_SECOND: "100000",
+    API_BUDGET_BURST: "100000",
+    ...env,
+  });
   const api = createApiClient(config, url, key, silentLogger());
   const runtime = new Runtime({
     commands: allCommands(),
