@@ -173,9 +173,12 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
       overlapMs: config.alerts.overlapMs,
       limit: config.alerts.pollLimit,
       maxPages: config.alerts.maxPages,
+      maxClockSkewMs: config.alerts.maxClockSkewMs,
     },
     holder: leaseHolderName(),
     onEnqueued: () => delivery.poke(),
+    // Called only once polling has started, after the metrics below exist.
+    onFutureMints: (count) => metrics.onFutureMints(count),
   });
   const metrics = createMetrics({
     cache: () => api.cacheStats,

@@ -90,6 +90,7 @@ const EnvSchema = z.object({
   POLL_OVERLAP_S: int(600, 0, 86_400),
   POLL_LIMIT: int(100, 1, 500),
   POLL_MAX_PAGES: int(10, 1, 100),
+  POLL_MAX_CLOCK_SKEW_S: int(300, 0, 86_400),
   ALERT_DIGEST_THRESHOLD: int(5, 2, 1000),
   DELIVERY_CONCURRENCY: int(16, 1, 256),
   DELIVERY_TICK_MS: int(1000, 50, 60_000),
@@ -161,6 +162,8 @@ export interface Config {
     overlapMs: number;
     pollLimit: number;
     maxPages: number;
+    /** A mint dated further past our clock is posted but does not move the poll cursor. */
+    maxClockSkewMs: number;
     digestThreshold: number;
     deliveryConcurrency: number;
     deliveryTickMs: number;
@@ -248,6 +251,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       overlapMs: e.POLL_OVERLAP_S * 1000,
       pollLimit: e.POLL_LIMIT,
       maxPages: e.POLL_MAX_PAGES,
+      maxClockSkewMs: e.POLL_MAX_CLOCK_SKEW_S * 1000,
       digestThreshold: e.ALERT_DIGEST_THRESHOLD,
       deliveryConcurrency: e.DELIVERY_CONCURRENCY,
       deliveryTickMs: e.DELIVERY_TICK_MS,

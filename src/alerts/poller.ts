@@ -23,6 +23,12 @@ export interface PollerSettings {
   limit: number;
   /** Pages read in one poll before stopping. */
   maxPages: number;
+  /**
+   * How far past our clock a mint time may be and still move the cursor. A contract dated
+   * further ahead (an indexer's bad timestamp) is posted, but the cursor does not follow it:
+   * every later poll would ask for mints after that date and find none.
+   */
+  maxClockSkewMs: number;
 }
 
 export interface PollerDeps {
@@ -38,6 +44,8 @@ export interface PollerDeps {
   now?: () => number;
   /** Told when alerts were enqueued, so delivery need not wait for its next tick. */
   onEnqueued?: () => void;
+  /** Told how many newly seen contracts were dated past the clock skew allowance. */
+  onFutureMints?: (count: number) => void;
 }
 
 export type PollResult =
@@ -78,6 +86,18 @@ export function isDeadLocalHolder(holder: string): boolean {
 }
 
 const mintTime = (contract: Contract) => Date.parse(contract.mintEvent?.blockTimestamp ?? "");
+
+/**
+ * Where the cursor moves: the newest mint time, at least `floor`. Mints dated past `horizon` (now
+ * plus the skew allowance) do not count: the cursor says everything up to it was seen, and
+ * contracts minted from now on would be dated before such a date.
+ */
+function newestMint(contracts: readonly Contract[], floor: number, horizon: number): number {
+  return contracts.reduce((max, contract) => {
+    const at = mintTime(contract);
+    return at <= horizon ? Math.max(max, at) : max;
+  }, floor);
+}
 
 function toNewContract(contract: Contract): NewContract {
   return {
@@ -162,17 +182,14 @@ export class NewContractPoller {
       return { kind: "not_leader", holder };
     }
     this.warnedNotLeader = false;
+    const horizon = now + settings.maxClockSkewMs;
     const cursor = kv.get(CURSOR_KEY);
     if (cursor === undefined) {
       // First start: begin at now. What was minted before (the overlap window included) counts
       // as seen, so a new subscriber is not flooded with old contracts.
       const { contracts } = await this.fetchSince(now - settings.overlapMs);
-      const newest = contracts.reduce(
-        (max, contract) => Math.max(max, mintTime(contract) || 0),
-        now,
-      );
-      const start = new Date(newest).toISOString();
-      this.deps.alerts.record({
+      const start = new Date(newestMint(contracts, now, horizon)).toISOString();
+      const { fresh } = this.deps.alerts.record({
         contracts: contracts.map(toNewContract),
         subscriptions: [],
         cursorKey: CURSOR_KEY,
@@ -180,13 +197,18 @@ export class NewContractPoller {
         note: null,
         now,
       });
+      this.reportFuture(fresh, horizon);
       logger.info(
         { cursor: start, alreadyMinted: contracts.length },
         "new-contract poller starts from now",
       );
       return { kind: "started", cursor: start };
     }
-    const since = Date.parse(cursor) - settings.overlapMs;
+    // A cursor stored in the future (before mints past the horizon stopped moving it) is read as
+    // now: everything since (and the overlap before) is asked for again.
+    const stored = Date.parse(cursor);
+    const from = stored > horizon ? now : stored;
+    const since = from - settings.overlapMs;
     const { contracts, pages, gap } = await this.fetchSince(since);
     this.stats.polls++;
 
@@ -198,24 +220,33 @@ export class NewContractPoller {
     }
     gapNote = kv.get(PENDING_GAP_KEY);
 
-    const newest = contracts.reduce(
-      (max, contract) => Math.max(max, mintTime(contract) || 0),
-      Date.parse(cursor),
-    );
     const { fresh, enqueued } = this.deps.alerts.record({
       contracts: contracts.map(toNewContract),
       subscriptions: this.deps.subscriptions.active(),
       cursorKey: CURSOR_KEY,
-      cursor: new Date(newest).toISOString(),
+      cursor: new Date(newestMint(contracts, from, horizon)).toISOString(),
       note: gapNote ?? null,
       now,
     });
+    this.reportFuture(fresh, horizon);
     // The gap line rides on the first alerts enqueued after it.
     if (gapNote && enqueued > 0) kv.delete(PENDING_GAP_KEY);
     this.stats.lastSuccessAt = now;
     if (enqueued > 0) this.deps.onEnqueued?.();
     if (fresh.length > 0) logger.info({ fresh: fresh.length, enqueued }, "new contracts");
     return { kind: "polled", seen: contracts.length, fresh: fresh.length, enqueued, pages, gap };
+  }
+
+  /** Logs and counts newly seen contracts dated past the horizon (each once: they are seen now). */
+  private reportFuture(fresh: readonly NewContract[], horizon: number): void {
+    const future = fresh.filter((contract) => Date.parse(contract.mintedAt ?? "") > horizon);
+    for (const contract of future) {
+      this.deps.logger.warn(
+        { address: contract.address, blockTimestamp: contract.mintedAt },
+        "contract dated in the future: posted, but the poll cursor does not follow it",
+      );
+    }
+    if (future.length > 0) this.deps.onFutureMints?.(future.length);
   }
 
   /** Reads every page since `since`, following the order the service answers in. */

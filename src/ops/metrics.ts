@@ -12,6 +12,7 @@ export interface Metrics {
   onCommand(event: OutcomeEvent): void;
   onUpstream(event: { method: string; path: string; status: number | "error"; ms: number }): void;
   onDelivered(count: number, mintedAt: readonly (string | undefined)[], now: number): void;
+  onFutureMints(count: number): void;
 }
 
 export interface MetricSources {
@@ -68,6 +69,11 @@ export function createMetrics(sources: MetricSources): Metrics {
     name: "bot_alert_lag_seconds",
     help: "From a contract's mint to its alert being accepted by the platform",
     buckets: [5, 15, 30, 60, 120, 300, 600, 1800, 3600],
+    registers: [registry],
+  });
+  const futureMints = new Counter({
+    name: "bot_poller_future_mints_total",
+    help: "New contracts dated past the clock skew allowance (posted; the cursor did not follow)",
     registers: [registry],
   });
   new Gauge({
@@ -138,6 +144,9 @@ export function createMetrics(sources: MetricSources): Metrics {
         const at = minted ? Date.parse(minted) : Number.NaN;
         if (Number.isFinite(at)) alertLag.observe(Math.max(0, (now - at) / 1000));
       }
+    },
+    onFutureMints(count) {
+      futureMints.inc(count);
     },
   };
 }
