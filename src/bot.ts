@@ -28,6 +28,8 @@ export interface BotDeps {
   /** Console chat streams (default stdin/stdout). */
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
+  /** Monotonic clock in ms for elapsed times (default performance.now), injectable for tests. */
+  monotonic?: () => number;
 }
 
 export interface Bot {
@@ -176,6 +178,7 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
       maxClockSkewMs: config.alerts.maxClockSkewMs,
     },
     holder: leaseHolderName(),
+    ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
     onEnqueued: () => delivery.poke(),
     // Called only once polling has started, after the metrics below exist.
     onFutureMints: (count) => metrics.onFutureMints(count),
@@ -183,10 +186,7 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
   const metrics = createMetrics({
     cache: () => api.cacheStats,
     outboxDepth: () => alerts.depth(),
-    pollerLagSeconds: () =>
-      poller.isLeader && poller.stats.lastSuccessAt !== undefined
-        ? (Date.now() - poller.stats.lastSuccessAt) / 1000
-        : undefined,
+    pollerLagSeconds: () => poller.health().lagSeconds ?? undefined,
     pollerGaps: () => poller.stats.gaps,
   });
   runtime.onOutcome = metrics.onCommand;
@@ -202,18 +202,12 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     } catch {
       database = false;
     }
-    const lagSeconds =
-      poller.isLeader && poller.stats.lastSuccessAt !== undefined
-        ? (Date.now() - poller.stats.lastSuccessAt) / 1000
-        : undefined;
-    // A leader whose polls have failed for three intervals is not keeping alerts fresh.
-    const pollerHealthy =
-      lagSeconds === undefined || lagSeconds < (config.alerts.pollIntervalMs * 3) / 1000 + 30;
+    const pollerHealth = poller.health();
     return {
-      ok: database && pollerHealthy && Object.values(adapters).every(Boolean),
+      ok: database && pollerHealth.healthy && Object.values(adapters).every(Boolean),
       adapters,
       database,
-      poller: { leader: poller.isLeader, lagSeconds },
+      poller: pollerHealth,
     };
   };
   const opsServer =

@@ -258,6 +258,14 @@ describe("poller", () => {
     await first.poller.pollOnce();
     expect(await second.pollOnce()).toEqual({ kind: "not_leader", holder: "process-a" });
     expect(lines.join("\n")).toMatch(/another bot process is polling/);
+    // The process that does not poll has no poller health to report, and is not failed for it.
+    expect(second.health()).toEqual({
+      leader: false,
+      lagSeconds: null,
+      lastSuccessAgoSeconds: null,
+      healthy: true,
+    });
+    expect(first.poller.health()).toMatchObject({ leader: true, healthy: true });
   });
 });
 

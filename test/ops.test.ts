@@ -11,6 +11,7 @@ import { defineCommand } from "../src/core/command.ts";
 import { Runtime } from "../src/core/runtime.ts";
 import { createLogger, silentLogger } from "../src/log.ts";
 import { endpointTemplate } from "../src/ops/metrics.ts";
+import type { Health } from "../src/ops/server.ts";
 import { type Simulator, startSimulator } from "../src/simulator/index.ts";
 import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
 import { capturingLogger, startClient, testInvocation } from "./helpers.ts";
@@ -79,6 +80,58 @@ describe("health and metrics over HTTP", () => {
 
     bot.db.close();
     expect(bot.health()).toMatchObject({ ok: false, database: false });
+  });
+
+  it("/healthz fails with the reason once no poll has succeeded for max(3 intervals, 30 s), and recovers", async () => {
+    const sim = await simulator({ faults: { errorRates: { 503: 1 } } });
+    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    let clock = 1_000_000;
+    const bot = await createBot(
+      parseConfig({
+        API_BASE_URL: sim.url,
+        API_KEY: sim.apiKey,
+        API_RETRIES: "0",
+        DATA_DIR: tempDir(),
+        METRICS_PORT: String(port),
+        POLL_INTERVAL_S: "1",
+      }),
+      {
+        logger: silentLogger(),
+        input: new PassThrough(),
+        output: new PassThrough(),
+        monotonic: () => clock,
+      },
+    );
+    cleanups.push(() => bot.stop());
+    const healthz = async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+      return { status: response.status, body: (await response.json()) as Health };
+    };
+    await expect.poll(() => bot.poller.stats.failures, { timeout: 5000 }).toBeGreaterThan(0);
+    expect(await healthz()).toMatchObject({
+      status: 200,
+      body: { ok: true, poller: { leader: true, healthy: true, lastSuccessAgoSeconds: null } },
+    });
+
+    // The data service has been down since start: 31 s (past the 30 s floor) without a success.
+    clock += 31_000;
+    await expect.poll(async () => (await healthz()).status, { timeout: 5000 }).toBe(503);
+    const failing = await healthz();
+    expect(failing.body).toMatchObject({
+      ok: false,
+      database: true,
+      poller: { leader: true, healthy: false, lastSuccessAgoSeconds: null },
+    });
+    expect(failing.body.poller.reason).toMatch(/^no successful poll for 3\d s/);
+    expect(failing.body.poller.lagSeconds).toBeGreaterThanOrEqual(31);
+
+    sim.clearFaults();
+    await expect.poll(async () => (await healthz()).status, { timeout: 5000 }).toBe(200);
+    expect((await healthz()).body.poller).toMatchObject({
+      leader: true,
+      healthy: true,
+      lastSuccessAgoSeconds: 0,
+    });
   });
 
   it("endpoint labels keep no addresses, token ids or names", () => {

@@ -41,7 +41,10 @@ export interface PollerDeps {
   settings: PollerSettings;
   /** Identifies this process in the lease. */
   holder: string;
+  /** Wall clock (the shared lease, mint times, stored times). */
   now?: () => number;
+  /** Monotonic clock in ms (performance.now) for elapsed times: leadership, time since success. */
+  monotonic?: () => number;
   /** Told when alerts were enqueued, so delivery need not wait for its next tick. */
   onEnqueued?: () => void;
   /** Told how many newly seen contracts were dated past the clock skew allowance. */
@@ -64,7 +67,18 @@ export interface PollerStats {
   polls: number;
   gaps: number;
   failures: number;
-  lastSuccessAt: number | undefined;
+}
+
+/** What /healthz says about the poller. */
+export interface PollerHealth {
+  /** Whether this process holds the lease; a process that does not poll is not judged. */
+  leader: boolean;
+  /** Seconds without a successful poll: since the last one, or since the lease was taken. */
+  lagSeconds: number | null;
+  /** Seconds since the last successful poll; null when none succeeded in this process. */
+  lastSuccessAgoSeconds: number | null;
+  healthy: boolean;
+  reason?: string;
 }
 
 /** A lease holder's name: host, process id and a random suffix (process ids are reused). */
@@ -116,15 +130,21 @@ function toNewContract(contract: Contract): NewContract {
  * gap (log, counter, a line in the next alert) where it cannot be sure it saw everything.
  */
 export class NewContractPoller {
-  readonly stats: PollerStats = { polls: 0, gaps: 0, failures: 0, lastSuccessAt: undefined };
+  readonly stats: PollerStats = { polls: 0, gaps: 0, failures: 0 };
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private warnedNotLeader = false;
+  // Monotonic times (ms): how long this process may count itself the leader, since when it holds
+  // the lease without a break, and when a poll last succeeded.
   private leaderUntil = 0;
+  private leaderSince: number | undefined;
+  private lastSuccessAt: number | undefined;
   private readonly now: () => number;
+  private readonly monotonic: () => number;
 
   constructor(private readonly deps: PollerDeps) {
     this.now = deps.now ?? Date.now;
+    this.monotonic = deps.monotonic ?? (() => performance.now());
   }
 
   start(): void {
@@ -145,7 +165,33 @@ export class NewContractPoller {
 
   /** Whether this process holds the lease (and so polls and delivers). */
   get isLeader(): boolean {
-    return this.now() < this.leaderUntil;
+    return this.monotonic() < this.leaderUntil;
+  }
+
+  /**
+   * Unhealthy once this leader has had no successful poll for max(3 intervals, 30 s), counted
+   * from when it took the lease if none succeeded since: alerts are then not being found.
+   */
+  health(): PollerHealth {
+    if (!this.isLeader || this.leaderSince === undefined)
+      return { leader: false, lagSeconds: null, lastSuccessAgoSeconds: null, healthy: true };
+    const now = this.monotonic();
+    const seconds = (ms: number) => Math.round(ms / 100) / 10;
+    const lagMs = now - Math.max(this.leaderSince, this.lastSuccessAt ?? this.leaderSince);
+    const limitMs = Math.max(3 * this.deps.settings.intervalMs, 30_000);
+    const health: PollerHealth = {
+      leader: true,
+      lagSeconds: seconds(lagMs),
+      lastSuccessAgoSeconds:
+        this.lastSuccessAt === undefined ? null : seconds(now - this.lastSuccessAt),
+      healthy: lagMs < limitMs,
+    };
+    if (!health.healthy) {
+      health.reason = `no successful poll for ${Math.round(lagMs / 1000)} s${
+        this.lastSuccessAt === undefined ? " (none since this process took the lease)" : ""
+      }`;
+    }
+    return health;
   }
 
   async stop(): Promise<void> {
@@ -170,7 +216,11 @@ export class NewContractPoller {
       now,
       isDeadLocalHolder,
     );
-    this.leaderUntil = holder === this.deps.holder ? now + settings.intervalMs * 3 + 10_000 : 0;
+    const acquiredAt = this.monotonic();
+    this.leaderUntil =
+      holder === this.deps.holder ? acquiredAt + settings.intervalMs * 3 + 10_000 : 0;
+    if (holder === this.deps.holder) this.leaderSince ??= acquiredAt;
+    else this.leaderSince = undefined;
     if (holder !== this.deps.holder) {
       if (!this.warnedNotLeader) {
         logger.warn(
@@ -198,6 +248,7 @@ export class NewContractPoller {
         now,
       });
       this.reportFuture(fresh, horizon);
+      this.lastSuccessAt = this.monotonic();
       logger.info(
         { cursor: start, alreadyMinted: contracts.length },
         "new-contract poller starts from now",
@@ -231,7 +282,7 @@ export class NewContractPoller {
     this.reportFuture(fresh, horizon);
     // The gap line rides on the first alerts enqueued after it.
     if (gapNote && enqueued > 0) kv.delete(PENDING_GAP_KEY);
-    this.stats.lastSuccessAt = now;
+    this.lastSuccessAt = this.monotonic();
     if (enqueued > 0) this.deps.onEnqueued?.();
     if (fresh.length > 0) logger.info({ fresh: fresh.length, enqueued }, "new contracts");
     return { kind: "polled", seen: contracts.length, fresh: fresh.length, enqueued, pages, gap };

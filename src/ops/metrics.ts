@@ -119,7 +119,7 @@ export function createMetrics(sources: MetricSources): Metrics {
   });
   new Gauge({
     name: "bot_poller_lag_seconds",
-    help: "Seconds since the last successful poll (absent when this process is not the poller)",
+    help: "Seconds without a successful poll: since the last one, or since this process took the poller lease (absent when it does not poll)",
     registers: [registry],
     collect() {
       const lag = sources.pollerLagSeconds();
