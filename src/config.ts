@@ -68,6 +68,7 @@ const EnvSchema = z.object({
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   ),
   COMMAND_DEADLINE_MS: int(20_000, 1_000, 600_000),
+  STARTUP_CONNECT_TIMEOUT_S: int(60, 1, 3600),
   RATE_LIMIT_BURST: int(8, 1, 1000),
   RATE_LIMIT_PER_MINUTE: int(30, 1, 100_000),
   BUTTON_TTL_S: int(7 * 86400, 60, 365 * 86400),
@@ -152,6 +153,8 @@ export interface Config {
   dataDir: string;
   logLevel: Env["LOG_LEVEL"];
   commandDeadlineMs: number;
+  /** A chat platform not connected this long after start is a start-up failure. */
+  connectTimeoutMs: number;
   rateLimit: { burst: number; perMinute: number };
   buttonTtlSeconds: number;
   reportsPerHour: number;
@@ -241,6 +244,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     dataDir: e.DATA_DIR,
     logLevel: e.LOG_LEVEL,
     commandDeadlineMs: e.COMMAND_DEADLINE_MS,
+    connectTimeoutMs: e.STARTUP_CONNECT_TIMEOUT_S * 1000,
     rateLimit: { burst: e.RATE_LIMIT_BURST, perMinute: e.RATE_LIMIT_PER_MINUTE },
     buttonTtlSeconds: e.BUTTON_TTL_S,
     reportsPerHour: e.REPORTS_PER_HOUR,
