@@ -8,6 +8,7 @@ import { type ApiClient, createApiClient } from "./api/client.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
 import { Runtime } from "./core/runtime.ts";
+import { StartupError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./ops/metrics.ts";
 import { type Health, startOpsServer } from "./ops/server.ts";
@@ -28,6 +29,8 @@ export interface BotDeps {
   /** Console chat streams (default stdin/stdout). */
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
+  /** Monotonic clock in ms for elapsed times (default performance.now), injectable for tests. */
+  monotonic?: () => number;
 }
 
 export interface Bot {
@@ -50,26 +53,128 @@ export interface Bot {
 /**
  * Wires the parts from the settings and starts them: the embedded simulator when no data-service
  * URL is set, the client, the store, the runtime, the chat adapters whose tokens are set (the
- * console when there are none), and the new-collection poller and alert delivery.
+ * console when there are none), and the new-collection poller and alert delivery. When a step
+ * fails, what was already opened is closed again (so nothing keeps the process alive) and the
+ * failure is thrown, as a StartupError saying what and where when it is one the operator can fix.
  */
 export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
+  const opened: (() => unknown)[] = [];
+  try {
+    return await assemble(config, deps, opened);
+  } catch (error) {
+    for (const close of opened.reverse()) {
+      try {
+        await close();
+      } catch (closeError) {
+        deps.logger.warn({ err: closeError }, "could not close a part after a failed start");
+      }
+    }
+    throw error;
+  }
+}
+
+const DISCORD_API_URL = "https://discord.com/api";
+const TELEGRAM_API_ROOT = "https://api.telegram.org";
+
+/** A network error's code (ECONNREFUSED, ENOTFOUND…) from an error or its causes; else undefined. */
+function networkCode(error: unknown): string | undefined {
+  let current = error;
+  for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
+    const {
+      code,
+      cause,
+      error: inner,
+    } = current as { code?: unknown; cause?: unknown; error?: unknown };
+    if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
+    // grammY keeps the underlying failure in `error`, fetch in `cause`.
+    current = cause ?? inner;
+  }
+  return undefined;
+}
+
+/**
+ * Starts a platform connection; a failure says which platform, at which URL, and why. A platform
+ * that has not connected within `timeoutMs` fails too: some clients retry network errors for ever
+ * (grammY's auto-retry), and a bot that never connects must not sit there looking alive.
+ */
+async function connect(
+  platform: string,
+  url: string,
+  timeoutMs: number,
+  start: () => Promise<void>,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const starting = start();
+  // A start that fails after the deadline has nobody to tell: never an unhandled rejection.
+  starting.catch(() => {});
+  try {
+    await Promise.race([
+      starting,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new StartupError(
+                `Cannot reach ${platform} at ${url}: not connected after ${timeoutMs / 1000} s (STARTUP_CONNECT_TIMEOUT_S)`,
+              ),
+            ),
+          timeoutMs,
+        );
+      }),
+    ]);
+  } catch (error) {
+    if (error instanceof StartupError) throw error;
+    const code = networkCode(error);
+    throw new StartupError(
+      code
+        ? `Cannot reach ${platform} at ${url}: ${code}`
+        : `Cannot log in to ${platform} at ${url}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Listens with a part's server; a failure says which address and why. */
+async function listen<T>(what: string, address: string, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    const reason = networkCode(error) ?? (error as Error).message;
+    throw new StartupError(`Cannot listen on ${address} for ${what}: ${reason}`, {
+      cause: error,
+    });
+  }
+}
+
+async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]): Promise<Bot> {
   const { logger } = deps;
   let simulator: Simulator | undefined;
   let baseUrl = config.api.baseUrl;
   let apiKey = config.api.apiKey;
   if (baseUrl === undefined) {
-    simulator = await startSimulator({
-      port: config.simulator.port,
-      apiKey: config.simulator.apiKey,
-      seed: config.simulator.seed,
-      mintIntervalMs: config.simulator.mintIntervalMs,
-    });
+    const started = await listen(
+      "the embedded simulator (SIMULATOR_PORT)",
+      `127.0.0.1:${config.simulator.port}`,
+      () =>
+        startSimulator({
+          port: config.simulator.port,
+          apiKey: config.simulator.apiKey,
+          seed: config.simulator.seed,
+          mintIntervalMs: config.simulator.mintIntervalMs,
+        }),
+    );
+    simulator = started;
+    opened.push(() => started.close());
     baseUrl = simulator.url;
     apiKey = simulator.apiKey;
     logger.info({ url: simulator.url }, "no API_BASE_URL: using the embedded simulator");
   }
   const api = createApiClient(config, baseUrl, apiKey, logger.child({ part: "api" }));
+  opened.push(() => api.close());
   const db = openDatabase(config.dataDir);
+  opened.push(() => db.close());
   const actions = new SqliteActionStore(db);
   const subscriptions = new SubscriptionRepository(db);
   const reports = new ReportRepository(db);
@@ -91,7 +196,7 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
 
   let discord: DiscordAdapter | undefined;
   if (config.discord.token !== undefined) {
-    discord = new DiscordAdapter({
+    const adapter = new DiscordAdapter({
       token: config.discord.token,
       runtime,
       logger: logger.child({ part: "discord" }),
@@ -100,12 +205,19 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
       registerOnStart: config.discord.registerOnStart,
       maxInFlight: config.alerts.deliveryConcurrency,
     });
-    await discord.start();
+    discord = adapter;
+    opened.push(() => adapter.stop());
+    await connect(
+      "Discord",
+      config.discord.apiUrl ?? DISCORD_API_URL,
+      config.connectTimeoutMs,
+      () => adapter.start(),
+    );
   }
 
   let telegram: TelegramAdapter | undefined;
   if (config.telegram.token !== undefined) {
-    telegram = new TelegramAdapter({
+    const adapter = new TelegramAdapter({
       token: config.telegram.token,
       apiRoot: config.telegram.apiRoot,
       runtime,
@@ -119,18 +231,27 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
             }
           : undefined,
     });
-    await telegram.start();
+    telegram = adapter;
+    opened.push(() => adapter.stop());
+    await connect(
+      "Telegram",
+      config.telegram.apiRoot ?? TELEGRAM_API_ROOT,
+      config.connectTimeoutMs,
+      () => adapter.start(),
+    );
   }
 
   let consoleAdapter: ConsoleAdapter | undefined;
   if (!discord && !telegram) {
-    consoleAdapter = new ConsoleAdapter({
+    const adapter = new ConsoleAdapter({
       runtime,
       logger: logger.child({ part: "console" }),
       ...(deps.input ? { input: deps.input } : {}),
       ...(deps.output ? { output: deps.output } : {}),
     });
-    consoleAdapter.start();
+    consoleAdapter = adapter;
+    opened.push(() => adapter.stop());
+    adapter.start();
   }
 
   const senders: Partial<Record<Platform, AlertSender>> = {
@@ -173,17 +294,18 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
       overlapMs: config.alerts.overlapMs,
       limit: config.alerts.pollLimit,
       maxPages: config.alerts.maxPages,
+      maxClockSkewMs: config.alerts.maxClockSkewMs,
     },
     holder: leaseHolderName(),
+    ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
     onEnqueued: () => delivery.poke(),
+    // Called only once polling has started, after the metrics below exist.
+    onFutureMints: (count) => metrics.onFutureMints(count),
   });
   const metrics = createMetrics({
     cache: () => api.cacheStats,
     outboxDepth: () => alerts.depth(),
-    pollerLagSeconds: () =>
-      poller.isLeader && poller.stats.lastSuccessAt !== undefined
-        ? (Date.now() - poller.stats.lastSuccessAt) / 1000
-        : undefined,
+    pollerLagSeconds: () => poller.health().lagSeconds ?? undefined,
     pollerGaps: () => poller.stats.gaps,
   });
   runtime.onOutcome = metrics.onCommand;
@@ -199,29 +321,28 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     } catch {
       database = false;
     }
-    const lagSeconds =
-      poller.isLeader && poller.stats.lastSuccessAt !== undefined
-        ? (Date.now() - poller.stats.lastSuccessAt) / 1000
-        : undefined;
-    // A leader whose polls have failed for three intervals is not keeping alerts fresh.
-    const pollerHealthy =
-      lagSeconds === undefined || lagSeconds < (config.alerts.pollIntervalMs * 3) / 1000 + 30;
+    const pollerHealth = poller.health();
     return {
-      ok: database && pollerHealthy && Object.values(adapters).every(Boolean),
+      ok: database && pollerHealth.healthy && Object.values(adapters).every(Boolean),
       adapters,
       database,
-      poller: { leader: poller.isLeader, lagSeconds },
+      poller: pollerHealth,
     };
   };
   const opsServer =
     config.ops.port > 0
-      ? await startOpsServer({
-          port: config.ops.port,
-          host: config.ops.host,
-          metrics,
-          health,
-          logger: logger.child({ part: "ops" }),
-        })
+      ? await listen(
+          "health and metrics (METRICS_PORT)",
+          `${config.ops.host}:${config.ops.port}`,
+          () =>
+            startOpsServer({
+              port: config.ops.port,
+              host: config.ops.host,
+              metrics,
+              health,
+              logger: logger.child({ part: "ops" }),
+            }),
+        )
       : undefined;
 
   const reportRetries = new ReportRetryWorker({

@@ -82,6 +82,7 @@ const EnvSchema = z.object({
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   ),
   COMMAND_DEADLINE_MS: int(20_000, 1_000, 600_000),
+  STARTUP_CONNECT_TIMEOUT_S: int(60, 1, 3600),
   RATE_LIMIT_BURST: int(8, 1, 1000),
   RATE_LIMIT_PER_MINUTE: int(30, 1, 100_000),
   BUTTON_TTL_S: int(7 * 86400, 60, 365 * 86400),
@@ -104,6 +105,7 @@ const EnvSchema = z.object({
   POLL_OVERLAP_S: int(600, 0, 86_400),
   POLL_LIMIT: int(100, 1, 500),
   POLL_MAX_PAGES: int(10, 1, 100),
+  POLL_MAX_CLOCK_SKEW_S: int(300, 0, 86_400),
   ALERT_DIGEST_THRESHOLD: int(5, 2, 1000),
   DELIVERY_CONCURRENCY: int(16, 1, 256),
   DELIVERY_TICK_MS: int(1000, 50, 60_000),
@@ -173,6 +175,8 @@ export interface Config {
   dataDir: string;
   logLevel: Env["LOG_LEVEL"];
   commandDeadlineMs: number;
+  /** A chat platform not connected this long after start is a start-up failure. */
+  connectTimeoutMs: number;
   rateLimit: { burst: number; perMinute: number };
   buttonTtlSeconds: number;
   reportsPerHour: number;
@@ -183,6 +187,8 @@ export interface Config {
     overlapMs: number;
     pollLimit: number;
     maxPages: number;
+    /** A mint dated further past our clock is posted but does not move the poll cursor. */
+    maxClockSkewMs: number;
     digestThreshold: number;
     deliveryConcurrency: number;
     deliveryTickMs: number;
@@ -274,6 +280,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     dataDir: e.DATA_DIR,
     logLevel: e.LOG_LEVEL,
     commandDeadlineMs: e.COMMAND_DEADLINE_MS,
+    connectTimeoutMs: e.STARTUP_CONNECT_TIMEOUT_S * 1000,
     rateLimit: { burst: e.RATE_LIMIT_BURST, perMinute: e.RATE_LIMIT_PER_MINUTE },
     buttonTtlSeconds: e.BUTTON_TTL_S,
     reportsPerHour: e.REPORTS_PER_HOUR,
@@ -284,6 +291,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       overlapMs: e.POLL_OVERLAP_S * 1000,
       pollLimit: e.POLL_LIMIT,
       maxPages: e.POLL_MAX_PAGES,
+      maxClockSkewMs: e.POLL_MAX_CLOCK_SKEW_S * 1000,
       digestThreshold: e.ALERT_DIGEST_THRESHOLD,
       deliveryConcurrency: e.DELIVERY_CONCURRENCY,
       deliveryTickMs: e.DELIVERY_TICK_MS,

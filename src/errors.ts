@@ -5,3 +5,11 @@
 export class UserError extends Error {
   override name = "UserError";
 }
+
+/**
+ * A start-up failure the operator must fix. Its message says what failed and where (a path, a
+ * URL), in one line, with no secret: it is printed as it is before the process exits.
+ */
+export class StartupError extends Error {
+  override name = "StartupError";
+}

@@ -13,9 +13,16 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/**
+ * Copies a log object with every error in it serialized (pino's shape: type, message and stack
+ * with their causes, enumerable properties; an error's message and stack are not enumerable, so a
+ * plain copy loses them) and every secret scrubbed from its strings.
+ */
 function scrubValue(value: unknown, secrets: readonly string[], depth: number): unknown {
   if (typeof value === "string") return scrubSecrets(value, secrets);
   if (depth > 6 || value === null || typeof value !== "object") return value;
+  if (value instanceof Error)
+    return scrubValue({ ...pino.stdSerializers.err(value) }, secrets, depth + 1);
   if (Array.isArray(value)) return value.map((item) => scrubValue(item, secrets, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) out[key] = scrubValue(item, secrets, depth + 1);
@@ -30,8 +37,9 @@ export interface LoggerOptions {
 }
 
 /**
- * Structured JSON logs. Known secret-bearing keys are redacted by path, and every secret value is
- * scrubbed from whatever else is logged (messages, error stacks, nested objects).
+ * Structured JSON logs. Known secret-bearing keys are redacted by path, errors anywhere in a log
+ * object keep their message and stack, and every secret value is scrubbed from whatever else is
+ * logged (messages, error stacks, nested objects).
  */
 export function createLogger(options: LoggerOptions): Logger {
   const secrets = options.secrets ?? [];
@@ -50,11 +58,10 @@ export function createLogger(options: LoggerOptions): Logger {
         ],
         censor: REDACTED,
       },
-      serializers: { err: pino.stdSerializers.err },
-      formatters:
-        secrets.length > 0
-          ? { log: (object) => scrubValue(object, secrets, 0) as Record<string, unknown> }
-          : {},
+      // Errors are serialized by the formatter, wherever they are in the object; pino's own `err`
+      // serializer would serialize them again (and call every object with a message "Object").
+      serializers: { err: (value: unknown) => value },
+      formatters: { log: (object) => scrubValue(object, secrets, 0) as Record<string, unknown> },
       hooks:
         secrets.length > 0
           ? {

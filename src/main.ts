@@ -1,8 +1,19 @@
-import { createBot } from "./bot.ts";
+import { type Bot, createBot } from "./bot.ts";
 import { ConfigError, loadDotEnv, parseConfig, secretsOf } from "./config.ts";
-import { createLogger } from "./log.ts";
+import { StartupError } from "./errors.ts";
+import { createLogger, scrubSecrets } from "./log.ts";
 
-/** The process entry: settings, logger, the bot, and a clean shutdown on signals or end of input. */
+/**
+ * The process entry: settings, logger, the bot, and a clean shutdown on signals or end of input.
+ *
+ * Every failure to start exits with code 1 after one plain line on stderr saying what failed and
+ * where (and the same as a fatal JSON log line, with the stack), so a supervisor (systemd, Docker)
+ * restarts the bot and the operator sees why. After start, an unhandled rejection or uncaught
+ * exception is a bug whose effects are unknown (a part may have stopped for good while the
+ * process looks alive): it is logged at fatal and the process stops with code 1 (the ordered
+ * shutdown first, bounded by its 10 s timer), to be restarted clean rather than kept half-broken
+ * (queued alerts survive a crash).
+ */
 async function main(): Promise<void> {
   loadDotEnv();
   let config: ReturnType<typeof parseConfig>;
@@ -18,15 +29,16 @@ async function main(): Promise<void> {
   const consoleMode = config.discord.token === undefined && config.telegram.token === undefined;
   // In the console chat, info lines on stderr would interleave with the conversation.
   const level = consoleMode && process.env.LOG_LEVEL === undefined ? "warn" : config.logLevel;
-  const logger = createLogger({ level, secrets: secretsOf(config) });
+  const secrets = secretsOf(config);
+  const logger = createLogger({ level, secrets });
 
-  process.on("unhandledRejection", (reason) =>
-    logger.error({ err: reason }, "unhandled rejection"),
-  );
-  process.on("uncaughtException", (error) => logger.error({ err: error }, "uncaught exception"));
-
-  const bot = await createBot(config, { logger });
+  let bot: Bot | undefined;
   let exiting = false;
+  const exitAfterFlush = (code: number) => {
+    // Should the flush never call back, the process still ends with this code once idle.
+    process.exitCode = code;
+    logger.flush(() => process.exit(code));
+  };
   const shutdown = async (why: string, code = 0) => {
     if (exiting) return;
     exiting = true;
@@ -34,13 +46,37 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(code || 1), 10_000);
     force.unref();
     try {
-      await bot.stop();
+      await bot?.stop();
     } catch (error) {
       logger.error({ err: error }, "error while shutting down");
     }
-    logger.flush();
-    process.exit(code);
+    exitAfterFlush(code);
   };
+  const crash = (what: string) => (error: unknown) => {
+    logger.fatal(
+      { err: error },
+      `${what}: stopping (a bug; the supervisor should restart the bot)`,
+    );
+    void shutdown(what, 1);
+  };
+  process.on("unhandledRejection", crash("unhandled rejection"));
+  process.on("uncaughtException", crash("uncaught exception"));
+
+  try {
+    bot = await createBot(config, { logger });
+  } catch (error) {
+    const line = scrubSecrets(
+      error instanceof StartupError
+        ? error.message
+        : `Cannot start the bot: ${error instanceof Error ? error.message : String(error)}`,
+      secrets,
+    ).replace(/\s*\n\s*/g, " ");
+    exiting = true;
+    logger.fatal({ err: error }, line);
+    process.stderr.write(`${line}\n`);
+    exitAfterFlush(1);
+    return;
+  }
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   if (bot.console) void bot.finished.then(() => shutdown("end of input"));

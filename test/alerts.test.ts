@@ -7,8 +7,10 @@ import {
   NewContractPoller,
   PENDING_GAP_KEY,
 } from "../src/alerts/poller.ts";
+import type { CacheStats } from "../src/api/cache.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
-import { silentLogger } from "../src/log.ts";
+import { type Logger, silentLogger } from "../src/log.ts";
+import { createMetrics } from "../src/ops/metrics.ts";
 import { AlertRepository } from "../src/store/alerts.ts";
 import { migrate, openDatabase } from "../src/store/db.ts";
 import {
@@ -40,9 +42,18 @@ class RecordingSender implements AlertSender {
   }
 }
 
+const SKEW_MS = 300_000;
+
 function alertsFor(
   setup: RuntimeSetup,
-  options: { limit?: number; now?: () => number; holder?: string; leader?: () => boolean } = {},
+  options: {
+    limit?: number;
+    now?: () => number;
+    holder?: string;
+    leader?: () => boolean;
+    logger?: Logger;
+    onFutureMints?: (count: number) => void;
+  } = {},
 ) {
   const alerts = new AlertRepository(setup.db);
   const kv = new KeyValueRepository(setup.db);
@@ -69,10 +80,17 @@ function alertsFor(
     alerts,
     kv,
     leases: new LeaseRepository(setup.db),
-    logger: silentLogger(),
-    settings: { intervalMs: 1000, overlapMs: 60_000, limit: options.limit ?? 100, maxPages: 10 },
+    logger: options.logger ?? silentLogger(),
+    settings: {
+      intervalMs: 1000,
+      overlapMs: 60_000,
+      limit: options.limit ?? 100,
+      maxPages: 10,
+      maxClockSkewMs: SKEW_MS,
+    },
     holder: options.holder ?? "test-holder",
     ...(options.now ? { now: options.now } : {}),
+    ...(options.onFutureMints ? { onFutureMints: options.onFutureMints } : {}),
   });
   return { alerts, kv, sender, worker, poller };
 }
@@ -234,12 +252,103 @@ describe("poller", () => {
       kv: first.kv,
       leases: new LeaseRepository(t.db),
       logger,
-      settings: { intervalMs: 1000, overlapMs: 0, limit: 10, maxPages: 1 },
+      settings: { intervalMs: 1000, overlapMs: 0, limit: 10, maxPages: 1, maxClockSkewMs: SKEW_MS },
       holder: "process-b",
     });
     await first.poller.pollOnce();
     expect(await second.pollOnce()).toEqual({ kind: "not_leader", holder: "process-a" });
     expect(lines.join("\n")).toMatch(/another bot process is polling/);
+    // The process that does not poll has no poller health to report, and is not failed for it.
+    expect(second.health()).toEqual({
+      leader: false,
+      lagSeconds: null,
+      lastSuccessAgoSeconds: null,
+      healthy: true,
+    });
+    expect(first.poller.health()).toMatchObject({ leader: true, healthy: true });
+  });
+});
+
+describe("a contract dated in the future", () => {
+  const YEAR_9999 = Date.parse("9999-12-31T00:00:00Z");
+  /** Mints (dated or now) until an NFT contract comes out: fungible ones get no alert. */
+  const mintNft = (setup: RuntimeSetup, datedMs?: number) => {
+    for (;;) {
+      const [contract] = datedMs === undefined ? setup.sim.mint(1) : setup.sim.mintDated(datedMs);
+      if (contract && !contract.types.includes("TYPE_ERC20")) return contract;
+    }
+  };
+  const futureMetrics = () => {
+    const metrics = createMetrics({
+      cache: () => ({ hits: 0, misses: 0, joins: 0, full: 0 }) as CacheStats,
+      outboxDepth: () => 0,
+      pollerLagSeconds: () => undefined,
+      pollerGaps: () => 0,
+    });
+    const count = async () =>
+      /bot_poller_future_mints_total (\d+)/.exec(await metrics.registry.metrics())?.[1];
+    return { metrics, count };
+  };
+
+  it("is posted once, logged and counted; the cursor stays near now, and later mints still alert", async () => {
+    t = await startRuntime();
+    subscribe(t, "chat-1");
+    const { logger, lines } = capturingLogger();
+    const { metrics, count } = futureMetrics();
+    const { poller, worker, sender, kv } = alertsFor(t, {
+      logger,
+      onFutureMints: metrics.onFutureMints,
+    });
+    await poller.pollOnce();
+    const future = mintNft(t, YEAR_9999);
+    expect(await poller.pollOnce()).toMatchObject({ kind: "polled", fresh: 1, enqueued: 1 });
+    expect(Date.parse(kv.get(CURSOR_KEY) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
+    await worker.drain();
+    expect(sender.sent.map((s) => s.reply.fields?.[0]?.value?.toLowerCase())).toEqual([
+      future.address.toLowerCase(),
+    ]);
+
+    const normal = mintNft(t);
+    // The future contract is read again by every poll (it is after any cursor): never re-posted.
+    expect(await poller.pollOnce()).toMatchObject({ seen: 2, fresh: 1, enqueued: 1 });
+    await worker.drain();
+    expect(sender.sent.map((s) => s.reply.fields?.[0]?.value?.toLowerCase())).toEqual([
+      future.address.toLowerCase(),
+      normal.address.toLowerCase(),
+    ]);
+    expect(await poller.pollOnce()).toMatchObject({ fresh: 0, enqueued: 0 });
+    expect(Date.parse(kv.get(CURSOR_KEY) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
+
+    const warnings = lines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 40);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        address: future.address,
+        blockTimestamp: "9999-12-31T00:00:00Z",
+        msg: expect.stringMatching(/dated in the future/),
+      }),
+    ]);
+    expect(await count()).toBe("1");
+  });
+
+  it("at the first start, and in a cursor stored before this fix, does not stop alerts", async () => {
+    t = await startRuntime();
+    subscribe(t, "chat-1");
+    const { poller, worker, sender, kv } = alertsFor(t);
+    mintNft(t, YEAR_9999);
+    expect(await poller.pollOnce()).toMatchObject({ kind: "started" });
+    expect(Date.parse(kv.get(CURSOR_KEY) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
+    const first = mintNft(t);
+    expect(await poller.pollOnce()).toMatchObject({ fresh: 1, enqueued: 1 });
+
+    kv.set(CURSOR_KEY, "9999-12-31T00:00:00.000Z");
+    const second = mintNft(t);
+    expect(await poller.pollOnce()).toMatchObject({ fresh: 1, enqueued: 1 });
+    expect(Date.parse(kv.get(CURSOR_KEY) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
+    await worker.drain();
+    expect(sender.sent.map((s) => s.reply.fields?.[0]?.value?.toLowerCase())).toEqual([
+      first.address.toLowerCase(),
+      second.address.toLowerCase(),
+    ]);
   });
 });
 

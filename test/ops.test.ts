@@ -6,10 +6,15 @@ import { PassThrough, Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
+import { MemoryActionStore } from "../src/core/actions.ts";
+import { defineCommand } from "../src/core/command.ts";
+import { Runtime } from "../src/core/runtime.ts";
 import { createLogger, silentLogger } from "../src/log.ts";
 import { endpointTemplate } from "../src/ops/metrics.ts";
+import type { Health } from "../src/ops/server.ts";
 import { type Simulator, startSimulator } from "../src/simulator/index.ts";
 import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
+import { capturingLogger, startClient, testInvocation } from "./helpers.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -77,6 +82,58 @@ describe("health and metrics over HTTP", () => {
     expect(bot.health()).toMatchObject({ ok: false, database: false });
   });
 
+  it("/healthz fails with the reason once no poll has succeeded for max(3 intervals, 30 s), and recovers", async () => {
+    const sim = await simulator({ faults: { errorRates: { 503: 1 } } });
+    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    let clock = 1_000_000;
+    const bot = await createBot(
+      parseConfig({
+        API_BASE_URL: sim.url,
+        API_KEY: sim.apiKey,
+        API_RETRIES: "0",
+        DATA_DIR: tempDir(),
+        METRICS_PORT: String(port),
+        POLL_INTERVAL_S: "1",
+      }),
+      {
+        logger: silentLogger(),
+        input: new PassThrough(),
+        output: new PassThrough(),
+        monotonic: () => clock,
+      },
+    );
+    cleanups.push(() => bot.stop());
+    const healthz = async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+      return { status: response.status, body: (await response.json()) as Health };
+    };
+    await expect.poll(() => bot.poller.stats.failures, { timeout: 5000 }).toBeGreaterThan(0);
+    expect(await healthz()).toMatchObject({
+      status: 200,
+      body: { ok: true, poller: { leader: true, healthy: true, lastSuccessAgoSeconds: null } },
+    });
+
+    // The data service has been down since start: 31 s (past the 30 s floor) without a success.
+    clock += 31_000;
+    await expect.poll(async () => (await healthz()).status, { timeout: 5000 }).toBe(503);
+    const failing = await healthz();
+    expect(failing.body).toMatchObject({
+      ok: false,
+      database: true,
+      poller: { leader: true, healthy: false, lastSuccessAgoSeconds: null },
+    });
+    expect(failing.body.poller.reason).toMatch(/^no successful poll for 3\d s/);
+    expect(failing.body.poller.lagSeconds).toBeGreaterThanOrEqual(31);
+
+    sim.clearFaults();
+    await expect.poll(async () => (await healthz()).status, { timeout: 5000 }).toBe(200);
+    expect((await healthz()).body.poller).toMatchObject({
+      leader: true,
+      healthy: true,
+      lastSuccessAgoSeconds: 0,
+    });
+  });
+
   it("endpoint labels keep no addresses, token ids or names", () => {
     expect(
       endpointTemplate(
@@ -116,6 +173,77 @@ describe("logs", () => {
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
     for (const secret of secrets) expect(all).not.toContain(secret);
     expect(all).toContain("[redacted]");
+  });
+
+  it("keep an error's message and stack when a secret is configured, with the secret scrubbed", () => {
+    const secret = "api-key-5f2c9";
+    const { logger, lines } = capturingLogger([secret]);
+    const plain = new Error("the disk is on fire");
+    const leaky = new Error(`request with key ${secret} failed`, {
+      cause: new Error("ECONNRESET"),
+    });
+    (leaky as Error & { path?: string }).path = `/wallets?key=${secret}`;
+    logger.error({ err: plain }, "as err");
+    logger.error(leaky, "as the first argument");
+    logger.error({ context: { err: plain, list: [leaky] } }, "nested");
+    const [asErr, asArgument, nested] = lines.map((line) => JSON.parse(line));
+    expect(asErr.err).toMatchObject({ type: "Error", message: "the disk is on fire" });
+    expect(asErr.err.stack).toMatch(/^Error: the disk is on fire\n\s+at /);
+    expect(asArgument.err).toMatchObject({
+      type: "Error",
+      message: "request with key [redacted] failed: ECONNRESET",
+      path: "/wallets?key=[redacted]",
+    });
+    expect(asArgument.err.stack).toMatch(/^Error: request with key \[redacted\] failed\n\s+at /);
+    expect(asArgument.err.stack).toMatch(/caused by: Error: ECONNRESET/);
+    expect(nested.context.err).toMatchObject({ message: "the disk is on fire" });
+    expect(nested.context.err.stack).toMatch(/\n\s+at /);
+    expect(nested.context.list[0]).toMatchObject({
+      message: expect.stringContaining("[redacted]"),
+    });
+    expect(lines.join("\n")).not.toContain(secret);
+  });
+
+  it("the ref id in an apology leads to a log line with the error's message and stack", async () => {
+    const secret = "api-key-5f2c9";
+    const { logger, lines } = capturingLogger([secret]);
+    const setup = await startClient();
+    cleanups.push(() => setup.close());
+    const runtime = new Runtime({
+      commands: [
+        defineCommand({
+          name: "explode",
+          description: "a command with a bug",
+          options: {},
+          examples: [],
+          run: async () => {
+            throw new TypeError("Cannot read properties of undefined (reading 'owners')");
+          },
+        }),
+      ],
+      api: setup.api,
+      actions: new MemoryActionStore(),
+      logger,
+      settings: {
+        explorerUrl: "https://etherscan.io",
+        reportsPerHour: 10,
+        ipfsGateway: "https://ipfs.io/ipfs/",
+      },
+      deadlineMs: 5000,
+      rateLimit: { burst: 5, perMinute: 60 },
+      buttonTtlSeconds: 60,
+    });
+    const reply = await runtime.runText(testInvocation(), "explode", "");
+    const ref = /ref ([A-Za-z0-9_-]+)\./.exec(reply.text ?? "")?.[1];
+    expect(ref).toBeDefined();
+    const failure = lines
+      .map((line) => JSON.parse(line))
+      .find((entry) => entry.inv === ref && entry.err !== undefined);
+    expect(failure?.err).toMatchObject({
+      type: "TypeError",
+      message: "Cannot read properties of undefined (reading 'owners')",
+    });
+    expect(failure?.err.stack).toMatch(/^TypeError: Cannot read properties .*\n\s+at /);
   });
 });
 

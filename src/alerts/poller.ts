@@ -23,6 +23,12 @@ export interface PollerSettings {
   limit: number;
   /** Pages read in one poll before stopping. */
   maxPages: number;
+  /**
+   * How far past our clock a mint time may be and still move the cursor. A contract dated
+   * further ahead (an indexer's bad timestamp) is posted, but the cursor does not follow it:
+   * every later poll would ask for mints after that date and find none.
+   */
+  maxClockSkewMs: number;
 }
 
 export interface PollerDeps {
@@ -35,9 +41,14 @@ export interface PollerDeps {
   settings: PollerSettings;
   /** Identifies this process in the lease. */
   holder: string;
+  /** Wall clock (the shared lease, mint times, stored times). */
   now?: () => number;
+  /** Monotonic clock in ms (performance.now) for elapsed times: leadership, time since success. */
+  monotonic?: () => number;
   /** Told when alerts were enqueued, so delivery need not wait for its next tick. */
   onEnqueued?: () => void;
+  /** Told how many newly seen contracts were dated past the clock skew allowance. */
+  onFutureMints?: (count: number) => void;
 }
 
 export type PollResult =
@@ -56,7 +67,18 @@ export interface PollerStats {
   polls: number;
   gaps: number;
   failures: number;
-  lastSuccessAt: number | undefined;
+}
+
+/** What /healthz says about the poller. */
+export interface PollerHealth {
+  /** Whether this process holds the lease; a process that does not poll is not judged. */
+  leader: boolean;
+  /** Seconds without a successful poll: since the last one, or since the lease was taken. */
+  lagSeconds: number | null;
+  /** Seconds since the last successful poll; null when none succeeded in this process. */
+  lastSuccessAgoSeconds: number | null;
+  healthy: boolean;
+  reason?: string;
 }
 
 /** A lease holder's name: host, process id and a random suffix (process ids are reused). */
@@ -79,6 +101,18 @@ export function isDeadLocalHolder(holder: string): boolean {
 
 const mintTime = (contract: Contract) => Date.parse(contract.mintEvent?.blockTimestamp ?? "");
 
+/**
+ * Where the cursor moves: the newest mint time, at least `floor`. Mints dated past `horizon` (now
+ * plus the skew allowance) do not count: the cursor says everything up to it was seen, and
+ * contracts minted from now on would be dated before such a date.
+ */
+function newestMint(contracts: readonly Contract[], floor: number, horizon: number): number {
+  return contracts.reduce((max, contract) => {
+    const at = mintTime(contract);
+    return at <= horizon ? Math.max(max, at) : max;
+  }, floor);
+}
+
 function toNewContract(contract: Contract): NewContract {
   return {
     address: contract.address,
@@ -96,15 +130,21 @@ function toNewContract(contract: Contract): NewContract {
  * gap (log, counter, a line in the next alert) where it cannot be sure it saw everything.
  */
 export class NewContractPoller {
-  readonly stats: PollerStats = { polls: 0, gaps: 0, failures: 0, lastSuccessAt: undefined };
+  readonly stats: PollerStats = { polls: 0, gaps: 0, failures: 0 };
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private warnedNotLeader = false;
+  // Monotonic times (ms): how long this process may count itself the leader, since when it holds
+  // the lease without a break, and when a poll last succeeded.
   private leaderUntil = 0;
+  private leaderSince: number | undefined;
+  private lastSuccessAt: number | undefined;
   private readonly now: () => number;
+  private readonly monotonic: () => number;
 
   constructor(private readonly deps: PollerDeps) {
     this.now = deps.now ?? Date.now;
+    this.monotonic = deps.monotonic ?? (() => performance.now());
   }
 
   start(): void {
@@ -125,7 +165,33 @@ export class NewContractPoller {
 
   /** Whether this process holds the lease (and so polls and delivers). */
   get isLeader(): boolean {
-    return this.now() < this.leaderUntil;
+    return this.monotonic() < this.leaderUntil;
+  }
+
+  /**
+   * Unhealthy once this leader has had no successful poll for max(3 intervals, 30 s), counted
+   * from when it took the lease if none succeeded since: alerts are then not being found.
+   */
+  health(): PollerHealth {
+    if (!this.isLeader || this.leaderSince === undefined)
+      return { leader: false, lagSeconds: null, lastSuccessAgoSeconds: null, healthy: true };
+    const now = this.monotonic();
+    const seconds = (ms: number) => Math.round(ms / 100) / 10;
+    const lagMs = now - Math.max(this.leaderSince, this.lastSuccessAt ?? this.leaderSince);
+    const limitMs = Math.max(3 * this.deps.settings.intervalMs, 30_000);
+    const health: PollerHealth = {
+      leader: true,
+      lagSeconds: seconds(lagMs),
+      lastSuccessAgoSeconds:
+        this.lastSuccessAt === undefined ? null : seconds(now - this.lastSuccessAt),
+      healthy: lagMs < limitMs,
+    };
+    if (!health.healthy) {
+      health.reason = `no successful poll for ${Math.round(lagMs / 1000)} s${
+        this.lastSuccessAt === undefined ? " (none since this process took the lease)" : ""
+      }`;
+    }
+    return health;
   }
 
   async stop(): Promise<void> {
@@ -150,7 +216,11 @@ export class NewContractPoller {
       now,
       isDeadLocalHolder,
     );
-    this.leaderUntil = holder === this.deps.holder ? now + settings.intervalMs * 3 + 10_000 : 0;
+    const acquiredAt = this.monotonic();
+    this.leaderUntil =
+      holder === this.deps.holder ? acquiredAt + settings.intervalMs * 3 + 10_000 : 0;
+    if (holder === this.deps.holder) this.leaderSince ??= acquiredAt;
+    else this.leaderSince = undefined;
     if (holder !== this.deps.holder) {
       if (!this.warnedNotLeader) {
         logger.warn(
@@ -162,17 +232,14 @@ export class NewContractPoller {
       return { kind: "not_leader", holder };
     }
     this.warnedNotLeader = false;
+    const horizon = now + settings.maxClockSkewMs;
     const cursor = kv.get(CURSOR_KEY);
     if (cursor === undefined) {
       // First start: begin at now. What was minted before (the overlap window included) counts
       // as seen, so a new subscriber is not flooded with old contracts.
       const { contracts } = await this.fetchSince(now - settings.overlapMs);
-      const newest = contracts.reduce(
-        (max, contract) => Math.max(max, mintTime(contract) || 0),
-        now,
-      );
-      const start = new Date(newest).toISOString();
-      this.deps.alerts.record({
+      const start = new Date(newestMint(contracts, now, horizon)).toISOString();
+      const { fresh } = this.deps.alerts.record({
         contracts: contracts.map(toNewContract),
         subscriptions: [],
         cursorKey: CURSOR_KEY,
@@ -180,13 +247,19 @@ export class NewContractPoller {
         note: null,
         now,
       });
+      this.reportFuture(fresh, horizon);
+      this.lastSuccessAt = this.monotonic();
       logger.info(
         { cursor: start, alreadyMinted: contracts.length },
         "new-contract poller starts from now",
       );
       return { kind: "started", cursor: start };
     }
-    const since = Date.parse(cursor) - settings.overlapMs;
+    // A cursor stored in the future (before mints past the horizon stopped moving it) is read as
+    // now: everything since (and the overlap before) is asked for again.
+    const stored = Date.parse(cursor);
+    const from = stored > horizon ? now : stored;
+    const since = from - settings.overlapMs;
     const { contracts, pages, gap } = await this.fetchSince(since);
     this.stats.polls++;
 
@@ -198,24 +271,33 @@ export class NewContractPoller {
     }
     gapNote = kv.get(PENDING_GAP_KEY);
 
-    const newest = contracts.reduce(
-      (max, contract) => Math.max(max, mintTime(contract) || 0),
-      Date.parse(cursor),
-    );
     const { fresh, enqueued } = this.deps.alerts.record({
       contracts: contracts.map(toNewContract),
       subscriptions: this.deps.subscriptions.active(),
       cursorKey: CURSOR_KEY,
-      cursor: new Date(newest).toISOString(),
+      cursor: new Date(newestMint(contracts, from, horizon)).toISOString(),
       note: gapNote ?? null,
       now,
     });
+    this.reportFuture(fresh, horizon);
     // The gap line rides on the first alerts enqueued after it.
     if (gapNote && enqueued > 0) kv.delete(PENDING_GAP_KEY);
-    this.stats.lastSuccessAt = now;
+    this.lastSuccessAt = this.monotonic();
     if (enqueued > 0) this.deps.onEnqueued?.();
     if (fresh.length > 0) logger.info({ fresh: fresh.length, enqueued }, "new contracts");
     return { kind: "polled", seen: contracts.length, fresh: fresh.length, enqueued, pages, gap };
+  }
+
+  /** Logs and counts newly seen contracts dated past the horizon (each once: they are seen now). */
+  private reportFuture(fresh: readonly NewContract[], horizon: number): void {
+    const future = fresh.filter((contract) => Date.parse(contract.mintedAt ?? "") > horizon);
+    for (const contract of future) {
+      this.deps.logger.warn(
+        { address: contract.address, blockTimestamp: contract.mintedAt },
+        "contract dated in the future: posted, but the poll cursor does not follow it",
+      );
+    }
+    if (future.length > 0) this.deps.onFutureMints?.(future.length);
   }
 
   /** Reads every page since `since`, following the order the service answers in. */

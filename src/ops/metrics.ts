@@ -12,6 +12,7 @@ export interface Metrics {
   onCommand(event: OutcomeEvent): void;
   onUpstream(event: { method: string; path: string; status: number | "error"; ms: number }): void;
   onDelivered(count: number, mintedAt: readonly (string | undefined)[], now: number): void;
+  onFutureMints(count: number): void;
 }
 
 export interface MetricSources {
@@ -70,6 +71,11 @@ export function createMetrics(sources: MetricSources): Metrics {
     buckets: [5, 15, 30, 60, 120, 300, 600, 1800, 3600],
     registers: [registry],
   });
+  const futureMints = new Counter({
+    name: "bot_poller_future_mints_total",
+    help: "New contracts dated past the clock skew allowance (posted; the cursor did not follow)",
+    registers: [registry],
+  });
   new Gauge({
     name: "bot_poller_gaps",
     help: "Polls since start that could not be sure to have seen every new contract",
@@ -114,7 +120,7 @@ export function createMetrics(sources: MetricSources): Metrics {
   });
   new Gauge({
     name: "bot_poller_lag_seconds",
-    help: "Seconds since the last successful poll (absent when this process is not the poller)",
+    help: "Seconds without a successful poll: since the last one, or since this process took the poller lease (absent when it does not poll)",
     registers: [registry],
     collect() {
       const lag = sources.pollerLagSeconds();
@@ -139,6 +145,9 @@ export function createMetrics(sources: MetricSources): Metrics {
         const at = minted ? Date.parse(minted) : Number.NaN;
         if (Number.isFinite(at)) alertLag.observe(Math.max(0, (now - at) / 1000));
       }
+    },
+    onFutureMints(count) {
+      futureMints.inc(count);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import type { PollerHealth } from "../alerts/poller.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "./metrics.ts";
 
@@ -6,7 +7,7 @@ export interface Health {
   ok: boolean;
   adapters: Record<string, boolean>;
   database: boolean;
-  poller: { leader: boolean; lagSeconds: number | undefined };
+  poller: PollerHealth;
 }
 
 /**

@@ -92,6 +92,11 @@ export interface Simulator {
   script(responses: ScriptedResponse[]): void;
   /** Mints now; timestamps strictly increase. */
   mint(count?: number): Contract[];
+  /**
+   * Mints contracts dated `atMs` whatever the clock says (an indexer's bad timestamp, e.g. year
+   * 9999). Later mint()s are not pushed after a date more than a day ahead of the clock.
+   */
+  mintDated(atMs: number, count?: number): Contract[];
   /** Ends hung requests, stops minting and closes the server. */
   close(): Promise<void>;
 }
@@ -327,6 +332,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       scripted.push(...responses);
     },
     mint,
+    mintDated: (atMs, count = 1) => mintContracts(world, mintRng, count, now(), atMs),
     close,
   };
 }

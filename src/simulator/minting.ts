@@ -6,15 +6,35 @@ import type { Rng } from "./random.ts";
 import type { ContractRec, World } from "./records.ts";
 import { type Contract, FUNGIBLE_CONTRACT_TYPE } from "./types.ts";
 
+/** A contract dated more than this past the clock is a bad datum: later mints do not follow it. */
+const FAR_AHEAD_SEC = 86_400;
+
 /**
- * Appends `count` contracts with mint timestamps (whole seconds) strictly after every contract
- * already listed, and at or after the clock when it is ahead.
+ * Adds `count` contracts with mint timestamps (whole seconds) strictly after every contract
+ * already listed (but those dated far ahead), and at or after the clock when it is ahead. With
+ * `datedMs`, they are dated then instead, whatever the clock says (an indexer's bad timestamp,
+ * e.g. year 9999). The list stays in time order.
  */
-export function mintContracts(world: World, rng: Rng, count: number, nowMs: number): Contract[] {
+export function mintContracts(
+  world: World,
+  rng: Rng,
+  count: number,
+  nowMs: number,
+  datedMs?: number,
+): Contract[] {
   const minted: Contract[] = [];
+  const nowSec = Math.floor(nowMs / 1000);
   for (let i = 0; i < count; i++) {
-    const last = world.contracts[world.contracts.length - 1];
-    const mintSec = Math.max(Math.floor(nowMs / 1000), (last?.mintSec ?? 0) + 1);
+    let lastSec = 0;
+    for (let j = world.contracts.length - 1; j >= 0; j--) {
+      const sec = world.contracts[j]?.mintSec ?? 0;
+      if (sec <= nowSec + FAR_AHEAD_SEC) {
+        lastSec = sec;
+        break;
+      }
+    }
+    const mintSec =
+      datedMs === undefined ? Math.max(nowSec, lastSec + 1) : Math.floor(datedMs / 1000);
     const type = rng.weighted([
       ["TYPE_ERC721", 55],
       ["TYPE_ERC1155", 35],
@@ -44,7 +64,9 @@ export function mintContracts(world: World, rng: Rng, count: number, nowMs: numb
       ownerSeries: [],
       sales: [],
     };
-    world.contracts.push(contract);
+    let at = world.contracts.length;
+    while (at > 0 && (world.contracts[at - 1]?.mintSec ?? 0) > mintSec) at--;
+    world.contracts.splice(at, 0, contract);
     world.contractByAddress.set(address, contract);
     minted.push(contractJson(contract));
   }

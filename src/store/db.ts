@@ -1,6 +1,7 @@
-import { mkdirSync } from "node:fs";
+import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { StartupError } from "../errors.ts";
 
 export type Db = Database.Database;
 
@@ -101,17 +102,38 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-/** Opens (creating) the database under `dataDir`, in WAL mode, and migrates it. */
+/**
+ * Opens (creating) the database under `dataDir`, in WAL mode, and migrates it. A data directory
+ * or database that cannot be used is a StartupError saying which path and why.
+ */
 export function openDatabase(dataDir: string, file = "bot.sqlite"): Db {
-  mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, file));
-  db.pragma("journal_mode = WAL");
-  // Another process (a second bot, a backup) holding the write lock is waited for, not failed on.
-  db.pragma("busy_timeout = 5000");
-  db.pragma("foreign_keys = ON");
-  db.pragma("synchronous = NORMAL");
-  migrate(db);
-  return db;
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new StartupError(
+      `DATA_DIR ${dataDir} is not a writable directory${code ? ` (${code})` : ""}`,
+      { cause: error },
+    );
+  }
+  const path = join(dataDir, file);
+  let db: Db | undefined;
+  try {
+    db = new Database(path);
+    db.pragma("journal_mode = WAL");
+    // Another process (a second bot, a backup) holding the write lock is waited for, not failed on.
+    db.pragma("busy_timeout = 5000");
+    db.pragma("foreign_keys = ON");
+    db.pragma("synchronous = NORMAL");
+    migrate(db);
+    return db;
+  } catch (error) {
+    db?.close();
+    throw new StartupError(`Cannot open the database ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
 }
 
 export function migrate(db: Db): number {

@@ -1,0 +1,201 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { createBot } from "../src/bot.ts";
+import { parseConfig } from "../src/config.ts";
+import { StartupError } from "../src/errors.ts";
+import { silentLogger } from "../src/log.ts";
+
+/**
+ * Start-up failures, through the real entry (`node --import tsx src/main.ts`, as `npm start` and
+ * the systemd unit run it): each must end the process with a non-zero code and one plain line on
+ * stderr saying what failed and where, never a secret.
+ */
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.secret-discord-token-value";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "bot-startup-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * Runs the bot until it exits; its exit code, the lines of stderr that are not JSON logs, and the
+ * fatal log lines. `before` is module code run in the same process before the entry is imported.
+ */
+async function runBot(settings: Record<string, string>, before?: string) {
+  const env: Record<string, string> = {};
+  for (const key of ["PATH", "HOME"]) if (process.env[key]) env[key] = process.env[key];
+  const args =
+    before === undefined
+      ? ["--import", "tsx", "src/main.ts"]
+      : [
+          "--import",
+          "tsx",
+          "--input-type=module",
+          "-e",
+          `${before}\nawait import("./src/main.ts");`,
+        ];
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...env, ...settings },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  cleanups.push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const code = await new Promise<number | null>((resolve) =>
+    child.on("exit", (exitCode) => resolve(exitCode)),
+  );
+  const lines = stderr.split("\n").filter((line) => line.trim() !== "");
+  const plain = lines.filter((line) => !line.startsWith("{"));
+  const fatal = lines
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { stack?: string } })
+    .filter((entry) => entry.level === 60);
+  return { code, plain, fatal, stderr };
+}
+
+describe("start-up failures end the process with a non-zero code and one clear line", () => {
+  it("a corrupted bot.sqlite", async () => {
+    const dataDir = tempDir();
+    const garbage = Buffer.alloc(8192);
+    for (let i = 0; i < garbage.length; i++) garbage[i] = (i * 7919 + 13) % 251;
+    writeFileSync(join(dataDir, "bot.sqlite"), garbage);
+    // No API_BASE_URL: the embedded simulator is already listening when the database fails, and
+    // must not keep the process alive.
+    const { code, plain, fatal } = await runBot({ DATA_DIR: dataDir });
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(plain).toEqual([
+      `Cannot open the database ${join(dataDir, "bot.sqlite")}: file is not a database`,
+    ]);
+    expect(fatal).toHaveLength(1);
+    expect(fatal[0]?.msg).toBe(plain[0]);
+    expect(fatal[0]?.err?.stack).toMatch(/\n\s+at /);
+  }, 30_000);
+
+  it("a DATA_DIR that is a regular file", async () => {
+    const file = join(tempDir(), "not-a-directory");
+    writeFileSync(file, "x");
+    const { code, plain } = await runBot({ DATA_DIR: file, API_BASE_URL: "http://127.0.0.1:9" });
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(plain).toHaveLength(1);
+    expect(plain[0]).toMatch(new RegExp(`^DATA_DIR ${file} is not a writable directory`));
+  }, 30_000);
+
+  it("Discord unreachable at boot, without the token in any line", async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const { code, plain, stderr } = await runBot({
+      DATA_DIR: tempDir(),
+      DISCORD_TOKEN: TOKEN,
+      DISCORD_API_URL: url,
+    });
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(plain).toEqual([`Cannot reach Discord at ${url}: ECONNREFUSED`]);
+    expect(stderr).not.toContain(TOKEN);
+  }, 30_000);
+
+  it("Telegram unreachable at boot (its client retries for ever): gives up after the connect timeout", async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const token = "123456789:secret-telegram-token-value";
+    const { code, plain, stderr } = await runBot({
+      DATA_DIR: tempDir(),
+      TELEGRAM_BOT_TOKEN: token,
+      TELEGRAM_API_ROOT: url,
+      STARTUP_CONNECT_TIMEOUT_S: "1",
+    });
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(plain).toEqual([
+      `Cannot reach Telegram at ${url}: not connected after 1 s (STARTUP_CONNECT_TIMEOUT_S)`,
+    ]);
+    expect(stderr).not.toContain(token);
+  }, 30_000);
+
+  it("the health and metrics port already taken", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => taken.close());
+    const { port } = taken.address() as { port: number };
+    const { code, plain } = await runBot({
+      DATA_DIR: tempDir(),
+      API_BASE_URL: "http://127.0.0.1:9",
+      METRICS_PORT: String(port),
+    });
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(plain).toEqual([
+      `Cannot listen on 127.0.0.1:${port} for health and metrics (METRICS_PORT): EADDRINUSE`,
+    ]);
+  }, 30_000);
+});
+
+describe("after start", () => {
+  it("an unhandled rejection is a bug: logged at fatal, and the process exits 1 to be restarted", async () => {
+    const { code, fatal } = await runBot(
+      { DATA_DIR: tempDir(), API_BASE_URL: "http://127.0.0.1:9", LOG_LEVEL: "info" },
+      `setTimeout(() => Promise.reject(new Error("a forgotten promise")), 1500);`,
+    );
+    expect(code).toBe(1);
+    expect(fatal).toEqual([
+      expect.objectContaining({
+        msg: expect.stringMatching(/^unhandled rejection/),
+        err: expect.objectContaining({ message: "a forgotten promise" }),
+      }),
+    ]);
+  }, 30_000);
+});
+
+describe("createBot cleans up after itself when it fails", () => {
+  it("the embedded simulator and the database it opened are closed again", async () => {
+    const dataDir = tempDir();
+    const simulatorPort = await closedPort();
+    const discordUrl = `http://127.0.0.1:${await closedPort()}`;
+    const config = parseConfig({
+      DATA_DIR: dataDir,
+      SIMULATOR_PORT: String(simulatorPort),
+      DISCORD_TOKEN: TOKEN,
+      DISCORD_API_URL: discordUrl,
+    });
+    const failure = await createBot(config, { logger: silentLogger() }).catch((error) => error);
+    expect(failure).toBeInstanceOf(StartupError);
+    expect(failure.message).toBe(`Cannot reach Discord at ${discordUrl}: ECONNREFUSED`);
+    // The last connection to close removes SQLite's write-ahead log.
+    expect(existsSync(join(dataDir, "bot.sqlite"))).toBe(true);
+    expect(existsSync(join(dataDir, "bot.sqlite-wal"))).toBe(false);
+    // The simulator's port is free again.
+    const probe = createServer();
+    await new Promise<void>((resolve, reject) => {
+      probe.once("error", reject);
+      probe.listen(simulatorPort, "127.0.0.1", resolve);
+    });
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+  });
+});
