@@ -280,7 +280,7 @@ describe("a contract dated in the future", () => {
   };
   const futureMetrics = () => {
     const metrics = createMetrics({
-      cache: () => ({ hits: 0, misses: 0, joins: 0, full: 0 }) as CacheStats,
+      cache: (): CacheStats => ({ hits: 0, misses: 0, joins: 0, full: 0, bytes: 0 }),
       outboxDepth: () => 0,
       pollerLagSeconds: () => undefined,
       pollerGaps: () => 0,
