@@ -1,4 +1,5 @@
 import { defineCommand } from "../src/core/command.ts";
+import { type CsvColumn, toCsv } from "../src/core/csv.ts";
 import { fullAddress, short } from "../src/core/format.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
@@ -6,50 +7,25 @@ import type { SpamReport } from "../src/store/reports.ts";
 
 const SHOWN = 15;
 
-/** RFC 4180: quote every field, double the quotes inside; a leading =+-@ cannot become a formula. */
-function csvField(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return `"${safe.replace(/"/g, '""')}"`;
-}
+const CSV_COLUMNS: readonly CsvColumn<SpamReport>[] = [
+  { header: "id", value: (r) => String(r.id), numeric: true },
+  { header: "createdAt", value: (r) => new Date(r.createdAt).toISOString() },
+  { header: "platform", value: (r) => r.platform },
+  { header: "chatId", value: (r) => r.chatId, numeric: true },
+  { header: "userId", value: (r) => r.userId, numeric: true },
+  { header: "userName", value: (r) => r.userName },
+  { header: "kind", value: (r) => r.kind },
+  { header: "wallet", value: (r) => fullAddress(r.wallet) },
+  { header: "contract", value: (r) => fullAddress(r.contract) },
+  { header: "tokenId", value: (r) => r.tokenId, numeric: true },
+  { header: "feedback", value: (r) => r.feedback ?? "" },
+  { header: "status", value: (r) => r.status },
+  { header: "attempts", value: (r) => String(r.attempts), numeric: true },
+  { header: "upstream", value: (r) => r.upstream ?? "" },
+];
 
 export function reportsCsv(reports: readonly SpamReport[]): string {
-  const header = [
-    "id",
-    "createdAt",
-    "platform",
-    "chatId",
-    "userId",
-    "userName",
-    "kind",
-    "wallet",
-    "contract",
-    "tokenId",
-    "feedback",
-    "status",
-    "attempts",
-    "upstream",
-  ];
-  const rows = reports.map((r) =>
-    [
-      String(r.id),
-      new Date(r.createdAt).toISOString(),
-      r.platform,
-      r.chatId,
-      r.userId,
-      r.userName,
-      r.kind,
-      fullAddress(r.wallet),
-      fullAddress(r.contract),
-      r.tokenId,
-      r.feedback ?? "",
-      r.status,
-      String(r.attempts),
-      r.upstream ?? "",
-    ]
-      .map(csvField)
-      .join(","),
-  );
-  return `${[header.join(","), ...rows].join("\r\n")}\r\n`;
+  return toCsv(CSV_COLUMNS, reports);
 }
 
 export function reportsReply(reports: readonly SpamReport[]): Reply {

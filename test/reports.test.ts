@@ -213,6 +213,21 @@ describe("rules", () => {
 });
 
 describe("the audit trail", () => {
+  it("the CSV guards text a spreadsheet would run as a formula, never numbers like chat ids", async () => {
+    t = await startRuntime();
+    const { fixtures: f } = t.sim;
+    const where = {
+      chat: { id: "-4001", kind: "group" as const },
+      user: { id: "7", name: "-Mallory" },
+    };
+    await t.say(`/report spam ${f.spamCollection} 1 ${f.wallet} =HYPERLINK(evil) +1`, where);
+    const list = await t.say("/reports", where);
+    const exported = await t.press(button(list, "Export CSV"), where);
+    const [, row] = new TextDecoder().decode(exported.files?.[0]?.data).trim().split("\r\n");
+    expect(row).toContain(",telegram,-4001,7,'-Mallory,spam,");
+    expect(row).toContain(",1,'=HYPERLINK(evil) +1,");
+  });
+
   it("every report is recorded; admins list and export them as CSV; others may not", async () => {
     t = await startRuntime();
     const { ask } = await reportFirstWalletItem({ user: { id: "u9", name: 'Mallory "=cmd"' } });
@@ -233,7 +248,7 @@ describe("the audit trail", () => {
       "id,createdAt,platform,chatId,userId,userName,kind,wallet,contract,tokenId,feedback,status,attempts,upstream",
     );
     expect(row).toContain('"Mallory ""=cmd"""');
-    expect(row).toContain('"telegram","chat-1","u9"');
-    expect(row).toContain('"sent"');
+    expect(row).toContain(",telegram,chat-1,u9,");
+    expect(row).toContain(",sent,");
   });
 });
