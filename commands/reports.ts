@@ -28,23 +28,26 @@ export function reportsCsv(reports: readonly SpamReport[]): string {
   return toCsv(CSV_COLUMNS, reports);
 }
 
+const UNKNOWN_NOTE =
+  "outcome unknown: the bot stopped or timed out during the call; not re-sent to avoid a double report.";
+
 export function reportsReply(reports: readonly SpamReport[]): Reply {
   if (reports.length === 0) return { text: "No spam reports have been made in this chat." };
+  const shown = reports.slice(0, SHOWN);
   return {
     title: `Spam reports in this chat (${reports.length})`,
     table: {
       columns: ["When", "Who", "Kind", "Collection", "Token", "Status"],
-      rows: reports
-        .slice(0, SHOWN)
-        .map((r) => [
-          new Date(r.createdAt).toISOString().slice(0, 16).replace("T", " "),
-          r.userName,
-          r.kind === "spam" ? "spam" : "not spam",
-          short(r.contract),
-          r.tokenId === "" ? "all" : r.tokenId,
-          r.status,
-        ]),
+      rows: shown.map((r) => [
+        new Date(r.createdAt).toISOString().slice(0, 16).replace("T", " "),
+        r.userName,
+        r.kind === "spam" ? "spam" : "not spam",
+        short(r.contract),
+        r.tokenId === "" ? "all" : r.tokenId,
+        r.status === "unknown" ? "outcome unknown" : r.status,
+      ]),
     },
+    ...(shown.some((r) => r.status === "unknown") ? { text: UNKNOWN_NOTE } : {}),
     footer:
       reports.length > SHOWN
         ? `The newest ${SHOWN} are shown; the CSV has all ${reports.length}.`
