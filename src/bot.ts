@@ -70,7 +70,7 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
   }
   const api = createApiClient(config, baseUrl, apiKey, logger.child({ part: "api" }));
   const db = openDatabase(config.dataDir);
-  const actions = new SqliteActionStore(db);
+  const actions = new SqliteActionStore(db, config.buttonMaxPerUser);
   const subscriptions = new SubscriptionRepository(db);
   const reports = new ReportRepository(db);
   const runtime = new Runtime({

@@ -71,6 +71,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_BURST: int(8, 1, 1000),
   RATE_LIMIT_PER_MINUTE: int(30, 1, 100_000),
   BUTTON_TTL_S: int(7 * 86400, 60, 365 * 86400),
+  BUTTON_MAX_PER_USER: int(500, 25, 1_000_000),
   REPORTS_PER_HOUR: int(10, 1, 10_000),
   IPFS_GATEWAY: z.preprocess(
     emptyToUndefined,
@@ -153,6 +154,8 @@ export interface Config {
   commandDeadlineMs: number;
   rateLimit: { burst: number; perMinute: number };
   buttonTtlSeconds: number;
+  /** Stored button actions per person; past it their oldest stop working. */
+  buttonMaxPerUser: number;
   reportsPerHour: number;
   ipfsGateway: string;
   explorerUrl: string;
@@ -240,6 +243,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     commandDeadlineMs: e.COMMAND_DEADLINE_MS,
     rateLimit: { burst: e.RATE_LIMIT_BURST, perMinute: e.RATE_LIMIT_PER_MINUTE },
     buttonTtlSeconds: e.BUTTON_TTL_S,
+    buttonMaxPerUser: e.BUTTON_MAX_PER_USER,
     reportsPerHour: e.REPORTS_PER_HOUR,
     ipfsGateway: e.IPFS_GATEWAY,
     explorerUrl: e.EXPLORER_URL,

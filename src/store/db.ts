@@ -128,6 +128,11 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX spam_reports_chat ON spam_reports (platform, chat_id, created_at);
   CREATE INDEX spam_reports_due ON spam_reports (status, next_attempt_at);
   `,
+  // 4: whose button actions are whose (a person, or 'alert:<chat>'), to cap them per person
+  `
+  ALTER TABLE button_actions ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
+  CREATE INDEX button_actions_owner ON button_actions (platform, user_id);
+  `,
 ];
 
 /** Opens (creating) the database under `dataDir`, in WAL mode, and migrates it. */
