@@ -110,6 +110,13 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
       apiRoot: config.telegram.apiRoot,
       runtime,
       logger: logger.child({ part: "telegram" }),
+      onChatMigrated: (from, to) => {
+        const moved = subscriptions.moveChat("telegram", from, to);
+        logger.info(
+          { part: "telegram", chat: from, newChat: to, subscription: moved?.id },
+          "group upgraded to a supergroup; its subscription follows",
+        );
+      },
       webhook:
         config.telegram.webhookUrl && config.telegram.webhookSecret
           ? {
@@ -153,9 +160,11 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
         delivered.map((alert) => alert.contract.mintedAt),
         Date.now(),
       ),
+    onDropped: (dropped) => metrics.onAlertsDropped(dropped.length),
     logger: logger.child({ part: "delivery" }),
     settings: {
       digestThreshold: config.alerts.digestThreshold,
+      maxAttempts: config.alerts.maxAttempts,
       batch: 500,
       tickMs: config.alerts.deliveryTickMs,
       explorerUrl: config.explorerUrl,

@@ -92,6 +92,7 @@ const EnvSchema = z.object({
   POLL_LIMIT: int(100, 1, 500),
   POLL_MAX_PAGES: int(10, 1, 100),
   ALERT_DIGEST_THRESHOLD: int(5, 2, 1000),
+  ALERT_MAX_ATTEMPTS: int(10, 1, 1000),
   DELIVERY_CONCURRENCY: int(16, 1, 256),
   DELIVERY_TICK_MS: int(1000, 50, 60_000),
   METRICS_PORT: int(0, 0, 65_535),
@@ -165,6 +166,8 @@ export interface Config {
     pollLimit: number;
     maxPages: number;
     digestThreshold: number;
+    /** Failed tries before an alert is dropped (rate limits do not count). */
+    maxAttempts: number;
     deliveryConcurrency: number;
     deliveryTickMs: number;
   };
@@ -253,6 +256,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       pollLimit: e.POLL_LIMIT,
       maxPages: e.POLL_MAX_PAGES,
       digestThreshold: e.ALERT_DIGEST_THRESHOLD,
+      maxAttempts: e.ALERT_MAX_ATTEMPTS,
       deliveryConcurrency: e.DELIVERY_CONCURRENCY,
       deliveryTickMs: e.DELIVERY_TICK_MS,
     },

@@ -133,6 +133,17 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE button_actions ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
   CREATE INDEX button_actions_owner ON button_actions (platform, user_id);
   `,
+  // 5: alerts given up on after ALERT_MAX_ATTEMPTS failed tries (never retried)
+  `
+  CREATE TABLE failed_alerts (
+    subscription_id INTEGER NOT NULL,
+    contract TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    last_error TEXT,
+    failed_at INTEGER NOT NULL,
+    PRIMARY KEY (subscription_id, contract)
+  );
+  `,
 ];
 
 /** Opens (creating) the database under `dataDir`, in WAL mode, and migrates it. */

@@ -174,6 +174,40 @@ export class SubscriptionRepository {
     );
   }
 
+  /**
+   * A chat got a new id (a Telegram group upgraded to a supergroup): its subscription follows,
+   * and with it the queued alerts (they hang off the subscription), its buttons and its report
+   * history. If the new chat already has a subscription, that one is kept and the old one's
+   * alerts join it, dropping those it already has queued. Returns the subscription now serving
+   * the new chat, if any.
+   */
+  moveChat(platform: string, fromChatId: string, toChatId: string): Subscription | undefined {
+    return this.db
+      .transaction(() => {
+        const from = this.find(platform, fromChatId);
+        const to = this.find(platform, toChatId);
+        if (from && !to) {
+          this.db
+            .prepare("UPDATE subscriptions SET chat_id = ? WHERE id = ?")
+            .run(toChatId, from.id);
+        } else if (from && to) {
+          this.db
+            .prepare("UPDATE OR IGNORE outbox SET subscription_id = ? WHERE subscription_id = ?")
+            .run(to.id, from.id);
+          // What is left is what the kept subscription already had queued.
+          this.db.prepare("DELETE FROM outbox WHERE subscription_id = ?").run(from.id);
+          this.db.prepare("DELETE FROM subscriptions WHERE id = ?").run(from.id);
+        }
+        for (const table of ["button_actions", "spam_reports"]) {
+          this.db
+            .prepare(`UPDATE ${table} SET chat_id = ? WHERE platform = ? AND chat_id = ?`)
+            .run(toChatId, platform, fromChatId);
+        }
+        return this.find(platform, toChatId);
+      })
+      .immediate();
+  }
+
   pause(id: number, reason: string, now: number): void {
     this.db
       .prepare("UPDATE subscriptions SET paused_at = ?, pause_reason = ? WHERE id = ?")
