@@ -132,6 +132,12 @@ export async function submitReport(ctx: CommandContext, target: ReportTarget): P
         tone: "info",
         replaceOriginal: true,
       };
+    case "unknown":
+      return {
+        text: `${by}\nWhether the data service got it is unknown: ${outcome.reason}. It is not sent again automatically, so it cannot count twice; /reports shows it as "outcome unknown".`,
+        tone: "warning",
+        replaceOriginal: true,
+      };
     case "unsupported":
       return {
         text: `The data service does not take not-spam reports at the address this bot knows (it is not in its specification). Your report of ${what} is kept on record as unsupported.`,

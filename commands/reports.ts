@@ -1,4 +1,5 @@
 import { defineCommand } from "../src/core/command.ts";
+import { type CsvColumn, toCsv } from "../src/core/csv.ts";
 import { fullAddress, short } from "../src/core/format.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
@@ -6,69 +7,47 @@ import type { SpamReport } from "../src/store/reports.ts";
 
 const SHOWN = 15;
 
-/** RFC 4180: quote every field, double the quotes inside; a leading =+-@ cannot become a formula. */
-function csvField(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return `"${safe.replace(/"/g, '""')}"`;
-}
+const CSV_COLUMNS: readonly CsvColumn<SpamReport>[] = [
+  { header: "id", value: (r) => String(r.id), numeric: true },
+  { header: "createdAt", value: (r) => new Date(r.createdAt).toISOString() },
+  { header: "platform", value: (r) => r.platform },
+  { header: "chatId", value: (r) => r.chatId, numeric: true },
+  { header: "userId", value: (r) => r.userId, numeric: true },
+  { header: "userName", value: (r) => r.userName },
+  { header: "kind", value: (r) => r.kind },
+  { header: "wallet", value: (r) => fullAddress(r.wallet) },
+  { header: "contract", value: (r) => fullAddress(r.contract) },
+  { header: "tokenId", value: (r) => r.tokenId, numeric: true },
+  { header: "feedback", value: (r) => r.feedback ?? "" },
+  { header: "status", value: (r) => r.status },
+  { header: "attempts", value: (r) => String(r.attempts), numeric: true },
+  { header: "upstream", value: (r) => r.upstream ?? "" },
+];
 
 export function reportsCsv(reports: readonly SpamReport[]): string {
-  const header = [
-    "id",
-    "createdAt",
-    "platform",
-    "chatId",
-    "userId",
-    "userName",
-    "kind",
-    "wallet",
-    "contract",
-    "tokenId",
-    "feedback",
-    "status",
-    "attempts",
-    "upstream",
-  ];
-  const rows = reports.map((r) =>
-    [
-      String(r.id),
-      new Date(r.createdAt).toISOString(),
-      r.platform,
-      r.chatId,
-      r.userId,
-      r.userName,
-      r.kind,
-      fullAddress(r.wallet),
-      fullAddress(r.contract),
-      r.tokenId,
-      r.feedback ?? "",
-      r.status,
-      String(r.attempts),
-      r.upstream ?? "",
-    ]
-      .map(csvField)
-      .join(","),
-  );
-  return `${[header.join(","), ...rows].join("\r\n")}\r\n`;
+  return toCsv(CSV_COLUMNS, reports);
 }
+
+const UNKNOWN_NOTE =
+  "outcome unknown: the bot stopped or timed out during the call; not re-sent to avoid a double report.";
 
 export function reportsReply(reports: readonly SpamReport[]): Reply {
   if (reports.length === 0) return { text: "No spam reports have been made in this chat." };
+  const shown = reports.slice(0, SHOWN);
   return {
     title: `Spam reports in this chat (${reports.length})`,
     table: {
       columns: ["When", "Who", "Kind", "Collection", "Token", "Status"],
-      rows: reports
-        .slice(0, SHOWN)
-        .map((r) => [
-          new Date(r.createdAt).toISOString().slice(0, 16).replace("T", " "),
-          r.userName,
-          r.kind === "spam" ? "spam" : "not spam",
-          short(r.contract),
-          r.tokenId === "" ? "all" : r.tokenId,
-          r.status,
-        ]),
+      rows: shown.map((r) => [
+        new Date(r.createdAt).toISOString().slice(0, 16).replace("T", " "),
+        r.userName,
+        r.kind === "spam" ? "spam" : "not spam",
+        short(r.contract),
+        r.tokenId === "" ? "all" : r.tokenId,
+        r.status === "unknown" ? "outcome unknown" : r.status,
+      ]),
     },
+    ...(shown.some((r) => r.status === "unknown") ? { text: UNKNOWN_NOTE } : {}),
     footer:
       reports.length > SHOWN
         ? `The newest ${SHOWN} are shown; the CSV has all ${reports.length}.`

@@ -1,6 +1,7 @@
 import type { SegmentRequest } from "../src/api/client.ts";
 import { ApiError } from "../src/api/errors.ts";
 import { type ActionPayload, type CommandContext, defineCommand } from "../src/core/command.ts";
+import { type CsvColumn, toCsv } from "../src/core/csv.ts";
 import {
   collectionName,
   formatCount,
@@ -170,17 +171,14 @@ export function segmentReply(
   };
 }
 
-/** One field per line; quoted only when a cell needs it (addresses and amounts never do). */
-function csvCell(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
-}
+const CSV_COLUMNS: readonly CsvColumn<SegmentWallet>[] = [
+  // Untrusted text from the data service (an address, or whatever it sent instead).
+  { header: "walletAddress", value: (wallet) => fullAddress(wallet.walletAddress) },
+  { header: "totalSpend", value: (wallet) => wallet.totalSpend, numeric: true },
+];
 
 export function segmentCsv(wallets: readonly SegmentWallet[]): string {
-  const lines = ["walletAddress,totalSpend"];
-  for (const wallet of wallets) {
-    lines.push(`${csvCell(fullAddress(wallet.walletAddress))},${csvCell(wallet.totalSpend)}`);
-  }
-  return `${lines.join("\r\n")}\r\n`;
+  return toCsv(CSV_COLUMNS, wallets);
 }
 
 export function segmentExportReply(

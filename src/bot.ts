@@ -175,7 +175,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   opened.push(() => api.close());
   const db = openDatabase(config.dataDir);
   opened.push(() => db.close());
-  const actions = new SqliteActionStore(db);
+  const actions = new SqliteActionStore(db, config.buttonMaxPerUser);
   const subscriptions = new SubscriptionRepository(db);
   const reports = new ReportRepository(db);
   const runtime = new Runtime({
@@ -222,6 +222,13 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
       apiRoot: config.telegram.apiRoot,
       runtime,
       logger: logger.child({ part: "telegram" }),
+      onChatMigrated: (from, to) => {
+        const moved = subscriptions.moveChat("telegram", from, to);
+        logger.info(
+          { part: "telegram", chat: from, newChat: to, subscription: moved?.id },
+          "group upgraded to a supergroup; its subscription follows",
+        );
+      },
       webhook:
         config.telegram.webhookUrl && config.telegram.webhookSecret
           ? {
@@ -274,9 +281,11 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
         delivered.map((alert) => alert.contract.mintedAt),
         Date.now(),
       ),
+    onDropped: (dropped) => metrics.onAlertsDropped(dropped.length),
     logger: logger.child({ part: "delivery" }),
     settings: {
       digestThreshold: config.alerts.digestThreshold,
+      maxAttempts: config.alerts.maxAttempts,
       batch: 500,
       tickMs: config.alerts.deliveryTickMs,
       explorerUrl: config.explorerUrl,

@@ -86,6 +86,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_BURST: int(8, 1, 1000),
   RATE_LIMIT_PER_MINUTE: int(30, 1, 100_000),
   BUTTON_TTL_S: int(7 * 86400, 60, 365 * 86400),
+  BUTTON_MAX_PER_USER: int(500, 25, 1_000_000),
   REPORTS_PER_HOUR: int(10, 1, 10_000),
   IPFS_GATEWAY: z.preprocess(
     emptyToUndefined,
@@ -107,6 +108,7 @@ const EnvSchema = z.object({
   POLL_MAX_PAGES: int(10, 1, 100),
   POLL_MAX_CLOCK_SKEW_S: int(300, 0, 86_400),
   ALERT_DIGEST_THRESHOLD: int(5, 2, 1000),
+  ALERT_MAX_ATTEMPTS: int(10, 1, 1000),
   DELIVERY_CONCURRENCY: int(16, 1, 256),
   DELIVERY_TICK_MS: int(1000, 50, 60_000),
   METRICS_PORT: int(0, 0, 65_535),
@@ -179,6 +181,8 @@ export interface Config {
   connectTimeoutMs: number;
   rateLimit: { burst: number; perMinute: number };
   buttonTtlSeconds: number;
+  /** Stored button actions per person; past it their oldest stop working. */
+  buttonMaxPerUser: number;
   reportsPerHour: number;
   ipfsGateway: string;
   explorerUrl: string;
@@ -190,6 +194,8 @@ export interface Config {
     /** A mint dated further past our clock is posted but does not move the poll cursor. */
     maxClockSkewMs: number;
     digestThreshold: number;
+    /** Failed tries before an alert is dropped (rate limits do not count). */
+    maxAttempts: number;
     deliveryConcurrency: number;
     deliveryTickMs: number;
   };
@@ -283,6 +289,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     connectTimeoutMs: e.STARTUP_CONNECT_TIMEOUT_S * 1000,
     rateLimit: { burst: e.RATE_LIMIT_BURST, perMinute: e.RATE_LIMIT_PER_MINUTE },
     buttonTtlSeconds: e.BUTTON_TTL_S,
+    buttonMaxPerUser: e.BUTTON_MAX_PER_USER,
     reportsPerHour: e.REPORTS_PER_HOUR,
     ipfsGateway: e.IPFS_GATEWAY,
     explorerUrl: e.EXPLORER_URL,
@@ -293,6 +300,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxPages: e.POLL_MAX_PAGES,
       maxClockSkewMs: e.POLL_MAX_CLOCK_SKEW_S * 1000,
       digestThreshold: e.ALERT_DIGEST_THRESHOLD,
+      maxAttempts: e.ALERT_MAX_ATTEMPTS,
       deliveryConcurrency: e.DELIVERY_CONCURRENCY,
       deliveryTickMs: e.DELIVERY_TICK_MS,
     },

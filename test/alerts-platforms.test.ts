@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Chat } from "grammy/types";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
@@ -15,7 +16,9 @@ import {
 import {
   type FakeTelegram,
   groupChat,
+  type RecordedCall,
   startFakeTelegram,
+  supergroupChat,
   telegramErrors,
   user,
 } from "./fakes/telegram/index.ts";
@@ -24,6 +27,7 @@ const CHANNEL_MANAGER = MEMBER_PERMISSIONS | PERMISSION.ManageChannels;
 const admin = user(2001, "Ada", "ada");
 const member = user(2002, "Max", "max");
 const group = groupChat(-5001, "Mints");
+const supergroup = supergroupChat(-1005001, "Mints");
 
 let sim: Simulator;
 let telegram: FakeTelegram;
@@ -62,9 +66,9 @@ afterEach(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function telegramSays(from: typeof admin, text: string): Promise<string> {
+async function telegramSays(from: typeof admin, text: string, chat: Chat = group): Promise<string> {
   const before = telegram.sent.length;
-  telegram.pushUpdate(telegram.message(group, from, text));
+  telegram.pushUpdate(telegram.message(chat, from, text));
   const call = await telegram.waitFor(
     (c) => c.seq > before && c.ok && c.method === "sendMessage",
     10_000,
@@ -160,5 +164,101 @@ describe("alerts on Telegram and Discord", () => {
       { platform: "telegram", pause_reason: expect.stringMatching(/kicked/) },
     ]);
     expect(await telegramSays(admin, "/subscriptions")).toMatch(/paused .*kicked/);
+  });
+});
+
+/** Waits until the poller has its cursor: mints from now on are alerted. */
+async function pollerStarted(): Promise<void> {
+  await expect
+    .poll(() => bot.db.prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
+      timeout: 5000,
+    })
+    .toBeTruthy();
+}
+
+const sendsTo =
+  (chat: Chat, after = 0) =>
+  (c: RecordedCall) =>
+    c.seq > after && c.method === "sendMessage" && c.params.chat_id === chat.id;
+
+const mentions = (address: string) => (c: RecordedCall) =>
+  String(c.params.text).toLowerCase().includes(address);
+
+describe("Telegram groups that change under the bot", () => {
+  it("a group upgraded to a supergroup: the next alert arrives at the new id, where /subscriptions says active", async () => {
+    expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
+    await pollerStarted();
+    // The service message is not delivered here: the refused send alone leads to the new id.
+    telegram.upgradeToSupergroup(group.id, supergroup.id);
+    const address = mintCollection();
+    const moved = await telegram.waitFor(
+      (c) => c.ok && sendsTo(supergroup)(c) && mentions(address)(c),
+      10_000,
+    );
+    const refused = telegram.sent.filter((c) => sendsTo(group)(c) && !c.ok);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]?.error?.description).toMatch(/upgraded to a supergroup/);
+    expect(await telegramSays(admin, "/subscriptions", supergroup)).toMatch(/Status.*active/s);
+    // The alert's button was stored for the chat it went to.
+    const markup = moved.params.reply_markup as {
+      inline_keyboard: { callback_data: string }[][];
+    };
+    const data = markup.inline_keyboard[0]?.[0]?.callback_data ?? "";
+    const before = telegram.sent.length;
+    telegram.pushUpdate(telegram.callbackQuery(supergroup, admin, data));
+    const answer = await telegram.waitFor(
+      (c) => c.seq > before && (c.method === "sendMessage" || c.method === "answerCallbackQuery"),
+      10_000,
+    );
+    expect(JSON.stringify(answer.params)).not.toMatch(/another chat|expired/);
+  });
+
+  it("the upgrade's service message moves the subscription before any alert fails", async () => {
+    expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
+    await pollerStarted();
+    const before = telegram.sent.length;
+    telegram.pushUpdate(telegram.upgradeToSupergroup(group.id, supergroup.id, admin));
+    await expect
+      .poll(() => bot.db.prepare("SELECT chat_id FROM subscriptions").all(), { timeout: 5000 })
+      .toEqual([{ chat_id: String(supergroup.id) }]);
+    const address = mintCollection();
+    await telegram.waitFor((c) => c.ok && sendsTo(supergroup)(c) && mentions(address)(c), 10_000);
+    expect(telegram.sent.filter(sendsTo(group, before))).toHaveLength(0);
+  });
+
+  it("a group where the bot may not write: paused with the reason, and nothing more is sent", async () => {
+    expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
+    await pollerStarted();
+    telegram.revokeSendRights(group.id);
+    mintCollection();
+    await expect
+      .poll(() => bot.db.prepare("SELECT pause_reason FROM subscriptions").get(), {
+        timeout: 10_000,
+      })
+      .toEqual({ pause_reason: expect.stringMatching(/not enough rights to send text messages/) });
+    const attempts = () => telegram.sent.filter(sendsTo(group)).filter((c) => !c.ok).length;
+    expect(attempts()).toBe(1);
+    const seen = () =>
+      (bot.db.prepare("SELECT COUNT(*) AS n FROM seen_contracts").get() as { n: number }).n;
+    const before = seen();
+    mintCollection();
+    mintCollection();
+    await expect.poll(seen, { timeout: 10_000 }).toBeGreaterThanOrEqual(before + 2);
+    await bot.delivery.drain();
+    expect(attempts()).toBe(1);
+    const status = await bot.runtime.runText(
+      {
+        id: "inv",
+        platform: "telegram",
+        user: { id: String(admin.id), name: "ada" },
+        chat: { id: String(group.id), kind: "group" },
+        canManageChannel: async () => true,
+      },
+      "subscriptions",
+      "",
+    );
+    expect(status.fields?.find((f) => f.name === "Status")?.value).toMatch(
+      /^paused .*not enough rights to send text messages/,
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
+import { TelegramAdapter } from "../src/adapters/telegram/index.ts";
 import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
 import {
   CURSOR_KEY,
@@ -11,13 +12,15 @@ import type { CacheStats } from "../src/api/cache.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
 import { createMetrics } from "../src/ops/metrics.ts";
-import { AlertRepository } from "../src/store/alerts.ts";
+import { AlertRepository, type DueAlert } from "../src/store/alerts.ts";
 import { migrate, openDatabase } from "../src/store/db.ts";
 import {
   KeyValueRepository,
   LeaseRepository,
   SqliteActionStore,
+  type Subscription,
 } from "../src/store/repositories.ts";
+import { startFakeTelegram, telegramErrors } from "./fakes/telegram/index.ts";
 import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 let t: RuntimeSetup;
@@ -27,7 +30,7 @@ afterEach(async () => {
 
 /** Records what would be sent; can be told to fail the next sends. */
 class RecordingSender implements AlertSender {
-  readonly maxInFlight = 4;
+  maxInFlight = 4;
   keys: (string | undefined)[] = [];
   sent: { chatId: string; reply: RenderableReply }[] = [];
   failures: unknown[] = [];
@@ -51,8 +54,11 @@ function alertsFor(
     now?: () => number;
     holder?: string;
     leader?: () => boolean;
+    sender?: AlertSender;
+    maxAttempts?: number;
     logger?: Logger;
     onFutureMints?: (count: number) => void;
+    onDropped?: (alerts: readonly DueAlert[]) => void;
   } = {},
 ) {
   const alerts = new AlertRepository(setup.db);
@@ -61,15 +67,17 @@ function alertsFor(
   const worker = new DeliveryWorker({
     alerts,
     subscriptions: setup.subscriptions,
-    senders: { telegram: sender },
+    senders: { telegram: options.sender ?? sender },
     materialize: (platform, chatId, reply) =>
       setup.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
-    logger: silentLogger(),
+    logger: options.logger ?? silentLogger(),
+    ...(options.onDropped ? { onDropped: options.onDropped } : {}),
     settings: {
       digestThreshold: 5,
       batch: 500,
       tickMs: 1000,
       explorerUrl: "https://etherscan.io",
+      maxAttempts: options.maxAttempts ?? 10,
     },
     isLeader: () => options.leader?.() ?? true,
     ...(options.now ? { now: options.now } : {}),
@@ -522,5 +530,124 @@ describe("delivery", () => {
     await worker.drain();
     expect(sender.sent).toHaveLength(0);
     expect(alerts.depth()).toBe(kept);
+  });
+});
+
+/** A new NFT contract recorded for these subscriptions, as the poller would. */
+function recordContract(
+  alerts: AlertRepository,
+  subscriptions: Subscription[],
+  n: number,
+  now = Date.now(),
+): string {
+  const address = `0x${n.toString(16).padStart(40, "0")}`;
+  alerts.record({
+    contracts: [
+      {
+        address,
+        name: `Collection ${n}`,
+        types: ["TYPE_ERC721"],
+        minter: undefined,
+        txHash: undefined,
+        mintedAt: undefined,
+      },
+    ],
+    subscriptions,
+    cursorKey: CURSOR_KEY,
+    cursor: new Date(now).toISOString(),
+    note: null,
+    now,
+  });
+  return address;
+}
+
+describe("a chat that moved", () => {
+  it("moves the subscription and its queued alerts; merged with one already there, nothing twice", async () => {
+    t = await startRuntime();
+    const { alerts, worker, sender } = alertsFor(t);
+    sender.maxInFlight = 1; // as on Telegram
+    const old = subscribe(t, "-4001").subscription;
+    const there = subscribe(t, "-1004001", "erc721").subscription;
+    // Contract 1 is queued for both chats, contract 2 only for the old one.
+    recordContract(alerts, [old, there], 1);
+    recordContract(alerts, [old], 2);
+    sender.failures.push({ kind: "moved", newChatId: "-1004001" });
+    await worker.drain();
+    await worker.drain();
+    expect(t.subscriptions.all()).toMatchObject([
+      { id: there.id, chatId: "-1004001", types: "erc721", pausedAt: null },
+    ]);
+    const titles = sender.sent.map((s) => `${s.chatId} ${s.reply.title}`).sort();
+    expect(titles).toEqual([
+      "-1004001 New collection: Collection 1",
+      "-1004001 New collection: Collection 2",
+    ]);
+    expect(alerts.depth()).toBe(0);
+  });
+});
+
+describe("bounded tries", () => {
+  it("an alert a chat always refuses is tried ALERT_MAX_ATTEMPTS times, then dropped, recorded and counted", async () => {
+    t = await startRuntime();
+    const fake = await startFakeTelegram();
+    // No waiting inside grammY: each delivery try is one request.
+    const adapter = new TelegramAdapter({
+      token: fake.token,
+      apiRoot: fake.apiRoot,
+      botInfo: fake.botInfo,
+      runtime: t.runtime,
+      logger: silentLogger(),
+      throttle: false,
+      retry: { maxDelaySeconds: 0, maxRetryAttempts: 0 },
+    });
+    let now = Date.now();
+    const { logger, lines } = capturingLogger();
+    const metrics = createMetrics({
+      cache: () => t.api.cacheStats,
+      outboxDepth: () => 0,
+      pollerLagSeconds: () => undefined,
+      pollerGaps: () => 0,
+    });
+    const { alerts, worker } = alertsFor(t, {
+      now: () => now,
+      sender: adapter,
+      maxAttempts: 3,
+      logger,
+      onDropped: (dropped) => metrics.onAlertsDropped(dropped.length),
+    });
+    const broken = subscribe(t, "-4001").subscription;
+    const fine = subscribe(t, "-4002").subscription;
+    recordContract(alerts, [broken, fine], 1, now);
+    // A rate limit is not the alert's fault: it does not count as a try.
+    fake.failNext("sendMessage", telegramErrors.tooManyRequests(1), { chatId: -4001 });
+    fake.failNext(
+      "sendMessage",
+      { error_code: 400, description: "Bad Request: something never seen" },
+      { chatId: -4001, times: 100 },
+    );
+    for (let round = 0; round < 8; round++) {
+      await worker.drain();
+      now += 3_600_000;
+    }
+    const tries = (chat: number) =>
+      fake.sent
+        .filter((c) => c.method === "sendMessage" && c.params.chat_id === chat)
+        .map((c) => c.error?.error_code ?? 200);
+    expect(tries(-4001)).toEqual([429, 400, 400, 400]);
+    expect(tries(-4002)).toEqual([200]);
+    expect(alerts.depth()).toBe(0);
+    expect(worker.stats.dropped).toBe(1);
+    expect(
+      t.db.prepare("SELECT subscription_id, attempts, last_error FROM failed_alerts").all(),
+    ).toEqual([
+      {
+        subscription_id: broken.id,
+        attempts: 3,
+        last_error: expect.stringMatching(/something never seen/),
+      },
+    ]);
+    expect(lines.filter((line) => line.includes("alert dropped"))).toHaveLength(1);
+    expect(await metrics.registry.metrics()).toMatch(/^bot_alerts_dropped_total 1$/m);
+    await fake.close();
   });
 });

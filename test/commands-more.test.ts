@@ -504,6 +504,30 @@ describe("against the simulator", () => {
       expect(exported.text).toContain(`All ${formatCount(String(size))} wallets`);
     });
 
+    it("guards a hostile wallet name in the CSV; amounts, negative ones too, stay numbers", async () => {
+      const f = t.sim.fixtures;
+      const first = await t.say(`/segment ${f.collection}`);
+      t.sim.script([
+        {
+          status: 200,
+          body: JSON.stringify({
+            wallets: [
+              { walletAddress: '=HYPERLINK("http://evil.example","x")', totalSpend: "2.5" },
+              { walletAddress: "@evil.eth", totalSpend: "-1.5" },
+              { walletAddress: f.wallet, totalSpend: "1" },
+            ],
+          }),
+        },
+      ]);
+      const exported = await t.press(button(first, "Export CSV"));
+      const lines = new TextDecoder().decode(exported.files?.[0]?.data).trimEnd().split("\r\n");
+      expect(lines.slice(1)).toEqual([
+        `"'=HYPERLINK(""http://evil.example"",""x"")",2.5`,
+        "'@evil.eth,-1.5",
+        `${fullAddress(f.wallet)},1`,
+      ]);
+    });
+
     it("sends min_owned for each collection and the filters", async () => {
       const f = t.sim.fixtures;
       const { result: reply, requests } = await sent(() =>

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { escapeHtml, renderTelegram, type TelegramMessage } from "../src/render/telegram.ts";
 import {
   type FakeTelegram,
+  groupChat,
   privateChat,
   type RecordedCall,
   startFakeTelegram,
@@ -330,6 +331,30 @@ describe("the fake's own Bot API rules", () => {
     await expect(api.sendMessage(alice.id, "a")).resolves.toBeTruthy();
     await expect(api.sendMessage(other.id, "b")).rejects.toThrow("Bad Request: chat not found");
     await expect(api.sendMessage(other.id, "c")).resolves.toBeTruthy();
+  });
+
+  it("answers for an upgraded group with its new id, and refuses sends where the bot lost its rights", async () => {
+    const old = groupChat(-4001, "Old group");
+    fake.addChat(old);
+    const service = fake.upgradeToSupergroup(old.id, -1004001);
+    expect(service.message).toMatchObject({ chat: { id: old.id }, migrate_to_chat_id: -1004001 });
+    const moved = await api.sendMessage(old.id, "x").catch((error: unknown) => error);
+    expect(moved).toBeInstanceOf(GrammyError);
+    expect(moved).toMatchObject({
+      error_code: 400,
+      description: "Bad Request: group chat was upgraded to a supergroup chat",
+      parameters: { migrate_to_chat_id: -1004001 },
+    });
+    await expect(api.sendMessage(-1004001, "y")).resolves.toMatchObject({
+      chat: { type: "supergroup", title: "Old group" },
+    });
+    fake.revokeSendRights(-1004001);
+    await expect(api.sendMessage(-1004001, "z")).rejects.toThrow(
+      "Bad Request: not enough rights to send text messages to the chat",
+    );
+    await expect(api.sendPhoto(-1004001, new InputFile(PNG_1X1, "chart.png"))).rejects.toThrow(
+      "not enough rights to send photos to the chat",
+    );
   });
 
   it("drops the connection on an injected disconnect, which grammY reports as an HttpError", async () => {

@@ -1,7 +1,16 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
+import { createApiClient } from "../src/api/client.ts";
+import { createBot } from "../src/bot.ts";
+import { parseConfig } from "../src/config.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
-import { ReportRetryWorker } from "../src/reports/submit.ts";
+import { attemptReport, ReportRetryWorker } from "../src/reports/submit.ts";
+import { openDatabase } from "../src/store/db.ts";
 import { ReportRepository } from "../src/store/reports.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
@@ -133,23 +142,16 @@ describe("the button flow", () => {
 });
 
 describe("upstream failures", () => {
-  it("a 500 keeps the report queued; the retry worker sends it: one upstream report in the end", async () => {
+  it("a 503 keeps the report queued; the retry worker sends it: one upstream report in the end", async () => {
     t = await startRuntime();
     const { ask } = await reportFirstWalletItem();
-    t.sim.script([{ status: 500 }]);
+    t.sim.script([{ status: 503 }]);
     const queued = await t.press(button(ask, "Confirm report"));
     expect(queued.text).toMatch(/queued and will be sent automatically/);
     const reports = new ReportRepository(t.db);
     expect(reports.forChat("telegram", "chat-1")[0]?.status).toBe("queued");
     expect(t.sim.reports).toHaveLength(0);
-    const worker = new ReportRetryWorker({
-      api: t.api,
-      reports,
-      logger: silentLogger(),
-      isLeader: () => true,
-      intervalMs: 1000,
-      now: () => Date.now() + 3_600_000,
-    });
+    const worker = retryWorker(reports);
     await worker.retryDue();
     await worker.retryDue();
     expect(reports.forChat("telegram", "chat-1")[0]).toMatchObject({ status: "sent", attempts: 2 });
@@ -175,6 +177,131 @@ describe("upstream failures", () => {
       /refused the report .*: token is not held by the wallet/,
     );
     expect(new ReportRepository(t.db).forChat("telegram", "chat-1")[0]?.status).toBe("failed");
+  });
+});
+
+/** Calls to endpoint 19 that reached the simulator, answered or not. */
+const reportCalls = () => t.sim.requests.filter((r) => r.path.includes("/report_spam/")).length;
+
+/** A retry worker whose clock is an hour ahead: every queued report is due. */
+const retryWorker = (reports: ReportRepository) =>
+  new ReportRetryWorker({
+    api: t.api,
+    reports,
+    logger: silentLogger(),
+    isLeader: () => true,
+    intervalMs: 1000,
+    now: () => Date.now() + 3_600_000,
+  });
+
+describe("at most once to the data service", () => {
+  it("a call that hangs past the timeout ends 'unknown', is said so, and is never sent again", async () => {
+    t = await startRuntime({ API_TIMEOUT_MS: "300" });
+    const { ask } = await reportFirstWalletItem();
+    t.sim.script([{ status: 200, hang: true }]);
+    const answer = await t.press(button(ask, "Confirm report"));
+    expect(answer.text).toMatch(/^Reported as spam by Tester/);
+    expect(answer.text).toMatch(/whether the data service got it is unknown/i);
+    const reports = new ReportRepository(t.db);
+    expect(reports.forChat("telegram", "chat-1")[0]).toMatchObject({
+      status: "unknown",
+      attempts: 1,
+    });
+    expect(reportCalls()).toBe(1);
+    const worker = retryWorker(reports);
+    await worker.retryDue();
+    await worker.retryDue();
+    expect(reportCalls()).toBe(1);
+    const list = await t.say("/reports");
+    expect(list.table?.rows[0]).toContain("outcome unknown");
+    expect(t.text(list)).toMatch(/outcome unknown: .*not re-sent to avoid a double report/);
+  });
+
+  it("queues again only what certainly never reached the service: 429, 503, connection refused", async () => {
+    t = await startRuntime();
+    const list = await t.say(`/wallet ${t.sim.fixtures.wallet} exclude`);
+    const confirmAfter = async (n: number, before: () => unknown) => {
+      const ask = await t.press(button(list, `Spam #${n}`));
+      await before();
+      await t.press(button(ask, "Confirm report"));
+    };
+    await confirmAfter(1, () => t.sim.script([{ status: 429, retryAfterSeconds: 1 }]));
+    await confirmAfter(2, () => t.sim.script([{ status: 503 }]));
+    await confirmAfter(3, () => t.sim.script([{ status: 500 }]));
+    await confirmAfter(4, () => t.sim.script([{ status: 502 }]));
+    // Nothing listens on the port: the connection is refused before anything is written.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const unreachable = createApiClient(t.config, `http://127.0.0.1:${port}`, "k", silentLogger());
+    const reports = new ReportRepository(t.db);
+    const { report } = reports.create(
+      {
+        platform: "telegram",
+        chatId: "chat-1",
+        userId: "u1",
+        userName: "Tester",
+        wallet: t.sim.fixtures.wallet,
+        contract: t.sim.fixtures.spamCollection,
+        tokenId: "",
+        kind: "spam",
+        feedback: null,
+      },
+      Date.now(),
+    );
+    await attemptReport(unreachable, reports, report, silentLogger());
+    await unreachable.close();
+    const statuses = reports
+      .forChat("telegram", "chat-1")
+      .reverse()
+      .map((r) => r.status);
+    expect(statuses).toEqual(["queued", "queued", "unknown", "unknown", "queued"]);
+    expect(reports.get(report.id)?.upstream).toMatch(/ECONNREFUSED/);
+  });
+
+  it("a report a killed process left 'sending' is marked unknown at start and never sent", async () => {
+    t = await startRuntime();
+    const { sim } = t;
+    const dataDir = mkdtempSync(join(tmpdir(), "bot-reports-"));
+    const db = openDatabase(dataDir);
+    const reports = new ReportRepository(db);
+    const { report } = reports.create(
+      {
+        platform: "telegram",
+        chatId: "-4001",
+        userId: "7",
+        userName: "Ann",
+        wallet: sim.fixtures.wallet,
+        contract: sim.fixtures.spamCollection,
+        tokenId: "1",
+        kind: "spam",
+        feedback: null,
+      },
+      Date.now() - 3_600_000,
+    );
+    db.close();
+    const bot = await createBot(
+      parseConfig({ API_BASE_URL: sim.url, API_KEY: sim.apiKey, DATA_DIR: dataDir }),
+      { logger: silentLogger(), input: new PassThrough(), output: new PassThrough() },
+    );
+    try {
+      const after = new ReportRepository(bot.db);
+      expect(after.get(report.id)).toMatchObject({ status: "unknown" });
+      expect(after.get(report.id)?.upstream).toMatch(/stopped during the call/);
+      await new ReportRetryWorker({
+        api: bot.api,
+        reports: after,
+        logger: silentLogger(),
+        isLeader: () => true,
+        intervalMs: 1000,
+        now: () => Date.now() + 3_600_000,
+      }).retryDue();
+      expect(sim.requests.filter((r) => r.path.includes("/report_spam/"))).toHaveLength(0);
+    } finally {
+      await bot.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -213,6 +340,21 @@ describe("rules", () => {
 });
 
 describe("the audit trail", () => {
+  it("the CSV guards text a spreadsheet would run as a formula, never numbers like chat ids", async () => {
+    t = await startRuntime();
+    const { fixtures: f } = t.sim;
+    const where = {
+      chat: { id: "-4001", kind: "group" as const },
+      user: { id: "7", name: "-Mallory" },
+    };
+    await t.say(`/report spam ${f.spamCollection} 1 ${f.wallet} =HYPERLINK(evil) +1`, where);
+    const list = await t.say("/reports", where);
+    const exported = await t.press(button(list, "Export CSV"), where);
+    const [, row] = new TextDecoder().decode(exported.files?.[0]?.data).trim().split("\r\n");
+    expect(row).toContain(",telegram,-4001,7,'-Mallory,spam,");
+    expect(row).toContain(",1,'=HYPERLINK(evil) +1,");
+  });
+
   it("every report is recorded; admins list and export them as CSV; others may not", async () => {
     t = await startRuntime();
     const { ask } = await reportFirstWalletItem({ user: { id: "u9", name: 'Mallory "=cmd"' } });
@@ -233,7 +375,7 @@ describe("the audit trail", () => {
       "id,createdAt,platform,chatId,userId,userName,kind,wallet,contract,tokenId,feedback,status,attempts,upstream",
     );
     expect(row).toContain('"Mallory ""=cmd"""');
-    expect(row).toContain('"telegram","chat-1","u9"');
-    expect(row).toContain('"sent"');
+    expect(row).toContain(",telegram,chat-1,u9,");
+    expect(row).toContain(",sent,");
   });
 });

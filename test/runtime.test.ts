@@ -3,8 +3,10 @@ import { z } from "zod";
 import { MemoryActionStore } from "../src/core/actions.ts";
 import { type AnyCommand, defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
+import type { RenderableReply } from "../src/core/reply.ts";
 import { buildRegistry, parseTextArgs, Runtime, type RuntimeOptions } from "../src/core/runtime.ts";
 import { UserError } from "../src/errors.ts";
+import { SqliteActionStore } from "../src/store/repositories.ts";
 import {
   type ClientSetup,
   capturingLogger,
@@ -348,6 +350,103 @@ describe("buttons", () => {
     now += 61_000;
     expect((await runtime.click(invocation, id)).text).toMatch(/expired/);
     await setup.close();
+  });
+});
+
+describe("stored button actions", () => {
+  /** A reply with data and three buttons; each button answers "pressed n". */
+  const withButtons = defineCommand({
+    name: "withbuttons",
+    description: "d",
+    options: {},
+    examples: [],
+    run: async () => ({
+      text: "the data",
+      buttons: [1, 2, 3].map((n) => ({
+        label: `b${n}`,
+        action: { command: "withbuttons", action: "press", payload: { n } },
+      })),
+    }),
+    actions: { press: { run: async (_ctx, payload) => ({ text: `pressed ${payload.n}` }) } },
+  });
+
+  it("a full disk costs a reply its buttons, never its data, and the failure is logged", async () => {
+    t = await startRuntime();
+    const { logger, lines } = capturingLogger();
+    const runtime = runtimeWith(t, [withButtons], {
+      actions: new SqliteActionStore(t.db),
+      logger,
+    });
+    // A real SQLITE_FULL: the database may not grow, and the table's pages are filled with
+    // rows smaller than any real one until a hundred inserts in a row find no room.
+    t.db.pragma(`max_page_count = ${t.db.pragma("page_count", { simple: true })}`);
+    const fill = t.db.prepare(
+      "INSERT INTO button_actions (id, platform, chat_id, action, expires_at) VALUES (hex(randomblob(11)), 'x', 'x', '{}', 0)",
+    );
+    for (let failures = 0; failures < 100; ) {
+      try {
+        fill.run();
+        failures = 0;
+      } catch (error) {
+        expect((error as { code?: string }).code).toBe("SQLITE_FULL");
+        failures++;
+      }
+    }
+    const reply = await runtime.runText(testInvocation(), "withbuttons", "");
+    expect(reply.text).toBe("the data");
+    expect(reply.buttons ?? []).toEqual([]);
+    const warning = lines.find((line) => line.includes("without buttons"));
+    expect(warning).toMatch(/"level":40/);
+    expect(warning).toMatch(/SQLITE_FULL/);
+  });
+
+  it("keeps at most BUTTON_MAX_PER_USER per person: the oldest go, the newest and others' work", async () => {
+    t = await startRuntime({ BUTTON_MAX_PER_USER: "25" });
+    const cap = t.config.buttonMaxPerUser;
+    const runtime = runtimeWith(t, [withButtons], {
+      actions: new SqliteActionStore(t.db, cap),
+      rateLimit: { burst: 1000, perMinute: 100_000 },
+    });
+    const other = testInvocation({ user: { id: "u2", name: "Other" } });
+    const theirs = await runtime.runText(other, "withbuttons", "");
+    const mine: RenderableReply[] = [];
+    for (let i = 0; i < cap + 10; i++)
+      mine.push(await runtime.runText(testInvocation(), "withbuttons", ""));
+    const stored = t.db
+      .prepare("SELECT COUNT(*) AS n FROM button_actions WHERE user_id = 'u1'")
+      .get() as { n: number };
+    expect(stored.n).toBeLessThanOrEqual(cap);
+    const press = (reply: RenderableReply | undefined, who = testInvocation()) =>
+      Promise.all((reply?.buttons ?? []).map((b) => runtime.click(who, b.id)));
+    expect((await press(mine.at(-1))).map((r) => r.text)).toEqual([
+      "pressed 1",
+      "pressed 2",
+      "pressed 3",
+    ]);
+    expect((await press(mine[0]))[0]?.text).toMatch(/expired/);
+    expect((await press(theirs, other))[0]?.text).toBe("pressed 1");
+  });
+
+  it("the in-memory store keeps the same cap per person", async () => {
+    const store = new MemoryActionStore(1000, 5);
+    const action = { command: "c", action: "a", payload: {} };
+    const put = (userId: string, count: number) =>
+      store.putMany(
+        Array.from({ length: count }, () => ({
+          platform: "telegram",
+          chatId: "c",
+          userId,
+          action,
+          expiresAt: Date.now() + 60_000,
+        })),
+      );
+    const first = await put("u1", 3);
+    await put("u2", 3);
+    const last = await put("u1", 4);
+    expect(await store.get(first[0] ?? "")).toBeUndefined();
+    expect(await store.get(first[1] ?? "")).toBeUndefined();
+    expect(await store.get(first[2] ?? "")).toBeDefined();
+    for (const id of last) expect(await store.get(id)).toBeDefined();
   });
 });
 

@@ -9,6 +9,7 @@ import {
   privateChat,
   type RecordedCall,
   startFakeTelegram,
+  type TelegramErrorBody,
   telegramErrors,
   user,
 } from "./fakes/telegram/index.ts";
@@ -199,6 +200,40 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
     const call = await ask(dm, alice, "/help");
     expect(textOf(call)).toContain("/whois");
     expect(fake.sent.filter((c) => c.method === "sendMessage")).toHaveLength(2);
+  });
+
+  it("tells alert delivery what a failed send means: moved, may not post, or try again", async () => {
+    const classify = async (failure: TelegramErrorBody) => {
+      fake.failNext("sendMessage", failure, { chatId: group.id });
+      const error = await adapter.sendToChat(String(group.id), { text: "x" }).catch((e) => e);
+      return adapter.classifySendError(error);
+    };
+    expect(
+      await classify({
+        error_code: 400,
+        description: "Bad Request: group chat was upgraded to a supergroup chat",
+        parameters: { migrate_to_chat_id: -1004001 },
+      }),
+    ).toEqual({ kind: "moved", newChatId: "-1004001" });
+    for (const description of [
+      "Bad Request: not enough rights to send text messages to the chat",
+      "Bad Request: have no rights to send a message",
+      "Bad Request: need administrator rights in the channel chat",
+      "Forbidden: CHAT_WRITE_FORBIDDEN",
+    ]) {
+      const code = description.startsWith("Forbidden") ? 403 : 400;
+      expect(await classify({ error_code: code, description })).toEqual({
+        kind: "permanent",
+        reason: `Telegram: ${description}`,
+      });
+    }
+    // Media rights alone do not stop text: not a reason to pause alerts.
+    expect(
+      await classify({
+        error_code: 400,
+        description: "Bad Request: not enough rights to send photos to the chat",
+      }),
+    ).toMatchObject({ kind: "transient" });
   });
 
   it("escapes a collection named with markup", async () => {

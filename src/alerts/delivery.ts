@@ -6,11 +6,16 @@ import type { AlertRepository, DueAlert } from "../store/alerts.ts";
 import type { SubscriptionRepository } from "../store/repositories.ts";
 import { alertReply, digestReply } from "./message.ts";
 
-/** How a send failed, as the platform adapter tells it. */
+/**
+ * How a send failed, as the platform adapter tells it. `permanent`: the chat refuses the bot
+ * (gone, blocked, no right to post), so its subscription pauses; `moved`: the chat has a new id
+ * (a Telegram group upgraded to a supergroup), which its subscription follows.
+ */
 export type SendFailure =
   | { kind: "rate_limited"; retryAfterMs: number }
   | { kind: "transient"; reason: string }
-  | { kind: "permanent"; reason: string };
+  | { kind: "permanent"; reason: string }
+  | { kind: "moved"; newChatId: string };
 
 /** What an adapter offers the alert delivery: send to a chat, and say what an error means. */
 export interface AlertSender {
@@ -35,6 +40,8 @@ export interface DeliverySettings {
   /** How often the outbox is looked at when nothing pokes it. */
   tickMs: number;
   explorerUrl: string;
+  /** Failed tries after which an alert is dropped (rate limits do not count). */
+  maxAttempts: number;
 }
 
 export interface DeliveryDeps {
@@ -47,6 +54,8 @@ export interface DeliveryDeps {
   isLeader: () => boolean;
   /** Told of every delivered message's alerts (metrics). */
   onDelivered?: (alerts: readonly DueAlert[]) => void;
+  /** Told of alerts given up on after `maxAttempts` failed tries (metrics). */
+  onDropped?: (alerts: readonly DueAlert[]) => void;
   logger: Logger;
   settings: DeliverySettings;
   now?: () => number;
@@ -57,6 +66,7 @@ export interface DeliveryStats {
   messages: number;
   retries: number;
   paused: number;
+  dropped: number;
 }
 
 interface Message {
@@ -92,7 +102,13 @@ function interleave(groups: Message[][]): Message[] {
  * only after the platform accepted it. A crash re-sends only what was in flight.
  */
 export class DeliveryWorker {
-  readonly stats: DeliveryStats = { delivered: 0, messages: 0, retries: 0, paused: 0 };
+  readonly stats: DeliveryStats = {
+    delivered: 0,
+    messages: 0,
+    retries: 0,
+    paused: 0,
+    dropped: 0,
+  };
   private readonly lanes = new Map<Platform, Lane>();
   private readonly now: () => number;
 
@@ -188,14 +204,12 @@ export class DeliveryWorker {
       const rendered = await this.deps.materialize(platform, first.chatId, message.reply);
       await sender.sendToChat(first.chatId, rendered, idempotencyKey(message.alerts));
     } catch (error) {
-      // This message and the channel's others still queued this round are tried again later.
-      const rest = [
-        ...message.alerts,
-        ...queue
-          .filter((m) => m.alerts[0]?.subscriptionId === first.subscriptionId)
-          .flatMap((m) => m.alerts),
-      ];
-      this.handleFailure(first, rest, sender.classifySendError(error));
+      // This message is tried again later, and so are the channel's others still queued this
+      // round (without counting a try: they were not tried).
+      const others = queue
+        .filter((m) => m.alerts[0]?.subscriptionId === first.subscriptionId)
+        .flatMap((m) => m.alerts);
+      this.handleFailure(message.alerts, others, sender.classifySendError(error));
       return false;
     }
     this.deps.alerts.delivered(message.alerts, this.now());
@@ -205,15 +219,18 @@ export class DeliveryWorker {
     return true;
   }
 
-  private handleFailure(first: DueAlert, rest: DueAlert[], failure: SendFailure): void {
+  private handleFailure(failed: DueAlert[], others: DueAlert[], failure: SendFailure): void {
     const { logger } = this.deps;
+    const first = failed[0];
+    if (!first) return;
     const where = {
       platform: first.platform,
       chat: first.chatId,
       subscription: first.subscriptionId,
     };
+    const now = this.now();
     if (failure.kind === "permanent") {
-      this.deps.subscriptions.pause(first.subscriptionId, failure.reason, this.now());
+      this.deps.subscriptions.pause(first.subscriptionId, failure.reason, now);
       this.stats.paused++;
       logger.warn(
         { ...where, reason: failure.reason },
@@ -223,15 +240,65 @@ export class DeliveryWorker {
     }
     this.stats.retries++;
     if (failure.kind === "rate_limited") {
-      this.deps.alerts.retryLater(rest, this.now() + failure.retryAfterMs, "rate limited", false);
+      this.deps.alerts.retryLater(
+        [...failed, ...others],
+        now + failure.retryAfterMs,
+        "rate limited",
+        false,
+      );
       logger.info({ ...where, retryAfterMs: failure.retryAfterMs }, "alert delivery rate limited");
       return;
     }
-    const attempts = Math.max(...rest.map((alert) => alert.attempts)) + 1;
-    this.deps.alerts.retryLater(rest, this.now() + backoffMs(attempts), failure.reason, true);
+    if (failure.kind === "moved") {
+      const serving = this.deps.subscriptions.moveChat(
+        first.platform,
+        first.chatId,
+        failure.newChatId,
+      );
+      logger.info(
+        { ...where, newChat: failure.newChatId, subscription: serving?.id },
+        "chat moved to a new id; its subscription and alerts follow",
+      );
+      // At once, to the new id (re-rendered there, so its buttons belong to the new chat). The
+      // try counts, so a chat that keeps "moving" cannot loop for ever.
+      this.retry(failed, others, now, `moved to ${failure.newChatId}`);
+      this.poke();
+      return;
+    }
+    const attempts = Math.max(...failed.map((alert) => alert.attempts)) + 1;
+    this.retry(failed, others, now + backoffMs(attempts), failure.reason);
     logger.warn(
       { ...where, reason: failure.reason, attempts },
       "alert delivery failed; will retry",
+    );
+  }
+
+  /** Counts a try for the failed alerts, dropping those out of tries; the others just wait. */
+  private retry(failed: DueAlert[], others: DueAlert[], dueAt: number, reason: string): void {
+    const { maxAttempts } = this.deps.settings;
+    const spent = failed.filter((alert) => alert.attempts + 1 >= maxAttempts);
+    this.deps.alerts.retryLater(
+      failed.filter((alert) => alert.attempts + 1 < maxAttempts),
+      dueAt,
+      reason,
+      true,
+    );
+    this.deps.alerts.retryLater(others, dueAt, reason, false);
+    if (spent.length === 0) return;
+    this.deps.alerts.giveUp(spent, reason, this.now());
+    this.stats.dropped += spent.length;
+    this.deps.onDropped?.(spent);
+    const first = spent[0];
+    this.deps.logger.error(
+      {
+        platform: first?.platform,
+        chat: first?.chatId,
+        subscription: first?.subscriptionId,
+        contracts: spent.map((alert) => alert.contract.address),
+        reason,
+        attempts: maxAttempts,
+      },
+      "alert dropped after its last try; it will not be sent",
     );
   }
 

@@ -5,17 +5,28 @@ export interface StoredAction {
   id: string;
   platform: string;
   chatId: string;
+  /** Whose buttons these are: the person who invoked, or `alert:<chat>` for an alert's. */
+  userId: string;
   action: ButtonAction;
   /** Epoch milliseconds. */
   expiresAt: number;
 }
+
+export type NewAction = Omit<StoredAction, "id">;
+
+/** Stored actions one person may hold: past it, their oldest go (a reply never has more than 25). */
+export const DEFAULT_MAX_ACTIONS_PER_USER = 500;
 
 /**
  * Where the actions behind buttons live. Buttons carry only the id; what it does stays here, so
  * a forged or stale id can do nothing. The SQLite implementation keeps them across restarts.
  */
 export interface ActionStore {
-  put(action: Omit<StoredAction, "id">): Promise<string>;
+  /**
+   * Stores a reply's actions at once (all or none) and returns their ids in order; past the
+   * per-person cap, that person's oldest actions are dropped.
+   */
+  putMany(actions: readonly NewAction[]): Promise<string[]>;
   get(id: string): Promise<StoredAction | undefined>;
   /** Drops expired entries; returns how many. */
   prune(now: number): Promise<number>;
@@ -28,21 +39,37 @@ export function newActionId(): string {
 
 export const ACTION_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
 
+const ownerKey = (action: NewAction) => `${action.platform}\u0000${action.userId}`;
+
 export class MemoryActionStore implements ActionStore {
   private readonly entries = new Map<string, StoredAction>();
+  /** Each owner's ids, oldest first (some may be gone already). */
+  private readonly byOwner = new Map<string, string[]>();
 
-  constructor(private readonly maxEntries = 100_000) {}
+  constructor(
+    private readonly maxEntries = 100_000,
+    private readonly maxPerUser = DEFAULT_MAX_ACTIONS_PER_USER,
+  ) {}
 
-  async put(action: Omit<StoredAction, "id">): Promise<string> {
-    if (this.entries.size >= this.maxEntries) await this.prune(Date.now());
-    // Still full after pruning: the oldest entry goes (Map iterates in insertion order).
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+  async putMany(actions: readonly NewAction[]): Promise<string[]> {
+    const ids: string[] = [];
+    for (const action of actions) {
+      if (this.entries.size >= this.maxEntries) await this.prune(Date.now());
+      // Still full after pruning: the oldest entry goes (Map iterates in insertion order).
+      if (this.entries.size >= this.maxEntries) {
+        const oldest = this.entries.keys().next().value;
+        if (oldest !== undefined) this.entries.delete(oldest);
+      }
+      const id = newActionId();
+      this.entries.set(id, { id, ...action });
+      const key = ownerKey(action);
+      const owned = (this.byOwner.get(key) ?? []).filter((old) => this.entries.has(old));
+      owned.push(id);
+      while (owned.length > this.maxPerUser) this.entries.delete(owned.shift() ?? "");
+      this.byOwner.set(key, owned);
+      ids.push(id);
     }
-    const id = newActionId();
-    this.entries.set(id, { id, ...action });
-    return id;
+    return ids;
   }
 
   async get(id: string): Promise<StoredAction | undefined> {
@@ -56,6 +83,11 @@ export class MemoryActionStore implements ActionStore {
         this.entries.delete(id);
         removed++;
       }
+    }
+    for (const [key, owned] of this.byOwner) {
+      const live = owned.filter((id) => this.entries.has(id));
+      if (live.length === 0) this.byOwner.delete(key);
+      else this.byOwner.set(key, live);
     }
     return removed;
   }

@@ -411,27 +411,45 @@ export class Runtime {
     }
   }
 
-  /** Stores the actions behind the reply's buttons and gives the renderers only their ids. */
+  /**
+   * Stores the actions behind the reply's buttons (one transaction) and gives the renderers only
+   * their ids. They count against the invoking person's cap; an alert's, with nobody invoking,
+   * against the chat's. If they cannot be stored (a full disk), the reply goes without buttons.
+   */
   async materialize(
     reply: Reply,
-    invocation: Pick<Invocation, "platform" | "chat">,
+    target: Pick<Invocation, "platform" | "chat"> & { user?: Pick<Invocation["user"], "id"> },
   ): Promise<RenderableReply> {
     const { buttons, ...rest } = reply;
     if (!buttons || buttons.length === 0) return rest;
     const expiresAt = this.now().getTime() + this.options.buttonTtlSeconds * 1000;
-    const rendered = await Promise.all(
-      buttons.map(async (button) => ({
-        label: button.label,
-        id: await this.options.actions.put({
-          platform: invocation.platform,
-          chatId: invocation.chat.id,
+    const userId = target.user?.id ?? `alert:${target.chat.id}`;
+    let ids: string[];
+    try {
+      ids = await this.options.actions.putMany(
+        buttons.map((button) => ({
+          platform: target.platform,
+          chatId: target.chat.id,
+          userId,
           action: button.action,
           expiresAt,
-        }),
+        })),
+      );
+    } catch (error) {
+      this.options.logger.warn(
+        { err: error, platform: target.platform, chat: target.chat.id },
+        "could not store button actions; the reply goes without buttons",
+      );
+      return rest;
+    }
+    return {
+      ...rest,
+      buttons: buttons.map((button, i) => ({
+        label: button.label,
+        id: ids[i] ?? "",
         ...(button.style ? { style: button.style } : {}),
       })),
-    );
-    return { ...rest, buttons: rendered };
+    };
   }
 }
 

@@ -13,6 +13,7 @@ export interface Metrics {
   onUpstream(event: { method: string; path: string; status: number | "error"; ms: number }): void;
   onDelivered(count: number, mintedAt: readonly (string | undefined)[], now: number): void;
   onFutureMints(count: number): void;
+  onAlertsDropped(count: number): void;
 }
 
 export interface MetricSources {
@@ -63,6 +64,11 @@ export function createMetrics(sources: MetricSources): Metrics {
   const deliveries = new Counter({
     name: "bot_alert_deliveries_total",
     help: "New-collection alerts delivered (a digest counts each alert in it)",
+    registers: [registry],
+  });
+  const dropped = new Counter({
+    name: "bot_alerts_dropped_total",
+    help: "New-collection alerts given up on after ALERT_MAX_ATTEMPTS failed tries",
     registers: [registry],
   });
   const alertLag = new Histogram({
@@ -138,6 +144,9 @@ export function createMetrics(sources: MetricSources): Metrics {
       const endpoint = endpointTemplate(event.path);
       upstream.inc({ method: event.method, endpoint, status: String(event.status) });
       upstreamSeconds.observe({ method: event.method, endpoint }, event.ms / 1000);
+    },
+    onAlertsDropped(count) {
+      dropped.inc(count);
     },
     onDelivered(count, mintedAt, now) {
       deliveries.inc(count);

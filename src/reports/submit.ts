@@ -1,15 +1,17 @@
 import type { ApiClient } from "../api/client.ts";
 import { ApiError } from "../api/errors.ts";
+import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { ReportRepository, SpamReport } from "../store/reports.ts";
 
-/** Attempts at a queued report before it is marked failed. */
+/** Attempts at a report before it is marked failed (each one certainly never reached the service). */
 export const MAX_REPORT_ATTEMPTS = 8;
 
 export type ReportOutcome =
   | { status: "sent" }
   | { status: "queued"; retryInMs: number }
   | { status: "unsupported" }
+  | { status: "unknown"; reason: string }
   | { status: "failed"; reason: string };
 
 const retryDelayMs = (attempts: number, retryAfter?: number) =>
@@ -18,18 +20,36 @@ const retryDelayMs = (attempts: number, retryAfter?: number) =>
     Math.min(30 * 60_000, 10_000 * 2 ** attempts) * (0.75 + Math.random() / 2),
   );
 
+/** Network errors raised before the request was written: nothing reached the service. */
+const NOT_SENT_CODES = /\((ECONNREFUSED|ENOTFOUND|EAI_AGAIN|UND_ERR_CONNECT_TIMEOUT)\)/;
+
+/**
+ * Whether the service certainly did not take the report: rate limited (429) or unavailable
+ * (503), refused before any work, or a connection that was never made. A timeout, a dropped
+ * connection or another 5xx may come after the service recorded it: sending again could count
+ * it twice.
+ */
+function certainlyNotReceived(error: ApiError): boolean {
+  if (error.kind === "rate_limited" || error.status === 503) return true;
+  return (
+    error.status === undefined && error.kind === "unavailable" && NOT_SENT_CODES.test(error.message)
+  );
+}
+
 /**
  * One call to endpoint 19 (spam) or 20 (not spam) for a recorded report, and what became of it.
- * The client never retries reports (a retried report could count twice upstream); this is the
- * one place that decides whether to try again later.
+ * The attempt is recorded before the call. The client never retries reports; this is the one
+ * place that decides whether to try again later, and it does so only when the service certainly
+ * did not get the report: at most once to the service.
  */
 export async function attemptReport(
   api: ApiClient,
   reports: ReportRepository,
-  report: SpamReport,
+  recorded: SpamReport,
   logger: Logger,
   now: () => number = Date.now,
 ): Promise<ReportOutcome> {
+  const report = reports.begin(recorded.id, now());
   const input = {
     wallet: report.wallet,
     contract: report.contract,
@@ -45,7 +65,12 @@ export async function attemptReport(
     logger.info({ report: report.id, kind: report.kind }, "spam report sent");
     return { status: "sent" };
   } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
+    if (!(error instanceof ApiError)) {
+      // Input refused before the request (a UserError) never left the bot; anything else may have.
+      const status = error instanceof UserError ? "failed" : "unknown";
+      reports.finish(report.id, status, error instanceof Error ? error.message : "error", now());
+      throw error;
+    }
     const upstream = `${error.kind}${error.status ? ` ${error.status}` : ""}: ${error.message}`;
     if (error.kind === "not_found" && report.kind === "not_spam") {
       // Endpoint 20's path is not in the spec (API_REPORT_NOT_SPAM_PATH is our guess).
@@ -56,14 +81,29 @@ export async function attemptReport(
       );
       return { status: "unsupported" };
     }
-    if (error.transient && report.attempts + 1 < MAX_REPORT_ATTEMPTS) {
-      const retryInMs = retryDelayMs(report.attempts, error.retryAfter);
-      reports.queue(report.id, upstream, now() + retryInMs, now());
+    if (certainlyNotReceived(error)) {
+      if (report.attempts < MAX_REPORT_ATTEMPTS) {
+        const retryInMs = retryDelayMs(report.attempts - 1, error.retryAfter);
+        reports.queue(report.id, upstream, now() + retryInMs, now());
+        logger.warn(
+          { report: report.id, kind: error.kind, retryInMs },
+          "spam report queued for a retry",
+        );
+        return { status: "queued", retryInMs };
+      }
+    } else if (error.transient) {
+      reports.finish(report.id, "unknown", upstream, now());
       logger.warn(
-        { report: report.id, kind: error.kind, retryInMs },
-        "spam report queued for a retry",
+        { report: report.id, kind: error.kind, status: error.status },
+        "spam report outcome unknown; not sent again",
       );
-      return { status: "queued", retryInMs };
+      return {
+        status: "unknown",
+        reason:
+          error.kind === "timeout"
+            ? "the data service did not answer in time"
+            : "the data service failed during the call",
+      };
     }
     reports.finish(report.id, "failed", upstream, now());
     logger.warn({ report: report.id, kind: error.kind }, "spam report failed");
@@ -74,7 +114,7 @@ export async function attemptReport(
   }
 }
 
-/** Retries queued reports (and first attempts a crash interrupted), only in the leader process. */
+/** Retries queued reports, only in the leader process. */
 export class ReportRetryWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -90,7 +130,16 @@ export class ReportRetryWorker {
     },
   ) {}
 
+  /** Marks what a stopped process left mid-call as unknown, then retries queued reports. */
   start(): void {
+    const now = this.deps.now ?? Date.now;
+    const interrupted = this.deps.reports.markInterrupted(now());
+    if (interrupted > 0) {
+      this.deps.logger.warn(
+        { reports: interrupted },
+        "spam reports left mid-call by a stopped bot: outcome unknown, not sent again",
+      );
+    }
     this.timer = setInterval(() => {
       if (this.running) return;
       this.running = this.retryDue()

@@ -164,6 +164,29 @@ export class AlertRepository {
     })();
   }
 
+  /**
+   * Gives up on alerts: out of the outbox and into failed_alerts with their last error, in one
+   * transaction. They are never tried again.
+   */
+  giveUp(alerts: readonly DueAlert[], error: string, now: number): void {
+    const remove = this.db.prepare("DELETE FROM outbox WHERE id = ?");
+    const log = this.db.prepare(
+      "INSERT OR REPLACE INTO failed_alerts (subscription_id, contract, attempts, last_error, failed_at) VALUES (?, ?, ?, ?, ?)",
+    );
+    this.db.transaction(() => {
+      for (const alert of alerts) {
+        remove.run(alert.id);
+        log.run(
+          alert.subscriptionId,
+          alert.contract.address,
+          alert.attempts + 1,
+          error.slice(0, 500),
+          now,
+        );
+      }
+    })();
+  }
+
   depth(): number {
     return (this.db.prepare("SELECT COUNT(*) AS n FROM outbox").get() as { n: number }).n;
   }

@@ -100,6 +100,51 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX spam_reports_chat ON spam_reports (platform, chat_id, created_at);
   CREATE INDEX spam_reports_due ON spam_reports (status, next_attempt_at);
   `,
+  // 3: a report whose outcome is unknown (the bot stopped or timed out during the call) is kept
+  // as 'unknown'. SQLite cannot alter a CHECK constraint: the table is rebuilt.
+  `
+  CREATE TABLE spam_reports_v3 (
+    id INTEGER PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    user_name TEXT NOT NULL,
+    wallet TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('spam', 'not_spam')),
+    feedback TEXT,
+    status TEXT NOT NULL
+      CHECK (status IN ('sending', 'sent', 'queued', 'unsupported', 'failed', 'unknown')),
+    upstream TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    UNIQUE (platform, user_id, wallet, contract, token_id, kind)
+  );
+  INSERT INTO spam_reports_v3 SELECT * FROM spam_reports;
+  DROP TABLE spam_reports;
+  ALTER TABLE spam_reports_v3 RENAME TO spam_reports;
+  CREATE INDEX spam_reports_chat ON spam_reports (platform, chat_id, created_at);
+  CREATE INDEX spam_reports_due ON spam_reports (status, next_attempt_at);
+  `,
+  // 4: whose button actions are whose (a person, or 'alert:<chat>'), to cap them per person
+  `
+  ALTER TABLE button_actions ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
+  CREATE INDEX button_actions_owner ON button_actions (platform, user_id);
+  `,
+  // 5: alerts given up on after ALERT_MAX_ATTEMPTS failed tries (never retried)
+  `
+  CREATE TABLE failed_alerts (
+    subscription_id INTEGER NOT NULL,
+    contract TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    last_error TEXT,
+    failed_at INTEGER NOT NULL,
+    PRIMARY KEY (subscription_id, contract)
+  );
+  `,
 ];
 
 /**

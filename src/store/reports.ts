@@ -39,8 +39,12 @@ export class LinkedWalletRepository {
 }
 
 export type ReportKind = "spam" | "not_spam";
-/** sending: first attempt under way; queued: waiting for a retry; the others are final. */
-export type ReportStatus = "sending" | "sent" | "queued" | "unsupported" | "failed";
+/**
+ * sending: an attempt is under way; queued: waiting for a retry (the service certainly did not
+ * get it); unknown: the bot stopped or timed out during the call, so it may or may not have
+ * arrived, and it is never sent again; the others are final answers.
+ */
+export type ReportStatus = "sending" | "sent" | "queued" | "unsupported" | "failed" | "unknown";
 
 export interface SpamReport {
   id: number;
@@ -176,6 +180,21 @@ export class ReportRepository {
     return row ? toReport(row) : undefined;
   }
 
+  /**
+   * Records an attempt before its call is made (committed first, so a crash during the call
+   * leaves the report in 'sending', which the next start marks unknown).
+   */
+  begin(id: number, now: number): SpamReport {
+    this.db
+      .prepare(
+        "UPDATE spam_reports SET status = 'sending', attempts = attempts + 1, next_attempt_at = NULL, updated_at = ? WHERE id = ?",
+      )
+      .run(now, id);
+    const report = this.get(id);
+    if (!report) throw new Error(`report ${id} vanished`);
+    return report;
+  }
+
   finish(
     id: number,
     status: Exclude<ReportStatus, "sending" | "queued">,
@@ -184,7 +203,7 @@ export class ReportRepository {
   ): void {
     this.db
       .prepare(
-        "UPDATE spam_reports SET status = ?, upstream = ?, attempts = attempts + 1, next_attempt_at = NULL, updated_at = ? WHERE id = ?",
+        "UPDATE spam_reports SET status = ?, upstream = ?, next_attempt_at = NULL, updated_at = ? WHERE id = ?",
       )
       .run(status, upstream.slice(0, 2000), now, id);
   }
@@ -192,20 +211,30 @@ export class ReportRepository {
   queue(id: number, upstream: string, nextAttemptAt: number, now: number): void {
     this.db
       .prepare(
-        "UPDATE spam_reports SET status = 'queued', upstream = ?, attempts = attempts + 1, next_attempt_at = ?, updated_at = ? WHERE id = ?",
+        "UPDATE spam_reports SET status = 'queued', upstream = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?",
       )
       .run(upstream.slice(0, 2000), nextAttemptAt, now, id);
   }
 
-  /** Reports waiting for a retry, and first attempts a crash left unfinished. */
+  /**
+   * Reports left in 'sending' by a process that stopped during the call: whether the service
+   * got them is unknown, and they are not sent again. Returns how many.
+   */
+  markInterrupted(now: number): number {
+    return this.db
+      .prepare(
+        "UPDATE spam_reports SET status = 'unknown', upstream = ?, next_attempt_at = NULL, updated_at = ? WHERE status = 'sending'",
+      )
+      .run("the bot stopped during the call", now).changes;
+  }
+
+  /** Reports waiting for a retry. */
   due(now: number, limit: number): SpamReport[] {
     return this.db
-      .prepare<[number, number, number], ReportRow>(
-        `SELECT * FROM spam_reports
-          WHERE (status = 'queued' AND next_attempt_at <= ?) OR (status = 'sending' AND updated_at <= ?)
-          ORDER BY id LIMIT ?`,
+      .prepare<[number, number], ReportRow>(
+        "SELECT * FROM spam_reports WHERE status = 'queued' AND next_attempt_at <= ? ORDER BY id LIMIT ?",
       )
-      .all(now, now - 60_000, limit)
+      .all(now, limit)
       .map(toReport);
   }
 

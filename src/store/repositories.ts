@@ -1,35 +1,66 @@
-import type { ActionStore, StoredAction } from "../core/actions.ts";
-import { newActionId } from "../core/actions.ts";
+import {
+  type ActionStore,
+  DEFAULT_MAX_ACTIONS_PER_USER,
+  type NewAction,
+  newActionId,
+  type StoredAction,
+} from "../core/actions.ts";
 import type { ButtonAction } from "../core/reply.ts";
 import type { Db } from "./db.ts";
 
 /** Button actions in SQLite: buttons under old messages keep working after a restart. */
 export class SqliteActionStore implements ActionStore {
   private readonly insert;
+  private readonly trim;
   private readonly select;
   private readonly deleteExpired;
 
-  constructor(db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly maxPerUser = DEFAULT_MAX_ACTIONS_PER_USER,
+  ) {
     this.insert = db.prepare(
-      "INSERT INTO button_actions (id, platform, chat_id, action, expires_at) VALUES (?, ?, ?, ?, ?)",
+      "INSERT INTO button_actions (id, platform, chat_id, user_id, action, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+    );
+    // The owner's actions past the newest maxPerUser, in insertion (rowid) order.
+    this.trim = db.prepare(
+      `DELETE FROM button_actions WHERE rowid IN (
+         SELECT rowid FROM button_actions WHERE platform = ? AND user_id = ?
+          ORDER BY rowid DESC LIMIT -1 OFFSET ?)`,
     );
     this.select = db.prepare<
       [string],
-      { id: string; platform: string; chat_id: string; action: string; expires_at: number }
-    >("SELECT id, platform, chat_id, action, expires_at FROM button_actions WHERE id = ?");
+      {
+        id: string;
+        platform: string;
+        chat_id: string;
+        user_id: string;
+        action: string;
+        expires_at: number;
+      }
+    >("SELECT id, platform, chat_id, user_id, action, expires_at FROM button_actions WHERE id = ?");
     this.deleteExpired = db.prepare("DELETE FROM button_actions WHERE expires_at <= ?");
   }
 
-  async put(action: Omit<StoredAction, "id">): Promise<string> {
-    const id = newActionId();
-    this.insert.run(
-      id,
-      action.platform,
-      action.chatId,
-      JSON.stringify(action.action),
-      action.expiresAt,
-    );
-    return id;
+  async putMany(actions: readonly NewAction[]): Promise<string[]> {
+    return this.db.transaction(() => {
+      const ids = actions.map((action) => {
+        const id = newActionId();
+        this.insert.run(
+          id,
+          action.platform,
+          action.chatId,
+          action.userId,
+          JSON.stringify(action.action),
+          action.expiresAt,
+        );
+        return id;
+      });
+      const owners = new Map(actions.map((a) => [`${a.platform}\u0000${a.userId}`, a]));
+      for (const action of owners.values())
+        this.trim.run(action.platform, action.userId, this.maxPerUser);
+      return ids;
+    })();
   }
 
   async get(id: string): Promise<StoredAction | undefined> {
@@ -39,6 +70,7 @@ export class SqliteActionStore implements ActionStore {
       id: row.id,
       platform: row.platform,
       chatId: row.chat_id,
+      userId: row.user_id,
       action: JSON.parse(row.action) as ButtonAction,
       expiresAt: row.expires_at,
     };
@@ -140,6 +172,40 @@ export class SubscriptionRepository {
         .prepare("DELETE FROM subscriptions WHERE platform = ? AND chat_id = ?")
         .run(platform, chatId).changes > 0
     );
+  }
+
+  /**
+   * A chat got a new id (a Telegram group upgraded to a supergroup): its subscription follows,
+   * and with it the queued alerts (they hang off the subscription), its buttons and its report
+   * history. If the new chat already has a subscription, that one is kept and the old one's
+   * alerts join it, dropping those it already has queued. Returns the subscription now serving
+   * the new chat, if any.
+   */
+  moveChat(platform: string, fromChatId: string, toChatId: string): Subscription | undefined {
+    return this.db
+      .transaction(() => {
+        const from = this.find(platform, fromChatId);
+        const to = this.find(platform, toChatId);
+        if (from && !to) {
+          this.db
+            .prepare("UPDATE subscriptions SET chat_id = ? WHERE id = ?")
+            .run(toChatId, from.id);
+        } else if (from && to) {
+          this.db
+            .prepare("UPDATE OR IGNORE outbox SET subscription_id = ? WHERE subscription_id = ?")
+            .run(to.id, from.id);
+          // What is left is what the kept subscription already had queued.
+          this.db.prepare("DELETE FROM outbox WHERE subscription_id = ?").run(from.id);
+          this.db.prepare("DELETE FROM subscriptions WHERE id = ?").run(from.id);
+        }
+        for (const table of ["button_actions", "spam_reports"]) {
+          this.db
+            .prepare(`UPDATE ${table} SET chat_id = ? WHERE platform = ? AND chat_id = ?`)
+            .run(toChatId, platform, fromChatId);
+        }
+        return this.find(platform, toChatId);
+      })
+      .immediate();
   }
 
   pause(id: number, reason: string, now: number): void {

@@ -25,6 +25,8 @@ export interface TelegramAdapterOptions {
   throttle?: APIThrottlerOptions | false;
   /** auto-retry bounds: longest Retry-After waited, and attempts for 429/5xx. */
   retry?: { maxDelaySeconds: number; maxRetryAttempts: number };
+  /** Told when a group announces its upgrade to a supergroup (its new chat id). */
+  onChatMigrated?: (fromChatId: string, toChatId: string) => void;
 }
 
 /** Telegram chat ids the bot may no longer write to (blocked, kicked), with why. */
@@ -39,12 +41,21 @@ const TELEGRAM_THROTTLE: APIThrottlerOptions = { global: { maxConcurrent: 30, mi
 
 const COMMAND_LINE = /^\/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{3,64}))?(?:\s+([\s\S]*))?$/;
 
+/**
+ * Telegram's words for "the bot may not post here": a group that took its right to send, a
+ * channel where it is not an admin. (A group that only forbids media says "to send photos":
+ * that one is not meant, the text still gets through.)
+ */
+const NO_RIGHT_TO_POST =
+  /not enough rights to send text messages|have no rights to send a message|CHAT_WRITE_FORBIDDEN|need administrator rights in the channel/i;
+
 /** Permanent send failures: retrying them only burns the bot's budget. */
 export function isPermanentTelegramError(error: unknown): boolean {
   if (!(error instanceof GrammyError)) return false;
   return (
     error.error_code === 403 ||
-    (error.error_code === 400 && /chat not found/i.test(error.description))
+    (error.error_code === 400 && /chat not found/i.test(error.description)) ||
+    NO_RIGHT_TO_POST.test(error.description)
   );
 }
 
@@ -83,6 +94,9 @@ export class TelegramAdapter implements AlertSender {
     this.bot.use(sequentialize((ctx: Context) => ctx.chat?.id.toString()));
     this.bot.on("message:text", (ctx) => this.track(this.onMessage(ctx)));
     this.bot.on("callback_query:data", (ctx) => this.track(this.onCallback(ctx)));
+    this.bot.on("message:migrate_to_chat_id", (ctx) =>
+      options.onChatMigrated?.(String(ctx.chat.id), String(ctx.message.migrate_to_chat_id)),
+    );
     this.bot.catch((error) => {
       this.options.logger.error(
         { err: error.error, update: error.ctx.update.update_id },
@@ -296,6 +310,9 @@ export class TelegramAdapter implements AlertSender {
       if (error.error_code === 429) {
         return { kind: "rate_limited", retryAfterMs: (error.parameters.retry_after ?? 5) * 1000 };
       }
+      // A group upgraded to a supergroup: the same chat under a new id.
+      const movedTo = error.parameters.migrate_to_chat_id;
+      if (movedTo !== undefined) return { kind: "moved", newChatId: String(movedTo) };
       if (isPermanentTelegramError(error))
         return { kind: "permanent", reason: `Telegram: ${error.description}` };
       return { kind: "transient", reason: `Telegram ${error.error_code}: ${error.description}` };

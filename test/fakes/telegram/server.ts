@@ -108,6 +108,14 @@ export interface FakeTelegram {
   callbackQuery(chat: Chat, from: User, data: string, message?: Message): NewUpdate;
   /** Makes a chat known (needed with `knownChatsOnly`); updates introduce their chats themselves. */
   addChat(chat: Chat): void;
+  /**
+   * Upgrades a group to a supergroup: from now on every call naming the old id answers 400
+   * "group chat was upgraded to a supergroup chat" with `parameters.migrate_to_chat_id`.
+   * Returns the service message Telegram posts in the old group (push it, or not).
+   */
+  upgradeToSupergroup(groupId: number, supergroupId: number, by?: User): NewUpdate;
+  /** Takes the bot's right to write in a chat: sends answer 400 "not enough rights to send …". */
+  revokeSendRights(chatId: number): void;
   /** What getChatMember answers for this user in this chat (default "member"). */
   setMemberStatus(chatId: number, userId: number, status: MemberStatus): void;
   /** The next matching call(s) of `method` ("*" for any) fail with `failure`. */
@@ -340,6 +348,9 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const callbackQueries = new Map<string, { answered: boolean }>();
   const commandSets = new Map<string, BotCommand[]>();
   const failures: Failure[] = [];
+  /** Old group id to its supergroup's id. */
+  const upgraded = new Map<string, number>();
+  const cannotSend = new Set<string>();
   const sent: RecordedCall[] = [];
   const waiters = new Set<Waiter>();
   const pollWaiters = new Set<() => void>();
@@ -367,6 +378,14 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   function findChat(chatId: unknown): ChatState {
     if (chatId === undefined || chatId === "") throw badRequest("chat_id is empty");
     const key = String(chatId);
+    const supergroup = upgraded.get(key);
+    if (supergroup !== undefined) {
+      throw new ApiFailure({
+        error_code: 400,
+        description: "Bad Request: group chat was upgraded to a supergroup chat",
+        parameters: { migrate_to_chat_id: supergroup },
+      });
+    }
     const known =
       chats.get(key) ??
       (key.startsWith("@")
@@ -430,6 +449,12 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     return parsed.entities.length > 0
       ? { [key]: parsed.text, [entitiesKey]: parsed.entities }
       : { [key]: parsed.text };
+  }
+
+  /** Where the bot has lost the right to write, Telegram names what it may not send. */
+  function checkRights(state: ChatState, what: "text messages" | "photos" | "documents"): void {
+    if (cannotSend.has(String(state.chat.id)))
+      throw badRequest(`not enough rights to send ${what} to the chat`);
   }
 
   function checkRateLimit(state: ChatState): void {
@@ -538,6 +563,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     },
     sendmessage: ({ params }) => {
       const state = findChat(params.chat_id);
+      checkRights(state, "text messages");
       const parsed = parseText(params.text, params.parse_mode, params.entities);
       if (parsed.text.trim() === "") throw badRequest("message text is empty");
       if (parsed.text.length > TEXT_MAX) throw badRequest("message is too long");
@@ -553,6 +579,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     sendphoto: (ctx) => {
       const { params } = ctx;
       const state = findChat(params.chat_id);
+      checkRights(state, "photos");
       const photo = inputFile(ctx, "photo");
       if (typeof photo === "string" && /^[a-z]+:/i.test(photo) && !isHttpUrl(photo)) {
         throw badRequest("wrong HTTP URL specified");
@@ -575,6 +602,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     senddocument: (ctx) => {
       const { params } = ctx;
       const state = findChat(params.chat_id);
+      checkRights(state, "documents");
       const document = inputFile(ctx, "document");
       const caption = parseText(params.caption, params.parse_mode, params.caption_entities);
       if (caption.text.length > CAPTION_MAX) throw badRequest("message caption is too long");
@@ -926,6 +954,24 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     },
     addChat(chat) {
       stateOf(chat);
+    },
+    upgradeToSupergroup(groupId, supergroupId, by = user(1, "Owner")) {
+      const old = stateOf({ id: groupId, type: "group", title: `Chat ${groupId}` });
+      const title = ("title" in old.chat && old.chat.title) || `Chat ${groupId}`;
+      stateOf({ id: supergroupId, type: "supergroup", title });
+      upgraded.set(String(groupId), supergroupId);
+      const message = {
+        message_id: old.nextMessageId++,
+        date: seconds(),
+        chat: old.chat,
+        from: by,
+        migrate_to_chat_id: supergroupId,
+      } as Message;
+      old.messages.set(message.message_id, message);
+      return { message } as NewUpdate;
+    },
+    revokeSendRights(chatId) {
+      cannotSend.add(String(chatId));
     },
     setMemberStatus(chatId, userId, status) {
       members.set(`${chatId}:${userId}`, status);
