@@ -18,6 +18,8 @@ export interface ApiErrorInit {
   retryAfter?: number;
   /** For invalid_response: the dotted path of the first field that did not match. */
   field?: string;
+  /** For a network failure: the system or undici error code (ECONNREFUSED, UND_ERR_SOCKET…). */
+  code?: string;
 }
 
 /** Every failure of the data service, as one typed error. */
@@ -29,6 +31,7 @@ export class ApiError extends Error {
   readonly path: string;
   readonly retryAfter: number | undefined;
   readonly field: string | undefined;
+  readonly code: string | undefined;
 
   constructor(init: ApiErrorInit) {
     super(init.message);
@@ -38,6 +41,7 @@ export class ApiError extends Error {
     this.path = init.path;
     this.retryAfter = init.retryAfter;
     this.field = init.field;
+    this.code = init.code;
   }
 
   /** Worth another try later: the service was busy or briefly broken. */

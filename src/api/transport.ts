@@ -163,7 +163,13 @@ export class Transport {
       headers["content-type"] = "application/json";
       requestBody = JSON.stringify(spec.body);
     }
-    const fail = (kind: ApiErrorKind, message: string, status?: number, retryAfter?: number) =>
+    const fail = (
+      kind: ApiErrorKind,
+      message: string,
+      status?: number,
+      retryAfter?: number,
+      code?: string,
+    ) =>
       new ApiError({
         kind,
         status,
@@ -171,6 +177,7 @@ export class Transport {
         path: spec.path,
         message: scrubSecrets(message, this.secrets),
         ...(retryAfter !== undefined ? { retryAfter } : {}),
+        ...(code !== undefined ? { code } : {}),
       });
     const cancelled = () =>
       fail("timeout", "The request was cancelled: the command ran out of time.");
@@ -219,8 +226,14 @@ export class Transport {
         throw fail("timeout", `The data service did not answer within ${options.timeoutMs} ms.`);
       const code =
         (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
-      const reason = code && NETWORK_ERROR_CODES.has(code) ? code : "network error";
-      throw fail("unavailable", `Could not reach the data service (${reason}).`);
+      const known = code && NETWORK_ERROR_CODES.has(code) ? code : undefined;
+      throw fail(
+        "unavailable",
+        `Could not reach the data service (${known ?? "network error"}).`,
+        undefined,
+        undefined,
+        known,
+      );
     }
     this.observer?.({
       method: spec.method,

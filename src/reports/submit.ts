@@ -21,7 +21,12 @@ const retryDelayMs = (attempts: number, retryAfter?: number) =>
   );
 
 /** Network errors raised before the request was written: nothing reached the service. */
-const NOT_SENT_CODES = /\((ECONNREFUSED|ENOTFOUND|EAI_AGAIN|UND_ERR_CONNECT_TIMEOUT)\)/;
+const NOT_SENT_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
 
 /**
  * Whether the service certainly did not take the report: rate limited (429) or unavailable
@@ -32,7 +37,10 @@ const NOT_SENT_CODES = /\((ECONNREFUSED|ENOTFOUND|EAI_AGAIN|UND_ERR_CONNECT_TIME
 function certainlyNotReceived(error: ApiError): boolean {
   if (error.kind === "rate_limited" || error.status === 503) return true;
   return (
-    error.status === undefined && error.kind === "unavailable" && NOT_SENT_CODES.test(error.message)
+    error.status === undefined &&
+    error.kind === "unavailable" &&
+    error.code !== undefined &&
+    NOT_SENT_CODES.has(error.code)
   );
 }
 
