@@ -229,11 +229,11 @@ describe("dispatch", () => {
       examples: [],
       run: async () => ({ text: "pong" }),
     });
-    let now = 0;
+    let elapsed = 0;
     const runtime = runtimeWith(setup, [ping], {
       deadlineMs: 1000,
       rateLimit: { burst: 2, perMinute: 6 },
-      now: () => new Date(now),
+      monotonic: () => elapsed,
     });
     const alice = testInvocation({ user: { id: "alice", name: "Alice" } });
     const bob = testInvocation({ user: { id: "bob", name: "Bob" } });
@@ -241,7 +241,35 @@ describe("dispatch", () => {
     expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
     expect((await runtime.run(alice, "ping", {})).text).toMatch(/try again in 10 s/);
     expect((await runtime.run(bob, "ping", {})).text).toBe("pong");
-    now += 10_000;
+    elapsed += 10_000;
+    expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    await setup.close();
+  });
+
+  it("a wall clock stepping back an hour locks nobody out: limits run on the monotonic clock", async () => {
+    const setup = await startClient();
+    const ping = defineCommand({
+      name: "ping",
+      description: "d",
+      options: {},
+      examples: [],
+      run: async () => ({ text: "pong" }),
+    });
+    let wall = Date.parse("2025-06-01T12:00:00Z");
+    let elapsed = 0;
+    const runtime = runtimeWith(setup, [ping], {
+      deadlineMs: 1000,
+      rateLimit: { burst: 2, perMinute: 6 },
+      now: () => new Date(wall),
+      monotonic: () => elapsed,
+    });
+    const alice = testInvocation({ user: { id: "alice", name: "Alice" } });
+    expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    expect((await runtime.run(alice, "ping", {})).text).toMatch(/try again in 10 s/);
+    // NTP steps the wall clock back an hour while the normal refill time passes.
+    wall -= 3_600_000;
+    elapsed += 10_000;
     expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
     await setup.close();
   });

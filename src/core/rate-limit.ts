@@ -1,6 +1,7 @@
 /**
  * A token bucket per key (platform + user): `burst` commands at once, then `perMinute` a minute.
- * Full buckets are forgotten, so memory follows the number of recently active people.
+ * Full buckets are forgotten, so memory follows the number of recently active people. Time is
+ * monotonic milliseconds: a wall clock stepped back by NTP must not empty every bucket.
  */
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
@@ -9,7 +10,7 @@ export class RateLimiter {
   constructor(
     private readonly burst: number,
     perMinute: number,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.refillPerMs = perMinute / 60_000;
   }
@@ -18,7 +19,10 @@ export class RateLimiter {
   take(key: string): number {
     const now = this.now();
     const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
-    bucket.tokens = Math.min(this.burst, bucket.tokens + (now - bucket.at) * this.refillPerMs);
+    bucket.tokens = Math.min(
+      this.burst,
+      bucket.tokens + Math.max(0, now - bucket.at) * this.refillPerMs,
+    );
     bucket.at = now;
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;

@@ -31,7 +31,10 @@ export interface RuntimeOptions {
   collections?: KnownCollections;
   /** Durable state for commands that keep it (subscriptions); absent in stateless setups. */
   store?: CommandStore | undefined;
+  /** The wall clock: dates shown and stored, button expiry. */
   now?: () => Date;
+  /** Monotonic milliseconds for in-process durations (rate limits); default performance.now. */
+  monotonic?: () => number;
 }
 
 export type Outcome = "ok" | "user_error" | "api_error" | "rate_limited" | "deadline" | "bug";
@@ -209,8 +212,10 @@ export class Runtime {
     this.collections = options.collections ?? new KnownCollections();
     this.charts = new ChartCache();
     this.now = options.now ?? (() => new Date());
-    this.limiter = new RateLimiter(options.rateLimit.burst, options.rateLimit.perMinute, () =>
-      this.now().getTime(),
+    this.limiter = new RateLimiter(
+      options.rateLimit.burst,
+      options.rateLimit.perMinute,
+      options.monotonic,
     );
   }
 

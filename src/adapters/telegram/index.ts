@@ -143,11 +143,11 @@ export class TelegramAdapter implements AlertSender {
       runner: { silent: true, fetch: { allowed_updates: ["message", "callback_query"] } },
     });
     this.runner = runner;
-    const started = Date.now();
+    const started = performance.now();
     runner.task()?.catch((error: unknown) => {
       if (this.stopping) return;
       // A run that lasted a while was healthy: start the backoff over.
-      if (Date.now() - started > 60_000) this.restartDelayMs = 1_000;
+      if (performance.now() - started > 60_000) this.restartDelayMs = 1_000;
       const delay = this.restartDelayMs;
       this.restartDelayMs = Math.min(this.restartDelayMs * 2, 300_000);
       this.options.logger.error(
