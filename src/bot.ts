@@ -86,6 +86,8 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
     },
     deadlineMs: config.commandDeadlineMs,
     rateLimit: config.rateLimit,
+    // Discord's interaction replies do not share a per-channel budget; Telegram groups do.
+    chatRateLimit: { telegram: config.chatRateLimit },
     buttonTtlSeconds: config.buttonTtlSeconds,
   });
 

@@ -69,7 +69,9 @@ const EnvSchema = z.object({
   ),
   COMMAND_DEADLINE_MS: int(20_000, 1_000, 600_000),
   RATE_LIMIT_BURST: int(8, 1, 1000),
-  RATE_LIMIT_PER_MINUTE: int(30, 1, 100_000),
+  RATE_LIMIT_PER_MINUTE: int(10, 1, 100_000),
+  RATE_LIMIT_CHAT_BURST: int(20, 1, 1000),
+  RATE_LIMIT_CHAT_PER_MINUTE: int(20, 1, 100_000),
   BUTTON_TTL_S: int(7 * 86400, 60, 365 * 86400),
   REPORTS_PER_HOUR: int(10, 1, 10_000),
   IPFS_GATEWAY: z.preprocess(
@@ -152,6 +154,8 @@ export interface Config {
   logLevel: Env["LOG_LEVEL"];
   commandDeadlineMs: number;
   rateLimit: { burst: number; perMinute: number };
+  /** Per Telegram group: the bot may send a group about 20 messages a minute. */
+  chatRateLimit: { burst: number; perMinute: number };
   buttonTtlSeconds: number;
   reportsPerHour: number;
   ipfsGateway: string;
@@ -239,6 +243,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     logLevel: e.LOG_LEVEL,
     commandDeadlineMs: e.COMMAND_DEADLINE_MS,
     rateLimit: { burst: e.RATE_LIMIT_BURST, perMinute: e.RATE_LIMIT_PER_MINUTE },
+    chatRateLimit: { burst: e.RATE_LIMIT_CHAT_BURST, perMinute: e.RATE_LIMIT_CHAT_PER_MINUTE },
     buttonTtlSeconds: e.BUTTON_TTL_S,
     reportsPerHour: e.REPORTS_PER_HOUR,
     ipfsGateway: e.IPFS_GATEWAY,

@@ -37,6 +37,16 @@ function runtimeWith(
   });
 }
 
+function pingCommand(): AnyCommand {
+  return defineCommand({
+    name: "ping",
+    description: "d",
+    options: {},
+    examples: [],
+    run: async () => ({ text: "pong" }),
+  });
+}
+
 let t: RuntimeSetup | undefined;
 afterEach(async () => {
   await t?.close();
@@ -271,6 +281,78 @@ describe("dispatch", () => {
     wall -= 3_600_000;
     elapsed += 10_000;
     expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    await setup.close();
+  });
+
+  it("refuses a person once per window, then stays quiet", async () => {
+    const setup = await startClient();
+    let elapsed = 0;
+    const runtime = runtimeWith(setup, [pingCommand()], {
+      rateLimit: { burst: 2, perMinute: 6 },
+      monotonic: () => elapsed,
+    });
+    const alice = testInvocation({ user: { id: "alice", name: "Alice" } });
+    const replies = [];
+    for (let i = 0; i < 6; i++) replies.push(await runtime.run(alice, "ping", {}));
+    expect(replies.map((reply) => reply.text)).toEqual([
+      "pong",
+      "pong",
+      expect.stringMatching(/try again in 10 s/),
+      expect.any(String),
+      expect.any(String),
+      expect.any(String),
+    ]);
+    expect(replies.map((reply) => reply.quiet === true)).toEqual([
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
+    // Once a token is back and used, a new overrun is refused out loud again.
+    elapsed += 10_000;
+    expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    const again = await runtime.run(alice, "ping", {});
+    expect(again.text).toMatch(/try again/);
+    expect(again.quiet).toBeUndefined();
+    await setup.close();
+  });
+
+  it("limits a group as a whole on the platforms that have a per-group budget, not private chats", async () => {
+    const setup = await startClient();
+    const runtime = runtimeWith(setup, [pingCommand()], {
+      rateLimit: { burst: 2, perMinute: 1 },
+      chatRateLimit: { telegram: { burst: 3, perMinute: 1 } },
+      monotonic: () => 0,
+    });
+    const inGroup = (user: string, chat = "-4001") =>
+      testInvocation({
+        platform: "telegram",
+        user: { id: user, name: user },
+        chat: { id: chat, kind: "group" },
+      });
+    expect((await runtime.run(inGroup("a"), "ping", {})).text).toBe("pong");
+    expect((await runtime.run(inGroup("b"), "ping", {})).text).toBe("pong");
+    expect((await runtime.run(inGroup("c"), "ping", {})).text).toBe("pong");
+    const refused = await runtime.run(inGroup("d"), "ping", {});
+    expect(refused.text).toMatch(/This chat is sending me many commands: try again in \d+ s/);
+    expect(refused.quiet).toBeUndefined();
+    expect((await runtime.run(inGroup("e"), "ping", {})).quiet).toBe(true);
+    // Another group, a private chat and another platform keep their own budgets.
+    expect((await runtime.run(inGroup("f", "-4002"), "ping", {})).text).toBe("pong");
+    const dm = testInvocation({
+      platform: "telegram",
+      user: { id: "g", name: "g" },
+      chat: { id: "g", kind: "private" },
+    });
+    expect((await runtime.run(dm, "ping", {})).text).toBe("pong");
+    const discord = testInvocation({
+      platform: "discord",
+      user: { id: "h", name: "h" },
+      chat: { id: "-4001", kind: "group" },
+    });
+    expect((await runtime.run(discord, "ping", {})).text).toBe("pong");
     await setup.close();
   });
 

@@ -1,6 +1,8 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { TelegramAdapter } from "../src/adapters/telegram/index.ts";
-import { defineCommand } from "../src/core/command.ts";
+import { TelegramAdapter, type TelegramAdapterOptions } from "../src/adapters/telegram/index.ts";
+import { type AnyCommand, defineCommand } from "../src/core/command.ts";
+import type { RuntimeOptions } from "../src/core/runtime.ts";
 import { silentLogger } from "../src/log.ts";
 import { visibleLength } from "../src/render/telegram.ts";
 import {
@@ -38,10 +40,20 @@ const longCommand = defineCommand({
   }),
 });
 
-beforeEach(async () => {
-  t = await startRuntime({}, {}, [longCommand]);
-  fake = await startFakeTelegram();
-  adapter = new TelegramAdapter({
+/** A command that takes a while, as a busy data service makes every command. */
+const slowCommand = defineCommand({
+  name: "slow",
+  description: "A slow answer",
+  options: {},
+  examples: [],
+  run: async () => {
+    await sleep(150);
+    return { text: "slow answer" };
+  },
+});
+
+function newAdapter(options: Partial<TelegramAdapterOptions> = {}): TelegramAdapter {
+  return new TelegramAdapter({
     token: fake.token,
     apiRoot: fake.apiRoot,
     botInfo: fake.botInfo,
@@ -49,7 +61,27 @@ beforeEach(async () => {
     logger: silentLogger(),
     throttle: false,
     retry: { maxDelaySeconds: 5, maxRetryAttempts: 3 },
+    ...options,
   });
+}
+
+/** Replaces the runtime and the adapter (the fake stays) for a test about their settings. */
+async function restart(
+  runtimeOverrides: Partial<RuntimeOptions>,
+  options: Partial<TelegramAdapterOptions> = {},
+  extraCommands: AnyCommand[] = [],
+): Promise<void> {
+  await adapter.stop();
+  await t.close();
+  t = await startRuntime({}, {}, [longCommand, slowCommand, ...extraCommands], runtimeOverrides);
+  adapter = newAdapter(options);
+  await adapter.start();
+}
+
+beforeEach(async () => {
+  t = await startRuntime({}, {}, [longCommand, slowCommand]);
+  fake = await startFakeTelegram();
+  adapter = newAdapter();
   await adapter.start();
 });
 
@@ -325,6 +357,35 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
     expect(
       fake.sent.filter((c) => c.seq > before && c.method === "sendPhoto" && !c.ok),
     ).toHaveLength(1);
+  });
+});
+
+describe("a busy group", () => {
+  it("one member's 60 commands get their burst and one refusal, then silence; another member is answered meanwhile", async () => {
+    await restart({
+      rateLimit: { burst: 3, perMinute: 1 },
+      chatRateLimit: { telegram: { burst: 20, perMinute: 20 } },
+    });
+    let outcomes = 0;
+    t.runtime.onOutcome = () => outcomes++;
+    const mark = fake.sent.length;
+    for (let i = 0; i < 60; i++) fake.pushUpdate(fake.message(group, bob, "/slow"));
+    fake.pushUpdate(fake.message(group, alice, "/help"));
+    await expect.poll(() => outcomes, { timeout: 10_000 }).toBe(61);
+    // Stopping lets every reply in flight go out first.
+    await adapter.stop();
+    const replies = fake.sent.filter(
+      (c) => c.seq > mark && c.ok && c.method === "sendMessage" && c.params.chat_id === group.id,
+    );
+    const answers = replies.filter((c) => textOf(c).includes("slow answer"));
+    const refusals = replies.filter((c) => /sending commands quickly/.test(textOf(c)));
+    const help = replies.filter((c) => textOf(c).includes("/whois"));
+    expect(answers).toHaveLength(3);
+    expect(refusals).toHaveLength(1);
+    expect(help).toHaveLength(1);
+    expect(replies).toHaveLength(5);
+    // Alice did not wait behind Bob's queue: her answer came before his last one.
+    expect(help[0]!.seq).toBeLessThan(answers[2]!.seq);
   });
 });
 

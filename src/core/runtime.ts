@@ -14,9 +14,10 @@ import type {
   CommandContext,
   CommandStore,
   Invocation,
+  Platform,
 } from "./command.ts";
 import { KnownCollections } from "./known-collections.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { type Admission, RateLimiter } from "./rate-limit.ts";
 import type { RenderableReply, Reply } from "./reply.ts";
 
 export interface RuntimeOptions {
@@ -26,7 +27,13 @@ export interface RuntimeOptions {
   logger: Logger;
   settings: BotSettings;
   deadlineMs: number;
+  /** Per person, on every platform but the console. */
   rateLimit: { burst: number; perMinute: number };
+  /**
+   * Per group chat, on the platforms where a group shares one send budget (Telegram: about 20
+   * messages a minute per group). Private chats are never limited this way.
+   */
+  chatRateLimit?: Partial<Record<Platform, { burst: number; perMinute: number }>> | undefined;
   buttonTtlSeconds: number;
   collections?: KnownCollections;
   /** Durable state for commands that keep it (subscriptions); absent in stateless setups. */
@@ -203,6 +210,7 @@ export class Runtime {
   /** Told of every outcome, for metrics. */
   onOutcome: ((event: OutcomeEvent) => void) | undefined;
   private readonly limiter: RateLimiter;
+  private readonly chatLimiters: Partial<Record<Platform, RateLimiter>> = {};
   private readonly now: () => Date;
   private readonly inFlight = new Set<Promise<unknown>>();
   private accepting = true;
@@ -217,6 +225,14 @@ export class Runtime {
       options.rateLimit.perMinute,
       options.monotonic,
     );
+    for (const [platform, limit] of Object.entries(options.chatRateLimit ?? {})) {
+      if (limit)
+        this.chatLimiters[platform as Platform] = new RateLimiter(
+          limit.burst,
+          limit.perMinute,
+          options.monotonic,
+        );
+    }
   }
 
   get commands(): AnyCommand[] {
@@ -300,6 +316,30 @@ export class Runtime {
     await Promise.allSettled([...this.inFlight]);
   }
 
+  /**
+   * The person's limit first, then the group's: one member runs out long before the group does,
+   * so others can still ask. Each overrun is refused once; the commands after it within the same
+   * wait get a quiet refusal, so a flood is not answered by a flood.
+   */
+  private admit(invocation: Invocation): RenderableReply | undefined {
+    // The console's only person is the bot's operator: there is nobody to protect the service from.
+    if (invocation.platform === "console") return undefined;
+    const person = this.limiter.take(`${invocation.platform}:${invocation.user.id}`);
+    if (!person.allowed) return this.refusal(person, "You are sending commands quickly");
+    const chatLimiter = this.chatLimiters[invocation.platform];
+    if (!chatLimiter || invocation.chat.kind === "private") return undefined;
+    const chat = chatLimiter.take(`${invocation.platform}:${invocation.chat.id}`);
+    if (!chat.allowed) return this.refusal(chat, "This chat is sending me many commands");
+    return undefined;
+  }
+
+  private refusal(admission: Admission & { allowed: false }, what: string): RenderableReply {
+    const reply = this.userErrorReply(
+      `${what}: try again in ${Math.ceil(admission.waitMs / 1000)} s.`,
+    );
+    return admission.repeated ? { ...reply, quiet: true } : reply;
+  }
+
   private unknownCommand(name: string): RenderableReply {
     return this.userErrorReply(`There is no /${sliceChars(name, 32)} command. Try /help.`);
   }
@@ -333,19 +373,8 @@ export class Runtime {
         this.userErrorReply("The bot is restarting. Try again in a moment."),
       );
     }
-    // The console's only person is the bot's operator: there is nobody to protect the service from.
-    const waitMs =
-      invocation.platform === "console"
-        ? 0
-        : this.limiter.take(`${invocation.platform}:${invocation.user.id}`);
-    if (waitMs > 0) {
-      return finish(
-        "rate_limited",
-        this.userErrorReply(
-          `You are sending commands quickly: try again in ${Math.ceil(waitMs / 1000)} s.`,
-        ),
-      );
-    }
+    const refusal = this.admit(invocation);
+    if (refusal) return finish("rate_limited", refusal);
 
     const controller = new AbortController();
     const ctx: CommandContext = {

@@ -3,7 +3,7 @@ import { autoRetry } from "@grammyjs/auto-retry";
 import { type RunnerHandle, run, sequentialize } from "@grammyjs/runner";
 import { type APIThrottlerOptions, apiThrottler } from "@grammyjs/transformer-throttler";
 import { Bot, type Context, GrammyError, HttpError, InputFile, webhookCallback } from "grammy";
-import type { UserFromGetMe } from "grammy/types";
+import type { Chat, UserFromGetMe } from "grammy/types";
 import type { AlertSender, SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
@@ -37,6 +37,9 @@ export type PermanentFailureListener = (chatId: string, reason: string) => void;
  */
 const TELEGRAM_THROTTLE: APIThrottlerOptions = { global: { maxConcurrent: 30, minTime: 35 } };
 
+/** GroupAnonymousBot, Channel_Bot, and the service account that forwards linked-channel posts. */
+const PLACEHOLDER_SENDERS = new Set([1087968824, 136817688, 777000]);
+
 const COMMAND_LINE = /^\/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{3,64}))?(?:\s+([\s\S]*))?$/;
 
 /** Permanent send failures: retrying them only burns the bot's budget. */
@@ -46,6 +49,31 @@ export function isPermanentTelegramError(error: unknown): boolean {
     error.error_code === 403 ||
     (error.error_code === 400 && /chat not found/i.test(error.description))
   );
+}
+
+/**
+ * Who sent an update, as the bot keys people: a person by their user id. Anonymous group admins
+ * (all of them GroupAnonymousBot) and posts sent as a channel (Channel_Bot, or Telegram's service
+ * account for a linked channel's forwards) share one placeholder user across all of Telegram,
+ * so they are keyed by the chat they speak for (`sender_chat`).
+ */
+function senderOf(ctx: Context): { key: string; name: string; anonymousFor: Chat | undefined } {
+  const senderChat = ctx.message?.sender_chat;
+  const from = ctx.from;
+  if (senderChat || (from && PLACEHOLDER_SENDERS.has(from.id))) {
+    // A callback query always comes from the person who pressed; this is for safety only.
+    const speaksFor = senderChat ?? ctx.chat;
+    const name =
+      (speaksFor && "title" in speaksFor ? speaksFor.title : undefined) ??
+      (speaksFor && "username" in speaksFor ? speaksFor.username : undefined) ??
+      "anonymous";
+    return { key: `chat:${speaksFor?.id ?? "unknown"}`, name, anonymousFor: speaksFor };
+  }
+  return {
+    key: String(from?.id ?? "unknown"),
+    name: from?.username ?? from?.first_name ?? "someone",
+    anonymousFor: undefined,
+  };
 }
 
 /**
@@ -80,7 +108,9 @@ export class TelegramAdapter implements AlertSender {
         rethrowHttpErrors: false,
       }),
     );
-    this.bot.use(sequentialize((ctx: Context) => ctx.chat?.id.toString()));
+    // One sender's updates in a chat run in order (a page, then the next); different senders run
+    // side by side, so one member's queue of slow commands never holds up another's /help.
+    this.bot.use(sequentialize((ctx: Context) => `${ctx.chat?.id}:${senderOf(ctx).key}`));
     this.bot.on("message:text", (ctx) => this.track(this.onMessage(ctx)));
     this.bot.on("callback_query:data", (ctx) => this.track(this.onCallback(ctx)));
     this.bot.catch((error) => {
@@ -211,6 +241,8 @@ export class TelegramAdapter implements AlertSender {
     if (target && target.toLowerCase() !== ctx.me.username.toLowerCase()) return;
     const invocation = this.invocation(ctx);
     const reply = await this.options.runtime.runText(invocation, name.toLowerCase(), args ?? "");
+    // A refusal already given in this window: answering every command of a flood is the flood.
+    if (reply.quiet) return;
     await this.send(ctx, renderTelegram(reply), ctx.message?.message_id);
   }
 
