@@ -89,6 +89,7 @@ export default defineCommand({
   options: {},
   examples: ["/reports"],
   requiresManageChannel: true,
+  requiresPerson: true,
   async run(ctx) {
     if (!ctx.store) throw new UserError("Spam reports are not available on this bot.");
     return {

@@ -445,6 +445,21 @@ describe("buttons", () => {
     expect(t.sim.countRequests()).toBe(before);
   });
 
+  it("refuses commands and buttons that act for a person to anonymous senders", async () => {
+    t = await startRuntime();
+    const anonymous = { user: { id: "chat:-4001", name: "NFT chat", anonymous: true } };
+    expect((await t.say(`/link ${t.sim.fixtures.wallet}`, anonymous)).text).toMatch(
+      /Anonymous admins and channels cannot use \/link: send it from your own account/,
+    );
+    const list = await t.say(`/wallet ${t.sim.fixtures.wallet} exclude`);
+    const spam = list.buttons?.find((button) => button.label === "Spam #1");
+    expect(spam).toBeDefined();
+    expect((await t.press(spam?.id ?? "", anonymous)).text).toMatch(
+      /cannot use this button: send it from your own account/,
+    );
+    expect((await t.press(spam?.id ?? "")).title).toMatch(/Report as spam\?/);
+  });
+
   it("expires after BUTTON_TTL_S", async () => {
     const setup = await startRuntime();
     let now = Date.now();

@@ -5,7 +5,11 @@ import { type AnyCommand, defineCommand } from "../src/core/command.ts";
 import type { RuntimeOptions } from "../src/core/runtime.ts";
 import { silentLogger } from "../src/log.ts";
 import { visibleLength } from "../src/render/telegram.ts";
+import { LinkedWalletRepository } from "../src/store/reports.ts";
 import {
+  anonymousAdmin,
+  channelBot,
+  channelChat,
   type FakeTelegram,
   groupChat,
   privateChat,
@@ -386,6 +390,65 @@ describe("a busy group", () => {
     expect(replies).toHaveLength(5);
     // Alice did not wait behind Bob's queue: her answer came before his last one.
     expect(help[0]!.seq).toBeLessThan(answers[2]!.seq);
+  });
+});
+
+describe("anonymous admins and channel posters", () => {
+  const otherGroup = groupChat(-4002, "Other NFT chat");
+  const channel = channelChat(-1001234567890, "Announcements");
+  const asAnonymous = (chat: typeof group, text: string) =>
+    fake.message(chat, anonymousAdmin, text, { senderChat: chat });
+
+  async function answerTo(update: ReturnType<FakeTelegram["message"]>): Promise<string> {
+    const before = fake.sent.length;
+    fake.pushUpdate(update);
+    const call = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage",
+      10_000,
+    );
+    return textOf(call);
+  }
+
+  it("anonymous admins of two groups do not share a rate-limit bucket", async () => {
+    await restart({ rateLimit: { burst: 2, perMinute: 1 } });
+    expect(await answerTo(asAnonymous(group, "/help"))).toContain("/whois");
+    expect(await answerTo(asAnonymous(group, "/help"))).toContain("/whois");
+    expect(await answerTo(asAnonymous(group, "/help"))).toMatch(/sending commands quickly/);
+    expect(await answerTo(asAnonymous(otherGroup, "/help"))).toContain("/whois");
+  });
+
+  it("refuses /link, /unlink and /report from an anonymous admin or a channel, storing nothing", async () => {
+    const refusal = /Anonymous admins and channels cannot .*send it from your own account/;
+    expect(await answerTo(asAnonymous(group, `/link ${t.sim.fixtures.wallet}`))).toMatch(refusal);
+    expect(await answerTo(asAnonymous(group, "/unlink"))).toMatch(refusal);
+    expect(
+      await answerTo(
+        fake.message(group, channelBot, `/link ${t.sim.fixtures.wallet}`, { senderChat: channel }),
+      ),
+    ).toMatch(refusal);
+    expect(
+      await answerTo(asAnonymous(otherGroup, `/report spam ${t.sim.fixtures.collection}`)),
+    ).toMatch(refusal);
+    const wallets = new LinkedWalletRepository(t.db);
+    for (const id of [String(anonymousAdmin.id), "chat:-4001", String(channelBot.id)])
+      expect(wallets.find("telegram", id)).toBeUndefined();
+    expect(t.sim.reports).toHaveLength(0);
+  });
+
+  it("lets an anonymous admin of the group /subscribe, and refuses a post sent as a channel", async () => {
+    expect(await answerTo(asAnonymous(group, "/subscribe"))).toMatch(/Subscribed/);
+    expect(t.subscriptions.find("telegram", String(group.id))).toBeDefined();
+    const fromChannel = fake.message(otherGroup, channelBot, "/subscribe", { senderChat: channel });
+    expect(await answerTo(fromChannel)).toMatch(/Only people who can manage this channel/);
+    expect(t.subscriptions.find("telegram", String(otherGroup.id))).toBeUndefined();
+    // Placeholder users are not members of anything: asking Telegram about them is pointless.
+    expect(
+      fake.sent.filter(
+        (c) =>
+          c.method === "getChatMember" &&
+          [anonymousAdmin.id, channelBot.id].includes(Number(c.params.user_id)),
+      ),
+    ).toHaveLength(0);
   });
 });
 

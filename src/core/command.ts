@@ -15,7 +15,16 @@ export interface Invocation {
   /** Unique per invocation; shown in apologies so a report can be matched to the log. */
   id: string;
   platform: Platform;
-  user: { id: string; name: string };
+  user: {
+    id: string;
+    name: string;
+    /**
+     * Not a person's own account: Telegram's anonymous group admins and posts sent as a channel
+     * speak for a chat, and the id is that chat's (`chat:<id>`). Commands that act for a person
+     * (`requiresPerson`) refuse them.
+     */
+    anonymous?: boolean;
+  };
   chat: { id: string; kind: "private" | "group" | "channel" };
   /** Whether the person may change this channel's settings (subscriptions, reports list). */
   canManageChannel: () => Promise<boolean>;
@@ -104,6 +113,11 @@ export interface Command<O extends OptionsMap = OptionsMap> {
   examples: readonly string[];
   /** Only people who may manage the channel (checked at run time on every platform). */
   requiresManageChannel?: boolean;
+  /**
+   * Acts for one person (their linked wallet, their reports, a private answer): refused, command
+   * and buttons alike, to anonymous senders, who have no account of their own.
+   */
+  requiresPerson?: boolean;
   run(ctx: CommandContext, args: ArgsOf<NoInfer<O>>): Promise<Reply>;
   /** What the buttons under this command's replies do. */
   actions?: Record<string, ActionHandler>;

@@ -266,6 +266,7 @@ export class Runtime {
     if (!command) return this.unknownCommand(name);
     return this.execute(invocation, command.name, "command", async (ctx) => {
       const args = parseArgs(command, raw);
+      assertPerson(command, invocation, `/${command.name}`);
       if (command.requiresManageChannel && !(await invocation.canManageChannel())) {
         throw new UserError(`Only people who can manage this channel may use /${command.name}.`);
       }
@@ -290,6 +291,7 @@ export class Runtime {
     if (!command || !handler)
       return this.userErrorReply("This button no longer does anything. Run the command again.");
     return this.execute(invocation, command.name, "button", async (ctx) => {
+      assertPerson(command, invocation, "this button");
       if (command.requiresManageChannel && !(await invocation.canManageChannel())) {
         throw new UserError("Only people who can manage this channel may use this button.");
       }
@@ -466,6 +468,14 @@ export class Runtime {
       })),
     );
     return { ...rest, buttons: rendered };
+  }
+}
+
+function assertPerson(command: AnyCommand, invocation: Invocation, what: string): void {
+  if (command.requiresPerson && invocation.user.anonymous) {
+    throw new UserError(
+      `Anonymous admins and channels cannot use ${what}: send it from your own account.`,
+    );
   }
 }
 

@@ -57,22 +57,26 @@ export function isPermanentTelegramError(error: unknown): boolean {
  * account for a linked channel's forwards) share one placeholder user across all of Telegram,
  * so they are keyed by the chat they speak for (`sender_chat`).
  */
-function senderOf(ctx: Context): { key: string; name: string; anonymousFor: Chat | undefined } {
-  const senderChat = ctx.message?.sender_chat;
+function senderOf(ctx: Context): {
+  key: string;
+  name: string;
+  anonymous: boolean;
+  speaksFor?: Chat;
+} {
+  const speaksFor = ctx.message?.sender_chat;
   const from = ctx.from;
-  if (senderChat || (from && PLACEHOLDER_SENDERS.has(from.id))) {
-    // A callback query always comes from the person who pressed; this is for safety only.
-    const speaksFor = senderChat ?? ctx.chat;
-    const name =
-      (speaksFor && "title" in speaksFor ? speaksFor.title : undefined) ??
-      (speaksFor && "username" in speaksFor ? speaksFor.username : undefined) ??
-      "anonymous";
-    return { key: `chat:${speaksFor?.id ?? "unknown"}`, name, anonymousFor: speaksFor };
+  if (speaksFor) {
+    const name = ("title" in speaksFor ? speaksFor.title : speaksFor.username) ?? "anonymous";
+    return { key: `chat:${speaksFor.id}`, name, anonymous: true, speaksFor };
   }
+  // A placeholder without sender_chat (never seen: button presses come from the person) speaks
+  // for nobody in particular: keyed by the chat, with no rights.
+  if (from && PLACEHOLDER_SENDERS.has(from.id))
+    return { key: `chat:${ctx.chat?.id ?? "unknown"}`, name: "anonymous", anonymous: true };
   return {
     key: String(from?.id ?? "unknown"),
     name: from?.username ?? from?.first_name ?? "someone",
-    anonymousFor: undefined,
+    anonymous: false,
   };
 }
 
@@ -212,18 +216,22 @@ export class TelegramAdapter implements AlertSender {
   private invocation(ctx: Context): Invocation {
     const chat = ctx.chat;
     const from = ctx.from;
+    const sender = senderOf(ctx);
     const kind =
       chat?.type === "private" ? "private" : chat?.type === "channel" ? "channel" : "group";
     return {
       id: newInvocationId(),
       platform: "telegram",
       user: {
-        id: String(from?.id ?? "unknown"),
-        name: from?.username ?? from?.first_name ?? "someone",
+        id: sender.key,
+        name: sender.name,
+        ...(sender.anonymous ? { anonymous: true } : {}),
       },
       chat: { id: String(chat?.id ?? "unknown"), kind },
       canManageChannel: async () => {
         if (!chat || !from) return false;
+        // Only a group's own admins can speak as the group; a channel's poster manages nothing here.
+        if (sender.anonymous) return sender.speaksFor?.id === chat.id;
         // The person in a private chat with the bot owns that chat.
         if (chat.type === "private") return true;
         const member = await ctx.api.getChatMember(chat.id, from.id);

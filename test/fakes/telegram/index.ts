@@ -2,6 +2,9 @@ export type { UploadedFile } from "./body.ts";
 export { EntityParseError, type ParsedHtml, parseTelegramHtml } from "./html.ts";
 export { type RateLimits, TELEGRAM_RATE_LIMITS } from "./rate-limit.ts";
 export {
+  anonymousAdmin,
+  channelBot,
+  channelChat,
   type FailOptions,
   type FakeFailure,
   type FakeTelegram,

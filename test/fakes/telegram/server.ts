@@ -102,8 +102,12 @@ export interface FakeTelegram {
   readonly sent: readonly RecordedCall[];
   /** Numbers the update and queues it for getUpdates (waking a pending long poll). */
   pushUpdate(update: NewUpdate): Update;
-  /** A user's text message; a leading `/cmd` or `/cmd@Bot` gets its bot_command entity. */
-  message(chat: Chat, from: User, text: string): NewUpdate;
+  /**
+   * A user's text message; a leading `/cmd` or `/cmd@Bot` gets its bot_command entity. With
+   * `senderChat`, the message is sent on behalf of a chat: pass `anonymousAdmin` and the group
+   * (an anonymous admin), or `channelBot` and a channel (a post sent as a channel).
+   */
+  message(chat: Chat, from: User, text: string, options?: { senderChat?: Chat }): NewUpdate;
   /** A button click on `message` (default: a new bot message in `chat`). */
   callbackQuery(chat: Chat, from: User, data: string, message?: Message): NewUpdate;
   /** Makes a chat known (needed with `knownChatsOnly`); updates introduce their chats themselves. */
@@ -132,6 +136,26 @@ export function user(id: number, firstName = `User${id}`, username?: string): Us
   const created: User = { id, is_bot: false, first_name: firstName };
   if (username !== undefined) created.username = username;
   return created;
+}
+
+/** Every anonymous group admin arrives as this one user, with `sender_chat` set to the group. */
+export const anonymousAdmin: User = {
+  id: 1087968824,
+  is_bot: true,
+  first_name: "Group",
+  username: "GroupAnonymousBot",
+};
+
+/** Every post sent "as a channel" arrives from this user, with `sender_chat` set to the channel. */
+export const channelBot: User = {
+  id: 136817688,
+  is_bot: true,
+  first_name: "Channel",
+  username: "Channel_Bot",
+};
+
+export function channelChat(id: number, title: string): Chat.ChannelChat {
+  return { id, type: "channel", title };
 }
 
 export function privateChat(of: User): Chat.PrivateChat {
@@ -895,7 +919,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       }
       return numbered;
     },
-    message(chat, from, text) {
+    message(chat, from, text, messageOptions = {}) {
       remember(from, chat);
       const state = stateOf(chat);
       const entities = commandEntity(text);
@@ -904,6 +928,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
         date: seconds(),
         chat,
         from,
+        ...(messageOptions.senderChat ? { sender_chat: messageOptions.senderChat } : {}),
         text,
         ...(entities.length > 0 ? { entities } : {}),
       } as Message;
