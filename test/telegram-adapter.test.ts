@@ -364,6 +364,62 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
   });
 });
 
+describe("a chat that refuses pictures or files", () => {
+  it("/top in a group that may not receive photos answers in text, saying the chart could not be attached", async () => {
+    fake.setChatPermissions(group.id, { can_send_photos: false });
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(group, alice, "/top volume 1d 3"));
+    const text = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage",
+      10_000,
+    );
+    expect(textOf(text)).toMatch(/Top collections by sales volume/);
+    expect(textOf(text)).toMatch(/The chart could not be attached in this chat/);
+    // The buttons moved with the answer.
+    expect(JSON.stringify(text.params.reply_markup)).toMatch(/Next/);
+    expect(
+      fake.sent.filter((c) => c.seq > before && c.method === "sendPhoto" && !c.ok),
+    ).toHaveLength(1);
+  });
+
+  it("on a Bot API without sendPhoto, /owners answers in text with the note", async () => {
+    await adapter.stop();
+    await fake.close();
+    fake = await startFakeTelegram({ unsupportedMethods: ["sendPhoto"] });
+    adapter = newAdapter();
+    await adapter.start();
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(dm, alice, `/owners ${t.sim.fixtures.collection}`));
+    const text = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage",
+      10_000,
+    );
+    expect(textOf(text)).toMatch(/The chart could not be attached in this chat/);
+    expect(fake.sent.find((c) => c.method === "sendPhoto")?.error?.error_code).toBe(404);
+  });
+
+  it("a CSV export the group may not receive arrives as text saying the file could not be attached", async () => {
+    fake.setChatPermissions(group.id, { can_send_documents: false });
+    const call = await ask(group, alice, `/segment ${t.sim.fixtures.collection}`);
+    const keyboard = call.params.reply_markup as {
+      inline_keyboard: { text: string; callback_data: string }[][];
+    };
+    const exportButton = keyboard.inline_keyboard.flat().find((b) => b.text === "Export CSV");
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.callbackQuery(group, alice, exportButton?.callback_data ?? ""));
+    const text = await fake.waitFor(
+      (c) =>
+        c.seq > before &&
+        c.ok &&
+        c.method === "sendMessage" &&
+        /could not be attached/.test(textOf(c)),
+      10_000,
+    );
+    expect(textOf(text)).toMatch(/The file segment-.*\.csv could not be attached in this chat/);
+    expect(fake.sent.filter((c) => c.seq > before && c.method === "sendDocument")).toHaveLength(1);
+  });
+});
+
 describe("a busy group", () => {
   it("one member's 60 commands get their burst and one refusal, then silence; another member is answered meanwhile", async () => {
     await restart({

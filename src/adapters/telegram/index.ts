@@ -9,7 +9,12 @@ import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { Logger } from "../../log.ts";
-import { escapeHtml, renderTelegram, type TelegramMessage } from "../../render/telegram.ts";
+import {
+  escapeHtml,
+  renderTelegram,
+  type TelegramInlineKeyboard,
+  type TelegramMessage,
+} from "../../render/telegram.ts";
 
 export interface TelegramAdapterOptions {
   token: string;
@@ -37,6 +42,13 @@ export type PermanentFailureListener = (chatId: string, reason: string) => void;
  */
 const TELEGRAM_THROTTLE: APIThrottlerOptions = { global: { maxConcurrent: 30, minTime: 35 } };
 
+/** What every message of a reply is sent with. */
+interface SendOptions {
+  parse_mode: "HTML";
+  reply_parameters?: { message_id: number; allow_sending_without_reply: boolean };
+  reply_markup?: TelegramInlineKeyboard;
+}
+
 /** GroupAnonymousBot, Channel_Bot, and the service account that forwards linked-channel posts. */
 const PLACEHOLDER_SENDERS = new Set([1087968824, 136817688, 777000]);
 
@@ -48,6 +60,22 @@ export function isPermanentTelegramError(error: unknown): boolean {
   return (
     error.error_code === 403 ||
     (error.error_code === 400 && /chat not found/i.test(error.description))
+  );
+}
+
+/**
+ * A photo or document refused for what it is rather than where it goes: a 4xx other than the
+ * chat being gone (or moved, or a 429 that auto-retry already waited out). "not enough rights to
+ * send photos", a URL Telegram cannot fetch, a file too large, a Bot API without the method.
+ */
+function isAttachmentRefused(error: unknown): boolean {
+  return (
+    error instanceof GrammyError &&
+    error.error_code >= 400 &&
+    error.error_code < 500 &&
+    error.error_code !== 429 &&
+    error.parameters.migrate_to_chat_id === undefined &&
+    !isPermanentTelegramError(error)
   );
 }
 
@@ -351,8 +379,8 @@ export class TelegramAdapter implements AlertSender {
     message: TelegramMessage,
     replyTo?: number,
   ): Promise<void> {
-    const common = {
-      parse_mode: "HTML" as const,
+    const common: SendOptions = {
+      parse_mode: "HTML",
       ...(replyTo !== undefined
         ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } }
         : {}),
@@ -365,35 +393,53 @@ export class TelegramAdapter implements AlertSender {
       });
     } else if (message.kind === "photo") {
       const caption = message.caption ? { caption: message.caption } : {};
-      if (!("url" in message.photo)) {
-        await this.bot.api.sendPhoto(
-          chatId,
-          new InputFile(message.photo.data, message.photo.name),
-          { ...common, ...caption },
-        );
-        return;
-      }
+      const photo =
+        "url" in message.photo
+          ? message.photo.url
+          : new InputFile(message.photo.data, message.photo.name);
       try {
-        await this.bot.api.sendPhoto(chatId, message.photo.url, { ...common, ...caption });
+        await this.bot.api.sendPhoto(chatId, photo, { ...common, ...caption });
       } catch (error) {
-        // Telegram fetches image URLs itself and refuses those it cannot read (a dead host, a
-        // format it dislikes): the answer must still arrive, so it goes out as text with the link.
-        if (!(error instanceof GrammyError && error.error_code === 400)) throw error;
-        const link = `<a href="${escapeHtml(message.photo.url)}">image</a>`;
-        await this.bot.api.sendMessage(chatId, `${message.caption ?? ""}\n${link}`.trim(), {
-          ...common,
-          link_preview_options: { is_disabled: true },
-        });
+        // Telegram fetches image URLs itself and refuses those it cannot read; a chart comes back
+        // from a group that lets members send no media or a Bot API without sendPhoto. The answer
+        // must still arrive: as text, with the link or a word on the missing chart.
+        if (!isAttachmentRefused(error)) throw error;
+        const note =
+          "url" in message.photo
+            ? `<a href="${escapeHtml(message.photo.url)}">image</a>`
+            : "<i>(The chart could not be attached in this chat.)</i>";
+        await this.sendText(chatId, message.caption, note, common, error);
       }
     } else {
-      await this.bot.api.sendDocument(
-        chatId,
-        new InputFile(message.document.data, message.document.name),
-        {
-          ...common,
-          ...(message.caption ? { caption: message.caption } : {}),
-        },
-      );
+      try {
+        await this.bot.api.sendDocument(
+          chatId,
+          new InputFile(message.document.data, message.document.name),
+          { ...common, ...(message.caption ? { caption: message.caption } : {}) },
+        );
+      } catch (error) {
+        if (!isAttachmentRefused(error)) throw error;
+        const note = `<i>(The file ${escapeHtml(message.document.name)} could not be attached in this chat.)</i>`;
+        await this.sendText(chatId, message.caption, note, common, error);
+      }
     }
+  }
+
+  /** An attachment's caption (and buttons) as a text message, with a note on what is missing. */
+  private async sendText(
+    chatId: number | string,
+    caption: string | undefined,
+    note: string,
+    common: SendOptions,
+    refusal: unknown,
+  ): Promise<void> {
+    this.options.logger.warn(
+      { chat: chatId, reason: (refusal as GrammyError).description },
+      "telegram refused an attachment; sending text instead",
+    );
+    await this.bot.api.sendMessage(chatId, caption ? `${caption}\n\n${note}` : note, {
+      ...common,
+      link_preview_options: { is_disabled: true },
+    });
   }
 }

@@ -10,6 +10,7 @@ export {
   type FakeTelegram,
   type FakeTelegramOptions,
   groupChat,
+  type MediaPermissions,
   type MemberStatus,
   type NewUpdate,
   privateChat,

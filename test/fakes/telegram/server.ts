@@ -29,6 +29,8 @@ export interface FakeTelegramOptions {
   rateLimits?: boolean | Partial<RateLimits>;
   /** Answer "chat not found" for chats that no update or addChat introduced. Default false. */
   knownChatsOnly?: boolean;
+  /** Methods this Bot API does not have (answered 404 "Not Found: method not found"). */
+  unsupportedMethods?: string[];
   /** Clock in ms for message dates and rate limits. Default Date.now. */
   now?: () => number;
 }
@@ -87,6 +89,12 @@ export interface RecordedCall {
   at: number;
 }
 
+export interface MediaPermissions {
+  can_send_messages?: boolean;
+  can_send_photos?: boolean;
+  can_send_documents?: boolean;
+}
+
 export type MemberStatus = "creator" | "administrator" | "member" | "left" | "kicked";
 
 /** An update before the fake numbers it. */
@@ -114,6 +122,11 @@ export interface FakeTelegram {
   addChat(chat: Chat): void;
   /** What getChatMember answers for this user in this chat (default "member"). */
   setMemberStatus(chatId: number, userId: number, status: MemberStatus): void;
+  /**
+   * What members (and a bot that is not an admin) may send in a group, as setChatPermissions
+   * sets it: a refused kind fails with "not enough rights to send … to the chat".
+   */
+  setChatPermissions(chatId: number, permissions: MediaPermissions): void;
   /** The next matching call(s) of `method` ("*" for any) fail with `failure`. */
   failNext(method: string, failure: FakeFailure, options?: FailOptions): void;
   /** The messages a chat holds now (users' and the bot's, edits applied), oldest first. */
@@ -361,6 +374,8 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const chats = new Map<string, ChatState>();
   const users = new Map<number, User>();
   const members = new Map<string, MemberStatus>();
+  const permissions = new Map<string, MediaPermissions>();
+  const unsupported = new Set((options.unsupportedMethods ?? []).map((m) => m.toLowerCase()));
   const callbackQueries = new Map<string, { answered: boolean }>();
   const commandSets = new Map<string, BotCommand[]>();
   const failures: Failure[] = [];
@@ -454,6 +469,17 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     return parsed.entities.length > 0
       ? { [key]: parsed.text, [entitiesKey]: parsed.entities }
       : { [key]: parsed.text };
+  }
+
+  function checkRights(state: ChatState, kind: keyof MediaPermissions): void {
+    if (state.chat.type === "private") return;
+    if (permissions.get(String(state.chat.id))?.[kind] !== false) return;
+    const what = {
+      can_send_messages: "text messages",
+      can_send_photos: "photos",
+      can_send_documents: "documents",
+    }[kind];
+    throw badRequest(`not enough rights to send ${what} to the chat`);
   }
 
   function checkRateLimit(state: ChatState): void {
@@ -562,6 +588,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     },
     sendmessage: ({ params }) => {
       const state = findChat(params.chat_id);
+      checkRights(state, "can_send_messages");
       const parsed = parseText(params.text, params.parse_mode, params.entities);
       if (parsed.text.trim() === "") throw badRequest("message text is empty");
       if (parsed.text.length > TEXT_MAX) throw badRequest("message is too long");
@@ -577,6 +604,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     sendphoto: (ctx) => {
       const { params } = ctx;
       const state = findChat(params.chat_id);
+      checkRights(state, "can_send_photos");
       const photo = inputFile(ctx, "photo");
       if (typeof photo === "string" && /^[a-z]+:/i.test(photo) && !isHttpUrl(photo)) {
         throw badRequest("wrong HTTP URL specified");
@@ -599,6 +627,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     senddocument: (ctx) => {
       const { params } = ctx;
       const state = findChat(params.chat_id);
+      checkRights(state, "can_send_documents");
       const document = inputFile(ctx, "document");
       const caption = parseText(params.caption, params.parse_mode, params.caption_entities);
       if (caption.text.length > CAPTION_MAX) throw badRequest("message caption is too long");
@@ -846,7 +875,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     }
 
     const call: RecordedCall = { seq: 0, method: methodName, params, files, ok: false, at: now() };
-    const handler = methods[method];
+    const handler = unsupported.has(method) ? undefined : methods[method];
     if (!handler) {
       call.error = { error_code: 404, description: "Not Found: method not found" };
       record(call);
@@ -954,6 +983,9 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     },
     setMemberStatus(chatId, userId, status) {
       members.set(`${chatId}:${userId}`, status);
+    },
+    setChatPermissions(chatId, granted) {
+      permissions.set(String(chatId), { ...permissions.get(String(chatId)), ...granted });
     },
     failNext(method, failure, failOptions = {}) {
       failures.push({
