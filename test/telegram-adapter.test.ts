@@ -420,6 +420,72 @@ describe("a chat that refuses pictures or files", () => {
   });
 });
 
+describe("button presses Telegram has stopped waiting for", () => {
+  it("a press whose answerCallbackQuery is too old still gets its page", async () => {
+    const call = await ask(dm, alice, `/common ${t.sim.fixtures.collection}`);
+    const keyboard = call.params.reply_markup as {
+      inline_keyboard: { text: string; callback_data: string }[][];
+    };
+    const next = keyboard.inline_keyboard.flat().find((button) => button.text.includes("Next"));
+    const message = fake
+      .messages(dm.id)
+      .filter((m) => m.from?.is_bot)
+      .at(-1);
+    fake.failNext("answerCallbackQuery", telegramErrors.queryTooOld());
+    fake.pushUpdate(fake.callbackQuery(dm, alice, next?.callback_data ?? "", message));
+    const edit = await fake.waitFor(sentOk("editMessageText"), 10_000);
+    expect(String(edit.params.text)).toMatch(/Page 2/);
+  });
+
+  it("a refusal that can no longer be shown on the button is said in the chat", async () => {
+    fake.failNext("answerCallbackQuery", telegramErrors.queryTooOld());
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.callbackQuery(group, alice, "not-a-real-id"));
+    const said = await fake.waitFor((c) => c.seq > before && c.ok && c.method === "sendMessage");
+    expect(textOf(said)).toMatch(/not one of mine/);
+  });
+
+  it("a slow action's press is answered before the action finishes, and its reply still comes", async () => {
+    let answeredFirst: boolean | undefined;
+    const waitsForAnswer = defineCommand({
+      name: "waiter",
+      description: "A button whose action is slow",
+      options: {},
+      examples: [],
+      run: async () => ({
+        text: "press it",
+        buttons: [{ label: "Go", action: { command: "waiter", action: "go", payload: {} } }],
+      }),
+      actions: {
+        go: {
+          run: async () => {
+            // Finishes only once the spinner was stopped, or after a second at most.
+            answeredFirst = await fake
+              .waitFor(sentOk("answerCallbackQuery"), 1_000)
+              .then(() => true)
+              .catch(() => false);
+            return { text: "done at last" };
+          },
+        },
+      },
+    });
+    await restart({}, { answerCallbackAfterMs: 50 }, [waitsForAnswer]);
+    const prompt = await ask(dm, alice, "/waiter");
+    const go = (
+      prompt.params.reply_markup as { inline_keyboard: { callback_data: string }[][] }
+    ).inline_keyboard.flat()[0];
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.callbackQuery(dm, alice, go?.callback_data ?? ""));
+    const done = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage",
+      10_000,
+    );
+    expect(textOf(done)).toBe("done at last");
+    expect(answeredFirst).toBe(true);
+    expect(fake.unansweredCallbackQueries()).toEqual([]);
+  });
+});
+
 describe("a busy group", () => {
   it("one member's 60 commands get their burst and one refusal, then silence; another member is answered meanwhile", async () => {
     await restart({

@@ -19,6 +19,7 @@ import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { Logger } from "../../log.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
+import { within } from "../within.ts";
 import { registerSlashCommands } from "./commands.ts";
 
 export interface DiscordAdapterOptions {
@@ -36,24 +37,6 @@ export interface DiscordAdapterOptions {
   deferAfterMs?: number;
   /** Alert sends in flight at once. */
   maxInFlight?: number;
-}
-
-type Outcome<T> = { done: true; value: T } | { done: false; pending: Promise<T> };
-
-/** Resolves with the value if it comes within `ms`, else with the still-pending promise. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<Outcome<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), ms);
-  });
-  try {
-    const first = await Promise.race([promise.then((value) => ({ value })), late]);
-    return first === "late"
-      ? { done: false, pending: promise }
-      : { done: true, value: first.value };
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Unknown Channel, Unknown Guild, Missing Access, Missing Permissions: retrying cannot help. */

@@ -15,6 +15,7 @@ import {
   type TelegramInlineKeyboard,
   type TelegramMessage,
 } from "../../render/telegram.ts";
+import { within } from "../within.ts";
 
 export interface TelegramAdapterOptions {
   token: string;
@@ -28,6 +29,8 @@ export interface TelegramAdapterOptions {
   webhook?: { url: string; secret: string; port: number; host?: string } | undefined;
   /** Outgoing message shaping; the defaults follow Telegram's limits. false disables it (tests). */
   throttle?: APIThrottlerOptions | false;
+  /** A button action still running after this is answered empty at once (default 1.5 s). */
+  answerCallbackAfterMs?: number;
   /** auto-retry bounds: longest Retry-After waited, and attempts for 429/5xx. */
   retry?: { maxDelaySeconds: number; maxRetryAttempts: number };
 }
@@ -282,9 +285,19 @@ export class TelegramAdapter implements AlertSender {
     await this.send(ctx, renderTelegram(reply), ctx.message?.message_id);
   }
 
+  /**
+   * A button press. The spinner on the button turns until the query is answered, and Telegram
+   * stops taking the answer after some seconds: a quick action is answered after it (a refusal
+   * then shows as an alert on the button), a slow one is answered empty at once. An answer that
+   * comes too late is no reason to lose the reply, and a refusal that can no longer be an alert
+   * is said in the chat.
+   */
   private async onCallback(ctx: Context): Promise<void> {
     const data = ctx.callbackQuery?.data ?? "";
-    const reply = await this.options.runtime.click(this.invocation(ctx), data);
+    const work = this.options.runtime.click(this.invocation(ctx), data);
+    const early = await within(work, this.options.answerCallbackAfterMs ?? 1_500);
+    const answered = !early.done && (await this.answerCallback(ctx));
+    const reply = early.done ? early.value : await early.pending;
     // A refusal (expired, foreign, forged, not allowed) is an alert on the button, not a message.
     if (
       reply.private &&
@@ -292,13 +305,12 @@ export class TelegramAdapter implements AlertSender {
       reply.tone !== "info" &&
       reply.tone !== "success"
     ) {
-      await ctx.answerCallbackQuery({
-        text: (reply.text ?? "Not possible.").slice(0, 200),
-        show_alert: true,
-      });
+      const alert = { text: (reply.text ?? "Not possible.").slice(0, 200), show_alert: true };
+      if (!answered && (await this.answerCallback(ctx, alert))) return;
+      if (!reply.quiet) await this.send(ctx, renderTelegram(reply), undefined);
       return;
     }
-    await ctx.answerCallbackQuery();
+    if (!answered) await this.answerCallback(ctx);
     const messages = renderTelegram(reply);
     const first = messages[0];
     const original = ctx.callbackQuery?.message;
@@ -325,6 +337,26 @@ export class TelegramAdapter implements AlertSender {
       }
     }
     await this.send(ctx, messages, undefined);
+  }
+
+  /** Answers a callback query; false when Telegram no longer takes the answer. */
+  private async answerCallback(
+    ctx: Context,
+    alert?: { text: string; show_alert: boolean },
+  ): Promise<boolean> {
+    try {
+      await ctx.answerCallbackQuery(alert);
+      return true;
+    } catch (error) {
+      const expired =
+        error instanceof GrammyError &&
+        /query is too old|query ID is invalid/i.test(error.description);
+      this.options.logger[expired ? "debug" : "warn"](
+        { err: error, chat: ctx.chat?.id },
+        "callback query not answered",
+      );
+      return false;
+    }
   }
 
   /** Sends a reply's messages in order; a permanent failure is recorded, not retried. */

@@ -72,6 +72,12 @@ export const telegramErrors = {
     description: "Bad Request: chat not found",
   }),
   badGateway: (): TelegramErrorBody => ({ error_code: 502, description: "Bad Gateway" }),
+  /** answerCallbackQuery after Telegram stopped waiting for it. */
+  queryTooOld: (): TelegramErrorBody => ({
+    error_code: 400,
+    description:
+      "Bad Request: query is too old and response timeout expired or query ID is invalid",
+  }),
 };
 
 /** One Bot API call the bot made (every method but getUpdates), failed ones included. */
