@@ -5,7 +5,7 @@ import { type AnyCommand, defineCommand } from "../src/core/command.ts";
 import type { RuntimeOptions } from "../src/core/runtime.ts";
 import { silentLogger } from "../src/log.ts";
 import { visibleLength } from "../src/render/telegram.ts";
-import { LinkedWalletRepository } from "../src/store/reports.ts";
+import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
 import {
   anonymousAdmin,
   channelBot,
@@ -483,6 +483,99 @@ describe("button presses Telegram has stopped waiting for", () => {
     expect(textOf(done)).toBe("done at last");
     expect(answeredFirst).toBe(true);
     expect(fake.unansweredCallbackQueries()).toEqual([]);
+  });
+});
+
+describe("/reports is for the admin's eyes only", () => {
+  const wallet = "0x1111111111111111111111111111111111111111";
+  function seedReport(): void {
+    new ReportRepository(t.db).create(
+      {
+        platform: "telegram",
+        chatId: String(group.id),
+        userId: String(bob.id),
+        userName: "bob_the_reporter",
+        wallet,
+        contract: "0x2222222222222222222222222222222222222222",
+        tokenId: "7",
+        kind: "spam",
+        feedback: "a private note",
+      },
+      Date.now(),
+    );
+  }
+  const inGroup = (c: RecordedCall) => c.params.chat_id === group.id && c.method.startsWith("send");
+  const leaks = (c: RecordedCall) =>
+    /bob_the_reporter|0x1111|a private note|Spam reports in/i.test(
+      `${textOf(c)}${String(c.params.caption ?? "")}`,
+    ) || c.method === "sendDocument";
+
+  it("sends the reports and the CSV to the admin privately; the group gets only a note", async () => {
+    seedReport();
+    fake.setMemberStatus(group.id, alice.id, "administrator");
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(group, alice, "/reports"));
+    const list = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage" && c.params.chat_id === alice.id,
+      10_000,
+    );
+    expect(textOf(list)).toContain("bob_the_reporter");
+    const note = await fake.waitFor((c) => c.seq > before && c.ok && inGroup(c));
+    expect(textOf(note)).toMatch(/I sent the spam reports to you privately/);
+
+    // The export button under the private list belongs to the private chat.
+    const exportButton = (
+      list.params.reply_markup as { inline_keyboard: { text: string; callback_data: string }[][] }
+    ).inline_keyboard
+      .flat()
+      .find((b) => b.text === "Export CSV");
+    const message = fake
+      .messages(dm.id)
+      .filter((m) => m.from?.is_bot)
+      .at(-1);
+    fake.pushUpdate(fake.callbackQuery(dm, alice, exportButton?.callback_data ?? "", message));
+    const csv = await fake.waitFor(sentOk("sendDocument"), 10_000);
+    expect(csv.params.chat_id).toBe(alice.id);
+    expect(Buffer.from(Object.values(csv.files)[0]?.data ?? []).toString("utf8")).toContain(
+      "a private note",
+    );
+    expect(fake.sent.filter((c) => c.seq > before && inGroup(c) && leaks(c))).toEqual([]);
+  });
+
+  it("the export button in a private chat checks again that the person still manages the group", async () => {
+    seedReport();
+    fake.setMemberStatus(group.id, alice.id, "administrator");
+    fake.pushUpdate(fake.message(group, alice, "/reports"));
+    const list = await fake.waitFor(
+      (c) => c.ok && c.method === "sendMessage" && c.params.chat_id === alice.id,
+      10_000,
+    );
+    const exportButton = (
+      list.params.reply_markup as { inline_keyboard: { text: string; callback_data: string }[][] }
+    ).inline_keyboard
+      .flat()
+      .find((b) => b.text === "Export CSV");
+    fake.setMemberStatus(group.id, alice.id, "member");
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.callbackQuery(dm, alice, exportButton?.callback_data ?? ""));
+    const answer = await fake.waitFor((c) => c.seq > before && c.method === "answerCallbackQuery");
+    expect(String(answer.params.text)).toMatch(/Only people who can manage/);
+    expect(fake.sent.filter((c) => c.method === "sendDocument")).toHaveLength(0);
+  });
+
+  it("with a person who never started the bot, the group learns how to start a private chat and sees no report", async () => {
+    seedReport();
+    fake.setMemberStatus(group.id, alice.id, "administrator");
+    fake.refusePrivateChat(alice.id, telegramErrors.cantInitiate());
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(group, alice, "/reports"));
+    const howTo = await fake.waitFor((c) => c.seq > before && c.ok && inGroup(c), 10_000);
+    expect(textOf(howTo)).toContain(`https://t.me/${fake.botInfo.username}`);
+    expect(textOf(howTo)).toMatch(/press Start, then run \/reports again/);
+    expect(
+      fake.sent.filter((c) => c.seq > before && c.ok && c.params.chat_id === alice.id),
+    ).toEqual([]);
+    expect(fake.sent.filter((c) => c.seq > before && inGroup(c) && leaks(c))).toEqual([]);
   });
 });
 

@@ -24,10 +24,18 @@ export interface Invocation {
      * (`requiresPerson`) refuse them.
      */
     anonymous?: boolean;
+    /**
+     * The chat where the bot talks to this person alone, when the platform has one apart from
+     * this chat (Telegram: the private chat). Confidential replies go there, their buttons too.
+     */
+    privateChatId?: string;
   };
-  chat: { id: string; kind: "private" | "group" | "channel" };
-  /** Whether the person may change this channel's settings (subscriptions, reports list). */
-  canManageChannel: () => Promise<boolean>;
+  chat: { id: string; kind: "private" | "group" | "channel"; title?: string };
+  /**
+   * Whether the person may change this channel's settings (subscriptions, reports list), or those
+   * of `chatId` on the same platform (a button under a confidential reply, pressed in private).
+   */
+  canManageChannel: (chatId?: string) => Promise<boolean>;
 }
 
 export interface BotSettings {

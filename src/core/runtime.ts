@@ -447,20 +447,24 @@ export class Runtime {
     }
   }
 
-  /** Stores the actions behind the reply's buttons and gives the renderers only their ids. */
+  /**
+   * Stores the actions behind the reply's buttons and gives the renderers only their ids. The
+   * buttons belong to the chat the reply goes to: a confidential one's is the private chat.
+   */
   async materialize(
     reply: Reply,
-    invocation: Pick<Invocation, "platform" | "chat">,
+    invocation: Pick<Invocation, "platform" | "chat"> & { user?: Invocation["user"] },
   ): Promise<RenderableReply> {
     const { buttons, ...rest } = reply;
     if (!buttons || buttons.length === 0) return rest;
+    const chatId = (reply.confidential && invocation.user?.privateChatId) || invocation.chat.id;
     const expiresAt = this.now().getTime() + this.options.buttonTtlSeconds * 1000;
     const rendered = await Promise.all(
       buttons.map(async (button) => ({
         label: button.label,
         id: await this.options.actions.put({
           platform: invocation.platform,
-          chatId: invocation.chat.id,
+          chatId,
           action: button.action,
           expiresAt,
         }),

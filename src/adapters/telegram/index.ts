@@ -257,10 +257,27 @@ export class TelegramAdapter implements AlertSender {
         id: sender.key,
         name: sender.name,
         ...(sender.anonymous ? { anonymous: true } : {}),
+        // A person's private chat with a bot has the person's id.
+        ...(from && !sender.anonymous ? { privateChatId: String(from.id) } : {}),
       },
-      chat: { id: String(chat?.id ?? "unknown"), kind },
-      canManageChannel: async () => {
+      chat: {
+        id: String(chat?.id ?? "unknown"),
+        kind,
+        ...(chat && "title" in chat && chat.title ? { title: chat.title } : {}),
+      },
+      canManageChannel: async (chatId) => {
         if (!chat || !from) return false;
+        if (chatId !== undefined && chatId !== String(chat.id)) {
+          // Another chat (a button under a confidential reply, pressed in private): ask Telegram.
+          if (sender.anonymous) return false;
+          try {
+            const member = await ctx.api.getChatMember(chatId, from.id);
+            return member.status === "creator" || member.status === "administrator";
+          } catch (error) {
+            if (error instanceof GrammyError) return false;
+            throw error;
+          }
+        }
         // Only a group's own admins can speak as the group; a channel's poster manages nothing here.
         if (sender.anonymous) return sender.speaksFor?.id === chat.id;
         // The person in a private chat with the bot owns that chat.
@@ -282,7 +299,12 @@ export class TelegramAdapter implements AlertSender {
     const reply = await this.options.runtime.runText(invocation, name.toLowerCase(), args ?? "");
     // A refusal already given in this window: answering every command of a flood is the flood.
     if (reply.quiet) return;
-    await this.send(ctx, renderTelegram(reply), ctx.message?.message_id);
+    const replyTo = ctx.message?.message_id;
+    if (reply.confidential && ctx.chat?.type !== "private") {
+      await this.sendPrivately(ctx, reply.confidential.what, reply, replyTo, `run /${name} again`);
+      return;
+    }
+    await this.send(ctx, renderTelegram(reply), replyTo);
   }
 
   /**
@@ -311,6 +333,10 @@ export class TelegramAdapter implements AlertSender {
       return;
     }
     if (!answered) await this.answerCallback(ctx);
+    if (reply.confidential && ctx.chat?.type !== "private") {
+      await this.sendPrivately(ctx, reply.confidential.what, reply, undefined, "press it again");
+      return;
+    }
     const messages = renderTelegram(reply);
     const first = messages[0];
     const original = ctx.callbackQuery?.message;
@@ -337,6 +363,40 @@ export class TelegramAdapter implements AlertSender {
       }
     }
     await this.send(ctx, messages, undefined);
+  }
+
+  /**
+   * A confidential reply asked for in a group: it goes to the person's private chat, and the group
+   * gets a note, or, when the bot may not write to the person (they never pressed Start, or
+   * blocked it), how to open that chat. Nothing of the reply itself is ever posted in the group.
+   */
+  private async sendPrivately(
+    ctx: Context,
+    what: string,
+    reply: RenderableReply,
+    replyTo: number | undefined,
+    again: string,
+  ): Promise<void> {
+    const note = (html: string) => this.send(ctx, [{ kind: "text", text: html }], replyTo);
+    const subject = escapeHtml(what);
+    const from = ctx.from;
+    if (!from || senderOf(ctx).anonymous) {
+      await note(
+        `Only you may see ${subject}, and I cannot write to an anonymous admin or a channel: ${again} from your own account.`,
+      );
+      return;
+    }
+    try {
+      for (const message of renderTelegram(reply)) await this.sendOne(from.id, message);
+    } catch (error) {
+      if (!isPermanentTelegramError(error)) throw error;
+      const link = `https://t.me/${this.bot.botInfo.username}`;
+      await note(
+        `Only you may see ${subject}, and I cannot message you yet: open <a href="${link}">${link}</a>, press Start, then ${again}.`,
+      );
+      return;
+    }
+    await note(`I sent ${subject} to you privately.`);
   }
 
   /** Answers a callback query; false when Telegram no longer takes the answer. */

@@ -59,6 +59,11 @@ export const telegramErrors = {
     description: `Too Many Requests: retry after ${retryAfter}`,
     parameters: { retry_after: retryAfter },
   }),
+  /** Sending to a person who never pressed Start in a private chat with the bot. */
+  cantInitiate: (): TelegramErrorBody => ({
+    error_code: 403,
+    description: "Forbidden: bot can't initiate conversation with a user",
+  }),
   blocked: (): TelegramErrorBody => ({
     error_code: 403,
     description: "Forbidden: bot was blocked by the user",
@@ -133,6 +138,11 @@ export interface FakeTelegram {
    * sets it: a refused kind fails with "not enough rights to send … to the chat".
    */
   setChatPermissions(chatId: number, permissions: MediaPermissions): void;
+  /**
+   * Every send to this person's private chat fails with `refusal` (they never started the bot,
+   * or blocked it); `undefined` lifts it (they pressed Start).
+   */
+  refusePrivateChat(userId: number, refusal: TelegramErrorBody | undefined): void;
   /** The next matching call(s) of `method` ("*" for any) fail with `failure`. */
   failNext(method: string, failure: FakeFailure, options?: FailOptions): void;
   /** The messages a chat holds now (users' and the bot's, edits applied), oldest first. */
@@ -381,6 +391,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const users = new Map<number, User>();
   const members = new Map<string, MemberStatus>();
   const permissions = new Map<string, MediaPermissions>();
+  const privateRefusals = new Map<string, TelegramErrorBody>();
   const unsupported = new Set((options.unsupportedMethods ?? []).map((m) => m.toLowerCase()));
   const callbackQueries = new Map<string, { answered: boolean }>();
   const commandSets = new Map<string, BotCommand[]>();
@@ -478,6 +489,8 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   }
 
   function checkRights(state: ChatState, kind: keyof MediaPermissions): void {
+    const refusal = privateRefusals.get(String(state.chat.id));
+    if (refusal) throw new ApiFailure(refusal);
     if (state.chat.type === "private") return;
     if (permissions.get(String(state.chat.id))?.[kind] !== false) return;
     const what = {
@@ -989,6 +1002,10 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     },
     setMemberStatus(chatId, userId, status) {
       members.set(`${chatId}:${userId}`, status);
+    },
+    refusePrivateChat(userId, refusal) {
+      if (refusal) privateRefusals.set(String(userId), refusal);
+      else privateRefusals.delete(String(userId));
     },
     setChatPermissions(chatId, granted) {
       permissions.set(String(chatId), { ...permissions.get(String(chatId)), ...granted });
