@@ -22,6 +22,7 @@ import {
   SqliteActionStore,
   SubscriptionRepository,
 } from "./store/repositories.ts";
+import { SqliteUpdateDedup } from "./store/updates.ts";
 
 export interface BotDeps {
   logger: Logger;
@@ -106,12 +107,18 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
   }
 
   let telegram: TelegramAdapter | undefined;
+  let telegramUpdates: SqliteUpdateDedup | undefined;
   if (config.telegram.token !== undefined) {
+    // Update ids are the bot's own: the bot id before the token's colon keeps two bots apart
+    // (and nothing of the secret part is stored).
+    const botId = /^(\d+):/.exec(config.telegram.token)?.[1] ?? "bot";
+    telegramUpdates = new SqliteUpdateDedup(db, { source: `telegram:${botId}` });
     telegram = new TelegramAdapter({
       token: config.telegram.token,
       apiRoot: config.telegram.apiRoot,
       runtime,
       logger: logger.child({ part: "telegram" }),
+      updates: telegramUpdates,
       webhook:
         config.telegram.webhookUrl && config.telegram.webhookSecret
           ? {
@@ -236,7 +243,10 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
   delivery.start();
   poller.start();
   reportRetries.start();
-  const pruneTimer = setInterval(() => void actions.prune(Date.now()), 3_600_000);
+  const pruneTimer = setInterval(() => {
+    void actions.prune(Date.now());
+    telegramUpdates?.prune();
+  }, 3_600_000);
   pruneTimer.unref();
 
   let stopped = false;

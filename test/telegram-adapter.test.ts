@@ -6,6 +6,7 @@ import type { RuntimeOptions } from "../src/core/runtime.ts";
 import { silentLogger } from "../src/log.ts";
 import { visibleLength } from "../src/render/telegram.ts";
 import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
+import { SqliteUpdateDedup } from "../src/store/updates.ts";
 import {
   anonymousAdmin,
   channelBot,
@@ -717,5 +718,87 @@ describe("webhook mode", () => {
     } finally {
       await hooked.stop();
     }
+  });
+});
+
+describe("updates Telegram delivers twice", () => {
+  /** A command that finishes when the test lets it (or after 2 s at most). */
+  function gatedCommand(): { command: AnyCommand; open: () => void } {
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const command = defineCommand({
+      name: "gated",
+      description: "Answers when let through",
+      options: {},
+      examples: [],
+      run: async () => {
+        await Promise.race([gate, sleep(2_000)]);
+        return { text: "gated answer" };
+      },
+    });
+    return { command, open: () => open() };
+  }
+
+  it("webhook: acknowledges an update before handling it, and answers a re-delivery once", async () => {
+    const { command, open } = gatedCommand();
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    await restart({}, {}, [command]);
+    await adapter.stop();
+    adapter = newAdapter({
+      webhook: { url: "https://bot.example.com/hook", secret: "s3cr3t", port, host: "127.0.0.1" },
+      updates: new SqliteUpdateDedup(t.db, { source: "telegram:test" }),
+    });
+    await adapter.start();
+    const update = {
+      update_id: 501,
+      message: {
+        message_id: 1,
+        date: 0,
+        chat: dm,
+        from: alice,
+        text: "/gated",
+        entities: [{ type: "bot_command", offset: 0, length: 6 }],
+      },
+    };
+    const post = () =>
+      fetch(`http://127.0.0.1:${port}/`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-telegram-bot-api-secret-token": "s3cr3t",
+        },
+        body: JSON.stringify(update),
+      });
+    const first = await post();
+    expect(first.status).toBe(200);
+    // Answered while the command is still running: Telegram has no reason to send it again.
+    expect(fake.sent.filter((c) => c.method === "sendMessage")).toHaveLength(0);
+    // It does anyway (a timeout on its side): the second delivery is taken and dropped.
+    expect((await post()).status).toBe(200);
+    open();
+    await fake.waitFor(sentOk("sendMessage"));
+    await adapter.stop();
+    expect(fake.sent.filter((c) => c.method === "sendMessage").map(textOf)).toEqual([
+      "gated answer",
+    ]);
+  });
+
+  it("polling: an update delivered again after a restart is answered once", async () => {
+    const updates = new SqliteUpdateDedup(t.db, { source: "telegram:test" });
+    await adapter.stop();
+    adapter = newAdapter({ updates });
+    await adapter.start();
+    const update = fake.pushUpdate(fake.message(dm, alice, "/help"));
+    await fake.waitFor(sentOk("sendMessage"));
+    await adapter.stop();
+    // The offset past it never reached Telegram before the restart.
+    fake.redeliver(update);
+    adapter = newAdapter({ updates });
+    await adapter.start();
+    await expect.poll(() => fake.pendingUpdates().length, { timeout: 5_000 }).toBe(0);
+    await adapter.stop();
+    expect(fake.sent.filter((c) => c.method === "sendMessage")).toHaveLength(1);
   });
 });

@@ -99,6 +99,16 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX spam_reports_chat ON spam_reports (platform, chat_id, created_at);
   CREATE INDEX spam_reports_due ON spam_reports (status, next_attempt_at);
   `,
+  // 3: platform update ids already taken (Telegram re-delivers), kept for the redelivery window
+  `
+  CREATE TABLE seen_updates (
+    source TEXT NOT NULL,
+    update_id INTEGER NOT NULL,
+    seen_at INTEGER NOT NULL,
+    PRIMARY KEY (source, update_id)
+  );
+  CREATE INDEX seen_updates_age ON seen_updates (seen_at);
+  `,
 ];
 
 /** Opens (creating) the database under `dataDir`, in WAL mode, and migrates it. */

@@ -1,9 +1,10 @@
-import { createServer, type Server } from "node:http";
+import { timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { autoRetry } from "@grammyjs/auto-retry";
 import { type RunnerHandle, run, sequentialize } from "@grammyjs/runner";
 import { type APIThrottlerOptions, apiThrottler } from "@grammyjs/transformer-throttler";
-import { Bot, type Context, GrammyError, HttpError, InputFile, webhookCallback } from "grammy";
-import type { Chat, UserFromGetMe } from "grammy/types";
+import { Bot, BotError, type Context, GrammyError, HttpError, InputFile } from "grammy";
+import type { Chat, Update, UserFromGetMe } from "grammy/types";
 import type { AlertSender, SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
@@ -15,6 +16,7 @@ import {
   type TelegramInlineKeyboard,
   type TelegramMessage,
 } from "../../render/telegram.ts";
+import type { UpdateDedup } from "../../store/updates.ts";
 import { within } from "../within.ts";
 
 export interface TelegramAdapterOptions {
@@ -25,6 +27,8 @@ export interface TelegramAdapterOptions {
   apiRoot?: string | undefined;
   /** Skips getMe at start (tests). */
   botInfo?: UserFromGetMe;
+  /** Update ids already taken: a re-delivered update is dropped (absent: none are). */
+  updates?: UpdateDedup | undefined;
   /** Webhook mode instead of long polling. */
   webhook?: { url: string; secret: string; port: number; host?: string } | undefined;
   /** Outgoing message shaping; the defaults follow Telegram's limits. false disables it (tests). */
@@ -55,7 +59,28 @@ interface SendOptions {
 /** GroupAnonymousBot, Channel_Bot, and the service account that forwards linked-channel posts. */
 const PLACEHOLDER_SENDERS = new Set([1087968824, 136817688, 777000]);
 
+/** Updates are a few kilobytes; anything far larger is not from Telegram. */
+const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
+
 const COMMAND_LINE = /^\/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{3,64}))?(?:\s+([\s\S]*))?$/;
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > maxBytes) throw new Error(`body over ${maxBytes} bytes`);
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
 
 /** Permanent send failures: retrying them only burns the bot's budget. */
 export function isPermanentTelegramError(error: unknown): boolean {
@@ -143,17 +168,36 @@ export class TelegramAdapter implements AlertSender {
         rethrowHttpErrors: false,
       }),
     );
+    const { updates, logger } = options;
+    if (updates) {
+      // First of all: a re-delivered update must not run its command a second time.
+      this.bot.use(async (ctx, next) => {
+        let first = true;
+        try {
+          first = await updates.firstSeen(ctx.update.update_id);
+        } catch (error) {
+          // Answering twice is better than not at all.
+          logger.warn({ err: error, update: ctx.update.update_id }, "update id not recorded");
+        }
+        if (first) return next();
+        logger.info({ update: ctx.update.update_id }, "telegram update delivered again; dropped");
+      });
+    }
     // One sender's updates in a chat run in order (a page, then the next); different senders run
     // side by side, so one member's queue of slow commands never holds up another's /help.
     this.bot.use(sequentialize((ctx: Context) => `${ctx.chat?.id}:${senderOf(ctx).key}`));
     this.bot.on("message:text", (ctx) => this.track(this.onMessage(ctx)));
     this.bot.on("callback_query:data", (ctx) => this.track(this.onCallback(ctx)));
-    this.bot.catch((error) => {
-      this.options.logger.error(
-        { err: error.error, update: error.ctx.update.update_id },
-        "telegram update failed",
-      );
-    });
+    this.bot.catch((error) => this.logUpdateError(error));
+  }
+
+  private logUpdateError(error: unknown): void {
+    this.options.logger.error(
+      error instanceof BotError
+        ? { err: error.error, update: error.ctx.update.update_id }
+        : { err: error },
+      "telegram update failed",
+    );
   }
 
   /** Connects: getMe, the command list, then polling or the webhook. */
@@ -176,9 +220,8 @@ export class TelegramAdapter implements AlertSender {
     }
     const { webhook } = this.options;
     if (webhook) {
-      const handle = webhookCallback(this.bot, "http", { secretToken: webhook.secret });
       this.server = createServer((req, res) => {
-        void Promise.resolve(handle(req, res)).catch((error: unknown) => {
+        this.onWebhook(req, res, webhook.secret).catch((error: unknown) => {
           logger.warn({ err: error }, "webhook request failed");
           if (!res.headersSent) res.writeHead(500).end();
         });
@@ -223,6 +266,46 @@ export class TelegramAdapter implements AlertSender {
     });
   }
 
+  /**
+   * One webhook request: the secret first, then the update is acknowledged at once and handled
+   * after. grammY's webhookCallback answers only when the handlers finish and gives up after 10 s;
+   * Telegram re-delivers what it did not see answered, so a slow command ran twice.
+   */
+  private async onWebhook(
+    req: IncomingMessage,
+    res: ServerResponse,
+    secret: string,
+  ): Promise<void> {
+    const given = req.headers["x-telegram-bot-api-secret-token"];
+    if (typeof given !== "string" || !sameSecret(given, secret)) {
+      req.resume();
+      res.writeHead(401).end();
+      return;
+    }
+    if (req.method !== "POST") {
+      req.resume();
+      res.writeHead(405).end();
+      return;
+    }
+    if (this.stopping) {
+      // Not taken: Telegram delivers it again, to this process after a restart or to another.
+      req.resume();
+      res.writeHead(503).end();
+      return;
+    }
+    let update: Update;
+    try {
+      update = JSON.parse(await readBody(req, MAX_WEBHOOK_BODY_BYTES)) as Update;
+      if (typeof update?.update_id !== "number") throw new Error("no update_id");
+    } catch (error) {
+      this.options.logger.warn({ err: error }, "webhook request without a readable update");
+      res.writeHead(400).end();
+      return;
+    }
+    res.writeHead(200).end();
+    this.track(this.bot.handleUpdate(update).catch((error: unknown) => this.logUpdateError(error)));
+  }
+
   /** Keeps a handler's promise until it settles, so stop() can let replies in flight finish. */
   private track(handling: Promise<void>): Promise<void> {
     this.inFlight.add(handling);
@@ -239,9 +322,12 @@ export class TelegramAdapter implements AlertSender {
     this.stopping = true;
     clearTimeout(this.restartTimer);
     if (this.runner?.isRunning()) await this.runner.stop();
+    const closed = new Promise<void>((resolve) =>
+      this.server ? this.server.close(() => resolve()) : resolve(),
+    );
     // The updates already taken are answered before the bot lets go.
     await Promise.allSettled([...this.inFlight]);
-    if (this.server) await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+    await closed;
   }
 
   private invocation(ctx: Context): Invocation {

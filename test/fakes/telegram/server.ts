@@ -122,6 +122,11 @@ export interface FakeTelegram {
   /** Numbers the update and queues it for getUpdates (waking a pending long poll). */
   pushUpdate(update: NewUpdate): Update;
   /**
+   * Queues an update again with its own id, as Telegram does when the offset past it was never
+   * confirmed (the bot stopped or crashed after taking it).
+   */
+  redeliver(update: Update): void;
+  /**
    * A user's text message; a leading `/cmd` or `/cmd@Bot` gets its bot_command entity. With
    * `senderChat`, the message is sent on behalf of a chat: pass `anonymousAdmin` and the group
    * (an anonymous admin), or `channelBot` and a channel (a post sent as a channel).
@@ -966,6 +971,13 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
         if (ready.length > 0) answerPoll(pendingPoll, ready);
       }
       return numbered;
+    },
+    redeliver(update) {
+      updates.push(update);
+      if (pendingPoll) {
+        const ready = deliverable(pendingPoll.limit);
+        if (ready.length > 0) answerPoll(pendingPoll, ready);
+      }
     },
     message(chat, from, text, messageOptions = {}) {
       remember(from, chat);
