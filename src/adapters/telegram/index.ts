@@ -139,7 +139,8 @@ function senderOf(ctx: Context): {
 /**
  * Telegram on grammY: commands from message text (`/top volume 1d`, `/whois@Bot name` in groups,
  * arguments on new lines), buttons as callback queries, replies as HTML. Long polling through
- * @grammyjs/runner (concurrent, sequential per chat), or a webhook with its secret checked.
+ * @grammyjs/runner (concurrent, sequential per sender in each chat), or a webhook with its secret
+ * checked and each update acknowledged before it is handled; either way an update id is taken once.
  */
 export class TelegramAdapter implements AlertSender {
   readonly bot: Bot;
