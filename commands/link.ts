@@ -22,6 +22,7 @@ export default defineCommand({
     }),
   },
   examples: ["/link vitalik.eth", "/link 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"],
+  requiresPerson: true,
   async run(ctx, { wallet }) {
     const input = unwrap(wallet);
     let address: string;

@@ -172,6 +172,7 @@ export default defineCommand({
     "/report spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 1 vitalik.eth",
     "/report not_spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
   ],
+  requiresPerson: true,
   async run(ctx, { kind, item, token_id, wallet, note }) {
     if (item.tokenId !== undefined && token_id !== undefined && item.tokenId !== token_id) {
       throw new UserError(

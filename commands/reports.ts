@@ -31,11 +31,20 @@ export function reportsCsv(reports: readonly SpamReport[]): string {
 const UNKNOWN_NOTE =
   "outcome unknown: the bot stopped or timed out during the call; not re-sent to avoid a double report.";
 
-export function reportsReply(reports: readonly SpamReport[]): Reply {
-  if (reports.length === 0) return { text: "No spam reports have been made in this chat." };
+const CONFIDENTIAL = { what: "the spam reports" };
+
+/** The list and its export button; `chat` is the chat the reports were made in. */
+export function reportsReply(
+  reports: readonly SpamReport[],
+  chat: { id: string; title?: string },
+): Reply {
+  const where = chat.title === undefined ? "this chat" : `“${chat.title}”`;
+  if (reports.length === 0)
+    return { text: `No spam reports have been made in ${where}.`, confidential: CONFIDENTIAL };
   const shown = reports.slice(0, SHOWN);
   return {
-    title: `Spam reports in this chat (${reports.length})`,
+    title: `Spam reports in ${where} (${reports.length})`,
+    confidential: CONFIDENTIAL,
     table: {
       columns: ["When", "Who", "Kind", "Collection", "Token", "Status"],
       rows: shown.map((r) => [
@@ -56,7 +65,7 @@ export function reportsReply(reports: readonly SpamReport[]): Reply {
       {
         label: "Export CSV",
         style: "secondary",
-        action: { command: "reports", action: "export", payload: {} },
+        action: { command: "reports", action: "export", payload: { chat: chat.id } },
       },
     ],
   };
@@ -68,21 +77,27 @@ export default defineCommand({
   options: {},
   examples: ["/reports"],
   requiresManageChannel: true,
+  requiresPerson: true,
   async run(ctx) {
     if (!ctx.store) throw new UserError("Spam reports are not available on this bot.");
-    return {
-      ...reportsReply(ctx.store.reports.forChat(ctx.invocation.platform, ctx.invocation.chat.id)),
-      private: true,
-    };
+    const { platform, chat } = ctx.invocation;
+    return reportsReply(ctx.store.reports.forChat(platform, chat.id), chat);
   },
   actions: {
     export: {
-      async run(ctx) {
+      async run(ctx, payload) {
         if (!ctx.store) throw new UserError("Spam reports are not available on this bot.");
-        const reports = ctx.store.reports.forChat(ctx.invocation.platform, ctx.invocation.chat.id);
+        const { platform, chat } = ctx.invocation;
+        // Under a list sent privately, the button names the group: its rights are checked anew,
+        // since the person may have stopped managing it since.
+        const chatId = typeof payload.chat === "string" ? payload.chat : chat.id;
+        if (chatId !== chat.id && !(await ctx.invocation.canManageChannel(chatId))) {
+          throw new UserError("Only people who can manage that chat may export its reports.");
+        }
+        const reports = ctx.store.reports.forChat(platform, chatId);
         return {
           text: `${reports.length} reports.`,
-          private: true,
+          confidential: CONFIDENTIAL,
           files: [
             {
               name: "spam-reports.csv",

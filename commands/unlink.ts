@@ -6,6 +6,7 @@ export default defineCommand({
   description: "Forget the wallet you linked",
   options: {},
   examples: ["/unlink"],
+  requiresPerson: true,
   async run(ctx) {
     const removed = walletsOf(ctx).unlink(ctx.invocation.platform, ctx.invocation.user.id);
     return {

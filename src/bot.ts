@@ -23,6 +23,7 @@ import {
   SqliteActionStore,
   SubscriptionRepository,
 } from "./store/repositories.ts";
+import { SqliteUpdateDedup } from "./store/updates.ts";
 
 export interface BotDeps {
   logger: Logger;
@@ -191,6 +192,8 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
     },
     deadlineMs: config.commandDeadlineMs,
     rateLimit: config.rateLimit,
+    // Discord's interaction replies do not share a per-channel budget; Telegram groups do.
+    chatRateLimit: { telegram: config.chatRateLimit },
     buttonTtlSeconds: config.buttonTtlSeconds,
   });
 
@@ -216,7 +219,12 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   }
 
   let telegram: TelegramAdapter | undefined;
+  let telegramUpdates: SqliteUpdateDedup | undefined;
   if (config.telegram.token !== undefined) {
+    // Update ids are the bot's own: the bot id before the token's colon keeps two bots apart
+    // (and nothing of the secret part is stored).
+    const botId = /^(\d+):/.exec(config.telegram.token)?.[1] ?? "bot";
+    telegramUpdates = new SqliteUpdateDedup(db, { source: `telegram:${botId}` });
     const adapter = new TelegramAdapter({
       token: config.telegram.token,
       apiRoot: config.telegram.apiRoot,
@@ -229,6 +237,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
           "group upgraded to a supergroup; its subscription follows",
         );
       },
+      updates: telegramUpdates,
       webhook:
         config.telegram.webhookUrl && config.telegram.webhookSecret
           ? {
@@ -364,7 +373,10 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   delivery.start();
   poller.start();
   reportRetries.start();
-  const pruneTimer = setInterval(() => void actions.prune(Date.now()), 3_600_000);
+  const pruneTimer = setInterval(() => {
+    void actions.prune(Date.now());
+    telegramUpdates?.prune();
+  }, 3_600_000);
   pruneTimer.unref();
 
   let stopped = false;

@@ -84,7 +84,9 @@ const EnvSchema = z.object({
   COMMAND_DEADLINE_MS: int(20_000, 1_000, 600_000),
   STARTUP_CONNECT_TIMEOUT_S: int(60, 1, 3600),
   RATE_LIMIT_BURST: int(8, 1, 1000),
-  RATE_LIMIT_PER_MINUTE: int(30, 1, 100_000),
+  RATE_LIMIT_PER_MINUTE: int(10, 1, 100_000),
+  RATE_LIMIT_CHAT_BURST: int(20, 1, 1000),
+  RATE_LIMIT_CHAT_PER_MINUTE: int(20, 1, 100_000),
   BUTTON_TTL_S: int(7 * 86400, 60, 365 * 86400),
   BUTTON_MAX_PER_USER: int(500, 25, 1_000_000),
   REPORTS_PER_HOUR: int(10, 1, 10_000),
@@ -180,6 +182,8 @@ export interface Config {
   /** A chat platform not connected this long after start is a start-up failure. */
   connectTimeoutMs: number;
   rateLimit: { burst: number; perMinute: number };
+  /** Per Telegram group: the bot may send a group about 20 messages a minute. */
+  chatRateLimit: { burst: number; perMinute: number };
   buttonTtlSeconds: number;
   /** Stored button actions per person; past it their oldest stop working. */
   buttonMaxPerUser: number;
@@ -288,6 +292,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     commandDeadlineMs: e.COMMAND_DEADLINE_MS,
     connectTimeoutMs: e.STARTUP_CONNECT_TIMEOUT_S * 1000,
     rateLimit: { burst: e.RATE_LIMIT_BURST, perMinute: e.RATE_LIMIT_PER_MINUTE },
+    chatRateLimit: { burst: e.RATE_LIMIT_CHAT_BURST, perMinute: e.RATE_LIMIT_CHAT_PER_MINUTE },
     buttonTtlSeconds: e.BUTTON_TTL_S,
     buttonMaxPerUser: e.BUTTON_MAX_PER_USER,
     reportsPerHour: e.REPORTS_PER_HOUR,

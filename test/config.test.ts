@@ -14,6 +14,9 @@ describe("config", () => {
     expect(config.cache.ttlSeconds.contracts).toBeLessThan(60);
     expect(config.dataDir).toBe("./data");
     expect(config.logLevel).toBe("info");
+    // One person's sustained rate stays well under a Telegram group's 20 messages a minute.
+    expect(config.rateLimit).toEqual({ burst: 8, perMinute: 10 });
+    expect(config.chatRateLimit).toEqual({ burst: 20, perMinute: 20 });
     expect(config.api.maxBodyBytes).toBe(8 * 1024 * 1024);
     expect(config.api.budget).toEqual({ perSecond: 20, burst: 40, maxWaitMs: 2000 });
     expect(config.cache.maxBytes).toBe(32 * 1024 * 1024);

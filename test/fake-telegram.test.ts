@@ -392,6 +392,38 @@ describe("the fake's own Bot API rules", () => {
   });
 });
 
+describe("the fake's refusals of media", () => {
+  it("refuses what a group's permissions forbid, in Telegram's words, and never in private", async () => {
+    const api = new Api(fake.token, { apiRoot: fake.apiRoot });
+    fake.setChatPermissions(group.id, { can_send_photos: false, can_send_documents: false });
+    await expect(api.sendPhoto(group.id, new InputFile(PNG_1X1, "a.png"))).rejects.toMatchObject({
+      error_code: 400,
+      description: "Bad Request: not enough rights to send photos to the chat",
+    });
+    await expect(
+      api.sendDocument(group.id, new InputFile(Buffer.from("a,b"), "a.csv")),
+    ).rejects.toMatchObject({
+      description: "Bad Request: not enough rights to send documents to the chat",
+    });
+    await expect(api.sendMessage(group.id, "text is fine")).resolves.toBeTruthy();
+    await expect(api.sendPhoto(alice.id, new InputFile(PNG_1X1, "a.png"))).resolves.toBeTruthy();
+  });
+
+  it("answers a method this Bot API lacks with 404, recorded", async () => {
+    const old = await startFakeTelegram({ unsupportedMethods: ["sendPhoto"] });
+    try {
+      const api = new Api(old.token, { apiRoot: old.apiRoot });
+      await expect(api.sendPhoto(alice.id, new InputFile(PNG_1X1, "a.png"))).rejects.toMatchObject({
+        error_code: 404,
+        description: "Not Found: method not found",
+      });
+      expect(old.sent.map((c) => [c.method, c.error?.error_code])).toEqual([["sendPhoto", 404]]);
+    } finally {
+      await old.close();
+    }
+  });
+});
+
 describe("the fake's rate limits", () => {
   it("enforces 1/s per chat, 20/min per group and 30/s overall with retry_after", async () => {
     let now = 1_700_000_000_000;

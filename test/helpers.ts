@@ -7,7 +7,7 @@ import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { type Config, parseConfig } from "../src/config.ts";
 import type { AnyCommand, Invocation } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
-import { newInvocationId, Runtime } from "../src/core/runtime.ts";
+import { newInvocationId, Runtime, type RuntimeOptions } from "../src/core/runtime.ts";
 import { createLogger, type Logger, silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { type Simulator, type SimulatorOptions, startSimulator } from "../src/simulator/index.ts";
@@ -108,7 +108,7 @@ export async function startRuntime(
   env: Record<string, string> = {},
   simOptions: SimulatorOptions = {},
   extraCommands: AnyCommand[] = [],
-  options: { logger?: Logger } = {},
+  runtimeOverrides: Partial<RuntimeOptions> = {},
 ): Promise<RuntimeSetup> {
   const setup = await startClient(env, simOptions);
   const dataDir = mkdtempSync(join(tmpdir(), "bot-test-"));
@@ -123,7 +123,7 @@ export async function startRuntime(
       wallets: new LinkedWalletRepository(db),
       reports: new ReportRepository(db),
     },
-    logger: options.logger ?? silentLogger(),
+    logger: silentLogger(),
     settings: {
       explorerUrl: setup.config.explorerUrl,
       reportsPerHour: setup.config.reportsPerHour,
@@ -132,6 +132,7 @@ export async function startRuntime(
     deadlineMs: setup.config.commandDeadlineMs,
     rateLimit: { burst: 1000, perMinute: 100_000 },
     buttonTtlSeconds: setup.config.buttonTtlSeconds,
+    ...runtimeOverrides,
   });
   return {
     ...setup,

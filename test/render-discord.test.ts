@@ -338,6 +338,11 @@ describe("renderDiscord", () => {
     expect("flags" in renderDiscord({ text: "everyone" })).toBe(false);
   });
 
+  it("makes a confidential reply (the spam reports) ephemeral: Discord hides it in place", () => {
+    const message = renderDiscord({ text: "names", confidential: { what: "the spam reports" } });
+    expect(message.flags).toBe(64);
+  });
+
   it("renders very long untrusted text quickly (escaping is cut to the limit first)", () => {
     const started = performance.now();
     const message = renderDiscord({

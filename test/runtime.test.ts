@@ -39,6 +39,16 @@ function runtimeWith(
   });
 }
 
+function pingCommand(): AnyCommand {
+  return defineCommand({
+    name: "ping",
+    description: "d",
+    options: {},
+    examples: [],
+    run: async () => ({ text: "pong" }),
+  });
+}
+
 let t: RuntimeSetup | undefined;
 afterEach(async () => {
   await t?.close();
@@ -231,11 +241,11 @@ describe("dispatch", () => {
       examples: [],
       run: async () => ({ text: "pong" }),
     });
-    let now = 0;
+    let elapsed = 0;
     const runtime = runtimeWith(setup, [ping], {
       deadlineMs: 1000,
       rateLimit: { burst: 2, perMinute: 6 },
-      now: () => new Date(now),
+      monotonic: () => elapsed,
     });
     const alice = testInvocation({ user: { id: "alice", name: "Alice" } });
     const bob = testInvocation({ user: { id: "bob", name: "Bob" } });
@@ -243,8 +253,108 @@ describe("dispatch", () => {
     expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
     expect((await runtime.run(alice, "ping", {})).text).toMatch(/try again in 10 s/);
     expect((await runtime.run(bob, "ping", {})).text).toBe("pong");
-    now += 10_000;
+    elapsed += 10_000;
     expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    await setup.close();
+  });
+
+  it("a wall clock stepping back an hour locks nobody out: limits run on the monotonic clock", async () => {
+    const setup = await startClient();
+    const ping = defineCommand({
+      name: "ping",
+      description: "d",
+      options: {},
+      examples: [],
+      run: async () => ({ text: "pong" }),
+    });
+    let wall = Date.parse("2025-06-01T12:00:00Z");
+    let elapsed = 0;
+    const runtime = runtimeWith(setup, [ping], {
+      deadlineMs: 1000,
+      rateLimit: { burst: 2, perMinute: 6 },
+      now: () => new Date(wall),
+      monotonic: () => elapsed,
+    });
+    const alice = testInvocation({ user: { id: "alice", name: "Alice" } });
+    expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    expect((await runtime.run(alice, "ping", {})).text).toMatch(/try again in 10 s/);
+    // NTP steps the wall clock back an hour while the normal refill time passes.
+    wall -= 3_600_000;
+    elapsed += 10_000;
+    expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    await setup.close();
+  });
+
+  it("refuses a person once per window, then stays quiet", async () => {
+    const setup = await startClient();
+    let elapsed = 0;
+    const runtime = runtimeWith(setup, [pingCommand()], {
+      rateLimit: { burst: 2, perMinute: 6 },
+      monotonic: () => elapsed,
+    });
+    const alice = testInvocation({ user: { id: "alice", name: "Alice" } });
+    const replies = [];
+    for (let i = 0; i < 6; i++) replies.push(await runtime.run(alice, "ping", {}));
+    expect(replies.map((reply) => reply.text)).toEqual([
+      "pong",
+      "pong",
+      expect.stringMatching(/try again in 10 s/),
+      expect.any(String),
+      expect.any(String),
+      expect.any(String),
+    ]);
+    expect(replies.map((reply) => reply.quiet === true)).toEqual([
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
+    // Once a token is back and used, a new overrun is refused out loud again.
+    elapsed += 10_000;
+    expect((await runtime.run(alice, "ping", {})).text).toBe("pong");
+    const again = await runtime.run(alice, "ping", {});
+    expect(again.text).toMatch(/try again/);
+    expect(again.quiet).toBeUndefined();
+    await setup.close();
+  });
+
+  it("limits a group as a whole on the platforms that have a per-group budget, not private chats", async () => {
+    const setup = await startClient();
+    const runtime = runtimeWith(setup, [pingCommand()], {
+      rateLimit: { burst: 2, perMinute: 1 },
+      chatRateLimit: { telegram: { burst: 3, perMinute: 1 } },
+      monotonic: () => 0,
+    });
+    const inGroup = (user: string, chat = "-4001") =>
+      testInvocation({
+        platform: "telegram",
+        user: { id: user, name: user },
+        chat: { id: chat, kind: "group" },
+      });
+    expect((await runtime.run(inGroup("a"), "ping", {})).text).toBe("pong");
+    expect((await runtime.run(inGroup("b"), "ping", {})).text).toBe("pong");
+    expect((await runtime.run(inGroup("c"), "ping", {})).text).toBe("pong");
+    const refused = await runtime.run(inGroup("d"), "ping", {});
+    expect(refused.text).toMatch(/This chat is sending me many commands: try again in \d+ s/);
+    expect(refused.quiet).toBeUndefined();
+    expect((await runtime.run(inGroup("e"), "ping", {})).quiet).toBe(true);
+    // Another group, a private chat and another platform keep their own budgets.
+    expect((await runtime.run(inGroup("f", "-4002"), "ping", {})).text).toBe("pong");
+    const dm = testInvocation({
+      platform: "telegram",
+      user: { id: "g", name: "g" },
+      chat: { id: "g", kind: "private" },
+    });
+    expect((await runtime.run(dm, "ping", {})).text).toBe("pong");
+    const discord = testInvocation({
+      platform: "discord",
+      user: { id: "h", name: "h" },
+      chat: { id: "-4001", kind: "group" },
+    });
+    expect((await runtime.run(discord, "ping", {})).text).toBe("pong");
     await setup.close();
   });
 
@@ -335,6 +445,21 @@ describe("buttons", () => {
     expect((await t.press("'; DROP TABLE actions; --")).text).toMatch(/not one of mine/);
     expect((await t.press("x".repeat(500))).text).toMatch(/not one of mine/);
     expect(t.sim.countRequests()).toBe(before);
+  });
+
+  it("refuses commands and buttons that act for a person to anonymous senders", async () => {
+    t = await startRuntime();
+    const anonymous = { user: { id: "chat:-4001", name: "NFT chat", anonymous: true } };
+    expect((await t.say(`/link ${t.sim.fixtures.wallet}`, anonymous)).text).toMatch(
+      /Anonymous admins and channels cannot use \/link: send it from your own account/,
+    );
+    const list = await t.say(`/wallet ${t.sim.fixtures.wallet} exclude`);
+    const spam = list.buttons?.find((button) => button.label === "Spam #1");
+    expect(spam).toBeDefined();
+    expect((await t.press(spam?.id ?? "", anonymous)).text).toMatch(
+      /cannot use this button: send it from your own account/,
+    );
+    expect((await t.press(spam?.id ?? "")).title).toMatch(/Report as spam\?/);
   });
 
   it("expires after BUTTON_TTL_S", async () => {

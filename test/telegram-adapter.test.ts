@@ -1,9 +1,16 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { TelegramAdapter } from "../src/adapters/telegram/index.ts";
-import { defineCommand } from "../src/core/command.ts";
+import { TelegramAdapter, type TelegramAdapterOptions } from "../src/adapters/telegram/index.ts";
+import { type AnyCommand, defineCommand } from "../src/core/command.ts";
+import type { RuntimeOptions } from "../src/core/runtime.ts";
 import { silentLogger } from "../src/log.ts";
 import { visibleLength } from "../src/render/telegram.ts";
+import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
+import { SqliteUpdateDedup } from "../src/store/updates.ts";
 import {
+  anonymousAdmin,
+  channelBot,
+  channelChat,
   type FakeTelegram,
   groupChat,
   privateChat,
@@ -39,10 +46,20 @@ const longCommand = defineCommand({
   }),
 });
 
-beforeEach(async () => {
-  t = await startRuntime({}, {}, [longCommand]);
-  fake = await startFakeTelegram();
-  adapter = new TelegramAdapter({
+/** A command that takes a while, as a busy data service makes every command. */
+const slowCommand = defineCommand({
+  name: "slow",
+  description: "A slow answer",
+  options: {},
+  examples: [],
+  run: async () => {
+    await sleep(150);
+    return { text: "slow answer" };
+  },
+});
+
+function newAdapter(options: Partial<TelegramAdapterOptions> = {}): TelegramAdapter {
+  return new TelegramAdapter({
     token: fake.token,
     apiRoot: fake.apiRoot,
     botInfo: fake.botInfo,
@@ -50,7 +67,27 @@ beforeEach(async () => {
     logger: silentLogger(),
     throttle: false,
     retry: { maxDelaySeconds: 5, maxRetryAttempts: 3 },
+    ...options,
   });
+}
+
+/** Replaces the runtime and the adapter (the fake stays) for a test about their settings. */
+async function restart(
+  runtimeOverrides: Partial<RuntimeOptions>,
+  options: Partial<TelegramAdapterOptions> = {},
+  extraCommands: AnyCommand[] = [],
+): Promise<void> {
+  await adapter.stop();
+  await t.close();
+  t = await startRuntime({}, {}, [longCommand, slowCommand, ...extraCommands], runtimeOverrides);
+  adapter = newAdapter(options);
+  await adapter.start();
+}
+
+beforeEach(async () => {
+  t = await startRuntime({}, {}, [longCommand, slowCommand]);
+  fake = await startFakeTelegram();
+  adapter = newAdapter();
   await adapter.start();
 });
 
@@ -363,6 +400,309 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
   });
 });
 
+describe("a chat that refuses pictures or files", () => {
+  it("/top in a group that may not receive photos answers in text, saying the chart could not be attached", async () => {
+    fake.setChatPermissions(group.id, { can_send_photos: false });
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(group, alice, "/top volume 1d 3"));
+    const text = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage",
+      10_000,
+    );
+    expect(textOf(text)).toMatch(/Top collections by sales volume/);
+    expect(textOf(text)).toMatch(/The chart could not be attached in this chat/);
+    // The buttons moved with the answer.
+    expect(JSON.stringify(text.params.reply_markup)).toMatch(/Next/);
+    expect(
+      fake.sent.filter((c) => c.seq > before && c.method === "sendPhoto" && !c.ok),
+    ).toHaveLength(1);
+  });
+
+  it("on a Bot API without sendPhoto, /owners answers in text with the note", async () => {
+    await adapter.stop();
+    await fake.close();
+    fake = await startFakeTelegram({ unsupportedMethods: ["sendPhoto"] });
+    adapter = newAdapter();
+    await adapter.start();
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(dm, alice, `/owners ${t.sim.fixtures.collection}`));
+    const text = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage",
+      10_000,
+    );
+    expect(textOf(text)).toMatch(/The chart could not be attached in this chat/);
+    expect(fake.sent.find((c) => c.method === "sendPhoto")?.error?.error_code).toBe(404);
+  });
+
+  it("a CSV export the group may not receive arrives as text saying the file could not be attached", async () => {
+    fake.setChatPermissions(group.id, { can_send_documents: false });
+    const call = await ask(group, alice, `/segment ${t.sim.fixtures.collection}`);
+    const keyboard = call.params.reply_markup as {
+      inline_keyboard: { text: string; callback_data: string }[][];
+    };
+    const exportButton = keyboard.inline_keyboard.flat().find((b) => b.text === "Export CSV");
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.callbackQuery(group, alice, exportButton?.callback_data ?? ""));
+    const text = await fake.waitFor(
+      (c) =>
+        c.seq > before &&
+        c.ok &&
+        c.method === "sendMessage" &&
+        /could not be attached/.test(textOf(c)),
+      10_000,
+    );
+    expect(textOf(text)).toMatch(/The file segment-.*\.csv could not be attached in this chat/);
+    expect(fake.sent.filter((c) => c.seq > before && c.method === "sendDocument")).toHaveLength(1);
+  });
+});
+
+describe("button presses Telegram has stopped waiting for", () => {
+  it("a press whose answerCallbackQuery is too old still gets its page", async () => {
+    const call = await ask(dm, alice, `/common ${t.sim.fixtures.collection}`);
+    const keyboard = call.params.reply_markup as {
+      inline_keyboard: { text: string; callback_data: string }[][];
+    };
+    const next = keyboard.inline_keyboard.flat().find((button) => button.text.includes("Next"));
+    const message = fake
+      .messages(dm.id)
+      .filter((m) => m.from?.is_bot)
+      .at(-1);
+    fake.failNext("answerCallbackQuery", telegramErrors.queryTooOld());
+    fake.pushUpdate(fake.callbackQuery(dm, alice, next?.callback_data ?? "", message));
+    const edit = await fake.waitFor(sentOk("editMessageText"), 10_000);
+    expect(String(edit.params.text)).toMatch(/Page 2/);
+  });
+
+  it("a refusal that can no longer be shown on the button is said in the chat", async () => {
+    fake.failNext("answerCallbackQuery", telegramErrors.queryTooOld());
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.callbackQuery(group, alice, "not-a-real-id"));
+    const said = await fake.waitFor((c) => c.seq > before && c.ok && c.method === "sendMessage");
+    expect(textOf(said)).toMatch(/not one of mine/);
+  });
+
+  it("a slow action's press is answered before the action finishes, and its reply still comes", async () => {
+    let answeredFirst: boolean | undefined;
+    const waitsForAnswer = defineCommand({
+      name: "waiter",
+      description: "A button whose action is slow",
+      options: {},
+      examples: [],
+      run: async () => ({
+        text: "press it",
+        buttons: [{ label: "Go", action: { command: "waiter", action: "go", payload: {} } }],
+      }),
+      actions: {
+        go: {
+          run: async () => {
+            // Finishes only once the spinner was stopped, or after a second at most.
+            answeredFirst = await fake
+              .waitFor(sentOk("answerCallbackQuery"), 1_000)
+              .then(() => true)
+              .catch(() => false);
+            return { text: "done at last" };
+          },
+        },
+      },
+    });
+    await restart({}, { answerCallbackAfterMs: 50 }, [waitsForAnswer]);
+    const prompt = await ask(dm, alice, "/waiter");
+    const go = (
+      prompt.params.reply_markup as { inline_keyboard: { callback_data: string }[][] }
+    ).inline_keyboard.flat()[0];
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.callbackQuery(dm, alice, go?.callback_data ?? ""));
+    const done = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage",
+      10_000,
+    );
+    expect(textOf(done)).toBe("done at last");
+    expect(answeredFirst).toBe(true);
+    expect(fake.unansweredCallbackQueries()).toEqual([]);
+  });
+});
+
+describe("/reports is for the admin's eyes only", () => {
+  const wallet = "0x1111111111111111111111111111111111111111";
+  function seedReport(): void {
+    new ReportRepository(t.db).create(
+      {
+        platform: "telegram",
+        chatId: String(group.id),
+        userId: String(bob.id),
+        userName: "bob_the_reporter",
+        wallet,
+        contract: "0x2222222222222222222222222222222222222222",
+        tokenId: "7",
+        kind: "spam",
+        feedback: "a private note",
+      },
+      Date.now(),
+    );
+  }
+  const inGroup = (c: RecordedCall) => c.params.chat_id === group.id && c.method.startsWith("send");
+  const leaks = (c: RecordedCall) =>
+    /bob_the_reporter|0x1111|a private note|Spam reports in/i.test(
+      `${textOf(c)}${String(c.params.caption ?? "")}`,
+    ) || c.method === "sendDocument";
+
+  it("sends the reports and the CSV to the admin privately; the group gets only a note", async () => {
+    seedReport();
+    fake.setMemberStatus(group.id, alice.id, "administrator");
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(group, alice, "/reports"));
+    const list = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage" && c.params.chat_id === alice.id,
+      10_000,
+    );
+    expect(textOf(list)).toContain("bob_the_reporter");
+    const note = await fake.waitFor((c) => c.seq > before && c.ok && inGroup(c));
+    expect(textOf(note)).toMatch(/I sent the spam reports to you privately/);
+
+    // The export button under the private list belongs to the private chat.
+    const exportButton = (
+      list.params.reply_markup as { inline_keyboard: { text: string; callback_data: string }[][] }
+    ).inline_keyboard
+      .flat()
+      .find((b) => b.text === "Export CSV");
+    const message = fake
+      .messages(dm.id)
+      .filter((m) => m.from?.is_bot)
+      .at(-1);
+    fake.pushUpdate(fake.callbackQuery(dm, alice, exportButton?.callback_data ?? "", message));
+    const csv = await fake.waitFor(sentOk("sendDocument"), 10_000);
+    expect(csv.params.chat_id).toBe(alice.id);
+    expect(Buffer.from(Object.values(csv.files)[0]?.data ?? []).toString("utf8")).toContain(
+      "a private note",
+    );
+    expect(fake.sent.filter((c) => c.seq > before && inGroup(c) && leaks(c))).toEqual([]);
+  });
+
+  it("the export button in a private chat checks again that the person still manages the group", async () => {
+    seedReport();
+    fake.setMemberStatus(group.id, alice.id, "administrator");
+    fake.pushUpdate(fake.message(group, alice, "/reports"));
+    const list = await fake.waitFor(
+      (c) => c.ok && c.method === "sendMessage" && c.params.chat_id === alice.id,
+      10_000,
+    );
+    const exportButton = (
+      list.params.reply_markup as { inline_keyboard: { text: string; callback_data: string }[][] }
+    ).inline_keyboard
+      .flat()
+      .find((b) => b.text === "Export CSV");
+    fake.setMemberStatus(group.id, alice.id, "member");
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.callbackQuery(dm, alice, exportButton?.callback_data ?? ""));
+    const answer = await fake.waitFor((c) => c.seq > before && c.method === "answerCallbackQuery");
+    expect(String(answer.params.text)).toMatch(/Only people who can manage/);
+    expect(fake.sent.filter((c) => c.method === "sendDocument")).toHaveLength(0);
+  });
+
+  it("with a person who never started the bot, the group learns how to start a private chat and sees no report", async () => {
+    seedReport();
+    fake.setMemberStatus(group.id, alice.id, "administrator");
+    fake.refusePrivateChat(alice.id, telegramErrors.cantInitiate());
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(group, alice, "/reports"));
+    const howTo = await fake.waitFor((c) => c.seq > before && c.ok && inGroup(c), 10_000);
+    expect(textOf(howTo)).toContain(`https://t.me/${fake.botInfo.username}`);
+    expect(textOf(howTo)).toMatch(/press Start, then run \/reports again/);
+    expect(
+      fake.sent.filter((c) => c.seq > before && c.ok && c.params.chat_id === alice.id),
+    ).toEqual([]);
+    expect(fake.sent.filter((c) => c.seq > before && inGroup(c) && leaks(c))).toEqual([]);
+  });
+});
+
+describe("a busy group", () => {
+  it("one member's 60 commands get their burst and one refusal, then silence; another member is answered meanwhile", async () => {
+    await restart({
+      rateLimit: { burst: 3, perMinute: 1 },
+      chatRateLimit: { telegram: { burst: 20, perMinute: 20 } },
+    });
+    let outcomes = 0;
+    t.runtime.onOutcome = () => outcomes++;
+    const mark = fake.sent.length;
+    for (let i = 0; i < 60; i++) fake.pushUpdate(fake.message(group, bob, "/slow"));
+    fake.pushUpdate(fake.message(group, alice, "/help"));
+    await expect.poll(() => outcomes, { timeout: 10_000 }).toBe(61);
+    // Stopping lets every reply in flight go out first.
+    await adapter.stop();
+    const replies = fake.sent.filter(
+      (c) => c.seq > mark && c.ok && c.method === "sendMessage" && c.params.chat_id === group.id,
+    );
+    const answers = replies.filter((c) => textOf(c).includes("slow answer"));
+    const refusals = replies.filter((c) => /sending commands quickly/.test(textOf(c)));
+    const help = replies.filter((c) => textOf(c).includes("/whois"));
+    expect(answers).toHaveLength(3);
+    expect(refusals).toHaveLength(1);
+    expect(help).toHaveLength(1);
+    expect(replies).toHaveLength(5);
+    // Alice did not wait behind Bob's queue: her answer came before his last one.
+    expect(help[0]!.seq).toBeLessThan(answers[2]!.seq);
+  });
+});
+
+describe("anonymous admins and channel posters", () => {
+  const otherGroup = groupChat(-4002, "Other NFT chat");
+  const channel = channelChat(-1001234567890, "Announcements");
+  const asAnonymous = (chat: typeof group, text: string) =>
+    fake.message(chat, anonymousAdmin, text, { senderChat: chat });
+
+  async function answerTo(update: ReturnType<FakeTelegram["message"]>): Promise<string> {
+    const before = fake.sent.length;
+    fake.pushUpdate(update);
+    const call = await fake.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage",
+      10_000,
+    );
+    return textOf(call);
+  }
+
+  it("anonymous admins of two groups do not share a rate-limit bucket", async () => {
+    await restart({ rateLimit: { burst: 2, perMinute: 1 } });
+    expect(await answerTo(asAnonymous(group, "/help"))).toContain("/whois");
+    expect(await answerTo(asAnonymous(group, "/help"))).toContain("/whois");
+    expect(await answerTo(asAnonymous(group, "/help"))).toMatch(/sending commands quickly/);
+    expect(await answerTo(asAnonymous(otherGroup, "/help"))).toContain("/whois");
+  });
+
+  it("refuses /link, /unlink and /report from an anonymous admin or a channel, storing nothing", async () => {
+    const refusal = /Anonymous admins and channels cannot .*send it from your own account/;
+    expect(await answerTo(asAnonymous(group, `/link ${t.sim.fixtures.wallet}`))).toMatch(refusal);
+    expect(await answerTo(asAnonymous(group, "/unlink"))).toMatch(refusal);
+    expect(
+      await answerTo(
+        fake.message(group, channelBot, `/link ${t.sim.fixtures.wallet}`, { senderChat: channel }),
+      ),
+    ).toMatch(refusal);
+    expect(
+      await answerTo(asAnonymous(otherGroup, `/report spam ${t.sim.fixtures.collection}`)),
+    ).toMatch(refusal);
+    const wallets = new LinkedWalletRepository(t.db);
+    for (const id of [String(anonymousAdmin.id), "chat:-4001", String(channelBot.id)])
+      expect(wallets.find("telegram", id)).toBeUndefined();
+    expect(t.sim.reports).toHaveLength(0);
+  });
+
+  it("lets an anonymous admin of the group /subscribe, and refuses a post sent as a channel", async () => {
+    expect(await answerTo(asAnonymous(group, "/subscribe"))).toMatch(/Subscribed/);
+    expect(t.subscriptions.find("telegram", String(group.id))).toBeDefined();
+    const fromChannel = fake.message(otherGroup, channelBot, "/subscribe", { senderChat: channel });
+    expect(await answerTo(fromChannel)).toMatch(/Only people who can manage this channel/);
+    expect(t.subscriptions.find("telegram", String(otherGroup.id))).toBeUndefined();
+    // Placeholder users are not members of anything: asking Telegram about them is pointless.
+    expect(
+      fake.sent.filter(
+        (c) =>
+          c.method === "getChatMember" &&
+          [anonymousAdmin.id, channelBot.id].includes(Number(c.params.user_id)),
+      ),
+    ).toHaveLength(0);
+  });
+});
+
 describe("webhook mode", () => {
   it("checks the secret token on every request", async () => {
     await adapter.stop();
@@ -413,5 +753,87 @@ describe("webhook mode", () => {
     } finally {
       await hooked.stop();
     }
+  });
+});
+
+describe("updates Telegram delivers twice", () => {
+  /** A command that finishes when the test lets it (or after 2 s at most). */
+  function gatedCommand(): { command: AnyCommand; open: () => void } {
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const command = defineCommand({
+      name: "gated",
+      description: "Answers when let through",
+      options: {},
+      examples: [],
+      run: async () => {
+        await Promise.race([gate, sleep(2_000)]);
+        return { text: "gated answer" };
+      },
+    });
+    return { command, open: () => open() };
+  }
+
+  it("webhook: acknowledges an update before handling it, and answers a re-delivery once", async () => {
+    const { command, open } = gatedCommand();
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    await restart({}, {}, [command]);
+    await adapter.stop();
+    adapter = newAdapter({
+      webhook: { url: "https://bot.example.com/hook", secret: "s3cr3t", port, host: "127.0.0.1" },
+      updates: new SqliteUpdateDedup(t.db, { source: "telegram:test" }),
+    });
+    await adapter.start();
+    const update = {
+      update_id: 501,
+      message: {
+        message_id: 1,
+        date: 0,
+        chat: dm,
+        from: alice,
+        text: "/gated",
+        entities: [{ type: "bot_command", offset: 0, length: 6 }],
+      },
+    };
+    const post = () =>
+      fetch(`http://127.0.0.1:${port}/`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-telegram-bot-api-secret-token": "s3cr3t",
+        },
+        body: JSON.stringify(update),
+      });
+    const first = await post();
+    expect(first.status).toBe(200);
+    // Answered while the command is still running: Telegram has no reason to send it again.
+    expect(fake.sent.filter((c) => c.method === "sendMessage")).toHaveLength(0);
+    // It does anyway (a timeout on its side): the second delivery is taken and dropped.
+    expect((await post()).status).toBe(200);
+    open();
+    await fake.waitFor(sentOk("sendMessage"));
+    await adapter.stop();
+    expect(fake.sent.filter((c) => c.method === "sendMessage").map(textOf)).toEqual([
+      "gated answer",
+    ]);
+  });
+
+  it("polling: an update delivered again after a restart is answered once", async () => {
+    const updates = new SqliteUpdateDedup(t.db, { source: "telegram:test" });
+    await adapter.stop();
+    adapter = newAdapter({ updates });
+    await adapter.start();
+    const update = fake.pushUpdate(fake.message(dm, alice, "/help"));
+    await fake.waitFor(sentOk("sendMessage"));
+    await adapter.stop();
+    // The offset past it never reached Telegram before the restart.
+    fake.redeliver(update);
+    adapter = newAdapter({ updates });
+    await adapter.start();
+    await expect.poll(() => fake.pendingUpdates().length, { timeout: 5_000 }).toBe(0);
+    await adapter.stop();
+    expect(fake.sent.filter((c) => c.method === "sendMessage")).toHaveLength(1);
   });
 });

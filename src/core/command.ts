@@ -15,10 +15,27 @@ export interface Invocation {
   /** Unique per invocation; shown in apologies so a report can be matched to the log. */
   id: string;
   platform: Platform;
-  user: { id: string; name: string };
-  chat: { id: string; kind: "private" | "group" | "channel" };
-  /** Whether the person may change this channel's settings (subscriptions, reports list). */
-  canManageChannel: () => Promise<boolean>;
+  user: {
+    id: string;
+    name: string;
+    /**
+     * Not a person's own account: Telegram's anonymous group admins and posts sent as a channel
+     * speak for a chat, and the id is that chat's (`chat:<id>`). Commands that act for a person
+     * (`requiresPerson`) refuse them.
+     */
+    anonymous?: boolean;
+    /**
+     * The chat where the bot talks to this person alone, when the platform has one apart from
+     * this chat (Telegram: the private chat). Confidential replies go there, their buttons too.
+     */
+    privateChatId?: string;
+  };
+  chat: { id: string; kind: "private" | "group" | "channel"; title?: string };
+  /**
+   * Whether the person may change this channel's settings (subscriptions, reports list), or those
+   * of `chatId` on the same platform (a button under a confidential reply, pressed in private).
+   */
+  canManageChannel: (chatId?: string) => Promise<boolean>;
 }
 
 export interface BotSettings {
@@ -104,6 +121,11 @@ export interface Command<O extends OptionsMap = OptionsMap> {
   examples: readonly string[];
   /** Only people who may manage the channel (checked at run time on every platform). */
   requiresManageChannel?: boolean;
+  /**
+   * Acts for one person (their linked wallet, their reports, a private answer): refused, command
+   * and buttons alike, to anonymous senders, who have no account of their own.
+   */
+  requiresPerson?: boolean;
   run(ctx: CommandContext, args: ArgsOf<NoInfer<O>>): Promise<Reply>;
   /** What the buttons under this command's replies do. */
   actions?: Record<string, ActionHandler>;

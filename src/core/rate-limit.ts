@@ -1,33 +1,55 @@
+/** The limiter's verdict: go ahead, or wait; `repeated` when this overrun was already refused. */
+export type Admission =
+  | { allowed: true }
+  | {
+      allowed: false;
+      waitMs: number;
+      /** Refused before since the bucket last let a command through: no need to say it again. */
+      repeated: boolean;
+    };
+
+interface Bucket {
+  tokens: number;
+  at: number;
+  refused: boolean;
+}
+
 /**
- * A token bucket per key (platform + user): `burst` commands at once, then `perMinute` a minute.
- * Full buckets are forgotten, so memory follows the number of recently active people.
+ * A token bucket per key (a person, a chat): `burst` commands at once, then `perMinute` a minute.
+ * Full buckets are forgotten, so memory follows the number of recently active keys. Time is
+ * monotonic milliseconds: a wall clock stepped back by NTP must not empty every bucket.
  */
 export class RateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly buckets = new Map<string, Bucket>();
   private readonly refillPerMs: number;
 
   constructor(
     private readonly burst: number,
     perMinute: number,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.refillPerMs = perMinute / 60_000;
   }
 
-  /** Takes a token; returns 0 when allowed, else the milliseconds until one is available. */
-  take(key: string): number {
+  /** Takes a token when there is one. */
+  take(key: string): Admission {
     const now = this.now();
-    const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
-    bucket.tokens = Math.min(this.burst, bucket.tokens + (now - bucket.at) * this.refillPerMs);
+    const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now, refused: false };
+    bucket.tokens = Math.min(
+      this.burst,
+      bucket.tokens + Math.max(0, now - bucket.at) * this.refillPerMs,
+    );
     bucket.at = now;
+    this.buckets.set(key, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
-      this.buckets.set(key, bucket);
+      bucket.refused = false;
       if (this.buckets.size > 10_000) this.forgetFull(now);
-      return 0;
+      return { allowed: true };
     }
-    this.buckets.set(key, bucket);
-    return Math.ceil((1 - bucket.tokens) / this.refillPerMs);
+    const repeated = bucket.refused;
+    bucket.refused = true;
+    return { allowed: false, waitMs: Math.ceil((1 - bucket.tokens) / this.refillPerMs), repeated };
   }
 
   private forgetFull(now: number): void {

@@ -74,6 +74,19 @@ interface ReplyBase {
   footer?: string | undefined;
   /** Only the invoker sees it (Discord ephemeral; elsewhere a plain reply). */
   private?: boolean | undefined;
+  /**
+   * Only the invoker may ever see it (other people's names, wallets, notes), unlike `private`,
+   * which a shared chat may show to all. Where a chat cannot hide a reply (a Telegram group), it
+   * goes to the person's private chat and the chat gets a note naming `what` ("the spam
+   * reports"); Discord shows it ephemeral.
+   */
+  confidential?: { what: string } | undefined;
+  /**
+   * A refusal already given once in this window (rate limits): text platforms send nothing, so a
+   * flood of commands is not answered by a flood; Discord, which must answer every interaction,
+   * shows it privately.
+   */
+  quiet?: boolean | undefined;
   /** For button clicks: replace the message the button sits under instead of posting anew. */
   replaceOriginal?: boolean | undefined;
   /** Tone of the answer, so renderers can colour an embed or prefix an icon. */

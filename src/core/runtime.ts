@@ -14,9 +14,10 @@ import type {
   CommandContext,
   CommandStore,
   Invocation,
+  Platform,
 } from "./command.ts";
 import { KnownCollections } from "./known-collections.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { type Admission, RateLimiter } from "./rate-limit.ts";
 import type { RenderableReply, Reply } from "./reply.ts";
 
 export interface RuntimeOptions {
@@ -26,12 +27,21 @@ export interface RuntimeOptions {
   logger: Logger;
   settings: BotSettings;
   deadlineMs: number;
+  /** Per person, on every platform but the console. */
   rateLimit: { burst: number; perMinute: number };
+  /**
+   * Per group chat, on the platforms where a group shares one send budget (Telegram: about 20
+   * messages a minute per group). Private chats are never limited this way.
+   */
+  chatRateLimit?: Partial<Record<Platform, { burst: number; perMinute: number }>> | undefined;
   buttonTtlSeconds: number;
   collections?: KnownCollections;
   /** Durable state for commands that keep it (subscriptions); absent in stateless setups. */
   store?: CommandStore | undefined;
+  /** The wall clock: dates shown and stored, button expiry. */
   now?: () => Date;
+  /** Monotonic milliseconds for in-process durations (rate limits); default performance.now. */
+  monotonic?: () => number;
 }
 
 export type Outcome = "ok" | "user_error" | "api_error" | "rate_limited" | "deadline" | "bug";
@@ -200,6 +210,7 @@ export class Runtime {
   /** Told of every outcome, for metrics. */
   onOutcome: ((event: OutcomeEvent) => void) | undefined;
   private readonly limiter: RateLimiter;
+  private readonly chatLimiters: Partial<Record<Platform, RateLimiter>> = {};
   private readonly now: () => Date;
   private readonly inFlight = new Set<Promise<unknown>>();
   private accepting = true;
@@ -209,9 +220,19 @@ export class Runtime {
     this.collections = options.collections ?? new KnownCollections();
     this.charts = new ChartCache();
     this.now = options.now ?? (() => new Date());
-    this.limiter = new RateLimiter(options.rateLimit.burst, options.rateLimit.perMinute, () =>
-      this.now().getTime(),
+    this.limiter = new RateLimiter(
+      options.rateLimit.burst,
+      options.rateLimit.perMinute,
+      options.monotonic,
     );
+    for (const [platform, limit] of Object.entries(options.chatRateLimit ?? {})) {
+      if (limit)
+        this.chatLimiters[platform as Platform] = new RateLimiter(
+          limit.burst,
+          limit.perMinute,
+          options.monotonic,
+        );
+    }
   }
 
   get commands(): AnyCommand[] {
@@ -245,6 +266,7 @@ export class Runtime {
     if (!command) return this.unknownCommand(name);
     return this.execute(invocation, command.name, "command", async (ctx) => {
       const args = parseArgs(command, raw);
+      assertPerson(command, invocation, `/${command.name}`);
       if (command.requiresManageChannel && !(await invocation.canManageChannel())) {
         throw new UserError(`Only people who can manage this channel may use /${command.name}.`);
       }
@@ -269,6 +291,7 @@ export class Runtime {
     if (!command || !handler)
       return this.userErrorReply("This button no longer does anything. Run the command again.");
     return this.execute(invocation, command.name, "button", async (ctx) => {
+      assertPerson(command, invocation, "this button");
       if (command.requiresManageChannel && !(await invocation.canManageChannel())) {
         throw new UserError("Only people who can manage this channel may use this button.");
       }
@@ -293,6 +316,30 @@ export class Runtime {
   async drain(): Promise<void> {
     this.accepting = false;
     await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * The person's limit first, then the group's: one member runs out long before the group does,
+   * so others can still ask. Each overrun is refused once; the commands after it within the same
+   * wait get a quiet refusal, so a flood is not answered by a flood.
+   */
+  private admit(invocation: Invocation): RenderableReply | undefined {
+    // The console's only person is the bot's operator: there is nobody to protect the service from.
+    if (invocation.platform === "console") return undefined;
+    const person = this.limiter.take(`${invocation.platform}:${invocation.user.id}`);
+    if (!person.allowed) return this.refusal(person, "You are sending commands quickly");
+    const chatLimiter = this.chatLimiters[invocation.platform];
+    if (!chatLimiter || invocation.chat.kind === "private") return undefined;
+    const chat = chatLimiter.take(`${invocation.platform}:${invocation.chat.id}`);
+    if (!chat.allowed) return this.refusal(chat, "This chat is sending me many commands");
+    return undefined;
+  }
+
+  private refusal(admission: Admission & { allowed: false }, what: string): RenderableReply {
+    const reply = this.userErrorReply(
+      `${what}: try again in ${Math.ceil(admission.waitMs / 1000)} s.`,
+    );
+    return admission.repeated ? { ...reply, quiet: true } : reply;
   }
 
   private unknownCommand(name: string): RenderableReply {
@@ -328,19 +375,8 @@ export class Runtime {
         this.userErrorReply("The bot is restarting. Try again in a moment."),
       );
     }
-    // The console's only person is the bot's operator: there is nobody to protect the service from.
-    const waitMs =
-      invocation.platform === "console"
-        ? 0
-        : this.limiter.take(`${invocation.platform}:${invocation.user.id}`);
-    if (waitMs > 0) {
-      return finish(
-        "rate_limited",
-        this.userErrorReply(
-          `You are sending commands quickly: try again in ${Math.ceil(waitMs / 1000)} s.`,
-        ),
-      );
-    }
+    const refusal = this.admit(invocation);
+    if (refusal) return finish("rate_limited", refusal);
 
     const controller = new AbortController();
     const ctx: CommandContext = {
@@ -413,15 +449,19 @@ export class Runtime {
 
   /**
    * Stores the actions behind the reply's buttons (one transaction) and gives the renderers only
-   * their ids. They count against the invoking person's cap; an alert's, with nobody invoking,
+   * their ids. The buttons belong to the chat the reply goes to (a confidential one's is the
+   * private chat) and count against the invoking person's cap; an alert's, with nobody invoking,
    * against the chat's. If they cannot be stored (a full disk), the reply goes without buttons.
    */
   async materialize(
     reply: Reply,
-    target: Pick<Invocation, "platform" | "chat"> & { user?: Pick<Invocation["user"], "id"> },
+    target: Pick<Invocation, "platform" | "chat"> & {
+      user?: Pick<Invocation["user"], "id" | "privateChatId">;
+    },
   ): Promise<RenderableReply> {
     const { buttons, ...rest } = reply;
     if (!buttons || buttons.length === 0) return rest;
+    const chatId = (reply.confidential && target.user?.privateChatId) || target.chat.id;
     const expiresAt = this.now().getTime() + this.options.buttonTtlSeconds * 1000;
     const userId = target.user?.id ?? `alert:${target.chat.id}`;
     let ids: string[];
@@ -429,7 +469,7 @@ export class Runtime {
       ids = await this.options.actions.putMany(
         buttons.map((button) => ({
           platform: target.platform,
-          chatId: target.chat.id,
+          chatId,
           userId,
           action: button.action,
           expiresAt,
@@ -437,7 +477,7 @@ export class Runtime {
       );
     } catch (error) {
       this.options.logger.warn(
-        { err: error, platform: target.platform, chat: target.chat.id },
+        { err: error, platform: target.platform, chat: chatId },
         "could not store button actions; the reply goes without buttons",
       );
       return rest;
@@ -450,6 +490,14 @@ export class Runtime {
         ...(button.style ? { style: button.style } : {}),
       })),
     };
+  }
+}
+
+function assertPerson(command: AnyCommand, invocation: Invocation, what: string): void {
+  if (command.requiresPerson && invocation.user.anonymous) {
+    throw new UserError(
+      `Anonymous admins and channels cannot use ${what}: send it from your own account.`,
+    );
   }
 }
 

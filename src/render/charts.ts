@@ -229,7 +229,8 @@ export class ChartCache {
   constructor(
     private readonly ttlMs = 15 * 60_000,
     private readonly maxEntries = 200,
-    private readonly now: () => number = Date.now,
+    /** Monotonic: the cache's lifetime is an in-process duration, not a date. */
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   hits = 0;

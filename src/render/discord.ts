@@ -408,7 +408,7 @@ export function renderDiscord(reply: RenderableReply): DiscordMessage {
     components,
     files,
     allowedMentions: { parse: [] },
-    ...(reply.private ? { flags: MessageFlags.Ephemeral } : {}),
+    ...(reply.private || reply.confidential ? { flags: MessageFlags.Ephemeral } : {}),
   };
 }
 

@@ -145,6 +145,16 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (subscription_id, contract)
   );
   `,
+  // 6: platform update ids already taken (Telegram re-delivers), kept for the redelivery window
+  `
+  CREATE TABLE seen_updates (
+    source TEXT NOT NULL,
+    update_id INTEGER NOT NULL,
+    seen_at INTEGER NOT NULL,
+    PRIMARY KEY (source, update_id)
+  );
+  CREATE INDEX seen_updates_age ON seen_updates (seen_at);
+  `,
 ];
 
 /**

@@ -19,6 +19,7 @@ import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { Logger } from "../../log.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
+import { within } from "../within.ts";
 import { registerSlashCommands } from "./commands.ts";
 
 export interface DiscordAdapterOptions {
@@ -38,29 +39,12 @@ export interface DiscordAdapterOptions {
   maxInFlight?: number;
 }
 
-type Outcome<T> = { done: true; value: T } | { done: false; pending: Promise<T> };
-
-/** Resolves with the value if it comes within `ms`, else with the still-pending promise. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<Outcome<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<"late">((resolve) => {
-    timer = setTimeout(() => resolve("late"), ms);
-  });
-  try {
-    const first = await Promise.race([promise.then((value) => ({ value })), late]);
-    return first === "late"
-      ? { done: false, pending: promise }
-      : { done: true, value: first.value };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Unknown Channel, Unknown Guild, Missing Access, Missing Permissions: retrying cannot help. */
 const PERMANENT_CODES = new Set([10003, 10004, 50001, 50013]);
 
-/** Refusals and errors are for the invoker's eyes only. */
-const isRefusal = (reply: RenderableReply) => reply.private === true;
+/** Refusals, errors and confidential answers are for the invoker's eyes only. */
+const isForInvoker = (reply: RenderableReply) =>
+  reply.private === true || reply.confidential !== undefined;
 
 /**
  * Discord on discord.js: slash commands, buttons and autocomplete, every interaction acknowledged
@@ -183,11 +167,14 @@ export class DiscordAdapter implements AlertSender {
       platform: "discord",
       user: { id: interaction.user.id, name: interaction.user.username },
       chat: { id: interaction.channelId, kind: interaction.inGuild() ? "group" : "private" },
-      // Buttons are not gated by default_member_permissions: every click is checked here.
-      canManageChannel: async () =>
-        interaction.inGuild()
+      // Buttons are not gated by default_member_permissions: every click is checked here. Only
+      // this channel's rights are known (confidential replies stay in it, ephemeral).
+      canManageChannel: async (chatId) => {
+        if (chatId !== undefined && chatId !== interaction.channelId) return false;
+        return interaction.inGuild()
           ? (interaction.memberPermissions?.has(PermissionFlagsBits.ManageChannels) ?? false)
-          : true,
+          : true;
+      },
     };
   }
 
@@ -226,8 +213,8 @@ export class DiscordAdapter implements AlertSender {
     }
     await interaction.deferReply();
     const reply = await first.pending;
-    if (isRefusal(reply)) {
-      // The deferred "thinking…" message is public: an error replaces it privately.
+    if (isForInvoker(reply)) {
+      // The deferred "thinking…" message is public: a private answer replaces it privately.
       await interaction.deleteReply();
       await interaction.followUp({ ...renderDiscord(reply), flags: MessageFlags.Ephemeral });
       return;
@@ -241,7 +228,8 @@ export class DiscordAdapter implements AlertSender {
     if (first.done) {
       const reply = first.value;
       const message = renderDiscord(reply);
-      if (isRefusal(reply)) await interaction.reply({ ...message, flags: MessageFlags.Ephemeral });
+      if (isForInvoker(reply))
+        await interaction.reply({ ...message, flags: MessageFlags.Ephemeral });
       else if (reply.replaceOriginal) await interaction.update(withoutFlags(message));
       else await interaction.reply(message);
       return;
@@ -249,7 +237,8 @@ export class DiscordAdapter implements AlertSender {
     await interaction.deferUpdate();
     const reply = await first.pending;
     const message = renderDiscord(reply);
-    if (isRefusal(reply)) await interaction.followUp({ ...message, flags: MessageFlags.Ephemeral });
+    if (isForInvoker(reply))
+      await interaction.followUp({ ...message, flags: MessageFlags.Ephemeral });
     else if (reply.replaceOriginal) await interaction.editReply(withoutFlags(message));
     else await interaction.followUp(message);
   }

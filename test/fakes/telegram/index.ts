@@ -2,11 +2,15 @@ export type { UploadedFile } from "./body.ts";
 export { EntityParseError, type ParsedHtml, parseTelegramHtml } from "./html.ts";
 export { type RateLimits, TELEGRAM_RATE_LIMITS } from "./rate-limit.ts";
 export {
+  anonymousAdmin,
+  channelBot,
+  channelChat,
   type FailOptions,
   type FakeFailure,
   type FakeTelegram,
   type FakeTelegramOptions,
   groupChat,
+  type MediaPermissions,
   type MemberStatus,
   type NewUpdate,
   privateChat,

@@ -29,6 +29,8 @@ export interface FakeTelegramOptions {
   rateLimits?: boolean | Partial<RateLimits>;
   /** Answer "chat not found" for chats that no update or addChat introduced. Default false. */
   knownChatsOnly?: boolean;
+  /** Methods this Bot API does not have (answered 404 "Not Found: method not found"). */
+  unsupportedMethods?: string[];
   /** Clock in ms for message dates and rate limits. Default Date.now. */
   now?: () => number;
 }
@@ -57,6 +59,11 @@ export const telegramErrors = {
     description: `Too Many Requests: retry after ${retryAfter}`,
     parameters: { retry_after: retryAfter },
   }),
+  /** Sending to a person who never pressed Start in a private chat with the bot. */
+  cantInitiate: (): TelegramErrorBody => ({
+    error_code: 403,
+    description: "Forbidden: bot can't initiate conversation with a user",
+  }),
   blocked: (): TelegramErrorBody => ({
     error_code: 403,
     description: "Forbidden: bot was blocked by the user",
@@ -70,6 +77,12 @@ export const telegramErrors = {
     description: "Bad Request: chat not found",
   }),
   badGateway: (): TelegramErrorBody => ({ error_code: 502, description: "Bad Gateway" }),
+  /** answerCallbackQuery after Telegram stopped waiting for it. */
+  queryTooOld: (): TelegramErrorBody => ({
+    error_code: 400,
+    description:
+      "Bad Request: query is too old and response timeout expired or query ID is invalid",
+  }),
 };
 
 /** One Bot API call the bot made (every method but getUpdates), failed ones included. */
@@ -87,6 +100,12 @@ export interface RecordedCall {
   at: number;
 }
 
+export interface MediaPermissions {
+  can_send_messages?: boolean;
+  can_send_photos?: boolean;
+  can_send_documents?: boolean;
+}
+
 export type MemberStatus = "creator" | "administrator" | "member" | "left" | "kicked";
 
 /** An update before the fake numbers it. */
@@ -102,8 +121,17 @@ export interface FakeTelegram {
   readonly sent: readonly RecordedCall[];
   /** Numbers the update and queues it for getUpdates (waking a pending long poll). */
   pushUpdate(update: NewUpdate): Update;
-  /** A user's text message; a leading `/cmd` or `/cmd@Bot` gets its bot_command entity. */
-  message(chat: Chat, from: User, text: string): NewUpdate;
+  /**
+   * Queues an update again with its own id, as Telegram does when the offset past it was never
+   * confirmed (the bot stopped or crashed after taking it).
+   */
+  redeliver(update: Update): void;
+  /**
+   * A user's text message; a leading `/cmd` or `/cmd@Bot` gets its bot_command entity. With
+   * `senderChat`, the message is sent on behalf of a chat: pass `anonymousAdmin` and the group
+   * (an anonymous admin), or `channelBot` and a channel (a post sent as a channel).
+   */
+  message(chat: Chat, from: User, text: string, options?: { senderChat?: Chat }): NewUpdate;
   /** A button click on `message` (default: a new bot message in `chat`). */
   callbackQuery(chat: Chat, from: User, data: string, message?: Message): NewUpdate;
   /** Makes a chat known (needed with `knownChatsOnly`); updates introduce their chats themselves. */
@@ -118,6 +146,16 @@ export interface FakeTelegram {
   revokeSendRights(chatId: number): void;
   /** What getChatMember answers for this user in this chat (default "member"). */
   setMemberStatus(chatId: number, userId: number, status: MemberStatus): void;
+  /**
+   * What members (and a bot that is not an admin) may send in a group, as setChatPermissions
+   * sets it: a refused kind fails with "not enough rights to send … to the chat".
+   */
+  setChatPermissions(chatId: number, permissions: MediaPermissions): void;
+  /**
+   * Every send to this person's private chat fails with `refusal` (they never started the bot,
+   * or blocked it); `undefined` lifts it (they pressed Start).
+   */
+  refusePrivateChat(userId: number, refusal: TelegramErrorBody | undefined): void;
   /** The next matching call(s) of `method` ("*" for any) fail with `failure`. */
   failNext(method: string, failure: FakeFailure, options?: FailOptions): void;
   /** The messages a chat holds now (users' and the bot's, edits applied), oldest first. */
@@ -140,6 +178,26 @@ export function user(id: number, firstName = `User${id}`, username?: string): Us
   const created: User = { id, is_bot: false, first_name: firstName };
   if (username !== undefined) created.username = username;
   return created;
+}
+
+/** Every anonymous group admin arrives as this one user, with `sender_chat` set to the group. */
+export const anonymousAdmin: User = {
+  id: 1087968824,
+  is_bot: true,
+  first_name: "Group",
+  username: "GroupAnonymousBot",
+};
+
+/** Every post sent "as a channel" arrives from this user, with `sender_chat` set to the channel. */
+export const channelBot: User = {
+  id: 136817688,
+  is_bot: true,
+  first_name: "Channel",
+  username: "Channel_Bot",
+};
+
+export function channelChat(id: number, title: string): Chat.ChannelChat {
+  return { id, type: "channel", title };
 }
 
 export function privateChat(of: User): Chat.PrivateChat {
@@ -345,6 +403,9 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const chats = new Map<string, ChatState>();
   const users = new Map<number, User>();
   const members = new Map<string, MemberStatus>();
+  const permissions = new Map<string, MediaPermissions>();
+  const privateRefusals = new Map<string, TelegramErrorBody>();
+  const unsupported = new Set((options.unsupportedMethods ?? []).map((m) => m.toLowerCase()));
   const callbackQueries = new Map<string, { answered: boolean }>();
   const commandSets = new Map<string, BotCommand[]>();
   const failures: Failure[] = [];
@@ -451,10 +512,20 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       : { [key]: parsed.text };
   }
 
-  /** Where the bot has lost the right to write, Telegram names what it may not send. */
-  function checkRights(state: ChatState, what: "text messages" | "photos" | "documents"): void {
+  function checkRights(state: ChatState, kind: keyof MediaPermissions): void {
+    const refusal = privateRefusals.get(String(state.chat.id));
+    if (refusal) throw new ApiFailure(refusal);
+    const what = {
+      can_send_messages: "text messages",
+      can_send_photos: "photos",
+      can_send_documents: "documents",
+    }[kind];
+    // Where the bot has lost the right to write, Telegram names what it may not send.
     if (cannotSend.has(String(state.chat.id)))
       throw badRequest(`not enough rights to send ${what} to the chat`);
+    if (state.chat.type === "private") return;
+    if (permissions.get(String(state.chat.id))?.[kind] !== false) return;
+    throw badRequest(`not enough rights to send ${what} to the chat`);
   }
 
   function checkRateLimit(state: ChatState): void {
@@ -563,7 +634,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     },
     sendmessage: ({ params }) => {
       const state = findChat(params.chat_id);
-      checkRights(state, "text messages");
+      checkRights(state, "can_send_messages");
       const parsed = parseText(params.text, params.parse_mode, params.entities);
       if (parsed.text.trim() === "") throw badRequest("message text is empty");
       if (parsed.text.length > TEXT_MAX) throw badRequest("message is too long");
@@ -579,7 +650,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     sendphoto: (ctx) => {
       const { params } = ctx;
       const state = findChat(params.chat_id);
-      checkRights(state, "photos");
+      checkRights(state, "can_send_photos");
       const photo = inputFile(ctx, "photo");
       if (typeof photo === "string" && /^[a-z]+:/i.test(photo) && !isHttpUrl(photo)) {
         throw badRequest("wrong HTTP URL specified");
@@ -602,7 +673,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     senddocument: (ctx) => {
       const { params } = ctx;
       const state = findChat(params.chat_id);
-      checkRights(state, "documents");
+      checkRights(state, "can_send_documents");
       const document = inputFile(ctx, "document");
       const caption = parseText(params.caption, params.parse_mode, params.caption_entities);
       if (caption.text.length > CAPTION_MAX) throw badRequest("message caption is too long");
@@ -850,7 +921,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     }
 
     const call: RecordedCall = { seq: 0, method: methodName, params, files, ok: false, at: now() };
-    const handler = methods[method];
+    const handler = unsupported.has(method) ? undefined : methods[method];
     if (!handler) {
       call.error = { error_code: 404, description: "Not Found: method not found" };
       record(call);
@@ -923,7 +994,14 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       }
       return numbered;
     },
-    message(chat, from, text) {
+    redeliver(update) {
+      updates.push(update);
+      if (pendingPoll) {
+        const ready = deliverable(pendingPoll.limit);
+        if (ready.length > 0) answerPoll(pendingPoll, ready);
+      }
+    },
+    message(chat, from, text, messageOptions = {}) {
       remember(from, chat);
       const state = stateOf(chat);
       const entities = commandEntity(text);
@@ -932,6 +1010,7 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
         date: seconds(),
         chat,
         from,
+        ...(messageOptions.senderChat ? { sender_chat: messageOptions.senderChat } : {}),
         text,
         ...(entities.length > 0 ? { entities } : {}),
       } as Message;
@@ -975,6 +1054,13 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     },
     setMemberStatus(chatId, userId, status) {
       members.set(`${chatId}:${userId}`, status);
+    },
+    refusePrivateChat(userId, refusal) {
+      if (refusal) privateRefusals.set(String(userId), refusal);
+      else privateRefusals.delete(String(userId));
+    },
+    setChatPermissions(chatId, granted) {
+      permissions.set(String(chatId), { ...permissions.get(String(chatId)), ...granted });
     },
     failNext(method, failure, failOptions = {}) {
       failures.push({
