@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { HttpError } from "grammy";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TelegramAdapter, type TelegramAdapterOptions } from "../src/adapters/telegram/index.ts";
 import { type AnyCommand, defineCommand } from "../src/core/command.ts";
@@ -271,6 +272,17 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
         description: "Bad Request: not enough rights to send photos to the chat",
       }),
     ).toMatchObject({ kind: "transient" });
+  });
+
+  it("a Telegram that cannot be reached fails the send after a few tries instead of retrying for ever", async () => {
+    // A port that was just free: nothing listens there.
+    const closed = await startFakeTelegram();
+    const apiRoot = closed.apiRoot;
+    await closed.close();
+    const offline = newAdapter({ apiRoot });
+    const error = await offline.sendToChat(String(group.id), { text: "x" }).catch((e) => e);
+    expect(error).toBeInstanceOf(HttpError);
+    expect(offline.classifySendError(error)).toMatchObject({ kind: "transient" });
   });
 
   it("escapes a collection named with markup", async () => {

@@ -116,7 +116,7 @@ export class Transport {
   async request(spec: RequestSpec): Promise<Answer> {
     const { options } = this;
     if (!spec.retry) return this.attempt(spec, 1);
-    const started = Date.now();
+    const started = performance.now();
     return pRetry((attempt) => this.attempt(spec, attempt), {
       retries: options.retries,
       factor: 2,
@@ -141,7 +141,7 @@ export class Transport {
         if (error.retryAfter !== undefined) {
           const waitMs = error.retryAfter * 1000;
           // Waiting past the call's time budget helps nobody: say "busy, try again in N s" now.
-          if (Date.now() - started + waitMs > options.retryMaxTotalMs) throw error;
+          if (performance.now() - started + waitMs > options.retryMaxTotalMs) throw error;
           await sleep(waitMs, spec.signal);
         }
       },

@@ -5,6 +5,7 @@ import { type RunnerHandle, run, sequentialize } from "@grammyjs/runner";
 import { type APIThrottlerOptions, apiThrottler } from "@grammyjs/transformer-throttler";
 import { Bot, BotError, type Context, GrammyError, HttpError, InputFile } from "grammy";
 import type { Chat, Update, UserFromGetMe } from "grammy/types";
+import pRetry from "p-retry";
 import type { AlertSender, SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
@@ -63,6 +64,9 @@ const PLACEHOLDER_SENDERS = new Set([1087968824, 136817688, 777000]);
 
 /** Updates are a few kilobytes; anything far larger is not from Telegram. */
 const MAX_WEBHOOK_BODY_BYTES = 1024 * 1024;
+
+/** Quick extra tries for a request that failed on the network (500 ms, then 1 s). */
+const NETWORK_RETRIES = 2;
 
 const COMMAND_LINE = /^\/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{3,64}))?(?:\s+([\s\S]*))?$/;
 
@@ -173,11 +177,22 @@ export class TelegramAdapter implements AlertSender {
     });
     if (options.throttle !== false)
       this.bot.api.config.use(apiThrottler(options.throttle ?? TELEGRAM_THROTTLE));
+    // auto-retry would retry network errors (HttpError) for ever, whatever maxRetryAttempts says,
+    // with waits growing to an hour: a reply or an alert would hang instead of failing. They get
+    // a few quick tries here, then go to the caller (delivery retries alerts with its own backoff).
     this.bot.api.config.use(
       autoRetry({
         maxDelaySeconds: options.retry?.maxDelaySeconds ?? 60,
         maxRetryAttempts: options.retry?.maxRetryAttempts ?? 3,
-        rethrowHttpErrors: false,
+        rethrowHttpErrors: true,
+      }),
+    );
+    this.bot.api.config.use((prev, method, payload, signal) =>
+      pRetry(() => prev(method, payload, signal), {
+        retries: NETWORK_RETRIES,
+        minTimeout: 500,
+        factor: 2,
+        shouldRetry: ({ error }) => error instanceof HttpError && !signal?.aborted,
       }),
     );
     const { updates, logger } = options;
