@@ -100,7 +100,11 @@ describe("labels in answers", () => {
     expect(text).toMatch(/^Programmed flipper\s+20/m);
     expect(text).not.toContain("BEHAVIOR_");
     expect(reply.image?.kind).toBe("png");
-    expect(lastDrawn("audience")?.labels).toEqual(["Other", "Some new thing", "Programmed flipper"]);
+    expect(lastDrawn("audience")?.labels).toEqual([
+      "Other",
+      "Some new thing",
+      "Programmed flipper",
+    ]);
   });
 
   it("/audience samples: unknown behaviors and scores read as words", async () => {

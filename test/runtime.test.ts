@@ -191,17 +191,18 @@ describe("dispatch", () => {
 
   it("logs expected outcomes at debug, and operator problems without a stack", async () => {
     const { logger, lines } = capturingLogger();
-    t = await startRuntime(
-      { API_RETRIES: "0", API_RETRY_MAX_TOTAL_MS: "1000" },
-      {},
-      [],
-      { logger },
-    );
-    const collection = t.sim.fixtures.erc1155Collection;
-    const logged = async (line: string, scripted?: Parameters<typeof t.sim.script>[0][number]) => {
-      if (scripted) t?.sim.script([scripted]);
+    const setup = await startRuntime({ API_RETRIES: "0", API_RETRY_MAX_TOTAL_MS: "1000" }, {}, [], {
+      logger,
+    });
+    t = setup;
+    const collection = setup.sim.fixtures.erc1155Collection;
+    const logged = async (
+      line: string,
+      scripted?: Parameters<typeof setup.sim.script>[0][number],
+    ) => {
+      if (scripted) setup.sim.script([scripted]);
       lines.length = 0;
-      await t?.say(line);
+      await setup.say(line);
       return lines.map(
         (entry) => JSON.parse(entry) as { level: number; kind?: string; err?: { stack?: string } },
       );
