@@ -81,7 +81,7 @@ async function runBot(settings: Record<string, string>, before?: string) {
 }
 
 describe("start-up failures end the process with a non-zero code and one clear line", () => {
-  it("invalid settings: one line each, naming the variable and what it must be, and exit 1", async () => {
+  it("invalid settings: one line each (in the order of .env.example), naming the variable and what it must be, and exit 1", async () => {
     const { code, plain, stderr } = await runBot({
       DATA_DIR: tempDir(),
       LOG_LEVEL: "loud",
@@ -92,8 +92,8 @@ describe("start-up failures end the process with a non-zero code and one clear l
     });
     expect(code).toBe(1);
     expect(plain).toEqual([
-      "Invalid setting EXPLORER_URL: must be an http(s) URL",
       "Invalid setting LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent",
+      "Invalid setting EXPLORER_URL: must be an http(s) URL",
       "Invalid setting POLL_LIMIT: must be at most 500",
       "Invalid setting SIMULATOR_PORT: must be a whole number",
       "Invalid setting TELEGRAM_WEBHOOK_SECRET: must be 1 to 256 characters of A-Z, a-z, 0-9, _ and -",
