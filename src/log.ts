@@ -1,3 +1,5 @@
+import { mkdirSync, openSync } from "node:fs";
+import { dirname } from "node:path";
 import { type DestinationStream, type Logger, pino } from "pino";
 import { ApiError } from "./api/errors.ts";
 
@@ -84,6 +86,15 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     options.destination ?? pino.destination({ dest: 2, sync: false }),
   );
+}
+
+/**
+ * A log file, appended to (its folder made if need be). Opened here, synchronously, so a path that
+ * cannot be written throws now rather than as an 'error' event nobody listens to.
+ */
+export function logFileDestination(path: string): DestinationStream {
+  mkdirSync(dirname(path), { recursive: true });
+  return pino.destination({ dest: openSync(path, "a"), sync: false });
 }
 
 /** A logger that writes nothing, for tests and tools that do not care. */

@@ -2,14 +2,18 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { breakdownReply } from "../commands/audience.ts";
 import { nftReply } from "../commands/nft.ts";
 import { topReply } from "../commands/top.ts";
+import { ConsoleAdapter } from "../src/adapters/console/index.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
+import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { startSimulator } from "../src/simulator/index.ts";
+import { startRuntime } from "./helpers.ts";
 
 const now = new Date("2026-11-22T12:00:00Z");
 const plain = (reply: RenderableReply) => renderConsole(reply).text;
@@ -187,18 +191,6 @@ describe("console end to end", () => {
 });
 
 describe("a quiet, friendly console", () => {
-  it("starts by saying what it runs against, that no chat token is set, where the logs go and how to leave", async () => {
-    const { code, stdout } = await runBot([]);
-    expect(code).toBe(0);
-    const banner = stdout.trim().split(/\n\n+/)[0] ?? "";
-    expect(banner).toMatch(/embedded simulator at http:\/\/127\.0\.0\.1:\d+/);
-    expect(banner).toMatch(/DISCORD_TOKEN/);
-    expect(banner).toMatch(/TELEGRAM_BOT_TOKEN/);
-    expect(banner).toMatch(/bot-console-[^\s]*\/bot\.log/);
-    expect(banner).toMatch(/Ctrl\+D/);
-    expect(banner).toMatch(/\/quit/);
-  }, 30_000);
-
   it("names the configured data service, never its key", async () => {
     const sim = await startSimulator({ apiKey: "a-secret-key-4b1d" });
     try {
@@ -215,7 +207,7 @@ describe("a quiet, friendly console", () => {
     }
   }, 30_000);
 
-  it("shows only the conversation: expected failures are not logged as warnings, and pictures go at exit", async () => {
+  it("greets with what it runs against, the missing tokens, the log file and how to leave; then shows only the conversation, and removes its pictures at exit", async () => {
     const { code, stdout, stderr, log } = await runBot(
       [
         "/whois nosuchname123.eth",
@@ -226,6 +218,13 @@ describe("a quiet, friendly console", () => {
       { LOG_LEVEL: "debug" },
     );
     expect(code).toBe(0);
+    const greeting = stdout.split(/\n\n+/)[0] ?? "";
+    expect(greeting).toMatch(/embedded simulator at http:\/\/127\.0\.0\.1:\d+/);
+    expect(greeting).toMatch(/DISCORD_TOKEN/);
+    expect(greeting).toMatch(/TELEGRAM_BOT_TOKEN/);
+    expect(greeting).toMatch(/bot-console-[^\s]*\/bot\.log/);
+    expect(greeting).toMatch(/Ctrl\+D/);
+    expect(greeting).toMatch(/\/quit/);
     expect(stdout).toMatch(/No ENS name nosuchname123\.eth is registered/);
     expect(stdout).toMatch(/No token 1 in collection 0x0000…0001/);
     expect(stdout).toMatch(/"0x12" is not a valid contract address/);
@@ -248,13 +247,33 @@ describe("a quiet, friendly console", () => {
   }, 30_000);
 
   it("/quit and exit leave at once; the lines after them are not run", async () => {
-    for (const quit of ["/quit", "exit"]) {
-      const { code, stdout } = await runBot(["/top volume 1d 1", quit, "/nope"]);
-      expect(code, quit).toBe(0);
-      expect(stdout, quit).toMatch(/Top collections by sales volume/);
-      expect(stdout, quit).not.toMatch(/There is no \/nope command/);
+    const t = await startRuntime();
+    try {
+      for (const quit of ["/quit", "exit"]) {
+        let printed = "";
+        const output = new Writable({
+          write(chunk, _encoding, callback) {
+            printed += String(chunk);
+            callback();
+          },
+        });
+        const adapter = new ConsoleAdapter({
+          runtime: t.runtime,
+          logger: silentLogger(),
+          input: Readable.from([`/top volume 1d 1\n${quit}\n/nope\n`]),
+          output,
+          interactive: false,
+        });
+        adapter.start();
+        await adapter.done;
+        await adapter.stop();
+        expect(printed, quit).toMatch(/Top collections by sales volume/);
+        expect(printed, quit).not.toMatch(/There is no \/nope command/);
+      }
+    } finally {
+      await t.close();
     }
-  }, 30_000);
+  });
 
   it("SIGINT and SIGTERM stop it cleanly and remove the pictures", async () => {
     const root = fileURLToPath(new URL("..", import.meta.url));
