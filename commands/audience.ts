@@ -8,6 +8,7 @@ import {
   formatCount,
   formatPercent,
   fullAddress,
+  scoreLabel,
   short,
 } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
@@ -17,15 +18,7 @@ import { audienceChart } from "../src/render/charts.ts";
 
 const SAMPLE_PAGE_SIZE = 10;
 
-const SCORE_SHORT: Record<string, string> = {
-  SCORE_UNSPECIFIED: "-",
-  SCORE_VERY_LOW: "VL",
-  SCORE_LOW: "L",
-  SCORE_MED: "M",
-  SCORE_HIGH: "H",
-  SCORE_VERY_HIGH: "VH",
-};
-const score = (value: string) => SCORE_SHORT[value] ?? value;
+const score = (value: string) => scoreLabel(value, "short");
 
 /** Largest category first (counts compared as BigInt: they are int64 strings). */
 export function byWalletsDesc(rows: readonly AggregatedBehavior[]): AggregatedBehavior[] {
@@ -129,9 +122,9 @@ export default defineCommand({
     const title = reply.title ?? "Audience";
     const image = ctx.charts.image(
       `audience:${collection.toLowerCase()}`,
-      rows,
+      { title, data: rows },
       () => audienceChart(title, rows),
-      { name: "audience.png", alt: title },
+      "audience.png",
       ctx.logger,
     );
     return { ...reply, image };

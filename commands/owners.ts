@@ -160,9 +160,9 @@ export default defineCommand({
     const title = `Owners of ${name ? collectionName(name) : short(collection)}, last ${DURATION_CHOICES.find((d) => d.value === duration)?.name ?? duration}`;
     const image = ctx.charts.image(
       `owners:${collection.toLowerCase()}:${duration}`,
-      points,
+      { title, data: points },
       () => ownersHistoryChart(title, points),
-      { name: "owners.png", alt: title },
+      "owners.png",
       ctx.logger,
     );
     return { ...reply, image };

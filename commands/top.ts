@@ -89,6 +89,10 @@ export function topReply(
   };
 }
 
+function collectionLabel(ctx: CommandContext, address: string, name: string): string {
+  return name.trim() || ctx.collections.name(address)?.trim() || short(address);
+}
+
 async function fetchTop(
   ctx: CommandContext,
   metric: MetricChoice,
@@ -108,8 +112,9 @@ async function fetchTop(
   );
   const reply = topReply(metric, duration, collections, page, limit);
   const metricInfo = METRICS.find((m) => m.value === metric)!;
+  // Bars are told apart by their labels: a collection without a name shows its address.
   const items = collections.map((item) => ({
-    label: collectionName(item.contractName),
+    label: collectionLabel(ctx, item.contractAddress, item.contractName),
     value: plotValue(
       metric === "volume" ? item.salesVolume : metric === "sales" ? item.salesCount : item.maxPrice,
     ),
@@ -118,9 +123,9 @@ async function fetchTop(
   const title = reply.title ?? "Top collections";
   const image = ctx.charts.image(
     `top:${metric}:${duration}:${page}:${limit}`,
-    items,
+    { title, data: { axis, items } },
     () => rankingChart(title, axis, items),
-    { name: "top.png", alt: title },
+    "top.png",
     ctx.logger,
   );
   return { ...reply, image };

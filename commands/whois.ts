@@ -1,4 +1,4 @@
-import { ApiError } from "../src/api/errors.ts";
+import { ApiError, apiErrorLevel } from "../src/api/errors.ts";
 import type { EnsEntity } from "../src/api/schemas.ts";
 import { isAddressLike, parseAddress, parseEnsName } from "../src/api/validate.ts";
 import type { CommandContext } from "../src/core/command.ts";
@@ -19,7 +19,7 @@ async function behaviorOf(ctx: CommandContext, address: string): Promise<string>
     return top ? behaviorLabel(top.behavior) : "no behavior label (never engaged with an NFT)";
   } catch (error) {
     if (error instanceof ApiError) {
-      ctx.logger.warn({ err: error }, "behavior lookup failed for /whois");
+      ctx.logger[apiErrorLevel(error)]({ err: error }, "behavior lookup failed for /whois");
       return "unavailable right now";
     }
     throw error;

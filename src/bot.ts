@@ -32,6 +32,8 @@ export interface BotDeps {
   output?: NodeJS.WritableStream;
   /** Monotonic clock in ms for elapsed times (default performance.now), injectable for tests. */
   monotonic?: () => number;
+  /** Where the logs go when that is a file (the console chat's), told at the chat's start. */
+  logFile?: string;
 }
 
 export interface Bot {
@@ -149,6 +151,25 @@ async function listen<T>(what: string, address: string, start: () => Promise<T>)
   }
 }
 
+/**
+ * The console chat's first words: why it is the console, what data it shows, where the logs are,
+ * how to leave. A URL is shown without any user name or password in it (the API key never is).
+ */
+function consoleGreeting(dataUrl: string, simulated: boolean, logFile: string | undefined): string {
+  const url = new URL(dataUrl);
+  url.username = "";
+  url.password = "";
+  const shown = url.href.replace(/\/$/, "");
+  return [
+    "NFT audience bot: the console chat (no DISCORD_TOKEN or TELEGRAM_BOT_TOKEN is set; set one to serve that chat instead).",
+    simulated
+      ? `Data: the embedded simulator at ${shown}, synthetic (set API_BASE_URL and API_KEY for the real service).`
+      : `Data: the data service at ${shown}.`,
+    ...(logFile ? [`Logs: ${logFile}`] : []),
+    "Type a command, like /help or /top volume 1d. Leave with /quit, Ctrl+D or Ctrl+C.",
+  ].join("\n");
+}
+
 async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]): Promise<Bot> {
   const { logger } = deps;
   let simulator: Simulator | undefined;
@@ -262,6 +283,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
     const adapter = new ConsoleAdapter({
       runtime,
       logger: logger.child({ part: "console" }),
+      greeting: consoleGreeting(baseUrl, simulator !== undefined, deps.logFile),
       ...(deps.input ? { input: deps.input } : {}),
       ...(deps.output ? { output: deps.output } : {}),
     });

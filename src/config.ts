@@ -124,7 +124,7 @@ const EnvSchema = z.object({
     emptyToUndefined,
     z
       .string()
-      .regex(/^\d{15,25}$/)
+      .regex(/^\d{15,25}$/, "must be a Discord server id (15 to 25 digits)")
       .optional(),
   ),
   DISCORD_API_URL: optionalUrl,
@@ -136,7 +136,7 @@ const EnvSchema = z.object({
     emptyToUndefined,
     z
       .string()
-      .regex(/^[A-Za-z0-9_-]{1,256}$/)
+      .regex(/^[A-Za-z0-9_-]{1,256}$/, "must be 1 to 256 characters of A-Z, a-z, 0-9, _ and -")
       .optional(),
   ),
   TELEGRAM_WEBHOOK_PORT: int(8443, 1, 65_535),
@@ -225,35 +225,61 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-/** Describes a problem by variable name; the value itself is never quoted (it may be a secret). */
+/**
+ * What a setting must be, in words, for the problems people make (a word where a number goes, a
+ * value out of range, a URL without http). Undefined for the rest.
+ */
+function requirement(issue: z.core.$ZodIssue): string | undefined {
+  switch (issue.code) {
+    case "invalid_type":
+      return issue.expected === "number" || issue.expected === "int"
+        ? "must be a whole number"
+        : undefined;
+    case "too_small":
+      return `must be at least ${issue.minimum}`;
+    case "too_big":
+      return `must be at most ${issue.maximum}`;
+    case "invalid_value":
+      return `must be one of ${issue.values.join(", ")}`;
+    case "invalid_format":
+      // Every other format check in the schema (a pattern) carries its own message.
+      return issue.format === "url" ? "must be an http(s) URL" : issue.message;
+    case "custom":
+      return issue.message;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * One line per problem, by variable name; the value itself is never quoted (it may be a secret),
+ * nor, for a secret, any message that might.
+ */
 function describeIssue(issue: z.core.$ZodIssue): string {
   const variable = String(issue.path[0] ?? "environment");
-  if (SECRET_VARIABLES.has(variable)) return `${variable} is not valid`;
-  return `${variable}: ${issue.message}`;
+  const reason =
+    requirement(issue) ?? (SECRET_VARIABLES.has(variable) ? "is not valid" : issue.message);
+  return `Invalid setting ${variable}: ${reason}`;
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    throw new ConfigError(
-      `Invalid settings:\n${parsed.error.issues.map((issue) => `  - ${describeIssue(issue)}`).join("\n")}`,
-    );
+    throw new ConfigError(parsed.error.issues.map(describeIssue).join("\n"));
   }
   const e = parsed.data;
   if (e.API_RETRY_MIN_DELAY_MS > e.API_RETRY_MAX_DELAY_MS) {
     throw new ConfigError(
-      "Invalid settings:\n  - API_RETRY_MIN_DELAY_MS: must not exceed API_RETRY_MAX_DELAY_MS",
+      "Invalid setting API_RETRY_MIN_DELAY_MS: must not exceed API_RETRY_MAX_DELAY_MS",
     );
   }
   const maxEntryBytes = e.CACHE_MAX_ENTRY_BYTES ?? Math.floor(e.CACHE_MAX_BYTES / 16);
   if (maxEntryBytes > e.CACHE_MAX_BYTES) {
-    throw new ConfigError(
-      "Invalid settings:\n  - CACHE_MAX_ENTRY_BYTES: must not exceed CACHE_MAX_BYTES",
-    );
+    throw new ConfigError("Invalid setting CACHE_MAX_ENTRY_BYTES: must not exceed CACHE_MAX_BYTES");
   }
   if (e.TELEGRAM_WEBHOOK_URL && !e.TELEGRAM_WEBHOOK_SECRET) {
     throw new ConfigError(
-      "Invalid settings:\n  - TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_WEBHOOK_URL is set",
+      "Invalid setting TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_WEBHOOK_URL is set",
     );
   }
   return {

@@ -1,4 +1,7 @@
+import { mkdirSync, openSync } from "node:fs";
+import { dirname } from "node:path";
 import { type DestinationStream, type Logger, pino } from "pino";
+import { ApiError } from "./api/errors.ts";
 
 export type { Logger };
 
@@ -16,13 +19,18 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
 /**
  * Copies a log object with every error in it serialized (pino's shape: type, message and stack
  * with their causes, enumerable properties; an error's message and stack are not enumerable, so a
- * plain copy loses them) and every secret scrubbed from its strings.
+ * plain copy loses them; a data-service error without its stack) and every secret scrubbed from
+ * its strings.
  */
 function scrubValue(value: unknown, secrets: readonly string[], depth: number): unknown {
   if (typeof value === "string") return scrubSecrets(value, secrets);
   if (depth > 6 || value === null || typeof value !== "object") return value;
-  if (value instanceof Error)
-    return scrubValue({ ...pino.stdSerializers.err(value) }, secrets, depth + 1);
+  if (value instanceof Error) {
+    const serialized: Record<string, unknown> = { ...pino.stdSerializers.err(value) };
+    // A data-service failure is an outcome, not a bug: its kind, status and path say it all.
+    if (value instanceof ApiError) delete serialized.stack;
+    return scrubValue(serialized, secrets, depth + 1);
+  }
   if (Array.isArray(value)) return value.map((item) => scrubValue(item, secrets, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) out[key] = scrubValue(item, secrets, depth + 1);
@@ -78,6 +86,15 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     options.destination ?? pino.destination({ dest: 2, sync: false }),
   );
+}
+
+/**
+ * A log file, appended to (its folder made if need be). Opened here, synchronously, so a path that
+ * cannot be written throws now rather than as an 'error' event nobody listens to.
+ */
+export function logFileDestination(path: string): DestinationStream {
+  mkdirSync(dirname(path), { recursive: true });
+  return pino.destination({ dest: openSync(path, "a"), sync: false });
 }
 
 /** A logger that writes nothing, for tests and tools that do not care. */

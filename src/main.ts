@@ -1,18 +1,34 @@
+import { join } from "node:path";
+import type { DestinationStream } from "pino";
 import { type Bot, createBot } from "./bot.ts";
 import { ConfigError, loadDotEnv, parseConfig, secretsOf } from "./config.ts";
 import { StartupError } from "./errors.ts";
-import { createLogger, scrubSecrets } from "./log.ts";
+import { createLogger, logFileDestination, scrubSecrets } from "./log.ts";
+
+/**
+ * A log file, or undefined when it cannot be opened: the logs then stay on stderr, and the
+ * database, in the same folder, fails to open with a clear line.
+ */
+function openLogFile(path: string): { path: string; destination: DestinationStream } | undefined {
+  try {
+    return { path, destination: logFileDestination(path) };
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The process entry: settings, logger, the bot, and a clean shutdown on signals or end of input.
  *
- * Every failure to start exits with code 1 after one plain line on stderr saying what failed and
- * where (and the same as a fatal JSON log line, with the stack), so a supervisor (systemd, Docker)
- * restarts the bot and the operator sees why. After start, an unhandled rejection or uncaught
- * exception is a bug whose effects are unknown (a part may have stopped for good while the
- * process looks alive): it is logged at fatal and the process stops with code 1 (the ordered
- * shutdown first, bounded by its 10 s timer), to be restarted clean rather than kept half-broken
- * (queued alerts survive a crash).
+ * Logs are JSON lines on stderr, except in the console chat (no chat token set), where they go to
+ * DATA_DIR/bot.log so that only the conversation shows. Every failure to start exits with code 1
+ * after one plain line on stderr saying what failed and where (and the same as a fatal JSON log
+ * line, with the stack), so a supervisor (systemd, Docker) restarts the bot and the operator sees
+ * why. After start, an unhandled rejection or uncaught exception is a bug whose effects are
+ * unknown (a part may have stopped for good while the process looks alive): it is logged at fatal
+ * (with one plain line on stderr too when the logs go to a file) and the process stops with code 1
+ * (the ordered shutdown first, bounded by its 10 s timer), to be restarted clean rather than kept
+ * half-broken (queued alerts survive a crash).
  */
 async function main(): Promise<void> {
   loadDotEnv();
@@ -27,10 +43,14 @@ async function main(): Promise<void> {
     throw error;
   }
   const consoleMode = config.discord.token === undefined && config.telegram.token === undefined;
-  // In the console chat, info lines on stderr would interleave with the conversation.
-  const level = consoleMode && process.env.LOG_LEVEL === undefined ? "warn" : config.logLevel;
   const secrets = secretsOf(config);
-  const logger = createLogger({ level, secrets });
+  // The console chat shows the conversation only: its logs go to a file under DATA_DIR.
+  const logFile = consoleMode ? openLogFile(join(config.dataDir, "bot.log")) : undefined;
+  const logger = createLogger({
+    level: config.logLevel,
+    secrets,
+    ...(logFile ? { destination: logFile.destination } : {}),
+  });
 
   let bot: Bot | undefined;
   let exiting = false;
@@ -57,13 +77,14 @@ async function main(): Promise<void> {
       { err: error },
       `${what}: stopping (a bug; the supervisor should restart the bot)`,
     );
+    if (logFile) process.stderr.write(`The bot stops on a bug (${what}): see ${logFile.path}\n`);
     void shutdown(what, 1);
   };
   process.on("unhandledRejection", crash("unhandled rejection"));
   process.on("uncaughtException", crash("uncaught exception"));
 
   try {
-    bot = await createBot(config, { logger });
+    bot = await createBot(config, { logger, ...(logFile ? { logFile: logFile.path } : {}) });
   } catch (error) {
     const line = scrubSecrets(
       error instanceof StartupError

@@ -124,7 +124,7 @@ describe("charts in replies", () => {
     expect(t.runtime.charts.hits).toBe(before + 1);
   });
 
-  it("the console writes the PNG to a temp file and prints its path", async () => {
+  it("the console writes the PNG to a temp file, prints its path, and removes it when it stops", async () => {
     t = await startRuntime();
     let printed = "";
     const output = new (await import("node:stream")).Writable({
@@ -143,6 +143,8 @@ describe("charts in replies", () => {
     const path = /Picture: (\S+\.png)/.exec(printed)?.[1];
     expect(path).toBeDefined();
     expect(existsSync(path ?? "")).toBe(true);
+    await adapter.stop();
+    expect(existsSync(path ?? "")).toBe(false);
   });
 });
 

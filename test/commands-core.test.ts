@@ -53,11 +53,11 @@ describe("/whois", () => {
 });
 
 describe("/audience", () => {
-  it("shows every category with its share and signed 30-day change, unknown ones by name", async () => {
+  it("shows every category with its share and signed 30-day change, unknown ones by their words", async () => {
     t = await startRuntime();
     const reply = await t.say(`/audience ${t.sim.fixtures.otherBehaviorCollection}`);
     const rows = reply.table?.rows ?? [];
-    expect(rows.map((row) => row[0])).toContain("BEHAVIOR_OTHER");
+    expect(rows.map((row) => row[0])).toContain("Other");
     const total = rows.reduce((sum, row) => sum + Number((row[2] ?? "0").replace("%", "")), 0);
     expect(total).toBeGreaterThan(99);
     expect(total).toBeLessThan(101);

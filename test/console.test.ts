@@ -1,14 +1,19 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { breakdownReply } from "../commands/audience.ts";
 import { nftReply } from "../commands/nft.ts";
 import { topReply } from "../commands/top.ts";
+import { ConsoleAdapter } from "../src/adapters/console/index.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
+import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { startSimulator } from "../src/simulator/index.ts";
+import { startRuntime } from "./helpers.ts";
 
 const now = new Date("2026-11-22T12:00:00Z");
 const plain = (reply: RenderableReply) => renderConsole(reply).text;
@@ -108,15 +113,30 @@ describe("console rendering (golden)", () => {
   });
 });
 
-/** Runs the bot exactly as `npm start` does, with piped stdin, and collects what it prints. */
-function runBot(lines: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+interface BotRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** DATA_DIR/bot.log as the bot left it ("" when there is none). */
+  log: string;
+}
+
+function cleanEnv(settings: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of ["PATH", "HOME", "TMPDIR", "SystemRoot"])
+    if (process.env[key]) env[key] = process.env[key];
+  return { ...env, SIMULATOR_MINT_INTERVAL_MS: "0", ...settings };
+}
+
+/**
+ * Runs the bot exactly as `npm start` does, with piped stdin, and collects what it prints and
+ * what it logged.
+ */
+function runBot(lines: string[], settings: Record<string, string> = {}): Promise<BotRun> {
   return new Promise((resolve, reject) => {
-    const env: Record<string, string> = {};
-    for (const key of ["PATH", "HOME", "TMPDIR", "SystemRoot"])
-      if (process.env[key]) env[key] = process.env[key];
     const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
     const child = spawn("npm", ["start", "--silent"], {
-      env: { ...env, SIMULATOR_MINT_INTERVAL_MS: "0", DATA_DIR: dataDir },
+      env: cleanEnv({ DATA_DIR: dataDir, ...settings }),
       stdio: "pipe",
     });
     let stdout = "";
@@ -129,12 +149,18 @@ function runBot(lines: string[]): Promise<{ code: number | null; stdout: string;
     });
     child.on("error", reject);
     child.on("close", (code) => {
+      const logFile = join(dataDir, "bot.log");
+      const log = existsSync(logFile) ? readFileSync(logFile, "utf8") : "";
       rmSync(dataDir, { recursive: true, force: true });
-      resolve({ code, stdout, stderr });
+      resolve({ code, stdout, stderr, log });
     });
     child.stdin.end(`${lines.join("\n")}\n`);
   });
 }
+
+/** The pictures a console run printed the paths of. */
+const picturePaths = (stdout: string) =>
+  [...stdout.matchAll(/^Picture: (.+\.png)$/gm)].map((match) => match[1] ?? "");
 
 describe("console end to end", () => {
   it("answers every piped line in order and exits 0 after the last", async () => {
@@ -161,5 +187,119 @@ describe("console end to end", () => {
     expect(stdout).toMatch(/"0x12" is not a valid contract address/);
     expect(stdout).toMatch(/There is no button 9/);
     expect(replies.at(-1)).toMatch(/There is no \/nope command/);
+  }, 30_000);
+});
+
+describe("a quiet, friendly console", () => {
+  it("names the configured data service, never its key", async () => {
+    const sim = await startSimulator({ apiKey: "a-secret-key-4b1d" });
+    try {
+      const { code, stdout, stderr, log } = await runBot(["/top volume 1d 1"], {
+        API_BASE_URL: sim.url,
+        API_KEY: "a-secret-key-4b1d",
+      });
+      expect(code).toBe(0);
+      expect(stdout).toContain(`data service at ${sim.url}`);
+      expect(stdout).toMatch(/Top collections by sales volume/);
+      expect(`${stdout}${stderr}${log}`).not.toContain("a-secret-key-4b1d");
+    } finally {
+      await sim.close();
+    }
+  }, 30_000);
+
+  it("greets with what it runs against, the missing tokens, the log file and how to leave; then shows only the conversation, and removes its pictures at exit", async () => {
+    const { code, stdout, stderr, log } = await runBot(
+      [
+        "/whois nosuchname123.eth",
+        "/nft 0x0000000000000000000000000000000000000001 1",
+        "/nft 0x12 1",
+        "/top volume 1d 3",
+      ],
+      { LOG_LEVEL: "debug" },
+    );
+    expect(code).toBe(0);
+    const greeting = stdout.split(/\n\n+/)[0] ?? "";
+    expect(greeting).toMatch(/embedded simulator at http:\/\/127\.0\.0\.1:\d+/);
+    expect(greeting).toMatch(/DISCORD_TOKEN/);
+    expect(greeting).toMatch(/TELEGRAM_BOT_TOKEN/);
+    expect(greeting).toMatch(/bot-console-[^\s]*\/bot\.log/);
+    expect(greeting).toMatch(/Ctrl\+D/);
+    expect(greeting).toMatch(/\/quit/);
+    expect(stdout).toMatch(/No ENS name nosuchname123\.eth is registered/);
+    expect(stdout).toMatch(/No token 1 in collection 0x0000…0001/);
+    expect(stdout).toMatch(/"0x12" is not a valid contract address/);
+    for (const output of [stdout, stderr]) {
+      expect(output).not.toContain('{"level"');
+      expect(output).not.toMatch(/^\s+at /m);
+    }
+    expect(stderr).toBe("");
+    // The log has them, at debug and without a stack.
+    const entries = log
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { level: number; kind?: string });
+    expect(entries.filter((entry) => entry.kind === "not_found").length).toBeGreaterThan(0);
+    expect(entries.filter((entry) => entry.level >= 40)).toEqual([]);
+    expect(log).not.toContain("stack");
+    const pictures = picturePaths(stdout);
+    expect(pictures).toHaveLength(1);
+    expect(existsSync(dirname(pictures[0] ?? ""))).toBe(false);
+  }, 30_000);
+
+  it("/quit and exit leave at once; the lines after them are not run", async () => {
+    const t = await startRuntime();
+    try {
+      for (const quit of ["/quit", "exit"]) {
+        let printed = "";
+        const output = new Writable({
+          write(chunk, _encoding, callback) {
+            printed += String(chunk);
+            callback();
+          },
+        });
+        const adapter = new ConsoleAdapter({
+          runtime: t.runtime,
+          logger: silentLogger(),
+          input: Readable.from([`/top volume 1d 1\n${quit}\n/nope\n`]),
+          output,
+          interactive: false,
+        });
+        adapter.start();
+        await adapter.done;
+        await adapter.stop();
+        expect(printed, quit).toMatch(/Top collections by sales volume/);
+        expect(printed, quit).not.toMatch(/There is no \/nope command/);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it("SIGINT and SIGTERM stop it cleanly and remove the pictures", async () => {
+    const root = fileURLToPath(new URL("..", import.meta.url));
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
+      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+        cwd: root,
+        env: cleanEnv({ DATA_DIR: dataDir }),
+        stdio: "pipe",
+      });
+      let stdout = "";
+      const pictured = new Promise<void>((resolve) => {
+        child.stdout.on("data", (chunk) => {
+          stdout += chunk;
+          if (picturePaths(stdout).length > 0) resolve();
+        });
+      });
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+      // stdin stays open: only the signal ends this run.
+      child.stdin.write("/top volume 1d 3\n");
+      await pictured;
+      child.kill(signal);
+      const code = await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+      expect(code, signal).toBe(0);
+      expect(existsSync(dirname(picturePaths(stdout)[0] ?? "")), signal).toBe(false);
+    }
   }, 30_000);
 });

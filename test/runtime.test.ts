@@ -189,6 +189,46 @@ describe("dispatch", () => {
     }
   });
 
+  it("logs expected outcomes at debug, and operator problems without a stack", async () => {
+    const { logger, lines } = capturingLogger();
+    const setup = await startRuntime({ API_RETRIES: "0", API_RETRY_MAX_TOTAL_MS: "1000" }, {}, [], {
+      logger,
+    });
+    t = setup;
+    const collection = setup.sim.fixtures.erc1155Collection;
+    const logged = async (
+      line: string,
+      scripted?: Parameters<typeof setup.sim.script>[0][number],
+    ) => {
+      if (scripted) setup.sim.script([scripted]);
+      lines.length = 0;
+      await setup.say(line);
+      return lines.map(
+        (entry) => JSON.parse(entry) as { level: number; kind?: string; err?: { stack?: string } },
+      );
+    };
+    const worst = (entries: { level: number }[]) => Math.max(...entries.map((e) => e.level));
+    // Not found, refused, busy, invalid input: what people meet every day, not warnings.
+    for (const status of [404, 400, 429]) {
+      const entries = await logged(`/audience ${collection}`, { status });
+      expect(worst(entries), String(status)).toBeLessThan(40);
+      expect(JSON.stringify(entries), String(status)).not.toContain("stack");
+    }
+    expect(worst(await logged("/audience 0x12"))).toBeLessThan(40);
+    // The service down, a refused key, an unreadable answer: the operator's to fix, no stack.
+    for (const [scripted, level] of [
+      [{ status: 503 }, 40],
+      [{ status: 401 }, 50],
+      [{ status: 200, body: "{]" }, 50],
+    ] as const) {
+      const entries = await logged(`/audience ${collection}`, scripted);
+      const problem = entries.find((entry) => entry.level >= 40);
+      expect(problem?.level, String(scripted.status)).toBe(level);
+      expect(problem?.kind).toBeDefined();
+      expect(JSON.stringify(entries)).not.toContain("stack");
+    }
+  });
+
   it("logs an unexpected failure with an id and shows the person only that id", async () => {
     const setup = await startClient();
     const { logger, lines } = capturingLogger();
@@ -207,9 +247,10 @@ describe("dispatch", () => {
     expect(reply.text).toMatch(/something went wrong.*ref abc123def0/);
     expect(reply.text).not.toContain("secret internals");
     expect(lines.join("\n")).toContain("secret internals");
+    // A bug is the one failure whose stack helps.
     expect(
       lines.find((line) => line.includes("abc123def0") && line.includes("command failed")),
-    ).toBeDefined();
+    ).toMatch(/"stack":"TypeError[^"]*\\n\s+at /);
     await setup.close();
   });
 

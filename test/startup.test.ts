@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,7 +41,7 @@ async function closedPort(): Promise<number> {
 
 /**
  * Runs the bot until it exits; its exit code, the lines of stderr that are not JSON logs, and the
- * fatal log lines. `before` is module code run in the same process before the entry is imported.
+ * fatal log lines (on stderr, or in the console chat's log file). `before` is module code run in the same process before the entry is imported.
  */
 async function runBot(settings: Record<string, string>, before?: string) {
   const env: Record<string, string> = {};
@@ -73,7 +73,10 @@ async function runBot(settings: Record<string, string>, before?: string) {
   );
   const lines = stderr.split("\n").filter((line) => line.trim() !== "");
   const plain = lines.filter((line) => !line.startsWith("{"));
-  const fatal = lines
+  // The console chat (no chat token) logs to DATA_DIR/bot.log instead of stderr.
+  const logFile = settings.DATA_DIR ? join(settings.DATA_DIR, "bot.log") : "";
+  const logged = existsSync(logFile) ? readFileSync(logFile, "utf8").split("\n") : [];
+  const fatal = [...lines, ...logged]
     .filter((line) => line.startsWith("{"))
     .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { stack?: string } })
     .filter((entry) => entry.level === 60);
@@ -81,6 +84,26 @@ async function runBot(settings: Record<string, string>, before?: string) {
 }
 
 describe("start-up failures end the process with a non-zero code and one clear line", () => {
+  it("invalid settings: one line each (in the order of .env.example), naming the variable and what it must be, and exit 1", async () => {
+    const { code, plain, stderr } = await runBot({
+      DATA_DIR: tempDir(),
+      LOG_LEVEL: "loud",
+      POLL_LIMIT: "9999",
+      SIMULATOR_PORT: "abc",
+      EXPLORER_URL: "ftp://example.org",
+      TELEGRAM_WEBHOOK_SECRET: "has spaces: not a secret Telegram takes",
+    });
+    expect(code).toBe(1);
+    expect(plain).toEqual([
+      "Invalid setting LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent",
+      "Invalid setting EXPLORER_URL: must be an http(s) URL",
+      "Invalid setting POLL_LIMIT: must be at most 500",
+      "Invalid setting SIMULATOR_PORT: must be a whole number",
+      "Invalid setting TELEGRAM_WEBHOOK_SECRET: must be 1 to 256 characters of A-Z, a-z, 0-9, _ and -",
+    ]);
+    expect(stderr).not.toContain("has spaces");
+  }, 30_000);
+
   it("a corrupted bot.sqlite", async () => {
     const dataDir = tempDir();
     const garbage = Buffer.alloc(8192);
@@ -159,11 +182,16 @@ describe("start-up failures end the process with a non-zero code and one clear l
 
 describe("after start", () => {
   it("an unhandled rejection is a bug: logged at fatal, and the process exits 1 to be restarted", async () => {
-    const { code, fatal } = await runBot(
-      { DATA_DIR: tempDir(), API_BASE_URL: "http://127.0.0.1:9", LOG_LEVEL: "info" },
+    const dataDir = tempDir();
+    const { code, fatal, plain } = await runBot(
+      { DATA_DIR: dataDir, API_BASE_URL: "http://127.0.0.1:9", LOG_LEVEL: "info" },
       `setTimeout(() => Promise.reject(new Error("a forgotten promise")), 1500);`,
     );
     expect(code).toBe(1);
+    // The console chat's logs are in a file: one plain line says where to look.
+    expect(plain).toEqual([
+      `The bot stops on a bug (unhandled rejection): see ${join(dataDir, "bot.log")}`,
+    ]);
     expect(fatal).toEqual([
       expect.objectContaining({
         msg: expect.stringMatching(/^unhandled rejection/),

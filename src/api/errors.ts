@@ -50,6 +50,26 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * How loud a failure of the data service is in the log. Not found, refused and busy are answers
+ * people meet every day (debug); the service down is worth a warning; a refused key or an answer
+ * the bot cannot read is the operator's to fix (error). None is a bug: no stack is logged.
+ */
+export function apiErrorLevel(error: ApiError): "debug" | "warn" | "error" {
+  switch (error.kind) {
+    case "not_found":
+    case "bad_request":
+    case "rate_limited":
+      return "debug";
+    case "unavailable":
+    case "timeout":
+      return "warn";
+    case "unauthorized":
+    case "invalid_response":
+      return "error";
+  }
+}
+
 /** The one place an HTTP status becomes an error kind. */
 export function kindForStatus(status: number): ApiErrorKind {
   if (status === 400 || status === 422) return "bad_request";

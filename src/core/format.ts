@@ -1,4 +1,3 @@
-import { BEHAVIORS } from "../api/schemas.ts";
 import { shortAddress, toChecksumAddress } from "../api/validate.ts";
 
 /**
@@ -145,47 +144,52 @@ export function short(address: string): string {
   return shortAddress(fullAddress(address));
 }
 
-function titleCase(words: string): string {
-  const lower = words.toLowerCase().replace(/_/g, " ");
-  return lower.charAt(0).toUpperCase() + lower.slice(1);
+/**
+ * An enum value for people, by its words: "BEHAVIOR_SOME_NEW_THING" -> "Some new thing",
+ * "TYPE_ERC20" -> "ERC20" (a word with a digit is a standard's name and keeps its case). The
+ * service may send values the spec does not list; a value that is not an enum name is shown as sent.
+ */
+function enumWords(value: string, prefix: string): string {
+  const name = value.startsWith(prefix) ? value.slice(prefix.length) : value;
+  if (!/^[A-Z0-9]+(?:_[A-Z0-9]+)*$/.test(name)) return value;
+  const words = name.split("_").map((word) => (/\d/.test(word) ? word : word.toLowerCase()));
+  const sentence = words.join(" ");
+  return sentence.charAt(0).toUpperCase() + sentence.slice(1);
 }
 
 const BEHAVIOR_LABELS: Record<string, string> = {
-  BEHAVIOR_UNSPECIFIED: "Unspecified",
   BEHAVIOR_BADACTOR: "Bad actor",
 };
 
-/** "BEHAVIOR_PROGRAMMED_FLIPPER" -> "Programmed flipper"; values outside the spec keep their name. */
+/** "BEHAVIOR_PROGRAMMED_FLIPPER" -> "Programmed flipper", "BEHAVIOR_OTHER" -> "Other". */
 export function behaviorLabel(behavior: string): string {
-  if (BEHAVIOR_LABELS[behavior]) return BEHAVIOR_LABELS[behavior];
-  if (/^BEHAVIOR_[A-Z_]+$/.test(behavior) && KNOWN_BEHAVIORS.has(behavior)) {
-    return titleCase(behavior.slice("BEHAVIOR_".length));
-  }
-  return behavior;
+  return BEHAVIOR_LABELS[behavior] ?? enumWords(behavior, "BEHAVIOR_");
 }
 
-const KNOWN_BEHAVIORS: ReadonlySet<string> = new Set(BEHAVIORS);
+const SCORE_LABELS: Record<string, { long: string; short: string }> = {
+  SCORE_UNSPECIFIED: { long: "-", short: "-" },
+  SCORE_VERY_LOW: { long: "very low", short: "VL" },
+  SCORE_LOW: { long: "low", short: "L" },
+  SCORE_MED: { long: "medium", short: "M" },
+  SCORE_HIGH: { long: "high", short: "H" },
+  SCORE_VERY_HIGH: { long: "very high", short: "VH" },
+};
 
-export function scoreLabel(score: string): string {
-  const labels: Record<string, string> = {
-    SCORE_UNSPECIFIED: "-",
-    SCORE_VERY_LOW: "very low",
-    SCORE_LOW: "low",
-    SCORE_MED: "medium",
-    SCORE_HIGH: "high",
-    SCORE_VERY_HIGH: "very high",
-  };
-  return labels[score] ?? score;
+/** "SCORE_VERY_HIGH" -> "very high" (short: "VH", for narrow tables); others by their words. */
+export function scoreLabel(score: string, form: "long" | "short" = "long"): string {
+  return SCORE_LABELS[score]?.[form] ?? enumWords(score, "SCORE_");
 }
 
+const CONTRACT_TYPE_LABELS: Record<string, string> = {
+  TYPE_ERC721: "ERC-721",
+  TYPE_ERC1155: "ERC-1155",
+  TYPE_ERC721_LEGACY: "ERC-721 (legacy)",
+  TYPE_CRYPTOPUNKS: "CryptoPunks",
+};
+
+/** "TYPE_ERC1155" -> "ERC-1155"; a type the spec does not list by its name: "TYPE_ERC20" -> "ERC20". */
 export function contractTypeLabel(type: string): string {
-  const labels: Record<string, string> = {
-    TYPE_ERC721: "ERC-721",
-    TYPE_ERC1155: "ERC-1155",
-    TYPE_ERC721_LEGACY: "ERC-721 (legacy)",
-    TYPE_CRYPTOPUNKS: "CryptoPunks",
-  };
-  return labels[type] ?? type;
+  return CONTRACT_TYPE_LABELS[type] ?? enumWords(type, "TYPE_");
 }
 
 /** A collection's name for display: empty names are common and must still read well. */

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ApiClient } from "../api/client.ts";
-import { ApiError } from "../api/errors.ts";
+import { ApiError, apiErrorLevel } from "../api/errors.ts";
 import { shortAddress } from "../api/validate.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -420,15 +420,7 @@ export class Runtime {
       if (error instanceof UserError)
         return finish("user_error", this.userErrorReply(error.message));
       if (error instanceof ApiError) {
-        const log =
-          error.kind === "invalid_response" || error.kind === "unauthorized"
-            ? logger.error
-            : logger.warn;
-        log.call(
-          logger,
-          { err: error, kind: error.kind, status: error.status, path: error.path },
-          "data service error",
-        );
+        logger[apiErrorLevel(error)]({ err: error, kind: error.kind }, "data service error");
         const text = apiErrorMessage(error);
         return finish("api_error", {
           text: error.kind === "invalid_response" ? `${text} (ref ${invocation.id})` : text,

@@ -237,18 +237,20 @@ export class ChartCache {
   misses = 0;
 
   /**
-   * The chart as a reply's picture. A chart that cannot be drawn is logged and left out: the
-   * answer goes without its picture rather than not at all.
+   * The chart as a reply's picture, its title as the picture's text. The title is keyed with the
+   * data: a name the bot learns later (a collection's) draws a new picture, not the cached one with
+   * the address. A chart that cannot be drawn is logged and left out: the answer goes without its
+   * picture rather than not at all.
    */
   image(
     key: string,
-    data: unknown,
+    chart: { title: string; data: unknown },
     render: () => Buffer,
-    picture: { name: string; alt: string },
+    name: string,
     logger: Logger,
   ): ReplyImage | undefined {
     try {
-      return { kind: "png", data: this.get(key, data, render), ...picture };
+      return { kind: "png", data: this.get(key, chart, render), name, alt: chart.title };
     } catch (error) {
       logger.warn(
         { err: error, chart: key },

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
@@ -16,19 +16,26 @@ export interface ConsoleAdapterOptions {
   output?: NodeJS.WritableStream;
   /** Show a prompt and keep history; default: whether input is a terminal. */
   interactive?: boolean;
+  /** Printed first: what the bot runs against, where its logs go, how to leave. */
+  greeting?: string;
 }
+
+/** Words that end the chat like the end of input does (Ctrl+D). */
+const LEAVE = /^\/?(?:quit|exit)$/i;
 
 /**
  * A chat on stdin/stdout: one command per line, with or without the slash; buttons are pressed by
- * typing !1, !2. It runs on the same runtime as Discord and Telegram. Piped input is processed
- * line by line in order, and `done` resolves after the last reply is printed.
+ * typing !1, !2; /quit or exit leaves. It runs on the same runtime as Discord and Telegram. Piped
+ * input is processed line by line in order, and `done` resolves after the last reply is printed.
+ * Pictures are written to a temporary folder, removed when the chat stops.
  */
 export class ConsoleAdapter implements AlertSender {
   readonly maxInFlight = 1;
   private readonly output: NodeJS.WritableStream;
   private readline: Interface | undefined;
   private lastButtons: string[] = [];
-  private pictureDir: string | undefined;
+  private pictureDir: Promise<string> | undefined;
+  private leaving = false;
   /** The lines read so far, answered one after another. */
   private queue: Promise<void> = Promise.resolve();
   readonly done: Promise<void>;
@@ -51,13 +58,20 @@ export class ConsoleAdapter implements AlertSender {
       historySize: 200,
     });
     this.readline = rl;
+    if (this.options.greeting) this.print(this.options.greeting);
     if (interactive) {
-      this.print("Type a command, like /help or /top volume 1d. Press Ctrl+D to leave.");
       rl.setPrompt("> ");
       rl.prompt();
     }
     // Lines are handled strictly in order: each waits for the one before it.
     rl.on("line", (line) => {
+      if (this.leaving) return;
+      if (LEAVE.test(line.trim())) {
+        // The lines already read are still answered; none after this one is.
+        this.leaving = true;
+        rl.close();
+        return;
+      }
       this.queue = this.queue
         .then(() => this.handleLine(line))
         .then(() => {
@@ -69,10 +83,13 @@ export class ConsoleAdapter implements AlertSender {
     });
   }
 
-  /** Stops reading and waits until the lines already read are answered. */
+  /** Stops reading, waits until the lines already read are answered, and removes the pictures. */
   async stop(): Promise<void> {
     this.readline?.close();
     await this.queue;
+    const pictures = await this.pictureDir?.catch(() => undefined);
+    this.pictureDir = undefined;
+    if (pictures) await rm(pictures, { recursive: true, force: true });
   }
 
   private invocation(): Invocation {
@@ -127,8 +144,12 @@ export class ConsoleAdapter implements AlertSender {
   /** PNG pictures go to a temp file whose path is printed (a terminal cannot show them). */
   private async savePictures(reply: RenderableReply): Promise<string[]> {
     if (reply.image?.kind !== "png") return [];
-    this.pictureDir ??= await mkdtemp(join(tmpdir(), "nft-bot-"));
-    const path = join(this.pictureDir, reply.image.name.replace(/[^A-Za-z0-9._-]/g, "_"));
+    // One folder for the session, made once even when two replies bring pictures at once.
+    this.pictureDir ??= mkdtemp(join(tmpdir(), "nft-bot-")).catch((error: unknown) => {
+      this.pictureDir = undefined;
+      throw error;
+    });
+    const path = join(await this.pictureDir, reply.image.name.replace(/[^A-Za-z0-9._-]/g, "_"));
     await writeFile(path, reply.image.data);
     return [path];
   }
