@@ -2,9 +2,11 @@
  * The simulator's synthetic data set, built once per server from the seed. Generation is
  * deterministic (seeded PRNG only) and anchored at the clock's "now" at start: sales, mint times
  * and ENS validity are offsets back from that anchor, so windows like DURATION_1_DAY always
- * contain data. Everything served is derived from these records, so aggregates agree.
+ * contain data. Everything served is derived from these records, so aggregates agree. The fixed
+ * cast of well-known names (cast.ts) joins last, drawn from its own streams.
  */
 
+import { addCast, CAST_COLLECTIONS } from "./cast.ts";
 import { buildEns } from "./ens.ts";
 import {
   assignOwners,
@@ -61,7 +63,8 @@ const ERC1155_FIXTURE = 1;
 const EMPTY = 2;
 const MARKUP = 3;
 const HUGE_IDS = 4;
-const PUNKS = 5;
+/** Pricey old collection (the CryptoPunks look-alike before the cast brought the real one). */
+const GRAIL = 5;
 const LEGACY = [6, 7, 8];
 const UNKNOWN_TYPE = 9;
 const SPAM_FIRST = 10;
@@ -129,6 +132,7 @@ export function buildWorld(seed: number, nowMs: number): World {
     emoji: EMOJI_WALLET,
   });
 
+  addCast(seed, anchorSec, { wallets, contracts, sales, ens }, uniqueAddress);
   countCollectionsOwned(wallets);
   contracts.sort((a, b) => a.mintSec - b.mintSec || compareText(a.address, b.address));
   const world: World = {
@@ -210,7 +214,7 @@ function planCollection(index: number, rng: Rng): CollectionPlan {
   if (index === EMPTY) return plan(EMPTY_NAME, "TYPE_ERC721", 40);
   if (index === MARKUP) return plan(MARKUP_NAME, "TYPE_ERC721", 60);
   if (index === HUGE_IDS) return plan("Hashed Names", "TYPE_ERC721", 80, { hugeIds: true });
-  if (index === PUNKS) return plan("CryptoPunks", "TYPE_CRYPTOPUNKS", 300, { recent: false });
+  if (index === GRAIL) return plan("Gilded Relics", "TYPE_ERC721", 300, { recent: false });
   if (LEGACY.includes(index)) {
     return plan(`${collectionName(rng)} (legacy)`, "TYPE_ERC721_LEGACY", rng.int(20, 120), {
       recent: false,
@@ -333,7 +337,7 @@ function buildSales(rng: Rng, nfts: ContractRec[], anchorSec: number): SaleRec[]
   const addSale = saleRecorder(rng, sales);
   for (const [index, contract] of nfts.entries()) {
     if (contract.spam || contract.tokens.length === 0) continue;
-    const basePriceEth = index === PUNKS ? rng.float(30, 80) : rng.logFloat(0.002, 20);
+    const basePriceEth = index === GRAIL ? rng.float(30, 80) : rng.logFloat(0.002, 20);
     const count = Math.min(1000, Math.round(contract.tokens.length * rng.float(0.3, 2)));
     // Keep one token of the main collection unsold for the tokenWithoutSale fixture.
     const sellable = index === MAIN ? contract.tokens.slice(0, -1) : contract.tokens;
@@ -393,7 +397,7 @@ function pickFixtures(
     markupCollection: at(MARKUP).address,
     otherBehaviorCollection: other.address,
     unknownTypeContract: at(UNKNOWN_TYPE).address,
-    cryptopunksCollection: at(PUNKS).address,
+    cryptopunksCollection: castAddress("TYPE_CRYPTOPUNKS"),
     legacyCollection: at(LEGACY[0] ?? 6).address,
     fungibleContract: world.weth.address,
     hugeTokenId: ref(huge),
@@ -411,4 +415,10 @@ function pickFixtures(
     emojiEnsName: emoji,
     unknownAddress: uniqueAddress(rng),
   };
+}
+
+function castAddress(type: string): string {
+  const found = CAST_COLLECTIONS.find((collection) => collection.type === type);
+  if (!found) throw new Error(`no ${type} in the cast`);
+  return found.address.toLowerCase();
 }
