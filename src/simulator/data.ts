@@ -133,7 +133,7 @@ export function buildWorld(seed: number, nowMs: number): World {
   });
 
   addCast(seed, anchorSec, { wallets, contracts, sales, ens }, uniqueAddress);
-  countCollectionsOwned(wallets);
+  countCollectionsOwned(wallets, contracts);
   contracts.sort((a, b) => a.mintSec - b.mintSec || compareText(a.address, b.address));
   const world: World = {
     seed,

@@ -120,11 +120,12 @@ export function recordHoldings(contracts: readonly ContractRec[]) {
   }
 }
 
-export function countCollectionsOwned(wallets: readonly WalletRec[]) {
-  for (const wallet of wallets) {
-    const owned = new Set<ContractRec>();
-    for (const { token } of wallet.holdings) if (!token.contract.spam) owned.add(token.contract);
-    wallet.collectionsOwned = owned.size;
+/** Each wallet's count of non-spam collections owned, from the collections' owner stats. */
+export function countCollectionsOwned(wallets: readonly WalletRec[], nfts: readonly ContractRec[]) {
+  for (const wallet of wallets) wallet.collectionsOwned = 0;
+  for (const contract of nfts) {
+    if (contract.spam) continue;
+    for (const { wallet } of contract.owners.values()) wallet.collectionsOwned += 1;
   }
 }
 
