@@ -201,8 +201,8 @@ export const CAST_AIRDROP = {
   recipient: VITALIK,
 };
 
-/** How long the cast's .eth names stay registered past the data set's "now". */
-const ENS_RENEWED_DAYS = 5 * YEAR;
+/** How long the cast's .eth names stay registered past the data set's "now" (over 5 years). */
+const ENS_RENEWED_DAYS = 5 * YEAR + 60;
 
 /** Odds of a wallet behavior among blue-chip holders, relative to its share of the world. */
 const BLUE_CHIP_AFFINITY: Partial<Record<Behavior, number>> = {
