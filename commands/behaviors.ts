@@ -49,8 +49,8 @@ export default defineCommand({
     wallets: opt.walletList("Wallet addresses or ENS names (up to 500)", { required: true }),
   },
   examples: [
-    "/behaviors vitalik.eth 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045",
-    "/behaviors 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045, 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
+    "/behaviors vitalik.eth nick.eth",
+    "/behaviors 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045, 0xb8c2C29ee19D8307cb7255e1Cd9CbDE883A267d5",
   ],
   async run(ctx, { wallets }) {
     const { aggregatedBehaviors } = await ctx.api.audiences.behaviorsByWallets(wallets, {

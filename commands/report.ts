@@ -170,7 +170,7 @@ export default defineCommand({
   },
   examples: [
     "/report spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 1 vitalik.eth",
-    "/report not_spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
+    "/report not_spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D vitalik.eth",
   ],
   requiresPerson: true,
   async run(ctx, { kind, item, token_id, wallet, note }) {

@@ -91,8 +91,8 @@ export default defineCommand({
     ...financialFilterOptions(),
   },
   examples: [
-    "/walletstats vitalik.eth 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045",
-    "/walletstats min_volume:1.5 max_days_since_purchase:30 vitalik.eth, 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045",
+    "/walletstats vitalik.eth nick.eth",
+    "/walletstats min_volume:1.5 max_days_since_purchase:30 vitalik.eth, 0xb8c2C29ee19D8307cb7255e1Cd9CbDE883A267d5",
   ],
   async run(ctx, args) {
     const filters = filtersOf(args);

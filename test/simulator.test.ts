@@ -1,13 +1,17 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   type AggregatedBehaviorJson,
+  CAST_AIRDROP,
+  CAST_COLLECTIONS,
   type Contract,
   type EnsEntityJson,
   type FinancialStatsJson,
   type NftJson,
+  NICK,
   type SaleJson,
   type Simulator,
   startSimulator,
+  VITALIK,
   type WalletBehaviorJson,
 } from "../src/simulator/index.ts";
 
@@ -640,6 +644,183 @@ describe("wallets", () => {
     expect(many.json.entities.some((entity) => entity.validTillTimestamp === null)).toBe(true);
     expect(none.json).toEqual({ entities: [] });
     expect((await call(sim, "/wallets/v1beta2/ens/by_address/0xnothex")).status).toBe(400);
+  });
+});
+
+describe("the cast of well-known names", () => {
+  const address = (symbol: string) =>
+    CAST_COLLECTIONS.find((c) => c.symbol === symbol)?.address.toLowerCase() ?? "";
+  type Nfts = { nfts: { nft: NftJson; quantity: string; spam: boolean }[] };
+
+  it("21, 22: vitalik.eth and its other names, nick.eth, and a DNS name that never expires", async () => {
+    type Entities = { entities: EnsEntityJson[] };
+    const names = await call<Entities>(sim, `/wallets/v1beta2/ens/by_address/${VITALIK}`);
+    expect(names.json.entities.map((entity) => entity.name)).toEqual([
+      "vitalik.eth",
+      "vbuterin.eth",
+      "vitalik.ca",
+    ]);
+    for (const entity of names.json.entities) {
+      expect(entity.resolvedAddress).toBe(VITALIK.toLowerCase());
+      expect(Date.parse(entity.validFromTimestamp)).toBeLessThan(Date.now());
+      if (entity.validTillTimestamp !== null) {
+        expect(Date.parse(entity.validTillTimestamp)).toBeGreaterThan(Date.now());
+      }
+    }
+    expect(names.json.entities.find((e) => e.name === "vitalik.ca")?.validTillTimestamp).toBeNull();
+    const nick = await call<{ entity: EnsEntityJson }>(
+      sim,
+      "/wallets/v1beta2/ens/by_name/Nick.eth",
+    );
+    expect(nick.json.entity.resolvedAddress).toBe(NICK.toLowerCase());
+    const behaviors = await call<{ aggregatedBehaviors: AggregatedBehaviorJson[] }>(
+      sim,
+      "/audiences/v1beta1/behaviors/by_wallets",
+      { body: { walletAddresses: ["vitalik.eth", VITALIK, "vbuterin.eth", "nick.eth"] } },
+    );
+    expect(behaviors.json.aggregatedBehaviors.map((item) => item.behavior).sort()).toEqual([
+      "BEHAVIOR_COLLECTOR",
+      "BEHAVIOR_INFLUENCER",
+    ]);
+  });
+
+  it("10, 11: the famous collections at their real addresses, with every token of their supply", async () => {
+    type Contracts = { contracts: Contract[] };
+    const all = await call<Contracts>(sim, "/foundational/v1beta2/contracts?limit=500");
+    const punks = await call<Contracts>(
+      sim,
+      "/foundational/v1beta2/contracts?limit=500&contractTypes=TYPE_CRYPTOPUNKS",
+    );
+    expect(punks.json.contracts.map((c) => c.address)).toEqual([address("PUNK")]);
+    expect(sim.fixtures.cryptopunksCollection).toBe(address("PUNK"));
+    for (const spec of CAST_COLLECTIONS) {
+      const contract = all.json.contracts.find((c) => c.address === spec.address.toLowerCase());
+      expect(contract).toMatchObject({ name: spec.name, symbol: spec.symbol, types: [spec.type] });
+      expect(all.json.contracts.filter((c) => c.name === spec.name)).toHaveLength(1);
+      const nft = (id: number) =>
+        call<{ nft: NftJson }>(sim, `/foundational/v1beta2/nfts/${spec.address}/${id}/details`);
+      const last = spec.firstId + spec.supply - 1;
+      const [first, final, beyond, before] = await Promise.all(
+        [spec.firstId, last, last + 1, spec.firstId - 1].map(nft),
+      );
+      expect(first?.json.nft).toMatchObject({ type: spec.type, collection: { name: spec.name } });
+      expect(first?.json.nft.metadata.name).toBe(`${spec.name} #${spec.firstId}`);
+      expect(final?.status).toBe(200);
+      expect(beyond?.status).toBe(404);
+      expect(before?.status).toBe(spec.firstId === 0 ? 400 : 404);
+    }
+  });
+
+  it.each(CAST_COLLECTIONS)(
+    "2, 3, 4, 6, 16, 17: the owners of $symbol agree across endpoints",
+    async ({ address: mixedCase, supply }) => {
+      const contract = mixedCase.toLowerCase();
+      const summary = await call<{ aggregatedBehaviors: AggregatedBehaviorJson[] }>(
+        sim,
+        `/audiences/v1beta1/behaviors/by_collection/${mixedCase}`,
+      );
+      const details = await call<{ walletBehaviors: WalletBehaviorJson[] }>(
+        sim,
+        `/audiences/v1beta1/behaviors/by_collection/${contract}/details`,
+      );
+      const stats = await call<FinancialStatsJson>(
+        sim,
+        `/audiences/v1beta1/financial_stats/by_collection/${contract}`,
+      );
+      const profile = await call<{ financialProfile: { walletsCount: string } }>(
+        sim,
+        `/audiences/v1beta1/financial_profiles/by_collection/${contract}`,
+      );
+      const year = await call<{ dataPoints: { count: string }[] }>(
+        sim,
+        `/collections/v1beta2/${contract}/owners_count/DURATION_365_DAYS/GROUP_BY_PERIOD_1_DAY`,
+      );
+      const owners = Number(stats.json.walletsCount);
+      expect(owners).toBeGreaterThan(500);
+      const items = summary.json.aggregatedBehaviors;
+      expect(sum(items.map((item) => Number(item.walletsCount)))).toBe(owners);
+      expect(sum(items.map((item) => Number(item.walletsCountChange30d)))).toBe(
+        owners - Number(year.json.dataPoints.at(-31)?.count),
+      );
+      expect(details.json.walletBehaviors).toHaveLength(owners);
+      expect(profile.json.financialProfile.walletsCount).toBe(String(owners));
+      const counts = year.json.dataPoints.map((point) => Number(point.count));
+      expect(counts).toHaveLength(365);
+      expect(counts.at(-1)).toBe(owners);
+      expect(counts.every((count) => count > 0)).toBe(true);
+      let held = 0;
+      let listed = 0;
+      for (let offset = 0; offset < owners; offset += 500) {
+        const page = await call<{ owner: { ownedCount: string }[] }>(
+          sim,
+          `/collections/v1beta2/${contract}/owners_list?limit=500&offset=${offset}`,
+        );
+        listed += page.json.owner.length;
+        held += sum(page.json.owner.map((owner) => Number(owner.ownedCount)));
+      }
+      expect([listed, held]).toEqual([owners, supply]);
+    },
+  );
+
+  it("15: every famous collection is in the top 10 of every metric and duration", async () => {
+    const famous = CAST_COLLECTIONS.map((spec) => spec.address.toLowerCase()).sort();
+    for (const metric of ["METRIC_SALES_VOLUME", "METRIC_SALES_QUANTITY", "METRIC_MAX_PRICE"]) {
+      for (const duration of ["1_DAY", "7_DAYS", "30_DAYS", "365_DAYS"]) {
+        const top = await call<{ collections: { contractAddress: string }[] }>(
+          sim,
+          `/collections/v1beta2/top/${metric}/DURATION_${duration}?limit=10`,
+        );
+        const ranked = top.json.collections.map((item) => item.contractAddress);
+        expect(
+          famous.filter((a) => ranked.includes(a)),
+          `${metric} ${duration}`,
+        ).toEqual(famous);
+      }
+    }
+  });
+
+  it("7, 9: BAYC's owners hold MAYC most, and both segment together", async () => {
+    const common = await call<{ collections: { contractAddress: string }[] }>(
+      sim,
+      `/audiences/v1beta1/common/collections/${address("BAYC")}`,
+    );
+    expect(common.json.collections[0]?.contractAddress).toBe(address("MAYC"));
+    type Wallets = { wallets: { walletAddress: string }[] };
+    const segment = (condition: string) =>
+      call<Wallets>(sim, "/audiences/v1beta1/segmented_audience", {
+        body: {
+          collections: [{ contractAddress: address("BAYC") }, { contractAddress: address("MAYC") }],
+          collectionsCondition: condition,
+          nftsPurchasesVolumeGte: "100",
+          limit: 500,
+        },
+      });
+    const [all, any] = await Promise.all([segment("CONDITION_ALL"), segment("CONDITION_ANY")]);
+    expect(all.json.wallets.length).toBeGreaterThan(20);
+    expect(any.json.wallets.length).toBeGreaterThan(all.json.wallets.length);
+    expect(any.json.wallets.length).toBeLessThan(500);
+  });
+
+  it("13, 18: vitalik.eth holds famous NFTs and a spam-flagged airdrop", async () => {
+    const base = "/wallets/v1beta2/vitalik.eth/nfts";
+    const [all, only, exclude] = await Promise.all([
+      call<Nfts>(sim, base),
+      call<Nfts>(sim, `${base}?spam=SPAM_FILTER_ONLY`),
+      call<Nfts>(sim, `${base}?spam=SPAM_FILTER_EXCLUDE`),
+    ]);
+    expect(only.json.nfts.map((item) => [item.nft.collection.name, item.spam])).toEqual([
+      [CAST_AIRDROP.name, true],
+    ]);
+    const held = new Set(exclude.json.nfts.map((item) => item.nft.contractAddress));
+    expect(held).toEqual(new Set([address("BAYC"), address("MAYC"), address("PPG")]));
+    expect(all.json.nfts).toHaveLength(only.json.nfts.length + exclude.json.nfts.length);
+    const byOwner = await call<{ tokens: { tokenId: string }[] }>(
+      sim,
+      `/foundational/v1beta2/nfts/by_owner/${VITALIK}?contractAddress=${address("BAYC")}`,
+    );
+    expect(byOwner.json.tokens.length).toBeGreaterThan(0);
+    const nick = await call<Nfts>(sim, "/wallets/v1beta2/nick.eth/nfts");
+    expect(nick.json.nfts.length).toBeGreaterThan(0);
   });
 });
 

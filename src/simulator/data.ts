@@ -2,10 +2,24 @@
  * The simulator's synthetic data set, built once per server from the seed. Generation is
  * deterministic (seeded PRNG only) and anchored at the clock's "now" at start: sales, mint times
  * and ENS validity are offsets back from that anchor, so windows like DURATION_1_DAY always
- * contain data. Everything served is derived from these records, so aggregates agree.
+ * contain data. Everything served is derived from these records, so aggregates agree. The fixed
+ * cast of well-known names (cast.ts) joins last, drawn from its own streams.
  */
 
+import { addCast, CAST_COLLECTIONS } from "./cast.ts";
 import { buildEns } from "./ens.ts";
+import {
+  assignOwners,
+  buildOwnerSeries,
+  buildTokens,
+  countCollectionsOwned,
+  drawSales,
+  newContract,
+  recordHoldings,
+  saleRecorder,
+  type TokenPlan,
+  weiFromEther,
+} from "./generate.ts";
 import {
   collectionName,
   EMPTY_NAME,
@@ -19,7 +33,6 @@ import { hashSeed, Rng } from "./random.ts";
 import type {
   ContractRec,
   Fixtures,
-  Payment,
   SaleRec,
   TokenRec,
   TokenRef,
@@ -38,7 +51,6 @@ import { compareText, SECONDS_PER_DAY } from "./units.ts";
 
 const WALLET_COUNT = 3000;
 const COLLECTION_COUNT = 200;
-const YEAR = 365;
 
 const FIXTURE_WALLET = 7;
 const MULTI_NAME_WALLET = 11;
@@ -51,7 +63,8 @@ const ERC1155_FIXTURE = 1;
 const EMPTY = 2;
 const MARKUP = 3;
 const HUGE_IDS = 4;
-const PUNKS = 5;
+/** Pricey old collection (the CryptoPunks look-alike before the cast brought the real one). */
+const GRAIL = 5;
 const LEGACY = [6, 7, 8];
 const UNKNOWN_TYPE = 9;
 const SPAM_FIRST = 10;
@@ -119,6 +132,8 @@ export function buildWorld(seed: number, nowMs: number): World {
     emoji: EMOJI_WALLET,
   });
 
+  addCast(seed, anchorSec, { wallets, contracts, sales, ens }, uniqueAddress);
+  countCollectionsOwned(wallets, contracts);
   contracts.sort((a, b) => a.mintSec - b.mintSec || compareText(a.address, b.address));
   const world: World = {
     seed,
@@ -172,12 +187,10 @@ function buildWallets(rng: Rng, uniqueAddress: (rng: Rng) => string): WalletRec[
   return wallets;
 }
 
-interface CollectionPlan {
+interface CollectionPlan extends TokenPlan {
   name: string;
   types: string[];
-  tokenCount: number;
   spam: boolean;
-  hugeIds: boolean;
   recent: boolean;
 }
 
@@ -201,7 +214,7 @@ function planCollection(index: number, rng: Rng): CollectionPlan {
   if (index === EMPTY) return plan(EMPTY_NAME, "TYPE_ERC721", 40);
   if (index === MARKUP) return plan(MARKUP_NAME, "TYPE_ERC721", 60);
   if (index === HUGE_IDS) return plan("Hashed Names", "TYPE_ERC721", 80, { hugeIds: true });
-  if (index === PUNKS) return plan("CryptoPunks", "TYPE_CRYPTOPUNKS", 300, { recent: false });
+  if (index === GRAIL) return plan("Gilded Relics", "TYPE_ERC721", 300, { recent: false });
   if (LEGACY.includes(index)) {
     return plan(`${collectionName(rng)} (legacy)`, "TYPE_ERC721_LEGACY", rng.int(20, 120), {
       recent: false,
@@ -236,24 +249,17 @@ function buildContracts(
     types: string[],
     mintSec: number,
     minter: string,
-  ): ContractRec => ({
-    address: uniqueAddress(rng),
-    name,
-    symbol,
-    decimals,
-    types,
-    nftType: undefined,
-    mintSec,
-    mintTx: rng.txHash(),
-    minter,
-    spam: false,
-    groupsRareBehaviors: false,
-    tokens: [],
-    tokenById: new Map(),
-    owners: new Map(),
-    ownerSeries: [],
-    sales: [],
-  });
+  ): ContractRec =>
+    newContract({
+      address: uniqueAddress(rng),
+      name,
+      symbol,
+      decimals,
+      types,
+      mintSec,
+      mintTx: rng.txHash(),
+      minter,
+    });
   const randomWallet = () => rng.pick(wallets);
 
   for (const token of FUNGIBLE_TOKENS) {
@@ -306,156 +312,36 @@ function buildContracts(
   return contracts;
 }
 
-function buildTokens(rng: Rng, contract: ContractRec, plan: CollectionPlan, anchorSec: number) {
-  const latestMint = Math.max(contract.mintSec, anchorSec - 120);
-  const start = rng.chance(0.5) ? 0 : 1;
-  for (let i = 0; i < plan.tokenCount; i++) {
-    let id: string;
-    if (plan.hugeIds) {
-      do {
-        // 77 or 78 digits, always below 2^256 (which starts 1157...).
-        id = i % 3 === 2 ? `${rng.int(1, 9)}${rng.digits(76)}` : `10${rng.digits(76)}`;
-      } while (contract.tokenById.has(id));
-    } else {
-      id = String(start + i);
-    }
-    const window = Math.min(90 * SECONDS_PER_DAY, latestMint - contract.mintSec);
-    const token: TokenRec = {
-      contract,
-      id,
-      owners: [],
-      mintSec: contract.mintSec + rng.int(0, Math.max(0, window)),
-      textMetadata: rng.chance(0.01),
-      lastSale: undefined,
-    };
-    contract.tokens.push(token);
-    contract.tokenById.set(id, token);
-  }
-}
-
-/** Skewed pick: a few wallets hold a lot, most hold a little, so collections share owners. */
-function popularWallet(rng: Rng, wallets: WalletRec[]): WalletRec {
-  return wallets[Math.floor(wallets.length * rng.next() ** 1.6)] ?? rng.pick(wallets);
-}
-
 function buildOwnership(rng: Rng, nfts: ContractRec[], wallets: WalletRec[]) {
   const fixtureWallet = wallets[FIXTURE_WALLET];
   if (!fixtureWallet) throw new Error("fixture wallet missing");
   for (const [index, contract] of nfts.entries()) {
     const multi = contract.nftType === "TYPE_ERC1155";
-    for (const [position, token] of contract.tokens.entries()) {
-      if (!multi) {
-        const forced = index === MAIN && position < 3;
-        const owner = forced
-          ? fixtureWallet
-          : contract.spam
-            ? rng.pick(wallets)
-            : popularWallet(rng, wallets);
-        token.owners.push({ wallet: owner, quantity: 1 });
-        continue;
-      }
-      const ownerCount = contract.spam ? rng.int(50, 150) : rng.int(2, 30);
-      const chosen = new Map<number, WalletRec>();
-      if (position === 0 && (index === ERC1155_FIXTURE || contract.spam)) {
-        chosen.set(fixtureWallet.index, fixtureWallet);
-      }
-      while (chosen.size < ownerCount) {
-        const wallet = contract.spam ? rng.pick(wallets) : popularWallet(rng, wallets);
-        chosen.set(wallet.index, wallet);
-      }
-      for (const wallet of chosen.values()) {
-        const quantity = contract.spam ? 1 : rng.chance(0.6) ? 1 : rng.int(2, 20);
-        token.owners.push({ wallet, quantity });
-      }
-    }
+    const forced = (position: number) =>
+      (index === MAIN && position < 3) ||
+      (multi && position === 0 && (index === ERC1155_FIXTURE || contract.spam))
+        ? fixtureWallet
+        : undefined;
+    assignOwners(rng, contract, wallets, forced);
     // The fixture wallet also received an airdrop from the first ERC721 spam collection.
     if (contract.spam && !multi && contract.tokens[0]) {
       const first = contract.tokens[0].owners[0];
       if (first) first.wallet = fixtureWallet;
     }
   }
-  for (const contract of nfts) {
-    for (const token of contract.tokens) {
-      for (const { wallet, quantity } of token.owners) {
-        wallet.holdings.push({ token, quantity });
-        const stat = contract.owners.get(wallet.index);
-        if (stat) {
-          stat.quantity += quantity;
-          stat.distinct += 1;
-        } else {
-          contract.owners.set(wallet.index, { wallet, quantity, distinct: 1 });
-        }
-      }
-    }
-  }
-  for (const wallet of wallets) {
-    const owned = new Set<ContractRec>();
-    for (const { token } of wallet.holdings) if (!token.contract.spam) owned.add(token.contract);
-    wallet.collectionsOwned = owned.size;
-  }
-}
-
-/** Daily owner counts for a year back from today, 0 before the collection existed. */
-function buildOwnerSeries(rng: Rng, nfts: ContractRec[], anchorSec: number) {
-  const anchorDay = Math.floor(anchorSec / SECONDS_PER_DAY);
-  for (const contract of nfts) {
-    const mintDay = Math.floor(contract.mintSec / SECONDS_PER_DAY);
-    const current = contract.owners.size;
-    const growth = contract.spam ? 1 : rng.float(-0.2, 0.8);
-    const drift = (current * growth) / YEAR;
-    const noise = Math.max(1, current * 0.01);
-    const series = [current];
-    let value = current;
-    for (let k = 1; k <= YEAR; k++) {
-      if (anchorDay - k < mintDay) {
-        series.push(0);
-        continue;
-      }
-      value = Math.max(0, value - drift + rng.float(-noise, noise));
-      series.push(Math.round(value));
-    }
-    contract.ownerSeries = series;
-  }
-}
-
-/** An ether amount with all 18 decimals filled: nano-ether from `ether`, the rest random. */
-function weiFromEther(ether: number, rng: Rng): bigint {
-  const nano = Math.max(1, Math.round(ether * 1e9));
-  return BigInt(nano) * 1_000_000_000n + BigInt(rng.int(0, 999_999_999));
+  recordHoldings(nfts);
 }
 
 function buildSales(rng: Rng, nfts: ContractRec[], anchorSec: number): SaleRec[] {
   const sales: SaleRec[] = [];
-  const yearAgo = anchorSec - YEAR * SECONDS_PER_DAY;
-  const latest = anchorSec - 60;
-  const addSale = (token: TokenRec, sec: number, totalWei: bigint, payment: Payment) => {
-    let nativeWei = totalWei;
-    if (payment === "weth" || payment === "usdc") nativeWei = 0n;
-    if (payment === "mixed") nativeWei = (totalWei * BigInt(rng.int(20, 80))) / 100n;
-    const sale: SaleRec = { id: sales.length, token, sec, totalWei, nativeWei, payment };
-    sales.push(sale);
-    token.contract.sales.push(sale);
-    if (!token.lastSale || token.lastSale.sec < sec) token.lastSale = sale;
-  };
-
+  const addSale = saleRecorder(rng, sales);
   for (const [index, contract] of nfts.entries()) {
     if (contract.spam || contract.tokens.length === 0) continue;
-    const basePriceEth = index === PUNKS ? rng.float(30, 80) : rng.logFloat(0.002, 20);
+    const basePriceEth = index === GRAIL ? rng.float(30, 80) : rng.logFloat(0.002, 20);
     const count = Math.min(1000, Math.round(contract.tokens.length * rng.float(0.3, 2)));
     // Keep one token of the main collection unsold for the tokenWithoutSale fixture.
     const sellable = index === MAIN ? contract.tokens.slice(0, -1) : contract.tokens;
-    for (let i = 0; i < count; i++) {
-      const token = rng.pick(sellable);
-      const earliest = Math.max(token.mintSec, yearAgo);
-      if (earliest >= latest) continue;
-      // Squaring the draw crowds sales toward the present, so short windows have data.
-      const sec = latest - Math.floor((latest - earliest) * rng.next() ** 2);
-      const totalWei = weiFromEther(basePriceEth * rng.logFloat(0.3, 4), rng);
-      const draw = rng.next();
-      const payment: Payment =
-        draw < 0.5 ? "native" : draw < 0.85 ? "weth" : draw < 0.95 ? "mixed" : "usdc";
-      addSale(token, sec, totalWei, payment);
-    }
+    drawSales(rng, addSale, { basePriceEth, count, sellable }, anchorSec);
   }
   // The `token` fixture: the main collection's token #… with a fresh sale paid in ETH + WETH.
   const fixtureToken = nfts[MAIN]?.tokens[3];
@@ -511,7 +397,7 @@ function pickFixtures(
     markupCollection: at(MARKUP).address,
     otherBehaviorCollection: other.address,
     unknownTypeContract: at(UNKNOWN_TYPE).address,
-    cryptopunksCollection: at(PUNKS).address,
+    cryptopunksCollection: castAddress("TYPE_CRYPTOPUNKS"),
     legacyCollection: at(LEGACY[0] ?? 6).address,
     fungibleContract: world.weth.address,
     hugeTokenId: ref(huge),
@@ -529,4 +415,10 @@ function pickFixtures(
     emojiEnsName: emoji,
     unknownAddress: uniqueAddress(rng),
   };
+}
+
+function castAddress(type: string): string {
+  const found = CAST_COLLECTIONS.find((collection) => collection.type === type);
+  if (!found) throw new Error(`no ${type} in the cast`);
+  return found.address.toLowerCase();
 }

@@ -27,6 +27,15 @@ import { Router, type SpamReport } from "./router.ts";
 import type { Contract } from "./types.ts";
 import { walletRoutes } from "./wallets.ts";
 
+export {
+  CAST_AIRDROP,
+  CAST_COLLECTIONS,
+  CAST_WALLETS,
+  type CastCollection,
+  type CastWallet,
+  NICK,
+  VITALIK,
+} from "./cast.ts";
 export type { FaultConfig, ScriptedResponse } from "./faults.ts";
 export type { Fixtures, TokenRef } from "./records.ts";
 export type { SpamReport } from "./router.ts";

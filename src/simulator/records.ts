@@ -114,7 +114,7 @@ export interface Fixtures {
   otherBehaviorCollection: string;
   /** NFT contract whose `types` is ["TYPE_ERC404"], a value outside the spec's set. */
   unknownTypeContract: string;
-  /** TYPE_CRYPTOPUNKS collection. */
+  /** TYPE_CRYPTOPUNKS collection: the cast's CryptoPunks, at its real address. */
   cryptopunksCollection: string;
   /** TYPE_ERC721_LEGACY collection. */
   legacyCollection: string;

@@ -1,0 +1,134 @@
+/**
+ * The first minute of a new user: every example /help shows, typed into the console chat of a bot
+ * built as `npm start` builds it (embedded simulator, console adapter), answers with data. The
+ * examples are data on each command definition, so a new command or example is covered as is.
+ */
+
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough, Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allCommands } from "../commands/index.ts";
+import { type Bot, createBot } from "../src/bot.ts";
+import { parseConfig } from "../src/config.ts";
+import type { OutcomeEvent } from "../src/core/runtime.ts";
+import { silentLogger } from "../src/log.ts";
+import { CAST_COLLECTIONS } from "../src/simulator/index.ts";
+
+const COMMANDS = allCommands();
+const EXAMPLES = COMMANDS.flatMap((command) =>
+  command.examples.map((example): [string, string] => [example, command.name]),
+);
+
+/** How the console marks a warning or an error (src/render/console.ts). */
+const MARKED = /^(! |✖ )/;
+/**
+ * Words of an answer that failed (besides its outcome and mark), or found nothing where the
+ * example should show data. ("Usage:" is no failure here: /help shows it.)
+ */
+const NO_DATA: readonly RegExp[] = [
+  /not found/i,
+  /something went wrong/i,
+  /not a valid/i,
+  /\bholds no\b/i,
+  /\blists no\b/i,
+  /\bhas no (behavior|financial|owners)/i,
+  /\bno (ENS name|owners?|wallets?|other collection|owner-count|collections ranked|contracts)\b/i,
+];
+
+let bot: Bot;
+let dataDir: string;
+const input = new PassThrough();
+const outcomes: OutcomeEvent[] = [];
+let waiting: ((text: string) => void) | undefined;
+const output = new Writable({
+  write(chunk, _encoding, callback) {
+    const text = String(chunk);
+    // A new-collection alert is not the answer to the line typed.
+    if (!text.startsWith("[alert]")) {
+      waiting?.(text);
+      waiting = undefined;
+    }
+    callback();
+  },
+});
+
+/** Types a line into the console and returns what it printed and the outcomes it caused. */
+async function type(line: string): Promise<{ text: string; outcomes: OutcomeEvent[] }> {
+  const before = outcomes.length;
+  const printed = new Promise<string>((resolve) => {
+    waiting = resolve;
+  });
+  input.write(`${line}\n`);
+  const text = (await printed).trim();
+  return { text, outcomes: outcomes.slice(before) };
+}
+
+/** The line is answered by `command`, successfully, with no warning and with data. */
+async function expectData(line: string, command: string) {
+  const answer = await type(line);
+  expect(answer.outcomes.map((event) => [event.command, event.outcome])).toEqual([[command, "ok"]]);
+  expect(answer.text).not.toMatch(MARKED);
+  for (const pattern of NO_DATA) expect(answer.text).not.toMatch(pattern);
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "bot-examples-"));
+  const config = parseConfig({
+    DATA_DIR: dataDir,
+    SIMULATOR_MINT_INTERVAL_MS: "0",
+    // The examples come in one quick burst; a person typing them never meets the upstream budget.
+    API_BUDGET_PER_SECOND: "100000",
+    API_BUDGET_BURST: "100000",
+  });
+  bot = await createBot(config, { logger: silentLogger(), input, output });
+  const metrics = bot.runtime.onOutcome;
+  bot.runtime.onOutcome = (event) => {
+    outcomes.push(event);
+    metrics?.(event);
+  };
+});
+
+afterAll(async () => {
+  input.end();
+  await bot?.finished;
+  await bot?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("every /help example on the embedded simulator", () => {
+  it("covers every command", () => {
+    const without = COMMANDS.filter((command) => command.examples.length === 0);
+    expect(without.map((command) => command.name)).toEqual([]);
+  });
+
+  // In /help's order, in one chat, as a person trying them one after another would.
+  it.each(EXAMPLES)("%s", expectData);
+});
+
+describe("the famous collections on the embedded simulator", () => {
+  const lines = CAST_COLLECTIONS.flatMap(({ address }) =>
+    ["audience", "owners", "stats", "common", "profile", "segment"].map(
+      (command): [string, string] => [`/${command} ${address}`, command],
+    ),
+  );
+
+  it.each(lines)("%s", expectData);
+});
+
+describe("README", () => {
+  it("shows, for every command, one of the examples /help shows", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const shown = new Map<string, string>();
+    for (const line of readme.split("\n")) {
+      const row = /^\| `\/([a-z_]+)[^|]*\|.*\| `(\/[^`]+)` \|$/.exec(line);
+      if (row?.[1] && row[2]) shown.set(row[1], row[2]);
+    }
+    for (const command of COMMANDS) {
+      expect(command.examples, `README's example of /${command.name}`).toContain(
+        shown.get(command.name),
+      );
+    }
+  });
+});
