@@ -193,7 +193,7 @@ export interface Config {
   explorerUrl: string;
   /**
    * How often the collection index (names people may type) is refreshed from the top lists and
-   * the newest contracts; 0: only when a name misses it.
+   * the newest contracts, from start on; 0: never in the background, only when a name misses it.
    */
   collectionIndexRefreshMs: number;
   alerts: {
@@ -259,7 +259,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   }
   if (e.COLLECTION_INDEX_REFRESH_S > 0 && e.COLLECTION_INDEX_REFRESH_S < 60) {
     throw new ConfigError(
-      "Invalid settings:\n  - COLLECTION_INDEX_REFRESH_S: must be 0 (only when a name is missed) or at least 60",
+      "Invalid settings:\n  - COLLECTION_INDEX_REFRESH_S: must be 0 (only when a name is not found) or at least 60",
     );
   }
   if (e.TELEGRAM_WEBHOOK_URL && !e.TELEGRAM_WEBHOOK_SECRET) {

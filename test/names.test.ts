@@ -469,6 +469,38 @@ describe("end to end", () => {
     );
   });
 
+  it("the bot fills the index in the background at start, and learns new contracts from the poller", async () => {
+    const sim = await startSimulator({ faults: { latencyMs: 300 } });
+    cleanups.push(() => sim.close());
+    const dataDir = mkdtempSync(join(tmpdir(), "bot-names-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const bot = await createBot(
+      parseConfig({
+        API_BASE_URL: sim.url,
+        API_KEY: sim.apiKey,
+        DATA_DIR: dataDir,
+        POLL_INTERVAL_S: "1",
+      }),
+      { logger: silentLogger(), input: new PassThrough(), output: new PassThrough() },
+    );
+    cleanups.push(() => bot.stop());
+    // Start did not wait for the lists (each answer takes 300 ms); they arrive after.
+    expect(bot.runtime.collections.size).toBe(0);
+    await expect.poll(() => bot.runtime.collections.size, { timeout: 10_000 }).toBeGreaterThan(100);
+    expect(sim.countRequests("/collections/v1beta2/top/")).toBe(12);
+
+    const minted = sim
+      .mint(5)
+      .find(
+        (c) =>
+          c.name !== "" &&
+          c.types.some((type) => (NFT_CONTRACT_TYPES as readonly string[]).includes(type)),
+      );
+    await expect
+      .poll(() => bot.runtime.collections.name(minted?.address ?? ""), { timeout: 10_000 })
+      .toBe(minted?.name);
+  });
+
   it("console: the bot as npm start wires it answers /audience <name> and /stats <initials>", async () => {
     const sim = await startSimulator();
     cleanups.push(() => sim.close());

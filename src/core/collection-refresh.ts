@@ -11,7 +11,7 @@ export interface CollectionRefreshOptions {
   api: ApiClient;
   collections: KnownCollections;
   logger: Logger;
-  /** Background refreshes this far apart (the top lists' freshness); 0: only on a missed name. */
+  /** Background refreshes this far apart (the top lists' freshness); 0: only for missed names. */
   intervalMs: number;
   /** A missed name refreshes the index at most this often. */
   missIntervalMs?: number;
@@ -37,13 +37,12 @@ export class CollectionRefresher {
     this.missIntervalMs = options.missIntervalMs ?? 60_000;
   }
 
-  /** Refreshes now without waiting, then every `intervalMs`. */
+  /** Refreshes now without waiting, then every `intervalMs` (with 0, neither). */
   start(): void {
+    if (this.options.intervalMs <= 0) return;
     void this.refresh();
-    if (this.options.intervalMs > 0) {
-      this.timer = setInterval(() => void this.refresh(), this.options.intervalMs);
-      this.timer.unref();
-    }
+    this.timer = setInterval(() => void this.refresh(), this.options.intervalMs);
+    this.timer.unref();
   }
 
   /** No more refreshes; one in flight is not written to the index. */

@@ -42,7 +42,8 @@ export interface RuntimeOptions {
   collections?: KnownCollections;
   /**
    * How often the collection index is refreshed in the background once `refresher.start()` runs
-   * (default 15 min, the top lists' freshness); 0: only when a name misses it.
+   * (default 15 min, the top lists' freshness); 0: never in the background, only when a name
+   * misses it.
    */
   collectionRefreshMs?: number;
   /** Durable state for commands that keep it (subscriptions); absent in stateless setups. */
