@@ -354,6 +354,21 @@ describe("the collection index", () => {
     expect(topReads(t)).toBe(before);
   });
 
+  it("is bounded: past its size the least recently seen go, from the database too", async () => {
+    const { t } = await setUp();
+    const store = new SqliteCollectionIndexStore(t.db);
+    const index = new KnownCollections({ store, max: 2 });
+    const address = (n: number) => `0x${n.toString(16).padStart(40, "0")}`;
+    index.remember([{ address: address(1), name: "One" }]);
+    index.remember([{ address: address(2), name: "Two" }]);
+    index.remember([{ address: address(1), name: "One", symbol: "ONE" }]);
+    index.remember([{ address: address(3), name: "Three" }]);
+    await index.flush();
+    const kept = await store.load();
+    expect(kept.map((c) => c.name).sort()).toEqual(["One", "Three"]);
+    expect(kept.find((c) => c.name === "One")?.symbol).toBe("ONE");
+  });
+
   it("autocomplete ranks exact > symbol > prefix > word prefix > contains, then popularity, then recency", async () => {
     let now = 1_000;
     const index = new KnownCollections({ now: () => now++ });

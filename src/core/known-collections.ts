@@ -205,14 +205,14 @@ export class KnownCollections {
   match(text: string): Match[] {
     const key = nameKey(text);
     if (key.length === 0) return [];
-    const matches: (Match & { order: number })[] = [];
+    const matches: { entry: Entry; kind: MatchKind; order: number }[] = [];
     for (const entry of this.entries.values()) {
       const kind = kindOf(entry, key);
-      if (kind) matches.push({ collection: entry, kind, order: MATCH_KINDS.indexOf(kind) });
+      if (kind) matches.push({ entry, kind, order: MATCH_KINDS.indexOf(kind) });
     }
     return matches
-      .sort((a, b) => a.order - b.order || byPopularity(a.collection, b.collection))
-      .map(({ collection, kind }) => ({ collection: plain(collection as Entry), kind }));
+      .sort((a, b) => a.order - b.order || byPopularity(a.entry, b.entry))
+      .map(({ entry, kind }) => ({ collection: plain(entry), kind }));
   }
 
   /** Collections whose address has this short form, the better known first. */
