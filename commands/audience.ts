@@ -101,7 +101,7 @@ export default defineCommand({
   description: "Behavior breakdown of a collection's owners",
   help: "Shows how a collection's owners behave (whales, flippers, collectors, …), each category's share and its 30-day change. The button shows sample wallets with their seven scores.",
   options: {
-    collection: opt.collection("Collection contract address or link", { required: true }),
+    collection: opt.collection("Collection: name, symbol, address or link", { required: true }),
   },
   examples: ["/audience 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D"],
   async run(ctx, { collection }) {
@@ -136,7 +136,11 @@ export default defineCommand({
         const { walletBehaviors } = await ctx.api.audiences.behaviorDetailsByCollection(contract, {
           signal: ctx.signal,
         });
-        return samplesReply(contract, walletBehaviors, payloadPage(payload));
+        const page = payloadPage(payload);
+        ctx.resolver.rememberWallets(
+          pageOf(walletBehaviors, page, SAMPLE_PAGE_SIZE).items.map((wallet) => wallet.address),
+        );
+        return samplesReply(contract, walletBehaviors, page);
       },
     },
   },

@@ -149,7 +149,7 @@ export default defineCommand({
   description: "Collections most held by a collection's owners, or their owner trends",
   help: "Lists up to 30 collections whose owners also hold this collection, most shared owners first, with the share of each one's owners that are shared. With a trend period (1d, 7d, 30d, 365d), shows how many owners each of them gained or lost instead. Spam collections are left out.",
   options: {
-    collection: opt.collection("Collection contract address or link", { required: true }),
+    collection: opt.collection("Collection: name, symbol, address or link", { required: true }),
     trend: opt.choice("Show owner trends over this period", DURATION_CHOICES, {
       placeholder: "1d|7d|30d|365d",
     }),

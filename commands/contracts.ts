@@ -60,7 +60,12 @@ export default defineCommand({
       { signal: ctx.signal },
     );
     ctx.collections.remember(
-      contracts.map((contract) => ({ address: contract.address, name: contract.name })),
+      contracts.map((contract) => ({
+        address: contract.address,
+        name: contract.name,
+        symbol: contract.symbol,
+      })),
+      "contracts",
     );
     return contractsReply(type, contracts, ctx.now());
   },

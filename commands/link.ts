@@ -1,7 +1,6 @@
-import { isAddressLike, parseAddress, parseEnsName } from "../src/api/validate.ts";
+import { isAddressLike } from "../src/api/validate.ts";
 import { type CommandContext, defineCommand } from "../src/core/command.ts";
 import { fullAddress } from "../src/core/format.ts";
-import { unwrap } from "../src/core/links.ts";
 import { opt } from "../src/core/options.ts";
 import { UserError } from "../src/errors.ts";
 import type { LinkedWalletRepository } from "../src/store/reports.ts";
@@ -16,25 +15,21 @@ export default defineCommand({
   description: "Link your wallet, so spam reports from alerts and /nft are made for it",
   help: "Spam is classified per wallet, so a report says which wallet's view is wrong. Under /wallet replies the wallet is known; elsewhere (alerts, /nft) the bot uses the wallet you link here. Only the address is kept, per chat platform.",
   options: {
-    wallet: opt.string("Your wallet address or ENS name", {
-      required: true,
-      placeholder: "wallet|name.eth",
-    }),
+    wallet: opt.wallet("Your wallet address or ENS name", { required: true }),
   },
   examples: ["/link vitalik.eth", "/link 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"],
   requiresPerson: true,
   async run(ctx, { wallet }) {
-    const input = unwrap(wallet);
     let address: string;
     let label: string;
-    if (isAddressLike(input)) {
-      address = parseAddress(input, "wallet address");
+    // The option gives a checksummed address or a normalized ENS name.
+    if (isAddressLike(wallet)) {
+      address = wallet;
       label = address;
     } else {
-      const name = parseEnsName(input);
-      const { entity } = await ctx.api.wallets.ensByName(name, { signal: ctx.signal });
+      const { entity } = await ctx.api.wallets.ensByName(wallet, { signal: ctx.signal });
       address = fullAddress(entity.resolvedAddress);
-      label = name;
+      label = wallet;
     }
     const { platform, user } = ctx.invocation;
     walletsOf(ctx).link(platform, user.id, address, label, ctx.now().getTime());

@@ -164,9 +164,11 @@ export function rawMetadataReply(
 export default defineCommand({
   name: "nft",
   description: "Details of one NFT: metadata, owners and last sale",
-  help: "Give a contract address and token id, or paste an OpenSea or Etherscan item link. Token ids may have up to 78 digits.",
+  help: "Give a collection (its name, symbol or contract address) and a token id, or paste an OpenSea or Etherscan item link. Token ids may have up to 78 digits.",
   options: {
-    item: opt.nft("Contract address, or an OpenSea/Etherscan item link", { required: true }),
+    item: opt.nft("Collection (name, symbol, address) or an OpenSea/Etherscan item link", {
+      required: true,
+    }),
     token_id: opt.tokenId("Token id (not needed with an item link)"),
   },
   examples: [
@@ -202,6 +204,9 @@ export default defineCommand({
     ctx.collections.remember([
       { address: details.nft.contractAddress, name: details.nft.collection?.name ?? "" },
     ]);
+    ctx.resolver.rememberWallets(
+      (owners ?? []).slice(0, OWNERS_SHOWN).map((owner) => owner.address),
+    );
     return nftReply(details, owners, ctx.now(), ctx.settings.explorerUrl, ctx.settings.ipfsGateway);
   },
   actions: {

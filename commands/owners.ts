@@ -118,7 +118,7 @@ export default defineCommand({
   description: "Top holders of a collection and how its owner count changed",
   help: "Shows the 10 largest holders and a summary of the daily owner count over the period: first, last, change, lowest and highest. The data is refreshed every 5 minutes.",
   options: {
-    collection: opt.collection("Collection contract address or link", { required: true }),
+    collection: opt.collection("Collection: name, symbol, address or link", { required: true }),
     duration: opt.choice("Over which period", DURATION_CHOICES, {
       fallback: "30d",
       placeholder: "1d|7d|30d|365d",
@@ -148,6 +148,7 @@ export default defineCommand({
     if (list.status === "rejected") throw list.reason;
     if (history.status === "rejected") throw history.reason;
     const name = ctx.collections.name(collection);
+    ctx.resolver.rememberWallets(list.value.owner.map((holder) => holder.address));
     const points = history.value.dataPoints;
     const reply = ownersReply({
       collection,

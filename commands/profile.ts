@@ -132,7 +132,7 @@ export default defineCommand({
   description: "Financial profile of a collection's owners, as the data service gives it",
   help: "The data service's spec does not define the shape of a financial profile, so its fields are shown as they come: flattened into path: value lines (at most 20, long values cut, lists summarised).",
   options: {
-    collection: opt.collection("Collection contract address or link", { required: true }),
+    collection: opt.collection("Collection: name, symbol, address or link", { required: true }),
   },
   examples: ["/profile 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D"],
   async run(ctx, { collection }) {

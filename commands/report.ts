@@ -159,7 +159,9 @@ export default defineCommand({
   help: "Spam is classified per wallet. Give the kind, the NFT (contract and token id, or a link; no token id means the whole collection) and the wallet; without a wallet, your linked one (/link) is used. A note after the wallet is sent as feedback. The buttons under /wallet, /nft and alerts do the same with a confirmation.",
   options: {
     kind: opt.choice("spam or not_spam", KINDS, { required: true, placeholder: "spam|not_spam" }),
-    item: opt.nft("Contract address, or an OpenSea/Etherscan item link", { required: true }),
+    item: opt.nft("Collection (name, symbol, address) or an OpenSea/Etherscan item link", {
+      required: true,
+    }),
     token_id: opt.tokenId("Token id (leave out for the whole collection)"),
     wallet: opt.wallet("The wallet whose view is wrong (default: your linked wallet)"),
     note: opt.string("Feedback for the data service", {

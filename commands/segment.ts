@@ -237,6 +237,7 @@ async function fetchPage(ctx: CommandContext, query: SegmentQuery, page: number)
       { signal: ctx.signal },
     ),
   );
+  ctx.resolver.rememberWallets(wallets.map((wallet) => wallet.walletAddress));
   return segmentReply(query, wallets, page, (address) => ctx.collections.name(address));
 }
 
@@ -261,7 +262,7 @@ export default defineCommand({
   description: "Wallets holding one or two collections, filtered by spending; exportable as CSV",
   help: "Lists the wallets that hold a collection (or two: condition all = both, any = either; default all), sorted by total spend, 10 per page. min_owned asks for at least that many NFTs of each collection. Filters by name: min_volume:1.5 and min_avg_price:0.2 (in ETH), min_collections:3, max_days_since_purchase:30. The Export CSV button sends the whole list (up to 10,000 wallets) as a file.",
   options: {
-    collection: opt.collection("Collection contract address or link", { required: true }),
+    collection: opt.collection("Collection: name, symbol, address or link", { required: true }),
     collection2: {
       ...opt.collection("A second collection"),
       placeholder: "collection2",

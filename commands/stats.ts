@@ -80,7 +80,7 @@ export default defineCommand({
   description: "Financial stats of a collection's owners",
   help: "Averages over all current owners of a collection: collections owned, purchases, purchase volume and price, wallet age and holding time. For a list of wallets, use /walletstats.",
   options: {
-    collection: opt.collection("Collection contract address or link", { required: true }),
+    collection: opt.collection("Collection: name, symbol, address or link", { required: true }),
   },
   examples: ["/stats 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D"],
   async run(ctx, { collection }) {

@@ -109,6 +109,7 @@ async function fetchTop(
   );
   ctx.collections.remember(
     collections.map((c) => ({ address: c.contractAddress, name: c.contractName })),
+    "top",
   );
   const reply = topReply(metric, duration, collections, page, limit);
   const metricInfo = METRICS.find((m) => m.value === metric)!;

@@ -150,6 +150,7 @@ async function fetchWallet(
 ): Promise<Reply> {
   const options = { signal: ctx.signal };
   const view = { wallet, spam, page, explorerUrl: ctx.settings.explorerUrl };
+  ctx.resolver.rememberWallets([wallet]);
   if (collection !== undefined) {
     const { tokens } = await ctx.api.foundational.nftsByOwner(
       wallet,
@@ -208,7 +209,7 @@ export default defineCommand({
       fallback: "all",
       placeholder: "exclude|only|all",
     }),
-    collection: opt.collection("Only this collection's NFTs"),
+    collection: opt.collection("Only this collection's NFTs (name, symbol, address or link)"),
   },
   examples: [
     "/wallet vitalik.eth",

@@ -1,10 +1,9 @@
 import { ApiError, apiErrorLevel } from "../src/api/errors.ts";
 import type { EnsEntity } from "../src/api/schemas.ts";
-import { isAddressLike, parseAddress, parseEnsName } from "../src/api/validate.ts";
+import { isAddressLike } from "../src/api/validate.ts";
 import type { CommandContext } from "../src/core/command.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { behaviorLabel, explorer, formatTimestamp, fullAddress } from "../src/core/format.ts";
-import { unwrap } from "../src/core/links.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply, ReplyField } from "../src/core/reply.ts";
 
@@ -95,17 +94,17 @@ export default defineCommand({
   description: "Look up an ENS name's address, or every ENS name of an address",
   help: "Give an ENS name (vitalik.eth) to see its address, expiry and parent, or an address to see all its names. Both show the wallet's behavior category.",
   options: {
-    query: opt.string("An ENS name or a wallet address", {
-      required: true,
+    query: {
+      ...opt.wallet("An ENS name or a wallet address", { required: true }),
       placeholder: "name.eth|0x…",
-    }),
+    },
   },
   examples: ["/whois vitalik.eth", "/whois 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"],
   async run(ctx, { query }) {
-    const input = unwrap(query);
     const now = ctx.now();
-    if (isAddressLike(input)) {
-      const address = parseAddress(input);
+    // The option gives a checksummed address or a normalized ENS name.
+    if (isAddressLike(query)) {
+      const address = query;
       const [names, behavior] = await Promise.all([
         ctx.api.wallets.ensByAddress(address, { signal: ctx.signal }).then(
           (result) => result.entities,
@@ -116,11 +115,12 @@ export default defineCommand({
         ),
         behaviorOf(ctx, address),
       ]);
+      ctx.resolver.rememberWallets([address]);
       return addressReply(address, names, behavior, ctx.settings.explorerUrl);
     }
-    const name = parseEnsName(input);
-    const { entity } = await ctx.api.wallets.ensByName(name, { signal: ctx.signal });
+    const { entity } = await ctx.api.wallets.ensByName(query, { signal: ctx.signal });
     const behavior = await behaviorOf(ctx, entity.resolvedAddress);
+    ctx.resolver.rememberWallets([entity.resolvedAddress]);
     return nameReply(entity, behavior, now, ctx.settings.explorerUrl);
   },
 });

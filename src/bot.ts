@@ -7,6 +7,7 @@ import { leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
 import { type ApiClient, createApiClient } from "./api/client.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
+import { KnownCollections } from "./core/known-collections.ts";
 import { Runtime } from "./core/runtime.ts";
 import { StartupError } from "./errors.ts";
 import type { Logger } from "./log.ts";
@@ -15,6 +16,7 @@ import { type Health, startOpsServer } from "./ops/server.ts";
 import { ReportRetryWorker } from "./reports/submit.ts";
 import { type Simulator, startSimulator } from "./simulator/index.ts";
 import { AlertRepository } from "./store/alerts.ts";
+import { SqliteCollectionIndexStore } from "./store/collections.ts";
 import { type Db, openDatabase } from "./store/db.ts";
 import { LinkedWalletRepository, ReportRepository } from "./store/reports.ts";
 import {
@@ -200,6 +202,16 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   const actions = new SqliteActionStore(db, config.buttonMaxPerUser);
   const subscriptions = new SubscriptionRepository(db);
   const reports = new ReportRepository(db);
+  const collections = new KnownCollections({
+    store: new SqliteCollectionIndexStore(db),
+    logger: logger.child({ part: "collection-index" }),
+  });
+  try {
+    await collections.load();
+  } catch (error) {
+    // Not fatal: the refresh below fills the index again.
+    logger.warn({ err: error }, "could not read the collection index; it is filled anew");
+  }
   const runtime = new Runtime({
     commands: allCommands(),
     api,
@@ -216,6 +228,8 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
     // Discord's interaction replies do not share a per-channel budget; Telegram groups do.
     chatRateLimit: { telegram: config.chatRateLimit },
     buttonTtlSeconds: config.buttonTtlSeconds,
+    collections,
+    collectionRefreshMs: config.collectionIndexRefreshMs,
   });
 
   let discord: DiscordAdapter | undefined;
@@ -341,6 +355,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
     onEnqueued: () => delivery.poke(),
     // Called only once polling has started, after the metrics below exist.
     onFutureMints: (count) => metrics.onFutureMints(count),
+    onContracts: (contracts) => collections.remember(contracts, "contracts"),
   });
   const metrics = createMetrics({
     cache: () => api.cacheStats,
@@ -395,6 +410,8 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   delivery.start();
   poller.start();
   reportRetries.start();
+  // In the background: the first command need not wait, and a name it misses joins this refresh.
+  runtime.refresher.start();
   const pruneTimer = setInterval(() => {
     void actions.prune(Date.now());
     telegramUpdates?.prune();
@@ -419,6 +436,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
       if (stopped) return;
       stopped = true;
       clearInterval(pruneTimer);
+      runtime.refresher.stop();
       // No new alerts, and the send in flight finishes; then no new commands, and the replies
       // in flight finish; then the connections and the database close.
       await poller.stop();
@@ -434,6 +452,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
         await new Promise<void>((resolve) => opsServer.close(() => resolve()));
       }
       await api.close();
+      await collections.flush();
       db.close();
       await simulator?.close();
     },

@@ -104,6 +104,7 @@ const EnvSchema = z.object({
       .transform((url) => url.replace(/\/+$/, ""))
       .default("https://etherscan.io"),
   ),
+  COLLECTION_INDEX_REFRESH_S: int(900, 0, 86_400),
   POLL_INTERVAL_S: int(30, 1, 3600),
   POLL_OVERLAP_S: int(600, 0, 86_400),
   POLL_LIMIT: int(100, 1, 500),
@@ -190,6 +191,11 @@ export interface Config {
   reportsPerHour: number;
   ipfsGateway: string;
   explorerUrl: string;
+  /**
+   * How often the collection index (names people may type) is refreshed from the top lists and
+   * the newest contracts, from start on; 0: never in the background, only when a name misses it.
+   */
+  collectionIndexRefreshMs: number;
   alerts: {
     pollIntervalMs: number;
     overlapMs: number;
@@ -277,6 +283,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (maxEntryBytes > e.CACHE_MAX_BYTES) {
     throw new ConfigError("Invalid setting CACHE_MAX_ENTRY_BYTES: must not exceed CACHE_MAX_BYTES");
   }
+  if (e.COLLECTION_INDEX_REFRESH_S > 0 && e.COLLECTION_INDEX_REFRESH_S < 60) {
+    throw new ConfigError(
+      "Invalid settings:\n  - COLLECTION_INDEX_REFRESH_S: must be 0 (only when a name is not found) or at least 60",
+    );
+  }
   if (e.TELEGRAM_WEBHOOK_URL && !e.TELEGRAM_WEBHOOK_SECRET) {
     throw new ConfigError(
       "Invalid setting TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_WEBHOOK_URL is set",
@@ -324,6 +335,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     reportsPerHour: e.REPORTS_PER_HOUR,
     ipfsGateway: e.IPFS_GATEWAY,
     explorerUrl: e.EXPLORER_URL,
+    collectionIndexRefreshMs: e.COLLECTION_INDEX_REFRESH_S * 1000,
     alerts: {
       pollIntervalMs: e.POLL_INTERVAL_S * 1000,
       overlapMs: e.POLL_OVERLAP_S * 1000,

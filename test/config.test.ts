@@ -21,6 +21,9 @@ describe("config", () => {
     expect(config.api.budget).toEqual({ perSecond: 20, burst: 40, maxWaitMs: 2000 });
     expect(config.cache.maxBytes).toBe(32 * 1024 * 1024);
     expect(config.cache.maxEntryBytes).toBe(2 * 1024 * 1024);
+    // The collection index follows the top lists' freshness.
+    expect(config.collectionIndexRefreshMs).toBe(900_000);
+    expect(parseConfig({ COLLECTION_INDEX_REFRESH_S: "0" }).collectionIndexRefreshMs).toBe(0);
   });
 
   it("derives the cache's per-answer cap from its size unless set", () => {
@@ -48,6 +51,7 @@ describe("config", () => {
     [{ TELEGRAM_WEBHOOK_URL: "https://bot.example.com/hook" }, /TELEGRAM_WEBHOOK_SECRET/],
     [{ CACHE_MAX_BYTES: "100000", CACHE_MAX_ENTRY_BYTES: "200000" }, /CACHE_MAX_ENTRY_BYTES/],
     [{ API_BUDGET_PER_SECOND: "0" }, /API_BUDGET_PER_SECOND/],
+    [{ COLLECTION_INDEX_REFRESH_S: "5" }, /COLLECTION_INDEX_REFRESH_S: must be 0/],
   ])("stops on %j naming the variable", (env, variable) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(variable);

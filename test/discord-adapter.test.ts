@@ -256,6 +256,31 @@ describe("autocomplete", () => {
     expect(choices.length).toBe(25);
     for (const choice of choices) expect(choice.value).toMatch(/^0x[0-9a-fA-F]{40}$/);
   });
+
+  it("puts the collection named exactly first, and a command takes that name", async () => {
+    const { collections } = await t.api.collections.top("METRIC_SALES_VOLUME", "DURATION_7_DAYS", {
+      limit: 25,
+    });
+    await slash("top", { metric: "volume", duration: "7d", limit: 25 });
+    // A name of letters only that no other collection the bot knows has.
+    const named = collections.find(
+      (c) =>
+        /^[A-Za-z]+( [A-Za-z]+)+$/.test(c.contractName) &&
+        t.runtime.collections.match(c.contractName).filter((m) => m.kind === "exact").length === 1,
+    );
+    const name = named?.contractName ?? "";
+    const payload = fake.sendInteraction(
+      fake.autocomplete("audience", { collection: name.toLowerCase() }, "collection"),
+    );
+    const answer = await fake.waitForCallback(payload);
+    const choices = (answer.body as { data: { choices: { name: string; value: string }[] } }).data
+      .choices;
+    expect(choices[0]?.name).toMatch(new RegExp(`^${name} \\(0x`));
+    expect(choices[0]?.value.toLowerCase()).toBe(named?.contractAddress.toLowerCase());
+    expect(embedOf(await slash("audience", { collection: name })).title).toBe(
+      `Audience of ${name}`,
+    );
+  });
 });
 
 describe("limits and untrusted text", () => {

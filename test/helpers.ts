@@ -6,11 +6,13 @@ import { allCommands } from "../commands/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { type Config, parseConfig } from "../src/config.ts";
 import type { AnyCommand, Invocation } from "../src/core/command.ts";
+import { KnownCollections } from "../src/core/known-collections.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { newInvocationId, Runtime, type RuntimeOptions } from "../src/core/runtime.ts";
 import { createLogger, type Logger, silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { type Simulator, type SimulatorOptions, startSimulator } from "../src/simulator/index.ts";
+import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
 import { type Db, openDatabase } from "../src/store/db.ts";
 import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
 import { SqliteActionStore, SubscriptionRepository } from "../src/store/repositories.ts";
@@ -132,6 +134,7 @@ export async function startRuntime(
     deadlineMs: setup.config.commandDeadlineMs,
     rateLimit: { burst: 1000, perMinute: 100_000 },
     buttonTtlSeconds: setup.config.buttonTtlSeconds,
+    collections: new KnownCollections({ store: new SqliteCollectionIndexStore(db) }),
     ...runtimeOverrides,
   });
   return {

@@ -51,6 +51,8 @@ describe("health and metrics over HTTP", () => {
         API_KEY: sim.apiKey,
         DATA_DIR: tempDir(),
         METRICS_PORT: String(port),
+        // The collection index's background refresh would add its own requests to the counts.
+        COLLECTION_INDEX_REFRESH_S: "0",
       }),
       { logger: silentLogger(), input, output },
     );

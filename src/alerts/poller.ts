@@ -49,6 +49,8 @@ export interface PollerDeps {
   onEnqueued?: () => void;
   /** Told how many newly seen contracts were dated past the clock skew allowance. */
   onFutureMints?: (count: number) => void;
+  /** Told of every contract a poll read (the collection index learns new names from them). */
+  onContracts?: (contracts: readonly Contract[]) => void;
 }
 
 export type PollResult =
@@ -238,6 +240,7 @@ export class NewContractPoller {
       // First start: begin at now. What was minted before (the overlap window included) counts
       // as seen, so a new subscriber is not flooded with old contracts.
       const { contracts } = await this.fetchSince(now - settings.overlapMs);
+      this.deps.onContracts?.(contracts);
       const start = new Date(newestMint(contracts, now, horizon)).toISOString();
       const { fresh } = this.deps.alerts.record({
         contracts: contracts.map(toNewContract),
@@ -261,6 +264,7 @@ export class NewContractPoller {
     const from = stored > horizon ? now : stored;
     const since = from - settings.overlapMs;
     const { contracts, pages, gap } = await this.fetchSince(since);
+    this.deps.onContracts?.(contracts);
     this.stats.polls++;
 
     let gapNote = gap;

@@ -7,6 +7,7 @@ import type { SubscriptionRepository } from "../store/repositories.ts";
 import type { ActionStore } from "./actions.ts";
 import type { KnownCollections } from "./known-collections.ts";
 import type { Reply } from "./reply.ts";
+import type { NameResolver, Resolution } from "./resolver.ts";
 
 export type Platform = "discord" | "telegram" | "console";
 
@@ -62,6 +63,8 @@ export interface CommandContext {
   now: () => Date;
   settings: BotSettings;
   collections: KnownCollections;
+  /** Names and short forms into addresses; remembers the wallets a reply shows in this chat. */
+  resolver: NameResolver;
   actions: ActionStore;
   store: CommandStore | undefined;
   charts: ChartCache;
@@ -72,16 +75,24 @@ export type OptionKind = "string" | "integer" | "boolean";
 
 /**
  * One option of a command. `Present` is a type-level marker: true when the handler always gets a
- * value (the option is required, or has a fallback).
+ * value (the option is required, or has a fallback). `Parsed` is what the schema gives when it
+ * cannot decide alone (a collection's name): `resolve` turns it into the handler's `T`.
  */
-export interface OptionDef<T, Present extends boolean = boolean> {
+export interface OptionDef<T, Present extends boolean = boolean, Parsed = T> {
   description: string;
   kind: OptionKind;
   /** The person must give it (Discord marks it required; text platforms answer with the usage). */
   required: boolean;
   readonly __present?: Present;
   /** Parses the raw string a person typed; failures carry the reason as the message. */
-  schema: z.ZodType<T, string>;
+  schema: z.ZodType<Parsed, string>;
+  /**
+   * Looks up what the schema left open (a collection's name in the index, a wallet's short form
+   * among those shown), before the command runs: its handler gets only what this finds.
+   */
+  resolve?: (parsed: Parsed, resolver: NameResolver) => Promise<Resolution<T>>;
+  /** On text platforms it may take several words (a name of several words; see parseTextArgs). */
+  words?: boolean;
   /** Fixed values (shown as choices on Discord and in /help). */
   choices?: readonly { name: string; value: string }[];
   /** Suggest values while typing (Discord autocomplete). */
@@ -95,11 +106,11 @@ export interface OptionDef<T, Present extends boolean = boolean> {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the options map is heterogeneous by design
-export type AnyOption = OptionDef<any, boolean>;
+export type AnyOption = OptionDef<any, boolean, any>;
 export type OptionsMap = Record<string, AnyOption>;
 
 export type ArgsOf<O extends OptionsMap> = {
-  [K in keyof O]: O[K] extends OptionDef<infer T, infer P>
+  [K in keyof O]: O[K] extends OptionDef<infer T, infer P, infer _Parsed>
     ? P extends true
       ? T
       : T | undefined

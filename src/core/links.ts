@@ -6,6 +6,8 @@ import {
   quoteInput,
   type TokenId,
 } from "../api/validate.ts";
+import { parseShortForm } from "./known-collections.ts";
+import { isLookup, type Lookup } from "./resolver.ts";
 
 /**
  * What people paste: bare addresses, or links of marketplaces and explorers that contain a
@@ -74,4 +76,33 @@ export function parseNftRef(input: string): NftRef {
 /** A collection: an address, or any supported link that names one. */
 export function parseCollectionRef(input: string): Address {
   return parseNftRef(input).contract;
+}
+
+const MAX_NAME_LENGTH = 200;
+
+/**
+ * What a person typed for a collection, as far as it can be read without the collection index:
+ * an address or a link (checked here, with the precise complaint when it is neither), or text to
+ * look up (a name, a symbol, initials, a prefix, the short form `0x1234…abcd`). Text that is only
+ * hex after 0x is meant as an address, so it is checked as one.
+ */
+export function parseCollectionArg(input: string): Address | Lookup {
+  const value = unwrap(input);
+  const ref = parseNftArg(value);
+  return isLookup(ref) ? ref : ref.contract;
+}
+
+/** An NFT: its contract (as parseCollectionArg reads it) and maybe the token id a link names. */
+export function parseNftArg(input: string): NftRef | Lookup {
+  const value = unwrap(input);
+  if (parseShortForm(value)) return { lookup: value };
+  if (/^https?:\/\//i.test(value) || /^0x[0-9a-f]*$/i.test(value)) return parseNftRef(value);
+  if (value.length === 0)
+    throw new InvalidInputError("Give a collection: its name or symbol, its address, or a link.");
+  if (Array.from(value).length > MAX_NAME_LENGTH) {
+    throw new InvalidInputError(
+      `That is longer than any collection name (at most ${MAX_NAME_LENGTH} characters).`,
+    );
+  }
+  return { lookup: value };
 }

@@ -11,7 +11,9 @@ import {
   type TokenId,
 } from "../api/validate.ts";
 import { type OptionDef, parserSchema } from "./command.ts";
-import { type NftRef, parseCollectionRef, parseNftRef, unwrap } from "./links.ts";
+import { parseShortForm } from "./known-collections.ts";
+import { type NftRef, parseCollectionArg, parseNftArg, unwrap } from "./links.ts";
+import { found, isLookup, type Lookup, type NameResolver, type Resolution } from "./resolver.ts";
 
 /** Builders for command options: each carries the zod schema that parses what a person typed. */
 
@@ -22,12 +24,24 @@ interface Common<R extends boolean> {
 /** Present in the handler's arguments when required, or when there is a fallback. */
 type Present<R extends boolean, F> = R extends true ? true : undefined extends F ? false : true;
 
-function def<T, R extends boolean>(
-  base: Omit<OptionDef<T, R>, "required">,
+function def<T, R extends boolean, P = T>(
+  base: Omit<OptionDef<T, R, P>, "required">,
   required: R | undefined,
-): OptionDef<T, R> {
+): OptionDef<T, R, P> {
   return { ...base, required: required ?? false };
 }
+
+/** A wallet: an address or ENS name, or the short form of one the bot showed in this chat. */
+function parseWalletArg(raw: string): Address | EnsName | Lookup {
+  const value = unwrap(raw);
+  return parseShortForm(value) ? { lookup: value } : parseWallet(value);
+}
+
+const resolveWallet = async (
+  value: Address | EnsName | Lookup,
+  resolver: NameResolver,
+): Promise<Resolution<Address | EnsName>> =>
+  isLookup(value) ? resolver.wallet(value.lookup) : found(value);
 
 export const opt = {
   string<const R extends boolean = false>(
@@ -117,32 +131,44 @@ export const opt = {
     };
   },
 
+  /** A collection by address, link, name, symbol, initials, prefix or the bot's short form. */
   collection<const R extends boolean = false>(
     description: string,
     o: Common<R> = {},
-  ): OptionDef<Address, R> {
+  ): OptionDef<Address, R, Address | Lookup> {
     return def(
       {
         description,
         kind: "string",
         placeholder: "collection",
         autocomplete: "collection",
-        schema: parserSchema(parseCollectionRef),
+        words: true,
+        schema: parserSchema(parseCollectionArg),
+        resolve: async (value, resolver) =>
+          isLookup(value) ? resolver.collection(value.lookup) : found(value),
       },
       o.required,
     );
   },
 
+  /** An NFT's collection as `collection` takes it, or an item link (which names the token too). */
   nft<const R extends boolean = false>(
     description: string,
     o: Common<R> = {},
-  ): OptionDef<NftRef, R> {
+  ): OptionDef<NftRef, R, NftRef | Lookup> {
     return def(
       {
         description,
         kind: "string",
-        placeholder: "contract|link",
-        schema: parserSchema(parseNftRef),
+        placeholder: "collection|link",
+        autocomplete: "collection",
+        words: true,
+        schema: parserSchema(parseNftArg),
+        resolve: async (value, resolver) => {
+          if (!isLookup(value)) return found(value);
+          const resolution = await resolver.collection(value.lookup);
+          return resolution.kind === "found" ? found({ contract: resolution.value }) : resolution;
+        },
       },
       o.required,
     );
@@ -161,13 +187,14 @@ export const opt = {
   wallet<const R extends boolean = false>(
     description: string,
     o: Common<R> = {},
-  ): OptionDef<Address | EnsName, R> {
+  ): OptionDef<Address | EnsName, R, Address | EnsName | Lookup> {
     return def(
       {
         description,
         kind: "string",
         placeholder: "wallet|name.eth",
-        schema: parserSchema((raw) => parseWallet(unwrap(raw))),
+        schema: parserSchema(parseWalletArg),
+        resolve: resolveWallet,
       },
       o.required,
     );
@@ -177,21 +204,32 @@ export const opt = {
   walletList<const R extends boolean = false>(
     description: string,
     o: Common<R> = {},
-  ): OptionDef<(Address | EnsName)[], R> {
+  ): OptionDef<(Address | EnsName)[], R, (Address | EnsName | Lookup)[]> {
     return def(
       {
         description,
         kind: "string",
         placeholder: "wallets…",
         rest: true,
-        schema: parserSchema((raw) =>
-          parseWalletList(
-            raw
-              .split(/[\s,;]+/)
-              .map(unwrap)
-              .filter((item) => item.length > 0),
-          ),
-        ),
+        schema: parserSchema((raw) => {
+          const items = raw
+            .split(/[\s,;]+/)
+            .map(unwrap)
+            .filter((item) => item.length > 0);
+          const short = items.filter((item) => parseShortForm(item));
+          const full = items.filter((item) => !parseShortForm(item));
+          const wallets = full.length > 0 || short.length === 0 ? parseWalletList(full) : [];
+          return [...wallets, ...short.map((lookup) => ({ lookup }))];
+        }),
+        resolve: async (values, resolver) => {
+          const wallets: (Address | EnsName)[] = [];
+          for (const value of values) {
+            const resolution = await resolveWallet(value, resolver);
+            if (resolution.kind !== "found") return resolution;
+            wallets.push(resolution.value);
+          }
+          return found([...new Set(wallets)]);
+        },
       },
       o.required,
     );

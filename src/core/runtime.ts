@@ -7,9 +7,11 @@ import type { Logger } from "../log.ts";
 import { ChartCache } from "../render/charts.ts";
 import { sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
+import { CollectionRefresher } from "./collection-refresh.ts";
 import type {
   ActionPayload,
   AnyCommand,
+  AnyOption,
   BotSettings,
   CommandContext,
   CommandStore,
@@ -18,7 +20,9 @@ import type {
 } from "./command.ts";
 import { KnownCollections } from "./known-collections.ts";
 import { type Admission, RateLimiter } from "./rate-limit.ts";
+import { RecentWallets } from "./recent-wallets.ts";
 import type { RenderableReply, Reply } from "./reply.ts";
+import { NameResolver, type Resolution } from "./resolver.ts";
 
 export interface RuntimeOptions {
   commands: readonly AnyCommand[];
@@ -36,6 +40,12 @@ export interface RuntimeOptions {
   chatRateLimit?: Partial<Record<Platform, { burst: number; perMinute: number }>> | undefined;
   buttonTtlSeconds: number;
   collections?: KnownCollections;
+  /**
+   * How often the collection index is refreshed in the background once `refresher.start()` runs
+   * (default 15 min, the top lists' freshness); 0: never in the background, only when a name
+   * misses it.
+   */
+  collectionRefreshMs?: number;
   /** Durable state for commands that keep it (subscriptions); absent in stateless setups. */
   store?: CommandStore | undefined;
   /** The wall clock: dates shown and stored, button expiry. */
@@ -60,6 +70,18 @@ export function newInvocationId(): string {
 
 const COMMAND_NAME = /^[a-z][a-z0-9_]{0,31}$/;
 
+/**
+ * The action of the buttons that answer "which one?": the runtime runs the command again with
+ * the payload as its raw arguments (the chosen collection put in). No command may define it.
+ */
+export const RERUN_ACTION = "rerun";
+
+/** What a command or button gives back, and how it counts (a name not found is the person's to fix). */
+interface Answer {
+  reply: Reply;
+  outcome: "ok" | "user_error";
+}
+
 /** Builds the registry, failing fast on a bad or duplicate name (before anything connects). */
 export function buildRegistry(commands: readonly AnyCommand[]): Map<string, AnyCommand> {
   const registry = new Map<string, AnyCommand>();
@@ -75,6 +97,10 @@ export function buildRegistry(commands: readonly AnyCommand[]): Map<string, AnyC
       if (!COMMAND_NAME.test(name))
         throw new Error(`Option "${name}" of /${command.name} is not a valid option name.`);
     }
+    if (command.actions && RERUN_ACTION in command.actions)
+      throw new Error(
+        `/${command.name} defines the action "${RERUN_ACTION}", which the runtime keeps.`,
+      );
     const restCount = Object.values(command.options).filter((option) => option.rest).length;
     if (restCount > 1)
       throw new Error(`/${command.name} has more than one option that takes the rest of the line.`);
@@ -100,9 +126,23 @@ export function tokenize(text: string): string[] {
   return tokens;
 }
 
+/** An address, a short form or a link: one word that is never part of a name. */
+const isReference = (token: string) => /^<?(0x|https?:)/i.test(token);
+
+/**
+ * Whether an option would take this word. An option that takes names takes any word, so it counts
+ * only for references: otherwise a mistyped choice ("/wallet x maybe") would become a name.
+ */
+function takes(option: AnyOption, token: string): boolean {
+  return (!option.words || isReference(token)) && option.schema.safeParse(token).success;
+}
+
 /**
  * The raw arguments of a text command (Telegram, console): `name:value` or `name=value` for any
- * option, the rest by position, and an option marked `rest` takes what is left of the line.
+ * option, the rest by position, and an option marked `rest` takes what is left of the line. An
+ * option that takes names takes the words up to one a later option takes ("/owners bored ape
+ * yacht club 7d"), unless another such option follows ("/segment bayc mayc": one word each;
+ * longer names go in double quotes).
  */
 export function parseTextArgs(command: AnyCommand, text: string): Record<string, string> {
   const names = Object.keys(command.options);
@@ -118,32 +158,43 @@ export function parseTextArgs(command: AnyCommand, text: string): Record<string,
   for (const [index, name] of open.entries()) {
     if (positional.length === 0) break;
     const option = command.options[name];
+    if (!option) continue;
+    const later = open
+      .slice(index + 1)
+      .flatMap((laterName) => command.options[laterName] ?? [])
+      // A rest-of-line option takes anything, so it does not count.
+      .filter((laterOption) => !laterOption.rest);
     const isLast = index === open.length - 1;
     if (
-      option?.rest ||
+      option.rest ||
       (isLast &&
-        option?.kind === "string" &&
+        option.kind === "string" &&
         !option.choices &&
         !option.autocomplete &&
+        !option.words &&
         positional.length > 1)
     ) {
       raw[name] = positional.splice(0).join(" ");
-    } else {
-      const token = positional[0] ?? "";
-      // An optional option that cannot take this word lets it pass to the next option that can
-      // ("/report spam 0x… name.eth": the name is the wallet, not the optional token id). A
-      // rest-of-line option takes anything, so it does not count: a bad token id keeps its error.
-      const laterTakesIt = open
-        .slice(index + 1)
-        .some(
-          (later) =>
-            !command.options[later]?.rest &&
-            command.options[later]?.schema.safeParse(token).success,
-        );
-      if (option && !option.required && laterTakesIt && !option.schema.safeParse(token).success)
-        continue;
-      raw[name] = positional.shift() ?? "";
+      continue;
     }
+    const token = positional[0] ?? "";
+    // An optional option that cannot take this word lets it pass to the next option that can
+    // ("/report spam 0x… name.eth": the name is the wallet, not the optional token id).
+    if (
+      !option.required &&
+      later.some((laterOption) => takes(laterOption, token)) &&
+      !takes(option, token)
+    )
+      continue;
+    let count = 1;
+    if (option.words && !later.some((laterOption) => laterOption.words) && !isReference(token)) {
+      while (count < positional.length) {
+        const next = positional[count] ?? "";
+        if (isReference(next) || later.some((laterOption) => takes(laterOption, next))) break;
+        count++;
+      }
+    }
+    raw[name] = positional.splice(0, count).join(" ");
   }
   if (positional.length > 0) {
     throw new UserError(
@@ -206,7 +257,10 @@ class DeadlineError extends Error {
 export class Runtime {
   readonly registry: Map<string, AnyCommand>;
   readonly collections: KnownCollections;
+  /** Keeps the collection index filled: `start()` it when the bot starts, `stop()` at the end. */
+  readonly refresher: CollectionRefresher;
   readonly charts: ChartCache;
+  private readonly recentWallets = new RecentWallets();
   /** Told of every outcome, for metrics. */
   onOutcome: ((event: OutcomeEvent) => void) | undefined;
   private readonly limiter: RateLimiter;
@@ -218,6 +272,13 @@ export class Runtime {
   constructor(private readonly options: RuntimeOptions) {
     this.registry = buildRegistry(options.commands);
     this.collections = options.collections ?? new KnownCollections();
+    this.refresher = new CollectionRefresher({
+      api: options.api,
+      collections: this.collections,
+      logger: options.logger.child({ part: "collection-index" }),
+      intervalMs: options.collectionRefreshMs ?? 15 * 60_000,
+      ...(options.monotonic ? { monotonic: options.monotonic } : {}),
+    });
     this.charts = new ChartCache();
     this.now = options.now ?? (() => new Date());
     this.limiter = new RateLimiter(
@@ -264,14 +325,9 @@ export class Runtime {
   ): Promise<RenderableReply> {
     const command = this.find(name);
     if (!command) return this.unknownCommand(name);
-    return this.execute(invocation, command.name, "command", async (ctx) => {
-      const args = parseArgs(command, raw);
-      assertPerson(command, invocation, `/${command.name}`);
-      if (command.requiresManageChannel && !(await invocation.canManageChannel())) {
-        throw new UserError(`Only people who can manage this channel may use /${command.name}.`);
-      }
-      return command.run(ctx, args as never);
-    });
+    return this.execute(invocation, command.name, "command", (ctx) =>
+      this.invoke(ctx, command, raw, `/${command.name}`),
+    );
   }
 
   /** A button click: the id is looked up, checked against the chat, and its action run. */
@@ -286,24 +342,77 @@ export class Runtime {
     if (stored.platform !== invocation.platform || stored.chatId !== invocation.chat.id) {
       return this.userErrorReply("This button belongs to another chat.");
     }
+    const { action, payload } = stored.action;
     const command = this.find(stored.action.command);
-    const handler = command?.actions?.[stored.action.action];
+    if (command && action === RERUN_ACTION) {
+      const raw: Record<string, string> = {};
+      for (const [key, value] of Object.entries(payload))
+        if (typeof value === "string") raw[key] = value;
+      return this.execute(invocation, command.name, "button", (ctx) =>
+        this.invoke(ctx, command, raw, "this button"),
+      );
+    }
+    const handler = command?.actions?.[action];
     if (!command || !handler)
       return this.userErrorReply("This button no longer does anything. Run the command again.");
     return this.execute(invocation, command.name, "button", async (ctx) => {
       assertPerson(command, invocation, "this button");
-      if (command.requiresManageChannel && !(await invocation.canManageChannel())) {
-        throw new UserError("Only people who can manage this channel may use this button.");
-      }
-      return handler.run(ctx, stored.action.payload as ActionPayload);
+      await assertManager(command, invocation, "this button");
+      return { reply: await handler.run(ctx, payload as ActionPayload), outcome: "ok" };
     });
+  }
+
+  /**
+   * Parses the raw arguments, checks who may run the command, looks up the names among them, and
+   * runs it. A name that needs a choice, or matches nothing, is answered instead, with buttons
+   * that run the command again with the chosen collection (what `what` was: "/x" or a button).
+   */
+  private async invoke(
+    ctx: CommandContext,
+    command: AnyCommand,
+    raw: Record<string, string | undefined>,
+    what: string,
+  ): Promise<Answer> {
+    const args = parseArgs(command, raw);
+    assertPerson(command, ctx.invocation, what);
+    await assertManager(command, ctx.invocation, what);
+    for (const [name, option] of Object.entries(command.options)) {
+      if (!option.resolve || !raw[name]?.trim()) continue;
+      const resolution: Resolution<unknown> = await option.resolve(args[name], ctx.resolver);
+      if (resolution.kind === "found") {
+        args[name] = resolution.value;
+        continue;
+      }
+      const given: Record<string, string> = {};
+      for (const [key, value] of Object.entries(raw)) if (value !== undefined) given[key] = value;
+      return {
+        outcome: resolution.kind === "choose" ? "ok" : "user_error",
+        reply: {
+          text: resolution.text,
+          tone: resolution.kind === "choose" ? "info" : "warning",
+          private: true,
+          buttons: resolution.choices.map((choice) => ({
+            label: choice.label,
+            action: {
+              command: command.name,
+              action: RERUN_ACTION,
+              payload: { ...given, [name]: choice.value },
+            },
+          })),
+        },
+      };
+    }
+    return { reply: await command.run(ctx, args as never), outcome: "ok" };
   }
 
   /** Suggestions while typing an option with an autocomplete source (at most 25). */
   autocomplete(name: string, option: string, text: string): { name: string; value: string }[] {
     const source = this.find(name)?.options[option]?.autocomplete;
     if (source !== "collection") return [];
-    return this.collections.search(text, 25).map((collection) => ({
+    const found = this.collections.search(text, 25);
+    // Discord wants the answer within 3 s: nothing waits, but the next keystroke may find more.
+    if (found.length === 0) void this.refresher.refreshForMiss();
+    return found.map((collection) => ({
       name: `${collection.name || "Unnamed collection"} (${shortAddress(collection.address)})`.slice(
         0,
         100,
@@ -354,7 +463,7 @@ export class Runtime {
     invocation: Invocation,
     command: string,
     kind: "command" | "button",
-    body: (ctx: CommandContext) => Promise<Reply>,
+    body: (ctx: CommandContext) => Promise<Answer>,
   ): Promise<RenderableReply> {
     const started = performance.now();
     const logger = this.options.logger.child({
@@ -387,6 +496,12 @@ export class Runtime {
       now: this.now,
       settings: this.options.settings,
       collections: this.collections,
+      resolver: new NameResolver({
+        collections: this.collections,
+        refresher: this.refresher,
+        wallets: this.recentWallets,
+        chat: `${invocation.platform}:${invocation.chat.id}`,
+      }),
       actions: this.options.actions,
       store: this.options.store,
       charts: this.charts,
@@ -403,8 +518,8 @@ export class Runtime {
     // A handler that fails after its deadline has nobody to tell: never an unhandled rejection.
     work.catch(() => {}).finally(() => this.inFlight.delete(work));
     try {
-      const reply = await Promise.race([work, deadline]);
-      return finish("ok", await this.materialize(reply, invocation));
+      const answer = await Promise.race([work, deadline]);
+      return finish(answer.outcome, await this.materialize(answer.reply, invocation));
     } catch (error) {
       if (
         error instanceof DeadlineError ||
@@ -483,6 +598,15 @@ export class Runtime {
       })),
     };
   }
+}
+
+async function assertManager(
+  command: AnyCommand,
+  invocation: Invocation,
+  what: string,
+): Promise<void> {
+  if (command.requiresManageChannel && !(await invocation.canManageChannel()))
+    throw new UserError(`Only people who can manage this channel may use ${what}.`);
 }
 
 function assertPerson(command: AnyCommand, invocation: Invocation, what: string): void {

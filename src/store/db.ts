@@ -155,6 +155,20 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX seen_updates_age ON seen_updates (seen_at);
   `,
+  // 7: collections the bot has seen (top lists, new contracts, answers), so people may name them:
+  // name_key is the name without case, accents, spaces or punctuation; top_rank the best place in
+  // the top lists of the last refresh (NULL when not ranked)
+  `
+  CREATE TABLE known_collections (
+    address TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    top_rank INTEGER,
+    source TEXT NOT NULL CHECK (source IN ('top', 'contracts', 'answer')),
+    seen_at INTEGER NOT NULL
+  );
+  `,
 ];
 
 /**

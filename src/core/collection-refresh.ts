@@ -1,0 +1,131 @@
+import type { ApiClient } from "../api/client.ts";
+import { DURATIONS, NFT_CONTRACT_TYPES, TOP_METRICS } from "../api/schemas.ts";
+import type { Logger } from "../log.ts";
+import type { KnownCollections } from "./known-collections.ts";
+
+/** Collections read from each top list and from the newest contracts: 13 requests in all. */
+const TOP_LIMIT = 100;
+const NEWEST_LIMIT = 100;
+
+export interface CollectionRefreshOptions {
+  api: ApiClient;
+  collections: KnownCollections;
+  logger: Logger;
+  /** Background refreshes this far apart (the top lists' freshness); 0: only for missed names. */
+  intervalMs: number;
+  /** A missed name refreshes the index at most this often. */
+  missIntervalMs?: number;
+  /** Monotonic milliseconds. */
+  monotonic?: () => number;
+}
+
+/**
+ * Fills the collection index from the top lists (every metric and period) and the newest
+ * contracts: at start in the background, then at the top lists' freshness, and when a name
+ * misses the index. One refresh at a time: a refresh asked for while one runs joins it.
+ */
+export class CollectionRefresher {
+  private running: Promise<boolean> | undefined;
+  private startedAt: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly monotonic: () => number;
+  private readonly missIntervalMs: number;
+
+  constructor(private readonly options: CollectionRefreshOptions) {
+    this.monotonic = options.monotonic ?? (() => performance.now());
+    this.missIntervalMs = options.missIntervalMs ?? 60_000;
+  }
+
+  /** Refreshes now without waiting, then every `intervalMs` (with 0, neither). */
+  start(): void {
+    if (this.options.intervalMs <= 0) return;
+    void this.refresh();
+    this.timer = setInterval(() => void this.refresh(), this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  /** No more refreshes; one in flight is not written to the index. */
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.timer);
+  }
+
+  /** Resolves true when at least one list was read (the index may have changed). */
+  refresh(): Promise<boolean> {
+    if (this.running) return this.running;
+    this.startedAt = this.monotonic();
+    const running = this.load()
+      .catch((error: unknown) => {
+        this.options.logger.error({ err: error }, "the collection index refresh failed");
+        return false;
+      })
+      .finally(() => {
+        this.running = undefined;
+      });
+    this.running = running;
+    return running;
+  }
+
+  /**
+   * A name missed the index: the refresh in flight, or a new one unless the last began less than
+   * `missIntervalMs` ago (then undefined: the index is as fresh as it will be for now).
+   */
+  refreshForMiss(): Promise<boolean> | undefined {
+    if (this.running) return this.running;
+    if (this.startedAt !== undefined && this.monotonic() - this.startedAt < this.missIntervalMs)
+      return undefined;
+    return this.refresh();
+  }
+
+  private async load(): Promise<boolean> {
+    const { api, collections, logger } = this.options;
+    // Background: first in line for the upstream budget and never refused by it; few and rare.
+    const call = { background: true };
+    const tops = TOP_METRICS.flatMap((metric) =>
+      DURATIONS.map((duration) =>
+        api.collections
+          .top(metric, duration, { limit: TOP_LIMIT }, call)
+          .then(({ collections: items }) =>
+            items.map((item) => ({ address: item.contractAddress, name: item.contractName })),
+          ),
+      ),
+    );
+    const newest = api.foundational
+      .contracts(
+        {
+          sortDirection: "SORT_DIRECTION_DESC",
+          contractTypes: NFT_CONTRACT_TYPES,
+          limit: NEWEST_LIMIT,
+        },
+        call,
+      )
+      .then(({ contracts }) => contracts);
+    const [lists, contracts] = await Promise.all([
+      Promise.allSettled(tops),
+      newest.then(
+        (value) => ({ status: "fulfilled" as const, value }),
+        (reason: unknown) => ({ status: "rejected" as const, reason }),
+      ),
+    ]);
+    if (this.stopped) return false;
+    const read = lists.flatMap((list) => (list.status === "fulfilled" ? [list.value] : []));
+    // A list that could not be read says nothing about ranks: keep them until a full read.
+    if (read.length === lists.length) collections.rank(read);
+    else collections.remember(read.flat(), "top");
+    if (contracts.status === "fulfilled") collections.remember(contracts.value, "contracts");
+    const failed = [...lists, contracts].filter((result) => result.status === "rejected");
+    if (failed.length > 0) {
+      const reason = (failed[0] as PromiseRejectedResult).reason;
+      logger.warn(
+        {
+          reason: reason instanceof Error ? reason.message : String(reason),
+          failed: failed.length,
+          of: lists.length + 1,
+        },
+        "could not read every list for the collection index; it keeps what it knew",
+      );
+    }
+    return failed.length < lists.length + 1;
+  }
+}

@@ -1,0 +1,69 @@
+import type { Address } from "../api/validate.ts";
+import {
+  type CollectionIndexStore,
+  type CollectionSource,
+  type IndexedCollection,
+  nameKey,
+} from "../core/known-collections.ts";
+import type { Db } from "./db.ts";
+
+interface Row {
+  address: string;
+  name: string;
+  symbol: string;
+  top_rank: number | null;
+  source: string;
+  seen_at: number;
+}
+
+/** The collection index in SQLite: what the bot knew of collections survives a restart. */
+export class SqliteCollectionIndexStore implements CollectionIndexStore {
+  private readonly upsert;
+  private readonly remove;
+  private readonly selectAll;
+
+  constructor(private readonly db: Db) {
+    this.upsert = db.prepare(
+      `INSERT INTO known_collections (address, name, symbol, name_key, top_rank, source, seen_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (address) DO UPDATE SET name = excluded.name, symbol = excluded.symbol,
+         name_key = excluded.name_key, top_rank = excluded.top_rank, source = excluded.source,
+         seen_at = excluded.seen_at`,
+    );
+    this.remove = db.prepare("DELETE FROM known_collections WHERE address = ?");
+    this.selectAll = db.prepare<[], Row>(
+      "SELECT address, name, symbol, top_rank, source, seen_at FROM known_collections",
+    );
+  }
+
+  async load(): Promise<IndexedCollection[]> {
+    return this.selectAll.all().map((row) => ({
+      address: row.address as Address,
+      name: row.name,
+      symbol: row.symbol,
+      rank: row.top_rank ?? undefined,
+      source: row.source as CollectionSource,
+      seenAt: row.seen_at,
+    }));
+  }
+
+  async write(change: {
+    put: readonly IndexedCollection[];
+    remove: readonly Address[];
+  }): Promise<void> {
+    this.db.transaction(() => {
+      for (const c of change.put) {
+        this.upsert.run(
+          c.address,
+          c.name,
+          c.symbol,
+          nameKey(c.name),
+          c.rank ?? null,
+          c.source,
+          c.seenAt,
+        );
+      }
+      for (const address of change.remove) this.remove.run(address);
+    })();
+  }
+}
