@@ -7,5 +7,8 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    // vitest defaults to cores - 1 workers: one on the 2-core CI machine. The suites wait on
+    // loopback I/O and child processes far more than on CPU, so two share the machine well.
+    maxWorkers: 2,
   },
 });

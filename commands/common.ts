@@ -155,6 +155,7 @@ export default defineCommand({
     }),
   },
   examples: [
+    "/common azuki",
     "/common 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
     "/common 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 7d",
   ],

@@ -173,6 +173,7 @@ export default defineCommand({
   },
   examples: [
     "/nft 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 1",
+    "/nft pudgy penguins 3",
     "/nft https://opensea.io/assets/ethereum/0xbc4ca0eda7647a8ab7c2061c2e118a18a936f13d/1",
   ],
   async run(ctx, { item, token_id }) {

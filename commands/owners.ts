@@ -125,6 +125,7 @@ export default defineCommand({
     }),
   },
   examples: [
+    "/owners bored ape yacht club",
     "/owners 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
     "/owners 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 365d",
   ],

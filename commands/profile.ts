@@ -134,7 +134,7 @@ export default defineCommand({
   options: {
     collection: opt.collection("Collection: name, symbol, address or link", { required: true }),
   },
-  examples: ["/profile 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D"],
+  examples: ["/profile doodles", "/profile 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D"],
   async run(ctx, { collection }) {
     const profile = await ctx.api.audiences.financialProfileByCollection(collection, {
       signal: ctx.signal,

@@ -274,6 +274,7 @@ export default defineCommand({
     ...financialFilterOptions(),
   },
   examples: [
+    "/segment bayc mayc 1 all",
     "/segment 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
     "/segment 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 0x60E4d786628Fea6478F785A6d7e704777c86a7c6 1 any",
     "/segment 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D min_owned:2 min_volume:10 max_days_since_purchase:90",

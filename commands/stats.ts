@@ -82,7 +82,7 @@ export default defineCommand({
   options: {
     collection: opt.collection("Collection: name, symbol, address or link", { required: true }),
   },
-  examples: ["/stats 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D"],
+  examples: ["/stats bayc", "/stats 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D"],
   async run(ctx, { collection }) {
     const stats = await ctx.api.audiences.financialStatsByCollection(collection, {
       signal: ctx.signal,
