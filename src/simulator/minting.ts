@@ -1,5 +1,6 @@
 /** New contracts appearing over time, so the new-collection poller has something to post. */
 
+import { newContract } from "./generate.ts";
 import { contractJson } from "./json.ts";
 import { collectionName, symbolOf } from "./names.ts";
 import type { Rng } from "./random.ts";
@@ -47,22 +48,17 @@ export function mintContracts(
     }
     const name = collectionName(rng);
     const contract: ContractRec = {
-      address,
-      name: fungible ? `${name} Token` : name,
-      symbol: symbolOf(name),
-      decimals: fungible ? 18 : 0,
-      types: [type],
+      ...newContract({
+        address,
+        name: fungible ? `${name} Token` : name,
+        symbol: symbolOf(name),
+        decimals: fungible ? 18 : 0,
+        types: [type],
+        mintSec,
+        mintTx: rng.txHash(),
+        minter: rng.pick(world.wallets).address,
+      }),
       nftType: fungible ? undefined : type,
-      mintSec,
-      mintTx: rng.txHash(),
-      minter: rng.pick(world.wallets).address,
-      spam: false,
-      groupsRareBehaviors: false,
-      tokens: [],
-      tokenById: new Map(),
-      owners: new Map(),
-      ownerSeries: [],
-      sales: [],
     };
     let at = world.contracts.length;
     while (at > 0 && (world.contracts[at - 1]?.mintSec ?? 0) > mintSec) at--;
