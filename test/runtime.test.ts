@@ -147,7 +147,9 @@ describe("dispatch", () => {
     t = await startRuntime();
     const reply = await t.say("/audience");
     expect(reply.text).toMatch(/Missing collection\. Usage: \/audience <collection>/);
-    expect(reply.text).toMatch(/Example: \/audience 0x/);
+    const audience = t.runtime.find("audience");
+    expect(reply.text).toContain(`Example: ${audience?.examples[0]}`);
+    expect(audience?.examples[0]).toMatch(/^\/audience \S+/);
     expect(reply.private).toBe(true);
   });
 
