@@ -335,17 +335,17 @@ describe("alert sends under Discord's global limit", () => {
   const channels = (n: number) =>
     Array.from({ length: n }, (_, i) => fake.addChannel({ name: `alerts-${i}` }).id);
 
-  it("200 alert sends against the fake's 50/s global limit draw no 429", async () => {
+  it("120 alert sends against the fake's 50/s global limit draw no 429", async () => {
     fake.setRateLimits({ globalPerSecond: 50 });
-    await fanOut(channels(200));
+    await fanOut(channels(120));
     const sends = fake.requestsOf("createMessage");
     expect(sends.filter((r) => r.status === 429)).toHaveLength(0);
-    expect(sends.filter((r) => r.status === 200)).toHaveLength(200);
+    expect(sends.filter((r) => r.status === 200)).toHaveLength(120);
   });
 
   it("a command answered while alerts are paced is not queued behind them", async () => {
     fake.setRateLimits({ globalPerSecond: 50 });
-    const sending = fanOut(channels(100));
+    const sending = fanOut(channels(60));
     await fake.waitFor((r) => r.route === "createMessage" && r.status === 200, 10_000);
     const asked = fake.requestsOf("createMessage").length;
     const answer = await slash("help");
@@ -354,7 +354,7 @@ describe("alert sends under Discord's global limit", () => {
     // Interaction callbacks skip the global limit: the answer does not wait its turn among the
     // alerts (16 in flight), it goes out with at most a send or two beside it.
     expect(between).toBeLessThanOrEqual(4);
-    expect(fake.requestsOf("createMessage", (r) => r.seq > answer.seq).length).toBeGreaterThan(50);
+    expect(fake.requestsOf("createMessage", (r) => r.seq > answer.seq).length).toBeGreaterThan(30);
     expect(fake.requestsOf("createMessage", (r) => r.status === 429)).toHaveLength(0);
   });
 });
