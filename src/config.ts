@@ -130,7 +130,7 @@ const EnvSchema = z.object({
   ),
   DISCORD_API_URL: optionalUrl,
   DISCORD_REGISTER_ON_START: bool(false),
-  DISCORD_GLOBAL_PER_SECOND: int(47, 1, 50),
+  DISCORD_GLOBAL_PER_SECOND: int(47, 1, 48),
   TELEGRAM_BOT_TOKEN: optionalString,
   TELEGRAM_API_ROOT: optionalUrl,
   TELEGRAM_WEBHOOK_URL: optionalUrl,

@@ -147,19 +147,20 @@ export class DiscordAdapter implements AlertSender {
     idempotencyKey?: string,
   ): Promise<void> {
     const message = withoutFlags(renderDiscord(reply));
-    await this.pace.wait();
-    await this.client.rest.post(Routes.channelMessages(channelId), {
-      body: {
-        ...(message.content ? { content: message.content } : {}),
-        embeds: message.embeds,
-        components: message.components,
-        allowed_mentions: { parse: [] },
-        // Discord drops a second create with the same enforced nonce: a re-send after a crash
-        // returns the message already posted instead of posting it again.
-        ...(idempotencyKey ? { nonce: idempotencyKey.slice(0, 25), enforce_nonce: true } : {}),
-      },
-      files: message.files.map((file) => ({ name: file.name, data: file.attachment })),
-    });
+    await this.pace.run(() =>
+      this.client.rest.post(Routes.channelMessages(channelId), {
+        body: {
+          ...(message.content ? { content: message.content } : {}),
+          embeds: message.embeds,
+          components: message.components,
+          allowed_mentions: { parse: [] },
+          // Discord drops a second create with the same enforced nonce: a re-send after a crash
+          // returns the message already posted instead of posting it again.
+          ...(idempotencyKey ? { nonce: idempotencyKey.slice(0, 25), enforce_nonce: true } : {}),
+        },
+        files: message.files.map((file) => ({ name: file.name, data: file.attachment })),
+      }),
+    );
   }
 
   classifySendError(error: unknown): SendFailure {
