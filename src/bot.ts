@@ -242,6 +242,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
       guildId: config.discord.guildId,
       registerOnStart: config.discord.registerOnStart,
       maxInFlight: config.alerts.deliveryConcurrency,
+      globalPerSecond: config.discord.globalPerSecond,
     });
     discord = adapter;
     opened.push(() => adapter.stop());

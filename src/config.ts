@@ -130,6 +130,7 @@ const EnvSchema = z.object({
   ),
   DISCORD_API_URL: optionalUrl,
   DISCORD_REGISTER_ON_START: bool(false),
+  DISCORD_GLOBAL_PER_SECOND: int(47, 1, 48),
   TELEGRAM_BOT_TOKEN: optionalString,
   TELEGRAM_API_ROOT: optionalUrl,
   TELEGRAM_WEBHOOK_URL: optionalUrl,
@@ -217,6 +218,11 @@ export interface Config {
     guildId: string | undefined;
     apiUrl: string | undefined;
     registerOnStart: boolean;
+    /**
+     * Alert sends started a second, evenly spaced, under Discord's global limit (50 requests a
+     * second; interaction answers are exempt and never paced).
+     */
+    globalPerSecond: number;
   };
   telegram: {
     token: string | undefined;
@@ -359,6 +365,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       guildId: e.DISCORD_GUILD_ID,
       apiUrl: e.DISCORD_API_URL,
       registerOnStart: e.DISCORD_REGISTER_ON_START,
+      globalPerSecond: e.DISCORD_GLOBAL_PER_SECOND,
     },
     telegram: {
       token: e.TELEGRAM_BOT_TOKEN,

@@ -320,3 +320,41 @@ describe("the gateway", () => {
     expect(embedOf(answer).title).toBe(t.sim.fixtures.walletEns);
   });
 });
+
+describe("alert sends under Discord's global limit", () => {
+  /** Sends one message to each channel like the delivery worker does: `inFlight` at a time. */
+  async function fanOut(channels: string[], inFlight = 16): Promise<void> {
+    const queue = [...channels];
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        for (let id = queue.shift(); id; id = queue.shift())
+          await adapter.sendToChat(id, { text: "Minted" }, `alert-${id}`);
+      }),
+    );
+  }
+  const channels = (n: number) =>
+    Array.from({ length: n }, (_, i) => fake.addChannel({ name: `alerts-${i}` }).id);
+
+  it("120 alert sends against the fake's 50/s global limit draw no 429", async () => {
+    fake.setRateLimits({ globalPerSecond: 50 });
+    await fanOut(channels(120));
+    const sends = fake.requestsOf("createMessage");
+    expect(sends.filter((r) => r.status === 429)).toHaveLength(0);
+    expect(sends.filter((r) => r.status === 200)).toHaveLength(120);
+  });
+
+  it("a command answered while alerts are paced is not queued behind them", async () => {
+    fake.setRateLimits({ globalPerSecond: 50 });
+    const sending = fanOut(channels(60));
+    await fake.waitFor((r) => r.route === "createMessage" && r.status === 200, 10_000);
+    const asked = fake.requestsOf("createMessage").length;
+    const answer = await slash("help");
+    const between = fake.requestsOf("createMessage", (r) => r.seq < answer.seq).length - asked;
+    await sending;
+    // Interaction callbacks skip the global limit: the answer does not wait its turn among the
+    // alerts (16 in flight), it goes out with at most a send or two beside it.
+    expect(between).toBeLessThanOrEqual(4);
+    expect(fake.requestsOf("createMessage", (r) => r.seq > answer.seq).length).toBeGreaterThan(30);
+    expect(fake.requestsOf("createMessage", (r) => r.status === 429)).toHaveLength(0);
+  });
+});

@@ -19,6 +19,7 @@ import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { Logger } from "../../log.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
+import { SteadyPace } from "../pace.ts";
 import { within } from "../within.ts";
 import { registerSlashCommands } from "./commands.ts";
 
@@ -35,8 +36,13 @@ export interface DiscordAdapterOptions {
    * acknowledged within 3 s; deferring earlier leaves room for a slow network.
    */
   deferAfterMs?: number;
-  /** Alert sends in flight at once. */
+  /** Alert sends in flight at once (waiting for their turn included). */
   maxInFlight?: number;
+  /**
+   * Alert sends started per second, evenly spaced: under Discord's global limit of 50 requests a
+   * second (interaction answers are exempt and not paced), with room for the bot's other calls.
+   */
+  globalPerSecond?: number;
 }
 
 /** Unknown Channel, Unknown Guild, Missing Access, Missing Permissions: retrying cannot help. */
@@ -55,10 +61,12 @@ export class DiscordAdapter implements AlertSender {
   /** Sends carry an enforced nonce, so several may be in flight without risking duplicates. */
   readonly maxInFlight: number;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly pace: SteadyPace;
   private stopping = false;
 
   constructor(private readonly options: DiscordAdapterOptions) {
     this.maxInFlight = options.maxInFlight ?? 16;
+    this.pace = new SteadyPace(options.globalPerSecond ?? 47);
     this.client = new Client({
       // Slash commands and buttons arrive as interactions: no message or member intents needed.
       intents: [GatewayIntentBits.Guilds],
@@ -127,25 +135,32 @@ export class DiscordAdapter implements AlertSender {
     clearTimeout(timer);
   }
 
-  /** Alert delivery: a channel message through REST (no channel fetch, no gateway cache needed). */
+  /**
+   * Alert delivery: a channel message through REST (no channel fetch, no gateway cache needed),
+   * started at our steady pace. discord.js would only react to the global limit: it counts 50
+   * per second from its own first request, so a burst at the edge of its second lands two of
+   * its seconds inside one of Discord's, and every 429 counts toward an IP ban.
+   */
   async sendToChat(
     channelId: string,
     reply: RenderableReply,
     idempotencyKey?: string,
   ): Promise<void> {
     const message = withoutFlags(renderDiscord(reply));
-    await this.client.rest.post(Routes.channelMessages(channelId), {
-      body: {
-        ...(message.content ? { content: message.content } : {}),
-        embeds: message.embeds,
-        components: message.components,
-        allowed_mentions: { parse: [] },
-        // Discord drops a second create with the same enforced nonce: a re-send after a crash
-        // returns the message already posted instead of posting it again.
-        ...(idempotencyKey ? { nonce: idempotencyKey.slice(0, 25), enforce_nonce: true } : {}),
-      },
-      files: message.files.map((file) => ({ name: file.name, data: file.attachment })),
-    });
+    await this.pace.run(() =>
+      this.client.rest.post(Routes.channelMessages(channelId), {
+        body: {
+          ...(message.content ? { content: message.content } : {}),
+          embeds: message.embeds,
+          components: message.components,
+          allowed_mentions: { parse: [] },
+          // Discord drops a second create with the same enforced nonce: a re-send after a crash
+          // returns the message already posted instead of posting it again.
+          ...(idempotencyKey ? { nonce: idempotencyKey.slice(0, 25), enforce_nonce: true } : {}),
+        },
+        files: message.files.map((file) => ({ name: file.name, data: file.attachment })),
+      }),
+    );
   }
 
   classifySendError(error: unknown): SendFailure {
