@@ -1,5 +1,6 @@
 import { ens_normalize } from "@adraffy/ens-normalize";
 import { keccak_256 } from "@noble/hashes/sha3";
+import { LRUCache } from "lru-cache";
 import { UserError } from "../errors.ts";
 import { sliceChars } from "../strings.ts";
 
@@ -36,8 +37,23 @@ export function isAddressLike(input: string): boolean {
   return /^0x/i.test(input.trim());
 }
 
+/**
+ * Checksums already computed, by the address as given: replies show the same few addresses over
+ * and over (a top list, a cached answer), and keccak is the costliest step of a warm command.
+ */
+const checksummed = new LRUCache<string, Address>({ max: 10_000 });
+
 /** EIP-55: the case of each hex letter follows the keccak-256 hash of the lowercase address. */
 export function toChecksumAddress(address: string): Address {
+  let out = checksummed.get(address);
+  if (out === undefined) {
+    out = computeChecksum(address);
+    checksummed.set(address, out);
+  }
+  return out;
+}
+
+function computeChecksum(address: string): Address {
   const lower = address.slice(2).toLowerCase();
   const hash = keccak_256(new TextEncoder().encode(lower));
   let out = "0x";

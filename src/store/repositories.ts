@@ -2,7 +2,7 @@ import {
   type ActionStore,
   DEFAULT_MAX_ACTIONS_PER_USER,
   type NewAction,
-  newActionId,
+  newActionIds,
   type StoredAction,
 } from "../core/actions.ts";
 import type { ButtonAction } from "../core/reply.ts";
@@ -14,6 +14,8 @@ export class SqliteActionStore implements ActionStore {
   private readonly trim;
   private readonly select;
   private readonly deleteExpired;
+  /** One transaction for a reply's buttons. */
+  private readonly putAll;
 
   constructor(
     private readonly db: Db,
@@ -40,27 +42,27 @@ export class SqliteActionStore implements ActionStore {
       }
     >("SELECT id, platform, chat_id, user_id, action, expires_at FROM button_actions WHERE id = ?");
     this.deleteExpired = db.prepare("DELETE FROM button_actions WHERE expires_at <= ?");
-  }
-
-  async putMany(actions: readonly NewAction[]): Promise<string[]> {
-    return this.db.transaction(() => {
-      const ids = actions.map((action) => {
-        const id = newActionId();
+    this.putAll = db.transaction((actions: readonly NewAction[]) => {
+      const ids = newActionIds(actions.length);
+      for (const [i, action] of actions.entries()) {
         this.insert.run(
-          id,
+          ids[i],
           action.platform,
           action.chatId,
           action.userId,
           JSON.stringify(action.action),
           action.expiresAt,
         );
-        return id;
-      });
+      }
       const owners = new Map(actions.map((a) => [`${a.platform}\u0000${a.userId}`, a]));
       for (const action of owners.values())
         this.trim.run(action.platform, action.userId, this.maxPerUser);
       return ids;
-    })();
+    });
+  }
+
+  async putMany(actions: readonly NewAction[]): Promise<string[]> {
+    return this.putAll(actions);
   }
 
   async get(id: string): Promise<StoredAction | undefined> {
