@@ -18,7 +18,7 @@ export class SqliteActionStore implements ActionStore {
   private readonly putAll;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly maxPerUser = DEFAULT_MAX_ACTIONS_PER_USER,
   ) {
     this.insert = db.prepare(
