@@ -98,14 +98,20 @@ export function checkAddress(input: string, what = "address"): Checked<Address> 
 export const parseAddress = (input: string, what = "address"): Address =>
   orThrow(checkAddress(input, what));
 
+/** Names already normalized: the same few are asked about again and again. */
+const normalizedNames = new LRUCache<string, string>({ max: 2_000 });
+
 /** Normalizes an ENS name with the ENSIP-15 normalizer; refuses it with the normalizer's reason. */
 export function checkEnsName(input: string): Checked<EnsName> {
   const value = input.trim();
   if (value.length === 0) return invalid("An ENS name cannot be empty.");
   if (value.length > 255) return invalid("That ENS name is too long (at most 255 characters).");
-  let normalized: string;
+  let normalized = normalizedNames.get(value);
   try {
-    normalized = ens_normalize(value);
+    if (normalized === undefined) {
+      normalized = ens_normalize(value);
+      normalizedNames.set(value, normalized);
+    }
   } catch (error) {
     // The normalizer has no other way to say why; only a name it refuses gets here.
     const reason =

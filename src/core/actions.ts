@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytesPooled } from "./random.ts";
 import type { ButtonAction } from "./reply.ts";
 
 export interface StoredAction {
@@ -37,7 +37,7 @@ export interface ActionStore {
  * base64url, 22 characters, well inside Discord's 100 and Telegram's 64 bytes.
  */
 export function newActionIds(count: number): string[] {
-  const bytes = randomBytes(16 * count);
+  const bytes = randomBytesPooled(16 * count);
   const ids: string[] = [];
   for (let i = 0; i < count; i++) ids.push(bytes.toString("base64url", 16 * i, 16 * (i + 1)));
   return ids;

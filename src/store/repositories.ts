@@ -14,8 +14,14 @@ export class SqliteActionStore implements ActionStore {
   private readonly trim;
   private readonly select;
   private readonly deleteExpired;
-  /** One transaction for a reply's buttons. */
+  /** One transaction for the buttons of several replies. */
   private readonly putAll;
+  /** Replies whose buttons wait for the next commit, with their callers. */
+  private waiting: {
+    actions: readonly NewAction[];
+    resolve: (ids: string[]) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
 
   constructor(
     db: Db,
@@ -42,9 +48,10 @@ export class SqliteActionStore implements ActionStore {
       }
     >("SELECT id, platform, chat_id, user_id, action, expires_at FROM button_actions WHERE id = ?");
     this.deleteExpired = db.prepare("DELETE FROM button_actions WHERE expires_at <= ?");
-    this.putAll = db.transaction((actions: readonly NewAction[]) => {
-      const ids = newActionIds(actions.length);
-      for (const [i, action] of actions.entries()) {
+    this.putAll = db.transaction((replies: readonly (readonly NewAction[])[]) => {
+      const all = replies.flat();
+      const ids = newActionIds(all.length);
+      for (const [i, action] of all.entries()) {
         this.insert.run(
           ids[i],
           action.platform,
@@ -54,15 +61,45 @@ export class SqliteActionStore implements ActionStore {
           action.expiresAt,
         );
       }
-      const owners = new Map(actions.map((a) => [`${a.platform}\u0000${a.userId}`, a]));
+      const owners = new Map(all.map((a) => [`${a.platform}\u0000${a.userId}`, a]));
       for (const action of owners.values())
         this.trim.run(action.platform, action.userId, this.maxPerUser);
-      return ids;
+      let at = 0;
+      return replies.map((actions) => {
+        const start = at;
+        at += actions.length;
+        return ids.slice(start, at);
+      });
     });
   }
 
+  /**
+   * The replies ready in the same turn of the event loop share one commit (a commit costs more
+   * than a command's own work); each still gets all its buttons or none.
+   */
   async putMany(actions: readonly NewAction[]): Promise<string[]> {
-    return this.putAll(actions);
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ actions, resolve, reject });
+      if (this.waiting.length === 1) setImmediate(() => this.commitWaiting());
+    });
+  }
+
+  private commitWaiting(): void {
+    const batch = this.waiting;
+    this.waiting = [];
+    try {
+      const ids = this.putAll(batch.map((reply) => reply.actions));
+      for (const [i, reply] of batch.entries()) reply.resolve(ids[i] ?? []);
+    } catch {
+      // Each alone, so that each caller learns its own outcome.
+      for (const reply of batch) {
+        try {
+          reply.resolve(this.putAll([reply.actions])[0] ?? []);
+        } catch (error) {
+          reply.reject(error);
+        }
+      }
+    }
   }
 
   async get(id: string): Promise<StoredAction | undefined> {
