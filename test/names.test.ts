@@ -369,6 +369,31 @@ describe("the collection index", () => {
     expect(kept.find((c) => c.name === "One")?.symbol).toBe("ONE");
   });
 
+  it("a collection shown again unchanged is not written again until an hour has passed", async () => {
+    let now = 1_000_000;
+    const writes: string[][] = [];
+    const index = new KnownCollections({
+      now: () => now,
+      store: {
+        load: async () => [],
+        write: async ({ put }) => {
+          writes.push(put.map((c) => c.name));
+        },
+      },
+    });
+    const one = { address: `0x${"1".padStart(40, "0")}`, name: "One" };
+    index.remember([one]);
+    for (let i = 0; i < 5; i++) {
+      now += 60_000;
+      index.remember([one]);
+    }
+    index.remember([{ ...one, name: "One renamed" }]);
+    now += 3_600_000;
+    index.remember([{ ...one, name: "One renamed" }]);
+    await index.flush();
+    expect(writes).toEqual([["One"], ["One renamed"], ["One renamed"]]);
+  });
+
   it("autocomplete ranks exact > symbol > prefix > word prefix > contains, then popularity, then recency", async () => {
     let now = 1_000;
     const index = new KnownCollections({ now: () => now++ });

@@ -595,6 +595,48 @@ describe("stored button actions", () => {
     expect((await press(theirs, other))[0]?.text).toBe("pressed 1");
   });
 
+  it("buttons of replies ready at the same time share one commit, each reply its own ids", async () => {
+    t = await startRuntime();
+    const db = t.db;
+    let commits = 0;
+    // The store's transactions, counted: the database itself is the real one.
+    const counting = new Proxy(db, {
+      get(target, key) {
+        if (key === "transaction")
+          return (fn: (...args: never[]) => unknown) => {
+            const tx = target.transaction(fn);
+            return (...args: never[]) => {
+              commits++;
+              return tx(...args);
+            };
+          };
+        const value = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const store = new SqliteActionStore(counting);
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, n) =>
+        store.putMany(
+          [1, 2].map((b) => ({
+            platform: "telegram",
+            chatId: `c${n}`,
+            userId: `u${n}`,
+            action: { command: "c", action: "a", payload: { n, b } },
+            expiresAt: Date.now() + 60_000,
+          })),
+        ),
+      ),
+    );
+    expect(commits).toBe(1);
+    expect(new Set(replies.flat()).size).toBe(20);
+    for (const [n, ids] of replies.entries()) {
+      expect(ids).toHaveLength(2);
+      for (const [b, id] of ids.entries())
+        expect((await store.get(id))?.action.payload).toEqual({ n, b: b + 1 });
+    }
+  });
+
   it("the in-memory store keeps the same cap per person", async () => {
     const store = new MemoryActionStore(1000, 5);
     const action = { command: "c", action: "a", payload: {} };

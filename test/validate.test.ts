@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
+  checkAddress,
+  checkTokenId,
+  checkWallet,
   InvalidInputError,
   parseAddress,
   parseEnsName,
@@ -130,5 +133,28 @@ describe("wallet lists", () => {
 
   it("says which entry is bad", () => {
     expect(() => parseWallet("0xnothex")).toThrow(/"0xnothex" is not a valid wallet address/);
+  });
+});
+
+describe("checks without exceptions", () => {
+  it("return the value, or the very message the parser throws, for a person's typo", () => {
+    expect(checkTokenId("007")).toEqual({ ok: true, value: "7" });
+    expect(checkTokenId("abc")).toEqual({
+      ok: false,
+      message: '"abc" is not a valid token id: it must be digits only.',
+    });
+    expect(() => parseTokenId("abc")).toThrow(
+      new InvalidInputError('"abc" is not a valid token id: it must be digits only.'),
+    );
+    expect(checkAddress("0x12", "contract address")).toEqual({
+      ok: false,
+      message: '"0x12" is not a valid contract address (it has 2 hex digits; an address has 40).',
+    });
+    const wallet = checkWallet("Vitalik.ETH");
+    expect(wallet).toEqual({ ok: true, value: "vitalik.eth" });
+    expect(checkWallet("nodot")).toEqual({
+      ok: false,
+      message: '"nodot" is not a full ENS name: add its top-level part, like name.eth.',
+    });
   });
 });

@@ -1,15 +1,32 @@
 import { ens_normalize } from "@adraffy/ens-normalize";
 import { keccak_256 } from "@noble/hashes/sha3";
+import { LRUCache } from "lru-cache";
 import { UserError } from "../errors.ts";
 import { sliceChars } from "../strings.ts";
 
 /**
- * Input checks done before any request leaves the bot. Each parser returns the canonical form
- * or throws an InvalidInputError whose message says what was wrong, for the person to fix.
+ * Input checks done before any request leaves the bot. Each `check` returns the canonical form or
+ * the message that says what was wrong, for the person to fix (a person's typo is no exception:
+ * option parsing tries words against several options); each `parse` throws that message as an
+ * InvalidInputError, for callers that stop there.
  */
 
 export class InvalidInputError extends UserError {
   override name = "InvalidInputError";
+}
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
+
+export const valid = <T>(value: T): Checked<T> => ({ ok: true, value });
+export const invalid = (message: string): { ok: false; message: string } => ({
+  ok: false,
+  message,
+});
+
+/** The value, or the message thrown as an InvalidInputError. */
+export function orThrow<T>(checked: Checked<T>): T {
+  if (!checked.ok) throw new InvalidInputError(checked.message);
+  return checked.value;
 }
 
 /** An address in EIP-55 checksummed form. */
@@ -36,8 +53,23 @@ export function isAddressLike(input: string): boolean {
   return /^0x/i.test(input.trim());
 }
 
+/**
+ * Checksums already computed, by the address as given: replies show the same few addresses over
+ * and over (a top list, a cached answer), and keccak is the costliest step of a warm command.
+ */
+const checksummed = new LRUCache<string, Address>({ max: 10_000 });
+
 /** EIP-55: the case of each hex letter follows the keccak-256 hash of the lowercase address. */
 export function toChecksumAddress(address: string): Address {
+  let out = checksummed.get(address);
+  if (out === undefined) {
+    out = computeChecksum(address);
+    checksummed.set(address, out);
+  }
+  return out;
+}
+
+function computeChecksum(address: string): Address {
   const lower = address.slice(2).toLowerCase();
   const hash = keccak_256(new TextEncoder().encode(lower));
   let out = "0x";
@@ -50,7 +82,7 @@ export function toChecksumAddress(address: string): Address {
 }
 
 /** Accepts `0x` + 40 hex digits in any case; returns it checksummed. */
-export function parseAddress(input: string, what = "address"): Address {
+export function checkAddress(input: string, what = "address"): Checked<Address> {
   const value = input.trim();
   if (!ADDRESS_PATTERN.test(value)) {
     const hint = /^0x[0-9a-fA-F]*$/.test(value)
@@ -58,43 +90,55 @@ export function parseAddress(input: string, what = "address"): Address {
       : value.startsWith("0x") || value.startsWith("0X")
         ? " (only 0-9 and a-f may follow 0x)"
         : " (it must start with 0x followed by 40 hex digits)";
-    throw new InvalidInputError(`${quoteInput(value)} is not a valid ${what}${hint}.`);
+    return invalid(`${quoteInput(value)} is not a valid ${what}${hint}.`);
   }
-  return toChecksumAddress(value);
+  return valid(toChecksumAddress(value));
 }
 
+export const parseAddress = (input: string, what = "address"): Address =>
+  orThrow(checkAddress(input, what));
+
+/** Names already normalized: the same few are asked about again and again. */
+const normalizedNames = new LRUCache<string, string>({ max: 2_000 });
+
 /** Normalizes an ENS name with the ENSIP-15 normalizer; refuses it with the normalizer's reason. */
-export function parseEnsName(input: string): EnsName {
+export function checkEnsName(input: string): Checked<EnsName> {
   const value = input.trim();
-  if (value.length === 0) throw new InvalidInputError("An ENS name cannot be empty.");
-  if (value.length > 255)
-    throw new InvalidInputError("That ENS name is too long (at most 255 characters).");
-  let normalized: string;
+  if (value.length === 0) return invalid("An ENS name cannot be empty.");
+  if (value.length > 255) return invalid("That ENS name is too long (at most 255 characters).");
+  let normalized = normalizedNames.get(value);
   try {
-    normalized = ens_normalize(value);
+    if (normalized === undefined) {
+      normalized = ens_normalize(value);
+      normalizedNames.set(value, normalized);
+    }
   } catch (error) {
+    // The normalizer has no other way to say why; only a name it refuses gets here.
     const reason =
       error instanceof Error ? error.message.replace(/[\u200e\u200f]/g, "") : "not a valid name";
-    throw new InvalidInputError(`${quoteInput(value)} is not a valid ENS name: ${reason}.`);
+    return invalid(`${quoteInput(value)} is not a valid ENS name: ${reason}.`);
   }
   if (!normalized.includes(".")) {
-    throw new InvalidInputError(
+    return invalid(
       `${quoteInput(value)} is not a full ENS name: add its top-level part, like name.eth.`,
     );
   }
-  return normalized as EnsName;
+  return valid(normalized as EnsName);
 }
+
+export const parseEnsName = (input: string): EnsName => orThrow(checkEnsName(input));
 
 /** A wallet is given as an address or an ENS name; both are accepted where the service takes them. */
-export function parseWallet(input: string): Address | EnsName {
+export function checkWallet(input: string): Checked<Address | EnsName> {
   const value = input.trim();
-  if (value.length === 0)
-    throw new InvalidInputError("Give a wallet address (0x…) or an ENS name.");
-  return isAddressLike(value) ? parseAddress(value, "wallet address") : parseEnsName(value);
+  if (value.length === 0) return invalid("Give a wallet address (0x…) or an ENS name.");
+  return isAddressLike(value) ? checkAddress(value, "wallet address") : checkEnsName(value);
 }
 
+export const parseWallet = (input: string): Address | EnsName => orThrow(checkWallet(input));
+
 /** Token ids are decimal integers of 1 to 78 digits: no sign, no hex, no decimal point. */
-export function parseTokenId(input: string): TokenId {
+export function checkTokenId(input: string): Checked<TokenId> {
   const value = input.trim();
   if (!/^\d+$/.test(value)) {
     const why = /^[+-]/.test(value)
@@ -104,51 +148,58 @@ export function parseTokenId(input: string): TokenId {
         : /[.,eE]/.test(value)
           ? "it must be a whole number"
           : "it must be digits only";
-    throw new InvalidInputError(`${quoteInput(value)} is not a valid token id: ${why}.`);
+    return invalid(`${quoteInput(value)} is not a valid token id: ${why}.`);
   }
   if (value.length > MAX_TOKEN_ID_DIGITS) {
-    throw new InvalidInputError(
+    return invalid(
       `That token id has ${value.length} digits; token ids have at most ${MAX_TOKEN_ID_DIGITS}.`,
     );
   }
-  const canonical = value.replace(/^0+(?=\d)/, "");
-  return canonical as TokenId;
+  return valid(value.replace(/^0+(?=\d)/, "") as TokenId);
 }
+
+export const parseTokenId = (input: string): TokenId => orThrow(checkTokenId(input));
 
 /** 1 to 500 wallets, each an address or ENS name, duplicates removed (order kept). */
-export function parseWalletList(inputs: readonly string[]): (Address | EnsName)[] {
-  if (inputs.length === 0)
-    throw new InvalidInputError("Give at least one wallet address or ENS name.");
-  const wallets = [...new Set(inputs.map((input) => parseWallet(input)))];
-  if (wallets.length > MAX_WALLETS_PER_CALL) {
-    throw new InvalidInputError(
-      `That is ${wallets.length} wallets; the data service takes at most ${MAX_WALLETS_PER_CALL} at once.`,
+export function checkWalletList(inputs: readonly string[]): Checked<(Address | EnsName)[]> {
+  if (inputs.length === 0) return invalid("Give at least one wallet address or ENS name.");
+  const wallets = new Set<Address | EnsName>();
+  for (const input of inputs) {
+    const wallet = checkWallet(input);
+    if (!wallet.ok) return wallet;
+    wallets.add(wallet.value);
+  }
+  if (wallets.size > MAX_WALLETS_PER_CALL) {
+    return invalid(
+      `That is ${wallets.size} wallets; the data service takes at most ${MAX_WALLETS_PER_CALL} at once.`,
     );
   }
-  return wallets;
+  return valid([...wallets]);
 }
+
+export const parseWalletList = (inputs: readonly string[]): (Address | EnsName)[] =>
+  orThrow(checkWalletList(inputs));
 
 /** A non-negative decimal amount as a string (native token), e.g. "0.5". */
-export function parseDecimal(input: string, what: string): string {
+export function checkDecimal(input: string, what: string): Checked<string> {
   const value = input.trim();
-  if (!/^\d{1,30}(\.\d{1,18})?$/.test(value)) {
-    throw new InvalidInputError(
-      `${quoteInput(value)} is not a valid ${what}: use a number like 1.5.`,
-    );
-  }
-  return value;
+  if (!/^\d{1,30}(\.\d{1,18})?$/.test(value))
+    return invalid(`${quoteInput(value)} is not a valid ${what}: use a number like 1.5.`);
+  return valid(value);
 }
 
+export const parseDecimal = (input: string, what: string): string =>
+  orThrow(checkDecimal(input, what));
+
 /** A non-negative whole number as a string (int64 fields), e.g. "3". */
-export function parseCount(input: string, what: string): string {
+export function checkCount(input: string, what: string): Checked<string> {
   const value = input.trim();
-  if (!/^\d{1,18}$/.test(value)) {
-    throw new InvalidInputError(
-      `${quoteInput(value)} is not a valid ${what}: use a whole number like 3.`,
-    );
-  }
-  return value.replace(/^0+(?=\d)/, "");
+  if (!/^\d{1,18}$/.test(value))
+    return invalid(`${quoteInput(value)} is not a valid ${what}: use a whole number like 3.`);
+  return valid(value.replace(/^0+(?=\d)/, ""));
 }
+
+export const parseCount = (input: string, what: string): string => orThrow(checkCount(input, what));
 
 export function shortAddress(address: string): string {
   return address.length === 42 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;

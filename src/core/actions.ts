@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytesPooled } from "./random.ts";
 import type { ButtonAction } from "./reply.ts";
 
 export interface StoredAction {
@@ -32,9 +32,15 @@ export interface ActionStore {
   prune(now: number): Promise<number>;
 }
 
-/** 128 random bits, base64url: 22 characters, well inside Discord's 100 and Telegram's 64 bytes. */
-export function newActionId(): string {
-  return randomBytes(16).toString("base64url");
+/**
+ * `count` ids from one draw of random bytes (a reply has up to 25 buttons): 128 random bits each,
+ * base64url, 22 characters, well inside Discord's 100 and Telegram's 64 bytes.
+ */
+export function newActionIds(count: number): string[] {
+  const bytes = randomBytesPooled(16 * count);
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) ids.push(bytes.toString("base64url", 16 * i, 16 * (i + 1)));
+  return ids;
 }
 
 export const ACTION_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
@@ -52,22 +58,21 @@ export class MemoryActionStore implements ActionStore {
   ) {}
 
   async putMany(actions: readonly NewAction[]): Promise<string[]> {
-    const ids: string[] = [];
-    for (const action of actions) {
+    const ids = newActionIds(actions.length);
+    for (const [i, action] of actions.entries()) {
       if (this.entries.size >= this.maxEntries) await this.prune(Date.now());
       // Still full after pruning: the oldest entry goes (Map iterates in insertion order).
       if (this.entries.size >= this.maxEntries) {
         const oldest = this.entries.keys().next().value;
         if (oldest !== undefined) this.entries.delete(oldest);
       }
-      const id = newActionId();
+      const id = ids[i] ?? "";
       this.entries.set(id, { id, ...action });
       const key = ownerKey(action);
       const owned = (this.byOwner.get(key) ?? []).filter((old) => this.entries.has(old));
       owned.push(id);
       while (owned.length > this.maxPerUser) this.entries.delete(owned.shift() ?? "");
       this.byOwner.set(key, owned);
-      ids.push(id);
     }
     return ids;
   }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ApiClient } from "../api/client.ts";
+import type { Checked } from "../api/validate.ts";
 import type { Logger } from "../log.ts";
 import type { ChartCache } from "../render/charts.ts";
 import type { LinkedWalletRepository, ReportRepository } from "../store/reports.ts";
@@ -150,18 +151,12 @@ export function defineCommand<O extends OptionsMap>(command: Command<O>): Comman
   return command;
 }
 
-/** Wraps a throwing parser (from src/api/validate.ts) as a zod schema over a raw string. */
-export function parserSchema<T>(parse: (raw: string) => T): z.ZodType<T, string> {
+/** Wraps a check (from src/api/validate.ts: a value or a message) as a zod schema over a raw string. */
+export function parserSchema<T>(check: (raw: string) => Checked<T>): z.ZodType<T, string> {
   return z.string().transform((raw, ctx) => {
-    try {
-      return parse(raw);
-    } catch (error) {
-      ctx.issues.push({
-        code: "custom",
-        message: error instanceof Error ? error.message : String(error),
-        input: raw,
-      });
-      return z.NEVER;
-    }
+    const checked = check(raw);
+    if (checked.ok) return checked.value;
+    ctx.issues.push({ code: "custom", message: checked.message, input: raw });
+    return z.NEVER;
   });
 }

@@ -39,7 +39,9 @@ const LOCAL_NAME = /(?:^|\.)(?:localhost|local|internal|intranet|lan|home\.arpa)
  */
 function isPublicHost(hostname: string): boolean {
   const host = hostname.replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
-  if (ipaddr.isValid(host)) {
+  // Only a literal goes to ipaddr: it judges a name by throwing inside, on every image shown.
+  const literal = host.includes(":") || /^\d{1,3}(?:\.\d{1,3}){3}$/.test(host);
+  if (literal && ipaddr.isValid(host)) {
     // process() turns IPv4-mapped IPv6 (::ffff:a.b.c.d) into the IPv4 it stands for.
     return ipaddr.process(host).range() === "unicast";
   }

@@ -85,6 +85,8 @@ export function matchesShortForm(address: string, form: ShortForm): boolean {
 }
 
 interface Entry extends IndexedCollection {
+  /** When the store last heard of this entry (its `seenAt` there). */
+  storedAt: number;
   key: string;
   /** The name's words joined from each word on: "apeyachtclub", "yachtclub", "club". */
   wordTails: string[];
@@ -97,6 +99,7 @@ function toEntry(collection: IndexedCollection): Entry {
   const words = wordsOf(collection.name);
   return {
     ...collection,
+    storedAt: collection.seenAt,
     key: words.join(""),
     wordTails: words.slice(1).map((_, i) => words.slice(i + 1).join("")),
     initials: words.length >= 2 ? words.map((word) => word.charAt(0)).join("") : "",
@@ -126,6 +129,12 @@ function byPopularity(a: IndexedCollection, b: IndexedCollection): number {
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/**
+ * How stale a collection's last-seen time may get in the store: it only orders what is evicted
+ * first, so an hour off costs nothing, and a command answered from the cache writes nothing.
+ */
+const SEEN_STORE_INTERVAL_MS = 3_600_000;
 
 export interface KnownCollectionsOptions {
   store?: CollectionIndexStore | undefined;
@@ -287,11 +296,29 @@ export class KnownCollections {
       if (!ADDRESS.test(sighting.address)) continue;
       const key = sighting.address.toLowerCase();
       const known = this.entries.get(key);
+      const name = sighting.name.trim() || known?.name || "";
+      const symbol = sighting.symbol?.trim() || known?.symbol || "";
+      const rank = rankOf(known, key);
+      if (
+        known &&
+        known.name === name &&
+        known.symbol === symbol &&
+        known.rank === rank &&
+        known.source === source
+      ) {
+        // Seen again, nothing new (a cached answer shown once more): it becomes the most
+        // recently seen here, and the store hears of it only now and then.
+        known.seenAt = seenAt;
+        this.entries.delete(key);
+        this.entries.set(key, known);
+        if (seenAt - known.storedAt >= SEEN_STORE_INTERVAL_MS) put.set(key, known);
+        continue;
+      }
       const entry = toEntry({
-        address: toChecksumAddress(sighting.address),
-        name: sighting.name.trim() || known?.name || "",
-        symbol: sighting.symbol?.trim() || known?.symbol || "",
-        rank: rankOf(known, key),
+        address: known?.address ?? toChecksumAddress(sighting.address),
+        name,
+        symbol,
+        rank,
         source,
         seenAt,
       });
@@ -316,6 +343,7 @@ export class KnownCollections {
   private write(put: readonly Entry[], remove: readonly Address[]): void {
     const { store, logger } = this.options;
     if (!store || (put.length === 0 && remove.length === 0)) return;
+    for (const entry of put) entry.storedAt = entry.seenAt;
     const writing = store
       .write({ put: put.map(plain), remove })
       .catch((error: unknown) => {

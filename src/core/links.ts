@@ -1,10 +1,12 @@
 import {
   type Address,
-  InvalidInputError,
-  parseAddress,
-  parseTokenId,
+  type Checked,
+  checkAddress,
+  checkTokenId,
+  invalid,
   quoteInput,
   type TokenId,
+  valid,
 } from "../api/validate.ts";
 import { parseShortForm } from "./known-collections.ts";
 import { isLookup, type Lookup } from "./resolver.ts";
@@ -22,7 +24,7 @@ export interface NftRef {
 const ADDRESS = "(0x[0-9a-fA-F]{40})";
 const TOKEN = "(\\d{1,200})";
 
-/** Link shapes we recognise, most specific first. Token ids are checked by parseTokenId after. */
+/** Link shapes we recognise, most specific first. Token ids are checked by checkTokenId after. */
 const LINK_PATTERNS: readonly RegExp[] = [
   // OpenSea: /assets/ethereum/0x…/123, /assets/0x…/123 (old), /item/ethereum/0x…/123
   new RegExp(
@@ -52,30 +54,29 @@ export function unwrap(input: string): string {
   return trimmed.startsWith("<") && trimmed.endsWith(">") ? trimmed.slice(1, -1).trim() : trimmed;
 }
 
-export function parseNftRef(input: string): NftRef {
+function checkNftRef(input: string): Checked<NftRef> {
   const value = unwrap(input);
   if (/^https?:\/\//i.test(value)) {
     for (const pattern of LINK_PATTERNS) {
       const match = pattern.exec(value);
       if (!match?.[1]) continue;
-      const contract = parseAddress(match[1], "contract address");
-      return match[2] !== undefined ? { contract, tokenId: parseTokenId(match[2]) } : { contract };
+      const contract = checkAddress(match[1], "contract address");
+      if (!contract.ok || match[2] === undefined)
+        return contract.ok ? valid({ contract: contract.value }) : contract;
+      const tokenId = checkTokenId(match[2]);
+      return tokenId.ok ? valid({ contract: contract.value, tokenId: tokenId.value }) : tokenId;
     }
     if (/opensea\.io\/collection\//i.test(value)) {
-      throw new InvalidInputError(
+      return invalid(
         "OpenSea collection links hold a name, not the contract address: paste the contract address (0x…) or an item link.",
       );
     }
-    throw new InvalidInputError(
+    return invalid(
       `I could not find a contract in ${quoteInput(value, 80)}: paste a contract address, or an OpenSea or Etherscan link.`,
     );
   }
-  return { contract: parseAddress(value, "contract address") };
-}
-
-/** A collection: an address, or any supported link that names one. */
-export function parseCollectionRef(input: string): Address {
-  return parseNftRef(input).contract;
+  const contract = checkAddress(value, "contract address");
+  return contract.ok ? valid({ contract: contract.value }) : contract;
 }
 
 const MAX_NAME_LENGTH = 200;
@@ -86,23 +87,23 @@ const MAX_NAME_LENGTH = 200;
  * look up (a name, a symbol, initials, a prefix, the short form `0x1234…abcd`). Text that is only
  * hex after 0x is meant as an address, so it is checked as one.
  */
-export function parseCollectionArg(input: string): Address | Lookup {
-  const value = unwrap(input);
-  const ref = parseNftArg(value);
-  return isLookup(ref) ? ref : ref.contract;
+export function checkCollectionArg(input: string): Checked<Address | Lookup> {
+  const ref = checkNftArg(input);
+  if (!ref.ok) return ref;
+  return valid(isLookup(ref.value) ? ref.value : ref.value.contract);
 }
 
-/** An NFT: its contract (as parseCollectionArg reads it) and maybe the token id a link names. */
-export function parseNftArg(input: string): NftRef | Lookup {
+/** An NFT: its contract (as checkCollectionArg reads it) and maybe the token id a link names. */
+export function checkNftArg(input: string): Checked<NftRef | Lookup> {
   const value = unwrap(input);
-  if (parseShortForm(value)) return { lookup: value };
-  if (/^https?:\/\//i.test(value) || /^0x[0-9a-f]*$/i.test(value)) return parseNftRef(value);
+  if (parseShortForm(value)) return valid({ lookup: value });
+  if (/^https?:\/\//i.test(value) || /^0x[0-9a-f]*$/i.test(value)) return checkNftRef(value);
   if (value.length === 0)
-    throw new InvalidInputError("Give a collection: its name or symbol, its address, or a link.");
+    return invalid("Give a collection: its name or symbol, its address, or a link.");
   if (Array.from(value).length > MAX_NAME_LENGTH) {
-    throw new InvalidInputError(
+    return invalid(
       `That is longer than any collection name (at most ${MAX_NAME_LENGTH} characters).`,
     );
   }
-  return { lookup: value };
+  return valid({ lookup: value });
 }

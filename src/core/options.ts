@@ -1,18 +1,20 @@
 import { z } from "zod";
 import {
   type Address,
+  type Checked,
+  checkCount,
+  checkDecimal,
+  checkTokenId,
+  checkWallet,
+  checkWalletList,
   type EnsName,
   InvalidInputError,
-  parseCount,
-  parseDecimal,
-  parseTokenId,
-  parseWallet,
-  parseWalletList,
   type TokenId,
+  valid,
 } from "../api/validate.ts";
 import { type OptionDef, parserSchema } from "./command.ts";
 import { parseShortForm } from "./known-collections.ts";
-import { type NftRef, parseCollectionArg, parseNftArg, unwrap } from "./links.ts";
+import { checkCollectionArg, checkNftArg, type NftRef, unwrap } from "./links.ts";
 import { found, isLookup, type Lookup, type NameResolver, type Resolution } from "./resolver.ts";
 
 /** Builders for command options: each carries the zod schema that parses what a person typed. */
@@ -32,9 +34,9 @@ function def<T, R extends boolean, P = T>(
 }
 
 /** A wallet: an address or ENS name, or the short form of one the bot showed in this chat. */
-function parseWalletArg(raw: string): Address | EnsName | Lookup {
+function checkWalletArg(raw: string): Checked<Address | EnsName | Lookup> {
   const value = unwrap(raw);
-  return parseShortForm(value) ? { lookup: value } : parseWallet(value);
+  return parseShortForm(value) ? valid({ lookup: value }) : checkWallet(value);
 }
 
 const resolveWallet = async (
@@ -143,7 +145,7 @@ export const opt = {
         placeholder: "collection",
         autocomplete: "collection",
         words: true,
-        schema: parserSchema(parseCollectionArg),
+        schema: parserSchema(checkCollectionArg),
         resolve: async (value, resolver) =>
           isLookup(value) ? resolver.collection(value.lookup) : found(value),
       },
@@ -163,7 +165,7 @@ export const opt = {
         placeholder: "collection|link",
         autocomplete: "collection",
         words: true,
-        schema: parserSchema(parseNftArg),
+        schema: parserSchema(checkNftArg),
         resolve: async (value, resolver) => {
           if (!isLookup(value)) return found(value);
           const resolution = await resolver.collection(value.lookup);
@@ -179,7 +181,7 @@ export const opt = {
     o: Common<R> = {},
   ): OptionDef<TokenId, R> {
     return def(
-      { description, kind: "string", placeholder: "tokenId", schema: parserSchema(parseTokenId) },
+      { description, kind: "string", placeholder: "tokenId", schema: parserSchema(checkTokenId) },
       o.required,
     );
   },
@@ -193,7 +195,7 @@ export const opt = {
         description,
         kind: "string",
         placeholder: "wallet|name.eth",
-        schema: parserSchema(parseWalletArg),
+        schema: parserSchema(checkWalletArg),
         resolve: resolveWallet,
       },
       o.required,
@@ -218,8 +220,10 @@ export const opt = {
             .filter((item) => item.length > 0);
           const short = items.filter((item) => parseShortForm(item));
           const full = items.filter((item) => !parseShortForm(item));
-          const wallets = full.length > 0 || short.length === 0 ? parseWalletList(full) : [];
-          return [...wallets, ...short.map((lookup) => ({ lookup }))];
+          const wallets = full.length > 0 || short.length === 0 ? checkWalletList(full) : valid([]);
+          return wallets.ok
+            ? valid([...wallets.value, ...short.map((lookup) => ({ lookup }))])
+            : wallets;
         }),
         resolve: async (values, resolver) => {
           const wallets: (Address | EnsName)[] = [];
@@ -244,7 +248,7 @@ export const opt = {
         description,
         kind: "string",
         placeholder: o.placeholder ?? "amount",
-        schema: parserSchema((raw) => parseDecimal(unwrap(raw), description.toLowerCase())),
+        schema: parserSchema((raw) => checkDecimal(unwrap(raw), description.toLowerCase())),
       },
       o.required,
     );
@@ -259,7 +263,7 @@ export const opt = {
         description,
         kind: "string",
         placeholder: o.placeholder ?? "count",
-        schema: parserSchema((raw) => parseCount(unwrap(raw), description.toLowerCase())),
+        schema: parserSchema((raw) => checkCount(unwrap(raw), description.toLowerCase())),
       },
       o.required,
     );

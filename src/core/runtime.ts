@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { ApiClient } from "../api/client.ts";
 import { ApiError, apiErrorLevel } from "../api/errors.ts";
 import { shortAddress } from "../api/validate.ts";
@@ -19,6 +18,7 @@ import type {
   Platform,
 } from "./command.ts";
 import { KnownCollections } from "./known-collections.ts";
+import { randomBytesPooled } from "./random.ts";
 import { type Admission, RateLimiter } from "./rate-limit.ts";
 import { RecentWallets } from "./recent-wallets.ts";
 import type { RenderableReply, Reply } from "./reply.ts";
@@ -65,7 +65,7 @@ export interface OutcomeEvent {
 
 /** A short id for an invocation: in the log and in the apology a person sees. */
 export function newInvocationId(): string {
-  return randomBytes(5).toString("hex");
+  return randomBytesPooled(5).toString("hex");
 }
 
 const COMMAND_NAME = /^[a-z][a-z0-9_]{0,31}$/;

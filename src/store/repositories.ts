@@ -2,7 +2,7 @@ import {
   type ActionStore,
   DEFAULT_MAX_ACTIONS_PER_USER,
   type NewAction,
-  newActionId,
+  newActionIds,
   type StoredAction,
 } from "../core/actions.ts";
 import type { ButtonAction } from "../core/reply.ts";
@@ -14,9 +14,17 @@ export class SqliteActionStore implements ActionStore {
   private readonly trim;
   private readonly select;
   private readonly deleteExpired;
+  /** One transaction for the buttons of several replies. */
+  private readonly putAll;
+  /** Replies whose buttons wait for the next commit, with their callers. */
+  private waiting: {
+    actions: readonly NewAction[];
+    resolve: (ids: string[]) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly maxPerUser = DEFAULT_MAX_ACTIONS_PER_USER,
   ) {
     this.insert = db.prepare(
@@ -40,27 +48,58 @@ export class SqliteActionStore implements ActionStore {
       }
     >("SELECT id, platform, chat_id, user_id, action, expires_at FROM button_actions WHERE id = ?");
     this.deleteExpired = db.prepare("DELETE FROM button_actions WHERE expires_at <= ?");
-  }
-
-  async putMany(actions: readonly NewAction[]): Promise<string[]> {
-    return this.db.transaction(() => {
-      const ids = actions.map((action) => {
-        const id = newActionId();
+    this.putAll = db.transaction((replies: readonly (readonly NewAction[])[]) => {
+      const all = replies.flat();
+      const ids = newActionIds(all.length);
+      for (const [i, action] of all.entries()) {
         this.insert.run(
-          id,
+          ids[i],
           action.platform,
           action.chatId,
           action.userId,
           JSON.stringify(action.action),
           action.expiresAt,
         );
-        return id;
-      });
-      const owners = new Map(actions.map((a) => [`${a.platform}\u0000${a.userId}`, a]));
+      }
+      const owners = new Map(all.map((a) => [`${a.platform}\u0000${a.userId}`, a]));
       for (const action of owners.values())
         this.trim.run(action.platform, action.userId, this.maxPerUser);
-      return ids;
-    })();
+      let at = 0;
+      return replies.map((actions) => {
+        const start = at;
+        at += actions.length;
+        return ids.slice(start, at);
+      });
+    });
+  }
+
+  /**
+   * The replies ready in the same turn of the event loop share one commit (a commit costs more
+   * than a command's own work); each still gets all its buttons or none.
+   */
+  async putMany(actions: readonly NewAction[]): Promise<string[]> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ actions, resolve, reject });
+      if (this.waiting.length === 1) setImmediate(() => this.commitWaiting());
+    });
+  }
+
+  private commitWaiting(): void {
+    const batch = this.waiting;
+    this.waiting = [];
+    try {
+      const ids = this.putAll(batch.map((reply) => reply.actions));
+      for (const [i, reply] of batch.entries()) reply.resolve(ids[i] ?? []);
+    } catch {
+      // Each alone, so that each caller learns its own outcome.
+      for (const reply of batch) {
+        try {
+          reply.resolve(this.putAll([reply.actions])[0] ?? []);
+        } catch (error) {
+          reply.reject(error);
+        }
+      }
+    }
   }
 
   async get(id: string): Promise<StoredAction | undefined> {

@@ -15,10 +15,16 @@ async function main(): Promise<void> {
     "",
   ];
   const suites: [string, () => Promise<{ name: string; value: string }[]>][] = [
-    ["Command runtime", benchDispatch],
+    ["Warm commands through the production wiring", benchDispatch],
     ["Charts (800x400 PNG)", benchCharts],
-    ["Cold /nft vs bare undici, service on loopback with no latency", () => benchColdNft(0)],
-    ["Cold /nft vs bare undici, service answering in 20 ms", () => benchColdNft(20)],
+    [
+      "Cold /nft vs its two GETs made bare in parallel, service on loopback with no latency",
+      () => benchColdNft(0),
+    ],
+    [
+      "Cold /nft vs its two GETs made bare in parallel, service answering in 20 ms",
+      () => benchColdNft(20),
+    ],
     [
       "Alerts: one mint to 1,000 Telegram chats + 1,000 Discord channels (subscribed interleaved)",
       () => benchAlertFanOut({ telegramChats: 1000, discordChannels: 1000, order: "interleaved" }),
