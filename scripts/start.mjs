@@ -28,8 +28,9 @@ if (stale) {
   let buildDist;
   try {
     ({ buildDist } = await import("./build.mjs"));
-  } catch {
+  } catch (error) {
     // No esbuild: a production install. Run what was built, or say plainly why we cannot.
+    if (error?.code !== "ERR_MODULE_NOT_FOUND") throw error;
   }
   if (buildDist) await buildDist(root);
   else if (built === undefined) {
@@ -37,6 +38,10 @@ if (stale) {
       "dist/ is missing and esbuild is not installed: run `npm ci && npm run build` first.\n",
     );
     process.exit(1);
+  } else {
+    process.stderr.write(
+      "dist/ is older than the sources and esbuild is not installed: running dist/ as built.\n",
+    );
   }
 }
 // The stack traces of the compiled code point at the TypeScript sources.

@@ -1,7 +1,7 @@
-import { ens_normalize } from "@adraffy/ens-normalize";
 import { keccak_256 } from "@noble/hashes/sha3";
 import { UserError } from "../errors.ts";
 import { sliceChars } from "../strings.ts";
+import { normalizeEnsName } from "./ens.ts";
 
 /**
  * Input checks done before any request leaves the bot. Each parser returns the canonical form
@@ -71,7 +71,7 @@ export function parseEnsName(input: string): EnsName {
     throw new InvalidInputError("That ENS name is too long (at most 255 characters).");
   let normalized: string;
   try {
-    normalized = ens_normalize(value);
+    normalized = normalizeEnsName(value);
   } catch (error) {
     const reason =
       error instanceof Error ? error.message.replace(/[\u200e\u200f]/g, "") : "not a valid name";
