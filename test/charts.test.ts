@@ -86,6 +86,21 @@ describe("charts", () => {
     ).not.toBe(0);
   });
 
+  it("charts share one canvas: a chart that fails half-way leaves it clean for the next", async () => {
+    // @napi-rs/canvas refuses a NUL in text ("Convert String to CString failed").
+    await expect(rankingChart("Top\u0000", "x", [{ label: "A", value: 1 }])).rejects.toThrow();
+    const [first, second] = [
+      await rankingChart("Top", "x", [{ label: "A", value: 1 }]),
+      await rankingChart("Top", "x", [{ label: "A", value: 1 }]),
+    ];
+    await expectChart(first);
+    expect(Buffer.compare(first, second)).toBe(0);
+    await expectChart(audienceChart("Audience", []));
+    expect(Buffer.compare(await rankingChart("Top", "x", [{ label: "A", value: 1 }]), first)).toBe(
+      0,
+    );
+  });
+
   it("the cache keys on the data: the same data is one render, new data a new picture", async () => {
     const cache = new ChartCache();
     let renders = 0;
