@@ -36,7 +36,12 @@ function baseEnv(dataDir: string): Record<string, string> {
   // BENCH_CHILD_NODE_OPTIONS: Node options for the bot only (e.g. --heap-prof), to see where
   // its time or memory goes.
   const options = process.env.BENCH_CHILD_NODE_OPTIONS;
-  return { ...env, ...(options ? { NODE_OPTIONS: options } : {}), DATA_DIR: dataDir, LOG_LEVEL: "info" };
+  return {
+    ...env,
+    ...(options ? { NODE_OPTIONS: options } : {}),
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "info",
+  };
 }
 
 /** The resident set of a process, in bytes, as `ps` reports it. */
