@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# Two stages: the first compiles better-sqlite3 and installs every dependency; the second takes
-# only what the bot runs with, as a non-root user, with its database on a volume.
+# Two stages: the first compiles better-sqlite3, installs every dependency and compiles the bot to
+# dist/ (esbuild); the second takes only what the bot runs with (dist/ and the runtime
+# dependencies), as a non-root user, with its database on a volume.
 
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
@@ -11,9 +12,10 @@ RUN apt-get update \
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
+COPY scripts ./scripts
 COPY src ./src
 COPY commands ./commands
-RUN npm prune --omit=dev --no-audit --no-fund
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:22-bookworm-slim
 ENV NODE_ENV=production \
@@ -24,7 +26,9 @@ WORKDIR /app
 RUN groupadd --system bot \
  && useradd --system --gid bot --home-dir /app --shell /usr/sbin/nologin bot \
  && mkdir /data && chown bot:bot /data
-COPY --from=build --chown=root:root /app /app
+COPY --from=build --chown=root:root /app/package.json /app/
+COPY --from=build --chown=root:root /app/node_modules /app/node_modules
+COPY --from=build --chown=root:root /app/dist /app/dist
 USER bot
 VOLUME ["/data"]
 EXPOSE 9464
@@ -32,4 +36,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.METRICS_PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # SIGTERM (docker stop) lets the bot finish the replies and the alert send in flight.
 STOPSIGNAL SIGTERM
-CMD ["node", "--import", "tsx", "src/main.ts"]
+CMD ["node", "--enable-source-maps", "dist/main.js"]

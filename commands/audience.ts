@@ -120,7 +120,7 @@ export default defineCommand({
       change: formatChange(row.walletsCountChange30d),
     }));
     const title = reply.title ?? "Audience";
-    const image = ctx.charts.image(
+    const image = await ctx.charts.image(
       `audience:${collection.toLowerCase()}`,
       { title, data: rows },
       () => audienceChart(title, rows),

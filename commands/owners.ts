@@ -160,7 +160,7 @@ export default defineCommand({
       explorerUrl: ctx.settings.explorerUrl,
     });
     const title = `Owners of ${name ? collectionName(name) : short(collection)}, last ${DURATION_CHOICES.find((d) => d.value === duration)?.name ?? duration}`;
-    const image = ctx.charts.image(
+    const image = await ctx.charts.image(
       `owners:${collection.toLowerCase()}:${duration}`,
       { title, data: points },
       () => ownersHistoryChart(title, points),

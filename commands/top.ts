@@ -122,7 +122,7 @@ async function fetchTop(
   }));
   const axis = metric === "sales" ? "Sales" : `${metricInfo.name} (ETH)`;
   const title = reply.title ?? "Top collections";
-  const image = ctx.charts.image(
+  const image = await ctx.charts.image(
     `top:${metric}:${duration}:${page}:${limit}`,
     { title, data: { axis, items } },
     () => rankingChart(title, axis, items),

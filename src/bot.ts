@@ -1,7 +1,7 @@
 import { allCommands } from "../commands/index.ts";
 import { ConsoleAdapter } from "./adapters/console/index.ts";
-import { DiscordAdapter } from "./adapters/discord/index.ts";
-import { TelegramAdapter } from "./adapters/telegram/index.ts";
+import type { DiscordAdapter } from "./adapters/discord/index.ts";
+import type { TelegramAdapter } from "./adapters/telegram/index.ts";
 import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
 import { leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
 import { type ApiClient, createApiClient } from "./api/client.ts";
@@ -14,7 +14,7 @@ import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./ops/metrics.ts";
 import { type Health, startOpsServer } from "./ops/server.ts";
 import { ReportRetryWorker } from "./reports/submit.ts";
-import { type Simulator, startSimulator } from "./simulator/index.ts";
+import type { Simulator } from "./simulator/index.ts";
 import { AlertRepository } from "./store/alerts.ts";
 import { SqliteCollectionIndexStore } from "./store/collections.ts";
 import { type Db, openDatabase } from "./store/db.ts";
@@ -180,6 +180,8 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   let baseUrl = config.api.baseUrl;
   let apiKey = config.api.apiKey;
   if (baseUrl === undefined) {
+    // Loaded only when used: the simulator's world is large, and the real service needs none of it.
+    const { startSimulator } = await import("./simulator/index.ts");
     const started = await listen(
       "the embedded simulator (SIMULATOR_PORT)",
       `127.0.0.1:${config.simulator.port}`,
@@ -244,6 +246,9 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
 
   let discord: DiscordAdapter | undefined;
   if (config.discord.token !== undefined) {
+    // A platform's library (discord.js, grammY) loads only when its token is set: it costs start
+    // time and memory for nothing otherwise.
+    const { DiscordAdapter } = await import("./adapters/discord/index.ts");
     const adapter = new DiscordAdapter({
       token: config.discord.token,
       runtime,
@@ -271,6 +276,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
     // (and nothing of the secret part is stored).
     const botId = /^(\d+):/.exec(config.telegram.token)?.[1] ?? "bot";
     telegramUpdates = new SqliteUpdateDedup(db, { source: `telegram:${botId}` });
+    const { TelegramAdapter } = await import("./adapters/telegram/index.ts");
     const adapter = new TelegramAdapter({
       token: config.telegram.token,
       apiRoot: config.telegram.apiRoot,

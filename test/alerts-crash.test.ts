@@ -4,13 +4,13 @@ import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { NFT_CONTRACT_TYPES } from "../src/api/schemas.ts";
 import { type Simulator, startSimulator } from "../src/simulator/index.ts";
 import { mulberry32 } from "../src/simulator/random.ts";
 import { type Db, openDatabase } from "../src/store/db.ts";
 import { SubscriptionRepository } from "../src/store/repositories.ts";
+import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { type FakeDiscord, startFakeDiscord } from "./fakes/discord/index.ts";
 import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram/index.ts";
 
@@ -33,7 +33,6 @@ import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram/index.ts"
  * CRASH_VERBOSE=1 prints the full report of a passing run too.
  */
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const POLL_INTERVAL_S = 1;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -63,14 +62,14 @@ interface Incarnation {
   exited: Promise<void>;
 }
 
-/** Starts the bot as `npm start` does (tsx in-process, so SIGKILL reaches the bot itself). */
+/** Starts the compiled bot as `npm start` does (in-process, so SIGKILL reaches the bot itself). */
 function startBot(index: number, settings: Record<string, string>): Incarnation {
   const env: Record<string, string> = {};
   for (const key of ["PATH", "HOME"]) {
     const value = process.env[key];
     if (value !== undefined) env[key] = value;
   }
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, COMPILED_BOT, {
     cwd: ROOT,
     env: { ...env, ...settings },
     stdio: ["ignore", "pipe", "pipe"],

@@ -39,7 +39,8 @@ async function luminanceVariance(png: Uint8Array): Promise<number> {
   return sumSq / n - (sum / n) ** 2;
 }
 
-async function expectChart(png: Uint8Array | undefined): Promise<void> {
+async function expectChart(drawn: Uint8Array | Promise<Uint8Array> | undefined): Promise<void> {
+  const png = await drawn;
   expect(png).toBeDefined();
   const bytes = png as Uint8Array;
   expect([...bytes.subarray(0, 8)]).toEqual(PNG_SIGNATURE);
@@ -78,20 +79,38 @@ describe("charts", () => {
       await expectChart(png);
     }
     expect(
-      Buffer.compare(ownersHistoryChart("Owners", []), ownersHistoryChart("Owners", points)),
+      Buffer.compare(
+        await ownersHistoryChart("Owners", []),
+        await ownersHistoryChart("Owners", points),
+      ),
     ).not.toBe(0);
   });
 
-  it("the cache keys on the data: the same data is one render, new data a new picture", () => {
+  it("charts share one canvas: a chart that fails half-way leaves it clean for the next", async () => {
+    // @napi-rs/canvas refuses a NUL in text ("Convert String to CString failed").
+    await expect(rankingChart("Top\u0000", "x", [{ label: "A", value: 1 }])).rejects.toThrow();
+    const [first, second] = [
+      await rankingChart("Top", "x", [{ label: "A", value: 1 }]),
+      await rankingChart("Top", "x", [{ label: "A", value: 1 }]),
+    ];
+    await expectChart(first);
+    expect(Buffer.compare(first, second)).toBe(0);
+    await expectChart(audienceChart("Audience", []));
+    expect(Buffer.compare(await rankingChart("Top", "x", [{ label: "A", value: 1 }]), first)).toBe(
+      0,
+    );
+  });
+
+  it("the cache keys on the data: the same data is one render, new data a new picture", async () => {
     const cache = new ChartCache();
     let renders = 0;
     const render = () => {
       renders++;
       return ownersHistoryChart("Owners", points);
     };
-    const first = cache.get("owners:x:30d", points, render);
-    expect(cache.get("owners:x:30d", points, render)).toBe(first);
-    cache.get(
+    const first = await cache.get("owners:x:30d", points, render);
+    expect(await cache.get("owners:x:30d", points, render)).toBe(first);
+    await cache.get(
       "owners:x:30d",
       [...points, { timestamp: "2026-11-23T00:00:00Z", count: "1" }],
       render,

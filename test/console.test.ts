@@ -3,7 +3,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable, Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { breakdownReply } from "../commands/audience.ts";
 import { nftReply } from "../commands/nft.ts";
@@ -13,6 +12,7 @@ import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { startSimulator } from "../src/simulator/index.ts";
+import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { startRuntime } from "./helpers.ts";
 
 const now = new Date("2026-11-22T12:00:00Z");
@@ -276,11 +276,10 @@ describe("a quiet, friendly console", () => {
   });
 
   it("SIGINT and SIGTERM stop it cleanly and remove the pictures", async () => {
-    const root = fileURLToPath(new URL("..", import.meta.url));
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
       const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
-      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-        cwd: root,
+      const child = spawn(process.execPath, COMPILED_BOT, {
+        cwd: ROOT,
         env: cleanEnv({ DATA_DIR: dataDir }),
         stdio: "pipe",
       });

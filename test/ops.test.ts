@@ -13,6 +13,7 @@ import { createLogger, silentLogger } from "../src/log.ts";
 import { endpointTemplate } from "../src/ops/metrics.ts";
 import type { Health } from "../src/ops/server.ts";
 import { type Simulator, startSimulator } from "../src/simulator/index.ts";
+import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
 import { capturingLogger, startClient, testInvocation } from "./helpers.ts";
 
@@ -285,7 +286,8 @@ describe("graceful shutdown", () => {
     const sim = await simulator({ faults: { latencyMs: 800 } });
     const env: Record<string, string> = {};
     for (const key of ["PATH", "HOME"]) if (process.env[key]) env[key] = process.env[key];
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const child = spawn(process.execPath, COMPILED_BOT, {
+      cwd: ROOT,
       env: { ...env, API_BASE_URL: sim.url, API_KEY: sim.apiKey, DATA_DIR: tempDir() },
       stdio: "pipe",
     });

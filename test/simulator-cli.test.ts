@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { readSimulatorSettings } from "../src/simulator/settings.ts";
+import { ROOT } from "./compiled.ts";
 
 describe("simulator settings", () => {
   it("defaults to port 8787, key sim-key, seed 1 and a mint every 5 s", () => {
@@ -29,7 +30,8 @@ describe("simulator settings", () => {
 
 describe("npm run simulator", () => {
   it("prints its URL and key, serves, and stops cleanly on SIGTERM", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/simulator/cli.ts"], {
+    const child = spawn(process.execPath, ["--enable-source-maps", "dist/simulator.js"], {
+      cwd: ROOT,
       env: { ...process.env, SIMULATOR_PORT: "0", SIMULATOR_API_KEY: "cli-key" },
       stdio: ["ignore", "pipe", "pipe"],
     });

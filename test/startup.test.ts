@@ -3,12 +3,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { StartupError } from "../src/errors.ts";
 import { silentLogger } from "../src/log.ts";
+import { COMPILED_BOT, ROOT } from "./compiled.ts";
 
 /**
  * Start-up failures, through the real entry (`node --import tsx src/main.ts`, as `npm start` and
@@ -16,7 +16,6 @@ import { silentLogger } from "../src/log.ts";
  * stderr saying what failed and where, never a secret.
  */
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.secret-discord-token-value";
 
 const cleanups: (() => void)[] = [];
@@ -48,13 +47,12 @@ async function runBot(settings: Record<string, string>, before?: string) {
   for (const key of ["PATH", "HOME"]) if (process.env[key]) env[key] = process.env[key];
   const args =
     before === undefined
-      ? ["--import", "tsx", "src/main.ts"]
+      ? COMPILED_BOT
       : [
-          "--import",
-          "tsx",
+          "--enable-source-maps",
           "--input-type=module",
           "-e",
-          `${before}\nawait import("./src/main.ts");`,
+          `${before}\nawait import("./dist/main.js");`,
         ];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

@@ -1,8 +1,8 @@
-import { ens_normalize } from "@adraffy/ens-normalize";
 import { keccak_256 } from "@noble/hashes/sha3";
 import { LRUCache } from "lru-cache";
 import { UserError } from "../errors.ts";
 import { sliceChars } from "../strings.ts";
+import { normalizeEnsName } from "./ens.ts";
 
 /**
  * Input checks done before any request leaves the bot. Each `check` returns the canonical form or
@@ -109,7 +109,7 @@ export function checkEnsName(input: string): Checked<EnsName> {
   let normalized = normalizedNames.get(value);
   try {
     if (normalized === undefined) {
-      normalized = ens_normalize(value);
+      normalized = normalizeEnsName(value);
       normalizedNames.set(value, normalized);
     }
   } catch (error) {

@@ -26,7 +26,7 @@ export async function benchCharts(): Promise<BenchRow[]> {
     "Tastemaker",
     "Inactive",
   ].map((label, i) => ({ label, share: 20 - i * 1.5, change: i % 2 ? `-${i}` : `+${i * 3}` }));
-  const charts: [string, () => Buffer][] = [
+  const charts: [string, () => Promise<Buffer>][] = [
     ["owner-count line, 365 daily points", () => ownersHistoryChart("Owners, last 365 days", year)],
     [
       "owner-count line, 30 daily points",
@@ -41,12 +41,12 @@ export async function benchCharts(): Promise<BenchRow[]> {
   ];
   const rows: BenchRow[] = [];
   for (const [name, render] of charts) {
-    for (let i = 0; i < 5; i++) render();
+    for (let i = 0; i < 5; i++) await render();
     const samples: number[] = [];
     let bytes = 0;
     for (let i = 0; i < 30; i++) {
       const started = performance.now();
-      bytes = render().byteLength;
+      bytes = (await render()).byteLength;
       samples.push(performance.now() - started);
     }
     rows.push({

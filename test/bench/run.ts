@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { benchAlertFanOut } from "./alerts.bench.ts";
 import { benchCharts } from "./charts.bench.ts";
+import { benchProcess } from "./process.bench.ts";
 import { markdownTable } from "./report.ts";
 import { benchColdNft, benchDispatch } from "./runtime.bench.ts";
 
@@ -15,6 +16,7 @@ async function main(): Promise<void> {
     "",
   ];
   const suites: [string, () => Promise<{ name: string; value: string }[]>][] = [
+    ["Process (compiled bot, fresh children)", benchProcess],
     ["Warm commands through the production wiring", benchDispatch],
     ["Charts (800x400 PNG)", benchCharts],
     [

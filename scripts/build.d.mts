@@ -1,0 +1,1 @@
+export function buildDist(root?: string): Promise<void>;

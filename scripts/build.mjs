@@ -1,0 +1,30 @@
+// `npm run build`: bundles the bot, the slash-command registration and the simulator CLI into
+// dist/ as ESM. Packages stay external (node_modules is there at run time, and native addons
+// cannot be bundled); dynamic imports become chunks of their own, so a platform's library or the
+// chart renderer loads only when it is used. Run the output with `node --enable-source-maps`.
+import { writeFileSync } from "node:fs";
+import { build } from "esbuild";
+
+export async function buildDist(root = process.cwd()) {
+  await build({
+    absWorkingDir: root,
+    entryPoints: {
+      main: "src/main.ts",
+      register: "src/register.ts",
+      simulator: "src/simulator/cli.ts",
+    },
+    outdir: "dist",
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    packages: "external",
+    sourcemap: true,
+    chunkNames: "chunks/[name]-[hash]",
+    logLevel: "warning",
+  });
+  writeFileSync(`${root}/dist/.build-stamp`, `${new Date().toISOString()}\n`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await buildDist();

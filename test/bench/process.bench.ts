@@ -1,0 +1,314 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildDist } from "../../scripts/build.mjs";
+import { parseConfig } from "../../src/config.ts";
+import { type Simulator, startSimulator } from "../../src/simulator/index.ts";
+import { openDatabase } from "../../src/store/db.ts";
+import { SubscriptionRepository } from "../../src/store/repositories.ts";
+import { COMPILED_BOT, ROOT } from "../compiled.ts";
+import { startFakeDiscord } from "../fakes/discord/index.ts";
+import {
+  type FakeTelegram,
+  privateChat,
+  startFakeTelegram,
+  user,
+} from "../fakes/telegram/index.ts";
+import type { BenchRow } from "./report.ts";
+
+/**
+ * The compiled bot as production runs it (`node --enable-source-maps dist/main.js`), each figure
+ * from a fresh child process: start to first answer, idle RSS, and RSS with 10,000 subscriptions
+ * and a full cache. RSS is read from outside (`ps`), as a supervisor or the kernel sees it.
+ */
+
+const RUNS = 7;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+function baseEnv(dataDir: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of ["PATH", "HOME"]) if (process.env[key]) env[key] = process.env[key];
+  // BENCH_CHILD_NODE_OPTIONS: Node options for the bot only (e.g. --heap-prof), to see where
+  // its time or memory goes.
+  const options = process.env.BENCH_CHILD_NODE_OPTIONS;
+  return {
+    ...env,
+    ...(options ? { NODE_OPTIONS: options } : {}),
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "info",
+  };
+}
+
+/** The resident set of a process, in bytes, as `ps` reports it. */
+function rssOf(pid: number): number {
+  return Number(execFileSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" })) * 1024;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+interface Child {
+  child: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+function startChild(env: Record<string, string>): Child {
+  const child = spawn(process.execPath, COMPILED_BOT, { cwd: ROOT, env, stdio: "pipe" });
+  let output = "";
+  child.stdout?.on("data", (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return {
+    child,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+async function until(what: string, done: () => boolean | Promise<boolean>, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** Start of `node -e 0` to its exit, median of RUNS. */
+async function bareNodeStart(): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const started = performance.now();
+    const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
+    await new Promise((resolve) => child.once("exit", resolve));
+    samples.push(performance.now() - started);
+  }
+  return median(samples);
+}
+
+/** Console mode against the data service (here the simulator, out of process): spawn to answer. */
+async function firstAnswer(sim: Simulator): Promise<{ ms: number; idleRss: number }> {
+  const samples: number[] = [];
+  const rss: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const dataDir = mkdtempSync(join(tmpdir(), "bench-process-"));
+    const started = performance.now();
+    const bot = startChild({
+      ...baseEnv(dataDir),
+      API_BASE_URL: sim.url,
+      API_KEY: sim.apiKey,
+    });
+    try {
+      bot.child.stdin?.write("/whois vitalik.eth\n");
+      await until("the /whois answer", () => /^Address: 0x/m.test(bot.output()));
+      samples.push(performance.now() - started);
+      await sleep(1000);
+      rss.push(rssOf(bot.child.pid ?? 0));
+    } finally {
+      bot.child.stdin?.end();
+      await bot.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  return { ms: median(samples), idleRss: median(rss) };
+}
+
+interface PlatformRun {
+  bot: Child;
+  metricsUrl: string;
+  telegram: FakeTelegram;
+  close(): Promise<void>;
+}
+
+/** The compiled bot with Discord and Telegram configured against the loopback fakes. */
+async function startWithPlatforms(sim: Simulator, subscriptions: number): Promise<PlatformRun> {
+  const telegram = await startFakeTelegram();
+  const discord = await startFakeDiscord();
+  const dataDir = mkdtempSync(join(tmpdir(), "bench-process-"));
+  if (subscriptions > 0) {
+    const db = openDatabase(dataDir);
+    const repository = new SubscriptionRepository(db);
+    db.transaction(() => {
+      for (let i = 0; i < subscriptions; i++)
+        repository.upsert({
+          platform: i % 2 ? "discord" : "telegram",
+          chatId: String(100_000_001 + i),
+          types: "all",
+          createdBy: "bench",
+          now: Date.now(),
+        });
+    })();
+    db.close();
+  }
+  const port = await freePort();
+  const bot = startChild({
+    ...baseEnv(dataDir),
+    API_BASE_URL: sim.url,
+    API_KEY: sim.apiKey,
+    TELEGRAM_BOT_TOKEN: telegram.token,
+    TELEGRAM_API_ROOT: telegram.apiRoot,
+    DISCORD_TOKEN: discord.token,
+    DISCORD_API_URL: discord.apiBase,
+    METRICS_PORT: String(port),
+    // The cache is filled by many people at once: the upstream budget must not be the bottleneck.
+    API_BUDGET_PER_SECOND: "2000",
+    API_BUDGET_BURST: "2000",
+  });
+  const metricsUrl = `http://127.0.0.1:${port}`;
+  await until(
+    "the bot's health",
+    async () => {
+      try {
+        return (await fetch(`${metricsUrl}/healthz`)).ok;
+      } catch {
+        return false;
+      }
+    },
+    60_000,
+  );
+  return {
+    bot,
+    metricsUrl,
+    telegram,
+    async close() {
+      await bot.stop();
+      await telegram.close();
+      await discord.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function cacheBytes(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  return Number(/^bot_cache_bytes (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
+/** Collections and owner wallets to ask about, straight from the service. */
+async function subjects(sim: Simulator): Promise<{ collections: string[]; wallets: string[] }> {
+  const get = async (path: string) =>
+    (await (await fetch(`${sim.url}${path}`, { headers: { "x-api-key": sim.apiKey } })).json()) as {
+      contracts?: { address: string }[];
+      owner?: { address: string }[];
+    };
+  const collections: string[] = [];
+  for (let offset = 0; offset < 1000; offset += 100) {
+    const page = await get(`/foundational/v1beta2/contracts?limit=100&offset=${offset}`);
+    collections.push(...(page.contracts ?? []).map((contract) => contract.address));
+    if ((page.contracts ?? []).length < 100) break;
+  }
+  const wallets = new Set<string>();
+  for (const collection of collections.slice(0, 50)) {
+    const page = await get(`/collections/v1beta2/${collection}/owners_list?limit=100`);
+    for (const owner of page.owner ?? []) wallets.add(owner.address);
+  }
+  return { collections, wallets: [...wallets] };
+}
+
+/**
+ * Distinct commands from distinct people (each in their own private chat, so no rate limit
+ * applies) until the cache holds at least 95% of CACHE_MAX_BYTES or the commands run out.
+ */
+async function fillCache(run: PlatformRun, sim: Simulator, maxBytes: number): Promise<number> {
+  const { collections, wallets } = await subjects(sim);
+  const lines = [
+    ...collections.flatMap((c) => [
+      `/owners ${c} 365d`,
+      `/owners ${c} 30d`,
+      `/audience ${c}`,
+      `/stats ${c}`,
+      `/common ${c}`,
+    ]),
+    ...wallets.flatMap((w) => [`/wallet ${w}`, `/walletstats ${w}`, `/whois ${w}`]),
+  ];
+  const replied = new Set<number>();
+  const answered = (from: number) => {
+    for (let i = from; i < run.telegram.sent.length; i++) {
+      const call = run.telegram.sent[i];
+      if (call?.method.startsWith("send")) replied.add(Number(call.params.chat_id));
+    }
+    return run.telegram.sent.length;
+  };
+  let seen = 0;
+  let bytes = 0;
+  const batch = 25;
+  for (let i = 0; i < lines.length && bytes < maxBytes * 0.95; i += batch) {
+    const ids: number[] = [];
+    for (const [j, line] of lines.slice(i, i + batch).entries()) {
+      const id = 500_000 + i + j;
+      ids.push(id);
+      const person = user(id);
+      run.telegram.pushUpdate(run.telegram.message(privateChat(person), person, line));
+    }
+    await until("the batch's answers", () => {
+      seen = answered(seen);
+      return ids.every((id) => replied.has(id));
+    });
+    bytes = await cacheBytes(run.metricsUrl);
+  }
+  return bytes;
+}
+
+export async function benchProcess(): Promise<BenchRow[]> {
+  await buildDist(ROOT);
+  const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "bench-key" });
+  const maxBytes = parseConfig({}).cache.maxBytes;
+  try {
+    const bare = await bareNodeStart();
+    const answer = await firstAnswer(sim);
+
+    const idle = await startWithPlatforms(sim, 0);
+    await sleep(1000);
+    const idlePlatformsRss = rssOf(idle.bot.child.pid ?? 0);
+    await idle.close();
+
+    const full = await startWithPlatforms(sim, 10_000);
+    let filled = 0;
+    let fullRss = 0;
+    try {
+      filled = await fillCache(full, sim, maxBytes);
+      await sleep(1000);
+      fullRss = rssOf(full.bot.child.pid ?? 0);
+    } finally {
+      await full.close();
+    }
+    return [
+      {
+        name: `bare \`node -e 0\`, start to exit, median of ${RUNS}`,
+        value: `${bare.toFixed(0)} ms`,
+      },
+      {
+        name: `start to first answer, compiled, console (/whois vitalik.eth), median of ${RUNS} (goal ≤ 700 ms)`,
+        value: `${answer.ms.toFixed(0)} ms (${(answer.ms / bare).toFixed(1)}× bare node)`,
+      },
+      { name: "idle RSS, console, 1 s after the first answer", value: mb(answer.idleRss) },
+      {
+        name: "idle RSS, Discord + Telegram configured, 1 s after start",
+        value: mb(idlePlatformsRss),
+      },
+      {
+        name: "RSS, Discord + Telegram, 10,000 subscriptions, cache filled (goal ≤ 150 MB)",
+        value: `${mb(fullRss)} (cache ${mb(filled)} of CACHE_MAX_BYTES ${mb(maxBytes)})`,
+      },
+    ];
+  } finally {
+    await sim.close();
+  }
+}

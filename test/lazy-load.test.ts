@@ -1,0 +1,84 @@
+/**
+ * Issue 14, "Build": a platform's library and the chart renderer load only when used. The compiled
+ * bot runs in console mode with a loader hook that records every module it resolves.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { COMPILED_BOT, ROOT } from "./compiled.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The packages among the modules resolved so far. */
+function loadedPackages(record: string): string[] {
+  const urls = readFileSync(record, "utf8").split("\n");
+  const packages = new Set<string>();
+  for (const url of urls) {
+    const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+    if (match?.[1]) packages.add(match[1]);
+  }
+  return [...packages];
+}
+
+describe("lazy loading", () => {
+  it("the console bot loads neither discord.js nor grammY, and the canvas only for a chart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "bot-lazy-"));
+    dirs.push(dir);
+    const record = join(dir, "imports.txt");
+    const env: Record<string, string> = { DATA_DIR: dir, RECORD_IMPORTS: record };
+    for (const key of ["PATH", "HOME"]) if (process.env[key]) env[key] = process.env[key];
+    const child = spawn(
+      process.execPath,
+      ["--import", "./test/fixtures/record-imports.mjs", ...COMPILED_BOT],
+      { cwd: ROOT, env: { ...env, SIMULATOR_MINT_INTERVAL_MS: "0" }, stdio: "pipe" },
+    );
+    let stdout = "";
+    const printed = (pattern: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (pattern.test(stdout)) {
+            child.stdout.off("data", check);
+            resolve();
+          }
+        };
+        child.stdout.on("data", (chunk) => {
+          stdout += chunk;
+          check();
+        });
+        child.once("exit", () => reject(new Error(`exited before ${pattern}: ${stdout}`)));
+        check();
+      });
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    try {
+      child.stdin.write("/whois vitalik.eth\n");
+      // The answer's last line is its footer.
+      await printed(/^Address: 0x[\s\S]*^— /m);
+      const afterWhois = loadedPackages(record);
+      expect(afterWhois).toContain("better-sqlite3");
+      for (const lazy of [
+        "discord.js",
+        "grammy",
+        "@grammyjs/runner",
+        "@napi-rs/canvas",
+        "chart.js",
+      ])
+        expect(afterWhois, lazy).not.toContain(lazy);
+
+      child.stdin.write("/top volume 1d\n");
+      await printed(/^Picture: .+\.png$/m);
+      const afterTop = loadedPackages(record);
+      expect(afterTop).toContain("@napi-rs/canvas");
+      expect(afterTop).toContain("chart.js");
+      for (const lazy of ["discord.js", "grammy"]) expect(afterTop, lazy).not.toContain(lazy);
+    } finally {
+      child.stdin.end();
+      child.kill("SIGTERM");
+      await exited;
+    }
+  });
+});
