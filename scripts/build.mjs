@@ -2,10 +2,12 @@
 // dist/ as ESM. Packages stay external (node_modules is there at run time, and native addons
 // cannot be bundled); dynamic imports become chunks of their own, so a platform's library or the
 // chart renderer loads only when it is used. Run the output with `node --enable-source-maps`.
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
 
 export async function buildDist(root = process.cwd()) {
+  // Chunk names carry a hash: without a clean slate, every build would leave the last one's behind.
+  rmSync(`${root}/dist`, { recursive: true, force: true });
   await build({
     absWorkingDir: root,
     entryPoints: {
