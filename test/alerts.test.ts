@@ -1,6 +1,5 @@
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import { TelegramAdapter } from "../src/adapters/telegram/index.ts";
 import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
 import {
   CURSOR_KEY,
@@ -21,7 +20,7 @@ import {
   type Subscription,
 } from "../src/store/repositories.ts";
 import { startFakeTelegram, telegramErrors } from "./fakes/telegram/index.ts";
-import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { capturingLogger, type RuntimeSetup, startRuntime, telegramAdapterFor } from "./helpers.ts";
 
 let t: RuntimeSetup;
 afterEach(async () => {
@@ -591,13 +590,7 @@ describe("bounded tries", () => {
     t = await startRuntime();
     const fake = await startFakeTelegram();
     // No waiting inside grammY: each delivery try is one request.
-    const adapter = new TelegramAdapter({
-      token: fake.token,
-      apiRoot: fake.apiRoot,
-      botInfo: fake.botInfo,
-      runtime: t.runtime,
-      logger: silentLogger(),
-      throttle: false,
+    const adapter = telegramAdapterFor(fake, t.runtime, {
       retry: { maxDelaySeconds: 0, maxRetryAttempts: 0 },
     });
     let now = Date.now();

@@ -3,8 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { allCommands } from "../commands/index.ts";
+import { TelegramAdapter, type TelegramAdapterOptions } from "../src/adapters/telegram/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { type Config, parseConfig } from "../src/config.ts";
+import { MemoryActionStore } from "../src/core/actions.ts";
 import type { AnyCommand, Invocation } from "../src/core/command.ts";
 import { KnownCollections } from "../src/core/known-collections.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
@@ -16,6 +18,7 @@ import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
 import { type Db, openDatabase } from "../src/store/db.ts";
 import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
 import { SqliteActionStore, SubscriptionRepository } from "../src/store/repositories.ts";
+import type { FakeTelegram } from "./fakes/telegram/index.ts";
 
 /** A logger whose JSON lines are kept for assertions. */
 export function capturingLogger(secrets: string[] = []): { logger: Logger; lines: string[] } {
@@ -160,4 +163,44 @@ export async function startRuntime(
       return renderConsole(reply).text;
     },
   };
+}
+
+/** A runtime over the given commands with test defaults; each test overrides what it is about. */
+export function runtimeWith(
+  setup: ClientSetup,
+  commands: AnyCommand[],
+  overrides: Partial<RuntimeOptions> = {},
+): Runtime {
+  return new Runtime({
+    commands,
+    api: setup.api,
+    actions: new MemoryActionStore(),
+    logger: capturingLogger().logger,
+    settings: {
+      explorerUrl: "https://etherscan.io",
+      reportsPerHour: 10,
+      ipfsGateway: "https://ipfs.io/ipfs/",
+    },
+    deadlineMs: 5000,
+    rateLimit: { burst: 5, perMinute: 60 },
+    buttonTtlSeconds: 60,
+    ...overrides,
+  });
+}
+
+/** The real Telegram adapter on a fake Bot API, unthrottled, with quiet logs; tests override the rest. */
+export function telegramAdapterFor(
+  fake: FakeTelegram,
+  runtime: Runtime,
+  options: Partial<TelegramAdapterOptions> = {},
+): TelegramAdapter {
+  return new TelegramAdapter({
+    token: fake.token,
+    apiRoot: fake.apiRoot,
+    botInfo: fake.botInfo,
+    runtime,
+    logger: silentLogger(),
+    throttle: false,
+    ...options,
+  });
 }

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { allCommands } from "../commands/index.ts";
-import { TelegramAdapter } from "../src/adapters/telegram/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { DURATIONS, NFT_CONTRACT_TYPES, TOP_METRICS } from "../src/api/schemas.ts";
 import { toChecksumAddress } from "../src/api/validate.ts";
@@ -18,7 +17,7 @@ import { startSimulator } from "../src/simulator/index.ts";
 import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
 import { SqliteActionStore } from "../src/store/repositories.ts";
 import { groupChat, privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
-import { type RuntimeSetup, startRuntime, testInvocation } from "./helpers.ts";
+import { type RuntimeSetup, startRuntime, telegramAdapterFor, testInvocation } from "./helpers.ts";
 
 /**
  * Collections by name: what a person types for a collection (its name in any case and
@@ -479,14 +478,7 @@ describe("end to end", () => {
   it("Telegram: /audience <name> and /stats <initials> answer with data", async () => {
     const { t, names } = await setUp();
     const fake = await startFakeTelegram();
-    const adapter = new TelegramAdapter({
-      token: fake.token,
-      apiRoot: fake.apiRoot,
-      botInfo: fake.botInfo,
-      runtime: t.runtime,
-      logger: silentLogger(),
-      throttle: false,
-    });
+    const adapter = telegramAdapterFor(fake, t.runtime);
     await adapter.start();
     cleanups.push(() => fake.close());
     cleanups.push(() => adapter.stop());

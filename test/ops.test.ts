@@ -6,16 +6,14 @@ import { PassThrough, Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
-import { MemoryActionStore } from "../src/core/actions.ts";
 import { defineCommand } from "../src/core/command.ts";
-import { Runtime } from "../src/core/runtime.ts";
 import { createLogger, silentLogger } from "../src/log.ts";
 import { endpointTemplate } from "../src/ops/metrics.ts";
 import type { Health } from "../src/ops/server.ts";
 import { type Simulator, startSimulator } from "../src/simulator/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
-import { capturingLogger, startClient, testInvocation } from "./helpers.ts";
+import { capturingLogger, runtimeWith, startClient, testInvocation } from "./helpers.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -212,8 +210,9 @@ describe("logs", () => {
     const { logger, lines } = capturingLogger([secret]);
     const setup = await startClient();
     cleanups.push(() => setup.close());
-    const runtime = new Runtime({
-      commands: [
+    const runtime = runtimeWith(
+      setup,
+      [
         defineCommand({
           name: "explode",
           description: "a command with a bug",
@@ -224,18 +223,8 @@ describe("logs", () => {
           },
         }),
       ],
-      api: setup.api,
-      actions: new MemoryActionStore(),
-      logger,
-      settings: {
-        explorerUrl: "https://etherscan.io",
-        reportsPerHour: 10,
-        ipfsGateway: "https://ipfs.io/ipfs/",
-      },
-      deadlineMs: 5000,
-      rateLimit: { burst: 5, perMinute: 60 },
-      buttonTtlSeconds: 60,
-    });
+      { logger },
+    );
     const reply = await runtime.runText(testInvocation(), "explode", "");
     const ref = /ref ([A-Za-z0-9_-]+)\./.exec(reply.text ?? "")?.[1];
     expect(ref).toBeDefined();

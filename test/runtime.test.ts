@@ -4,40 +4,17 @@ import { MemoryActionStore } from "../src/core/actions.ts";
 import { type AnyCommand, defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
-import { buildRegistry, parseTextArgs, Runtime, type RuntimeOptions } from "../src/core/runtime.ts";
+import { buildRegistry, parseTextArgs } from "../src/core/runtime.ts";
 import { UserError } from "../src/errors.ts";
 import { SqliteActionStore } from "../src/store/repositories.ts";
 import {
-  type ClientSetup,
   capturingLogger,
   type RuntimeSetup,
+  runtimeWith,
   startClient,
   startRuntime,
   testInvocation,
 } from "./helpers.ts";
-
-/** A runtime over the given commands with test defaults; each test overrides what it is about. */
-function runtimeWith(
-  setup: ClientSetup,
-  commands: AnyCommand[],
-  overrides: Partial<RuntimeOptions> = {},
-): Runtime {
-  return new Runtime({
-    commands,
-    api: setup.api,
-    actions: new MemoryActionStore(),
-    logger: capturingLogger().logger,
-    settings: {
-      explorerUrl: "https://etherscan.io",
-      reportsPerHour: 10,
-      ipfsGateway: "https://ipfs.io/ipfs/",
-    },
-    deadlineMs: 5000,
-    rateLimit: { burst: 5, perMinute: 60 },
-    buttonTtlSeconds: 60,
-    ...overrides,
-  });
-}
 
 function pingCommand(): AnyCommand {
   return defineCommand({

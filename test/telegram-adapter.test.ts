@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { HttpError } from "grammy";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { TelegramAdapter, type TelegramAdapterOptions } from "../src/adapters/telegram/index.ts";
+import type { TelegramAdapter, TelegramAdapterOptions } from "../src/adapters/telegram/index.ts";
 import { type AnyCommand, defineCommand } from "../src/core/command.ts";
 import type { RuntimeOptions } from "../src/core/runtime.ts";
-import { silentLogger } from "../src/log.ts";
 import { visibleLength } from "../src/render/telegram.ts";
 import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
 import { SqliteUpdateDedup } from "../src/store/updates.ts";
@@ -21,7 +20,7 @@ import {
   telegramErrors,
   user,
 } from "./fakes/telegram/index.ts";
-import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { capturingLogger, type RuntimeSetup, startRuntime, telegramAdapterFor } from "./helpers.ts";
 
 const alice = user(1001, "Alice", "alice");
 const bob = user(1002, "Bob", "bob");
@@ -60,13 +59,7 @@ const slowCommand = defineCommand({
 });
 
 function newAdapter(options: Partial<TelegramAdapterOptions> = {}): TelegramAdapter {
-  return new TelegramAdapter({
-    token: fake.token,
-    apiRoot: fake.apiRoot,
-    botInfo: fake.botInfo,
-    runtime: t.runtime,
-    logger: silentLogger(),
-    throttle: false,
+  return telegramAdapterFor(fake, t.runtime, {
     retry: { maxDelaySeconds: 5, maxRetryAttempts: 3 },
     ...options,
   });
@@ -316,14 +309,7 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
   it("restarts polling after a 409 Conflict (another process polled the same token)", async () => {
     await adapter.stop();
     const { logger, lines } = capturingLogger();
-    adapter = new TelegramAdapter({
-      token: fake.token,
-      apiRoot: fake.apiRoot,
-      botInfo: fake.botInfo,
-      runtime: t.runtime,
-      logger,
-      throttle: false,
-    });
+    adapter = telegramAdapterFor(fake, t.runtime, { logger });
     await adapter.start();
     await fake.waitForPoll();
     // A second poller on the token: Telegram ends the first long poll with 409.
@@ -719,13 +705,7 @@ describe("webhook mode", () => {
   it("checks the secret token on every request", async () => {
     await adapter.stop();
     const port = 20_000 + Math.floor(Math.random() * 20_000);
-    const hooked = new TelegramAdapter({
-      token: fake.token,
-      apiRoot: fake.apiRoot,
-      botInfo: fake.botInfo,
-      runtime: t.runtime,
-      logger: silentLogger(),
-      throttle: false,
+    const hooked = telegramAdapterFor(fake, t.runtime, {
       webhook: {
         url: "https://bot.example.com/hook",
         secret: "s3cr3t-token",
