@@ -119,6 +119,15 @@ describe("text arguments", () => {
   });
 });
 
+/** Answers "pong": a command whose only interest is being admitted or refused. */
+const ping = defineCommand({
+  name: "ping",
+  description: "d",
+  options: {},
+  examples: [],
+  run: async () => ({ text: "pong" }),
+});
+
 describe("dispatch", () => {
   it("answers a missing argument with the usage and an example", async () => {
     t = await startRuntime();
@@ -254,13 +263,6 @@ describe("dispatch", () => {
 
   it("rate-limits each person, not everyone", async () => {
     const setup = await startClient();
-    const ping = defineCommand({
-      name: "ping",
-      description: "d",
-      options: {},
-      examples: [],
-      run: async () => ({ text: "pong" }),
-    });
     let elapsed = 0;
     const runtime = runtimeWith(setup, [ping], {
       deadlineMs: 1000,
@@ -280,13 +282,6 @@ describe("dispatch", () => {
 
   it("a wall clock stepping back an hour locks nobody out: limits run on the monotonic clock", async () => {
     const setup = await startClient();
-    const ping = defineCommand({
-      name: "ping",
-      description: "d",
-      options: {},
-      examples: [],
-      run: async () => ({ text: "pong" }),
-    });
     let wall = Date.parse("2025-06-01T12:00:00Z");
     let elapsed = 0;
     const runtime = runtimeWith(setup, [ping], {
