@@ -13,6 +13,7 @@ import { short } from "../src/core/format.ts";
 import { KnownCollections } from "../src/core/known-collections.ts";
 import { parseTextArgs, Runtime } from "../src/core/runtime.ts";
 import { silentLogger } from "../src/log.ts";
+import { renderTelegram } from "../src/render/telegram.ts";
 import { startSimulator } from "../src/simulator/index.ts";
 import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
 import { SqliteActionStore } from "../src/store/repositories.ts";
@@ -281,6 +282,35 @@ describe("a collection by name", () => {
           .startsWith(`/foundational/v1beta2/nfts/${names.target.address.toLowerCase()}/`),
       ),
     ).toBe(true);
+  });
+
+  it("bad input on the name path answers clearly and asks the data service nothing", async () => {
+    const { t, names } = await setUp();
+    // Warm the index first, so what follows reads nothing but what the input itself would ask for.
+    await t.say(`/stats ${names.target.name}`);
+    const before = t.sim.requests.length;
+
+    const hugeId = await t.say(`/nft ${names.initials} ${"9".repeat(79)}`);
+    expect(hugeId.tone).toBe("warning");
+    expect(hugeId.text).toMatch(/token/i);
+
+    const markup = await t.say("/audience <b>Bored</b> @everyone");
+    expect(markup.tone).toBe("warning");
+    // Quoted as typed, and escaped where it is rendered.
+    const html = renderTelegram(markup)
+      .map((message) => (message.kind === "text" ? message.text : ""))
+      .join("");
+    expect(html).toContain("&lt;b&gt;Bored&lt;/b&gt;");
+    expect(html).not.toContain("<b>Bored");
+
+    const nul = await t.say("/audience Bo\u0000red\u0007");
+    // The control characters do not count: "bored" is asked about, and several collections match.
+    expect(nul.tone).not.toBe("error");
+    expect(nul.text).not.toMatch(/[\u0000\u0007]/);
+
+    // Only the index refresh a miss may trigger reads anything: never a collection endpoint.
+    const asked = t.sim.requests.slice(before).map((r) => r.path);
+    expect(asked.filter((path) => !/\/top\/|\/contracts$/.test(path))).toEqual([]);
   });
 
   it("addresses and links keep working without the index", async () => {

@@ -94,6 +94,11 @@ export interface OptionDef<T, Present extends boolean = boolean, Parsed = T> {
   resolve?: (parsed: Parsed, resolver: NameResolver) => Promise<Resolution<T>>;
   /** On text platforms it may take several words (a name of several words; see parseTextArgs). */
   words?: boolean;
+  /**
+   * Words of this shape are meant for this option even when they do not parse (a token id of 79
+   * digits): a name before it stops there, so the person hears this option's own error.
+   */
+  claims?: RegExp;
   /** Fixed values (shown as choices on Discord and in /help). */
   choices?: readonly { name: string; value: string }[];
   /** Suggest values while typing (Discord autocomplete). */

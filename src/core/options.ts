@@ -181,7 +181,13 @@ export const opt = {
     o: Common<R> = {},
   ): OptionDef<TokenId, R> {
     return def(
-      { description, kind: "string", placeholder: "tokenId", schema: parserSchema(checkTokenId) },
+      {
+        description,
+        kind: "string",
+        placeholder: "tokenId",
+        schema: parserSchema(checkTokenId),
+        claims: /^\d+$/,
+      },
       o.required,
     );
   },

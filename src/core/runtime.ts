@@ -190,7 +190,11 @@ export function parseTextArgs(command: AnyCommand, text: string): Record<string,
     if (option.words && !later.some((laterOption) => laterOption.words) && !isReference(token)) {
       while (count < positional.length) {
         const next = positional[count] ?? "";
-        if (isReference(next) || later.some((laterOption) => takes(laterOption, next))) break;
+        if (
+          isReference(next) ||
+          later.some((laterOption) => takes(laterOption, next) || laterOption.claims?.test(next))
+        )
+          break;
         count++;
       }
     }
