@@ -1,3 +1,5 @@
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { MemoryActionStore } from "../src/core/actions.ts";
@@ -6,6 +8,7 @@ import { opt } from "../src/core/options.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { buildRegistry, parseTextArgs } from "../src/core/runtime.ts";
 import { UserError } from "../src/errors.ts";
+import { migrate } from "../src/store/db.ts";
 import { SqliteActionStore } from "../src/store/repositories.ts";
 import {
   capturingLogger,
@@ -521,7 +524,7 @@ describe("stored button actions", () => {
     // rows smaller than any real one until a hundred inserts in a row find no room.
     t.db.pragma(`max_page_count = ${t.db.pragma("page_count", { simple: true })}`);
     const fill = t.db.prepare(
-      "INSERT INTO button_actions (id, platform, chat_id, action, expires_at) VALUES (hex(randomblob(11)), 'x', 'x', '{}', 0)",
+      "INSERT INTO button_actions (secret, platform, chat_id, user_id, first_seq, count, actions, expires_at) VALUES (randomblob(10), 'x', 'x', 'x', 0, 1, '[]', 0)",
     );
     for (let failures = 0; failures < 100; ) {
       try {
@@ -606,6 +609,73 @@ describe("stored button actions", () => {
       expect(ids).toHaveLength(2);
       for (const [b, id] of ids.entries())
         expect((await store.get(id))?.action.payload).toEqual({ n, b: b + 1 });
+    }
+  });
+
+  it("an id with a real reply's number but another secret, place or length finds nothing", async () => {
+    t = await startRuntime();
+    const runtime = runtimeWith(t, [withButtons], { actions: new SqliteActionStore(t.db) });
+    const reply = await runtime.runText(testInvocation(), "withbuttons", "");
+    const id = reply.buttons?.[1]?.id ?? "";
+    expect((await runtime.click(testInvocation(), id)).text).toBe("pressed 2");
+    const bytes = Buffer.from(id, "base64url");
+    const forged = (change: (b: Buffer) => void) => {
+      const copy = Buffer.from(bytes);
+      change(copy);
+      return copy.toString("base64url");
+    };
+    for (const other of [
+      forged((b) => {
+        b[15] = (b[15] ?? 0) ^ 1; // the secret's last bit
+      }),
+      forged((b) => {
+        b[5] = 7; // a place past the reply's three buttons
+      }),
+    ]) {
+      expect(await new SqliteActionStore(t.db).get(other)).toBeUndefined();
+      expect((await runtime.click(testInvocation(), other)).text).not.toMatch(/pressed/);
+    }
+    expect(await new SqliteActionStore(t.db).get(id.slice(0, 20))).toBeUndefined();
+  });
+
+  it("buttons issued before their store changed shape keep working until they expire", async () => {
+    t = await startRuntime();
+    const db = new Database(join(t.dataDir, "older.sqlite"));
+    try {
+      // The store as the release before migration 8 left it, with one button each way.
+      migrate(db, 7);
+      const old = db.prepare(
+        "INSERT INTO button_actions (id, platform, chat_id, user_id, action, expires_at) VALUES (?, 'telegram', 'c1', 'u1', ?, ?)",
+      );
+      const live = "AAAAAAAAAAAAAAAAAAAAAA";
+      old.run(
+        live,
+        JSON.stringify({ command: "c", action: "a", payload: { n: 1 } }),
+        Date.now() + 60_000,
+      );
+      old.run("BBBBBBBBBBBBBBBBBBBBBB", "{}", Date.now() - 1);
+      migrate(db);
+      const store = new SqliteActionStore(db);
+      expect((await store.get(live))?.action).toEqual({
+        command: "c",
+        action: "a",
+        payload: { n: 1 },
+      });
+      const [fresh] = await store.putMany([
+        {
+          platform: "telegram",
+          chatId: "c1",
+          userId: "u1",
+          action: { command: "c", action: "b", payload: {} },
+          expiresAt: Date.now() + 60_000,
+        },
+      ]);
+      expect((await store.get(fresh ?? ""))?.action.action).toBe("b");
+      expect(await store.prune(Date.now())).toBe(1);
+      expect(await store.get("BBBBBBBBBBBBBBBBBBBBBB")).toBeUndefined();
+      expect(await store.get(live)).toBeDefined();
+    } finally {
+      db.close();
     }
   });
 

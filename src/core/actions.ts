@@ -23,8 +23,9 @@ export const DEFAULT_MAX_ACTIONS_PER_USER = 500;
  */
 export interface ActionStore {
   /**
-   * Stores a reply's actions at once (all or none) and returns their ids in order; past the
-   * per-person cap, that person's oldest actions are dropped.
+   * Stores one reply's actions at once (all or none; they share platform, chat, owner and
+   * expiry) and returns their ids in order; past the per-person cap, that person's oldest
+   * replies are dropped.
    */
   putMany(actions: readonly NewAction[]): Promise<string[]>;
   get(id: string): Promise<StoredAction | undefined>;

@@ -169,6 +169,26 @@ const MIGRATIONS: readonly string[] = [
     seen_at INTEGER NOT NULL
   );
   `,
+  // 8: a reply's buttons in one row, keyed by a sequential number: a random text key put each
+  // button on a random page of its index, and a 10-button reply wrote ~3x the pages to commit.
+  // first_seq is the owner's running button count before this reply, so the per-person cap is a
+  // range delete. The old table keeps answering the ids it issued until they expire.
+  `
+  ALTER TABLE button_actions RENAME TO button_actions_v1;
+  CREATE TABLE button_actions (
+    n INTEGER PRIMARY KEY,
+    secret BLOB NOT NULL,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    first_seq INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    actions TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  CREATE INDEX button_actions_owner_seq ON button_actions (platform, user_id, first_seq);
+  CREATE INDEX button_actions_expires ON button_actions (expires_at);
+  `,
 ];
 
 /**
@@ -205,13 +225,14 @@ export function openDatabase(dataDir: string, file = "bot.sqlite"): Db {
   }
 }
 
-export function migrate(db: Db): number {
+/** Applies the migrations not applied yet (up to `through`, for tests of an older store). */
+export function migrate(db: Db, through = MIGRATIONS.length): number {
   const current = db.pragma("user_version", { simple: true }) as number;
-  for (let version = current; version < MIGRATIONS.length; version++) {
+  for (let version = current; version < through; version++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[version] ?? "");
       db.pragma(`user_version = ${version + 1}`);
     }).immediate();
   }
-  return MIGRATIONS.length;
+  return through;
 }

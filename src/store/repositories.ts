@@ -1,19 +1,58 @@
+import { timingSafeEqual } from "node:crypto";
 import {
   type ActionStore,
   DEFAULT_MAX_ACTIONS_PER_USER,
   type NewAction,
-  newActionIds,
   type StoredAction,
 } from "../core/actions.ts";
+import { randomBytesPooled } from "../core/random.ts";
 import type { ButtonAction } from "../core/reply.ts";
 import type { Db } from "./db.ts";
 
-/** Button actions in SQLite: buttons under old messages keep working after a restart. */
+/**
+ * A button's id: 16 bytes, base64url (22 characters, inside Discord's 100 and Telegram's 64
+ * bytes): the reply's row number (5 bytes), the button's place in the reply (1) and the reply's
+ * 80-bit random secret (10), checked in constant time. A guessed or stale id finds no row or
+ * the wrong secret.
+ */
+const SECRET_BYTES = 10;
+
+function encodeId(n: number, index: number, secret: Buffer): string {
+  const bytes = Buffer.alloc(16);
+  bytes.writeUIntBE(n, 0, 5);
+  bytes[5] = index;
+  secret.copy(bytes, 6);
+  return bytes.toString("base64url");
+}
+
+function decodeId(id: string): { n: number; index: number; secret: Buffer } | undefined {
+  const bytes = Buffer.from(id, "base64url");
+  if (bytes.length !== 16) return undefined;
+  return { n: bytes.readUIntBE(0, 5), index: bytes[5] ?? 0, secret: bytes.subarray(6) };
+}
+
+interface ReplyRow {
+  secret: Buffer;
+  platform: string;
+  chat_id: string;
+  user_id: string;
+  actions: string;
+  expires_at: number;
+}
+
+/**
+ * Button actions in SQLite: buttons under old messages keep working after a restart. A reply's
+ * buttons are one row (one insert, appended at the end of the table); the per-person cap drops
+ * whole replies, oldest first.
+ */
 export class SqliteActionStore implements ActionStore {
   private readonly insert;
+  private readonly lastSeq;
   private readonly trim;
   private readonly select;
+  private readonly selectV1;
   private readonly deleteExpired;
+  private readonly deleteExpiredV1;
   /** One transaction for the buttons of several replies. */
   private readonly putAll;
   /** Replies whose buttons wait for the next commit, with their callers. */
@@ -27,50 +66,51 @@ export class SqliteActionStore implements ActionStore {
     db: Db,
     private readonly maxPerUser = DEFAULT_MAX_ACTIONS_PER_USER,
   ) {
-    this.insert = db.prepare(
-      "INSERT INTO button_actions (id, platform, chat_id, user_id, action, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+    this.insert = db.prepare<[Buffer, string, string, string, number, number, string, number]>(
+      `INSERT INTO button_actions (secret, platform, chat_id, user_id, first_seq, count, actions, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    // The owner's actions past the newest maxPerUser, in insertion (rowid) order.
-    this.trim = db.prepare(
-      `DELETE FROM button_actions WHERE rowid IN (
-         SELECT rowid FROM button_actions WHERE platform = ? AND user_id = ?
-          ORDER BY rowid DESC LIMIT -1 OFFSET ?)`,
+    this.lastSeq = db.prepare<[string, string], { next: number }>(
+      `SELECT first_seq + count AS next FROM button_actions WHERE platform = ? AND user_id = ?
+        ORDER BY first_seq DESC LIMIT 1`,
     );
-    this.select = db.prepare<
+    // The owner's replies with any button older than their newest maxPerUser.
+    this.trim = db.prepare<[string, string, number]>(
+      "DELETE FROM button_actions WHERE platform = ? AND user_id = ? AND first_seq < ?",
+    );
+    this.select = db.prepare<[number], ReplyRow>(
+      "SELECT secret, platform, chat_id, user_id, actions, expires_at FROM button_actions WHERE n = ?",
+    );
+    this.selectV1 = db.prepare<
       [string],
-      {
-        id: string;
-        platform: string;
-        chat_id: string;
-        user_id: string;
-        action: string;
-        expires_at: number;
-      }
-    >("SELECT id, platform, chat_id, user_id, action, expires_at FROM button_actions WHERE id = ?");
+      { platform: string; chat_id: string; user_id: string; action: string; expires_at: number }
+    >("SELECT platform, chat_id, user_id, action, expires_at FROM button_actions_v1 WHERE id = ?");
     this.deleteExpired = db.prepare("DELETE FROM button_actions WHERE expires_at <= ?");
-    this.putAll = db.transaction((replies: readonly (readonly NewAction[])[]) => {
-      const all = replies.flat();
-      const ids = newActionIds(all.length);
-      for (const [i, action] of all.entries()) {
-        this.insert.run(
-          ids[i],
-          action.platform,
-          action.chatId,
-          action.userId,
-          JSON.stringify(action.action),
-          action.expiresAt,
-        );
-      }
-      const owners = new Map(all.map((a) => [`${a.platform}\u0000${a.userId}`, a]));
-      for (const action of owners.values())
-        this.trim.run(action.platform, action.userId, this.maxPerUser);
-      let at = 0;
-      return replies.map((actions) => {
-        const start = at;
-        at += actions.length;
-        return ids.slice(start, at);
-      });
-    });
+    this.deleteExpiredV1 = db.prepare("DELETE FROM button_actions_v1 WHERE expires_at <= ?");
+    this.putAll = db.transaction((replies: readonly (readonly NewAction[])[]) =>
+      replies.map((actions) => this.putReply(actions)),
+    );
+  }
+
+  /** One reply's row (its actions share the owner, chat and expiry) and its buttons' ids. */
+  private putReply(actions: readonly NewAction[]): string[] {
+    const first = actions[0];
+    if (!first) return [];
+    const secret = randomBytesPooled(SECRET_BYTES);
+    const seq = this.lastSeq.get(first.platform, first.userId)?.next ?? 0;
+    const { lastInsertRowid } = this.insert.run(
+      secret,
+      first.platform,
+      first.chatId,
+      first.userId,
+      seq,
+      actions.length,
+      JSON.stringify(actions.map((action) => action.action)),
+      first.expiresAt,
+    );
+    this.trim.run(first.platform, first.userId, seq + actions.length - this.maxPerUser);
+    const n = Number(lastInsertRowid);
+    return actions.map((_, index) => encodeId(n, index, secret));
   }
 
   /**
@@ -103,20 +143,40 @@ export class SqliteActionStore implements ActionStore {
   }
 
   async get(id: string): Promise<StoredAction | undefined> {
-    const row = this.select.get(id);
-    if (!row) return undefined;
+    const key = decodeId(id);
+    const row = key && this.select.get(key.n);
+    if (
+      key &&
+      row &&
+      row.secret.length === key.secret.length &&
+      timingSafeEqual(row.secret, key.secret)
+    ) {
+      const action = (JSON.parse(row.actions) as ButtonAction[])[key.index];
+      if (!action) return undefined;
+      return {
+        id,
+        platform: row.platform,
+        chatId: row.chat_id,
+        userId: row.user_id,
+        action,
+        expiresAt: row.expires_at,
+      };
+    }
+    // An id issued before buttons were stored a reply to a row.
+    const old = this.selectV1.get(id);
+    if (!old) return undefined;
     return {
-      id: row.id,
-      platform: row.platform,
-      chatId: row.chat_id,
-      userId: row.user_id,
-      action: JSON.parse(row.action) as ButtonAction,
-      expiresAt: row.expires_at,
+      id,
+      platform: old.platform,
+      chatId: old.chat_id,
+      userId: old.user_id,
+      action: JSON.parse(old.action) as ButtonAction,
+      expiresAt: old.expires_at,
     };
   }
 
   async prune(now: number): Promise<number> {
-    return this.deleteExpired.run(now).changes;
+    return this.deleteExpired.run(now).changes + this.deleteExpiredV1.run(now).changes;
   }
 }
 
