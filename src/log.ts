@@ -84,8 +84,19 @@ export function createLogger(options: LoggerOptions): Logger {
             }
           : {},
     },
-    options.destination ?? pino.destination({ dest: 2, sync: false }),
+    options.destination ?? bufferedDestination(2),
   );
+}
+
+/** How long a log line may wait in the buffer before it is written. */
+const LOG_FLUSH_MS = 200;
+
+/**
+ * Lines gathered up to 4 KiB (or LOG_FLUSH_MS) per write: a write per line cost a command as much
+ * as its own rendering. Whatever is buffered is written at exit, including a crash's exit.
+ */
+function bufferedDestination(fd: number): DestinationStream {
+  return pino.destination({ dest: fd, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
 }
 
 /**
@@ -94,7 +105,7 @@ export function createLogger(options: LoggerOptions): Logger {
  */
 export function logFileDestination(path: string): DestinationStream {
   mkdirSync(dirname(path), { recursive: true });
-  return pino.destination({ dest: openSync(path, "a"), sync: false });
+  return bufferedDestination(openSync(path, "a"));
 }
 
 /** A logger that writes nothing, for tests and tools that do not care. */

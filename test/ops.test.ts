@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { defineCommand } from "../src/core/command.ts";
-import { createLogger, silentLogger } from "../src/log.ts";
+import { createLogger, logFileDestination, silentLogger } from "../src/log.ts";
 import { endpointTemplate } from "../src/ops/metrics.ts";
 import type { Health } from "../src/ops/server.ts";
 import { type Simulator, startSimulator } from "../src/simulator/index.ts";
@@ -151,6 +151,25 @@ describe("health and metrics over HTTP", () => {
 });
 
 describe("logs", () => {
+  it("are written in batches, yet a quiet moment's single line reaches the file while the bot runs", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "log-"));
+    const path = join(dir, "bot.log");
+    const logger = createLogger({ level: "info", destination: logFileDestination(path) });
+    try {
+      logger.info({ n: 1 }, "one line and then nothing");
+      // Far below the 4 KiB a write waits for: only the periodic flush can bring it.
+      const deadline = Date.now() + 5_000;
+      let text = "";
+      while (!text.includes("one line and then nothing") && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        text = readFileSync(path, "utf8");
+      }
+      expect(JSON.parse(text.trim())).toMatchObject({ msg: "one line and then nothing", n: 1 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("are JSON, and redact the API key and bot tokens wherever they appear", () => {
     const lines: string[] = [];
     const destination = new Writable({
