@@ -46,13 +46,17 @@ export function stripControl(text: string): string {
   );
 }
 
+const SURROGATE = /[\ud800-\udfff]/;
+
 /** Display width of a cell: code points, so emoji do not count double. */
 function cellWidth(cell: string): number {
-  return [...cell].length;
+  return SURROGATE.test(cell) ? [...cell].length : cell.length;
 }
 
 function cutCell(cell: string, width: number): string {
-  const points = [...cell];
+  if (cell.length <= width) return cell;
+  const points = SURROGATE.test(cell) ? [...cell] : undefined;
+  if (!points) return `${cell.slice(0, Math.max(0, width - 1))}${TRUNCATION_MARK}`;
   if (points.length <= width) return cell;
   return `${points.slice(0, Math.max(0, width - 1)).join("")}${TRUNCATION_MARK}`;
 }
@@ -66,18 +70,29 @@ export function formatTable(table: ReplyTable, maxCell = 24): string {
   const header = table.columns.map(clean);
   const rows = table.rows.map((row) => header.map((_, i) => clean(row[i] ?? "")));
   // Nothing to show: no text at all, so no renderer sends an empty block (Telegram refuses one).
-  if ([...header, ...rows.flat()].every((cell) => cell === "")) return "";
-  const widths = header.map((h, i) =>
-    Math.max(cellWidth(h), ...rows.map((row) => cellWidth(row[i] ?? ""))),
-  );
-  const line = (cells: string[]) =>
+  if (header.every((cell) => cell === "") && rows.every((row) => row.every((cell) => cell === "")))
+    return "";
+  // Each cell's width once: the widest of each column, and each cell's padding.
+  const widthsOf = (cells: string[]) => cells.map(cellWidth);
+  const headerWidths = widthsOf(header);
+  const rowWidths = rows.map(widthsOf);
+  const widths = headerWidths.map((w, i) => {
+    let widest = w;
+    for (const row of rowWidths) widest = Math.max(widest, row[i] ?? 0);
+    return widest;
+  });
+  const line = (cells: string[], cellWidths: number[]) =>
     cells
       .map((cell, i) => {
-        const pad = " ".repeat(Math.max(0, (widths[i] ?? 0) - cellWidth(cell)));
+        const pad = " ".repeat(Math.max(0, (widths[i] ?? 0) - (cellWidths[i] ?? 0)));
         return table.align?.[i] === "right" ? pad + cell : cell + pad;
       })
       .join("  ")
       .trimEnd();
   const rule = widths.map((w) => "-".repeat(w)).join("  ");
-  return [line(header), rule, ...rows.map(line)].join("\n");
+  return [
+    line(header, headerWidths),
+    rule,
+    ...rows.map((row, i) => line(row, rowWidths[i] ?? [])),
+  ].join("\n");
 }
