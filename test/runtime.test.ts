@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { MemoryActionStore } from "../src/core/actions.ts";
@@ -610,6 +611,44 @@ describe("stored button actions", () => {
       for (const [b, id] of ids.entries())
         expect((await store.get(id))?.action.payload).toEqual({ n, b: b + 1 });
     }
+  });
+
+  it("the per-person cap holds for any run of reply sizes: never above it, the newest kept, at least nine tenths of it", async () => {
+    t = await startRuntime();
+    const db = t.db;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 25, max: 120 }),
+        fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 1, maxLength: 60 }),
+        async (cap, sizes) => {
+          db.prepare("DELETE FROM button_actions").run();
+          const store = new SqliteActionStore(db, cap);
+          let last: string[] = [];
+          let total = 0;
+          for (const size of sizes) {
+            last = await store.putMany(
+              Array.from({ length: size }, (_, i) => ({
+                platform: "telegram",
+                chatId: "c",
+                userId: "u1",
+                action: { command: "c", action: "a", payload: { i } },
+                expiresAt: Date.now() + 60_000,
+              })),
+            );
+            total += size;
+            const { held } = db
+              .prepare(
+                "SELECT COALESCE(SUM(count), 0) AS held FROM button_actions WHERE user_id = 'u1'",
+              )
+              .get() as { held: number };
+            expect(held).toBeLessThanOrEqual(cap);
+            expect(held).toBeGreaterThanOrEqual(Math.min(total, Math.floor(cap * 0.9) - 25));
+            for (const id of last) expect(await store.get(id)).toBeDefined();
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it("an id with a real reply's number but another secret, place or length finds nothing", async () => {

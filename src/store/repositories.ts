@@ -47,7 +47,6 @@ interface ReplyRow {
  */
 export class SqliteActionStore implements ActionStore {
   private readonly insert;
-  private readonly lastSeq;
   private readonly trim;
   private readonly select;
   private readonly selectV1;
@@ -66,13 +65,16 @@ export class SqliteActionStore implements ActionStore {
     db: Db,
     private readonly maxPerUser = DEFAULT_MAX_ACTIONS_PER_USER,
   ) {
-    this.insert = db.prepare<[Buffer, string, string, string, number, number, string, number]>(
-      `INSERT INTO button_actions (secret, platform, chat_id, user_id, first_seq, count, actions, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.lastSeq = db.prepare<[string, string], { next: number }>(
-      `SELECT first_seq + count AS next FROM button_actions WHERE platform = ? AND user_id = ?
-        ORDER BY first_seq DESC LIMIT 1`,
+    // The owner's running count continues from their newest reply (0 for their first).
+    this.insert = db.prepare<
+      [Buffer, string, string, string, number, string, number, string, string],
+      { n: number; first_seq: number }
+    >(
+      `INSERT INTO button_actions (secret, platform, chat_id, user_id, count, actions, expires_at, first_seq)
+       SELECT ?, ?, ?, ?, ?, ?, ?, COALESCE(
+         (SELECT first_seq + count FROM button_actions WHERE platform = ? AND user_id = ?
+           ORDER BY first_seq DESC LIMIT 1), 0)
+       RETURNING n, first_seq`,
     );
     // The owner's replies with any button older than their newest maxPerUser.
     this.trim = db.prepare<[string, string, number]>(
@@ -97,19 +99,27 @@ export class SqliteActionStore implements ActionStore {
     const first = actions[0];
     if (!first) return [];
     const secret = randomBytesPooled(SECRET_BYTES);
-    const seq = this.lastSeq.get(first.platform, first.userId)?.next ?? 0;
-    const { lastInsertRowid } = this.insert.run(
+    const row = this.insert.get(
       secret,
       first.platform,
       first.chatId,
       first.userId,
-      seq,
       actions.length,
       JSON.stringify(actions.map((action) => action.action)),
       first.expiresAt,
+      first.platform,
+      first.userId,
     );
-    this.trim.run(first.platform, first.userId, seq + actions.length - this.maxPerUser);
-    const n = Number(lastInsertRowid);
+    if (!row) throw new Error("the button row was not inserted");
+    const { n, first_seq: seq } = row;
+    // Trimmed a block at a time (a tenth of the cap): deleting one old row per reply cost more
+    // than the insert. Crossing into block k keeps what fits below block k + 1's end, so the
+    // person holds at most the cap until the next crossing, and at least nine tenths of it.
+    const block = Math.max(1, Math.floor(this.maxPerUser / 10));
+    const end = seq + actions.length;
+    const crossed = Math.floor(end / block);
+    if (crossed > Math.floor(seq / block))
+      this.trim.run(first.platform, first.userId, (crossed + 1) * block - this.maxPerUser);
     return actions.map((_, index) => encodeId(n, index, secret));
   }
 
