@@ -117,35 +117,47 @@ export class Transport {
     const { options } = this;
     if (!spec.retry) return this.attempt(spec, 1);
     const started = performance.now();
-    return pRetry((attempt) => this.attempt(spec, attempt), {
-      retries: options.retries,
-      factor: 2,
-      minTimeout: options.retryMinDelayMs,
-      maxTimeout: options.retryMaxDelayMs,
-      randomize: true,
-      maxRetryTime: options.retryMaxTotalMs,
-      ...(spec.signal ? { signal: spec.signal } : {}),
-      shouldRetry: ({ error }) => error instanceof ApiError && isRetryable(error),
-      onFailedAttempt: async ({ error, retriesLeft, attemptNumber }) => {
-        if (!(error instanceof ApiError) || !isRetryable(error) || retriesLeft <= 0) return;
-        options.logger.debug(
-          {
-            method: spec.method,
-            path: spec.path,
-            kind: error.kind,
-            status: error.status,
-            attempt: attemptNumber,
-          },
-          "data service request failed, will retry",
-        );
-        if (error.retryAfter !== undefined) {
-          const waitMs = error.retryAfter * 1000;
-          // Waiting past the call's time budget helps nobody: say "busy, try again in N s" now.
-          if (performance.now() - started + waitMs > options.retryMaxTotalMs) throw error;
-          await sleep(waitMs, spec.signal);
-        }
+    // The first attempt runs bare (pRetry costs ~20 µs a call, on every cold read); its failure is
+    // handed to pRetry as pRetry's own first attempt, so waits, logs and limits are pRetry's.
+    let firstFailure: unknown;
+    try {
+      return await this.attempt(spec, 1);
+    } catch (error) {
+      if (!(error instanceof ApiError && isRetryable(error)) || options.retries <= 0) throw error;
+      firstFailure = error;
+    }
+    return pRetry(
+      (attempt) => (attempt === 1 ? Promise.reject(firstFailure) : this.attempt(spec, attempt)),
+      {
+        retries: options.retries,
+        factor: 2,
+        minTimeout: options.retryMinDelayMs,
+        maxTimeout: options.retryMaxDelayMs,
+        randomize: true,
+        maxRetryTime: Math.max(0, options.retryMaxTotalMs - (performance.now() - started)),
+        ...(spec.signal ? { signal: spec.signal } : {}),
+        shouldRetry: ({ error }) => error instanceof ApiError && isRetryable(error),
+        onFailedAttempt: async ({ error, retriesLeft, attemptNumber }) => {
+          if (!(error instanceof ApiError) || !isRetryable(error) || retriesLeft <= 0) return;
+          options.logger.debug(
+            {
+              method: spec.method,
+              path: spec.path,
+              kind: error.kind,
+              status: error.status,
+              attempt: attemptNumber,
+            },
+            "data service request failed, will retry",
+          );
+          if (error.retryAfter !== undefined) {
+            const waitMs = error.retryAfter * 1000;
+            // Waiting past the call's time budget helps nobody: say "busy, try again in N s" now.
+            if (performance.now() - started + waitMs > options.retryMaxTotalMs) throw error;
+            await sleep(waitMs, spec.signal);
+          }
+        },
       },
-    });
+    );
   }
 
   private async attempt(spec: RequestSpec, attempt: number): Promise<Answer> {
