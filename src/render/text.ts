@@ -47,6 +47,7 @@ export function stripControl(text: string): string {
 }
 
 const SURROGATE = /[\ud800-\udfff]/;
+const PLAIN_CELL = /^(?:[\x21-\x7e]+(?: [\x21-\x7e]+)*)?$/;
 
 /** Display width of a cell: code points, so emoji do not count double. */
 function cellWidth(cell: string): number {
@@ -66,7 +67,12 @@ function cutCell(cell: string, width: number): string {
  * and single-line. The result is plain text: the caller escapes it for its platform.
  */
 export function formatTable(table: ReplyTable, maxCell = 24): string {
-  const clean = (cell: string) => cutCell(stripControl(cell).replace(/\s+/g, " ").trim(), maxCell);
+  const clean = (cell: string) =>
+    cutCell(
+      // Most cells are printable ASCII words with single spaces: nothing to strip or collapse.
+      PLAIN_CELL.test(cell) ? cell : stripControl(cell).replace(/\s+/g, " ").trim(),
+      maxCell,
+    );
   const header = table.columns.map(clean);
   const rows = table.rows.map((row) => header.map((_, i) => clean(row[i] ?? "")));
   // Nothing to show: no text at all, so no renderer sends an empty block (Telegram refuses one).
