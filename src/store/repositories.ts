@@ -155,33 +155,28 @@ export class SqliteActionStore implements ActionStore {
   async get(id: string): Promise<StoredAction | undefined> {
     const key = decodeId(id);
     const row = key && this.select.get(key.n);
-    if (
+    const found =
       key &&
       row &&
       row.secret.length === key.secret.length &&
       timingSafeEqual(row.secret, key.secret)
-    ) {
-      const action = (JSON.parse(row.actions) as ButtonAction[])[key.index];
-      if (!action) return undefined;
-      return {
-        id,
-        platform: row.platform,
-        chatId: row.chat_id,
-        userId: row.user_id,
-        action,
-        expiresAt: row.expires_at,
-      };
-    }
+        ? { row, action: (JSON.parse(row.actions) as ButtonAction[])[key.index] }
+        : undefined;
+    if (found && !found.action) return undefined;
     // An id issued before buttons were stored a reply to a row.
-    const old = this.selectV1.get(id);
-    if (!old) return undefined;
+    const old = found ? undefined : this.selectV1.get(id);
+    const { row: stored, action } = found ?? {
+      row: old,
+      action: old && (JSON.parse(old.action) as ButtonAction),
+    };
+    if (!stored || !action) return undefined;
     return {
       id,
-      platform: old.platform,
-      chatId: old.chat_id,
-      userId: old.user_id,
-      action: JSON.parse(old.action) as ButtonAction,
-      expiresAt: old.expires_at,
+      platform: stored.platform,
+      chatId: stored.chat_id,
+      userId: stored.user_id,
+      action,
+      expiresAt: stored.expires_at,
     };
   }
 
