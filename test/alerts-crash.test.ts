@@ -6,13 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { NFT_CONTRACT_TYPES } from "../src/api/schemas.ts";
-import { type Simulator, startSimulator } from "../src/simulator/index.ts";
+import type { Simulator } from "../src/simulator/index.ts";
 import { mulberry32 } from "../src/simulator/random.ts";
 import { type Db, openDatabase } from "../src/store/db.ts";
 import { SubscriptionRepository } from "../src/store/repositories.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { type FakeDiscord, startFakeDiscord } from "./fakes/discord/index.ts";
 import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram/index.ts";
+import { startTestSimulator } from "./test-simulator.ts";
 
 /**
  * Crash safety of alert delivery, end to end: the bot runs as a child process exactly as
@@ -185,7 +186,7 @@ async function startWorld(
     await parts.sim?.close();
     rmSync(dataDir, { recursive: true, force: true });
   };
-  const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "crash-test-key" });
+  const sim = await startTestSimulator({ mintIntervalMs: 0, apiKey: "crash-test-key" });
   parts.sim = sim;
   const tg = await startFakeTelegram();
   parts.tg = tg;

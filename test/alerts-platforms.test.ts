@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
-import { type Simulator, startSimulator } from "../src/simulator/index.ts";
+import type { Simulator } from "../src/simulator/index.ts";
 import {
   type FakeDiscord,
   MEMBER_PERMISSIONS,
@@ -22,6 +22,7 @@ import {
   telegramErrors,
   user,
 } from "./fakes/telegram/index.ts";
+import { startTestSimulator } from "./test-simulator.ts";
 
 const CHANNEL_MANAGER = MEMBER_PERMISSIONS | PERMISSION.ManageChannels;
 const admin = user(2001, "Ada", "ada");
@@ -36,7 +37,7 @@ let bot: Bot;
 let dataDir: string;
 
 beforeEach(async () => {
-  sim = await startSimulator();
+  sim = await startTestSimulator();
   telegram = await startFakeTelegram();
   discord = await startFakeDiscord();
   dataDir = mkdtempSync(join(tmpdir(), "bot-alerts-"));

@@ -11,9 +11,9 @@ import { ConsoleAdapter } from "../src/adapters/console/index.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
-import { startSimulator } from "../src/simulator/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { startRuntime } from "./helpers.ts";
+import { startTestSimulator } from "./test-simulator.ts";
 
 const now = new Date("2026-11-22T12:00:00Z");
 const plain = (reply: RenderableReply) => renderConsole(reply).text;
@@ -164,7 +164,7 @@ const picturePaths = (stdout: string) =>
 
 describe("console end to end", () => {
   it("answers every piped line in order and exits 0 after the last", async () => {
-    const sim = await startSimulator();
+    const sim = await startTestSimulator();
     const f = sim.fixtures;
     await sim.close();
     const { code, stdout } = await runBot([
@@ -192,7 +192,7 @@ describe("console end to end", () => {
 
 describe("a quiet, friendly console", () => {
   it("names the configured data service, never its key", async () => {
-    const sim = await startSimulator({ apiKey: "a-secret-key-4b1d" });
+    const sim = await startTestSimulator({ apiKey: "a-secret-key-4b1d" });
     try {
       const { code, stdout, stderr, log } = await runBot(["/top volume 1d 1"], {
         API_BASE_URL: sim.url,

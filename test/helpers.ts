@@ -13,12 +13,13 @@ import type { RenderableReply } from "../src/core/reply.ts";
 import { newInvocationId, Runtime, type RuntimeOptions } from "../src/core/runtime.ts";
 import { createLogger, type Logger, silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
-import { type Simulator, type SimulatorOptions, startSimulator } from "../src/simulator/index.ts";
+import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
 import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
 import { type Db, openDatabase } from "../src/store/db.ts";
 import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
 import { SqliteActionStore, SubscriptionRepository } from "../src/store/repositories.ts";
 import type { FakeTelegram } from "./fakes/telegram/index.ts";
+import { startTestSimulator } from "./test-simulator.ts";
 
 /** A logger whose JSON lines are kept for assertions. */
 export function capturingLogger(secrets: string[] = []): { logger: Logger; lines: string[] } {
@@ -46,7 +47,7 @@ export async function startClient(
   simOptions: SimulatorOptions = {},
   overrides: { apiKey?: string } = {},
 ): Promise<ClientSetup> {
-  const sim = await startSimulator({ apiKey: "test-key-8c1f0e", ...simOptions });
+  const sim = await startTestSimulator({ apiKey: "test-key-8c1f0e", ...simOptions });
   const config = parseConfig({
     API_TIMEOUT_MS: "2000",
     API_RETRIES: "3",

@@ -10,10 +10,11 @@ import { defineCommand } from "../src/core/command.ts";
 import { createLogger, silentLogger } from "../src/log.ts";
 import { endpointTemplate } from "../src/ops/metrics.ts";
 import type { Health } from "../src/ops/server.ts";
-import { type Simulator, startSimulator } from "../src/simulator/index.ts";
+import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
 import { capturingLogger, runtimeWith, startClient, testInvocation } from "./helpers.ts";
+import { startTestSimulator } from "./test-simulator.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -26,8 +27,8 @@ function tempDir(): string {
   return dir;
 }
 
-async function simulator(options: Parameters<typeof startSimulator>[0] = {}): Promise<Simulator> {
-  const sim = await startSimulator(options);
+async function simulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const sim = await startTestSimulator(options);
   cleanups.push(() => sim.close());
   return sim;
 }
