@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -204,4 +205,16 @@ export function telegramAdapterFor(
     throttle: false,
     ...options,
   });
+}
+
+/**
+ * A loopback port free right now, from the system (a port drawn at random may be one of the
+ * system's ephemeral ports, already taken by a connection of another test).
+ */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

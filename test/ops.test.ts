@@ -13,7 +13,7 @@ import type { Health } from "../src/ops/server.ts";
 import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
-import { capturingLogger, runtimeWith, startClient, testInvocation } from "./helpers.ts";
+import { capturingLogger, freePort, runtimeWith, startClient, testInvocation } from "./helpers.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -36,7 +36,7 @@ async function simulator(options: SimulatorOptions = {}): Promise<Simulator> {
 describe("health and metrics over HTTP", () => {
   it("/healthz says what is connected; /metrics counts commands, upstream calls and the cache", async () => {
     const sim = await simulator();
-    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    const port = await freePort();
     const input = new PassThrough();
     let printed = "";
     const output = new Writable({
@@ -86,7 +86,7 @@ describe("health and metrics over HTTP", () => {
 
   it("/healthz fails with the reason once no poll has succeeded for max(3 intervals, 30 s), and recovers", async () => {
     const sim = await simulator({ faults: { errorRates: { 503: 1 } } });
-    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    const port = await freePort();
     let clock = 1_000_000;
     const bot = await createBot(
       parseConfig({
