@@ -192,7 +192,13 @@ describe.concurrent("after start", () => {
     const dataDir = tempDir();
     const { code, fatal, plain } = await runBot(
       { DATA_DIR: dataDir, API_BASE_URL: "http://127.0.0.1:9", LOG_LEVEL: "info" },
-      `setTimeout(() => Promise.reject(new Error("a forgotten promise")), 1500);`,
+      // Once started: the entry listens for SIGTERM only when the bot is up (a fixed delay was
+      // too short for a start on a busy machine, and the rejection then came before the entry).
+      `const up = setInterval(() => {
+        if (process.listenerCount("SIGTERM") === 0) return;
+        clearInterval(up);
+        Promise.reject(new Error("a forgotten promise"));
+      }, 20);`,
     );
     expect(code).toBe(1);
     // The console chat's logs are in a file: one plain line says where to look.
