@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { allCommands } from "../commands/index.ts";
-import { TelegramAdapter, type TelegramAdapterOptions } from "../src/adapters/telegram/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { type Config, parseConfig } from "../src/config.ts";
 import { MemoryActionStore } from "../src/core/actions.ts";
@@ -19,7 +18,6 @@ import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
 import { type Db, openDatabase } from "../src/store/db.ts";
 import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
 import { SqliteActionStore, SubscriptionRepository } from "../src/store/repositories.ts";
-import type { FakeTelegram } from "./fakes/telegram/index.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
 /** A logger whose JSON lines are kept for assertions. */
@@ -187,23 +185,6 @@ export function runtimeWith(
     rateLimit: { burst: 5, perMinute: 60 },
     buttonTtlSeconds: 60,
     ...overrides,
-  });
-}
-
-/** The real Telegram adapter on a fake Bot API, unthrottled, with quiet logs; tests override the rest. */
-export function telegramAdapterFor(
-  fake: FakeTelegram,
-  runtime: Runtime,
-  options: Partial<TelegramAdapterOptions> = {},
-): TelegramAdapter {
-  return new TelegramAdapter({
-    token: fake.token,
-    apiRoot: fake.apiRoot,
-    botInfo: fake.botInfo,
-    runtime,
-    logger: silentLogger(),
-    throttle: false,
-    ...options,
   });
 }
 

@@ -17,7 +17,8 @@ import { renderTelegram } from "../src/render/telegram.ts";
 import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
 import { SqliteActionStore } from "../src/store/repositories.ts";
 import { groupChat, privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
-import { type RuntimeSetup, startRuntime, telegramAdapterFor, testInvocation } from "./helpers.ts";
+import { type RuntimeSetup, startRuntime, testInvocation } from "./helpers.ts";
+import { telegramAdapterFor } from "./telegram-helpers.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
 /**

@@ -20,13 +20,8 @@ import {
   telegramErrors,
   user,
 } from "./fakes/telegram/index.ts";
-import {
-  capturingLogger,
-  freePort,
-  type RuntimeSetup,
-  startRuntime,
-  telegramAdapterFor,
-} from "./helpers.ts";
+import { capturingLogger, freePort, type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { telegramAdapterFor } from "./telegram-helpers.ts";
 
 const alice = user(1001, "Alice", "alice");
 const bob = user(1002, "Bob", "bob");
