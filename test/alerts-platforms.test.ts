@@ -2,19 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Chat } from "grammy/types";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Bot, createBot } from "../src/bot.ts";
+import { describe, expect, test } from "vitest";
+import { createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
-import { type Simulator, startSimulator } from "../src/simulator/index.ts";
+import { MEMBER_PERMISSIONS, PERMISSION, startFakeDiscord } from "./fakes/discord/index.ts";
 import {
-  type FakeDiscord,
-  MEMBER_PERMISSIONS,
-  PERMISSION,
-  startFakeDiscord,
-} from "./fakes/discord/index.ts";
-import {
-  type FakeTelegram,
   groupChat,
   type RecordedCall,
   startFakeTelegram,
@@ -22,6 +15,7 @@ import {
   telegramErrors,
   user,
 } from "./fakes/telegram/index.ts";
+import { startTestSimulator } from "./test-simulator.ts";
 
 const CHANNEL_MANAGER = MEMBER_PERMISSIONS | PERMISSION.ManageChannels;
 const admin = user(2001, "Ada", "ada");
@@ -29,17 +23,12 @@ const member = user(2002, "Max", "max");
 const group = groupChat(-5001, "Mints");
 const supergroup = supergroupChat(-1005001, "Mints");
 
-let sim: Simulator;
-let telegram: FakeTelegram;
-let discord: FakeDiscord;
-let bot: Bot;
-let dataDir: string;
-
-beforeEach(async () => {
-  sim = await startSimulator();
-  telegram = await startFakeTelegram();
-  discord = await startFakeDiscord();
-  dataDir = mkdtempSync(join(tmpdir(), "bot-alerts-"));
+/** One test's simulator, fakes and bot (each test its own), and what the tests do with them. */
+async function startWorld() {
+  const sim = await startTestSimulator();
+  const telegram = await startFakeTelegram();
+  const discord = await startFakeDiscord();
+  const dataDir = mkdtempSync(join(tmpdir(), "bot-alerts-"));
   telegram.setMemberStatus(group.id, admin.id, "administrator");
   telegram.setMemberStatus(group.id, member.id, "member");
   const config = parseConfig({
@@ -55,52 +44,92 @@ beforeEach(async () => {
     POLL_INTERVAL_S: "1",
     DELIVERY_TICK_MS: "100",
   });
-  bot = await createBot(config, { logger: silentLogger() });
-});
+  const bot = await createBot(config, { logger: silentLogger() });
 
-afterEach(async () => {
-  await bot.stop();
-  await telegram.close();
-  await discord.close();
-  await sim.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-async function telegramSays(from: typeof admin, text: string, chat: Chat = group): Promise<string> {
-  const before = telegram.sent.length;
-  telegram.pushUpdate(telegram.message(chat, from, text));
-  const call = await telegram.waitFor(
-    (c) => c.seq > before && c.ok && c.method === "sendMessage",
-    10_000,
-  );
-  return String(call.params.text);
-}
-
-async function discordSubscribe(channelId: string, memberPermissions: bigint): Promise<string> {
-  const payload = discord.sendInteraction(
-    discord.slashCommand("subscribe", {}, { channelId, memberPermissions }),
-  );
-  const callback = await discord.waitForCallback(payload, 10_000);
-  const body = callback.body as { type: number; data?: { embeds?: { description?: string }[] } };
-  if (body.type === 5) {
-    const edit = await discord.waitForOriginalEdit(payload, 10_000);
-    return String(
-      (edit.body as { embeds?: { description?: string }[] }).embeds?.[0]?.description ?? "",
+  async function telegramSays(
+    from: typeof admin,
+    text: string,
+    chat: Chat = group,
+  ): Promise<string> {
+    const before = telegram.sent.length;
+    telegram.pushUpdate(telegram.message(chat, from, text));
+    const call = await telegram.waitFor(
+      (c) => c.seq > before && c.ok && c.method === "sendMessage",
+      10_000,
     );
+    return String(call.params.text);
   }
-  return String(body.data?.embeds?.[0]?.description ?? "");
+
+  async function discordSubscribe(channelId: string, memberPermissions: bigint): Promise<string> {
+    const payload = discord.sendInteraction(
+      discord.slashCommand("subscribe", {}, { channelId, memberPermissions }),
+    );
+    const callback = await discord.waitForCallback(payload, 10_000);
+    const body = callback.body as { type: number; data?: { embeds?: { description?: string }[] } };
+    if (body.type === 5) {
+      const edit = await discord.waitForOriginalEdit(payload, 10_000);
+      return String(
+        (edit.body as { embeds?: { description?: string }[] }).embeds?.[0]?.description ?? "",
+      );
+    }
+    return String(body.data?.embeds?.[0]?.description ?? "");
+  }
+
+  /** Mints until an NFT contract (not a fungible one) is among them; returns its address. */
+  function mintCollection(): string {
+    for (;;) {
+      const nft = sim.mint(1).find((c) => !c.types.includes("TYPE_ERC20"));
+      if (nft) return nft.address.toLowerCase();
+    }
+  }
+
+  /** Waits until the poller has its cursor: mints from now on are alerted. */
+  async function pollerStarted(): Promise<void> {
+    await expect
+      .poll(() => bot.db.prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
+        timeout: 5000,
+      })
+      .toBeTruthy();
+  }
+
+  return {
+    sim,
+    telegram,
+    discord,
+    bot,
+    telegramSays,
+    discordSubscribe,
+    mintCollection,
+    pollerStarted,
+    async close() {
+      await bot.stop();
+      await telegram.close();
+      await discord.close();
+      await sim.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
-/** Mints until an NFT contract (not a fungible one) is among them; returns its address. */
-function mintCollection(): string {
-  for (;;) {
-    const nft = sim.mint(1).find((c) => !c.types.includes("TYPE_ERC20"));
-    if (nft) return nft.address.toLowerCase();
-  }
-}
+/**
+ * The tests share nothing (each its own simulator, fakes, DATA_DIR and bot) and mostly wait (on
+ * the poll interval and Telegram's per-group pacing): they run at once, each with its world.
+ */
+const it = test.extend<{ world: Awaited<ReturnType<typeof startWorld>> }>({
+  // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern.
+  world: async ({}, use) => {
+    const world = await startWorld();
+    await use(world);
+    await world.close();
+  },
+});
 
-describe("alerts on Telegram and Discord", () => {
-  it("a group admin and a Manage Channels member subscribe; a mint reaches both channels", async () => {
+describe.concurrent("alerts on Telegram and Discord", () => {
+  it("a group admin and a Manage Channels member subscribe; a mint reaches both channels", async ({
+    world,
+    expect,
+  }) => {
+    const { telegram, discord, bot, telegramSays, discordSubscribe, mintCollection } = world;
     expect(await telegramSays(member, "/subscribe")).toMatch(
       /Only people who can manage this channel/,
     );
@@ -132,7 +161,11 @@ describe("alerts on Telegram and Discord", () => {
     });
   });
 
-  it("pauses a subscription when the platform says the channel is gone, visible in /subscriptions", async () => {
+  it("pauses a subscription when the platform says the channel is gone, visible in /subscriptions", async ({
+    world,
+    expect,
+  }) => {
+    const { telegram, discord, bot, telegramSays, discordSubscribe, mintCollection } = world;
     expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
     expect(await discordSubscribe(discord.channelId, CHANNEL_MANAGER)).toMatch(/Subscribed/);
     await expect
@@ -167,15 +200,6 @@ describe("alerts on Telegram and Discord", () => {
   });
 });
 
-/** Waits until the poller has its cursor: mints from now on are alerted. */
-async function pollerStarted(): Promise<void> {
-  await expect
-    .poll(() => bot.db.prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
-      timeout: 5000,
-    })
-    .toBeTruthy();
-}
-
 const sendsTo =
   (chat: Chat, after = 0) =>
   (c: RecordedCall) =>
@@ -184,8 +208,12 @@ const sendsTo =
 const mentions = (address: string) => (c: RecordedCall) =>
   String(c.params.text).toLowerCase().includes(address);
 
-describe("Telegram groups that change under the bot", () => {
-  it("a group upgraded to a supergroup: the next alert arrives at the new id, where /subscriptions says active", async () => {
+describe.concurrent("Telegram groups that change under the bot", () => {
+  it("a group upgraded to a supergroup: the next alert arrives at the new id, where /subscriptions says active", async ({
+    world,
+    expect,
+  }) => {
+    const { telegram, telegramSays, mintCollection, pollerStarted } = world;
     expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
     await pollerStarted();
     // The service message is not delivered here: the refused send alone leads to the new id.
@@ -213,7 +241,11 @@ describe("Telegram groups that change under the bot", () => {
     expect(JSON.stringify(answer.params)).not.toMatch(/another chat|expired/);
   });
 
-  it("the upgrade's service message moves the subscription before any alert fails", async () => {
+  it("the upgrade's service message moves the subscription before any alert fails", async ({
+    world,
+    expect,
+  }) => {
+    const { telegram, bot, telegramSays, mintCollection, pollerStarted } = world;
     expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
     await pollerStarted();
     const before = telegram.sent.length;
@@ -226,7 +258,11 @@ describe("Telegram groups that change under the bot", () => {
     expect(telegram.sent.filter(sendsTo(group, before))).toHaveLength(0);
   });
 
-  it("a group where the bot may not write: paused with the reason, and nothing more is sent", async () => {
+  it("a group where the bot may not write: paused with the reason, and nothing more is sent", async ({
+    world,
+    expect,
+  }) => {
+    const { telegram, bot, telegramSays, mintCollection, pollerStarted } = world;
     expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
     await pollerStarted();
     telegram.revokeSendRights(group.id);

@@ -20,7 +20,8 @@ import {
   type Subscription,
 } from "../src/store/repositories.ts";
 import { startFakeTelegram, telegramErrors } from "./fakes/telegram/index.ts";
-import { capturingLogger, type RuntimeSetup, startRuntime, telegramAdapterFor } from "./helpers.ts";
+import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { telegramAdapterFor } from "./telegram-helpers.ts";
 
 let t: RuntimeSetup;
 afterEach(async () => {

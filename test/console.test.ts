@@ -11,9 +11,9 @@ import { ConsoleAdapter } from "../src/adapters/console/index.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
-import { startSimulator } from "../src/simulator/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { startRuntime } from "./helpers.ts";
+import { startTestSimulator } from "./test-simulator.ts";
 
 const now = new Date("2026-11-22T12:00:00Z");
 const plain = (reply: RenderableReply) => renderConsole(reply).text;
@@ -162,9 +162,11 @@ function runBot(lines: string[], settings: Record<string, string> = {}): Promise
 const picturePaths = (stdout: string) =>
   [...stdout.matchAll(/^Picture: (.+\.png)$/gm)].map((match) => match[1] ?? "");
 
-describe("console end to end", () => {
-  it("answers every piped line in order and exits 0 after the last", async () => {
-    const sim = await startSimulator();
+// The end-to-end tests share nothing (each its own DATA_DIR, simulator and process) and mostly
+// wait for their process: they run at once.
+describe.concurrent("console end to end", () => {
+  it("answers every piped line in order and exits 0 after the last", async ({ expect }) => {
+    const sim = await startTestSimulator();
     const f = sim.fixtures;
     await sim.close();
     const { code, stdout } = await runBot([
@@ -190,9 +192,9 @@ describe("console end to end", () => {
   }, 30_000);
 });
 
-describe("a quiet, friendly console", () => {
-  it("names the configured data service, never its key", async () => {
-    const sim = await startSimulator({ apiKey: "a-secret-key-4b1d" });
+describe.concurrent("a quiet, friendly console", () => {
+  it("names the configured data service, never its key", async ({ expect }) => {
+    const sim = await startTestSimulator({ apiKey: "a-secret-key-4b1d" });
     try {
       const { code, stdout, stderr, log } = await runBot(["/top volume 1d 1"], {
         API_BASE_URL: sim.url,
@@ -207,7 +209,9 @@ describe("a quiet, friendly console", () => {
     }
   }, 30_000);
 
-  it("greets with what it runs against, the missing tokens, the log file and how to leave; then shows only the conversation, and removes its pictures at exit", async () => {
+  it("greets with what it runs against, the missing tokens, the log file and how to leave; then shows only the conversation, and removes its pictures at exit", async ({
+    expect,
+  }) => {
     const { code, stdout, stderr, log } = await runBot(
       [
         "/whois nosuchname123.eth",
@@ -246,7 +250,7 @@ describe("a quiet, friendly console", () => {
     expect(existsSync(dirname(pictures[0] ?? ""))).toBe(false);
   }, 30_000);
 
-  it("/quit and exit leave at once; the lines after them are not run", async () => {
+  it("/quit and exit leave at once; the lines after them are not run", async ({ expect }) => {
     const t = await startRuntime();
     try {
       for (const quit of ["/quit", "exit"]) {
@@ -275,7 +279,7 @@ describe("a quiet, friendly console", () => {
     }
   });
 
-  it("SIGINT and SIGTERM stop it cleanly and remove the pictures", async () => {
+  it("SIGINT and SIGTERM stop it cleanly and remove the pictures", async ({ expect }) => {
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
       const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
       const child = spawn(process.execPath, COMPILED_BOT, {

@@ -213,8 +213,13 @@ function neutralTwin(reply: RenderableReply): RenderableReply {
   return twin;
 }
 
-function checkTelegram(reply: RenderableReply, problems: string[]): void {
-  const shapes = telegramShape(renderTelegram(reply), problems);
+/** `messages`: renderTelegram(reply), rendered once for every check. */
+function checkTelegram(
+  reply: RenderableReply,
+  messages: TelegramMessage[],
+  problems: string[],
+): void {
+  const shapes = telegramShape(messages, problems);
   // Escaping is right when markup characters in the text change nothing but those characters:
   // the same messages, the same lengths, the same entities as with plain letters in their place.
   const twinShapes = telegramShape(renderTelegram(neutralTwin(reply)), []);
@@ -225,8 +230,7 @@ function checkTelegram(reply: RenderableReply, problems: string[]): void {
   }
 }
 
-function checkConsole(reply: RenderableReply, problems: string[]): void {
-  const { text } = renderConsole(reply);
+function checkConsole(text: string, problems: string[]): void {
   const match = CONSOLE_FORBIDDEN.exec(text);
   if (match) {
     problems.push(
@@ -278,12 +282,14 @@ function replyProblems(reply: RenderableReply, wellFormedInput = true): string[]
   const check = (platform: string, rendering: unknown) => {
     if (wellFormedInput) wellFormed(platform, rendering, problems);
   };
+  // Each renderer runs once per reply (renderers are pure): every check reads that rendering.
   const steps: [string, () => void][] = [
     [
       "renderConsole",
       () => {
-        checkConsole(reply, problems);
-        check("console", renderConsole(reply));
+        const rendering = renderConsole(reply);
+        checkConsole(rendering.text, problems);
+        check("console", rendering);
       },
     ],
     [
@@ -297,8 +303,9 @@ function replyProblems(reply: RenderableReply, wellFormedInput = true): string[]
     [
       "renderTelegram",
       () => {
-        checkTelegram(reply, problems);
-        check("telegram", renderTelegram(reply));
+        const messages = renderTelegram(reply);
+        checkTelegram(reply, messages, problems);
+        check("telegram", messages);
       },
     ],
   ];

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { allCommands } from "../commands/index.ts";
-import { TelegramAdapter, type TelegramAdapterOptions } from "../src/adapters/telegram/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { type Config, parseConfig } from "../src/config.ts";
 import { MemoryActionStore } from "../src/core/actions.ts";
@@ -13,12 +13,12 @@ import type { RenderableReply } from "../src/core/reply.ts";
 import { newInvocationId, Runtime, type RuntimeOptions } from "../src/core/runtime.ts";
 import { createLogger, type Logger, silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
-import { type Simulator, type SimulatorOptions, startSimulator } from "../src/simulator/index.ts";
+import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
 import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
 import { type Db, openDatabase } from "../src/store/db.ts";
 import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
 import { SqliteActionStore, SubscriptionRepository } from "../src/store/repositories.ts";
-import type { FakeTelegram } from "./fakes/telegram/index.ts";
+import { startTestSimulator } from "./test-simulator.ts";
 
 /** A logger whose JSON lines are kept for assertions. */
 export function capturingLogger(secrets: string[] = []): { logger: Logger; lines: string[] } {
@@ -46,7 +46,7 @@ export async function startClient(
   simOptions: SimulatorOptions = {},
   overrides: { apiKey?: string } = {},
 ): Promise<ClientSetup> {
-  const sim = await startSimulator({ apiKey: "test-key-8c1f0e", ...simOptions });
+  const sim = await startTestSimulator({ apiKey: "test-key-8c1f0e", ...simOptions });
   const config = parseConfig({
     API_TIMEOUT_MS: "2000",
     API_RETRIES: "3",
@@ -188,19 +188,14 @@ export function runtimeWith(
   });
 }
 
-/** The real Telegram adapter on a fake Bot API, unthrottled, with quiet logs; tests override the rest. */
-export function telegramAdapterFor(
-  fake: FakeTelegram,
-  runtime: Runtime,
-  options: Partial<TelegramAdapterOptions> = {},
-): TelegramAdapter {
-  return new TelegramAdapter({
-    token: fake.token,
-    apiRoot: fake.apiRoot,
-    botInfo: fake.botInfo,
-    runtime,
-    logger: silentLogger(),
-    throttle: false,
-    ...options,
-  });
+/**
+ * A loopback port free right now, from the system (a port drawn at random may be one of the
+ * system's ephemeral ports, already taken by a connection of another test).
+ */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -14,11 +14,12 @@ import { KnownCollections } from "../src/core/known-collections.ts";
 import { parseTextArgs, Runtime } from "../src/core/runtime.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderTelegram } from "../src/render/telegram.ts";
-import { startSimulator } from "../src/simulator/index.ts";
 import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
 import { SqliteActionStore } from "../src/store/repositories.ts";
 import { groupChat, privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
-import { type RuntimeSetup, startRuntime, telegramAdapterFor, testInvocation } from "./helpers.ts";
+import { type RuntimeSetup, startRuntime, testInvocation } from "./helpers.ts";
+import { telegramAdapterFor } from "./telegram-helpers.ts";
+import { startTestSimulator } from "./test-simulator.ts";
 
 /**
  * Collections by name: what a person types for a collection (its name in any case and
@@ -532,7 +533,7 @@ describe("end to end", () => {
   });
 
   it("the bot fills the index in the background at start, and learns new contracts from the poller", async () => {
-    const sim = await startSimulator({ faults: { latencyMs: 300 } });
+    const sim = await startTestSimulator({ faults: { latencyMs: 300 } });
     cleanups.push(() => sim.close());
     const dataDir = mkdtempSync(join(tmpdir(), "bot-names-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -564,7 +565,7 @@ describe("end to end", () => {
   });
 
   it("console: the bot as npm start wires it answers /audience <name> and /stats <initials>", async () => {
-    const sim = await startSimulator();
+    const sim = await startTestSimulator();
     cleanups.push(() => sim.close());
     const reader = createApiClient(parseConfig({}), sim.url, sim.apiKey, silentLogger());
     cleanups.push(() => reader.close());

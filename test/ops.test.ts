@@ -3,20 +3,23 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { createLogger, logFileDestination, silentLogger } from "../src/log.ts";
 import { endpointTemplate } from "../src/ops/metrics.ts";
 import type { Health } from "../src/ops/server.ts";
-import { type Simulator, startSimulator } from "../src/simulator/index.ts";
+import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
-import { capturingLogger, runtimeWith, startClient, testInvocation } from "./helpers.ts";
+import { capturingLogger, freePort, runtimeWith, startClient, testInvocation } from "./helpers.ts";
+import { startTestSimulator } from "./test-simulator.ts";
 
+// The tests share nothing (each its own simulator, DATA_DIR, ports, bot or process) and mostly
+// wait on them: those that do run at once, and what they leave is closed after the last.
 const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
+afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -26,16 +29,18 @@ function tempDir(): string {
   return dir;
 }
 
-async function simulator(options: Parameters<typeof startSimulator>[0] = {}): Promise<Simulator> {
-  const sim = await startSimulator(options);
+async function simulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const sim = await startTestSimulator(options);
   cleanups.push(() => sim.close());
   return sim;
 }
 
-describe("health and metrics over HTTP", () => {
-  it("/healthz says what is connected; /metrics counts commands, upstream calls and the cache", async () => {
+describe.concurrent("health and metrics over HTTP", () => {
+  it("/healthz says what is connected; /metrics counts commands, upstream calls and the cache", async ({
+    expect,
+  }) => {
     const sim = await simulator();
-    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    const port = await freePort();
     const input = new PassThrough();
     let printed = "";
     const output = new Writable({
@@ -83,9 +88,11 @@ describe("health and metrics over HTTP", () => {
     expect(bot.health()).toMatchObject({ ok: false, database: false });
   });
 
-  it("/healthz fails with the reason once no poll has succeeded for max(3 intervals, 30 s), and recovers", async () => {
+  it("/healthz fails with the reason once no poll has succeeded for max(3 intervals, 30 s), and recovers", async ({
+    expect,
+  }) => {
     const sim = await simulator({ faults: { errorRates: { 503: 1 } } });
-    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    const port = await freePort();
     let clock = 1_000_000;
     const bot = await createBot(
       parseConfig({
@@ -135,7 +142,7 @@ describe("health and metrics over HTTP", () => {
     });
   });
 
-  it("endpoint labels keep no addresses, token ids or names", () => {
+  it("endpoint labels keep no addresses, token ids or names", ({ expect }) => {
     expect(
       endpointTemplate(
         "/foundational/v1beta2/nfts/0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed/123/details",
@@ -258,8 +265,10 @@ describe("logs", () => {
   });
 });
 
-describe("graceful shutdown", () => {
-  it("stops taking commands, finishes the reply in flight, then closes the database", async () => {
+describe.concurrent("graceful shutdown", () => {
+  it("stops taking commands, finishes the reply in flight, then closes the database", async ({
+    expect,
+  }) => {
     const sim = await simulator({ faults: { latencyMs: 700 } });
     const fake = await startFakeTelegram();
     cleanups.push(() => fake.close());
@@ -290,7 +299,7 @@ describe("graceful shutdown", () => {
     expect(bot.db.open).toBe(false);
   });
 
-  it("SIGTERM: the process answers the command in flight and exits 0", async () => {
+  it("SIGTERM: the process answers the command in flight and exits 0", async ({ expect }) => {
     const sim = await simulator({ faults: { latencyMs: 800 } });
     const env: Record<string, string> = {};
     for (const key of ["PATH", "HOME"]) if (process.env[key]) env[key] = process.env[key];

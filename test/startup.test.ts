@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, it } from "vitest";
 import { createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { StartupError } from "../src/errors.ts";
@@ -11,15 +11,18 @@ import { silentLogger } from "../src/log.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 
 /**
- * Start-up failures, through the real entry (`node --import tsx src/main.ts`, as `npm start` and
- * the systemd unit run it): each must end the process with a non-zero code and one plain line on
- * stderr saying what failed and where, never a secret.
+ * Start-up failures, through the real entry (`node --enable-source-maps dist/main.js`, as
+ * `npm start` and the systemd unit run it): each must end the process with a non-zero code and
+ * one plain line on stderr saying what failed and where, never a secret.
+ *
+ * The tests share nothing (each its own DATA_DIR, ports and process) and mostly wait for their
+ * process to end: they run at once, and what they leave is cleaned up after the last.
  */
 
 const TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.secret-discord-token-value";
 
 const cleanups: (() => void)[] = [];
-afterEach(() => {
+afterAll(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
 
@@ -81,8 +84,10 @@ async function runBot(settings: Record<string, string>, before?: string) {
   return { code, plain, fatal, stderr };
 }
 
-describe("start-up failures end the process with a non-zero code and one clear line", () => {
-  it("invalid settings: one line each (in the order of .env.example), naming the variable and what it must be, and exit 1", async () => {
+describe.concurrent("start-up failures end the process with a non-zero code and one clear line", () => {
+  it("invalid settings: one line each (in the order of .env.example), naming the variable and what it must be, and exit 1", async ({
+    expect,
+  }) => {
     const { code, plain, stderr } = await runBot({
       DATA_DIR: tempDir(),
       LOG_LEVEL: "loud",
@@ -102,7 +107,7 @@ describe("start-up failures end the process with a non-zero code and one clear l
     expect(stderr).not.toContain("has spaces");
   }, 30_000);
 
-  it("a corrupted bot.sqlite", async () => {
+  it("a corrupted bot.sqlite", async ({ expect }) => {
     const dataDir = tempDir();
     const garbage = Buffer.alloc(8192);
     for (let i = 0; i < garbage.length; i++) garbage[i] = (i * 7919 + 13) % 251;
@@ -120,7 +125,7 @@ describe("start-up failures end the process with a non-zero code and one clear l
     expect(fatal[0]?.err?.stack).toMatch(/\n\s+at /);
   }, 30_000);
 
-  it("a DATA_DIR that is a regular file", async () => {
+  it("a DATA_DIR that is a regular file", async ({ expect }) => {
     const file = join(tempDir(), "not-a-directory");
     writeFileSync(file, "x");
     const { code, plain } = await runBot({ DATA_DIR: file, API_BASE_URL: "http://127.0.0.1:9" });
@@ -130,7 +135,7 @@ describe("start-up failures end the process with a non-zero code and one clear l
     expect(plain[0]).toMatch(new RegExp(`^DATA_DIR ${file} is not a writable directory`));
   }, 30_000);
 
-  it("Discord unreachable at boot, without the token in any line", async () => {
+  it("Discord unreachable at boot, without the token in any line", async ({ expect }) => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const { code, plain, stderr } = await runBot({
       DATA_DIR: tempDir(),
@@ -143,7 +148,9 @@ describe("start-up failures end the process with a non-zero code and one clear l
     expect(stderr).not.toContain(TOKEN);
   }, 30_000);
 
-  it("Telegram unreachable at boot (its client retries for ever): gives up after the connect timeout", async () => {
+  it("Telegram unreachable at boot (its client retries for ever): gives up after the connect timeout", async ({
+    expect,
+  }) => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const token = "123456789:secret-telegram-token-value";
     const { code, plain, stderr } = await runBot({
@@ -160,7 +167,7 @@ describe("start-up failures end the process with a non-zero code and one clear l
     expect(stderr).not.toContain(token);
   }, 30_000);
 
-  it("the health and metrics port already taken", async () => {
+  it("the health and metrics port already taken", async ({ expect }) => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => taken.close());
@@ -178,12 +185,20 @@ describe("start-up failures end the process with a non-zero code and one clear l
   }, 30_000);
 });
 
-describe("after start", () => {
-  it("an unhandled rejection is a bug: logged at fatal, and the process exits 1 to be restarted", async () => {
+describe.concurrent("after start", () => {
+  it("an unhandled rejection is a bug: logged at fatal, and the process exits 1 to be restarted", async ({
+    expect,
+  }) => {
     const dataDir = tempDir();
     const { code, fatal, plain } = await runBot(
       { DATA_DIR: dataDir, API_BASE_URL: "http://127.0.0.1:9", LOG_LEVEL: "info" },
-      `setTimeout(() => Promise.reject(new Error("a forgotten promise")), 1500);`,
+      // Once started: the entry listens for SIGTERM only when the bot is up (a fixed delay was
+      // too short for a start on a busy machine, and the rejection then came before the entry).
+      `const up = setInterval(() => {
+        if (process.listenerCount("SIGTERM") === 0) return;
+        clearInterval(up);
+        Promise.reject(new Error("a forgotten promise"));
+      }, 20);`,
     );
     expect(code).toBe(1);
     // The console chat's logs are in a file: one plain line says where to look.
@@ -199,8 +214,8 @@ describe("after start", () => {
   }, 30_000);
 });
 
-describe("createBot cleans up after itself when it fails", () => {
-  it("the embedded simulator and the database it opened are closed again", async () => {
+describe.concurrent("createBot cleans up after itself when it fails", () => {
+  it("the embedded simulator and the database it opened are closed again", async ({ expect }) => {
     const dataDir = tempDir();
     const simulatorPort = await closedPort();
     const discordUrl = `http://127.0.0.1:${await closedPort()}`;

@@ -20,7 +20,8 @@ import {
   telegramErrors,
   user,
 } from "./fakes/telegram/index.ts";
-import { capturingLogger, type RuntimeSetup, startRuntime, telegramAdapterFor } from "./helpers.ts";
+import { capturingLogger, freePort, type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { telegramAdapterFor } from "./telegram-helpers.ts";
 
 const alice = user(1001, "Alice", "alice");
 const bob = user(1002, "Bob", "bob");
@@ -704,7 +705,7 @@ describe("anonymous admins and channel posters", () => {
 describe("webhook mode", () => {
   it("checks the secret token on every request", async () => {
     await adapter.stop();
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const port = await freePort();
     const hooked = telegramAdapterFor(fake, t.runtime, {
       webhook: {
         url: "https://bot.example.com/hook",
@@ -770,7 +771,7 @@ describe("updates Telegram delivers twice", () => {
 
   it("webhook: acknowledges an update before handling it, and answers a re-delivery once", async () => {
     const { command, open } = gatedCommand();
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const port = await freePort();
     await restart({}, {}, [command]);
     await adapter.stop();
     adapter = newAdapter({
