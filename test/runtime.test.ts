@@ -647,7 +647,7 @@ describe("stored button actions", () => {
           }
         },
       ),
-      { numRuns: 40 },
+      { numRuns: 100 },
     );
   });
 

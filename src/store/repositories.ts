@@ -119,7 +119,12 @@ export class SqliteActionStore implements ActionStore {
     const end = seq + actions.length;
     const crossed = Math.floor(end / block);
     if (crossed > Math.floor(seq / block))
-      this.trim.run(first.platform, first.userId, (crossed + 1) * block - this.maxPerUser);
+      // Never the reply just stored: a reply never holds more than the cap (25 at most).
+      this.trim.run(
+        first.platform,
+        first.userId,
+        Math.min(seq, (crossed + 1) * block - this.maxPerUser),
+      );
     return actions.map((_, index) => encodeId(n, index, secret));
   }
 
