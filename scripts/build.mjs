@@ -14,6 +14,8 @@ export async function buildDist(root = process.cwd()) {
       main: "src/main.ts",
       register: "src/register.ts",
       simulator: "src/simulator/cli.ts",
+      // Charts are drawn in a worker thread (src/render/charts.ts), from its own entry.
+      "chart-worker": "src/render/chart-worker.ts",
     },
     outdir: "dist",
     bundle: true,

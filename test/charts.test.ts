@@ -118,6 +118,27 @@ describe("charts", () => {
     expect(renders).toBe(2);
     expect(cache.hits).toBe(1);
   });
+
+  it("the cache is bounded in PNG bytes: the oldest pictures go first, the newest always stays", async () => {
+    const cache = new ChartCache(60_000, 200, 100_000);
+    const picture = (size: number) => async () => Buffer.alloc(size, 1);
+    for (let i = 0; i < 10; i++) await cache.get(`k${i}`, i, picture(30_000));
+    expect(cache.bytes).toBeLessThanOrEqual(100_000);
+    expect(cache.bytes).toBe(90_000);
+    let renders = 0;
+    const counted = async () => {
+      renders++;
+      return Buffer.alloc(30_000);
+    };
+    await cache.get("k9", 9, counted); // newest: still there
+    await cache.get("k0", 0, counted); // oldest: evicted, drawn again
+    expect(renders).toBe(1);
+    // One picture above the bound is kept alone rather than never cached.
+    await cache.get("big", "big", picture(150_000));
+    expect(cache.bytes).toBe(150_000);
+    await cache.get("big", "big", counted);
+    expect(renders).toBe(1);
+  });
 });
 
 describe("charts in replies", () => {

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { CacheStats } from "../api/cache.ts";
 import type { OutcomeEvent } from "../core/runtime.ts";
 
@@ -35,6 +35,9 @@ export function endpointTemplate(path: string): string {
 
 export function createMetrics(sources: MetricSources): Metrics {
   const registry = new Registry();
+  // The process's own figures (resident memory, heap spaces, event-loop lag, open handles), under
+  // prom-client's standard names: what an operator looks at first when memory or latency grows.
+  collectDefaultMetrics({ register: registry });
   const commands = new Counter({
     name: "bot_commands_total",
     help: "Commands and button presses answered, by command, kind and outcome",

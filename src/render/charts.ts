@@ -1,249 +1,199 @@
 import { createHash } from "node:crypto";
-import { createRequire } from "node:module";
-import type { SKRSContext2D } from "@napi-rs/canvas";
-import type { ChartConfiguration, Plugin } from "chart.js";
+import { Worker } from "node:worker_threads";
 import type { ReplyImage } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
+import type {
+  audienceChart as drawAudience,
+  ownersHistoryChart as drawOwners,
+  rankingChart as drawRanking,
+} from "./chart-drawing.ts";
+import type { ChartRequest, ChartResponse } from "./chart-worker.ts";
+
+export { CHART_HEIGHT, CHART_WIDTH, plotValue } from "./chart-drawing.ts";
 
 /**
- * Server-side charts: Chart.js drawing on @napi-rs/canvas (Skia, prebuilt inside the npm package),
- * with a font shipped in an npm package so text renders on machines that have no fonts.
- * Charts have their own opaque background, so they read the same on dark and light chat themes.
- * Both libraries load on the first chart drawn: a bot that never draws one never pays for them.
+ * Server-side charts, drawn off the main thread. Chart.js on @napi-rs/canvas (chart-drawing.ts)
+ * runs in a worker thread, so a 10–20 ms draw never stalls other people's commands, and the
+ * worker is replaced after a number of charts and stopped when idle: Skia keeps memory for every
+ * text it rasterizes on a thread until that thread ends (measured with @napi-rs/canvas 1.0.11 and
+ * 1.1.1: about 0.1 MB per chart, 60 MB after 600 charts drawn on one thread; a thread that ends
+ * gives it all back). Neither library loads in a bot that never draws a chart.
  */
 
-export const CHART_WIDTH = 800;
-export const CHART_HEIGHT = 400;
-const FONT = "DejaVu Sans";
-const COLORS = {
-  background: "#ffffff",
-  text: "#1f2328",
-  muted: "#57606a",
-  grid: "#d0d7de",
-  line: "#0969da",
-  fill: "rgba(9, 105, 218, 0.15)",
-  bar: "#0969da",
-  up: "#1a7f37",
-  down: "#cf222e",
-};
-
-interface Drawing {
-  /**
-   * The one canvas every chart is drawn on, one chart at a time (a draw is synchronous once the
-   * libraries are loaded). A canvas's pixels live outside the JavaScript heap, where the garbage
-   * collector does not see them: a canvas per chart grew the process by about 1.7 MB per chart
-   * drawn (350 MB after 200 charts) until a collection happened to run.
-   */
-  canvas: import("@napi-rs/canvas").Canvas;
-  Chart: typeof import("chart.js").Chart;
+export interface ChartPainterOptions {
+  /** Charts one worker draws before a fresh one takes over. */
+  drawsPerWorker: number;
+  /** A worker with nothing to draw for this long stops, and its memory goes with it. */
+  idleMs: number;
+  /** A draw that takes longer fails, and its worker is replaced. */
+  timeoutMs: number;
 }
 
-let drawing: Promise<Drawing> | undefined;
+interface Job {
+  resolve(png: Buffer): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
 
-/** Loads the canvas and Chart.js, and registers Chart.js's parts and the shipped font, once. */
-function setUp(): Promise<Drawing> {
-  drawing ??= (async () => {
-    const [{ createCanvas, GlobalFonts }, { Chart, registerables }] = await Promise.all([
-      import("@napi-rs/canvas"),
-      import("chart.js"),
-    ]);
-    const require = createRequire(import.meta.url);
-    GlobalFonts.registerFromPath(require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans.ttf"), FONT);
-    GlobalFonts.registerFromPath(require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf"), FONT);
-    Chart.register(...registerables);
-    Chart.defaults.font.family = FONT;
-    Chart.defaults.color = COLORS.text;
-    return { canvas: createCanvas(CHART_WIDTH, CHART_HEIGHT), Chart };
-  })().catch((error: unknown) => {
-    // The next chart tries again rather than failing for ever.
-    drawing = undefined;
-    throw error;
+interface PainterThread {
+  worker: Worker;
+  pending: Map<number, Job>;
+  sent: number;
+  idle: NodeJS.Timeout | undefined;
+}
+
+/**
+ * A chart needs little heap (Chart.js and one chart's objects): a small young generation keeps
+ * the worker from reserving V8's default 32 MB of it, and the old-generation cap turns a runaway
+ * draw into a failed chart instead of a process out of memory.
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
+
+/** Where the worker's code is: dist/chart-worker.js when built, else the TypeScript source. */
+function startWorker(): Worker {
+  const here = import.meta.url;
+  if (here.endsWith(".ts")) {
+    // From the sources (tests, `npm run dev`): Node 20 does not pass tsx's loader on to a worker,
+    // so the worker registers it before importing its entry.
+    const tsx = import.meta.resolve("tsx/esm/api");
+    const entry = new URL("./chart-worker.ts", here).href;
+    const code = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`;
+    return new Worker(code, { eval: true, resourceLimits: WORKER_LIMITS });
+  }
+  // The build bundles this module into dist/main.js or into a chunk in dist/chunks/.
+  const inChunk = /\/chunks\/[^/]+$/.test(new URL(here).pathname);
+  return new Worker(new URL(inChunk ? "../chart-worker.js" : "./chart-worker.js", here), {
+    resourceLimits: WORKER_LIMITS,
   });
-  return drawing;
 }
 
-const background: Plugin = {
-  id: "background",
-  beforeDraw(chart) {
-    const { ctx, width, height } = chart;
-    ctx.save();
-    ctx.fillStyle = COLORS.background;
-    ctx.fillRect(0, 0, width, height);
-    ctx.restore();
-  },
-};
+export class ChartPainter {
+  private current: PainterThread | undefined;
+  private nextId = 1;
+  /** Workers started so far (for tests and metrics). */
+  started = 0;
+  /** Workers alive now: the current one, and a replaced one finishing its last charts. */
+  running = 0;
 
-/** A picture that says there is nothing to draw, instead of an empty or failed chart. */
-async function noDataPicture(title: string, message: string): Promise<Buffer> {
-  const { canvas } = await setUp();
-  const ctx = canvas.getContext("2d");
-  ctx.reset();
-  ctx.fillStyle = COLORS.background;
-  ctx.fillRect(0, 0, CHART_WIDTH, CHART_HEIGHT);
-  ctx.fillStyle = COLORS.text;
-  ctx.textAlign = "center";
-  ctx.font = `bold 20px "${FONT}"`;
-  ctx.fillText(title, CHART_WIDTH / 2, 48, CHART_WIDTH - 40);
-  ctx.fillStyle = COLORS.muted;
-  ctx.font = `18px "${FONT}"`;
-  ctx.fillText(message, CHART_WIDTH / 2, CHART_HEIGHT / 2, CHART_WIDTH - 40);
-  return canvas.toBuffer("image/png");
-}
-
-async function draw(config: ChartConfiguration): Promise<Buffer> {
-  const { canvas, Chart } = await setUp();
-  const ctx = canvas.getContext("2d") as SKRSContext2D;
-  ctx.reset();
-  // Skia's context implements the canvas API Chart.js draws with; only the DOM type differs.
-  const item = ctx as unknown as ConstructorParameters<typeof Chart>[0];
-  // A draw that failed half-way leaves its chart holding the shared canvas.
-  Chart.getChart(item)?.destroy();
-  const chart = new Chart(item, {
-    ...config,
-    options: {
-      ...config.options,
-      responsive: false,
-      animation: false,
-      devicePixelRatio: 1,
-      layout: { padding: 12 },
+  constructor(
+    private readonly options: ChartPainterOptions = {
+      drawsPerWorker: 50,
+      idleMs: 60_000,
+      timeoutMs: 30_000,
     },
-    plugins: [...(config.plugins ?? []), background],
-  });
-  try {
-    return canvas.toBuffer("image/png");
-  } finally {
-    chart.destroy();
+  ) {}
+
+  draw(request: DistributiveOmit<ChartRequest, "id">): Promise<Buffer> {
+    const thread = this.thread();
+    const id = this.nextId++;
+    thread.sent++;
+    if (thread.idle) clearTimeout(thread.idle);
+    thread.idle = undefined;
+    return new Promise<Buffer>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.fail(thread, new Error(`the chart took longer than ${this.options.timeoutMs} ms`));
+      }, this.options.timeoutMs);
+      timer.unref();
+      thread.pending.set(id, { resolve, reject, timer });
+      thread.worker.ref();
+      thread.worker.postMessage({ ...request, id } as ChartRequest);
+    });
+  }
+
+  /** Stops every worker; draws in progress fail. */
+  async close(): Promise<void> {
+    const thread = this.current;
+    this.current = undefined;
+    if (thread) await this.stop(thread, new Error("the chart painter was closed"));
+  }
+
+  private thread(): PainterThread {
+    const current = this.current;
+    if (current && current.sent < this.options.drawsPerWorker) return current;
+    if (current) this.retire(current);
+    const worker = startWorker();
+    this.started++;
+    this.running++;
+    const thread: PainterThread = { worker, pending: new Map(), sent: 0, idle: undefined };
+    worker.on("message", (response: ChartResponse) => this.settle(thread, response));
+    worker.on("error", (error) => this.fail(thread, error));
+    worker.on("exit", (code) => {
+      this.running--;
+      if (thread.pending.size > 0)
+        this.fail(thread, new Error(`the chart worker exited (${code})`));
+      if (this.current === thread) this.current = undefined;
+    });
+    worker.unref();
+    this.current = thread;
+    return thread;
+  }
+
+  private settle(thread: PainterThread, response: ChartResponse): void {
+    const job = thread.pending.get(response.id);
+    if (!job) return;
+    thread.pending.delete(response.id);
+    clearTimeout(job.timer);
+    if ("png" in response)
+      job.resolve(
+        Buffer.from(response.png.buffer, response.png.byteOffset, response.png.byteLength),
+      );
+    else job.reject(new Error(response.error));
+    if (thread.pending.size > 0) return;
+    thread.worker.unref();
+    if (this.current !== thread) {
+      void thread.worker.terminate();
+      return;
+    }
+    thread.idle = setTimeout(() => {
+      if (this.current === thread && thread.pending.size === 0) {
+        this.current = undefined;
+        void thread.worker.terminate();
+      }
+    }, this.options.idleMs);
+    thread.idle.unref();
+  }
+
+  /** A worker that has drawn its share finishes what it has, then stops. */
+  private retire(thread: PainterThread): void {
+    if (thread.idle) clearTimeout(thread.idle);
+    if (thread.pending.size === 0) void thread.worker.terminate();
+  }
+
+  private fail(thread: PainterThread, error: Error): void {
+    if (this.current === thread) this.current = undefined;
+    void this.stop(thread, error);
+  }
+
+  private async stop(thread: PainterThread, error: Error): Promise<void> {
+    if (thread.idle) clearTimeout(thread.idle);
+    const jobs = [...thread.pending.values()];
+    thread.pending.clear();
+    for (const job of jobs) {
+      clearTimeout(job.timer);
+      job.reject(error);
+    }
+    await thread.worker.terminate();
   }
 }
 
-const titleOptions = (text: string) => ({
-  display: true,
-  text,
-  font: { size: 18, weight: "bold" as const },
-  color: COLORS.text,
-  padding: { bottom: 12 },
-});
+type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 
-const axisTitle = (text: string) => ({
-  display: true,
-  text,
-  color: COLORS.muted,
-  font: { size: 13 },
-});
-
-/** Chart.js needs numbers; amounts arrive as decimal strings and are plotted approximately. */
-export function plotValue(decimal: string | undefined): number {
-  const value = Number(decimal ?? "0");
-  return Number.isFinite(value) ? value : 0;
-}
+/** The process's painter: one worker at a time, started on the first chart. */
+export const chartPainter = new ChartPainter();
 
 /** Owner count over time: a line, dates on the x axis. */
-export async function ownersHistoryChart(
-  title: string,
-  points: { timestamp: string; count: string }[],
-): Promise<Buffer> {
-  if (points.length === 0) return noDataPicture(title, "No owner-count data for this period.");
-  return draw({
-    type: "line",
-    data: {
-      labels: points.map((point) => point.timestamp.slice(0, 10)),
-      datasets: [
-        {
-          label: "Owners",
-          data: points.map((point) => plotValue(point.count)),
-          borderColor: COLORS.line,
-          backgroundColor: COLORS.fill,
-          fill: true,
-          pointRadius: points.length > 60 ? 0 : 2,
-          borderWidth: 2,
-          tension: 0.2,
-        },
-      ],
-    },
-    options: {
-      plugins: { title: titleOptions(title), legend: { display: false } },
-      scales: {
-        x: {
-          title: axisTitle("Date (UTC)"),
-          ticks: { maxTicksLimit: 10, color: COLORS.muted },
-          grid: { color: COLORS.grid },
-        },
-        y: {
-          title: axisTitle("Owners"),
-          ticks: { color: COLORS.muted },
-          grid: { color: COLORS.grid },
-        },
-      },
-    },
-  });
+export function ownersHistoryChart(...args: Parameters<typeof drawOwners>): Promise<Buffer> {
+  return chartPainter.draw({ kind: "owners", args });
 }
 
 /** Ranked collections: horizontal bars, highest on top. */
-export async function rankingChart(
-  title: string,
-  axis: string,
-  items: { label: string; value: number }[],
-): Promise<Buffer> {
-  if (items.length === 0) return noDataPicture(title, "No collections ranked for this period.");
-  return draw({
-    type: "bar",
-    data: {
-      labels: items.map((item) =>
-        item.label.length > 28 ? `${item.label.slice(0, 27)}…` : item.label,
-      ),
-      datasets: [
-        { label: axis, data: items.map((item) => item.value), backgroundColor: COLORS.bar },
-      ],
-    },
-    options: {
-      indexAxis: "y",
-      plugins: { title: titleOptions(title), legend: { display: false } },
-      scales: {
-        x: { title: axisTitle(axis), ticks: { color: COLORS.muted }, grid: { color: COLORS.grid } },
-        y: { ticks: { color: COLORS.text, autoSkip: false }, grid: { display: false } },
-      },
-    },
-  });
+export function rankingChart(...args: Parameters<typeof drawRanking>): Promise<Buffer> {
+  return chartPainter.draw({ kind: "ranking", args });
 }
 
 /** Behavior shares: one bar per category, labelled with its 30-day change, coloured by its sign. */
-export async function audienceChart(
-  title: string,
-  rows: { label: string; share: number; change: string }[],
-): Promise<Buffer> {
-  if (rows.length === 0) return noDataPicture(title, "No behavior data for this collection.");
-  return draw({
-    type: "bar",
-    data: {
-      labels: rows.map((row) => `${row.label} (${row.change})`),
-      datasets: [
-        {
-          label: "Share of owners (%)",
-          data: rows.map((row) => row.share),
-          backgroundColor: rows.map((row) =>
-            row.change.startsWith("+")
-              ? COLORS.up
-              : row.change.startsWith("-")
-                ? COLORS.down
-                : COLORS.bar,
-          ),
-        },
-      ],
-    },
-    options: {
-      indexAxis: "y",
-      plugins: { title: titleOptions(title), legend: { display: false } },
-      scales: {
-        x: {
-          title: axisTitle("Share of owners (%) · bar colour: 30-day change"),
-          min: 0,
-          ticks: { color: COLORS.muted },
-          grid: { color: COLORS.grid },
-        },
-        y: { ticks: { color: COLORS.text, autoSkip: false }, grid: { display: false } },
-      },
-    },
-  });
+export function audienceChart(...args: Parameters<typeof drawAudience>): Promise<Buffer> {
+  return chartPainter.draw({ kind: "audience", args });
 }
 
 /**
@@ -252,10 +202,13 @@ export async function audienceChart(
  */
 export class ChartCache {
   private readonly entries = new Map<string, { png: Buffer; expiresAt: number }>();
+  /** PNG bytes held: the bound that matters, as a chart weighs 10 to 60 KiB. */
+  bytes = 0;
 
   constructor(
     private readonly ttlMs = 15 * 60_000,
     private readonly maxEntries = 200,
+    private readonly maxBytes = 4 * 1024 * 1024,
     /** Monotonic: the cache's lifetime is an in-process duration, not a date. */
     private readonly now: () => number = () => performance.now(),
   ) {}
@@ -296,12 +249,21 @@ export class ChartCache {
     }
     this.misses++;
     const png = await render();
-    this.entries.delete(fullKey);
+    this.remove(fullKey);
     this.entries.set(fullKey, { png, expiresAt: this.now() + this.ttlMs });
-    if (this.entries.size > this.maxEntries) {
+    this.bytes += png.byteLength;
+    while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) {
       const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+      if (oldest === undefined || oldest === fullKey) break;
+      this.remove(oldest);
     }
     return png;
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.bytes -= entry.png.byteLength;
+    this.entries.delete(key);
   }
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { audienceChart, ownersHistoryChart, rankingChart } from "../../src/render/charts.ts";
 import type { BenchRow } from "./report.ts";
 
@@ -54,5 +55,37 @@ export async function benchCharts(): Promise<BenchRow[]> {
       value: `${median(samples).toFixed(1)} ms, ${(bytes / 1024).toFixed(0)} KiB`,
     });
   }
+  rows.push(...chartMemory());
   return rows;
+}
+
+/**
+ * Resident memory of a fresh process after drawing 400 distinct charts: all on one thread, as
+ * before, against the production painter (a worker thread replaced every 50 charts). Skia keeps
+ * memory for the text it rasterizes on a thread until the thread ends.
+ */
+function chartMemory(): BenchRow[] {
+  const CHARTS = 400;
+  const run = (mode: string) =>
+    JSON.parse(
+      execFileSync(
+        process.execPath,
+        ["--import", "tsx", "test/bench/chart-memory-child.ts", mode, String(CHARTS)],
+        { encoding: "utf8" },
+      ),
+    ) as { before: number; after: number };
+  const inline = run("inline");
+  const painter = run("painter");
+  const growth = (r: { before: number; after: number }) =>
+    `${(r.after - r.before).toFixed(0)} MB (${r.before.toFixed(0)} → ${r.after.toFixed(0)} MB)`;
+  return [
+    {
+      name: `RSS growth over ${CHARTS} charts, all drawn on the main thread (before)`,
+      value: growth(inline),
+    },
+    {
+      name: `RSS growth over ${CHARTS} charts, production painter (worker replaced every 50)`,
+      value: growth(painter),
+    },
+  ];
 }

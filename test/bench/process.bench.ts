@@ -45,7 +45,7 @@ function baseEnv(dataDir: string): Record<string, string> {
 }
 
 /** The resident set of a process, in bytes, as `ps` reports it. */
-function rssOf(pid: number): number {
+export function rssOf(pid: number): number {
   return Number(execFileSync("ps", ["-o", "rss=", "-p", String(pid)], { encoding: "utf8" })) * 1024;
 }
 
@@ -130,7 +130,7 @@ async function firstAnswer(sim: Simulator): Promise<{ ms: number; idleRss: numbe
   return { ms: median(samples), idleRss: median(rss) };
 }
 
-interface PlatformRun {
+export interface PlatformRun {
   bot: Child;
   metricsUrl: string;
   telegram: FakeTelegram;
@@ -138,7 +138,10 @@ interface PlatformRun {
 }
 
 /** The compiled bot with Discord and Telegram configured against the loopback fakes. */
-async function startWithPlatforms(sim: Simulator, subscriptions: number): Promise<PlatformRun> {
+export async function startWithPlatforms(
+  sim: Simulator,
+  subscriptions: number,
+): Promise<PlatformRun> {
   const telegram = await startFakeTelegram();
   const discord = await startFakeDiscord();
   const dataDir = mkdtempSync(join(tmpdir(), "bench-process-"));
@@ -226,7 +229,12 @@ async function subjects(sim: Simulator): Promise<{ collections: string[]; wallet
  * Distinct commands from distinct people (each in their own private chat, so no rate limit
  * applies) until the cache holds at least 95% of CACHE_MAX_BYTES or the commands run out.
  */
-async function fillCache(run: PlatformRun, sim: Simulator, maxBytes: number): Promise<number> {
+export async function fillCache(
+  run: PlatformRun,
+  sim: Simulator,
+  maxBytes: number,
+  only?: RegExp,
+): Promise<number> {
   const { collections, wallets } = await subjects(sim);
   const lines = [
     ...collections.flatMap((c) => [
@@ -237,7 +245,7 @@ async function fillCache(run: PlatformRun, sim: Simulator, maxBytes: number): Pr
       `/common ${c}`,
     ]),
     ...wallets.flatMap((w) => [`/wallet ${w}`, `/walletstats ${w}`, `/whois ${w}`]),
-  ];
+  ].filter((line) => !only || only.test(line));
   const replied = new Set<number>();
   const answered = (from: number) => {
     for (let i = from; i < run.telegram.sent.length; i++) {

@@ -1,0 +1,244 @@
+import { createRequire } from "node:module";
+import type { SKRSContext2D } from "@napi-rs/canvas";
+import type { ChartConfiguration, Plugin } from "chart.js";
+
+/**
+ * The drawing itself: Chart.js on @napi-rs/canvas (Skia, prebuilt inside the npm package), with a
+ * font shipped in an npm package so text renders on machines that have no fonts. Charts have their
+ * own opaque background, so they read the same on dark and light chat themes. This module runs in
+ * the chart worker (see charts.ts), which loads both libraries on its first chart.
+ */
+
+export const CHART_WIDTH = 800;
+export const CHART_HEIGHT = 400;
+const FONT = "DejaVu Sans";
+const COLORS = {
+  background: "#ffffff",
+  text: "#1f2328",
+  muted: "#57606a",
+  grid: "#d0d7de",
+  line: "#0969da",
+  fill: "rgba(9, 105, 218, 0.15)",
+  bar: "#0969da",
+  up: "#1a7f37",
+  down: "#cf222e",
+};
+
+interface Drawing {
+  /**
+   * The one canvas every chart is drawn on, one chart at a time (a draw is synchronous once the
+   * libraries are loaded). A canvas's pixels live outside the JavaScript heap, where the garbage
+   * collector does not see them: a canvas per chart grew the process by about 1.7 MB per chart
+   * drawn (350 MB after 200 charts) until a collection happened to run.
+   */
+  canvas: import("@napi-rs/canvas").Canvas;
+  Chart: typeof import("chart.js").Chart;
+}
+
+let drawing: Promise<Drawing> | undefined;
+
+/** Loads the canvas and Chart.js, and registers Chart.js's parts and the shipped font, once. */
+function setUp(): Promise<Drawing> {
+  drawing ??= (async () => {
+    const [{ createCanvas, GlobalFonts }, { Chart, registerables }] = await Promise.all([
+      import("@napi-rs/canvas"),
+      import("chart.js"),
+    ]);
+    const require = createRequire(import.meta.url);
+    GlobalFonts.registerFromPath(require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans.ttf"), FONT);
+    GlobalFonts.registerFromPath(require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf"), FONT);
+    Chart.register(...registerables);
+    Chart.defaults.font.family = FONT;
+    Chart.defaults.color = COLORS.text;
+    return { canvas: createCanvas(CHART_WIDTH, CHART_HEIGHT), Chart };
+  })().catch((error: unknown) => {
+    // The next chart tries again rather than failing for ever.
+    drawing = undefined;
+    throw error;
+  });
+  return drawing;
+}
+
+const background: Plugin = {
+  id: "background",
+  beforeDraw(chart) {
+    const { ctx, width, height } = chart;
+    ctx.save();
+    ctx.fillStyle = COLORS.background;
+    ctx.fillRect(0, 0, width, height);
+    ctx.restore();
+  },
+};
+
+/** A picture that says there is nothing to draw, instead of an empty or failed chart. */
+async function noDataPicture(title: string, message: string): Promise<Buffer> {
+  const { canvas } = await setUp();
+  const ctx = canvas.getContext("2d");
+  ctx.reset();
+  ctx.fillStyle = COLORS.background;
+  ctx.fillRect(0, 0, CHART_WIDTH, CHART_HEIGHT);
+  ctx.fillStyle = COLORS.text;
+  ctx.textAlign = "center";
+  ctx.font = `bold 20px "${FONT}"`;
+  ctx.fillText(title, CHART_WIDTH / 2, 48, CHART_WIDTH - 40);
+  ctx.fillStyle = COLORS.muted;
+  ctx.font = `18px "${FONT}"`;
+  ctx.fillText(message, CHART_WIDTH / 2, CHART_HEIGHT / 2, CHART_WIDTH - 40);
+  return canvas.toBuffer("image/png");
+}
+
+async function draw(config: ChartConfiguration): Promise<Buffer> {
+  const { canvas, Chart } = await setUp();
+  const ctx = canvas.getContext("2d") as SKRSContext2D;
+  ctx.reset();
+  // Skia's context implements the canvas API Chart.js draws with; only the DOM type differs.
+  const item = ctx as unknown as ConstructorParameters<typeof Chart>[0];
+  // A draw that failed half-way leaves its chart holding the shared canvas.
+  Chart.getChart(item)?.destroy();
+  const chart = new Chart(item, {
+    ...config,
+    options: {
+      ...config.options,
+      responsive: false,
+      animation: false,
+      devicePixelRatio: 1,
+      layout: { padding: 12 },
+    },
+    plugins: [...(config.plugins ?? []), background],
+  });
+  try {
+    return canvas.toBuffer("image/png");
+  } finally {
+    chart.destroy();
+  }
+}
+
+const titleOptions = (text: string) => ({
+  display: true,
+  text,
+  font: { size: 18, weight: "bold" as const },
+  color: COLORS.text,
+  padding: { bottom: 12 },
+});
+
+const axisTitle = (text: string) => ({
+  display: true,
+  text,
+  color: COLORS.muted,
+  font: { size: 13 },
+});
+
+/** Chart.js needs numbers; amounts arrive as decimal strings and are plotted approximately. */
+export function plotValue(decimal: string | undefined): number {
+  const value = Number(decimal ?? "0");
+  return Number.isFinite(value) ? value : 0;
+}
+
+/** Owner count over time: a line, dates on the x axis. */
+export async function ownersHistoryChart(
+  title: string,
+  points: { timestamp: string; count: string }[],
+): Promise<Buffer> {
+  if (points.length === 0) return noDataPicture(title, "No owner-count data for this period.");
+  return draw({
+    type: "line",
+    data: {
+      labels: points.map((point) => point.timestamp.slice(0, 10)),
+      datasets: [
+        {
+          label: "Owners",
+          data: points.map((point) => plotValue(point.count)),
+          borderColor: COLORS.line,
+          backgroundColor: COLORS.fill,
+          fill: true,
+          pointRadius: points.length > 60 ? 0 : 2,
+          borderWidth: 2,
+          tension: 0.2,
+        },
+      ],
+    },
+    options: {
+      plugins: { title: titleOptions(title), legend: { display: false } },
+      scales: {
+        x: {
+          title: axisTitle("Date (UTC)"),
+          ticks: { maxTicksLimit: 10, color: COLORS.muted },
+          grid: { color: COLORS.grid },
+        },
+        y: {
+          title: axisTitle("Owners"),
+          ticks: { color: COLORS.muted },
+          grid: { color: COLORS.grid },
+        },
+      },
+    },
+  });
+}
+
+/** Ranked collections: horizontal bars, highest on top. */
+export async function rankingChart(
+  title: string,
+  axis: string,
+  items: { label: string; value: number }[],
+): Promise<Buffer> {
+  if (items.length === 0) return noDataPicture(title, "No collections ranked for this period.");
+  return draw({
+    type: "bar",
+    data: {
+      labels: items.map((item) =>
+        item.label.length > 28 ? `${item.label.slice(0, 27)}…` : item.label,
+      ),
+      datasets: [
+        { label: axis, data: items.map((item) => item.value), backgroundColor: COLORS.bar },
+      ],
+    },
+    options: {
+      indexAxis: "y",
+      plugins: { title: titleOptions(title), legend: { display: false } },
+      scales: {
+        x: { title: axisTitle(axis), ticks: { color: COLORS.muted }, grid: { color: COLORS.grid } },
+        y: { ticks: { color: COLORS.text, autoSkip: false }, grid: { display: false } },
+      },
+    },
+  });
+}
+
+/** Behavior shares: one bar per category, labelled with its 30-day change, coloured by its sign. */
+export async function audienceChart(
+  title: string,
+  rows: { label: string; share: number; change: string }[],
+): Promise<Buffer> {
+  if (rows.length === 0) return noDataPicture(title, "No behavior data for this collection.");
+  return draw({
+    type: "bar",
+    data: {
+      labels: rows.map((row) => `${row.label} (${row.change})`),
+      datasets: [
+        {
+          label: "Share of owners (%)",
+          data: rows.map((row) => row.share),
+          backgroundColor: rows.map((row) =>
+            row.change.startsWith("+")
+              ? COLORS.up
+              : row.change.startsWith("-")
+                ? COLORS.down
+                : COLORS.bar,
+          ),
+        },
+      ],
+    },
+    options: {
+      indexAxis: "y",
+      plugins: { title: titleOptions(title), legend: { display: false } },
+      scales: {
+        x: {
+          title: axisTitle("Share of owners (%) · bar colour: 30-day change"),
+          min: 0,
+          ticks: { color: COLORS.muted },
+          grid: { color: COLORS.grid },
+        },
+        y: { ticks: { color: COLORS.text, autoSkip: false }, grid: { display: false } },
+      },
+    },
+  });
+}
