@@ -38,7 +38,7 @@ interface ChildSimulator {
 }
 
 /** Starts the simulator in another process, so its work does not share the bot's event loop. */
-function startChildSimulator(latencyMs: number): Promise<ChildSimulator> {
+export function startChildSimulator(latencyMs: number): Promise<ChildSimulator> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "test/bench/sim-child.ts"], {
       env: { ...process.env, BENCH_SIM_LATENCY_MS: String(latencyMs) },
@@ -58,7 +58,7 @@ function startChildSimulator(latencyMs: number): Promise<ChildSimulator> {
 }
 
 /** The bot as `main` builds it, against the child simulator; `close` stops it and removes its files. */
-async function productionBot(
+export async function productionBot(
   sim: ChildSimulator,
   env: Record<string, string> = {},
 ): Promise<{ bot: Bot; close(): Promise<void> }> {
@@ -112,7 +112,7 @@ function invocation(): Invocation {
   };
 }
 
-async function command(bot: Bot, name: string, text: string): Promise<void> {
+export async function command(bot: Bot, name: string, text: string): Promise<void> {
   const reply = await bot.runtime.runText(invocation(), name, text);
   if (reply.tone === "error" || reply.tone === "warning")
     throw new Error(`/${name} ${text}: unexpected reply: ${reply.text}`);
