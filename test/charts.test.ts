@@ -159,9 +159,9 @@ describe("charts in replies", () => {
       expect(reply.image?.kind, line).toBe("png");
       if (reply.image?.kind === "png") await expectChart(reply.image.data);
     }
-    const before = t.runtime.charts.hits;
+    const before = t.charts.hits;
     await t.say("/top volume 7d 5");
-    expect(t.runtime.charts.hits).toBe(before + 1);
+    expect(t.charts.hits).toBe(before + 1);
   });
 
   it("the console writes the PNG to a temp file, prints its path, and removes it when it stops", async () => {
