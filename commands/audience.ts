@@ -14,7 +14,6 @@ import {
 import { opt } from "../src/core/options.ts";
 import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
-import { audienceChart } from "../src/render/charts.ts";
 
 const SAMPLE_PAGE_SIZE = 10;
 
@@ -120,14 +119,10 @@ export default defineCommand({
       change: formatChange(row.walletsCountChange30d),
     }));
     const title = reply.title ?? "Audience";
-    const image = await ctx.charts.image(
-      `audience:${collection.toLowerCase()}`,
-      { title, data: rows },
-      () => audienceChart(title, rows),
-      "audience.png",
-      ctx.logger,
-    );
-    return { ...reply, image };
+    return {
+      ...reply,
+      chart: { kind: "audience", subject: `audience:${collection.toLowerCase()}`, title, rows },
+    };
   },
   actions: {
     samples: {

@@ -10,7 +10,6 @@ import {
 } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply, ReplyField } from "../src/core/reply.ts";
-import { ownersHistoryChart } from "../src/render/charts.ts";
 import { DURATION_CHOICES, type DurationChoice, durationApi } from "./top.ts";
 
 const TOP_HOLDERS = 10;
@@ -160,13 +159,14 @@ export default defineCommand({
       explorerUrl: ctx.settings.explorerUrl,
     });
     const title = `Owners of ${name ? collectionName(name) : short(collection)}, last ${DURATION_CHOICES.find((d) => d.value === duration)?.name ?? duration}`;
-    const image = await ctx.charts.image(
-      `owners:${collection.toLowerCase()}:${duration}`,
-      { title, data: points },
-      () => ownersHistoryChart(title, points),
-      "owners.png",
-      ctx.logger,
-    );
-    return { ...reply, image };
+    return {
+      ...reply,
+      chart: {
+        kind: "owners-history",
+        subject: `owners:${collection.toLowerCase()}:${duration}`,
+        title,
+        points,
+      },
+    };
   },
 });

@@ -4,7 +4,6 @@ import { collectionName, formatCount, formatNative, short } from "../src/core/fo
 import { opt } from "../src/core/options.ts";
 import { pageButtons, payloadPage } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
-import { plotValue, rankingChart } from "../src/render/charts.ts";
 
 export const METRICS = [
   { value: "volume", name: "Sales volume", api: "METRIC_SALES_VOLUME", aliases: ["vol"] },
@@ -116,20 +115,21 @@ async function fetchTop(
   // Bars are told apart by their labels: a collection without a name shows its address.
   const items = collections.map((item) => ({
     label: collectionLabel(ctx, item.contractAddress, item.contractName),
-    value: plotValue(
+    value:
       metric === "volume" ? item.salesVolume : metric === "sales" ? item.salesCount : item.maxPrice,
-    ),
   }));
   const axis = metric === "sales" ? "Sales" : `${metricInfo.name} (ETH)`;
   const title = reply.title ?? "Top collections";
-  const image = await ctx.charts.image(
-    `top:${metric}:${duration}:${page}:${limit}`,
-    { title, data: { axis, items } },
-    () => rankingChart(title, axis, items),
-    "top.png",
-    ctx.logger,
-  );
-  return { ...reply, image };
+  return {
+    ...reply,
+    chart: {
+      kind: "ranking",
+      subject: `top:${metric}:${duration}:${page}:${limit}`,
+      title,
+      axis,
+      items,
+    },
+  };
 }
 
 const command = defineCommand({

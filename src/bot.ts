@@ -13,6 +13,7 @@ import { StartupError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./ops/metrics.ts";
 import { type Health, startOpsServer } from "./ops/server.ts";
+import { CachedChartDrawer } from "./render/chart-drawer.ts";
 import { ReportRetryWorker } from "./reports/submit.ts";
 import type { Simulator } from "./simulator/index.ts";
 import { AlertRepository } from "./store/alerts.ts";
@@ -224,10 +225,12 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
     // Not fatal: the refresh below fills the index again.
     logger.warn({ err: error }, "could not read the collection index; it is filled anew");
   }
+  const charts = new CachedChartDrawer();
   const runtime = new Runtime({
     commands: allCommands(),
     api,
     actions,
+    charts,
     store: { subscriptions, wallets: new LinkedWalletRepository(db), reports },
     logger: logger.child({ part: "runtime" }),
     settings: {
@@ -379,6 +382,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
     outboxDepth: () => alerts.depth(),
     pollerLagSeconds: () => poller.health().lagSeconds ?? undefined,
     pollerGaps: () => poller.stats.gaps,
+    charts: () => ({ hits: charts.hits, misses: charts.misses }),
   });
   runtime.onOutcome = metrics.onCommand;
   api.observeRequests(metrics.onUpstream);

@@ -292,6 +292,7 @@ describe("a contract dated in the future", () => {
       outboxDepth: () => 0,
       pollerLagSeconds: () => undefined,
       pollerGaps: () => 0,
+      charts: () => ({ hits: 0, misses: 0 }),
     });
     const count = async () =>
       /bot_poller_future_mints_total (\d+)/.exec(await metrics.registry.metrics())?.[1];
@@ -601,6 +602,7 @@ describe("bounded tries", () => {
       outboxDepth: () => 0,
       pollerLagSeconds: () => undefined,
       pollerGaps: () => 0,
+      charts: () => ({ hits: 0, misses: 0 }),
     });
     const { alerts, worker } = alertsFor(t, {
       now: () => now,

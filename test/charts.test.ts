@@ -2,7 +2,10 @@ import { existsSync } from "node:fs";
 import { createCanvas, loadImage } from "@napi-rs/canvas";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
+import type { ChartDrawer } from "../src/core/charts.ts";
+import { defineCommand } from "../src/core/command.ts";
 import { publicImageUrl } from "../src/core/images.ts";
+import type { ChartSpec } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import {
   audienceChart,
@@ -12,7 +15,13 @@ import {
   ownersHistoryChart,
   rankingChart,
 } from "../src/render/charts.ts";
-import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+import {
+  type RuntimeSetup,
+  runtimeWith,
+  startClient,
+  startRuntime,
+  testInvocation,
+} from "./helpers.ts";
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -159,9 +168,9 @@ describe("charts in replies", () => {
       expect(reply.image?.kind, line).toBe("png");
       if (reply.image?.kind === "png") await expectChart(reply.image.data);
     }
-    const before = t.runtime.charts.hits;
+    const before = t.charts.hits;
     await t.say("/top volume 7d 5");
-    expect(t.runtime.charts.hits).toBe(before + 1);
+    expect(t.charts.hits).toBe(before + 1);
   });
 
   it("the console writes the PNG to a temp file, prints its path, and removes it when it stops", async () => {
@@ -185,6 +194,72 @@ describe("charts in replies", () => {
     expect(existsSync(path ?? "")).toBe(true);
     await adapter.stop();
     expect(existsSync(path ?? "")).toBe(false);
+  });
+});
+
+describe("the chart port", () => {
+  const spec: ChartSpec = {
+    kind: "audience",
+    subject: "audience:0xabc",
+    title: "Audience of X",
+    rows: [{ label: "Whale", share: 20, change: "+3" }],
+  };
+  const charted = defineCommand({
+    name: "charted",
+    description: "d",
+    options: {},
+    examples: [],
+    run: async () => ({ text: "with a chart", chart: spec }),
+  });
+
+  it("a reply's chart spec reaches the drawer, and the reply carries its picture, not the spec", async () => {
+    const setup = await startClient();
+    const asked: ChartSpec[] = [];
+    const charts: ChartDrawer = {
+      draw: async (chart) => {
+        asked.push(chart);
+        return { kind: "png", data: new Uint8Array([1, 2, 3]), name: "a.png", alt: chart.title };
+      },
+    };
+    const reply = await runtimeWith(setup, [charted], { charts }).run(
+      testInvocation(),
+      "charted",
+      {},
+    );
+    expect(asked).toEqual([spec]);
+    expect(reply.image).toEqual({
+      kind: "png",
+      data: new Uint8Array([1, 2, 3]),
+      name: "a.png",
+      alt: "Audience of X",
+    });
+    expect("chart" in reply).toBe(false);
+    await setup.close();
+  });
+
+  it("a chart the drawer cannot draw leaves the reply without a picture", async () => {
+    const setup = await startClient();
+    const charts: ChartDrawer = { draw: async () => undefined };
+    const reply = await runtimeWith(setup, [charted], { charts }).run(
+      testInvocation(),
+      "charted",
+      {},
+    );
+    expect(reply.text).toBe("with a chart");
+    expect(reply.image).toBeUndefined();
+    await setup.close();
+  });
+
+  it("the chart is drawn within the command's deadline", async () => {
+    const setup = await startClient();
+    const charts: ChartDrawer = { draw: () => new Promise(() => {}) };
+    const reply = await runtimeWith(setup, [charted], { charts, deadlineMs: 200 }).run(
+      testInvocation(),
+      "charted",
+      {},
+    );
+    expect(reply.text).toMatch(/took longer than/);
+    await setup.close();
   });
 });
 

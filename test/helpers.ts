@@ -12,6 +12,7 @@ import { KnownCollections } from "../src/core/known-collections.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { newInvocationId, Runtime, type RuntimeOptions } from "../src/core/runtime.ts";
 import { createLogger, type Logger, silentLogger } from "../src/log.ts";
+import { CachedChartDrawer } from "../src/render/chart-drawer.ts";
 import { renderConsole } from "../src/render/console.ts";
 import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
 import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
@@ -85,6 +86,8 @@ export async function failure(promise: Promise<unknown>): Promise<Error> {
 
 export interface RuntimeSetup extends ClientSetup {
   runtime: Runtime;
+  /** The runtime's chart drawer, with its cache's hits and misses. */
+  charts: CachedChartDrawer;
   /** SQLite in a temp directory, removed on close. */
   db: Db;
   dataDir: string;
@@ -119,9 +122,11 @@ export async function startRuntime(
   const dataDir = mkdtempSync(join(tmpdir(), "bot-test-"));
   const db = openDatabase(dataDir);
   const subscriptions = new SubscriptionRepository(db);
+  const charts = new CachedChartDrawer();
   const runtime = new Runtime({
     commands: [...allCommands(), ...extraCommands],
     api: setup.api,
+    charts,
     actions: new SqliteActionStore(db),
     store: {
       subscriptions,
@@ -143,6 +148,7 @@ export async function startRuntime(
   return {
     ...setup,
     runtime,
+    charts,
     db,
     dataDir,
     subscriptions,
@@ -175,6 +181,7 @@ export function runtimeWith(
     commands,
     api: setup.api,
     actions: new MemoryActionStore(),
+    charts: new CachedChartDrawer(),
     logger: capturingLogger().logger,
     settings: {
       explorerUrl: "https://etherscan.io",

@@ -368,6 +368,7 @@ describe("the collection index", () => {
       commands: allCommands(),
       api: t.api,
       actions: new SqliteActionStore(t.db),
+      charts: t.charts,
       logger: silentLogger(),
       settings: {
         explorerUrl: t.config.explorerUrl,

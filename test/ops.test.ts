@@ -82,6 +82,8 @@ describe.concurrent("health and metrics over HTTP", () => {
     expect(metrics).toMatch(/bot_cache_misses 1/);
     expect(metrics).toMatch(/bot_outbox_depth 0/);
     expect(metrics).toMatch(/bot_cache_single_flight_joins 0/);
+    expect(metrics).toMatch(/^bot_chart_cache_misses_total 1$/m);
+    expect(metrics).toMatch(/^bot_chart_cache_hits_total 0$/m);
     // The process's own figures, under prom-client's standard names.
     expect(metrics).toMatch(/^process_resident_memory_bytes [1-9]\d{6,}$/m);
     expect(metrics).toMatch(/^nodejs_heap_space_size_used_bytes\{space="old"\} [1-9]/m);

@@ -5,16 +5,35 @@ import type {
   InteractionUpdateOptions,
   MessageCreateOptions,
 } from "discord.js";
-import { describe, expect, it } from "vitest";
+import { escapeMarkdown } from "discord.js";
+import { describe, expect, it, vi } from "vitest";
 import type { RenderableReply, RenderedButton } from "../src/core/reply.ts";
 import {
+  DISCORD_LIMITS,
   type DiscordMessage,
-  escapeDiscord,
   renderDiscord,
   withoutFlags,
 } from "../src/render/discord.ts";
-import { TRUNCATION_MARK } from "../src/render/text.ts";
+import { escapeDiscord } from "../src/render/discord-escape.ts";
+import { stripControl, TRUNCATION_MARK } from "../src/render/text.ts";
 import { embedSize, invalidFormBody, validateMessage } from "./fakes/discord/validate.ts";
+
+/** Every text the renderer hands to the escapers, by escaper (see the long-text test). */
+const escaped = vi.hoisted(() => ({ markdown: [] as string[], mentions: [] as string[] }));
+vi.mock("../src/render/discord-escape.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../src/render/discord-escape.ts")>();
+  return {
+    ...real,
+    escapeDiscord: (text: string, maskedLink?: boolean) => {
+      escaped.markdown.push(text);
+      return real.escapeDiscord(text, maskedLink);
+    },
+    neutraliseMentions: (text: string) => {
+      escaped.mentions.push(text);
+      return real.neutraliseMentions(text);
+    },
+  };
+});
 
 const HOSTILE = "@everyone <b>x</b> **bold** [link](https://evil.example) <@123>";
 
@@ -251,6 +270,56 @@ describe("renderDiscord", () => {
     }
   });
 
+  it("escapes headings, lists, backslashes and masked links as discord.js' escapeMarkdown does", () => {
+    // The escaper that discord.js' escapeMarkdown used to be part of, as the oracle.
+    const reference = (text: string, maskedLink: boolean) =>
+      stripControl(text)
+        .replace(/@(?=everyone|here)/gi, "@\u200b")
+        .replace(/<(?=[@#/:]|a:|t:|id:)/g, "<\u200b")
+        .replace(/:\/\//g, ":\u200b//")
+        .split("\n")
+        .map((line) => {
+          let out = "";
+          for (let i = 0; i < line.length; i += 256) {
+            out += escapeMarkdown(line.slice(i, i + 256), {
+              codeBlock: false,
+              inlineCode: false,
+              bold: false,
+              italic: false,
+              underline: false,
+              strikethrough: false,
+              spoiler: false,
+              heading: true,
+              bulletedList: true,
+              numberedList: true,
+              maskedLink,
+            });
+          }
+          return out;
+        })
+        .join("\n")
+        .replace(/\\[\s\S]|[*_`~|]/g, (match) => (match.length === 2 ? match : `\\${match}`))
+        .replace(/^(\s*)>/gm, "$1\\>")
+        .replace(/^(\s*)-#/gm, "$1\\-#");
+    const alphabet = ["#", "## ", "### ", "#### ", " ", "  ", "   ", "-", "* ", "- ", "1", "23."];
+    alphabet.push("\n", "\\", "[", "]", "(", ")", "](", "a", "*", "_", "> ", "-# ", "https://");
+    let seed = 11;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (let n = 0; n < 1000; n++) {
+      let input = "";
+      while (input.length < random() * 600)
+        input += alphabet[Math.floor(random() * alphabet.length)];
+      for (const maskedLink of [true, false]) {
+        expect(escapeDiscord(input, maskedLink), JSON.stringify(input)).toBe(
+          reference(input, maskedLink),
+        );
+      }
+    }
+  });
+
   it("links only http(s) URLs, with parentheses encoded", () => {
     const message = renderDiscord({
       links: [
@@ -343,8 +412,9 @@ describe("renderDiscord", () => {
     expect(message.flags).toBe(64);
   });
 
-  it("renders very long untrusted text quickly (escaping is cut to the limit first)", () => {
-    const started = performance.now();
+  it("escapes very long untrusted text only up to each limit (it is cut before escaping)", () => {
+    escaped.markdown.length = 0;
+    escaped.mentions.length = 0;
     const message = renderDiscord({
       title: "_".repeat(100_000),
       text: "*".repeat(200_000),
@@ -355,7 +425,15 @@ describe("renderDiscord", () => {
       footer: "f".repeat(100_000),
     });
     expectWithinLimits(message);
-    expect(performance.now() - started).toBeLessThan(1500);
+    // Once per text: the title, the text, 25 field names and 25 values; the footer once.
+    expect(escaped.markdown).toHaveLength(52);
+    expect(escaped.mentions).toHaveLength(1);
+    // Each text one character past its limit at most (so the cut still shows), never all of it.
+    const lengths = escaped.markdown.map((text) => text.length).sort((a, b) => b - a);
+    expect(lengths[0]).toBe(DISCORD_LIMITS.description + 1);
+    expect(lengths.slice(1, 26).every((n) => n === DISCORD_LIMITS.fieldValue + 1)).toBe(true);
+    expect(lengths.slice(26).every((n) => n === DISCORD_LIMITS.fieldName + 1)).toBe(true);
+    expect(escaped.mentions[0]).toHaveLength(DISCORD_LIMITS.footer + 1);
   });
 
   it("never sends an empty message", () => {

@@ -2,7 +2,6 @@ import { z } from "zod";
 import type { ApiClient } from "../api/client.ts";
 import type { Checked } from "../api/validate.ts";
 import type { Logger } from "../log.ts";
-import type { ChartCache } from "../render/charts.ts";
 import type { LinkedWalletRepository, ReportRepository } from "../store/reports.ts";
 import type { SubscriptionRepository } from "../store/repositories.ts";
 import type { ActionStore } from "./actions.ts";
@@ -68,7 +67,6 @@ export interface CommandContext {
   resolver: NameResolver;
   actions: ActionStore;
   store: CommandStore | undefined;
-  charts: ChartCache;
 }
 
 /** Discord option types the definitions map to; text platforms parse every value from a string. */

@@ -23,6 +23,37 @@ export type ReplyImage =
   | { kind: "png"; data: Uint8Array; name: string; alt: string }
   | { kind: "url"; url: string; alt: string };
 
+/**
+ * A chart a command asks for: what it shows, not how. The renderer side draws it into the reply's
+ * PNG image when the reply is materialized (see ChartDrawer in charts.ts); a chart that cannot be
+ * drawn leaves the reply without its picture. `subject` names what the chart is about within the
+ * command ("owners:0xabc…:30d"): with a hash of the title and data, it keys the chart cache.
+ */
+export type ChartSpec =
+  | {
+      kind: "owners-history";
+      subject: string;
+      title: string;
+      /** Owner count per day; counts are int64 decimal strings. */
+      points: { timestamp: string; count: string }[];
+    }
+  | {
+      kind: "ranking";
+      subject: string;
+      title: string;
+      /** Title of the value axis. */
+      axis: string;
+      /** Highest first; values are decimal strings, plotted approximately. */
+      items: { label: string; value: string | undefined }[];
+    }
+  | {
+      kind: "audience";
+      subject: string;
+      title: string;
+      /** Share in percent; change as shown ("+3", "-1"), its sign colours the bar. */
+      rows: { label: string; share: number; change: string }[];
+    };
+
 export interface ReplyFile {
   name: string;
   contentType: string;
@@ -95,6 +126,8 @@ interface ReplyBase {
 
 export interface Reply extends ReplyBase {
   buttons?: ButtonSpec[] | undefined;
+  /** Drawn into `image` when the reply is materialized. */
+  chart?: ChartSpec | undefined;
 }
 
 export interface RenderableReply extends ReplyBase {

@@ -3,9 +3,9 @@ import { ApiError, apiErrorLevel } from "../api/errors.ts";
 import { shortAddress } from "../api/validate.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { ChartCache } from "../render/charts.ts";
 import { sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
+import type { ChartDrawer } from "./charts.ts";
 import { CollectionRefresher } from "./collection-refresh.ts";
 import type {
   ActionPayload,
@@ -29,6 +29,8 @@ export interface RuntimeOptions {
   api: ApiClient;
   actions: ActionStore;
   logger: Logger;
+  /** Draws the charts replies ask for (the render side implements it). */
+  charts: ChartDrawer;
   settings: BotSettings;
   deadlineMs: number;
   /** Per person, on every platform but the console. */
@@ -263,7 +265,6 @@ export class Runtime {
   readonly collections: KnownCollections;
   /** Keeps the collection index filled: `start()` it when the bot starts, `stop()` at the end. */
   readonly refresher: CollectionRefresher;
-  readonly charts: ChartCache;
   private readonly recentWallets = new RecentWallets();
   /** Told of every outcome, for metrics. */
   onOutcome: ((event: OutcomeEvent) => void) | undefined;
@@ -283,7 +284,6 @@ export class Runtime {
       intervalMs: options.collectionRefreshMs ?? 15 * 60_000,
       ...(options.monotonic ? { monotonic: options.monotonic } : {}),
     });
-    this.charts = new ChartCache();
     this.now = options.now ?? (() => new Date());
     this.limiter = new RateLimiter(
       options.rateLimit.burst,
@@ -508,7 +508,6 @@ export class Runtime {
       }),
       actions: this.options.actions,
       store: this.options.store,
-      charts: this.charts,
     };
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -517,7 +516,11 @@ export class Runtime {
         reject(new DeadlineError("deadline"));
       }, this.options.deadlineMs);
     });
-    const work = body(ctx);
+    // The chart is drawn within the command's deadline, as part of its answer.
+    const work = body(ctx).then(async (answer) => ({
+      ...answer,
+      reply: await this.drawChart(answer.reply, logger),
+    }));
     this.inFlight.add(work);
     // A handler that fails after its deadline has nobody to tell: never an unhandled rejection.
     work.catch(() => {}).finally(() => this.inFlight.delete(work));
@@ -558,8 +561,15 @@ export class Runtime {
     }
   }
 
+  /** The reply with its chart spec drawn into its image (or left out when it cannot be drawn). */
+  private async drawChart(reply: Reply, logger: Logger): Promise<Omit<Reply, "chart">> {
+    const { chart, ...rest } = reply;
+    if (!chart) return rest;
+    return { ...rest, image: await this.options.charts.draw(chart, logger) };
+  }
+
   /**
-   * Stores the actions behind the reply's buttons (one transaction) and gives the renderers only
+   * Draws the reply's chart if it still has one, stores the actions behind the reply's buttons (one transaction) and gives the renderers only
    * their ids. The buttons belong to the chat the reply goes to (a confidential one's is the
    * private chat) and count against the invoking person's cap; an alert's, with nobody invoking,
    * against the chat's. If they cannot be stored (a full disk), the reply goes without buttons.
@@ -570,7 +580,7 @@ export class Runtime {
       user?: Pick<Invocation["user"], "id" | "privateChatId">;
     },
   ): Promise<RenderableReply> {
-    const { buttons, ...rest } = reply;
+    const { buttons, ...rest } = await this.drawChart(reply, this.options.logger);
     if (!buttons || buttons.length === 0) return rest;
     const chatId = (reply.confidential && target.user?.privateChatId) || target.chat.id;
     const expiresAt = this.now().getTime() + this.options.buttonTtlSeconds * 1000;

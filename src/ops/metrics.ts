@@ -21,6 +21,8 @@ export interface MetricSources {
   outboxDepth: () => number;
   pollerLagSeconds: () => number | undefined;
   pollerGaps: () => number;
+  /** The chart cache: pictures served from it, and pictures drawn, since start. */
+  charts: () => { hits: number; misses: number };
 }
 
 /** Addresses, token ids and names become placeholders, so label values stay few. */
@@ -117,6 +119,27 @@ export function createMetrics(sources: MetricSources): Metrics {
     "bot_cache_full_skips",
     "Answers not cached because they were larger than CACHE_MAX_ENTRY_BYTES",
     (s) => s.full,
+  );
+  // Counts kept by the chart cache itself, read at scrape time into counters.
+  const chartCounter = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  chartCounter(
+    "bot_chart_cache_hits_total",
+    "Charts served from the chart cache since start",
+    () => sources.charts().hits,
+  );
+  chartCounter(
+    "bot_chart_cache_misses_total",
+    "Charts drawn (not in the chart cache) since start",
+    () => sources.charts().misses,
   );
   cacheGauge("bot_cache_bytes", "Bytes of the cached answers as received", (s) => s.bytes);
   new Gauge({

@@ -1,10 +1,12 @@
-import type {
-  APIActionRowComponent,
-  APIButtonComponentWithCustomId,
-  APIEmbed,
-  APIEmbedField,
-} from "discord.js";
-import { ButtonStyle, ComponentType, escapeMarkdown, MessageFlags } from "discord.js";
+import {
+  type APIActionRowComponent,
+  type APIButtonComponentWithCustomId,
+  type APIEmbed,
+  type APIEmbedField,
+  ButtonStyle,
+  ComponentType,
+  MessageFlags,
+} from "discord-api-types/v10";
 import type {
   RenderableReply,
   RenderedButton,
@@ -13,6 +15,7 @@ import type {
   ReplyLink,
 } from "../core/reply.ts";
 import { sliceChars } from "../strings.ts";
+import { escapeDiscord, neutraliseMentions, ZWSP } from "./discord-escape.ts";
 import { formatTable, stripControl, TRUNCATION_MARK, truncate } from "./text.ts";
 
 /** Discord's documented limits (https://discord.com/developers/docs/resources/message#embed-object-embed-limits). */
@@ -42,12 +45,13 @@ export interface DiscordFile {
 export type DiscordActionRow = APIActionRowComponent<APIButtonComponentWithCustomId>;
 
 /**
- * A message as discord.js takes it for `interaction.reply`, `followUp` and `channel.send`.
+ * A message: its embeds and components are Discord API objects (discord-api-types), and the
+ * envelope is as discord.js takes it for `interaction.reply`, `followUp` and `channel.send`, which
+ * the Discord adapter alone calls.
  * For `editReply` and `update` pass it through {@link withoutFlags}: an edit cannot change whether
  * a message is ephemeral, and discord.js' edit options do not accept the flag.
  */
 export interface DiscordMessage {
-  content?: string;
   embeds: APIEmbed[];
   components: DiscordActionRow[];
   files: DiscordFile[];
@@ -76,66 +80,8 @@ const BUTTON_STYLES: Record<ReplyButtonStyle, APIButtonComponentWithCustomId["st
   danger: ButtonStyle.Danger,
 };
 
-/** Discord rejects empty field names and values; a zero-width space renders as nothing. */
-const BLANK = "\u200b";
-const ZWSP = "\u200b";
 const PARAGRAPH = "\n\n";
 const LINK_LABEL_MAX = 200;
-
-/**
- * `escapeMarkdown` escapes backslashes, headings, lists and masked links here. Its inline escapes
- * (bold, italic, code, …) are off: they skip text inside URLs and emoji and miss runs (`****x****`
- * comes out as `\*\*\**x\*\*\\*\*`, a bare `*` after a literal backslash), so
- * {@link escapeInline} escapes every formatting character itself.
- */
-const MARKDOWN_OPTIONS = {
-  codeBlock: false,
-  inlineCode: false,
-  bold: false,
-  italic: false,
-  underline: false,
-  strikethrough: false,
-  spoiler: false,
-  heading: true,
-  bulletedList: true,
-  numberedList: true,
-};
-/** `escapeMarkdown` can take quadratic time on long lines; it runs on pieces of this size. */
-const ESCAPE_PIECE = 256;
-
-/**
- * Makes untrusted text inert in Discord markdown: no formatting, no masked or bare links, no
- * mentions (`@everyone`, `<@id>`, `<#id>`, `<@&id>`, `</cmd:id>`, `<t:…>`), no quotes or subtext.
- */
-export function escapeDiscord(text: string, maskedLink = true): string {
-  const inert = neutraliseMentions(stripControl(text).replace(/:\/\//g, `:${ZWSP}//`));
-  const options = { ...MARKDOWN_OPTIONS, maskedLink };
-  const escaped = inert
-    .split("\n")
-    .map((line) => {
-      let out = "";
-      for (let i = 0; i < line.length; i += ESCAPE_PIECE) {
-        out += escapeMarkdown(line.slice(i, i + ESCAPE_PIECE), options);
-      }
-      return out;
-    })
-    .join("\n");
-  return escapeInline(escaped)
-    .replace(/^(\s*)>/gm, "$1\\>")
-    .replace(/^(\s*)-#/gm, "$1\\-#");
-}
-
-/** Puts a backslash before every bare formatting character; escape pairs are kept as they are. */
-function escapeInline(text: string): string {
-  return text.replace(/\\[\s\S]|[*_`~|]/g, (match) => (match.length === 2 ? match : `\\${match}`));
-}
-
-/** For plain-text spots (footer, button labels) where markdown does not render but mentions might. */
-function neutraliseMentions(text: string): string {
-  return text
-    .replace(/@(?=everyone|here)/gi, `@${ZWSP}`)
-    .replace(/<(?=[@#/:]|a:|t:|id:)/g, `<${ZWSP}`);
-}
 
 /** Escapes at most what can be shown: the input is cut one past the limit, so the cut still shows. */
 function escapeWithin(text: string, max: number, maskedLink = true): string {
@@ -252,8 +198,9 @@ function renderField(field: ReplyField): APIEmbedField {
   const name = escapeWithin(field.name, DISCORD_LIMITS.fieldName);
   const value = escapeWithin(field.value, DISCORD_LIMITS.fieldValue);
   return {
-    name: name.trim() === "" ? BLANK : name,
-    value: value.trim() === "" ? BLANK : value,
+    // Discord rejects empty field names and values; a zero-width space renders as nothing.
+    name: name.trim() === "" ? ZWSP : name,
+    value: value.trim() === "" ? ZWSP : value,
     ...(field.inline === undefined ? {} : { inline: field.inline }),
   };
 }
@@ -401,7 +348,7 @@ export function renderDiscord(reply: RenderableReply): DiscordMessage {
     embed.image !== undefined ||
     embed.footer !== undefined;
   // Discord refuses a message with nothing in it; a blank description keeps it valid.
-  if (!hasEmbed && components.length === 0 && files.length === 0) embed.description = BLANK;
+  if (!hasEmbed && components.length === 0 && files.length === 0) embed.description = ZWSP;
 
   return {
     embeds: hasEmbed || embed.description !== undefined ? [embed] : [],

@@ -1,0 +1,70 @@
+import type { ChartDrawer } from "../core/charts.ts";
+import type { ChartSpec, ReplyImage } from "../core/reply.ts";
+import type { Logger } from "../log.ts";
+import {
+  audienceChart,
+  ChartCache,
+  ownersHistoryChart,
+  plotValue,
+  rankingChart,
+} from "./charts.ts";
+
+/** The picture's file name, by the command that asks for each kind of chart. */
+const FILE_NAMES: Record<ChartSpec["kind"], string> = {
+  "owners-history": "owners.png",
+  ranking: "top.png",
+  audience: "audience.png",
+};
+
+/** The spec's data as the chart functions take it (the worker's drawing functions). */
+function drawSpec(spec: ChartSpec): Promise<Buffer> {
+  switch (spec.kind) {
+    case "owners-history":
+      return ownersHistoryChart(spec.title, spec.points);
+    case "ranking":
+      return rankingChart(spec.title, spec.axis, chartItems(spec.items));
+    case "audience":
+      return audienceChart(spec.title, spec.rows);
+  }
+}
+
+function chartItems(items: { label: string; value: string | undefined }[]) {
+  return items.map((item) => ({ label: item.label, value: plotValue(item.value) }));
+}
+
+/** What the chart shows, keyed with its subject: the same title and data are one picture. */
+function chartData(spec: ChartSpec): { title: string; data: unknown } {
+  switch (spec.kind) {
+    case "owners-history":
+      return { title: spec.title, data: spec.points };
+    case "ranking":
+      return { title: spec.title, data: { axis: spec.axis, items: chartItems(spec.items) } };
+    case "audience":
+      return { title: spec.title, data: spec.rows };
+  }
+}
+
+/** Chart specs drawn in the chart worker (charts.ts), the pictures kept in a {@link ChartCache}. */
+export class CachedChartDrawer implements ChartDrawer {
+  constructor(readonly cache: ChartCache = new ChartCache()) {}
+
+  /** Pictures served from the cache since start. */
+  get hits(): number {
+    return this.cache.hits;
+  }
+
+  /** Pictures drawn since start (each a miss of the cache). */
+  get misses(): number {
+    return this.cache.misses;
+  }
+
+  draw(spec: ChartSpec, logger: Logger): Promise<ReplyImage | undefined> {
+    return this.cache.image(
+      spec.subject,
+      chartData(spec),
+      () => drawSpec(spec),
+      FILE_NAMES[spec.kind],
+      logger,
+    );
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The layering the design draws (arrows point down only): commands -> core -> api; the core and
+ * the commands never import the renderers, the store's implementations, the adapters, a platform
+ * library or the canvas; each platform library and the database driver has one home. Imports are
+ * read with TypeScript's own pre-parser, so type-only, multi-line, re-exported and dynamic imports
+ * all count.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, posix } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(dirname(new URL(import.meta.url).pathname), "..");
+
+/** A module an import names: a path from the project root for relative ones, else the package. */
+function importsOf(file: string, text: string): string[] {
+  const { importedFiles } = ts.preProcessFile(text, true, true);
+  return importedFiles.map(({ fileName }) =>
+    fileName.startsWith(".")
+      ? posix.normalize(posix.join(posix.dirname(file), fileName))
+      : fileName,
+  );
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+    const path = posix.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...sourceFiles(path));
+    else if (entry.name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+/** The package an import names ("@grammyjs/runner", "discord-api-types/v10" -> its package). */
+function packageOf(target: string): string | undefined {
+  if (target.startsWith("src/") || target.startsWith("commands/") || target.startsWith("node:"))
+    return undefined;
+  const parts = target.split("/");
+  return target.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+}
+
+/** Packages that draw or talk to a platform or a database: none belongs to the core. */
+const PLATFORM_PACKAGES = [
+  "discord.js",
+  "discord-api-types",
+  "@discordjs/builders",
+  "@discordjs/formatters",
+  "@discordjs/rest",
+  "grammy",
+  "@grammyjs/auto-retry",
+  "@grammyjs/runner",
+  "@grammyjs/transformer-throttler",
+  "@napi-rs/canvas",
+  "chart.js",
+  "better-sqlite3",
+];
+
+/** Where the SQLite driver may be imported: its own folder once the store is split, else the store. */
+const SQLITE_HOME = existsSync(join(ROOT, "src/store/sqlite")) ? "src/store/sqlite/" : "src/store/";
+
+/** Each package that only one folder may import, with that folder. */
+const HOMES: Record<string, string> = {
+  "discord.js": "src/adapters/discord/",
+  grammy: "src/adapters/telegram/",
+  "@grammyjs/auto-retry": "src/adapters/telegram/",
+  "@grammyjs/runner": "src/adapters/telegram/",
+  "@grammyjs/transformer-throttler": "src/adapters/telegram/",
+  "better-sqlite3": SQLITE_HOME,
+};
+
+/**
+ * Imports the core and the commands still have of the store's implementations, until the store
+ * interfaces land (src/store/types.ts): the repositories' classes and row types serve as their own
+ * interfaces. Exactly these imports, nothing else: a new one fails the test.
+ */
+const UNTIL_STORE_INTERFACES = new Set([
+  "src/core/command.ts -> src/store/reports.ts",
+  "src/core/command.ts -> src/store/repositories.ts",
+  "commands/link.ts -> src/store/reports.ts",
+  "commands/report.ts -> src/store/reports.ts",
+  "commands/reports.ts -> src/store/reports.ts",
+  "commands/subscribe.ts -> src/store/repositories.ts",
+]);
+
+/** What a file of the core or a command must not import. */
+function layerViolation(file: string, target: string): string | undefined {
+  if (!file.startsWith("src/core/") && !file.startsWith("commands/")) return undefined;
+  if (target.startsWith("src/render/")) return "the renderers";
+  if (target.startsWith("src/adapters/")) return "an adapter";
+  // The interfaces (src/store/types.ts) are the core's to use; implementations are not.
+  if (target.startsWith("src/store/") && target !== "src/store/types.ts") {
+    return UNTIL_STORE_INTERFACES.has(`${file} -> ${target}`)
+      ? undefined
+      : "a store implementation";
+  }
+  const pkg = packageOf(target);
+  if (pkg && PLATFORM_PACKAGES.includes(pkg)) return `a platform library (${pkg})`;
+  return undefined;
+}
+
+function homeViolation(file: string, target: string): string | undefined {
+  const pkg = packageOf(target);
+  const home = pkg === undefined ? undefined : HOMES[pkg];
+  return home && !file.startsWith(home) ? `${pkg} outside ${home}` : undefined;
+}
+
+function violations(files: Record<string, string>): string[] {
+  const found: string[] = [];
+  for (const [file, text] of Object.entries(files)) {
+    for (const target of importsOf(file, text)) {
+      for (const why of [layerViolation(file, target), homeViolation(file, target)]) {
+        if (why) found.push(`${file} imports ${target}: ${why}`);
+      }
+    }
+  }
+  return found;
+}
+
+const project = Object.fromEntries(
+  [...sourceFiles("src"), ...sourceFiles("commands")].map((file) => [
+    file,
+    readFileSync(join(ROOT, file), "utf8"),
+  ]),
+);
+
+describe("layers", () => {
+  it("the core and the commands import no renderer, store implementation, adapter or platform library; each platform library stays home", () => {
+    expect(
+      Object.keys(project).filter((file) => file.startsWith("src/core/")).length,
+    ).toBeGreaterThan(10);
+    expect(
+      Object.keys(project).filter((file) => file.startsWith("commands/")).length,
+    ).toBeGreaterThan(10);
+    expect(violations(project)).toEqual([]);
+  });
+
+  it("the exemptions name imports that still exist (delete them once the store interfaces land)", () => {
+    for (const line of UNTIL_STORE_INTERFACES) {
+      const [file = "", target] = line.split(" -> ");
+      expect(importsOf(file, project[file] ?? ""), line).toContain(target);
+    }
+  });
+
+  it("catches every form of import: type-only, multi-line, re-export, dynamic, side effect", () => {
+    const found = violations({
+      "src/core/a.ts": 'import type { ChartCache } from "../render/charts.ts";',
+      "src/core/b.ts": 'import {\n  x,\n  y,\n} from "../store/db.ts";',
+      "src/core/c.ts": 'export { z } from "../adapters/discord/index.ts";',
+      "src/core/d.ts": 'async function f() { return import("@napi-rs/canvas"); }',
+      "commands/e.ts": 'import "discord-api-types/v10";',
+      "src/alerts/f.ts": 'import { Bot } from "grammy";',
+      "src/render/g.ts": 'import { Client } from "discord.js";',
+      "src/api/h.ts": 'import Database from "better-sqlite3";',
+      "src/core/fine.ts": 'import type { Reply } from "./reply.ts";\nimport { z } from "zod";',
+      "src/adapters/discord/fine.ts": 'import { Client } from "discord.js";',
+    });
+    expect(found.map((line) => line.split(" imports ")[0])).toEqual([
+      "src/core/a.ts",
+      "src/core/b.ts",
+      "src/core/c.ts",
+      "src/core/d.ts",
+      "commands/e.ts",
+      "src/alerts/f.ts",
+      "src/render/g.ts",
+      "src/api/h.ts",
+    ]);
+  });
+});
