@@ -85,6 +85,7 @@ async function main(): Promise<void> {
 
   try {
     bot = await createBot(config, { logger, ...(logFile ? { logFile: logFile.path } : {}) });
+    await bot.start();
   } catch (error) {
     const line = scrubSecrets(
       error instanceof StartupError
@@ -100,7 +101,7 @@ async function main(): Promise<void> {
   }
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  if (bot.console) void bot.finished.then(() => shutdown("end of input"));
+  if (consoleMode) void bot.finished.then(() => shutdown("end of input"));
 }
 
 void main();

@@ -7,9 +7,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { defineCommand } from "../src/core/command.ts";
+import type { Health } from "../src/http/ops.ts";
 import { createLogger, logFileDestination, silentLogger } from "../src/log.ts";
 import { endpointTemplate } from "../src/ops/metrics.ts";
-import type { Health } from "../src/ops/server.ts";
 import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
@@ -60,6 +60,7 @@ describe.concurrent("health and metrics over HTTP", () => {
       }),
       { logger: silentLogger(), input, output },
     );
+    await bot.start();
     cleanups.push(() => bot.stop());
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);
@@ -113,6 +114,7 @@ describe.concurrent("health and metrics over HTTP", () => {
         monotonic: () => clock,
       },
     );
+    await bot.start();
     cleanups.push(() => bot.stop());
     const healthz = async () => {
       const response = await fetch(`http://127.0.0.1:${port}/healthz`);
@@ -285,6 +287,7 @@ describe.concurrent("graceful shutdown", () => {
       }),
       { logger: silentLogger() },
     );
+    await bot.start();
     const alice = user(7001, "Alice", "alice");
     fake.pushUpdate(
       fake.message(privateChat(alice), alice, "/whois 0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"),
