@@ -1,5 +1,18 @@
 import { existsSync } from "node:fs";
 import { z } from "zod";
+import {
+  bool,
+  emptyToUndefined,
+  env,
+  fromVariables,
+  int,
+  optionalPort,
+  optionalString,
+  optionalUrl,
+  requirement,
+  seconds,
+  variableAt,
+} from "./env.ts";
 
 /**
  * Every setting of the bot, read from the environment once at start-up. `.env.example` documents
@@ -13,47 +26,6 @@ const SECRET_VARIABLES = new Set([
   "TELEGRAM_WEBHOOK_SECRET",
   "SIMULATOR_API_KEY",
 ]);
-
-const emptyToUndefined = (value: unknown) => (value === "" ? undefined : value);
-const optionalString = z.preprocess(emptyToUndefined, z.string().optional());
-const optionalUrl = z.preprocess(
-  emptyToUndefined,
-  z
-    .url({ protocol: /^https?$/ })
-    .transform((url) => url.replace(/\/+$/, ""))
-    .optional(),
-);
-const int = (fallback: number, min: number, max: number) =>
-  z.preprocess(emptyToUndefined, z.coerce.number().int().min(min).max(max).default(fallback));
-const optionalPort = z.preprocess(
-  emptyToUndefined,
-  z.coerce.number().int().min(0).max(65_535).optional(),
-);
-const bool = (fallback: boolean) =>
-  z.preprocess(
-    emptyToUndefined,
-    z
-      .enum(["true", "false", "1", "0", "yes", "no"])
-      .default(fallback ? "true" : "false")
-      .transform((value) => value === "true" || value === "1" || value === "yes"),
-  );
-
-/** The environment variable each setting is read from (and named by in errors). */
-const VARIABLE = new WeakMap<z.ZodType, string>();
-
-/** A setting read from the environment variable `name`. */
-function env<T extends z.ZodType>(name: string, schema: T): T {
-  // A copy: one schema (optionalString) serves several variables.
-  const leaf = schema.clone();
-  VARIABLE.set(leaf, name);
-  return leaf;
-}
-
-const seconds = (name: string, fallback: number, min: number, max: number) =>
-  env(
-    name,
-    int(fallback, min, max).transform((s) => s * 1000),
-  );
 
 /**
  * Every setting, shaped as the code uses it; each leaf names its variable. A new setting is one
@@ -287,9 +259,11 @@ function complete(settings: Settings) {
 
 /**
  * HTTP_PORT, or its aliases METRICS_PORT and TELEGRAM_WEBHOOK_PORT (from when each had its own
- * server): set to different values they cannot all hold, and the bot refuses to start. Unset:
- * no server, or 8443 when the Telegram webhook needs one. The address is HTTP_HOST (alias
- * METRICS_HOST): by default loopback, or every interface when Telegram must reach the webhook.
+ * server): two set to different ports cannot both hold, and the bot refuses to start. 0 is "no
+ * server", as METRICS_PORT=0 always was: it gives way to a port set under another name, and to
+ * the webhook's 8443 (an .env copied from an older example has METRICS_PORT=0 beside a webhook).
+ * The address is HTTP_HOST; METRICS_HOST, the metrics server's own, counts only without the
+ * webhook, which has always listened on every interface.
  */
 function resolveHttp(http: Settings["http"], webhook: boolean) {
   const given: [string, number][] = [];
@@ -298,26 +272,14 @@ function resolveHttp(http: Settings["http"], webhook: boolean) {
     ["METRICS_PORT", http.metricsPort],
     ["TELEGRAM_WEBHOOK_PORT", http.webhookPort],
   ] as const)
-    if (value !== undefined) given.push([name, value]);
-  const ports = new Set(given.map(([, port]) => port));
-  if (ports.size > 1) {
+    if (value !== undefined && value !== 0) given.push([name, value]);
+  if (new Set(given.map(([, port]) => port)).size > 1) {
     throw new ConfigError(
       `Invalid settings ${given.map(([name, port]) => `${name}=${port}`).join(", ")}: one HTTP server serves health, metrics and the Telegram webhook; set HTTP_PORT only (the others are its older names)`,
     );
   }
   const [variable, port] = given[0] ?? ["HTTP_PORT", webhook ? DEFAULT_WEBHOOK_PORT : 0];
-  if (webhook && port === 0) {
-    throw new ConfigError(
-      `Invalid setting ${variable}: the Telegram webhook (TELEGRAM_WEBHOOK_URL) needs a port`,
-    );
-  }
-  const hosts = new Set([http.host, http.metricsHost].filter((host) => host !== undefined));
-  if (hosts.size > 1) {
-    throw new ConfigError(
-      "Invalid settings HTTP_HOST, METRICS_HOST: different addresses; set HTTP_HOST only (METRICS_HOST is its older name)",
-    );
-  }
-  const host = http.host ?? http.metricsHost ?? (webhook ? "0.0.0.0" : "127.0.0.1");
+  const host = http.host ?? (webhook ? "0.0.0.0" : (http.metricsHost ?? "127.0.0.1"));
   /** 0: no HTTP server. `variable` names the setting the port came from, for errors. */
   return { port, host, variable };
 }
@@ -329,56 +291,6 @@ export type Config = z.infer<typeof ConfigSchema>;
 
 export class ConfigError extends Error {
   override name = "ConfigError";
-}
-
-/**
- * What a setting must be, in words, for the problems people make (a word where a number goes, a
- * value out of range, a URL without http). Undefined for the rest.
- */
-function requirement(issue: z.core.$ZodIssue): string | undefined {
-  switch (issue.code) {
-    case "invalid_type":
-      return issue.expected === "number" || issue.expected === "int"
-        ? "must be a whole number"
-        : undefined;
-    case "too_small":
-      return `must be at least ${issue.minimum}`;
-    case "too_big":
-      return `must be at most ${issue.maximum}`;
-    case "invalid_value":
-      return `must be one of ${issue.values.join(", ")}`;
-    case "invalid_format":
-      // Every other format check in the schema (a pattern) carries its own message.
-      return issue.format === "url" ? "must be an http(s) URL" : issue.message;
-    case "custom":
-      return issue.message;
-    default:
-      return undefined;
-  }
-}
-
-/** The settings' nested input, each leaf taken from its variable. */
-function fromVariables(
-  schema: z.ZodObject,
-  variables: Record<string, string | undefined>,
-): Record<string, unknown> {
-  const input: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(schema.shape)) {
-    const name = VARIABLE.get(field as z.ZodType);
-    if (name !== undefined) input[key] = variables[name];
-    else if (field instanceof z.ZodObject) input[key] = fromVariables(field, variables);
-  }
-  return input;
-}
-
-/** The variable behind a setting's path in the schema. */
-function variableAt(schema: z.ZodType, path: readonly PropertyKey[]): string | undefined {
-  let field: z.ZodType | undefined = schema;
-  for (const key of path) {
-    if (!(field instanceof z.ZodObject)) break;
-    field = (field.shape as Record<PropertyKey, z.ZodType>)[key];
-  }
-  return field ? VARIABLE.get(field) : undefined;
 }
 
 /**
