@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { DestinationStream } from "pino";
+import { consoleOnly } from "./adapters/index.ts";
 import { type Bot, createBot } from "./bot.ts";
 import { ConfigError, loadDotEnv, parseConfig, secretsOf } from "./config.ts";
 import { StartupError } from "./errors.ts";
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const consoleMode = config.discord.token === undefined && config.telegram.token === undefined;
+  const consoleMode = consoleOnly(config);
   const secrets = secretsOf(config);
   // The console chat shows the conversation only: its logs go to a file under DATA_DIR.
   const logFile = consoleMode ? openLogFile(join(config.dataDir, "bot.log")) : undefined;

@@ -28,6 +28,11 @@ export interface ConfiguredAdapters {
   prune: (() => void)[];
 }
 
+/** No chat platform is configured: the bot serves the console chat (and logs to a file). */
+export function consoleOnly(config: Config): boolean {
+  return config.discord.token === undefined && config.telegram.token === undefined;
+}
+
 /**
  * Builds the chat adapters whose settings are present, the console when none is; nothing
  * connects yet (the bot's start() does). A platform's library (discord.js, grammY) loads only
@@ -80,7 +85,7 @@ export async function configuredAdapters(
       }),
     );
   }
-  if (adapters.length === 0) {
+  if (consoleOnly(config)) {
     const { ConsoleAdapter, consoleGreeting } = await import("./console/index.ts");
     const { input, output, dataUrl, simulated, logFile } = deps.console;
     adapters.push(
