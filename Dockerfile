@@ -20,8 +20,8 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 FROM node:22-bookworm-slim
 ENV NODE_ENV=production \
     DATA_DIR=/data \
-    METRICS_PORT=9464 \
-    METRICS_HOST=0.0.0.0
+    HTTP_PORT=9464 \
+    HTTP_HOST=0.0.0.0
 WORKDIR /app
 RUN groupadd --system bot \
  && useradd --system --gid bot --home-dir /app --shell /usr/sbin/nologin bot \
@@ -33,7 +33,7 @@ USER bot
 VOLUME ["/data"]
 EXPOSE 9464
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.METRICS_PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.HTTP_PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # SIGTERM (docker stop) lets the bot finish the replies and the alert send in flight.
 STOPSIGNAL SIGTERM
 CMD ["node", "--enable-source-maps", "dist/main.js"]

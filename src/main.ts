@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { DestinationStream } from "pino";
+import { consoleOnly } from "./adapters/index.ts";
 import { type Bot, createBot } from "./bot.ts";
 import { ConfigError, loadDotEnv, parseConfig, secretsOf } from "./config.ts";
 import { StartupError } from "./errors.ts";
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const consoleMode = config.discord.token === undefined && config.telegram.token === undefined;
+  const consoleMode = consoleOnly(config);
   const secrets = secretsOf(config);
   // The console chat shows the conversation only: its logs go to a file under DATA_DIR.
   const logFile = consoleMode ? openLogFile(join(config.dataDir, "bot.log")) : undefined;
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
 
   try {
     bot = await createBot(config, { logger, ...(logFile ? { logFile: logFile.path } : {}) });
+    await bot.start();
   } catch (error) {
     const line = scrubSecrets(
       error instanceof StartupError
@@ -100,7 +102,7 @@ async function main(): Promise<void> {
   }
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  if (bot.console) void bot.finished.then(() => shutdown("end of input"));
+  if (consoleMode) void bot.finished.then(() => shutdown("end of input"));
 }
 
 void main();

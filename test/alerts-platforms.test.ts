@@ -45,6 +45,7 @@ async function startWorld() {
     DELIVERY_TICK_MS: "100",
   });
   const bot = await createBot(config, { logger: silentLogger() });
+  await bot.start();
 
   async function telegramSays(
     from: typeof admin,

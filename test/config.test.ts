@@ -67,4 +67,52 @@ describe("config", () => {
       expect((error as Error).message).not.toContain(secret);
     }
   });
+
+  describe("one HTTP port: HTTP_PORT, with METRICS_PORT and TELEGRAM_WEBHOOK_PORT as its older names", () => {
+    const webhook = {
+      TELEGRAM_WEBHOOK_URL: "https://bot.example.com/telegram/hook",
+      TELEGRAM_WEBHOOK_SECRET: "s3cr3t",
+    };
+
+    it("is off unless set, and takes any of its names", () => {
+      expect(parseConfig({}).http).toMatchObject({ port: 0, host: "127.0.0.1" });
+      expect(parseConfig({ HTTP_PORT: "9464" }).http.port).toBe(9464);
+      expect(parseConfig({ METRICS_PORT: "9464", METRICS_HOST: "10.0.0.2" }).http).toMatchObject({
+        port: 9464,
+        host: "10.0.0.2",
+        variable: "METRICS_PORT",
+      });
+      expect(parseConfig({ ...webhook, TELEGRAM_WEBHOOK_PORT: "8000" }).http.port).toBe(8000);
+      expect(parseConfig({ HTTP_PORT: "9464", METRICS_PORT: "9464" }).http.port).toBe(9464);
+    });
+
+    it("serves the webhook on 8443 and every interface by default, at the URL's path", () => {
+      const config = parseConfig(webhook);
+      expect(config.http).toMatchObject({ port: 8443, host: "0.0.0.0" });
+      expect(config.telegram.webhook).toEqual({
+        url: "https://bot.example.com/telegram/hook",
+        secret: "s3cr3t",
+        path: "/telegram/hook",
+      });
+      // An .env from the older example: METRICS_PORT=0 and METRICS_HOST=127.0.0.1 beside a webhook.
+      expect(
+        parseConfig({ ...webhook, METRICS_PORT: "0", METRICS_HOST: "127.0.0.1" }).http,
+      ).toMatchObject({ port: 8443, host: "0.0.0.0" });
+      expect(parseConfig({ ...webhook, HTTP_HOST: "127.0.0.1" }).http.host).toBe("127.0.0.1");
+    });
+
+    it("a webhook secret without its URL is no webhook", () => {
+      expect(parseConfig({ TELEGRAM_WEBHOOK_SECRET: "s3cr3t" }).telegram.webhook).toBeUndefined();
+    });
+
+    it.each([
+      [{ HTTP_PORT: "9000", METRICS_PORT: "9464" }],
+      [{ METRICS_PORT: "9464", TELEGRAM_WEBHOOK_PORT: "8443" }],
+      [{ HTTP_PORT: "9000", TELEGRAM_WEBHOOK_PORT: "8443" }],
+    ])("refuses two different ports: %j", (env) => {
+      expect(() => parseConfig(env)).toThrow(ConfigError);
+      for (const name of Object.keys(env)) expect(() => parseConfig(env)).toThrow(name);
+      expect(() => parseConfig(env)).toThrow(/set HTTP_PORT only/);
+    });
+  });
 });

@@ -83,6 +83,7 @@ beforeAll(async () => {
     API_BUDGET_BURST: "100000",
   });
   bot = await createBot(config, { logger: silentLogger(), input, output });
+  await bot.start();
   const metrics = bot.runtime.onOutcome;
   bot.runtime.onOutcome = (event) => {
     outcomes.push(event);

@@ -8,17 +8,15 @@ import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { type Config, parseConfig } from "../src/config.ts";
 import { MemoryActionStore } from "../src/core/actions.ts";
 import type { AnyCommand, Invocation } from "../src/core/command.ts";
-import { KnownCollections } from "../src/core/known-collections.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { newInvocationId, Runtime, type RuntimeOptions } from "../src/core/runtime.ts";
 import { createLogger, type Logger, silentLogger } from "../src/log.ts";
 import { CachedChartDrawer } from "../src/render/chart-drawer.ts";
 import { renderConsole } from "../src/render/console.ts";
 import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
-import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
 import { type Db, openDatabase } from "../src/store/db.ts";
-import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
-import { SqliteActionStore, SubscriptionRepository } from "../src/store/repositories.ts";
+import type { SubscriptionRepository } from "../src/store/repositories.ts";
+import { buildRuntime, openStores } from "../src/wiring.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
 /** A logger whose JSON lines are kept for assertions. */
@@ -121,30 +119,26 @@ export async function startRuntime(
   const setup = await startClient(env, simOptions);
   const dataDir = mkdtempSync(join(tmpdir(), "bot-test-"));
   const db = openDatabase(dataDir);
-  const subscriptions = new SubscriptionRepository(db);
+  const stores = openStores(db, setup.config);
+  const { subscriptions } = stores;
   const charts = new CachedChartDrawer();
-  const runtime = new Runtime({
-    commands: [...allCommands(), ...extraCommands],
-    api: setup.api,
-    charts,
-    actions: new SqliteActionStore(db),
-    store: {
-      subscriptions,
-      wallets: new LinkedWalletRepository(db),
-      reports: new ReportRepository(db),
+  // The bot's own wiring, with what tests are not about out of the way: no rate limits to meet.
+  const runtime = buildRuntime(
+    setup.config,
+    {
+      api: setup.api,
+      stores,
+      charts,
+      logger: silentLogger(),
+      commands: [...allCommands(), ...extraCommands],
     },
-    logger: silentLogger(),
-    settings: {
-      explorerUrl: setup.config.explorerUrl,
-      reportsPerHour: setup.config.reportsPerHour,
-      ipfsGateway: setup.config.ipfsGateway,
+    {
+      rateLimit: { burst: 1000, perMinute: 100_000 },
+      chatRateLimit: {},
+      collectionRefreshMs: 15 * 60_000,
+      ...runtimeOverrides,
     },
-    deadlineMs: setup.config.commandDeadlineMs,
-    rateLimit: { burst: 1000, perMinute: 100_000 },
-    buttonTtlSeconds: setup.config.buttonTtlSeconds,
-    collections: new KnownCollections({ store: new SqliteCollectionIndexStore(db) }),
-    ...runtimeOverrides,
-  });
+  );
   return {
     ...setup,
     runtime,

@@ -547,6 +547,7 @@ describe("end to end", () => {
       }),
       { logger: silentLogger(), input: new PassThrough(), output: new PassThrough() },
     );
+    await bot.start();
     cleanups.push(() => bot.stop());
     // Start did not wait for the lists (each answer takes 300 ms); they arrive after.
     expect(bot.runtime.collections.size).toBe(0);
@@ -584,6 +585,7 @@ describe("end to end", () => {
       parseConfig({ API_BASE_URL: sim.url, API_KEY: sim.apiKey, DATA_DIR: dataDir }),
       { logger: silentLogger(), input, output },
     );
+    await bot.start();
     cleanups.push(() => bot.stop());
     input.end(`/audience ${names.target.name}\n/stats ${names.initials}\n`);
     await bot.finished;

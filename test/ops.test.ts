@@ -7,9 +7,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { defineCommand } from "../src/core/command.ts";
+import type { Health } from "../src/http/ops.ts";
 import { createLogger, logFileDestination, silentLogger } from "../src/log.ts";
 import { endpointTemplate } from "../src/ops/metrics.ts";
-import type { Health } from "../src/ops/server.ts";
 import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
@@ -60,6 +60,7 @@ describe.concurrent("health and metrics over HTTP", () => {
       }),
       { logger: silentLogger(), input, output },
     );
+    await bot.start();
     cleanups.push(() => bot.stop());
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);
@@ -115,6 +116,7 @@ describe.concurrent("health and metrics over HTTP", () => {
         monotonic: () => clock,
       },
     );
+    await bot.start();
     cleanups.push(() => bot.stop());
     const healthz = async () => {
       const response = await fetch(`http://127.0.0.1:${port}/healthz`);
@@ -145,6 +147,51 @@ describe.concurrent("health and metrics over HTTP", () => {
       healthy: true,
       lastSuccessAgoSeconds: 0,
     });
+  });
+
+  it("one port serves /healthz, /metrics and the Telegram webhook (METRICS_PORT as HTTP_PORT's older name)", async ({
+    expect,
+  }) => {
+    const sim = await simulator();
+    const fake = await startFakeTelegram();
+    cleanups.push(() => fake.close());
+    const port = await freePort();
+    const bot = await createBot(
+      parseConfig({
+        API_BASE_URL: sim.url,
+        API_KEY: sim.apiKey,
+        DATA_DIR: tempDir(),
+        METRICS_PORT: String(port),
+        HTTP_HOST: "127.0.0.1",
+        TELEGRAM_BOT_TOKEN: fake.token,
+        TELEGRAM_API_ROOT: fake.apiRoot,
+        TELEGRAM_WEBHOOK_URL: "https://bot.example.com/telegram",
+        TELEGRAM_WEBHOOK_SECRET: "s3cr3t",
+      }),
+      { logger: silentLogger() },
+    );
+    cleanups.push(() => bot.stop());
+    // Built, not started: nothing listens yet.
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    await bot.start();
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ adapters: { telegram: true } });
+    expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(200);
+    const alice = user(7002, "Alice", "alice");
+    const post = (secret: string) =>
+      fetch(`http://127.0.0.1:${port}/telegram`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": secret },
+        body: JSON.stringify({
+          update_id: 9001,
+          ...fake.message(privateChat(alice), alice, "/help"),
+        }),
+      });
+    expect((await post("wrong")).status).toBe(401);
+    expect((await post("s3cr3t")).status).toBe(200);
+    const reply = await fake.waitFor((c) => c.ok && c.method === "sendMessage", 10_000);
+    expect(String(reply.params.text)).toContain("/whois");
   });
 
   it("endpoint labels keep no addresses, token ids or names", ({ expect }) => {
@@ -287,6 +334,7 @@ describe.concurrent("graceful shutdown", () => {
       }),
       { logger: silentLogger() },
     );
+    await bot.start();
     const alice = user(7001, "Alice", "alice");
     fake.pushUpdate(
       fake.message(privateChat(alice), alice, "/whois 0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"),

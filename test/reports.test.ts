@@ -285,6 +285,7 @@ describe("at most once to the data service", () => {
       parseConfig({ API_BASE_URL: sim.url, API_KEY: sim.apiKey, DATA_DIR: dataDir }),
       { logger: silentLogger(), input: new PassThrough(), output: new PassThrough() },
     );
+    await bot.start();
     try {
       const after = new ReportRepository(bot.db);
       expect(after.get(report.id)).toMatchObject({ status: "unknown" });

@@ -3,6 +3,7 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { isRefusal } from "../src/adapters/types.ts";
 import { MemoryActionStore } from "../src/core/actions.ts";
 import { type AnyCommand, defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
@@ -464,6 +465,26 @@ describe("buttons", () => {
     expect((await t.press("'; DROP TABLE actions; --")).text).toMatch(/not one of mine/);
     expect((await t.press("x".repeat(500))).text).toMatch(/not one of mine/);
     expect(t.sim.countRequests()).toBe(before);
+  });
+
+  it("tells the adapter a refusal by its outcome, not by how the reply looks", async () => {
+    t = await startRuntime();
+    const who = testInvocation();
+    const answered = await t.runtime.answerText(who, "audience", t.sim.fixtures.collection);
+    expect(answered.outcome).toBe("ok");
+    const id = answered.reply.buttons?.[0]?.id ?? "";
+    expect((await t.runtime.answerButton(who, id)).outcome).toBe("ok");
+    for (const refused of [
+      await t.runtime.answerButton(who, "AAAAAAAAAAAAAAAAAAAAAA"),
+      await t.runtime.answerButton(who, "not an id"),
+      await t.runtime.answerButton(testInvocation({ platform: "discord" }), id),
+      await t.runtime.answerText(who, "nosuchcommand", ""),
+      await t.runtime.answerCommand(who, "audience", {}),
+    ]) {
+      expect(refused.outcome).toBe("user_error");
+      expect(isRefusal(refused.outcome)).toBe(true);
+    }
+    expect(isRefusal(answered.outcome)).toBe(false);
   });
 
   it("refuses commands and buttons that act for a person to anonymous senders", async () => {

@@ -225,7 +225,9 @@ describe.concurrent("createBot cleans up after itself when it fails", () => {
       DISCORD_TOKEN: TOKEN,
       DISCORD_API_URL: discordUrl,
     });
-    const failure = await createBot(config, { logger: silentLogger() }).catch((error) => error);
+    const failure = await createBot(config, { logger: silentLogger() })
+      .then((bot) => bot.start())
+      .catch((error) => error);
     expect(failure).toBeInstanceOf(StartupError);
     expect(failure.message).toBe(`Cannot reach Discord at ${discordUrl}: ECONNREFUSED`);
     // The last connection to close removes SQLite's write-ahead log.

@@ -4,6 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TelegramAdapter, TelegramAdapterOptions } from "../src/adapters/telegram/index.ts";
 import { type AnyCommand, defineCommand } from "../src/core/command.ts";
 import type { RuntimeOptions } from "../src/core/runtime.ts";
+import { HttpHost, type HttpRoute } from "../src/http/host.ts";
+import { silentLogger } from "../src/log.ts";
 import { visibleLength } from "../src/render/telegram.ts";
 import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
 import { SqliteUpdateDedup } from "../src/store/updates.ts";
@@ -702,18 +704,28 @@ describe("anonymous admins and channel posters", () => {
   });
 });
 
+/** The bot's HTTP host on loopback, serving the adapter's routes (its webhook). */
+async function hostFor(served: { routes: readonly HttpRoute[] }, port: number): Promise<HttpHost> {
+  const host = new HttpHost(silentLogger());
+  for (const route of served.routes) host.mount(route);
+  await host.listen(port, "127.0.0.1");
+  return host;
+}
+
+let cleanupHost: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await cleanupHost?.();
+  cleanupHost = undefined;
+});
+
 describe("webhook mode", () => {
   it("checks the secret token on every request", async () => {
     await adapter.stop();
     const port = await freePort();
     const hooked = telegramAdapterFor(fake, t.runtime, {
-      webhook: {
-        url: "https://bot.example.com/hook",
-        secret: "s3cr3t-token",
-        port,
-        host: "127.0.0.1",
-      },
+      webhook: { url: "https://bot.example.com/hook", secret: "s3cr3t-token", path: "/" },
     });
+    const host = await hostFor(hooked, port);
     await hooked.start();
     try {
       expect(fake.sent.find(sentOk("setWebhook"))?.params.secret_token).toBe("s3cr3t-token");
@@ -745,6 +757,7 @@ describe("webhook mode", () => {
       expect(textOf(reply)).toContain("/whois");
     } finally {
       await hooked.stop();
+      await host.close();
     }
   });
 });
@@ -775,9 +788,11 @@ describe("updates Telegram delivers twice", () => {
     await restart({}, {}, [command]);
     await adapter.stop();
     adapter = newAdapter({
-      webhook: { url: "https://bot.example.com/hook", secret: "s3cr3t", port, host: "127.0.0.1" },
+      webhook: { url: "https://bot.example.com/hook", secret: "s3cr3t", path: "/" },
       updates: new SqliteUpdateDedup(t.db, { source: "telegram:test" }),
     });
+    const host = await hostFor(adapter, port);
+    cleanupHost = () => host.close();
     await adapter.start();
     const update = {
       update_id: 501,

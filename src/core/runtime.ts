@@ -65,6 +65,15 @@ export interface OutcomeEvent {
   ms: number;
 }
 
+/**
+ * What the runtime gives an adapter: the reply, and how the invocation ended. An adapter shows a
+ * refusal (any outcome but "ok") apart from an answer: see `isRefusal` in src/adapters/types.ts.
+ */
+export interface Answered {
+  reply: RenderableReply;
+  outcome: Outcome;
+}
+
 /** A short id for an invocation: in the log and in the apology a person sees. */
 export function newInvocationId(): string {
   return randomBytesPooled(5).toString("hex");
@@ -309,24 +318,24 @@ export class Runtime {
   }
 
   /** A text command: "/top volume 1d" arrives as name "top" and text "volume 1d". */
-  async runText(invocation: Invocation, name: string, text: string): Promise<RenderableReply> {
+  async answerText(invocation: Invocation, name: string, text: string): Promise<Answered> {
     const command = this.find(name);
     if (!command) return this.unknownCommand(name);
     let raw: Record<string, string>;
     try {
       raw = parseTextArgs(command, text);
     } catch (error) {
-      return this.userErrorReply(error instanceof Error ? error.message : String(error));
+      return this.userError(error instanceof Error ? error.message : String(error));
     }
-    return this.run(invocation, command.name, raw);
+    return this.answerCommand(invocation, command.name, raw);
   }
 
   /** A command with its raw option values by name (Discord gives them so). */
-  async run(
+  async answerCommand(
     invocation: Invocation,
     name: string,
     raw: Record<string, string | undefined>,
-  ): Promise<RenderableReply> {
+  ): Promise<Answered> {
     const command = this.find(name);
     if (!command) return this.unknownCommand(name);
     return this.execute(invocation, command.name, "command", (ctx) =>
@@ -335,16 +344,14 @@ export class Runtime {
   }
 
   /** A button click: the id is looked up, checked against the chat, and its action run. */
-  async click(invocation: Invocation, id: string): Promise<RenderableReply> {
-    if (!ACTION_ID_PATTERN.test(id)) return this.userErrorReply("That button is not one of mine.");
+  async answerButton(invocation: Invocation, id: string): Promise<Answered> {
+    if (!ACTION_ID_PATTERN.test(id)) return this.userError("That button is not one of mine.");
     const stored = await this.options.actions.get(id);
     if (!stored || stored.expiresAt <= this.now().getTime()) {
-      return this.userErrorReply(
-        "This button has expired. Run the command again for fresh buttons.",
-      );
+      return this.userError("This button has expired. Run the command again for fresh buttons.");
     }
     if (stored.platform !== invocation.platform || stored.chatId !== invocation.chat.id) {
-      return this.userErrorReply("This button belongs to another chat.");
+      return this.userError("This button belongs to another chat.");
     }
     const { action, payload } = stored.action;
     const command = this.find(stored.action.command);
@@ -358,12 +365,29 @@ export class Runtime {
     }
     const handler = command?.actions?.[action];
     if (!command || !handler)
-      return this.userErrorReply("This button no longer does anything. Run the command again.");
+      return this.userError("This button no longer does anything. Run the command again.");
     return this.execute(invocation, command.name, "button", async (ctx) => {
       assertPerson(command, invocation, "this button");
       await assertManager(command, invocation, "this button");
       return { reply: await handler.run(ctx, payload as ActionPayload), outcome: "ok" };
     });
+  }
+
+  // The reply alone, for the many tests that read only what was said.
+  async runText(invocation: Invocation, name: string, text: string): Promise<RenderableReply> {
+    return (await this.answerText(invocation, name, text)).reply;
+  }
+
+  async run(
+    invocation: Invocation,
+    name: string,
+    raw: Record<string, string | undefined>,
+  ): Promise<RenderableReply> {
+    return (await this.answerCommand(invocation, name, raw)).reply;
+  }
+
+  async click(invocation: Invocation, id: string): Promise<RenderableReply> {
+    return (await this.answerButton(invocation, id)).reply;
   }
 
   /**
@@ -455,8 +479,12 @@ export class Runtime {
     return admission.repeated ? { ...reply, quiet: true } : reply;
   }
 
-  private unknownCommand(name: string): RenderableReply {
-    return this.userErrorReply(`There is no /${sliceChars(name, 32)} command. Try /help.`);
+  private unknownCommand(name: string): Answered {
+    return this.userError(`There is no /${sliceChars(name, 32)} command. Try /help.`);
+  }
+
+  private userError(text: string): Answered {
+    return { reply: this.userErrorReply(text), outcome: "user_error" };
   }
 
   private userErrorReply(text: string): RenderableReply {
@@ -468,7 +496,7 @@ export class Runtime {
     command: string,
     kind: "command" | "button",
     body: (ctx: CommandContext) => Promise<Answer>,
-  ): Promise<RenderableReply> {
+  ): Promise<Answered> {
     const started = performance.now();
     const logger = this.options.logger.child({
       inv: invocation.id,
@@ -476,11 +504,11 @@ export class Runtime {
       command,
       kind,
     });
-    const finish = (outcome: Outcome, reply: RenderableReply) => {
+    const finish = (outcome: Outcome, reply: RenderableReply): Answered => {
       const ms = performance.now() - started;
       logger.info({ outcome, ms: Math.round(ms) }, "invocation answered");
       this.onOutcome?.({ command, kind, outcome, ms });
-      return reply;
+      return { reply, outcome };
     };
     if (!this.accepting) {
       return finish(

@@ -129,6 +129,7 @@ export async function benchAlertFanOut(options: FanOutOptions): Promise<BenchRow
     }),
     { logger },
   );
+  await bot.start();
 
   let peakRss = process.memoryUsage().rss;
   const baseRss = peakRss;

@@ -88,6 +88,7 @@ export async function productionBot(
   const output = new PassThrough();
   output.resume();
   const bot = await createBot(config, { logger, input, output, logFile });
+  await bot.start();
   return {
     bot,
     async close() {

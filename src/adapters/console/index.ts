@@ -2,12 +2,14 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
-import type { AlertSender, SendFailure } from "../../alerts/delivery.ts";
+import type { SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
+import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { renderConsole } from "../../render/console.ts";
+import type { ChatAdapter } from "../types.ts";
 
 export interface ConsoleAdapterOptions {
   runtime: Runtime;
@@ -29,7 +31,11 @@ const LEAVE = /^\/?(?:quit|exit)$/i;
  * input is processed line by line in order, and `done` resolves after the last reply is printed.
  * Pictures are written to a temporary folder, removed when the chat stops.
  */
-export class ConsoleAdapter implements AlertSender {
+export class ConsoleAdapter implements ChatAdapter {
+  readonly platform = "console";
+  readonly label = "the console";
+  readonly connectsTo = undefined;
+  readonly routes: readonly HttpRoute[] = [];
   readonly maxInFlight = 1;
   private readonly output: NodeJS.WritableStream;
   private readline: Interface | undefined;
@@ -48,7 +54,7 @@ export class ConsoleAdapter implements AlertSender {
     });
   }
 
-  start(): void {
+  async start(): Promise<void> {
     const input = this.options.input ?? process.stdin;
     const interactive = this.options.interactive ?? Boolean((input as NodeJS.ReadStream).isTTY);
     const rl = createInterface({
@@ -83,6 +89,11 @@ export class ConsoleAdapter implements AlertSender {
     });
   }
 
+  /** The person at the terminal is always there. */
+  healthy(): boolean {
+    return true;
+  }
+
   /** Stops reading, waits until the lines already read are answered, and removes the pictures. */
   async stop(): Promise<void> {
     this.readline?.close();
@@ -115,14 +126,14 @@ export class ConsoleAdapter implements AlertSender {
         this.print(`! There is no button ${press[1]} under the last reply.`);
         return;
       }
-      reply = await runtime.click(this.invocation(), id);
+      ({ reply } = await runtime.answerButton(this.invocation(), id));
     } else {
       const match = /^\/?([A-Za-z0-9_]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text);
       if (!match?.[1]) {
         this.print("! Type a command like /help.");
         return;
       }
-      reply = await runtime.runText(this.invocation(), match[1], match[2] ?? "");
+      ({ reply } = await runtime.answerText(this.invocation(), match[1], match[2] ?? ""));
     }
     const pngPaths = await this.savePictures(reply);
     const rendered = renderConsole(reply, pngPaths);
@@ -157,4 +168,26 @@ export class ConsoleAdapter implements AlertSender {
   private print(text: string): void {
     this.output.write(`${text}\n\n`);
   }
+}
+/**
+ * The console chat's first words: why it is the console, what data it shows, where the logs are,
+ * how to leave. A URL is shown without any user name or password in it (the API key never is).
+ */
+export function consoleGreeting(
+  dataUrl: string,
+  simulated: boolean,
+  logFile: string | undefined,
+): string {
+  const url = new URL(dataUrl);
+  url.username = "";
+  url.password = "";
+  const shown = url.href.replace(/\/$/, "");
+  return [
+    "NFT audience bot: the console chat (no DISCORD_TOKEN or TELEGRAM_BOT_TOKEN is set; set one to serve that chat instead).",
+    simulated
+      ? `Data: the embedded simulator at ${shown}, synthetic (set API_BASE_URL and API_KEY for the real service).`
+      : `Data: the data service at ${shown}.`,
+    ...(logFile ? [`Logs: ${logFile}`] : []),
+    "Type a command, like /help or /top volume 1d. Leave with /quit, Ctrl+D or Ctrl+C.",
+  ].join("\n");
 }

@@ -13,13 +13,15 @@ import {
   RateLimitError,
   Routes,
 } from "discord.js";
-import type { AlertSender, SendFailure } from "../../alerts/delivery.ts";
+import type { SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
-import { newInvocationId, type Runtime } from "../../core/runtime.ts";
+import { newInvocationId, type Outcome, type Runtime } from "../../core/runtime.ts";
+import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
 import { SteadyPace } from "../pace.ts";
+import { type ChatAdapter, isRefusal } from "../types.ts";
 import { within } from "../within.ts";
 import { registerSlashCommands } from "./commands.ts";
 
@@ -48,15 +50,22 @@ export interface DiscordAdapterOptions {
 /** Unknown Channel, Unknown Guild, Missing Access, Missing Permissions: retrying cannot help. */
 const PERMANENT_CODES = new Set([10003, 10004, 50001, 50013]);
 
-/** Refusals, errors and confidential answers are for the invoker's eyes only. */
-const isForInvoker = (reply: RenderableReply) =>
-  reply.private === true || reply.confidential !== undefined;
+const DISCORD_API_URL = "https://discord.com/api";
+
+/** Refusals, errors, private and confidential answers are for the invoker's eyes only. */
+const isForInvoker = ({ reply, outcome }: { reply: RenderableReply; outcome: Outcome }) =>
+  isRefusal(outcome) || reply.private === true || reply.confidential !== undefined;
 
 /**
  * Discord on discord.js: slash commands, buttons and autocomplete, every interaction acknowledged
  * within Discord's 3 s (answered at once when the answer is quick, deferred otherwise).
  */
-export class DiscordAdapter implements AlertSender {
+export class DiscordAdapter implements ChatAdapter {
+  readonly platform = "discord";
+  readonly label = "Discord";
+  readonly connectsTo: string;
+  /** Gateway mode: nothing on the HTTP host (HTTP interactions will mount here). */
+  readonly routes: readonly HttpRoute[] = [];
   readonly client: Client;
   /** Sends carry an enforced nonce, so several may be in flight without risking duplicates. */
   readonly maxInFlight: number;
@@ -65,6 +74,7 @@ export class DiscordAdapter implements AlertSender {
   private stopping = false;
 
   constructor(private readonly options: DiscordAdapterOptions) {
+    this.connectsTo = options.apiUrl ?? DISCORD_API_URL;
     this.maxInFlight = options.maxInFlight ?? 16;
     this.pace = new SteadyPace(options.globalPerSecond ?? 47);
     this.client = new Client({
@@ -117,6 +127,10 @@ export class DiscordAdapter implements AlertSender {
       });
       this.options.logger.info(result, "slash commands registered");
     }
+  }
+
+  healthy(): boolean {
+    return this.client.isReady();
   }
 
   /** Stops taking interactions, finishes the replies in flight, then disconnects. */
@@ -215,19 +229,20 @@ export class DiscordAdapter implements AlertSender {
       const value = interaction.options.get(name)?.value;
       if (value !== undefined && value !== null) raw[name] = String(value);
     }
-    const work = this.options.runtime.run(
+    const work = this.options.runtime.answerCommand(
       this.invocation(interaction),
       interaction.commandName,
       raw,
     );
     const first = await within(work, this.options.deferAfterMs ?? 2000);
     if (first.done) {
-      await interaction.reply(renderDiscord(first.value));
+      await interaction.reply(renderDiscord(first.value.reply));
       return;
     }
     await interaction.deferReply();
-    const reply = await first.pending;
-    if (isForInvoker(reply)) {
+    const answer = await first.pending;
+    const { reply } = answer;
+    if (isForInvoker(answer)) {
       // The deferred "thinking…" message is public: a private answer replaces it privately.
       await interaction.deleteReply();
       await interaction.followUp({ ...renderDiscord(reply), flags: MessageFlags.Ephemeral });
@@ -237,23 +252,26 @@ export class DiscordAdapter implements AlertSender {
   }
 
   private async onButton(interaction: ButtonInteraction): Promise<void> {
-    const work = this.options.runtime.click(this.invocation(interaction), interaction.customId);
+    const work = this.options.runtime.answerButton(
+      this.invocation(interaction),
+      interaction.customId,
+    );
     const first = await within(work, this.options.deferAfterMs ?? 2000);
     if (first.done) {
-      const reply = first.value;
+      const { reply } = first.value;
       const message = renderDiscord(reply);
-      if (isForInvoker(reply))
+      if (isForInvoker(first.value))
         await interaction.reply({ ...message, flags: MessageFlags.Ephemeral });
       else if (reply.replaceOriginal) await interaction.update(withoutFlags(message));
       else await interaction.reply(message);
       return;
     }
     await interaction.deferUpdate();
-    const reply = await first.pending;
-    const message = renderDiscord(reply);
-    if (isForInvoker(reply))
+    const answer = await first.pending;
+    const message = renderDiscord(answer.reply);
+    if (isForInvoker(answer))
       await interaction.followUp({ ...message, flags: MessageFlags.Ephemeral });
-    else if (reply.replaceOriginal) await interaction.editReply(withoutFlags(message));
+    else if (answer.reply.replaceOriginal) await interaction.editReply(withoutFlags(message));
     else await interaction.followUp(message);
   }
 }

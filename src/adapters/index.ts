@@ -1,0 +1,102 @@
+import type { Config } from "../config.ts";
+import type { Runtime } from "../core/runtime.ts";
+import type { Logger } from "../log.ts";
+import type { Db } from "../store/db.ts";
+import type { SubscriptionRepository } from "../store/repositories.ts";
+import { SqliteUpdateDedup } from "../store/updates.ts";
+import type { ChatAdapter } from "./types.ts";
+
+export interface AdapterDeps {
+  runtime: Runtime;
+  logger: Logger;
+  db: Db;
+  subscriptions: SubscriptionRepository;
+  /** For the console chat, used only when no platform is configured: its streams, and for its
+   * first words, where the data comes from and where the logs go. */
+  console: {
+    dataUrl: string;
+    simulated: boolean;
+    logFile?: string | undefined;
+    input?: NodeJS.ReadableStream | undefined;
+    output?: NodeJS.WritableStream | undefined;
+  };
+}
+
+export interface ConfiguredAdapters {
+  adapters: ChatAdapter[];
+  /** Hourly housekeeping of what the adapters keep (old update ids). */
+  prune: (() => void)[];
+}
+
+/** No chat platform is configured: the bot serves the console chat (and logs to a file). */
+export function consoleOnly(config: Config): boolean {
+  return config.discord.token === undefined && config.telegram.token === undefined;
+}
+
+/**
+ * Builds the chat adapters whose settings are present, the console when none is; nothing
+ * connects yet (the bot's start() does). A platform's library (discord.js, grammY) loads only
+ * when its token is set: it costs start time and memory for nothing otherwise.
+ */
+export async function configuredAdapters(
+  config: Config,
+  deps: AdapterDeps,
+): Promise<ConfiguredAdapters> {
+  const { runtime, logger } = deps;
+  const adapters: ChatAdapter[] = [];
+  const prune: (() => void)[] = [];
+  if (config.discord.token !== undefined) {
+    const { DiscordAdapter } = await import("./discord/index.ts");
+    adapters.push(
+      new DiscordAdapter({
+        token: config.discord.token,
+        runtime,
+        logger: logger.child({ part: "discord" }),
+        apiUrl: config.discord.apiUrl,
+        guildId: config.discord.guildId,
+        registerOnStart: config.discord.registerOnStart,
+        maxInFlight: config.alerts.deliveryConcurrency,
+        globalPerSecond: config.discord.globalPerSecond,
+      }),
+    );
+  }
+  if (config.telegram.token !== undefined) {
+    // Update ids are the bot's own: the bot id before the token's colon keeps two bots apart
+    // (and nothing of the secret part is stored).
+    const botId = /^(\d+):/.exec(config.telegram.token)?.[1] ?? "bot";
+    const updates = new SqliteUpdateDedup(deps.db, { source: `telegram:${botId}` });
+    prune.push(() => updates.prune());
+    const { TelegramAdapter } = await import("./telegram/index.ts");
+    adapters.push(
+      new TelegramAdapter({
+        token: config.telegram.token,
+        apiRoot: config.telegram.apiRoot,
+        runtime,
+        logger: logger.child({ part: "telegram" }),
+        onChatMigrated: (from, to) => {
+          const moved = deps.subscriptions.moveChat("telegram", from, to);
+          logger.info(
+            { part: "telegram", chat: from, newChat: to, subscription: moved?.id },
+            "group upgraded to a supergroup; its subscription follows",
+          );
+        },
+        updates,
+        webhook: config.telegram.webhook,
+      }),
+    );
+  }
+  if (consoleOnly(config)) {
+    const { ConsoleAdapter, consoleGreeting } = await import("./console/index.ts");
+    const { input, output, dataUrl, simulated, logFile } = deps.console;
+    adapters.push(
+      new ConsoleAdapter({
+        runtime,
+        logger: logger.child({ part: "console" }),
+        greeting: consoleGreeting(dataUrl, simulated, logFile),
+        ...(input ? { input } : {}),
+        ...(output ? { output } : {}),
+      }),
+    );
+  }
+  return { adapters, prune };
+}

@@ -1,0 +1,81 @@
+import { type Context, GrammyError } from "grammy";
+import type { Chat } from "grammy/types";
+import type { Invocation } from "../../core/command.ts";
+import { newInvocationId } from "../../core/runtime.ts";
+
+/** GroupAnonymousBot, Channel_Bot, and the service account that forwards linked-channel posts. */
+const PLACEHOLDER_SENDERS = new Set([1087968824, 136817688, 777000]);
+
+/**
+ * Who sent an update, as the bot keys people: a person by their user id. Anonymous group admins
+ * (all of them GroupAnonymousBot) and posts sent as a channel (Channel_Bot, or Telegram's service
+ * account for a linked channel's forwards) share one placeholder user across all of Telegram,
+ * so they are keyed by the chat they speak for (`sender_chat`).
+ */
+export function senderOf(ctx: Context): {
+  key: string;
+  name: string;
+  anonymous: boolean;
+  speaksFor?: Chat;
+} {
+  const speaksFor = ctx.message?.sender_chat;
+  const from = ctx.from;
+  if (speaksFor) {
+    const name = ("title" in speaksFor ? speaksFor.title : speaksFor.username) ?? "anonymous";
+    return { key: `chat:${speaksFor.id}`, name, anonymous: true, speaksFor };
+  }
+  // A placeholder without sender_chat (never seen: button presses come from the person) speaks
+  // for nobody in particular: keyed by the chat, with no rights.
+  if (from && PLACEHOLDER_SENDERS.has(from.id))
+    return { key: `chat:${ctx.chat?.id ?? "unknown"}`, name: "anonymous", anonymous: true };
+  return {
+    key: String(from?.id ?? "unknown"),
+    name: from?.username ?? from?.first_name ?? "someone",
+    anonymous: false,
+  };
+}
+
+/** An update as the runtime takes it: who, where, and whether they may manage the chat. */
+export function telegramInvocation(ctx: Context): Invocation {
+  const chat = ctx.chat;
+  const from = ctx.from;
+  const sender = senderOf(ctx);
+  const kind =
+    chat?.type === "private" ? "private" : chat?.type === "channel" ? "channel" : "group";
+  return {
+    id: newInvocationId(),
+    platform: "telegram",
+    user: {
+      id: sender.key,
+      name: sender.name,
+      ...(sender.anonymous ? { anonymous: true } : {}),
+      // A person's private chat with a bot has the person's id.
+      ...(from && !sender.anonymous ? { privateChatId: String(from.id) } : {}),
+    },
+    chat: {
+      id: String(chat?.id ?? "unknown"),
+      kind,
+      ...(chat && "title" in chat && chat.title ? { title: chat.title } : {}),
+    },
+    canManageChannel: async (chatId) => {
+      if (!chat || !from) return false;
+      if (chatId !== undefined && chatId !== String(chat.id)) {
+        // Another chat (a button under a confidential reply, pressed in private): ask Telegram.
+        if (sender.anonymous) return false;
+        try {
+          const member = await ctx.api.getChatMember(chatId, from.id);
+          return member.status === "creator" || member.status === "administrator";
+        } catch (error) {
+          if (error instanceof GrammyError) return false;
+          throw error;
+        }
+      }
+      // Only a group's own admins can speak as the group; a channel's poster manages nothing here.
+      if (sender.anonymous) return sender.speaksFor?.id === chat.id;
+      // The person in a private chat with the bot owns that chat.
+      if (chat.type === "private") return true;
+      const member = await ctx.api.getChatMember(chat.id, from.id);
+      return member.status === "creator" || member.status === "administrator";
+    },
+  };
+}

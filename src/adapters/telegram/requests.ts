@@ -1,0 +1,44 @@
+import { autoRetry } from "@grammyjs/auto-retry";
+import { type APIThrottlerOptions, apiThrottler } from "@grammyjs/transformer-throttler";
+import { type Bot, HttpError } from "grammy";
+import pRetry from "p-retry";
+
+/**
+ * Outgoing pacing. The throttler's default refills 30 sends at each second's start, which lets
+ * about 60 through in a rolling second and earns 429s; a steady 35 ms spacing stays under 30/s.
+ * Per-chat (1/s) and per-group (20/min) shaping keep the plugin's defaults.
+ */
+const TELEGRAM_THROTTLE: APIThrottlerOptions = { global: { maxConcurrent: 30, minTime: 35 } };
+
+/** Quick extra tries for a request that failed on the network (500 ms, then 1 s). */
+const NETWORK_RETRIES = 2;
+
+/** How the bot's requests go out: paced, retried on 429/5xx, and a few quick tries on the network. */
+export function shapeRequests(
+  bot: Bot,
+  options: {
+    throttle?: APIThrottlerOptions | false;
+    retry?: { maxDelaySeconds: number; maxRetryAttempts: number };
+  },
+): void {
+  if (options.throttle !== false)
+    bot.api.config.use(apiThrottler(options.throttle ?? TELEGRAM_THROTTLE));
+  // auto-retry would retry network errors (HttpError) for ever, whatever maxRetryAttempts says,
+  // with waits growing to an hour: a reply or an alert would hang instead of failing. They get
+  // a few quick tries here, then go to the caller (delivery retries alerts with its own backoff).
+  bot.api.config.use(
+    autoRetry({
+      maxDelaySeconds: options.retry?.maxDelaySeconds ?? 60,
+      maxRetryAttempts: options.retry?.maxRetryAttempts ?? 3,
+      rethrowHttpErrors: true,
+    }),
+  );
+  bot.api.config.use((prev, method, payload, signal) =>
+    pRetry(() => prev(method, payload, signal), {
+      retries: NETWORK_RETRIES,
+      minTimeout: 500,
+      factor: 2,
+      shouldRetry: ({ error }) => error instanceof HttpError && !signal?.aborted,
+    }),
+  );
+}

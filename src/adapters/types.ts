@@ -1,0 +1,37 @@
+import type { AlertSender } from "../alerts/delivery.ts";
+import type { Platform } from "../core/command.ts";
+import type { Outcome } from "../core/runtime.ts";
+import type { HttpRoute } from "../http/host.ts";
+
+/**
+ * What every chat platform implements, and all the bot knows of one: it is built with its
+ * settings (src/adapters/index.ts), started and stopped by the bot, sends alerts, says whether it
+ * is healthy, and may serve HTTP routes on the bot's one HTTP host (a webhook).
+ */
+export interface ChatAdapter extends AlertSender {
+  readonly platform: Platform;
+  /** The platform's name for people ("Telegram"), in start-up errors. */
+  readonly label: string;
+  /** Where start() connects (a start that fails or hangs names it); none for a local chat. */
+  readonly connectsTo: string | undefined;
+  /** Connects and starts taking messages; resolves once it does. */
+  start(): Promise<void>;
+  /** Stops taking messages and lets the replies in flight finish. */
+  stop(): Promise<void>;
+  /** Connected and taking messages (/healthz). */
+  healthy(): boolean;
+  /** Routes this platform serves on the bot's HTTP host; mounted before the host listens. */
+  readonly routes: readonly HttpRoute[];
+  /** Resolves when the chat ended by itself (the console's input closed); absent otherwise. */
+  readonly done?: Promise<void>;
+}
+
+/**
+ * How an adapter tells a refusal (expired button, not allowed, rate limit, a failure) from an
+ * answer: by the outcome the runtime computed, never by the reply's look. A refusal is shown to
+ * the invoker alone where the platform can (an alert on a Telegram button, an ephemeral Discord
+ * message).
+ */
+export function isRefusal(outcome: Outcome): boolean {
+  return outcome !== "ok";
+}

@@ -1,0 +1,47 @@
+import type { PollerHealth } from "../alerts/poller.ts";
+import type { Metrics } from "../ops/metrics.ts";
+import type { HttpRoute, RouteHandler } from "./host.ts";
+
+export interface Health {
+  ok: boolean;
+  adapters: Record<string, boolean>;
+  database: boolean;
+  poller: PollerHealth;
+}
+
+/** Operators read; nothing else is allowed. */
+function readOnly(handle: RouteHandler): RouteHandler {
+  return (req, res) => {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      req.resume();
+      res.writeHead(405, { allow: "GET, HEAD" }).end();
+      return;
+    }
+    return handle(req, res);
+  };
+}
+
+/**
+ * GET /healthz (200 when healthy, else 503, with the details as JSON) and GET /metrics
+ * (Prometheus text).
+ */
+export function opsRoutes(options: { metrics: Metrics; health: () => Health }): HttpRoute[] {
+  return [
+    {
+      path: "/healthz",
+      handle: readOnly((_req, res) => {
+        const health = options.health();
+        res
+          .writeHead(health.ok ? 200 : 503, { "content-type": "application/json" })
+          .end(JSON.stringify(health));
+      }),
+    },
+    {
+      path: "/metrics",
+      handle: readOnly(async (_req, res) => {
+        const body = await options.metrics.registry.metrics();
+        res.writeHead(200, { "content-type": options.metrics.registry.contentType }).end(body);
+      }),
+    },
+  ];
+}

@@ -1,0 +1,77 @@
+import { allCommands } from "../commands/index.ts";
+import type { ApiClient } from "./api/client.ts";
+import type { Config } from "./config.ts";
+import type { ChartDrawer } from "./core/charts.ts";
+import type { AnyCommand } from "./core/command.ts";
+import { KnownCollections } from "./core/known-collections.ts";
+import { Runtime, type RuntimeOptions } from "./core/runtime.ts";
+import type { Logger } from "./log.ts";
+import { SqliteCollectionIndexStore } from "./store/collections.ts";
+import type { Db } from "./store/db.ts";
+import { LinkedWalletRepository, ReportRepository } from "./store/reports.ts";
+import { SqliteActionStore, SubscriptionRepository } from "./store/repositories.ts";
+
+/** The stores the runtime's commands use, on one database. */
+export interface CommandStores {
+  actions: SqliteActionStore;
+  subscriptions: SubscriptionRepository;
+  wallets: LinkedWalletRepository;
+  reports: ReportRepository;
+  collections: KnownCollections;
+}
+
+export function openStores(db: Db, config: Config, logger?: Logger): CommandStores {
+  return {
+    actions: new SqliteActionStore(db, config.buttonMaxPerUser),
+    subscriptions: new SubscriptionRepository(db),
+    wallets: new LinkedWalletRepository(db),
+    reports: new ReportRepository(db),
+    collections: new KnownCollections({
+      store: new SqliteCollectionIndexStore(db),
+      ...(logger ? { logger: logger.child({ part: "collection-index" }) } : {}),
+    }),
+  };
+}
+
+/**
+ * The runtime with every command, as the bot and the tests build it (tests override what they
+ * are about): a new dependency of the commands is wired here, once.
+ */
+export function buildRuntime(
+  config: Config,
+  parts: {
+    api: ApiClient;
+    stores: CommandStores;
+    charts: ChartDrawer;
+    logger: Logger;
+    commands?: AnyCommand[];
+  },
+  overrides: Partial<RuntimeOptions> = {},
+): Runtime {
+  const { api, stores, charts, logger } = parts;
+  return new Runtime({
+    commands: parts.commands ?? allCommands(),
+    api,
+    charts,
+    actions: stores.actions,
+    store: {
+      subscriptions: stores.subscriptions,
+      wallets: stores.wallets,
+      reports: stores.reports,
+    },
+    logger,
+    settings: {
+      explorerUrl: config.explorerUrl,
+      reportsPerHour: config.reportsPerHour,
+      ipfsGateway: config.ipfsGateway,
+    },
+    deadlineMs: config.commandDeadlineMs,
+    rateLimit: config.rateLimit,
+    // Discord's interaction replies do not share a per-channel budget; Telegram groups do.
+    chatRateLimit: { telegram: config.chatRateLimit },
+    buttonTtlSeconds: config.buttonTtlSeconds,
+    collections: stores.collections,
+    collectionRefreshMs: config.collectionIndexRefreshMs,
+    ...overrides,
+  });
+}
