@@ -3,6 +3,7 @@ import { defineCommand } from "../src/core/command.ts";
 import {
   behaviorLabel,
   collectionName,
+  compareIntegerStrings,
   explorer,
   formatChange,
   formatCount,
@@ -20,12 +21,9 @@ const SAMPLE_PAGE_SIZE = 10;
 
 const score = (value: string) => scoreLabel(value, "short");
 
-/** Largest category first (counts compared as BigInt: they are int64 strings). */
-export function byWalletsDesc(rows: readonly AggregatedBehavior[]): AggregatedBehavior[] {
-  return [...rows].sort((a, b) => {
-    const diff = BigInt(b.walletsCount) - BigInt(a.walletsCount);
-    return diff > 0n ? 1 : diff < 0n ? -1 : 0;
-  });
+/** Largest category first. */
+function byWalletsDesc(rows: readonly AggregatedBehavior[]): AggregatedBehavior[] {
+  return [...rows].sort((a, b) => compareIntegerStrings(b.walletsCount, a.walletsCount));
 }
 
 export function breakdownReply(

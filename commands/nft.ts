@@ -13,6 +13,7 @@ import {
   formatUsd,
   fullAddress,
   short,
+  shortTokenId,
 } from "../src/core/format.ts";
 import { publicImageUrl } from "../src/core/images.ts";
 import { opt } from "../src/core/options.ts";
@@ -24,10 +25,6 @@ import { reportButton } from "../src/reports/buttons.ts";
 const OWNERS_SHOWN = 10;
 /** Raw metadata longer than this goes out as a file rather than in the message. */
 const RAW_INLINE_MAX = 1500;
-
-function shortTokenId(tokenId: string): string {
-  return tokenId.length > 24 ? `${tokenId.slice(0, 10)}…${tokenId.slice(-8)}` : tokenId;
-}
 
 export function nftReply(
   details: NftDetails,
@@ -92,7 +89,7 @@ export function nftReply(
     ? { kind: "url", url: imageUrl, alt: name || collection }
     : undefined;
   const reply: Reply = {
-    title: `${name || collection} #${shortTokenId(nft.tokenId)}`,
+    title: `${name || collection} #${shortTokenId(nft.tokenId, "text")}`,
     url: explorer.token(explorerUrl, nft.contractAddress, nft.tokenId),
     fields,
     links,
@@ -142,11 +139,11 @@ export function rawMetadataReply(
   } catch {
     // not JSON: shown as the text it is
   }
-  const name = `metadata-${short(contract).replace("…", "-")}-${shortTokenId(tokenId).replace("…", "-")}.${isJson ? "json" : "txt"}`;
+  const name = `metadata-${short(contract).replace("…", "-")}-${shortTokenId(tokenId, "text").replace("…", "-")}.${isJson ? "json" : "txt"}`;
   const footer = `Raw metadata${indexedAt ? ` · indexed ${indexedAt}` : ""}`;
   if (pretty.length > RAW_INLINE_MAX) {
     return {
-      title: `Raw metadata of #${shortTokenId(tokenId)}`,
+      title: `Raw metadata of #${shortTokenId(tokenId, "text")}`,
       text: `The metadata is ${pretty.length.toLocaleString("en-US")} characters long, so it is attached as a file.`,
       files: [
         {
@@ -158,7 +155,11 @@ export function rawMetadataReply(
       footer,
     };
   }
-  return { title: `Raw metadata of #${shortTokenId(tokenId)}`, text: pretty || "(empty)", footer };
+  return {
+    title: `Raw metadata of #${shortTokenId(tokenId, "text")}`,
+    text: pretty || "(empty)",
+    footer,
+  };
 }
 
 export default defineCommand({

@@ -1,6 +1,7 @@
 import { defineCommand } from "../src/core/command.ts";
 import {
   collectionName,
+  compareIntegerStrings,
   explorer,
   formatChange,
   formatCount,
@@ -39,8 +40,8 @@ export function summarizeOwnerCounts(
   let min = first;
   let max = first;
   for (const point of points) {
-    if (BigInt(point.count) < BigInt(min.count)) min = point;
-    if (BigInt(point.count) > BigInt(max.count)) max = point;
+    if (compareIntegerStrings(point.count, min.count) < 0) min = point;
+    if (compareIntegerStrings(point.count, max.count) > 0) max = point;
   }
   return { first, last, min, max, change: (BigInt(last.count) - BigInt(first.count)).toString() };
 }

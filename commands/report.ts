@@ -6,7 +6,7 @@ import {
   parseTokenId,
 } from "../src/api/validate.ts";
 import { type ActionPayload, type CommandContext, defineCommand } from "../src/core/command.ts";
-import { fullAddress, short } from "../src/core/format.ts";
+import { fullAddress, short, shortTokenId } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
@@ -53,10 +53,7 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
 }
 
 function subject(contract: string, tokenId: string): string {
-  const token =
-    tokenId === ""
-      ? ""
-      : `token ${tokenId.length > 20 ? `${tokenId.slice(0, 8)}…${tokenId.slice(-6)}` : tokenId} of `;
+  const token = tokenId === "" ? "" : `token ${shortTokenId(tokenId, "text")} of `;
   return `${token}collection ${short(contract)}`;
 }
 

@@ -1,7 +1,14 @@
 import type { SpamFilter } from "../src/api/schemas.ts";
 import { isAddressLike } from "../src/api/validate.ts";
 import { type CommandContext, defineCommand } from "../src/core/command.ts";
-import { collectionName, explorer, formatCount, fullAddress, short } from "../src/core/format.ts";
+import {
+  collectionName,
+  explorer,
+  formatCount,
+  fullAddress,
+  short,
+  shortTokenId,
+} from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
@@ -43,11 +50,6 @@ export interface WalletView {
   items: WalletItem[];
   page: number;
   explorerUrl: string;
-}
-
-/** Ids of up to 78 digits do not fit a table column: the ends identify them well enough. */
-export function shortTokenId(tokenId: string): string {
-  return tokenId.length > 16 ? `${tokenId.slice(0, 6)}…${tokenId.slice(-6)}` : tokenId;
 }
 
 function walletName(wallet: string): string {

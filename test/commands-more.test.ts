@@ -5,7 +5,6 @@ import { percentChange, summarizeOwnerCounts } from "../commands/owners.ts";
 import { flattenProfile } from "../commands/profile.ts";
 import { segmentCsv } from "../commands/segment.ts";
 import { formatNativeNumber } from "../commands/stats.ts";
-import { shortTokenId } from "../commands/wallet.ts";
 import {
   behaviorLabel,
   collectionName,
@@ -13,6 +12,7 @@ import {
   formatCount,
   fullAddress,
   short,
+  shortTokenId,
 } from "../src/core/format.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { parseArgs, parseTextArgs } from "../src/core/runtime.ts";

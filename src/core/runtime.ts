@@ -1,10 +1,9 @@
 import type { ApiClient } from "../api/client.ts";
 import { ApiError, apiErrorLevel } from "../api/errors.ts";
-import { shortAddress } from "../api/validate.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { ChartCache } from "../render/charts.ts";
-import { sliceChars } from "../strings.ts";
+import { cutText, sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import { CollectionRefresher } from "./collection-refresh.ts";
 import type {
@@ -17,6 +16,7 @@ import type {
   Invocation,
   Platform,
 } from "./command.ts";
+import { short, shortTokenId } from "./format.ts";
 import { KnownCollections } from "./known-collections.ts";
 import { randomBytesPooled } from "./random.ts";
 import { type Admission, RateLimiter } from "./rate-limit.ts";
@@ -232,21 +232,19 @@ function notFoundMessage(path: string): string {
   const decoded = decodeURIComponent(path);
   const address = (pattern: RegExp) => {
     const match = pattern.exec(decoded);
-    return match?.[1] ? shortAddress(match[1]) : undefined;
+    return match?.[1] ? short(match[1]) : undefined;
   };
   const ens = /\/ens\/by_name\/([^/]+)/.exec(decoded)?.[1];
   if (ens) return `No ENS name ${ens} is registered.`;
   if (/\/ens\/by_address\//.test(decoded)) return "No ENS name points to that address.";
   const token = /\/nfts\/(0x[0-9a-fA-F]{40})\/(\d+)\//.exec(decoded);
   if (token?.[1] && token[2]) {
-    const id = token[2].length > 20 ? `${token[2].slice(0, 8)}…${token[2].slice(-6)}` : token[2];
-    return `No token ${id} in collection ${shortAddress(token[1])} on this chain.`;
+    return `No token ${shortTokenId(token[2], "text")} in collection ${short(token[1])} on this chain.`;
   }
   const collection = address(/\/(?:by_collection|collections(?:\/v1beta2)?)\/(0x[0-9a-fA-F]{40})/);
   if (collection) return `No collection ${collection} on this chain.`;
   const wallet = /\/wallets\/v1beta2\/([^/]+)\//.exec(decoded)?.[1];
-  if (wallet)
-    return `No data for wallet ${wallet.startsWith("0x") ? shortAddress(wallet) : wallet}.`;
+  if (wallet) return `No data for wallet ${wallet.startsWith("0x") ? short(wallet) : wallet}.`;
   return "The data service has nothing for that.";
 }
 
@@ -417,9 +415,13 @@ export class Runtime {
     // Discord wants the answer within 3 s: nothing waits, but the next keystroke may find more.
     if (found.length === 0) void this.refresher.refreshForMiss();
     return found.map((collection) => ({
-      name: `${collection.name || "Unnamed collection"} (${shortAddress(collection.address)})`.slice(
-        0,
+      name: cutText(
+        `${collection.name || "Unnamed collection"} (${short(collection.address)})`,
         100,
+        {
+          unit: "utf16",
+          mark: "",
+        },
       ),
       value: collection.address,
     }));
