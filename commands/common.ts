@@ -11,7 +11,12 @@ import {
 import { opt } from "../src/core/options.ts";
 import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { Reply, ReplyTable } from "../src/core/reply.ts";
-import { DURATION_CHOICES, type DurationChoice, durationApi } from "./top.ts";
+import {
+  DURATION_CHOICES,
+  type DurationChoice,
+  durationApi,
+  durationName,
+} from "./shared/choices.ts";
 
 /** The service returns at most 30: two pages. */
 const PAGE_SIZE = 15;
@@ -76,11 +81,10 @@ export function commonReply(
   explorerUrl: string,
 ): Reply {
   const subject = name ? collectionName(name) : fullAddress(collection);
-  const durationName =
-    list.kind === "trend" ? DURATION_CHOICES.find((d) => d.value === list.duration)?.name : "";
+  const period = list.kind === "trend" ? durationName(list.duration) : "";
   const title =
     list.kind === "trend"
-      ? `Owner trends of collections in common with ${subject}, last ${durationName}`
+      ? `Owner trends of collections in common with ${subject}, last ${period}`
       : `Collections in common with ${subject}`;
   const url = explorer.address(explorerUrl, collection);
   if (list.items.length === 0) {

@@ -12,7 +12,12 @@ import {
 import { opt } from "../src/core/options.ts";
 import type { Reply, ReplyField } from "../src/core/reply.ts";
 import { ownersHistoryChart } from "../src/render/charts.ts";
-import { DURATION_CHOICES, type DurationChoice, durationApi } from "./top.ts";
+import {
+  DURATION_CHOICES,
+  type DurationChoice,
+  durationApi,
+  durationName,
+} from "./shared/choices.ts";
 
 const TOP_HOLDERS = 10;
 
@@ -68,7 +73,7 @@ export function ownersReply(input: {
   points: OwnerCountPoint[];
   explorerUrl: string;
 }): Reply {
-  const durationName = DURATION_CHOICES.find((d) => d.value === input.duration)?.name;
+  const period = durationName(input.duration);
   const summary = summarizeOwnerCounts(input.points);
   const fields: ReplyField[] = [];
   if (summary) {
@@ -87,8 +92,8 @@ export function ownersReply(input: {
   }
   const text = [
     summary
-      ? `Owner count over the last ${durationName}, one point per day (UTC).`
-      : `No owner-count history for the last ${durationName}.`,
+      ? `Owner count over the last ${period}, one point per day (UTC).`
+      : `No owner-count history for the last ${period}.`,
     input.holders.length === 0 ? "No owners are listed for this collection." : undefined,
   ]
     .filter((line) => line !== undefined)
@@ -160,7 +165,7 @@ export default defineCommand({
       points,
       explorerUrl: ctx.settings.explorerUrl,
     });
-    const title = `Owners of ${name ? collectionName(name) : short(collection)}, last ${DURATION_CHOICES.find((d) => d.value === duration)?.name ?? duration}`;
+    const title = `Owners of ${name ? collectionName(name) : short(collection)}, last ${durationName(duration)}`;
     const image = await ctx.charts.image(
       `owners:${collection.toLowerCase()}:${duration}`,
       { title, data: points },

@@ -5,14 +5,19 @@ import {
   parseEnsName,
   parseTokenId,
 } from "../src/api/validate.ts";
-import { type ActionPayload, type CommandContext, defineCommand } from "../src/core/command.ts";
+import {
+  type ActionPayload,
+  type CommandContext,
+  defineCommand,
+  personKey,
+} from "../src/core/command.ts";
 import { fullAddress, short, shortTokenId } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { attemptReport } from "../src/reports/submit.ts";
 import type { ReportKind, ReportRepository } from "../src/store/reports.ts";
-import { walletsOf } from "./link.ts";
+import { walletsOf } from "./shared/wallets.ts";
 
 const KINDS = [
   { value: "spam", name: "Spam (missed by the classifier)" },
@@ -26,7 +31,7 @@ const KINDS = [
 const kindWords = (kind: ReportKind) => (kind === "spam" ? "spam" : "not spam");
 
 function assertAsker(ctx: CommandContext, payload: ActionPayload): void {
-  if (payload.by !== `${ctx.invocation.platform}:${ctx.invocation.user.id}`) {
+  if (payload.by !== personKey(ctx.invocation)) {
     throw new UserError("Only the person who started this report can confirm or cancel it.");
   }
 }
@@ -194,7 +199,7 @@ export default defineCommand({
         const target = targetFrom(payload);
         const wallet = await walletFor(ctx, target.wallet);
         // Only the person who asked may confirm or cancel (on Telegram the prompt is public).
-        const asker = `${ctx.invocation.platform}:${ctx.invocation.user.id}`;
+        const asker = personKey(ctx.invocation);
         const confirmed = { ...payload, wallet, tokenId: target.tokenId, by: asker };
         return {
           title: `Report as ${kindWords(target.kind)}?`,

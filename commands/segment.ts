@@ -18,7 +18,7 @@ import {
   type FilterArgs,
   filtersOf,
   financialFilterOptions,
-} from "./walletstats.ts";
+} from "./shared/filters.ts";
 
 const PAGE_SIZE = 10;
 /** The client's largest page; the export pages through the segment with it. */

@@ -4,7 +4,7 @@ import { allCommands } from "../commands/index.ts";
 import { percentChange, summarizeOwnerCounts } from "../commands/owners.ts";
 import { flattenProfile } from "../commands/profile.ts";
 import { segmentCsv } from "../commands/segment.ts";
-import { formatNativeNumber } from "../commands/stats.ts";
+import { formatNativeNumber } from "../commands/shared/stats.ts";
 import {
   behaviorLabel,
   collectionName,

@@ -40,6 +40,16 @@ export interface Invocation {
   canManageChannel: (chatId?: string) => Promise<boolean>;
 }
 
+/** A person across platforms, "telegram:42": what rate limits, report prompts and subscriptions name. */
+export function personKey(invocation: Pick<Invocation, "platform" | "user">): string {
+  return `${invocation.platform}:${invocation.user.id}`;
+}
+
+/** A chat across platforms, "discord:123". */
+export function chatKey(invocation: Pick<Invocation, "platform" | "chat">): string {
+  return `${invocation.platform}:${invocation.chat.id}`;
+}
+
 export interface BotSettings {
   explorerUrl: string;
   /** Where ipfs:// images are fetched through, e.g. https://ipfs.io/ipfs/ */

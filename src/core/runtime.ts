@@ -6,15 +6,17 @@ import { ChartCache } from "../render/charts.ts";
 import { cutText, sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import { CollectionRefresher } from "./collection-refresh.ts";
-import type {
-  ActionPayload,
-  AnyCommand,
-  AnyOption,
-  BotSettings,
-  CommandContext,
-  CommandStore,
-  Invocation,
-  Platform,
+import {
+  type ActionPayload,
+  type AnyCommand,
+  type AnyOption,
+  type BotSettings,
+  type CommandContext,
+  type CommandStore,
+  chatKey,
+  type Invocation,
+  type Platform,
+  personKey,
 } from "./command.ts";
 import { short, shortTokenId } from "./format.ts";
 import { KnownCollections } from "./known-collections.ts";
@@ -441,11 +443,11 @@ export class Runtime {
   private admit(invocation: Invocation): RenderableReply | undefined {
     // The console's only person is the bot's operator: there is nobody to protect the service from.
     if (invocation.platform === "console") return undefined;
-    const person = this.limiter.take(`${invocation.platform}:${invocation.user.id}`);
+    const person = this.limiter.take(personKey(invocation));
     if (!person.allowed) return this.refusal(person, "You are sending commands quickly");
     const chatLimiter = this.chatLimiters[invocation.platform];
     if (!chatLimiter || invocation.chat.kind === "private") return undefined;
-    const chat = chatLimiter.take(`${invocation.platform}:${invocation.chat.id}`);
+    const chat = chatLimiter.take(chatKey(invocation));
     if (!chat.allowed) return this.refusal(chat, "This chat is sending me many commands");
     return undefined;
   }
@@ -506,7 +508,7 @@ export class Runtime {
         collections: this.collections,
         refresher: this.refresher,
         wallets: this.recentWallets,
-        chat: `${invocation.platform}:${invocation.chat.id}`,
+        chat: chatKey(invocation),
       }),
       actions: this.options.actions,
       store: this.options.store,
