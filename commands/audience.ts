@@ -1,5 +1,5 @@
 import type { AggregatedBehavior, WalletBehavior } from "../src/api/schemas.ts";
-import { defineCommand } from "../src/core/command.ts";
+import { defineCommand, payloadWith } from "../src/core/command.ts";
 import {
   behaviorLabel,
   collectionName,
@@ -129,6 +129,7 @@ export default defineCommand({
   },
   actions: {
     samples: {
+      payload: payloadWith("contract"),
       async run(ctx, payload) {
         const contract = payloadString(payload, "contract");
         const { walletBehaviors } = await ctx.api.audiences.behaviorDetailsByCollection(contract, {

@@ -1,5 +1,5 @@
 import type { CommonCollection, CommonCollectionTrend } from "../src/api/schemas.ts";
-import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
 import {
   collectionName,
   explorer,
@@ -166,6 +166,7 @@ export default defineCommand({
   run: (ctx, { collection, trend }) => fetchCommon(ctx, collection, trend, 0),
   actions: {
     page: {
+      payload: payloadWith("collection"),
       async run(ctx, payload) {
         const trend = DURATION_CHOICES.find((d) => d.value === payload.trend)?.value;
         return fetchCommon(ctx, payloadString(payload, "collection"), trend, payloadPage(payload));

@@ -1,7 +1,7 @@
 import { ApiError } from "../src/api/errors.ts";
 import type { NftDetails } from "../src/api/schemas.ts";
 import { parseAddress, parseTokenId } from "../src/api/validate.ts";
-import { defineCommand } from "../src/core/command.ts";
+import { defineCommand, payloadWith } from "../src/core/command.ts";
 import {
   collectionName,
   contractTypeLabel,
@@ -213,6 +213,7 @@ export default defineCommand({
   },
   actions: {
     raw: {
+      payload: payloadWith("contract", "tokenId"),
       async run(ctx, payload) {
         const contract = parseAddress(payloadString(payload, "contract"));
         const tokenId = parseTokenId(payloadString(payload, "tokenId"));

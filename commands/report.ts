@@ -9,6 +9,7 @@ import {
   type ActionPayload,
   type CommandContext,
   defineCommand,
+  payloadWith,
   personKey,
 } from "../src/core/command.ts";
 import { fullAddress, short, shortTokenId } from "../src/core/format.ts";
@@ -195,6 +196,7 @@ export default defineCommand({
   actions: {
     /** First press: say exactly what would be reported, for which wallet, and ask. */
     ask: {
+      payload: payloadWith("contract"),
       async run(ctx, payload) {
         const target = targetFrom(payload);
         const wallet = await walletFor(ctx, target.wallet);
@@ -221,6 +223,7 @@ export default defineCommand({
       },
     },
     confirm: {
+      payload: payloadWith("contract", "by"),
       async run(ctx, payload) {
         assertAsker(ctx, payload);
         const target = targetFrom(payload);
@@ -231,6 +234,7 @@ export default defineCommand({
       },
     },
     cancel: {
+      payload: payloadWith("by"),
       async run(ctx, payload) {
         assertAsker(ctx, payload);
         return { text: "Cancelled: nothing was reported.", replaceOriginal: true };

@@ -1,4 +1,4 @@
-import { defineCommand } from "../src/core/command.ts";
+import { defineCommand, payloadWith } from "../src/core/command.ts";
 import { type CsvColumn, toCsv } from "../src/core/csv.ts";
 import { fullAddress, short } from "../src/core/format.ts";
 import type { Reply } from "../src/core/reply.ts";
@@ -85,6 +85,7 @@ export default defineCommand({
   },
   actions: {
     export: {
+      payload: payloadWith(),
       async run(ctx, payload) {
         if (!ctx.store) throw new UserError("Spam reports are not available on this bot.");
         const { platform, chat } = ctx.invocation;

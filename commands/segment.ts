@@ -1,6 +1,11 @@
 import type { SegmentRequest } from "../src/api/client.ts";
 import { ApiError } from "../src/api/errors.ts";
-import { type ActionPayload, type CommandContext, defineCommand } from "../src/core/command.ts";
+import {
+  type ActionPayload,
+  type CommandContext,
+  defineCommand,
+  payloadWith,
+} from "../src/core/command.ts";
 import { type CsvColumn, toCsv } from "../src/core/csv.ts";
 import {
   collectionName,
@@ -302,9 +307,11 @@ export default defineCommand({
   },
   actions: {
     page: {
+      payload: payloadWith("collection"),
       run: (ctx, payload) => fetchPage(ctx, fromPayload(payload), payloadPage(payload)),
     },
     csv: {
+      payload: payloadWith("collection"),
       run: (ctx, payload) => fetchAll(ctx, fromPayload(payload)),
     },
   },

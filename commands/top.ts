@@ -1,5 +1,5 @@
 import type { TopCollection } from "../src/api/schemas.ts";
-import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
 import { collectionName, formatCount, formatNative, short } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import { pageButtons, payloadPage } from "../src/core/paging.ts";
@@ -122,6 +122,7 @@ const command = defineCommand({
   run: (ctx, { metric, duration, limit }) => fetchTop(ctx, metric, duration, limit, 0),
   actions: {
     page: {
+      payload: payloadWith(),
       async run(ctx, payload) {
         const metric = METRICS.find((m) => m.value === payload.metric)?.value ?? "volume";
         const duration = DURATION_CHOICES.find((d) => d.value === payload.duration)?.value ?? "1d";

@@ -1,6 +1,6 @@
 import type { SpamFilter } from "../src/api/schemas.ts";
 import { isAddressLike } from "../src/api/validate.ts";
-import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
 import {
   collectionName,
   explorer,
@@ -228,6 +228,7 @@ export default defineCommand({
   },
   actions: {
     page: {
+      payload: payloadWith("wallet"),
       async run(ctx, payload) {
         const spam = SPAM_CHOICES.find((choice) => choice.value === payload.spam)?.value ?? "all";
         const collection = typeof payload.collection === "string" ? payload.collection : undefined;

@@ -7,7 +7,6 @@ import { cutText, sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import { CollectionRefresher } from "./collection-refresh.ts";
 import {
-  type ActionPayload,
   type AnyCommand,
   type AnyOption,
   type BotSettings,
@@ -357,12 +356,13 @@ export class Runtime {
       );
     }
     const handler = command?.actions?.[action];
-    if (!command || !handler)
-      return this.userErrorReply("This button no longer does anything. Run the command again.");
+    const parsed = handler?.payload.safeParse(payload);
+    if (!command || !handler || !parsed?.success)
+      return this.userErrorReply("This button no longer works. Run the command again.");
     return this.execute(invocation, command.name, "button", async (ctx) => {
       assertPerson(command, invocation, "this button");
       await assertManager(command, invocation, "this button");
-      return { reply: await handler.run(ctx, payload as ActionPayload), outcome: "ok" };
+      return { reply: await handler.run(ctx, parsed.data), outcome: "ok" };
     });
   }
 
