@@ -62,7 +62,7 @@ export function breakdownReply(
   };
 }
 
-export function samplesReply(contract: string, wallets: WalletBehavior[], page: number): Reply {
+function samplesReply(contract: string, wallets: WalletBehavior[], page: number): Reply {
   const view = pageOf(wallets, page, SAMPLE_PAGE_SIZE);
   return {
     title: `Sample wallets of ${short(contract)}`,

@@ -10,7 +10,7 @@ import {
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 
-export function behaviorsReply(wallets: readonly string[], rows: AggregatedBehavior[]): Reply {
+function behaviorsReply(wallets: readonly string[], rows: AggregatedBehavior[]): Reply {
   // Largest category first.
   const sorted = [...rows].sort((a, b) => compareIntegerStrings(b.walletsCount, a.walletsCount));
   const subject =

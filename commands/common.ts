@@ -29,7 +29,7 @@ export function shareOf(part: string, whole: string): string {
   return `${tenths / 10n}.${tenths % 10n}%`;
 }
 
-export type CommonList =
+type CommonList =
   | { kind: "common"; items: CommonCollection[] }
   | { kind: "trend"; duration: DurationChoice; items: CommonCollectionTrend[] };
 
@@ -73,7 +73,7 @@ function commonTable(list: CommonList, page: number): { table: ReplyTable; shown
   };
 }
 
-export function commonReply(
+function commonReply(
   collection: string,
   name: string | undefined,
   list: CommonList,

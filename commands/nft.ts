@@ -125,7 +125,7 @@ export function nftReply(
   return reply;
 }
 
-export function rawMetadataReply(
+function rawMetadataReply(
   contract: string,
   tokenId: string,
   raw: string,

@@ -21,12 +21,12 @@ import {
 
 const TOP_HOLDERS = 10;
 
-export interface OwnerCountPoint {
+interface OwnerCountPoint {
   timestamp: string;
   count: string;
 }
 
-export interface OwnerCountSummary {
+interface OwnerCountSummary {
   first: OwnerCountPoint;
   last: OwnerCountPoint;
   min: OwnerCountPoint;
@@ -65,7 +65,7 @@ export function percentChange(from: string, to: string): string | undefined {
 const at = (point: OwnerCountPoint) =>
   `${formatCount(point.count)} on ${formatDate(point.timestamp)}`;
 
-export function ownersReply(input: {
+function ownersReply(input: {
   collection: string;
   name: string | undefined;
   duration: DurationChoice;

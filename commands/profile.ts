@@ -64,7 +64,7 @@ function summarizeArray(items: unknown[]): string {
   return `${formatCount(String(items.length))} ${items.length === 1 ? "item" : "items"}: ${preview.join(separator)}${more}`;
 }
 
-export interface FlatProfile {
+interface FlatProfile {
   fields: ReplyField[];
   /** Leaves found in all, shown or not. */
   total: number;
@@ -98,7 +98,7 @@ export function flattenProfile(root: Record<string, unknown>): FlatProfile {
   return { fields, total };
 }
 
-export function profileReply(
+function profileReply(
   collection: string,
   name: string | undefined,
   profile: Record<string, unknown>,

@@ -89,7 +89,7 @@ function targetFrom(
 }
 
 /** Records the report (once per person and target), applies the per-person limit, and sends it. */
-export async function submitReport(ctx: CommandContext, target: ReportTarget): Promise<Reply> {
+async function submitReport(ctx: CommandContext, target: ReportTarget): Promise<Reply> {
   const reports = reportsOf(ctx);
   const { platform, chat, user } = ctx.invocation;
   const now = ctx.now().getTime();

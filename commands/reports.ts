@@ -34,10 +34,7 @@ const UNKNOWN_NOTE =
 const CONFIDENTIAL = { what: "the spam reports" };
 
 /** The list and its export button; `chat` is the chat the reports were made in. */
-export function reportsReply(
-  reports: readonly SpamReport[],
-  chat: { id: string; title?: string },
-): Reply {
+function reportsReply(reports: readonly SpamReport[], chat: { id: string; title?: string }): Reply {
   const where = chat.title === undefined ? "this chat" : `“${chat.title}”`;
   if (reports.length === 0)
     return { text: `No spam reports have been made in ${where}.`, confidential: CONFIDENTIAL };

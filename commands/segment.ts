@@ -39,7 +39,7 @@ const CONDITION_CHOICES = [
 type Condition = (typeof CONDITION_CHOICES)[number]["value"];
 
 /** Everything that defines a segment, as given: kept in button payloads to page and export. */
-export interface SegmentQuery {
+interface SegmentQuery {
   collection: string;
   collection2: string | undefined;
   minOwned: string | undefined;
@@ -47,12 +47,12 @@ export interface SegmentQuery {
   filters: FilterArgs;
 }
 
-export interface SegmentWallet {
+interface SegmentWallet {
   walletAddress: string;
   totalSpend: string;
 }
 
-export function segmentRequest(query: SegmentQuery): SegmentRequest {
+function segmentRequest(query: SegmentQuery): SegmentRequest {
   const entry = (contractAddress: string) => ({
     contractAddress,
     ...(query.minOwned !== undefined ? { nftsOwnedCountGte: query.minOwned } : {}),
@@ -126,7 +126,7 @@ function describeSegment(query: SegmentQuery, names: Names): { title: string; te
   };
 }
 
-export function segmentReply(
+function segmentReply(
   query: SegmentQuery,
   wallets: SegmentWallet[],
   page: number,
@@ -186,7 +186,7 @@ export function segmentCsv(wallets: readonly SegmentWallet[]): string {
   return toCsv(CSV_COLUMNS, wallets);
 }
 
-export function segmentExportReply(
+function segmentExportReply(
   query: SegmentQuery,
   wallets: readonly SegmentWallet[],
   capped: boolean,

@@ -5,7 +5,7 @@ import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { financialStatsFields } from "./shared/stats.ts";
 
-export function collectionStatsReply(
+function collectionStatsReply(
   collection: string,
   name: string | undefined,
   stats: FinancialStats,

@@ -19,7 +19,7 @@ const PAGE_SIZE = 10;
 /** Endpoint 13 pages on the server; one large page is fetched and paged here like endpoint 18. */
 const COLLECTION_FETCH_LIMIT = 500;
 
-export const SPAM_CHOICES = [
+const SPAM_CHOICES = [
   { value: "all", name: "All, spam marked", api: undefined, aliases: ["any", "both"] },
   { value: "exclude", name: "Without spam", api: "SPAM_FILTER_EXCLUDE", aliases: ["no", "hide"] },
   { value: "only", name: "Only spam", api: "SPAM_FILTER_ONLY", aliases: ["spam"] },
@@ -30,10 +30,10 @@ export const SPAM_CHOICES = [
   aliases: readonly string[];
 }[];
 
-export type SpamChoice = (typeof SPAM_CHOICES)[number]["value"];
+type SpamChoice = (typeof SPAM_CHOICES)[number]["value"];
 
 /** One NFT of a wallet, from endpoint 18 (spam known) or endpoint 13 (spam not given). */
-export interface WalletItem {
+interface WalletItem {
   contract: string;
   name: string;
   collection: string;
@@ -42,7 +42,7 @@ export interface WalletItem {
   spam: boolean | undefined;
 }
 
-export interface WalletView {
+interface WalletView {
   wallet: string;
   spam: SpamChoice;
   /** Set when the list is one collection's NFTs (endpoint 13). */
@@ -76,7 +76,7 @@ function emptyText(view: WalletView): string {
   return "This wallet holds no NFTs.";
 }
 
-export function walletReply(view: WalletView): Reply {
+function walletReply(view: WalletView): Reply {
   const title = titleOf(view);
   const url = isAddressLike(view.wallet)
     ? explorer.address(view.explorerUrl, view.wallet)

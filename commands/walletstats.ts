@@ -7,7 +7,7 @@ import type { Reply } from "../src/core/reply.ts";
 import { describeFilters, filtersOf, financialFilterOptions } from "./shared/filters.ts";
 import { financialStatsFields } from "./shared/stats.ts";
 
-export function walletStatsReply(
+function walletStatsReply(
   wallets: readonly string[],
   filters: FinancialFilters,
   stats: FinancialStats,

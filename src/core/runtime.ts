@@ -75,7 +75,7 @@ const COMMAND_NAME = /^[a-z][a-z0-9_]{0,31}$/;
  * The action of the buttons that answer "which one?": the runtime runs the command again with
  * the payload as its raw arguments (the chosen collection put in). No command may define it.
  */
-export const RERUN_ACTION = "rerun";
+const RERUN_ACTION = "rerun";
 
 /** What a command or button gives back, and how it counts (a name not found is the person's to fix). */
 interface Answer {
@@ -120,7 +120,7 @@ export function usage(command: AnyCommand): string {
 }
 
 /** Splits a line into tokens; double quotes group words ("Bored Apes"). */
-export function tokenize(text: string): string[] {
+function tokenize(text: string): string[] {
   const tokens: string[] = [];
   const pattern = /"([^"]*)"|(\S+)/g;
   for (const match of text.matchAll(pattern)) tokens.push(match[1] ?? match[2] ?? "");

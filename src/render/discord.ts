@@ -47,7 +47,6 @@ export type DiscordActionRow = APIActionRowComponent<APIButtonComponentWithCusto
  * a message is ephemeral, and discord.js' edit options do not accept the flag.
  */
 export interface DiscordMessage {
-  content?: string;
   embeds: APIEmbed[];
   components: DiscordActionRow[];
   files: DiscordFile[];
@@ -76,8 +75,10 @@ const BUTTON_STYLES: Record<ReplyButtonStyle, APIButtonComponentWithCustomId["st
   danger: ButtonStyle.Danger,
 };
 
-/** Discord rejects empty field names and values; a zero-width space renders as nothing. */
-const BLANK = "\u200b";
+/**
+ * A zero-width space renders as nothing: it fills what Discord refuses empty (field names and
+ * values, a bare message) and breaks up mentions and links without changing how they read.
+ */
 const ZWSP = "\u200b";
 const PARAGRAPH = "\n\n";
 const LINK_LABEL_MAX = 200;
@@ -245,8 +246,8 @@ function renderField(field: ReplyField): APIEmbedField {
   const name = escapeWithin(field.name, DISCORD_LIMITS.fieldName);
   const value = escapeWithin(field.value, DISCORD_LIMITS.fieldValue);
   return {
-    name: name.trim() === "" ? BLANK : name,
-    value: value.trim() === "" ? BLANK : value,
+    name: name.trim() === "" ? ZWSP : name,
+    value: value.trim() === "" ? ZWSP : value,
     ...(field.inline === undefined ? {} : { inline: field.inline }),
   };
 }
@@ -394,7 +395,7 @@ export function renderDiscord(reply: RenderableReply): DiscordMessage {
     embed.image !== undefined ||
     embed.footer !== undefined;
   // Discord refuses a message with nothing in it; a blank description keeps it valid.
-  if (!hasEmbed && components.length === 0 && files.length === 0) embed.description = BLANK;
+  if (!hasEmbed && components.length === 0 && files.length === 0) embed.description = ZWSP;
 
   return {
     embeds: hasEmbed || embed.description !== undefined ? [embed] : [],

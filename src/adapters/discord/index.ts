@@ -150,7 +150,6 @@ export class DiscordAdapter implements AlertSender {
     await this.pace.run(() =>
       this.client.rest.post(Routes.channelMessages(channelId), {
         body: {
-          ...(message.content ? { content: message.content } : {}),
           embeds: message.embeds,
           components: message.components,
           allowed_mentions: { parse: [] },
