@@ -1,27 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { shareOf } from "../commands/common.ts";
 import { collectionName, formatChange, formatCount, short } from "../src/core/format.ts";
-import type { RenderableReply } from "../src/core/reply.ts";
+import { replyHelpers } from "./command-helpers.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
-/** The requests a step sent, so tests on a shared runtime see only their own. */
+/** Collection commands: /audience, /top, /nft, /contracts, /owners, /common. */
 
 let t: RuntimeSetup;
-
-const field = (reply: RenderableReply, name: string) =>
-  reply.fields?.find((f) => f.name === name)?.value;
-const rows = (reply: RenderableReply) => reply.table?.rows ?? [];
-const button = (reply: RenderableReply, label: string) => {
-  const found = reply.buttons?.find((b) => b.label.includes(label));
-  if (!found) throw new Error(`no "${label}" button under: ${t.text(reply)}`);
-  return found.id;
-};
-async function sent<T>(step: () => Promise<T>) {
-  const before = t.sim.requests.length;
-  const result = await step();
-  return { result, requests: t.sim.requests.slice(before) };
-}
-/** Collection commands: /audience, /top, /nft, /contracts, /owners, /common. */
+const { field, rows, button, sent } = replyHelpers(() => t);
 
 describe("each test on its own runtime", () => {
   afterEach(async () => {

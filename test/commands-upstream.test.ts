@@ -1,17 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { RenderableReply } from "../src/core/reply.ts";
 import type { ScriptedResponse } from "../src/simulator/index.ts";
+import { replyHelpers } from "./command-helpers.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 /** Upstream failures, as every command words them. */
 
 let t: RuntimeSetup;
-
-const button = (reply: RenderableReply, label: string) => {
-  const found = reply.buttons?.find((b) => b.label.includes(label));
-  if (!found) throw new Error(`no "${label}" button under: ${t.text(reply)}`);
-  return found.id;
-};
+const { button } = replyHelpers(() => t);
 
 describe("each test on its own runtime", () => {
   afterEach(async () => {

@@ -1,27 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { behaviorLabel, collectionName, fullAddress, shortTokenId } from "../src/core/format.ts";
-import type { RenderableReply } from "../src/core/reply.ts";
+import { addresses, replyHelpers } from "./command-helpers.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
-/** The requests a step sent, so tests on a shared runtime see only their own. */
+/** Wallet commands: /whois, /behaviors, /wallet. */
 
 let t: RuntimeSetup;
-
-const rows = (reply: RenderableReply) => reply.table?.rows ?? [];
-const button = (reply: RenderableReply, label: string) => {
-  const found = reply.buttons?.find((b) => b.label.includes(label));
-  if (!found) throw new Error(`no "${label}" button under: ${t.text(reply)}`);
-  return found.id;
-};
-async function sent<T>(step: () => Promise<T>) {
-  const before = t.sim.requests.length;
-  const result = await step();
-  return { result, requests: t.sim.requests.slice(before) };
-}
-const addresses = (n: number) =>
-  Array.from({ length: n }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`);
-
-/** Wallet commands: /whois, /behaviors, /wallet. */
+const { rows, button, sent } = replyHelpers(() => t);
 
 describe("each test on its own runtime", () => {
   afterEach(async () => {
