@@ -16,6 +16,7 @@ import { opt } from "../src/core/options.ts";
 import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { audienceChart } from "../src/render/charts.ts";
+import { to } from "./shared/buttons.ts";
 
 const SAMPLE_PAGE_SIZE = 10;
 
@@ -56,7 +57,7 @@ export function breakdownReply(
       {
         label: "Sample wallets",
         style: "primary",
-        action: { command: "audience", action: "samples", payload: { contract, page: 0 } },
+        action: to({ command: "audience", action: "samples", payload: { contract, page: 0 } }),
       },
     ],
   };
@@ -87,7 +88,7 @@ function samplesReply(contract: string, wallets: WalletBehavior[], page: number)
     footer: `Page ${view.page + 1} of ${view.pages} · ${formatCount(String(wallets.length))} wallets`,
     replaceOriginal: page > 0,
     buttons: pageButtons(
-      { command: "audience", action: "samples", payload: { contract } },
+      to({ command: "audience", action: "samples", payload: { contract } }),
       view.page,
       view.page < view.pages - 1,
     ),

@@ -11,6 +11,7 @@ import {
 import { opt } from "../src/core/options.ts";
 import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { Reply, ReplyTable } from "../src/core/reply.ts";
+import { to } from "./shared/buttons.ts";
 import {
   DURATION_CHOICES,
   type DurationChoice,
@@ -106,11 +107,11 @@ function commonReply(
     footer: `Page ${shown.page + 1} of ${shown.pages} · ${list.items.length} collections, most shared owners first · spam left out`,
     replaceOriginal: page > 0,
     buttons: pageButtons(
-      {
+      to({
         command: "common",
         action: "page",
         payload: { collection, trend: list.kind === "trend" ? list.duration : null },
-      },
+      }),
       shown.page,
       shown.page < shown.pages - 1,
     ),

@@ -21,6 +21,7 @@ import { payloadString } from "../src/core/paging.ts";
 import type { Reply, ReplyField, ReplyImage } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { reportButton } from "../src/reports/buttons.ts";
+import { to } from "./shared/buttons.ts";
 
 const OWNERS_SHOWN = 10;
 /** Raw metadata longer than this goes out as a file rather than in the message. */
@@ -105,11 +106,11 @@ export function nftReply(
       {
         label: "Raw metadata",
         style: "secondary",
-        action: {
+        action: to({
           command: "nft",
           action: "raw",
           payload: { contract: nft.contractAddress, tokenId: nft.tokenId },
-        },
+        }),
       },
     ],
   };

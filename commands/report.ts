@@ -18,6 +18,7 @@ import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { attemptReport } from "../src/reports/submit.ts";
 import type { ReportKind, ReportRepository } from "../src/store/reports.ts";
+import { to } from "./shared/buttons.ts";
 import { walletsOf } from "./shared/wallets.ts";
 
 const KINDS = [
@@ -211,12 +212,12 @@ export default defineCommand({
             {
               label: "Confirm report",
               style: "danger",
-              action: { command: "report", action: "confirm", payload: confirmed },
+              action: to({ command: "report", action: "confirm", payload: confirmed }),
             },
             {
               label: "Cancel",
               style: "secondary",
-              action: { command: "report", action: "cancel", payload: { by: asker } },
+              action: to({ command: "report", action: "cancel", payload: { by: asker } }),
             },
           ],
         };

@@ -4,6 +4,7 @@ import { fullAddress, short } from "../src/core/format.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import type { SpamReport } from "../src/store/reports.ts";
+import { to } from "./shared/buttons.ts";
 
 const SHOWN = 15;
 
@@ -62,7 +63,7 @@ function reportsReply(reports: readonly SpamReport[], chat: { id: string; title?
       {
         label: "Export CSV",
         style: "secondary",
-        action: { command: "reports", action: "export", payload: { chat: chat.id } },
+        action: to({ command: "reports", action: "export", payload: { chat: chat.id } }),
       },
     ],
   };

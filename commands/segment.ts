@@ -18,6 +18,7 @@ import { opt } from "../src/core/options.ts";
 import { pageButtons, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { ButtonSpec, Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
+import { to } from "./shared/buttons.ts";
 import {
   describeFilters,
   type FilterArgs,
@@ -140,7 +141,7 @@ function segmentReply(
       text: page === 0 ? `${text}\nNo wallet matches this segment.` : `${text}\nNo more wallets.`,
       replaceOriginal: page > 0,
       buttons: pageButtons(
-        { command: "segment", action: "page", payload: toPayload(query) },
+        to({ command: "segment", action: "page", payload: toPayload(query) }),
         page,
         false,
       ),
@@ -149,7 +150,7 @@ function segmentReply(
   const exportButton: ButtonSpec = {
     label: "Export CSV",
     style: "primary",
-    action: { command: "segment", action: "csv", payload: toPayload(query) },
+    action: to({ command: "segment", action: "csv", payload: toPayload(query) }),
   };
   return {
     title,
@@ -167,7 +168,7 @@ function segmentReply(
     replaceOriginal: page > 0,
     buttons: [
       ...pageButtons(
-        { command: "segment", action: "page", payload: toPayload(query) },
+        to({ command: "segment", action: "page", payload: toPayload(query) }),
         page,
         wallets.length > PAGE_SIZE,
       ),

@@ -5,6 +5,7 @@ import { opt } from "../src/core/options.ts";
 import { pageButtons, payloadPage } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { plotValue, rankingChart } from "../src/render/charts.ts";
+import { to } from "./shared/buttons.ts";
 import {
   DURATION_CHOICES,
   type DurationChoice,
@@ -50,7 +51,7 @@ export function topReply(
     footer: `Page ${page + 1} · refreshed every 15 minutes`,
     replaceOriginal: page > 0,
     buttons: pageButtons(
-      { command: "top", action: "page", payload: { metric, duration, limit } },
+      to({ command: "top", action: "page", payload: { metric, duration, limit } }),
       page,
       items.length === limit,
     ),

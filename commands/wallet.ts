@@ -14,6 +14,7 @@ import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/pag
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { reportButton } from "../src/reports/buttons.ts";
+import { to } from "./shared/buttons.ts";
 
 const PAGE_SIZE = 10;
 /** Endpoint 13 pages on the server; one large page is fetched and paged here like endpoint 18. */
@@ -127,7 +128,7 @@ function walletReply(view: WalletView): Reply {
         ),
       ),
       ...pageButtons(
-        {
+        to({
           command: "wallet",
           action: "page",
           payload: {
@@ -135,7 +136,7 @@ function walletReply(view: WalletView): Reply {
             spam: view.spam,
             collection: view.collection?.address ?? null,
           },
-        },
+        }),
         shown.page,
         shown.page < shown.pages - 1,
       ),

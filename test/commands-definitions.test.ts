@@ -4,6 +4,7 @@ import { allCommands } from "../commands/index.ts";
 import { percentChange, summarizeOwnerCounts } from "../commands/owners.ts";
 import { flattenProfile } from "../commands/profile.ts";
 import { segmentCsv } from "../commands/segment.ts";
+import { BUTTON_TARGETS } from "../commands/shared/buttons.ts";
 import { formatNativeNumber } from "../commands/shared/stats.ts";
 import { shortTokenId } from "../src/core/format.ts";
 import { parseArgs, parseTextArgs } from "../src/core/runtime.ts";
@@ -73,6 +74,16 @@ describe("pure builders", () => {
 });
 
 describe("definitions", () => {
+  it("every button target names a registered command's action, and every action is a target", () => {
+    const targets = Object.entries(BUTTON_TARGETS).flatMap(([command, actions]) =>
+      actions.map((action) => `${command}.${action}`),
+    );
+    const registered = allCommands().flatMap((command) =>
+      Object.keys(command.actions ?? {}).map((action) => `${command.name}.${action}`),
+    );
+    expect(targets.sort()).toEqual(registered.sort());
+  });
+
   /** Commands whose one-line description says it all: they have no longer help. */
   const brief = new Set(["help", "reports", "subscriptions", "unlink", "unsubscribe"]);
 
