@@ -1,8 +1,9 @@
 import type { AggregatedBehavior, WalletBehavior } from "../src/api/schemas.ts";
-import { defineCommand } from "../src/core/command.ts";
+import { defineCommand, payloadWith } from "../src/core/command.ts";
 import {
   behaviorLabel,
   collectionName,
+  compareIntegerStrings,
   explorer,
   formatChange,
   formatCount,
@@ -14,17 +15,15 @@ import {
 import { opt } from "../src/core/options.ts";
 import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
+import { to } from "./shared/buttons.ts";
 
 const SAMPLE_PAGE_SIZE = 10;
 
 const score = (value: string) => scoreLabel(value, "short");
 
-/** Largest category first (counts compared as BigInt: they are int64 strings). */
-export function byWalletsDesc(rows: readonly AggregatedBehavior[]): AggregatedBehavior[] {
-  return [...rows].sort((a, b) => {
-    const diff = BigInt(b.walletsCount) - BigInt(a.walletsCount);
-    return diff > 0n ? 1 : diff < 0n ? -1 : 0;
-  });
+/** Largest category first. */
+function byWalletsDesc(rows: readonly AggregatedBehavior[]): AggregatedBehavior[] {
+  return [...rows].sort((a, b) => compareIntegerStrings(b.walletsCount, a.walletsCount));
 }
 
 export function breakdownReply(
@@ -57,13 +56,13 @@ export function breakdownReply(
       {
         label: "Sample wallets",
         style: "primary",
-        action: { command: "audience", action: "samples", payload: { contract, page: 0 } },
+        action: to({ command: "audience", action: "samples", payload: { contract, page: 0 } }),
       },
     ],
   };
 }
 
-export function samplesReply(contract: string, wallets: WalletBehavior[], page: number): Reply {
+function samplesReply(contract: string, wallets: WalletBehavior[], page: number): Reply {
   const view = pageOf(wallets, page, SAMPLE_PAGE_SIZE);
   return {
     title: `Sample wallets of ${short(contract)}`,
@@ -88,7 +87,7 @@ export function samplesReply(contract: string, wallets: WalletBehavior[], page: 
     footer: `Page ${view.page + 1} of ${view.pages} · ${formatCount(String(wallets.length))} wallets`,
     replaceOriginal: page > 0,
     buttons: pageButtons(
-      { command: "audience", action: "samples", payload: { contract } },
+      to({ command: "audience", action: "samples", payload: { contract } }),
       view.page,
       view.page < view.pages - 1,
     ),
@@ -126,6 +125,7 @@ export default defineCommand({
   },
   actions: {
     samples: {
+      payload: payloadWith("contract"),
       async run(ctx, payload) {
         const contract = payloadString(payload, "contract");
         const { walletBehaviors } = await ctx.api.audiences.behaviorDetailsByCollection(contract, {

@@ -1,18 +1,18 @@
 import type { AggregatedBehavior } from "../src/api/schemas.ts";
 import { defineCommand } from "../src/core/command.ts";
-import { behaviorLabel, formatCount, formatPercent, fullAddress } from "../src/core/format.ts";
+import {
+  behaviorLabel,
+  compareIntegerStrings,
+  formatCount,
+  formatPercent,
+  fullAddress,
+} from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 
-/** Largest category first; counts are int64 strings, so they are compared as BigInt. */
-function byCountDescending(a: AggregatedBehavior, b: AggregatedBehavior): number {
-  const left = BigInt(a.walletsCount);
-  const right = BigInt(b.walletsCount);
-  return left < right ? 1 : left > right ? -1 : 0;
-}
-
-export function behaviorsReply(wallets: readonly string[], rows: AggregatedBehavior[]): Reply {
-  const sorted = [...rows].sort(byCountDescending);
+function behaviorsReply(wallets: readonly string[], rows: AggregatedBehavior[]): Reply {
+  // Largest category first.
+  const sorted = [...rows].sort((a, b) => compareIntegerStrings(b.walletsCount, a.walletsCount));
   const subject =
     wallets.length === 1 && wallets[0] !== undefined
       ? fullAddress(wallets[0])

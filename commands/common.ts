@@ -1,5 +1,5 @@
 import type { CommonCollection, CommonCollectionTrend } from "../src/api/schemas.ts";
-import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
 import {
   collectionName,
   explorer,
@@ -11,7 +11,13 @@ import {
 import { opt } from "../src/core/options.ts";
 import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { Reply, ReplyTable } from "../src/core/reply.ts";
-import { DURATION_CHOICES, type DurationChoice, durationApi } from "./top.ts";
+import { to } from "./shared/buttons.ts";
+import {
+  DURATION_CHOICES,
+  type DurationChoice,
+  durationApi,
+  durationName,
+} from "./shared/choices.ts";
 
 /** The service returns at most 30: two pages. */
 const PAGE_SIZE = 15;
@@ -24,7 +30,7 @@ export function shareOf(part: string, whole: string): string {
   return `${tenths / 10n}.${tenths % 10n}%`;
 }
 
-export type CommonList =
+type CommonList =
   | { kind: "common"; items: CommonCollection[] }
   | { kind: "trend"; duration: DurationChoice; items: CommonCollectionTrend[] };
 
@@ -68,7 +74,7 @@ function commonTable(list: CommonList, page: number): { table: ReplyTable; shown
   };
 }
 
-export function commonReply(
+function commonReply(
   collection: string,
   name: string | undefined,
   list: CommonList,
@@ -76,11 +82,10 @@ export function commonReply(
   explorerUrl: string,
 ): Reply {
   const subject = name ? collectionName(name) : fullAddress(collection);
-  const durationName =
-    list.kind === "trend" ? DURATION_CHOICES.find((d) => d.value === list.duration)?.name : "";
+  const period = list.kind === "trend" ? durationName(list.duration) : "";
   const title =
     list.kind === "trend"
-      ? `Owner trends of collections in common with ${subject}, last ${durationName}`
+      ? `Owner trends of collections in common with ${subject}, last ${period}`
       : `Collections in common with ${subject}`;
   const url = explorer.address(explorerUrl, collection);
   if (list.items.length === 0) {
@@ -102,11 +107,11 @@ export function commonReply(
     footer: `Page ${shown.page + 1} of ${shown.pages} · ${list.items.length} collections, most shared owners first · spam left out`,
     replaceOriginal: page > 0,
     buttons: pageButtons(
-      {
+      to({
         command: "common",
         action: "page",
         payload: { collection, trend: list.kind === "trend" ? list.duration : null },
-      },
+      }),
       shown.page,
       shown.page < shown.pages - 1,
     ),
@@ -162,6 +167,7 @@ export default defineCommand({
   run: (ctx, { collection, trend }) => fetchCommon(ctx, collection, trend, 0),
   actions: {
     page: {
+      payload: payloadWith("collection"),
       async run(ctx, payload) {
         const trend = DURATION_CHOICES.find((d) => d.value === payload.trend)?.value;
         return fetchCommon(ctx, payloadString(payload, "collection"), trend, payloadPage(payload));

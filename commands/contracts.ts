@@ -5,13 +5,13 @@ import { collectionName, contractTypeLabel, relativeTime, short } from "../src/c
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 
-export const CONTRACT_TYPE_CHOICES = [
+const CONTRACT_TYPE_CHOICES = [
   { value: "all", name: "All NFT types", types: NFT_CONTRACT_TYPES, aliases: ["any", "nft"] },
   { value: "erc721", name: "ERC-721", types: ["TYPE_ERC721"], aliases: ["721", "erc-721"] },
   { value: "erc1155", name: "ERC-1155", types: ["TYPE_ERC1155"], aliases: ["1155", "erc-1155"] },
 ] as const;
 
-export type ContractTypeChoice = (typeof CONTRACT_TYPE_CHOICES)[number]["value"];
+type ContractTypeChoice = (typeof CONTRACT_TYPE_CHOICES)[number]["value"];
 
 function minted(contract: Contract, now: Date): string {
   const iso = contract.mintEvent?.blockTimestamp;
@@ -19,7 +19,7 @@ function minted(contract: Contract, now: Date): string {
   return date && !Number.isNaN(date.getTime()) ? relativeTime(date, now) : "n/a";
 }
 
-export function contractsReply(type: ContractTypeChoice, contracts: Contract[], now: Date): Reply {
+function contractsReply(type: ContractTypeChoice, contracts: Contract[], now: Date): Reply {
   const label = CONTRACT_TYPE_CHOICES.find((choice) => choice.value === type)?.name ?? type;
   const title = type === "all" ? "Newest NFT contracts" : `Newest ${label} contracts`;
   const footer = "Newest first · new contracts appear about every 2 minutes";

@@ -6,7 +6,7 @@ import { usage } from "../src/core/runtime.ts";
 import { UserError } from "../src/errors.ts";
 import { sliceChars } from "../src/strings.ts";
 
-export function helpIndex(commands: readonly AnyCommand[]): Reply {
+function helpIndex(commands: readonly AnyCommand[]): Reply {
   return {
     title: "Commands",
     text: [
@@ -18,7 +18,7 @@ export function helpIndex(commands: readonly AnyCommand[]): Reply {
   };
 }
 
-export function helpFor(command: AnyCommand): Reply {
+function helpFor(command: AnyCommand): Reply {
   const options = Object.entries(command.options).map(([name, option]) => {
     const choices = option.choices
       ? ` (${option.choices.map((choice) => choice.value).join(", ")})`

@@ -1,14 +1,8 @@
 import { isAddressLike } from "../src/api/validate.ts";
-import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import { defineCommand } from "../src/core/command.ts";
 import { fullAddress } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
-import { UserError } from "../src/errors.ts";
-import type { LinkedWalletRepository } from "../src/store/reports.ts";
-
-export function walletsOf(ctx: CommandContext): LinkedWalletRepository {
-  if (!ctx.store) throw new UserError("Linking wallets is not available on this bot.");
-  return ctx.store.wallets;
-}
+import { walletsOf } from "./shared/wallets.ts";
 
 export default defineCommand({
   name: "link",

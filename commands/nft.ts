@@ -1,7 +1,7 @@
 import { ApiError } from "../src/api/errors.ts";
 import type { NftDetails } from "../src/api/schemas.ts";
 import { parseAddress, parseTokenId } from "../src/api/validate.ts";
-import { defineCommand } from "../src/core/command.ts";
+import { defineCommand, payloadWith } from "../src/core/command.ts";
 import {
   collectionName,
   contractTypeLabel,
@@ -13,6 +13,7 @@ import {
   formatUsd,
   fullAddress,
   short,
+  shortTokenId,
 } from "../src/core/format.ts";
 import { publicImageUrl } from "../src/core/images.ts";
 import { opt } from "../src/core/options.ts";
@@ -20,14 +21,11 @@ import { payloadString } from "../src/core/paging.ts";
 import type { Reply, ReplyField, ReplyImage } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { reportButton } from "../src/reports/buttons.ts";
+import { to } from "./shared/buttons.ts";
 
 const OWNERS_SHOWN = 10;
 /** Raw metadata longer than this goes out as a file rather than in the message. */
 const RAW_INLINE_MAX = 1500;
-
-function shortTokenId(tokenId: string): string {
-  return tokenId.length > 24 ? `${tokenId.slice(0, 10)}…${tokenId.slice(-8)}` : tokenId;
-}
 
 export function nftReply(
   details: NftDetails,
@@ -92,7 +90,7 @@ export function nftReply(
     ? { kind: "url", url: imageUrl, alt: name || collection }
     : undefined;
   const reply: Reply = {
-    title: `${name || collection} #${shortTokenId(nft.tokenId)}`,
+    title: `${name || collection} #${shortTokenId(nft.tokenId, "text")}`,
     url: explorer.token(explorerUrl, nft.contractAddress, nft.tokenId),
     fields,
     links,
@@ -108,11 +106,11 @@ export function nftReply(
       {
         label: "Raw metadata",
         style: "secondary",
-        action: {
+        action: to({
           command: "nft",
           action: "raw",
           payload: { contract: nft.contractAddress, tokenId: nft.tokenId },
-        },
+        }),
       },
     ],
   };
@@ -128,7 +126,7 @@ export function nftReply(
   return reply;
 }
 
-export function rawMetadataReply(
+function rawMetadataReply(
   contract: string,
   tokenId: string,
   raw: string,
@@ -142,11 +140,11 @@ export function rawMetadataReply(
   } catch {
     // not JSON: shown as the text it is
   }
-  const name = `metadata-${short(contract).replace("…", "-")}-${shortTokenId(tokenId).replace("…", "-")}.${isJson ? "json" : "txt"}`;
+  const name = `metadata-${short(contract).replace("…", "-")}-${shortTokenId(tokenId, "text").replace("…", "-")}.${isJson ? "json" : "txt"}`;
   const footer = `Raw metadata${indexedAt ? ` · indexed ${indexedAt}` : ""}`;
   if (pretty.length > RAW_INLINE_MAX) {
     return {
-      title: `Raw metadata of #${shortTokenId(tokenId)}`,
+      title: `Raw metadata of #${shortTokenId(tokenId, "text")}`,
       text: `The metadata is ${pretty.length.toLocaleString("en-US")} characters long, so it is attached as a file.`,
       files: [
         {
@@ -158,7 +156,11 @@ export function rawMetadataReply(
       footer,
     };
   }
-  return { title: `Raw metadata of #${shortTokenId(tokenId)}`, text: pretty || "(empty)", footer };
+  return {
+    title: `Raw metadata of #${shortTokenId(tokenId, "text")}`,
+    text: pretty || "(empty)",
+    footer,
+  };
 }
 
 export default defineCommand({
@@ -212,6 +214,7 @@ export default defineCommand({
   },
   actions: {
     raw: {
+      payload: payloadWith("contract", "tokenId"),
       async run(ctx, payload) {
         const contract = parseAddress(payloadString(payload, "contract"));
         const tokenId = parseTokenId(payloadString(payload, "tokenId"));

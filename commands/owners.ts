@@ -1,6 +1,7 @@
 import { defineCommand } from "../src/core/command.ts";
 import {
   collectionName,
+  compareIntegerStrings,
   explorer,
   formatChange,
   formatCount,
@@ -10,16 +11,21 @@ import {
 } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply, ReplyField } from "../src/core/reply.ts";
-import { DURATION_CHOICES, type DurationChoice, durationApi } from "./top.ts";
+import {
+  DURATION_CHOICES,
+  type DurationChoice,
+  durationApi,
+  durationName,
+} from "./shared/choices.ts";
 
 const TOP_HOLDERS = 10;
 
-export interface OwnerCountPoint {
+interface OwnerCountPoint {
   timestamp: string;
   count: string;
 }
 
-export interface OwnerCountSummary {
+interface OwnerCountSummary {
   first: OwnerCountPoint;
   last: OwnerCountPoint;
   min: OwnerCountPoint;
@@ -38,8 +44,8 @@ export function summarizeOwnerCounts(
   let min = first;
   let max = first;
   for (const point of points) {
-    if (BigInt(point.count) < BigInt(min.count)) min = point;
-    if (BigInt(point.count) > BigInt(max.count)) max = point;
+    if (compareIntegerStrings(point.count, min.count) < 0) min = point;
+    if (compareIntegerStrings(point.count, max.count) > 0) max = point;
   }
   return { first, last, min, max, change: (BigInt(last.count) - BigInt(first.count)).toString() };
 }
@@ -58,7 +64,7 @@ export function percentChange(from: string, to: string): string | undefined {
 const at = (point: OwnerCountPoint) =>
   `${formatCount(point.count)} on ${formatDate(point.timestamp)}`;
 
-export function ownersReply(input: {
+function ownersReply(input: {
   collection: string;
   name: string | undefined;
   duration: DurationChoice;
@@ -66,7 +72,7 @@ export function ownersReply(input: {
   points: OwnerCountPoint[];
   explorerUrl: string;
 }): Reply {
-  const durationName = DURATION_CHOICES.find((d) => d.value === input.duration)?.name;
+  const period = durationName(input.duration);
   const summary = summarizeOwnerCounts(input.points);
   const fields: ReplyField[] = [];
   if (summary) {
@@ -85,8 +91,8 @@ export function ownersReply(input: {
   }
   const text = [
     summary
-      ? `Owner count over the last ${durationName}, one point per day (UTC).`
-      : `No owner-count history for the last ${durationName}.`,
+      ? `Owner count over the last ${period}, one point per day (UTC).`
+      : `No owner-count history for the last ${period}.`,
     input.holders.length === 0 ? "No owners are listed for this collection." : undefined,
   ]
     .filter((line) => line !== undefined)
@@ -158,7 +164,7 @@ export default defineCommand({
       points,
       explorerUrl: ctx.settings.explorerUrl,
     });
-    const title = `Owners of ${name ? collectionName(name) : short(collection)}, last ${DURATION_CHOICES.find((d) => d.value === duration)?.name ?? duration}`;
+    const title = `Owners of ${name ? collectionName(name) : short(collection)}, last ${durationName(duration)}`;
     return {
       ...reply,
       chart: {

@@ -9,6 +9,7 @@ import {
 } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply, ReplyField } from "../src/core/reply.ts";
+import { cutText } from "../src/strings.ts";
 
 /** Bounds: the shape is unknown, so nothing it contains may make the answer unreadable. */
 const MAX_FIELDS = 20;
@@ -16,11 +17,6 @@ const MAX_VALUE = 200;
 const MAX_NAME = 100;
 const MAX_DEPTH = 4;
 const ARRAY_PREVIEW = 3;
-
-function cut(text: string, max: number): string {
-  const points = [...text];
-  return points.length <= max ? text : `${points.slice(0, max - 1).join("")}…`;
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -53,7 +49,7 @@ function inline(value: unknown, depth: number): string {
     const entries = Object.entries(value);
     return `{${entries
       .slice(0, 8)
-      .map(([key, item]) => `${cut(key, 40)}: ${inline(item, depth + 1)}`)
+      .map(([key, item]) => `${cutText(key, 40)}: ${inline(item, depth + 1)}`)
       .join(", ")}${entries.length > 8 ? ", …" : ""}}`;
   }
   return scalar(value);
@@ -68,7 +64,7 @@ function summarizeArray(items: unknown[]): string {
   return `${formatCount(String(items.length))} ${items.length === 1 ? "item" : "items"}: ${preview.join(separator)}${more}`;
 }
 
-export interface FlatProfile {
+interface FlatProfile {
   fields: ReplyField[];
   /** Leaves found in all, shown or not. */
   total: number;
@@ -87,7 +83,7 @@ export function flattenProfile(root: Record<string, unknown>): FlatProfile {
   const add = (path: string, value: string) => {
     total++;
     if (fields.length < MAX_FIELDS) {
-      fields.push({ name: cut(path || "(value)", MAX_NAME), value: cut(value, MAX_VALUE) });
+      fields.push({ name: cutText(path || "(value)", MAX_NAME), value: cutText(value, MAX_VALUE) });
     }
   };
   const walk = (value: unknown, path: string, depth: number) => {
@@ -102,7 +98,7 @@ export function flattenProfile(root: Record<string, unknown>): FlatProfile {
   return { fields, total };
 }
 
-export function profileReply(
+function profileReply(
   collection: string,
   name: string | undefined,
   profile: Record<string, unknown>,

@@ -5,14 +5,21 @@ import {
   parseEnsName,
   parseTokenId,
 } from "../src/api/validate.ts";
-import { type ActionPayload, type CommandContext, defineCommand } from "../src/core/command.ts";
-import { fullAddress, short } from "../src/core/format.ts";
+import {
+  type ActionPayload,
+  type CommandContext,
+  defineCommand,
+  payloadWith,
+  personKey,
+} from "../src/core/command.ts";
+import { fullAddress, short, shortTokenId } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { attemptReport } from "../src/reports/submit.ts";
 import type { ReportKind, ReportRepository } from "../src/store/reports.ts";
-import { walletsOf } from "./link.ts";
+import { to } from "./shared/buttons.ts";
+import { walletsOf } from "./shared/wallets.ts";
 
 const KINDS = [
   { value: "spam", name: "Spam (missed by the classifier)" },
@@ -26,7 +33,7 @@ const KINDS = [
 const kindWords = (kind: ReportKind) => (kind === "spam" ? "spam" : "not spam");
 
 function assertAsker(ctx: CommandContext, payload: ActionPayload): void {
-  if (payload.by !== `${ctx.invocation.platform}:${ctx.invocation.user.id}`) {
+  if (payload.by !== personKey(ctx.invocation)) {
     throw new UserError("Only the person who started this report can confirm or cancel it.");
   }
 }
@@ -53,10 +60,7 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
 }
 
 function subject(contract: string, tokenId: string): string {
-  const token =
-    tokenId === ""
-      ? ""
-      : `token ${tokenId.length > 20 ? `${tokenId.slice(0, 8)}…${tokenId.slice(-6)}` : tokenId} of `;
+  const token = tokenId === "" ? "" : `token ${shortTokenId(tokenId, "text")} of `;
   return `${token}collection ${short(contract)}`;
 }
 
@@ -86,7 +90,7 @@ function targetFrom(
 }
 
 /** Records the report (once per person and target), applies the per-person limit, and sends it. */
-export async function submitReport(ctx: CommandContext, target: ReportTarget): Promise<Reply> {
+async function submitReport(ctx: CommandContext, target: ReportTarget): Promise<Reply> {
   const reports = reportsOf(ctx);
   const { platform, chat, user } = ctx.invocation;
   const now = ctx.now().getTime();
@@ -193,11 +197,12 @@ export default defineCommand({
   actions: {
     /** First press: say exactly what would be reported, for which wallet, and ask. */
     ask: {
+      payload: payloadWith("contract"),
       async run(ctx, payload) {
         const target = targetFrom(payload);
         const wallet = await walletFor(ctx, target.wallet);
         // Only the person who asked may confirm or cancel (on Telegram the prompt is public).
-        const asker = `${ctx.invocation.platform}:${ctx.invocation.user.id}`;
+        const asker = personKey(ctx.invocation);
         const confirmed = { ...payload, wallet, tokenId: target.tokenId, by: asker };
         return {
           title: `Report as ${kindWords(target.kind)}?`,
@@ -207,18 +212,19 @@ export default defineCommand({
             {
               label: "Confirm report",
               style: "danger",
-              action: { command: "report", action: "confirm", payload: confirmed },
+              action: to({ command: "report", action: "confirm", payload: confirmed }),
             },
             {
               label: "Cancel",
               style: "secondary",
-              action: { command: "report", action: "cancel", payload: { by: asker } },
+              action: to({ command: "report", action: "cancel", payload: { by: asker } }),
             },
           ],
         };
       },
     },
     confirm: {
+      payload: payloadWith("contract", "by"),
       async run(ctx, payload) {
         assertAsker(ctx, payload);
         const target = targetFrom(payload);
@@ -229,6 +235,7 @@ export default defineCommand({
       },
     },
     cancel: {
+      payload: payloadWith("by"),
       async run(ctx, payload) {
         assertAsker(ctx, payload);
         return { text: "Cancelled: nothing was reported.", replaceOriginal: true };

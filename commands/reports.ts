@@ -1,9 +1,10 @@
-import { defineCommand } from "../src/core/command.ts";
+import { defineCommand, payloadWith } from "../src/core/command.ts";
 import { type CsvColumn, toCsv } from "../src/core/csv.ts";
 import { fullAddress, short } from "../src/core/format.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import type { SpamReport } from "../src/store/reports.ts";
+import { to } from "./shared/buttons.ts";
 
 const SHOWN = 15;
 
@@ -34,10 +35,7 @@ const UNKNOWN_NOTE =
 const CONFIDENTIAL = { what: "the spam reports" };
 
 /** The list and its export button; `chat` is the chat the reports were made in. */
-export function reportsReply(
-  reports: readonly SpamReport[],
-  chat: { id: string; title?: string },
-): Reply {
+function reportsReply(reports: readonly SpamReport[], chat: { id: string; title?: string }): Reply {
   const where = chat.title === undefined ? "this chat" : `“${chat.title}”`;
   if (reports.length === 0)
     return { text: `No spam reports have been made in ${where}.`, confidential: CONFIDENTIAL };
@@ -65,7 +63,7 @@ export function reportsReply(
       {
         label: "Export CSV",
         style: "secondary",
-        action: { command: "reports", action: "export", payload: { chat: chat.id } },
+        action: to({ command: "reports", action: "export", payload: { chat: chat.id } }),
       },
     ],
   };
@@ -85,6 +83,7 @@ export default defineCommand({
   },
   actions: {
     export: {
+      payload: payloadWith(),
       async run(ctx, payload) {
         if (!ctx.store) throw new UserError("Spam reports are not available on this bot.");
         const { platform, chat } = ctx.invocation;

@@ -1,6 +1,11 @@
 import type { SegmentRequest } from "../src/api/client.ts";
 import { ApiError } from "../src/api/errors.ts";
-import { type ActionPayload, type CommandContext, defineCommand } from "../src/core/command.ts";
+import {
+  type ActionPayload,
+  type CommandContext,
+  defineCommand,
+  payloadWith,
+} from "../src/core/command.ts";
 import { type CsvColumn, toCsv } from "../src/core/csv.ts";
 import {
   collectionName,
@@ -13,12 +18,13 @@ import { opt } from "../src/core/options.ts";
 import { pageButtons, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { ButtonSpec, Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
+import { to } from "./shared/buttons.ts";
 import {
   describeFilters,
   type FilterArgs,
   filtersOf,
   financialFilterOptions,
-} from "./walletstats.ts";
+} from "./shared/filters.ts";
 
 const PAGE_SIZE = 10;
 /** The client's largest page; the export pages through the segment with it. */
@@ -34,7 +40,7 @@ const CONDITION_CHOICES = [
 type Condition = (typeof CONDITION_CHOICES)[number]["value"];
 
 /** Everything that defines a segment, as given: kept in button payloads to page and export. */
-export interface SegmentQuery {
+interface SegmentQuery {
   collection: string;
   collection2: string | undefined;
   minOwned: string | undefined;
@@ -42,12 +48,12 @@ export interface SegmentQuery {
   filters: FilterArgs;
 }
 
-export interface SegmentWallet {
+interface SegmentWallet {
   walletAddress: string;
   totalSpend: string;
 }
 
-export function segmentRequest(query: SegmentQuery): SegmentRequest {
+function segmentRequest(query: SegmentQuery): SegmentRequest {
   const entry = (contractAddress: string) => ({
     contractAddress,
     ...(query.minOwned !== undefined ? { nftsOwnedCountGte: query.minOwned } : {}),
@@ -121,7 +127,7 @@ function describeSegment(query: SegmentQuery, names: Names): { title: string; te
   };
 }
 
-export function segmentReply(
+function segmentReply(
   query: SegmentQuery,
   wallets: SegmentWallet[],
   page: number,
@@ -135,7 +141,7 @@ export function segmentReply(
       text: page === 0 ? `${text}\nNo wallet matches this segment.` : `${text}\nNo more wallets.`,
       replaceOriginal: page > 0,
       buttons: pageButtons(
-        { command: "segment", action: "page", payload: toPayload(query) },
+        to({ command: "segment", action: "page", payload: toPayload(query) }),
         page,
         false,
       ),
@@ -144,7 +150,7 @@ export function segmentReply(
   const exportButton: ButtonSpec = {
     label: "Export CSV",
     style: "primary",
-    action: { command: "segment", action: "csv", payload: toPayload(query) },
+    action: to({ command: "segment", action: "csv", payload: toPayload(query) }),
   };
   return {
     title,
@@ -162,7 +168,7 @@ export function segmentReply(
     replaceOriginal: page > 0,
     buttons: [
       ...pageButtons(
-        { command: "segment", action: "page", payload: toPayload(query) },
+        to({ command: "segment", action: "page", payload: toPayload(query) }),
         page,
         wallets.length > PAGE_SIZE,
       ),
@@ -181,7 +187,7 @@ export function segmentCsv(wallets: readonly SegmentWallet[]): string {
   return toCsv(CSV_COLUMNS, wallets);
 }
 
-export function segmentExportReply(
+function segmentExportReply(
   query: SegmentQuery,
   wallets: readonly SegmentWallet[],
   capped: boolean,
@@ -302,9 +308,11 @@ export default defineCommand({
   },
   actions: {
     page: {
+      payload: payloadWith("collection"),
       run: (ctx, payload) => fetchPage(ctx, fromPayload(payload), payloadPage(payload)),
     },
     csv: {
+      payload: payloadWith("collection"),
       run: (ctx, payload) => fetchAll(ctx, fromPayload(payload)),
     },
   },

@@ -1,62 +1,11 @@
 import type { FinancialStats } from "../src/api/schemas.ts";
 import { defineCommand } from "../src/core/command.ts";
-import {
-  collectionName,
-  explorer,
-  formatCount,
-  formatNative,
-  formatNumber,
-  fullAddress,
-} from "../src/core/format.ts";
+import { collectionName, explorer, fullAddress } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
-import type { Reply, ReplyField } from "../src/core/reply.ts";
+import type { Reply } from "../src/core/reply.ts";
+import { financialStatsFields } from "./shared/stats.ts";
 
-/**
- * A native amount the spec types as a JSON number (the averages). toFixed keeps it out of
- * exponent notation so formatNative can round it on the digits.
- */
-export function formatNativeNumber(value: number): string {
-  if (!Number.isFinite(value)) return "n/a";
-  return formatNative(value.toFixed(18));
-}
-
-/** The fields of /stats and /walletstats: one per figure of the financial stats object. */
-export function financialStatsFields(stats: FinancialStats): ReplyField[] {
-  return [
-    { name: "Wallets", value: formatCount(stats.walletsCount), inline: true },
-    {
-      name: "Avg collections owned",
-      value: formatNumber(stats.collectionsOwnedCountAvg),
-      inline: true,
-    },
-    { name: "Avg purchases", value: formatNumber(stats.nftsPurchasesCountAvg), inline: true },
-    {
-      name: "Avg purchase volume",
-      value: formatNativeNumber(stats.nftsPurchasesVolumeAvg),
-      inline: true,
-    },
-    {
-      name: "Avg purchase price",
-      value: formatNativeNumber(stats.nftsPurchasesPriceAvg),
-      inline: true,
-    },
-    {
-      name: "Wallet age",
-      value:
-        stats.walletAgeMin === stats.walletAgeMax
-          ? `${formatCount(stats.walletAgeMin)} days`
-          : `${formatCount(stats.walletAgeMin)} to ${formatCount(stats.walletAgeMax)} days`,
-      inline: true,
-    },
-    {
-      name: "Avg holding time",
-      value: `${formatNumber(stats.nftsFifoHoldingSpanAvg, 1)} days (first in, first out)`,
-      inline: true,
-    },
-  ];
-}
-
-export function collectionStatsReply(
+function collectionStatsReply(
   collection: string,
   name: string | undefined,
   stats: FinancialStats,

@@ -1,19 +1,7 @@
-import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import { defineCommand, personKey } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
-import { UserError } from "../src/errors.ts";
-import type { SubscriptionRepository, SubscriptionTypes } from "../src/store/repositories.ts";
-
-export const TYPE_CHOICES = [
-  { value: "all", name: "All NFT collections" },
-  { value: "erc721", name: "ERC-721 (with legacy and CryptoPunks)", aliases: ["721"] },
-  { value: "erc1155", name: "ERC-1155", aliases: ["1155"] },
-] as const;
-
-/** The subscriptions repository, or a plain refusal where the bot runs without a store. */
-export function subscriptionsOf(ctx: CommandContext): SubscriptionRepository {
-  if (!ctx.store) throw new UserError("Alerts are not available on this bot.");
-  return ctx.store.subscriptions;
-}
+import type { SubscriptionTypes } from "../src/store/repositories.ts";
+import { subscriptionsOf, TYPE_CHOICES } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "subscribe",
@@ -28,12 +16,12 @@ export default defineCommand({
   examples: ["/subscribe", "/subscribe erc721"],
   requiresManageChannel: true,
   async run(ctx, { types }) {
-    const { platform, chat, user } = ctx.invocation;
+    const { platform, chat } = ctx.invocation;
     const { subscription, created } = subscriptionsOf(ctx).upsert({
       platform,
       chatId: chat.id,
       types: types as SubscriptionTypes,
-      createdBy: `${platform}:${user.id}`,
+      createdBy: personKey(ctx.invocation),
       now: ctx.now().getTime(),
     });
     const what =

@@ -1,6 +1,6 @@
 import { defineCommand } from "../src/core/command.ts";
 import { formatTimestamp } from "../src/core/format.ts";
-import { subscriptionsOf, TYPE_CHOICES } from "./subscribe.ts";
+import { subscriptionsOf, TYPE_CHOICES } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "subscriptions",

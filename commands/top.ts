@@ -1,54 +1,23 @@
-import type { Duration, TopCollection, TopMetric } from "../src/api/schemas.ts";
-import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import type { TopCollection } from "../src/api/schemas.ts";
+import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
 import { collectionName, formatCount, formatNative, short } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import { pageButtons, payloadPage } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
-
-export const METRICS = [
-  { value: "volume", name: "Sales volume", api: "METRIC_SALES_VOLUME", aliases: ["vol"] },
-  {
-    value: "sales",
-    name: "Number of sales",
-    api: "METRIC_SALES_QUANTITY",
-    aliases: ["count", "quantity"],
-  },
-  {
-    value: "max_price",
-    name: "Highest price",
-    api: "METRIC_MAX_PRICE",
-    aliases: ["max", "maxprice", "max-price", "price"],
-  },
-] as const satisfies readonly {
-  value: string;
-  name: string;
-  api: TopMetric;
-  aliases: readonly string[];
-}[];
-
-export const DURATION_CHOICES = [
-  { value: "1d", name: "1 day", api: "DURATION_1_DAY", aliases: ["24h", "day"] },
-  { value: "7d", name: "7 days", api: "DURATION_7_DAYS", aliases: ["1w", "week"] },
-  { value: "30d", name: "30 days", api: "DURATION_30_DAYS", aliases: ["1m", "month"] },
-  { value: "365d", name: "365 days", api: "DURATION_365_DAYS", aliases: ["1y", "year"] },
-] as const satisfies readonly {
-  value: string;
-  name: string;
-  api: Duration;
-  aliases: readonly string[];
-}[];
-
-export type MetricChoice = (typeof METRICS)[number]["value"];
-export type DurationChoice = (typeof DURATION_CHOICES)[number]["value"];
-
-export function durationApi(choice: DurationChoice): Duration {
-  return DURATION_CHOICES.find((d) => d.value === choice)!.api;
-}
+import { to } from "./shared/buttons.ts";
+import {
+  DURATION_CHOICES,
+  type DurationChoice,
+  durationApi,
+  durationName,
+  METRIC_FIELD,
+  METRICS,
+  type MetricChoice,
+} from "./shared/choices.ts";
 
 function metricValue(metric: MetricChoice, item: TopCollection): string {
-  if (metric === "volume") return formatNative(item.salesVolume);
-  if (metric === "sales") return formatCount(item.salesCount);
-  return formatNative(item.maxPrice);
+  const value = item[METRIC_FIELD[metric]];
+  return metric === "sales" ? formatCount(value) : formatNative(value);
 }
 
 export function topReply(
@@ -59,9 +28,9 @@ export function topReply(
   limit: number,
 ): Reply {
   const metricInfo = METRICS.find((m) => m.value === metric)!;
-  const durationInfo = DURATION_CHOICES.find((d) => d.value === duration)!;
+
   return {
-    title: `Top collections by ${metricInfo.name.toLowerCase()}, last ${durationInfo.name}`,
+    title: `Top collections by ${metricInfo.name.toLowerCase()}, last ${durationName(duration)}`,
     text:
       items.length === 0
         ? page === 0
@@ -81,7 +50,7 @@ export function topReply(
     footer: `Page ${page + 1} · refreshed every 15 minutes`,
     replaceOriginal: page > 0,
     buttons: pageButtons(
-      { command: "top", action: "page", payload: { metric, duration, limit } },
+      to({ command: "top", action: "page", payload: { metric, duration, limit } }),
       page,
       items.length === limit,
     ),
@@ -115,8 +84,7 @@ async function fetchTop(
   // Bars are told apart by their labels: a collection without a name shows its address.
   const items = collections.map((item) => ({
     label: collectionLabel(ctx, item.contractAddress, item.contractName),
-    value:
-      metric === "volume" ? item.salesVolume : metric === "sales" ? item.salesCount : item.maxPrice,
+    value: item[METRIC_FIELD[metric]],
   }));
   const axis = metric === "sales" ? "Sales" : `${metricInfo.name} (ETH)`;
   const title = reply.title ?? "Top collections";
@@ -156,6 +124,7 @@ const command = defineCommand({
   run: (ctx, { metric, duration, limit }) => fetchTop(ctx, metric, duration, limit, 0),
   actions: {
     page: {
+      payload: payloadWith(),
       async run(ctx, payload) {
         const metric = METRICS.find((m) => m.value === payload.metric)?.value ?? "volume";
         const duration = DURATION_CHOICES.find((d) => d.value === payload.duration)?.value ?? "1d";

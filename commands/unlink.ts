@@ -1,5 +1,5 @@
 import { defineCommand } from "../src/core/command.ts";
-import { walletsOf } from "./link.ts";
+import { walletsOf } from "./shared/wallets.ts";
 
 export default defineCommand({
   name: "unlink",

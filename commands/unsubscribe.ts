@@ -1,5 +1,5 @@
 import { defineCommand } from "../src/core/command.ts";
-import { subscriptionsOf } from "./subscribe.ts";
+import { subscriptionsOf } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "unsubscribe",

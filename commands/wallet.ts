@@ -1,18 +1,26 @@
 import type { SpamFilter } from "../src/api/schemas.ts";
 import { isAddressLike } from "../src/api/validate.ts";
-import { type CommandContext, defineCommand } from "../src/core/command.ts";
-import { collectionName, explorer, formatCount, fullAddress, short } from "../src/core/format.ts";
+import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
+import {
+  collectionName,
+  explorer,
+  formatCount,
+  fullAddress,
+  short,
+  shortTokenId,
+} from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { reportButton } from "../src/reports/buttons.ts";
+import { to } from "./shared/buttons.ts";
 
 const PAGE_SIZE = 10;
 /** Endpoint 13 pages on the server; one large page is fetched and paged here like endpoint 18. */
 const COLLECTION_FETCH_LIMIT = 500;
 
-export const SPAM_CHOICES = [
+const SPAM_CHOICES = [
   { value: "all", name: "All, spam marked", api: undefined, aliases: ["any", "both"] },
   { value: "exclude", name: "Without spam", api: "SPAM_FILTER_EXCLUDE", aliases: ["no", "hide"] },
   { value: "only", name: "Only spam", api: "SPAM_FILTER_ONLY", aliases: ["spam"] },
@@ -23,10 +31,10 @@ export const SPAM_CHOICES = [
   aliases: readonly string[];
 }[];
 
-export type SpamChoice = (typeof SPAM_CHOICES)[number]["value"];
+type SpamChoice = (typeof SPAM_CHOICES)[number]["value"];
 
 /** One NFT of a wallet, from endpoint 18 (spam known) or endpoint 13 (spam not given). */
-export interface WalletItem {
+interface WalletItem {
   contract: string;
   name: string;
   collection: string;
@@ -35,7 +43,7 @@ export interface WalletItem {
   spam: boolean | undefined;
 }
 
-export interface WalletView {
+interface WalletView {
   wallet: string;
   spam: SpamChoice;
   /** Set when the list is one collection's NFTs (endpoint 13). */
@@ -43,11 +51,6 @@ export interface WalletView {
   items: WalletItem[];
   page: number;
   explorerUrl: string;
-}
-
-/** Ids of up to 78 digits do not fit a table column: the ends identify them well enough. */
-export function shortTokenId(tokenId: string): string {
-  return tokenId.length > 16 ? `${tokenId.slice(0, 6)}…${tokenId.slice(-6)}` : tokenId;
 }
 
 function walletName(wallet: string): string {
@@ -74,7 +77,7 @@ function emptyText(view: WalletView): string {
   return "This wallet holds no NFTs.";
 }
 
-export function walletReply(view: WalletView): Reply {
+function walletReply(view: WalletView): Reply {
   const title = titleOf(view);
   const url = isAddressLike(view.wallet)
     ? explorer.address(view.explorerUrl, view.wallet)
@@ -125,7 +128,7 @@ export function walletReply(view: WalletView): Reply {
         ),
       ),
       ...pageButtons(
-        {
+        to({
           command: "wallet",
           action: "page",
           payload: {
@@ -133,7 +136,7 @@ export function walletReply(view: WalletView): Reply {
             spam: view.spam,
             collection: view.collection?.address ?? null,
           },
-        },
+        }),
         shown.page,
         shown.page < shown.pages - 1,
       ),
@@ -226,6 +229,7 @@ export default defineCommand({
   },
   actions: {
     page: {
+      payload: payloadWith("wallet"),
       async run(ctx, payload) {
         const spam = SPAM_CHOICES.find((choice) => choice.value === payload.spam)?.value ?? "all";
         const collection = typeof payload.collection === "string" ? payload.collection : undefined;

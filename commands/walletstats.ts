@@ -1,64 +1,13 @@
 import type { FinancialFilters } from "../src/api/client.ts";
 import type { FinancialStats } from "../src/api/schemas.ts";
 import { defineCommand } from "../src/core/command.ts";
-import { formatCount, formatDecimal, fullAddress } from "../src/core/format.ts";
+import { formatCount, fullAddress } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
-import { financialStatsFields } from "./stats.ts";
+import { describeFilters, filtersOf, financialFilterOptions } from "./shared/filters.ts";
+import { financialStatsFields } from "./shared/stats.ts";
 
-/** The four financial filters of endpoints 5 and 9, as options (shared with /segment). */
-export function financialFilterOptions() {
-  return {
-    min_volume: opt.decimal("Minimum purchase volume", { placeholder: "min_volume" }),
-    min_avg_price: opt.decimal("Minimum average purchase price", {
-      placeholder: "min_avg_price",
-    }),
-    min_collections: opt.count("Minimum number of collections owned", {
-      placeholder: "min_collections",
-    }),
-    max_days_since_purchase: opt.count("Maximum days since the last purchase", {
-      placeholder: "max_days_since_purchase",
-    }),
-  };
-}
-
-export interface FilterArgs {
-  min_volume?: string | undefined;
-  min_avg_price?: string | undefined;
-  min_collections?: string | undefined;
-  max_days_since_purchase?: string | undefined;
-}
-
-export function filtersOf(args: FilterArgs): FinancialFilters {
-  const filters: FinancialFilters = {};
-  if (args.min_volume !== undefined) filters.nftsPurchasesVolumeGte = args.min_volume;
-  if (args.min_avg_price !== undefined) filters.nftsPurchasesPriceAvgGte = args.min_avg_price;
-  if (args.min_collections !== undefined) filters.collectionsOwnedCountGte = args.min_collections;
-  if (args.max_days_since_purchase !== undefined)
-    filters.daysSinceLastPurchaseLte = args.max_days_since_purchase;
-  return filters;
-}
-
-/** "purchase volume ≥ 1.5 ETH, last purchase ≤ 30 days ago", or undefined without filters. */
-export function describeFilters(filters: FinancialFilters): string | undefined {
-  const parts = [
-    filters.nftsPurchasesVolumeGte !== undefined
-      ? `purchase volume ≥ ${formatDecimal(filters.nftsPurchasesVolumeGte)} ETH`
-      : undefined,
-    filters.nftsPurchasesPriceAvgGte !== undefined
-      ? `average price ≥ ${formatDecimal(filters.nftsPurchasesPriceAvgGte)} ETH`
-      : undefined,
-    filters.collectionsOwnedCountGte !== undefined
-      ? `collections owned ≥ ${formatCount(filters.collectionsOwnedCountGte)}`
-      : undefined,
-    filters.daysSinceLastPurchaseLte !== undefined
-      ? `last purchase ≤ ${formatCount(filters.daysSinceLastPurchaseLte)} days ago`
-      : undefined,
-  ].filter((part) => part !== undefined);
-  return parts.length > 0 ? parts.join(", ") : undefined;
-}
-
-export function walletStatsReply(
+function walletStatsReply(
   wallets: readonly string[],
   filters: FinancialFilters,
   stats: FinancialStats,

@@ -32,12 +32,7 @@ function expiry(entity: EnsEntity, now: Date): string {
   return formatTimestamp(entity.validTillTimestamp, now);
 }
 
-export function nameReply(
-  entity: EnsEntity,
-  behavior: string,
-  now: Date,
-  explorerUrl: string,
-): Reply {
+function nameReply(entity: EnsEntity, behavior: string, now: Date, explorerUrl: string): Reply {
   const address = fullAddress(entity.resolvedAddress);
   const fields: ReplyField[] = [
     { name: "Address", value: address },
@@ -59,7 +54,7 @@ export function nameReply(
   };
 }
 
-export function addressReply(
+function addressReply(
   address: string,
   entities: EnsEntity[],
   behavior: string,

@@ -1,10 +1,49 @@
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+const codePoints = (text: string): number => {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+};
+const codeUnits = (text: string): number => text.length;
+
+export interface CutOptions {
+  /**
+   * What `max` counts: code points ("char", what a person sees as one character of plain text)
+   * or UTF-16 code units ("utf16", what Discord and Telegram limits count).
+   */
+  unit?: "char" | "utf16";
+  /** Ends a cut text, inside `max`. Default "…"; "" cuts without a mark. */
+  mark?: string;
+}
+
 /**
- * At most `max` characters of `text`, counted in code points, so an emoji (a surrogate pair in
- * UTF-16) is never cut in half. Telegram refuses text with half a surrogate pair outright.
+ * The one way text is cut to a length: at most `max` units, ending with `mark` when cut, and never
+ * splitting a grapheme (an emoji with its skin tone, a flag, a ZWJ family), which is kept whole or
+ * dropped. Telegram refuses text with half a surrogate pair outright; half a ZWJ family shows as
+ * a different emoji.
  */
+export function cutText(text: string, max: number, options: CutOptions = {}): string {
+  const size = options.unit === "utf16" ? codeUnits : codePoints;
+  const mark = options.mark ?? "…";
+  // A text of at most `max` UTF-16 units has at most `max` code points too.
+  if (text.length <= max || size(text) <= max) return text;
+  const budget = max - size(mark);
+  if (budget < 0) return cutText(mark, Math.max(0, max), { ...options, mark: "" });
+  let kept = "";
+  let used = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    const cost = size(segment);
+    if (used + cost > budget) break;
+    kept += segment;
+    used += cost;
+  }
+  return kept + mark;
+}
+
+/** At most `max` code points of `text`, cut without a mark and never inside a grapheme. */
 export function sliceChars(text: string, max: number): string {
-  const chars = Array.from(text);
-  return chars.length <= max ? text : chars.slice(0, Math.max(0, max)).join("");
+  return cutText(text, Math.max(0, max), { mark: "" });
 }
 
 /**

@@ -77,7 +77,8 @@ const HOMES: Record<string, string> = {
 const UNTIL_STORE_INTERFACES = new Set([
   "src/core/command.ts -> src/store/reports.ts",
   "src/core/command.ts -> src/store/repositories.ts",
-  "commands/link.ts -> src/store/reports.ts",
+  "commands/shared/wallets.ts -> src/store/reports.ts",
+  "commands/shared/subscriptions.ts -> src/store/repositories.ts",
   "commands/report.ts -> src/store/reports.ts",
   "commands/reports.ts -> src/store/reports.ts",
   "commands/subscribe.ts -> src/store/repositories.ts",

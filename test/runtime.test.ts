@@ -5,7 +5,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isRefusal } from "../src/adapters/types.ts";
 import { MemoryActionStore } from "../src/core/actions.ts";
-import { type AnyCommand, defineCommand } from "../src/core/command.ts";
+import {
+  type ActionPayload,
+  type AnyCommand,
+  defineCommand,
+  payloadWith,
+} from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { buildRegistry, parseTextArgs } from "../src/core/runtime.ts";
@@ -487,6 +492,38 @@ describe("buttons", () => {
     expect(isRefusal(answered.outcome)).toBe(false);
   });
 
+  it("a stored button whose payload does not parse, or whose command is gone, no longer works", async () => {
+    t = await startRuntime();
+    const store = new SqliteActionStore(t.db);
+    const stored = (action: { command: string; action: string; payload: ActionPayload }) => ({
+      platform: "telegram",
+      chatId: "chat-1",
+      userId: "u1",
+      action,
+      expiresAt: Date.now() + 60_000,
+    });
+    const [malformed, gone, unknownAction, good] = await store.putMany([
+      // A page of /wallet without the wallet it pages through.
+      stored({ command: "wallet", action: "page", payload: { page: 1 } }),
+      stored({ command: "renamed-away", action: "page", payload: { page: 1 } }),
+      stored({ command: "top", action: "no-such-action", payload: {} }),
+      // The format buttons already issued have (migration 8's rows) still reads.
+      stored({
+        command: "top",
+        action: "page",
+        payload: { metric: "sales", duration: "7d", limit: 3, page: 1 },
+      }),
+    ]);
+    const before = t.sim.countRequests();
+    for (const id of [malformed, gone, unknownAction]) {
+      const reply = await t.press(id ?? "");
+      expect(reply.text).toBe("This button no longer works. Run the command again.");
+    }
+    expect(t.sim.countRequests()).toBe(before);
+    const page = await t.press(good ?? "");
+    expect(page.title).toBe("Top collections by number of sales, last 7 days");
+  });
+
   it("refuses commands and buttons that act for a person to anonymous senders", async () => {
     t = await startRuntime();
     const anonymous = { user: { id: "chat:-4001", name: "NFT chat", anonymous: true } };
@@ -532,7 +569,12 @@ describe("stored button actions", () => {
         action: { command: "withbuttons", action: "press", payload: { n } },
       })),
     }),
-    actions: { press: { run: async (_ctx, payload) => ({ text: `pressed ${payload.n}` }) } },
+    actions: {
+      press: {
+        payload: payloadWith(),
+        run: async (_ctx, payload) => ({ text: `pressed ${payload.n}` }),
+      },
+    },
   });
 
   it("a full disk costs a reply its buttons, never its data, and the failure is logged", async () => {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { HttpError } from "grammy";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TelegramAdapter, TelegramAdapterOptions } from "../src/adapters/telegram/index.ts";
-import { type AnyCommand, defineCommand } from "../src/core/command.ts";
+import { type AnyCommand, defineCommand, payloadWith } from "../src/core/command.ts";
 import type { RuntimeOptions } from "../src/core/runtime.ts";
 import { HttpHost, type HttpRoute } from "../src/http/host.ts";
 import { silentLogger } from "../src/log.ts";
@@ -495,6 +495,7 @@ describe("button presses Telegram has stopped waiting for", () => {
       }),
       actions: {
         go: {
+          payload: payloadWith(),
           run: async () => {
             // Finishes only once the spinner was stopped, or after a second at most.
             answeredFirst = await fake

@@ -1,7 +1,7 @@
 import { keccak_256 } from "@noble/hashes/sha3";
 import { LRUCache } from "lru-cache";
 import { UserError } from "../errors.ts";
-import { sliceChars } from "../strings.ts";
+import { cutText } from "../strings.ts";
 import { normalizeEnsName } from "./ens.ts";
 
 /**
@@ -46,7 +46,7 @@ export function quoteInput(input: string, max = 48): string {
     /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/g,
     "?",
   );
-  return Array.from(visible).length > max ? `"${sliceChars(visible, max - 1)}…"` : `"${visible}"`;
+  return `"${cutText(visible, max)}"`;
 }
 
 export function isAddressLike(input: string): boolean {
@@ -200,7 +200,3 @@ export function checkCount(input: string, what: string): Checked<string> {
 }
 
 export const parseCount = (input: string, what: string): string => orThrow(checkCount(input, what));
-
-export function shortAddress(address: string): string {
-  return address.length === 42 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
-}

@@ -37,7 +37,7 @@ export interface ActionStore {
  * `count` ids from one draw of random bytes (a reply has up to 25 buttons): 128 random bits each,
  * base64url, 22 characters, well inside Discord's 100 and Telegram's 64 bytes.
  */
-export function newActionIds(count: number): string[] {
+function newActionIds(count: number): string[] {
   const bytes = randomBytesPooled(16 * count);
   const ids: string[] = [];
   for (let i = 0; i < count; i++) ids.push(bytes.toString("base64url", 16 * i, 16 * (i + 1)));

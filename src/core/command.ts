@@ -39,6 +39,16 @@ export interface Invocation {
   canManageChannel: (chatId?: string) => Promise<boolean>;
 }
 
+/** A person across platforms, "telegram:42": what rate limits, report prompts and subscriptions name. */
+export function personKey(invocation: Pick<Invocation, "platform" | "user">): string {
+  return `${invocation.platform}:${invocation.user.id}`;
+}
+
+/** A chat across platforms, "discord:123". */
+export function chatKey(invocation: Pick<Invocation, "platform" | "chat">): string {
+  return `${invocation.platform}:${invocation.chat.id}`;
+}
+
 export interface BotSettings {
   explorerUrl: string;
   /** Where ipfs:// images are fetched through, e.g. https://ipfs.io/ipfs/ */
@@ -123,8 +133,28 @@ export type ArgsOf<O extends OptionsMap> = {
 
 export type ActionPayload = Record<string, string | number | boolean | null>;
 
-export interface ActionHandler {
-  run(ctx: CommandContext, payload: ActionPayload): Promise<Reply>;
+const payloadValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+/**
+ * A stored button payload with these fields present as strings. Buttons live for days in the
+ * store, so what a handler needs is checked like a command's options before it runs: a payload
+ * that does not parse (an old or forged button) is answered "This button no longer works".
+ * Optional fields are read by the handler, with their defaults.
+ */
+export function payloadWith<K extends string>(
+  ...keys: K[]
+): z.ZodType<ActionPayload & Record<K, string>, ActionPayload> {
+  return z
+    .record(z.string(), payloadValue)
+    .refine((payload) => keys.every((key) => typeof payload[key] === "string"), {
+      message: `a button payload needs ${keys.join(", ") || "nothing"}`,
+    }) as unknown as z.ZodType<ActionPayload & Record<K, string>, ActionPayload>;
+}
+
+export interface ActionHandler<P extends ActionPayload = ActionPayload> {
+  /** Parses the stored payload before `run`; see payloadWith. */
+  payload: z.ZodType<P, ActionPayload>;
+  run(ctx: CommandContext, payload: P): Promise<Reply>;
 }
 
 export interface Command<O extends OptionsMap = OptionsMap> {

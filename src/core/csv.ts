@@ -15,7 +15,7 @@ const FORMULA_START = /^[=+\-@\t\r]/;
  * start a formula gets a leading '; a number column's value goes out as it is, unless it is not
  * a plain number after all (upstream data is untrusted), and then it is guarded like text.
  */
-export function csvField(value: string, numeric = false): string {
+function csvField(value: string, numeric = false): string {
   const guarded =
     FORMULA_START.test(value) && !(numeric && PLAIN_NUMBER.test(value)) ? `'${value}` : value;
   return /[",\r\n]/.test(guarded) ? `"${guarded.replace(/"/g, '""')}"` : guarded;

@@ -1,4 +1,4 @@
-import { shortAddress, toChecksumAddress } from "../api/validate.ts";
+import { toChecksumAddress } from "../api/validate.ts";
 
 /**
  * Formatting for people. Amounts arrive as decimal strings (18-decimal native amounts, int64
@@ -129,6 +129,13 @@ export function formatTimestamp(iso: string | undefined | null, now: Date): stri
   return `${text} (${relativeTime(date, now)})`;
 }
 
+/** Orders int64 decimal strings (counts, wei) by value: they pass 2^53, so never via Number. */
+export function compareIntegerStrings(a: string, b: string): number {
+  const left = BigInt(a);
+  const right = BigInt(b);
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
 export function formatDate(iso: string): string {
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? iso : date.toISOString().slice(0, 10);
@@ -139,9 +146,19 @@ export function fullAddress(address: string): string {
   return /^0x[0-9a-fA-F]{40}$/.test(address) ? toChecksumAddress(address) : address;
 }
 
-/** Short addresses in tables: 0x1234…abcd (checksummed). */
+/** Short addresses in tables and messages: 0x1234…abcd (checksummed); anything else as it is. */
 export function short(address: string): string {
-  return shortAddress(fullAddress(address));
+  const full = fullAddress(address);
+  return full.length === 42 ? `${full.slice(0, 6)}…${full.slice(-4)}` : full;
+}
+
+/**
+ * Ids of up to 78 digits fit no title or column: the ends identify them well enough. A table
+ * column is narrow (6…6 past 16 digits); a title or sentence has room for more (10…8 past 24).
+ */
+export function shortTokenId(tokenId: string, room: "column" | "text" = "column"): string {
+  const [limit, head, tail] = room === "column" ? [16, 6, 6] : [24, 10, 8];
+  return tokenId.length > limit ? `${tokenId.slice(0, head)}…${tokenId.slice(-tail)}` : tokenId;
 }
 
 /**

@@ -37,7 +37,7 @@ export interface CollectionIndexStore {
 }
 
 /** How a text matches a collection, strongest first. */
-export const MATCH_KINDS = ["exact", "symbol", "initials", "prefix", "word", "contains"] as const;
+const MATCH_KINDS = ["exact", "symbol", "initials", "prefix", "word", "contains"] as const;
 export type MatchKind = (typeof MATCH_KINDS)[number];
 
 /** Kinds that name a collection when it is the only one matching so: the others only suggest. */

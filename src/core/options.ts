@@ -8,7 +8,6 @@ import {
   checkWallet,
   checkWalletList,
   type EnsName,
-  InvalidInputError,
   type TokenId,
   valid,
 } from "../api/validate.ts";
@@ -44,6 +43,24 @@ const resolveWallet = async (
   resolver: NameResolver,
 ): Promise<Resolution<Address | EnsName>> =>
   isLookup(value) ? resolver.wallet(value.lookup) : found(value);
+
+/** A text option checked by one of validate.ts's checks, named in its errors by its description. */
+function checkedString<R extends boolean>(
+  description: string,
+  check: (value: string, what: string) => Checked<string>,
+  placeholder: string,
+  required: R | undefined,
+): OptionDef<string, R> {
+  return def(
+    {
+      description,
+      kind: "string",
+      placeholder,
+      schema: parserSchema((raw) => check(unwrap(raw), description.toLowerCase())),
+    },
+    required,
+  );
+}
 
 export const opt = {
   string<const R extends boolean = false>(
@@ -249,31 +266,13 @@ export const opt = {
     description: string,
     o: Common<R> & { placeholder?: string } = {},
   ): OptionDef<string, R> {
-    return def(
-      {
-        description,
-        kind: "string",
-        placeholder: o.placeholder ?? "amount",
-        schema: parserSchema((raw) => checkDecimal(unwrap(raw), description.toLowerCase())),
-      },
-      o.required,
-    );
+    return checkedString(description, checkDecimal, o.placeholder ?? "amount", o.required);
   },
 
   count<const R extends boolean = false>(
     description: string,
     o: Common<R> & { placeholder?: string } = {},
   ): OptionDef<string, R> {
-    return def(
-      {
-        description,
-        kind: "string",
-        placeholder: o.placeholder ?? "count",
-        schema: parserSchema((raw) => checkCount(unwrap(raw), description.toLowerCase())),
-      },
-      o.required,
-    );
+    return checkedString(description, checkCount, o.placeholder ?? "count", o.required);
   },
 };
-
-export { InvalidInputError };

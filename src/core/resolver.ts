@@ -1,6 +1,7 @@
-import { type Address, quoteInput, shortAddress } from "../api/validate.ts";
-import { sliceChars } from "../strings.ts";
+import { type Address, quoteInput } from "../api/validate.ts";
+import { cutText } from "../strings.ts";
 import type { CollectionRefresher } from "./collection-refresh.ts";
+import { short } from "./format.ts";
 import {
   type IndexedCollection,
   type KnownCollections,
@@ -45,12 +46,12 @@ const ADDRESS_WORKS = "A contract address (0x…) or an OpenSea or Etherscan lin
 function shownName(collection: IndexedCollection): string {
   const name = collection.name.trim();
   if (name.length === 0) return "Unnamed collection";
-  return Array.from(name).length > 40 ? `${sliceChars(name, 39)}…` : name;
+  return cutText(name, 40);
 }
 
 function choiceOf(collection: IndexedCollection): Choice {
   return {
-    label: `${shownName(collection)} (${shortAddress(collection.address)})`,
+    label: `${shownName(collection)} (${short(collection.address)})`,
     value: collection.address,
   };
 }

@@ -1,22 +1,23 @@
 import type { ApiClient } from "../api/client.ts";
 import { ApiError, apiErrorLevel } from "../api/errors.ts";
-import { shortAddress } from "../api/validate.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { sliceChars } from "../strings.ts";
+import { cutText, sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import type { ChartDrawer } from "./charts.ts";
 import { CollectionRefresher } from "./collection-refresh.ts";
-import type {
-  ActionPayload,
-  AnyCommand,
-  AnyOption,
-  BotSettings,
-  CommandContext,
-  CommandStore,
-  Invocation,
-  Platform,
+import {
+  type AnyCommand,
+  type AnyOption,
+  type BotSettings,
+  type CommandContext,
+  type CommandStore,
+  chatKey,
+  type Invocation,
+  type Platform,
+  personKey,
 } from "./command.ts";
+import { short, shortTokenId } from "./format.ts";
 import { KnownCollections } from "./known-collections.ts";
 import { randomBytesPooled } from "./random.ts";
 import { type Admission, RateLimiter } from "./rate-limit.ts";
@@ -85,7 +86,7 @@ const COMMAND_NAME = /^[a-z][a-z0-9_]{0,31}$/;
  * The action of the buttons that answer "which one?": the runtime runs the command again with
  * the payload as its raw arguments (the chosen collection put in). No command may define it.
  */
-export const RERUN_ACTION = "rerun";
+const RERUN_ACTION = "rerun";
 
 /** What a command or button gives back, and how it counts (a name not found is the person's to fix). */
 interface Answer {
@@ -130,7 +131,7 @@ export function usage(command: AnyCommand): string {
 }
 
 /** Splits a line into tokens; double quotes group words ("Bored Apes"). */
-export function tokenize(text: string): string[] {
+function tokenize(text: string): string[] {
   const tokens: string[] = [];
   const pattern = /"([^"]*)"|(\S+)/g;
   for (const match of text.matchAll(pattern)) tokens.push(match[1] ?? match[2] ?? "");
@@ -243,21 +244,19 @@ function notFoundMessage(path: string): string {
   const decoded = decodeURIComponent(path);
   const address = (pattern: RegExp) => {
     const match = pattern.exec(decoded);
-    return match?.[1] ? shortAddress(match[1]) : undefined;
+    return match?.[1] ? short(match[1]) : undefined;
   };
   const ens = /\/ens\/by_name\/([^/]+)/.exec(decoded)?.[1];
   if (ens) return `No ENS name ${ens} is registered.`;
   if (/\/ens\/by_address\//.test(decoded)) return "No ENS name points to that address.";
   const token = /\/nfts\/(0x[0-9a-fA-F]{40})\/(\d+)\//.exec(decoded);
   if (token?.[1] && token[2]) {
-    const id = token[2].length > 20 ? `${token[2].slice(0, 8)}…${token[2].slice(-6)}` : token[2];
-    return `No token ${id} in collection ${shortAddress(token[1])} on this chain.`;
+    return `No token ${shortTokenId(token[2], "text")} in collection ${short(token[1])} on this chain.`;
   }
   const collection = address(/\/(?:by_collection|collections(?:\/v1beta2)?)\/(0x[0-9a-fA-F]{40})/);
   if (collection) return `No collection ${collection} on this chain.`;
   const wallet = /\/wallets\/v1beta2\/([^/]+)\//.exec(decoded)?.[1];
-  if (wallet)
-    return `No data for wallet ${wallet.startsWith("0x") ? shortAddress(wallet) : wallet}.`;
+  if (wallet) return `No data for wallet ${wallet.startsWith("0x") ? short(wallet) : wallet}.`;
   return "The data service has nothing for that.";
 }
 
@@ -364,12 +363,13 @@ export class Runtime {
       );
     }
     const handler = command?.actions?.[action];
-    if (!command || !handler)
-      return this.userError("This button no longer does anything. Run the command again.");
+    const parsed = handler?.payload.safeParse(payload);
+    if (!command || !handler || !parsed?.success)
+      return this.userError("This button no longer works. Run the command again.");
     return this.execute(invocation, command.name, "button", async (ctx) => {
       assertPerson(command, invocation, "this button");
       await assertManager(command, invocation, "this button");
-      return { reply: await handler.run(ctx, payload as ActionPayload), outcome: "ok" };
+      return { reply: await handler.run(ctx, parsed.data), outcome: "ok" };
     });
   }
 
@@ -441,9 +441,13 @@ export class Runtime {
     // Discord wants the answer within 3 s: nothing waits, but the next keystroke may find more.
     if (found.length === 0) void this.refresher.refreshForMiss();
     return found.map((collection) => ({
-      name: `${collection.name || "Unnamed collection"} (${shortAddress(collection.address)})`.slice(
-        0,
+      name: cutText(
+        `${collection.name || "Unnamed collection"} (${short(collection.address)})`,
         100,
+        {
+          unit: "utf16",
+          mark: "",
+        },
       ),
       value: collection.address,
     }));
@@ -463,11 +467,11 @@ export class Runtime {
   private admit(invocation: Invocation): RenderableReply | undefined {
     // The console's only person is the bot's operator: there is nobody to protect the service from.
     if (invocation.platform === "console") return undefined;
-    const person = this.limiter.take(`${invocation.platform}:${invocation.user.id}`);
+    const person = this.limiter.take(personKey(invocation));
     if (!person.allowed) return this.refusal(person, "You are sending commands quickly");
     const chatLimiter = this.chatLimiters[invocation.platform];
     if (!chatLimiter || invocation.chat.kind === "private") return undefined;
-    const chat = chatLimiter.take(`${invocation.platform}:${invocation.chat.id}`);
+    const chat = chatLimiter.take(chatKey(invocation));
     if (!chat.allowed) return this.refusal(chat, "This chat is sending me many commands");
     return undefined;
   }
@@ -532,7 +536,7 @@ export class Runtime {
         collections: this.collections,
         refresher: this.refresher,
         wallets: this.recentWallets,
-        chat: `${invocation.platform}:${invocation.chat.id}`,
+        chat: chatKey(invocation),
       }),
       actions: this.options.actions,
       store: this.options.store,

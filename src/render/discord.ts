@@ -16,7 +16,7 @@ import type {
 } from "../core/reply.ts";
 import { sliceChars } from "../strings.ts";
 import { escapeDiscord, neutraliseMentions, ZWSP } from "./discord-escape.ts";
-import { formatTable, stripControl, TRUNCATION_MARK, truncate } from "./text.ts";
+import { formatTable, httpUrl, stripControl, TRUNCATION_MARK, truncate } from "./text.ts";
 
 /** Discord's documented limits (https://discord.com/developers/docs/resources/message#embed-object-embed-limits). */
 export const DISCORD_LIMITS = {
@@ -95,14 +95,7 @@ function plain(text: string, max: number): string {
 
 /** Only http(s) URLs are linked; parentheses are encoded so a URL cannot end a masked link early. */
 export function safeHttpUrl(raw: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return undefined;
-  return url.href.replace(/\(/g, "%28").replace(/\)/g, "%29");
+  return httpUrl(raw)?.replace(/\(/g, "%28").replace(/\)/g, "%29");
 }
 
 function safeFileName(raw: string, extension?: string): string {

@@ -1,5 +1,12 @@
 import type { ButtonStyle, RenderableReply, RenderedButton, ReplyImage } from "../core/reply.ts";
-import { formatTable, splitAtLines, stripControl, TRUNCATION_MARK, truncate } from "./text.ts";
+import {
+  formatTable,
+  httpUrl,
+  splitAtLines,
+  stripControl,
+  TRUNCATION_MARK,
+  truncate,
+} from "./text.ts";
 
 /**
  * Reply -> Telegram messages in HTML parse mode. Limits are counted the way Telegram counts them:
@@ -97,18 +104,6 @@ const TONE_ICONS: Record<NonNullable<RenderableReply["tone"]>, string> = {
   warning: "⚠️ ",
   error: "❌ ",
 };
-
-function httpUrl(raw: string | undefined): string | undefined {
-  if (raw === undefined) return undefined;
-  const url = stripControl(raw).trim();
-  try {
-    const parsed = new URL(url);
-    // The parsed form, percent-encoded as Telegram expects ("my ape.png" -> "my%20ape.png").
-    return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 function titleRuns(reply: RenderableReply, max = Number.POSITIVE_INFINITY): Run[] {
   const icon = reply.tone ? TONE_ICONS[reply.tone] : "";

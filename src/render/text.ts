@@ -1,19 +1,15 @@
 import type { ReplyTable } from "../core/reply.ts";
+import { cutText } from "../strings.ts";
 
 /** The mark every renderer shows where it had to cut text to fit a platform limit. */
 export const TRUNCATION_MARK = "…";
 
 /**
  * Cuts `text` to at most `max` UTF-16 code units (the unit Discord and Telegram count in),
- * ending with the truncation mark, and never splitting a surrogate pair.
+ * ending with the truncation mark, and never splitting a grapheme.
  */
 export function truncate(text: string, max: number, mark = TRUNCATION_MARK): string {
-  if (text.length <= max) return text;
-  if (max <= mark.length) return mark.slice(0, Math.max(0, max));
-  let end = max - mark.length;
-  const code = text.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-  return text.slice(0, end) + mark;
+  return cutText(text, max, { unit: "utf16", mark });
 }
 
 /**
@@ -46,6 +42,20 @@ export function stripControl(text: string): string {
   );
 }
 
+/**
+ * The one gate for links a renderer shows: only http(s), control characters removed, in the
+ * parsed form, percent-encoded as the platforms expect ("my ape.png" -> "my%20ape.png").
+ */
+export function httpUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const parsed = new URL(stripControl(raw).trim());
+    return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const SURROGATE = /[\ud800-\udfff]/;
 const PLAIN_CELL = /^(?:[\x21-\x7e]+(?: [\x21-\x7e]+)*)?$/;
 
@@ -54,21 +64,13 @@ function cellWidth(cell: string): number {
   return SURROGATE.test(cell) ? [...cell].length : cell.length;
 }
 
-function cutCell(cell: string, width: number): string {
-  if (cell.length <= width) return cell;
-  const points = SURROGATE.test(cell) ? [...cell] : undefined;
-  if (!points) return `${cell.slice(0, Math.max(0, width - 1))}${TRUNCATION_MARK}`;
-  if (points.length <= width) return cell;
-  return `${points.slice(0, Math.max(0, width - 1)).join("")}${TRUNCATION_MARK}`;
-}
-
 /**
  * Lays a table out as monospace text: header, a rule, rows. Cells are cut to `maxCell` code points
  * and single-line. The result is plain text: the caller escapes it for its platform.
  */
 export function formatTable(table: ReplyTable, maxCell = 24): string {
   const clean = (cell: string) =>
-    cutCell(
+    cutText(
       // Most cells are printable ASCII words with single spaces: nothing to strip or collapse.
       PLAIN_CELL.test(cell) ? cell : stripControl(cell).replace(/\s+/g, " ").trim(),
       maxCell,

@@ -6,6 +6,7 @@ import {
   Routes,
 } from "discord.js";
 import type { AnyCommand, AnyOption } from "../../core/command.ts";
+import { cutText } from "../../strings.ts";
 
 const MAX_CHOICES = 25;
 const MAX_DESCRIPTION = 100;
@@ -18,8 +19,7 @@ const optionType = (option: AnyOption) =>
       : // Token ids and amounts are strings: INTEGER holds only +-2^53.
         ApplicationCommandOptionType.String;
 
-const cut = (text: string, max = MAX_DESCRIPTION) =>
-  text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+const cut = (text: string, max = MAX_DESCRIPTION) => cutText(text, max, { unit: "utf16" });
 
 /**
  * The slash-command registration payload, built from the same definitions as /help and the

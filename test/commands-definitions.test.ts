@@ -1,0 +1,124 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { shareOf } from "../commands/common.ts";
+import { allCommands } from "../commands/index.ts";
+import { percentChange, summarizeOwnerCounts } from "../commands/owners.ts";
+import { flattenProfile } from "../commands/profile.ts";
+import { segmentCsv } from "../commands/segment.ts";
+import { BUTTON_TARGETS } from "../commands/shared/buttons.ts";
+import { formatNativeNumber } from "../commands/shared/stats.ts";
+import { shortTokenId } from "../src/core/format.ts";
+import { parseArgs, parseTextArgs } from "../src/core/runtime.ts";
+import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+
+/** Command definitions and the pure builders behind the replies; /help. */
+
+let t: RuntimeSetup;
+
+describe("pure builders", () => {
+  it("summarise owner counts on BigInt, beyond Number's exact range", () => {
+    const points = [
+      { timestamp: "2026-01-01T00:00:00Z", count: "9007199254740993" },
+      { timestamp: "2026-01-02T00:00:00Z", count: "9007199254740991" },
+      { timestamp: "2026-01-03T00:00:00Z", count: "9007199254740997" },
+      { timestamp: "2026-01-04T00:00:00Z", count: "9007199254740995" },
+    ];
+    const summary = summarizeOwnerCounts(points);
+    expect(summary?.change).toBe("2");
+    expect(summary?.min.count).toBe("9007199254740991");
+    expect(summary?.max.count).toBe("9007199254740997");
+    expect(summarizeOwnerCounts([])).toBeUndefined();
+    expect(percentChange("400", "436")).toBe("+9.0%");
+    expect(percentChange("451", "415")).toBe("-8.0%");
+    expect(percentChange("0", "5")).toBeUndefined();
+    expect(shareOf("83", "392")).toBe("21.2%");
+    expect(shareOf("1", "0")).toBe("n/a");
+  });
+
+  it("flatten any profile into at most 20 bounded fields", () => {
+    const wide = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, i]));
+    expect(flattenProfile(wide).fields).toHaveLength(20);
+    expect(flattenProfile(wide).total).toBe(50);
+    const odd = flattenProfile({
+      data: {
+        long: "x".repeat(5000),
+        list: [{ a: 1 }, { a: 2 }, { a: 3 }, { a: 4 }],
+        deep: { a: { b: { c: { d: { e: { f: 1 } } } } } },
+        empty: {},
+        amount: "12345.678900000000000001",
+      },
+    });
+    const value = (name: string) => odd.fields.find((f) => f.name === name)?.value;
+    expect([...(value("long") ?? "")].length).toBeLessThanOrEqual(200);
+    expect(value("list")).toMatch(/^4 items: \{a: 1\}; \{a: 2\}; \{a: 3\}; …$/);
+    expect(odd.fields.some((f) => f.name.startsWith("deep.a.b"))).toBe(true);
+    expect(value("empty")).toBe("empty");
+    expect(value("amount")).toBe("12,345.6789");
+    expect(flattenProfile({}).fields).toEqual([]);
+  });
+
+  it("write CSV with full addresses and exact amounts, and shorten huge ids", () => {
+    const csv = segmentCsv([
+      {
+        walletAddress: "0xee921415072882a79213fc969454aad44f2bc2e6",
+        totalSpend: "1.000000000000000001",
+      },
+    ]);
+    expect(csv).toBe(
+      "walletAddress,totalSpend\r\n0xee921415072882A79213Fc969454aad44F2BC2E6,1.000000000000000001\r\n",
+    );
+    expect(shortTokenId("1".repeat(78))).toBe("111111…111111");
+    expect(shortTokenId("123")).toBe("123");
+    expect(formatNativeNumber(0.000000123)).toBe("0.000000123 ETH");
+    expect(formatNativeNumber(38.321773)).toBe("38.3218 ETH");
+  });
+});
+
+describe("definitions", () => {
+  it("every button target names a registered command's action, and every action is a target", () => {
+    const targets = Object.entries(BUTTON_TARGETS).flatMap(([command, actions]) =>
+      actions.map((action) => `${command}.${action}`),
+    );
+    const registered = allCommands().flatMap((command) =>
+      Object.keys(command.actions ?? {}).map((action) => `${command.name}.${action}`),
+    );
+    expect(targets.sort()).toEqual(registered.sort());
+  });
+
+  /** Commands whose one-line description says it all: they have no longer help. */
+  const brief = new Set(["help", "reports", "subscriptions", "unlink", "unsubscribe"]);
+
+  // Every command of the registry: a new one is covered without editing a list.
+  it.each(allCommands().map((command) => command.name))(
+    "/%s has help (or is brief), and every example parses",
+    (name) => {
+      const command = allCommands().find((c) => c.name === name);
+      if (brief.has(name)) expect(command?.help).toBeUndefined();
+      else expect(command?.help).toBeTruthy();
+      expect(command?.examples.length).toBeGreaterThan(0);
+      for (const example of command?.examples ?? []) {
+        expect(example.startsWith(`/${name}`)).toBe(true);
+        const text = example.replace(/^\/\w+\s*/, "");
+        expect(() => parseArgs(command!, parseTextArgs(command!, text))).not.toThrow();
+      }
+    },
+  );
+});
+
+describe("each test on its own runtime", () => {
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  describe("/help", () => {
+    it("lists every command, and explains one", async () => {
+      t = await startRuntime();
+      const index = await t.say("/help");
+      for (const command of t.runtime.commands) expect(index.text).toContain(`/${command.name}`);
+      const one = await t.say("/help /top");
+      expect(one.fields?.find((x) => x.name === "Usage")?.value).toBe(
+        "/top [volume|sales|max_price] [1d|7d|30d|365d] [limit]",
+      );
+      expect((await t.say("/help nope")).text).toMatch(/There is no \/nope command/);
+    });
+  });
+});
