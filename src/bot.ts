@@ -4,7 +4,7 @@ import type { DiscordAdapter } from "./adapters/discord/index.ts";
 import type { TelegramAdapter } from "./adapters/telegram/index.ts";
 import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
 import { leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
-import { type ApiClient, createApiClient } from "./api/client.ts";
+import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
 import { KnownCollections } from "./core/known-collections.ts";
@@ -174,6 +174,28 @@ function consoleGreeting(dataUrl: string, simulated: boolean, logFile: string | 
   ].join("\n");
 }
 
+/** The data-service client's settings, taken from the bot's (src/api knows nothing of Config). */
+export function apiClientSettings(
+  config: Pick<Config, "api" | "cache">,
+  baseUrl: string,
+  apiKey: string | undefined,
+): ApiClientSettings {
+  const { api } = config;
+  return {
+    baseUrl,
+    apiKey,
+    timeoutMs: api.timeoutMs,
+    retries: api.retries,
+    retryMinDelayMs: api.retryMinDelayMs,
+    retryMaxDelayMs: api.retryMaxDelayMs,
+    retryMaxTotalMs: api.retryMaxTotalMs,
+    maxBodyBytes: api.maxBodyBytes,
+    budget: api.budget,
+    reportNotSpamPath: api.reportNotSpamPath,
+    cache: config.cache,
+  };
+}
+
 async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]): Promise<Bot> {
   const { logger } = deps;
   let simulator: Simulator | undefined;
@@ -199,7 +221,10 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
     apiKey = simulator.apiKey;
     logger.info({ url: simulator.url }, "no API_BASE_URL: using the embedded simulator");
   }
-  const api = createApiClient(config, baseUrl, apiKey, logger.child({ part: "api" }));
+  const api = createApiClient(
+    apiClientSettings(config, baseUrl, apiKey),
+    logger.child({ part: "api" }),
+  );
   opened.push(() => api.close());
   const db = openDatabase(config.dataDir);
   opened.push(() => db.close());
