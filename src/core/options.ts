@@ -8,7 +8,6 @@ import {
   checkWallet,
   checkWalletList,
   type EnsName,
-  InvalidInputError,
   type TokenId,
   valid,
 } from "../api/validate.ts";
@@ -275,5 +274,3 @@ export const opt = {
     );
   },
 };
-
-export { InvalidInputError };
