@@ -1,4 +1,4 @@
-import type { SegmentRequest } from "../src/api/client.ts";
+import type { SegmentRequest } from "../src/api/audiences.ts";
 import { ApiError } from "../src/api/errors.ts";
 import {
   type ActionPayload,

@@ -1,4 +1,4 @@
-import type { FinancialFilters } from "../src/api/client.ts";
+import type { FinancialFilters } from "../src/api/audiences.ts";
 import type { FinancialStats } from "../src/api/schemas.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { formatCount, fullAddress } from "../src/core/format.ts";

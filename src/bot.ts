@@ -2,7 +2,7 @@ import { configuredAdapters } from "./adapters/index.ts";
 import type { ChatAdapter } from "./adapters/types.ts";
 import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
 import { leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
-import { type ApiClient, createApiClient } from "./api/client.ts";
+import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
 import type { Runtime } from "./core/runtime.ts";
@@ -109,11 +109,36 @@ async function dataService(
   return { url: simulator.url, apiKey: simulator.apiKey, simulator };
 }
 
+/** The data-service client's settings, taken from the bot's (src/api knows nothing of Config). */
+export function apiClientSettings(
+  config: Pick<Config, "api" | "cache">,
+  baseUrl: string,
+  apiKey: string | undefined,
+): ApiClientSettings {
+  const { api } = config;
+  return {
+    baseUrl,
+    apiKey,
+    timeoutMs: api.timeoutMs,
+    retries: api.retries,
+    retryMinDelayMs: api.retryMinDelayMs,
+    retryMaxDelayMs: api.retryMaxDelayMs,
+    retryMaxTotalMs: api.retryMaxTotalMs,
+    maxBodyBytes: api.maxBodyBytes,
+    budget: api.budget,
+    reportNotSpamPath: api.reportNotSpamPath,
+    cache: config.cache,
+  };
+}
+
 async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): Promise<Bot> {
   const { logger } = deps;
   const service = await dataService(config, logger, opened);
   const { simulator } = service;
-  const api = createApiClient(config, service.url, service.apiKey, logger.child({ part: "api" }));
+  const api = createApiClient(
+    apiClientSettings(config, service.url, service.apiKey),
+    logger.child({ part: "api" }),
+  );
   opened.push(() => api.close());
   const db = openDatabase(config.dataDir);
   opened.push(() => db.close());

@@ -36,7 +36,7 @@ const ENV: Record<string, string> = {
   CACHE_TTL_ENS_S: "0",
 };
 
-/** The sentences of `apiErrorMessage` (src/core/runtime.ts), one pattern per error kind. */
+/** The sentences of `apiErrorMessage` (src/core/api-errors.ts), one pattern per error kind. */
 const API_SENTENCES: [kind: string, pattern: RegExp][] = [
   ["not_found", /^No ENS name .+ is registered\.$/],
   ["not_found", /^No ENS name points to that address\.$/],

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { allCommands } from "../commands/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
+import { apiClientSettings } from "../src/bot.ts";
 import { type Config, parseConfig } from "../src/config.ts";
 import { MemoryActionStore } from "../src/core/actions.ts";
 import type { AnyCommand, Invocation } from "../src/core/command.ts";
@@ -59,7 +60,7 @@ export async function startClient(
   });
   const apiKey = overrides.apiKey ?? sim.apiKey;
   const { logger, lines } = capturingLogger([apiKey]);
-  const api = createApiClient(config, sim.url, apiKey, logger);
+  const api = createApiClient(apiClientSettings(config, sim.url, apiKey), logger);
   return {
     sim,
     api,

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { ApiError } from "../src/api/errors.ts";
+import { apiClientSettings } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import {
@@ -43,9 +44,7 @@ describe("response bodies", () => {
     const { port } = server.address() as AddressInfo;
     const config = parseConfig({ API_RETRIES: "0", ...env });
     api = createApiClient(
-      config,
-      `http://127.0.0.1:${port}`,
-      "key-123456",
+      apiClientSettings(config, `http://127.0.0.1:${port}`, "key-123456"),
       capturingLogger().logger,
     );
     return api;

@@ -7,7 +7,7 @@ import { allCommands } from "../commands/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { DURATIONS, NFT_CONTRACT_TYPES, TOP_METRICS } from "../src/api/schemas.ts";
 import { toChecksumAddress } from "../src/api/validate.ts";
-import { createBot } from "../src/bot.ts";
+import { apiClientSettings, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { short } from "../src/core/format.ts";
 import { KnownCollections } from "../src/core/known-collections.ts";
@@ -163,7 +163,10 @@ async function setUp(
   const setup = await startRuntime(env, {}, [], { monotonic: () => clock.ms });
   t = setup;
   // A client of its own, so what it reads is not in the runtime's client cache.
-  const reader = createApiClient(setup.config, setup.sim.url, setup.sim.apiKey, silentLogger());
+  const reader = createApiClient(
+    apiClientSettings(setup.config, setup.sim.url, setup.sim.apiKey),
+    silentLogger(),
+  );
   cleanups.push(() => reader.close());
   const { all, top } = await universe(reader);
   return { t: setup, names: chooseNames(all, top), clock };
@@ -569,7 +572,10 @@ describe("end to end", () => {
   it("console: the bot as npm start wires it answers /audience <name> and /stats <initials>", async () => {
     const sim = await startTestSimulator();
     cleanups.push(() => sim.close());
-    const reader = createApiClient(parseConfig({}), sim.url, sim.apiKey, silentLogger());
+    const reader = createApiClient(
+      apiClientSettings(parseConfig({}), sim.url, sim.apiKey),
+      silentLogger(),
+    );
     cleanups.push(() => reader.close());
     const { all, top } = await universe(reader);
     const names = chooseNames(all, top);

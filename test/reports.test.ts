@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApiClient } from "../src/api/client.ts";
-import { createBot } from "../src/bot.ts";
+import { apiClientSettings, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
@@ -234,7 +234,10 @@ describe("at most once to the data service", () => {
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const { port } = closed.address() as AddressInfo;
     await new Promise((resolve) => closed.close(resolve));
-    const unreachable = createApiClient(t.config, `http://127.0.0.1:${port}`, "k", silentLogger());
+    const unreachable = createApiClient(
+      apiClientSettings(t.config, `http://127.0.0.1:${port}`, "k"),
+      silentLogger(),
+    );
     const reports = new ReportRepository(t.db);
     const { report } = reports.create(
       {

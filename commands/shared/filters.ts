@@ -1,4 +1,4 @@
-import type { FinancialFilters } from "../../src/api/client.ts";
+import type { FinancialFilters } from "../../src/api/audiences.ts";
 import { formatCount, formatDecimal } from "../../src/core/format.ts";
 import { opt } from "../../src/core/options.ts";
 

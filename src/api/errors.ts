@@ -7,12 +7,31 @@ export type ApiErrorKind =
   | "timeout"
   | "invalid_response";
 
+/**
+ * What a request was about, so a failure can be told in words about it (src/core/api-errors.ts)
+ * without reading the URL path back. Addresses and names are in the canonical form sent.
+ */
+export type ApiResource =
+  | { kind: "collection"; address: string }
+  | { kind: "token"; contract: string; tokenId: string }
+  | { kind: "wallet"; wallet: string }
+  /** Endpoint 13: a wallet's tokens, maybe in one collection. */
+  | { kind: "holdings"; owner: string }
+  /** Endpoints 1 and 5: a list of wallets. */
+  | { kind: "wallets" }
+  | { kind: "segment" }
+  | { kind: "contracts" }
+  | { kind: "ranking" }
+  | { kind: "ens"; name: string }
+  | { kind: "ens_address"; address: string };
+
 export interface ApiErrorInit {
   kind: ApiErrorKind;
   status: number | undefined;
   method: string;
   /** Path without the base URL and without the query string: never carries a secret. */
   path: string;
+  resource?: ApiResource | undefined;
   message: string;
   /** Seconds, from a Retry-After header. */
   retryAfter?: number;
@@ -29,6 +48,7 @@ export class ApiError extends Error {
   readonly status: number | undefined;
   readonly method: string;
   readonly path: string;
+  readonly resource: ApiResource | undefined;
   readonly retryAfter: number | undefined;
   readonly field: string | undefined;
   readonly code: string | undefined;
@@ -39,6 +59,7 @@ export class ApiError extends Error {
     this.status = init.status;
     this.method = init.method;
     this.path = init.path;
+    this.resource = init.resource;
     this.retryAfter = init.retryAfter;
     this.field = init.field;
     this.code = init.code;

@@ -4,7 +4,13 @@ import type { Logger } from "../log.ts";
 import { scrubSecrets } from "../log.ts";
 import { stripControlCharacters } from "../strings.ts";
 import { BudgetExceededError, type UpstreamBudget } from "./budget.ts";
-import { ApiError, type ApiErrorKind, kindForStatus, RETRYABLE_STATUSES } from "./errors.ts";
+import {
+  ApiError,
+  type ApiErrorKind,
+  type ApiResource,
+  kindForStatus,
+  RETRYABLE_STATUSES,
+} from "./errors.ts";
 
 export interface TransportOptions {
   baseUrl: string;
@@ -36,6 +42,8 @@ export interface RequestSpec {
   signal?: AbortSignal | undefined;
   /** The alert poller: first in line for the budget, never refused by it. */
   background?: boolean | undefined;
+  /** What the request is about: every error it ends in carries it. */
+  resource?: ApiResource | undefined;
 }
 
 /** A parsed answer and the size of its body as received (the cache's measure). */
@@ -187,6 +195,7 @@ export class Transport {
         status,
         method: spec.method,
         path: spec.path,
+        resource: spec.resource,
         message: scrubSecrets(message, this.secrets),
         ...(retryAfter !== undefined ? { retryAfter } : {}),
         ...(code !== undefined ? { code } : {}),

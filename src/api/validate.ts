@@ -1,6 +1,5 @@
 import { keccak_256 } from "@noble/hashes/sha3";
 import { LRUCache } from "lru-cache";
-import { UserError } from "../errors.ts";
 import { cutText } from "../strings.ts";
 import { normalizeEnsName } from "./ens.ts";
 
@@ -11,7 +10,8 @@ import { normalizeEnsName } from "./ens.ts";
  * InvalidInputError, for callers that stop there.
  */
 
-export class InvalidInputError extends UserError {
+/** An input refused before any request left. Its message is written for the person who typed it. */
+export class InvalidInputError extends Error {
   override name = "InvalidInputError";
 }
 

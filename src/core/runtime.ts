@@ -4,6 +4,7 @@ import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cutText, sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
+import { apiErrorMessage, asUserError } from "./api-errors.ts";
 import type { ChartDrawer } from "./charts.ts";
 import { CollectionRefresher } from "./collection-refresh.ts";
 import {
@@ -218,46 +219,6 @@ export function parseTextArgs(command: AnyCommand, text: string): Record<string,
     );
   }
   return raw;
-}
-
-/** The sentence a person sees for each kind of data-service failure. */
-export function apiErrorMessage(error: ApiError): string {
-  switch (error.kind) {
-    case "not_found":
-      return notFoundMessage(error.path);
-    case "bad_request":
-      return `The data service refused that request: ${error.message}`;
-    case "unauthorized":
-      return "The bot's API key was refused: tell the bot's operator.";
-    case "rate_limited":
-      return `The data service is busy, try again in ${Math.max(1, Math.ceil(error.retryAfter ?? 30))} s.`;
-    case "unavailable":
-      return "The data service is unavailable right now. Try again in a minute.";
-    case "timeout":
-      return "The data service did not answer in time. Try again shortly.";
-    case "invalid_response":
-      return `The data service sent an answer I could not read${error.field ? ` (at ${error.field})` : ""}.`;
-  }
-}
-
-function notFoundMessage(path: string): string {
-  const decoded = decodeURIComponent(path);
-  const address = (pattern: RegExp) => {
-    const match = pattern.exec(decoded);
-    return match?.[1] ? short(match[1]) : undefined;
-  };
-  const ens = /\/ens\/by_name\/([^/]+)/.exec(decoded)?.[1];
-  if (ens) return `No ENS name ${ens} is registered.`;
-  if (/\/ens\/by_address\//.test(decoded)) return "No ENS name points to that address.";
-  const token = /\/nfts\/(0x[0-9a-fA-F]{40})\/(\d+)\//.exec(decoded);
-  if (token?.[1] && token[2]) {
-    return `No token ${shortTokenId(token[2], "text")} in collection ${short(token[1])} on this chain.`;
-  }
-  const collection = address(/\/(?:by_collection|collections(?:\/v1beta2)?)\/(0x[0-9a-fA-F]{40})/);
-  if (collection) return `No collection ${collection} on this chain.`;
-  const wallet = /\/wallets\/v1beta2\/([^/]+)\//.exec(decoded)?.[1];
-  if (wallet) return `No data for wallet ${wallet.startsWith("0x") ? short(wallet) : wallet}.`;
-  return "The data service has nothing for that.";
 }
 
 class DeadlineError extends Error {
@@ -571,8 +532,8 @@ export class Runtime {
           ),
         );
       }
-      if (error instanceof UserError)
-        return finish("user_error", this.userErrorReply(error.message));
+      const userError = asUserError(error);
+      if (userError) return finish("user_error", this.userErrorReply(userError.message));
       if (error instanceof ApiError) {
         logger[apiErrorLevel(error)]({ err: error, kind: error.kind }, "data service error");
         const text = apiErrorMessage(error);

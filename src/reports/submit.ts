@@ -1,6 +1,6 @@
 import type { ApiClient } from "../api/client.ts";
 import { ApiError } from "../api/errors.ts";
-import { UserError } from "../errors.ts";
+import { InvalidInputError } from "../api/validate.ts";
 import type { Logger } from "../log.ts";
 import type { ReportRepository, SpamReport } from "../store/reports.ts";
 
@@ -74,8 +74,8 @@ export async function attemptReport(
     return { status: "sent" };
   } catch (error) {
     if (!(error instanceof ApiError)) {
-      // Input refused before the request (a UserError) never left the bot; anything else may have.
-      const status = error instanceof UserError ? "failed" : "unknown";
+      // Input refused before the request never left the bot; anything else may have.
+      const status = error instanceof InvalidInputError ? "failed" : "unknown";
       reports.finish(report.id, status, error instanceof Error ? error.message : "error", now());
       throw error;
     }
