@@ -28,8 +28,9 @@ describe("apiErrorMessage: a not-found names the resource the request was about"
       "No token 42 in collection 0xBC4C…f13D on this chain.",
     ],
     [
-      { kind: "token", contract, tokenId: "123456789012345678901234" },
-      "No token 12345678…901234 in collection 0xBC4C…f13D on this chain.",
+      // A long id is cut by the one rule for token ids in sentences (core/format shortTokenId).
+      { kind: "token", contract, tokenId: "123456789012345678901234567890" },
+      "No token 1234567890…34567890 in collection 0xBC4C…f13D on this chain.",
     ],
     [{ kind: "collection", address: contract }, "No collection 0xBC4C…f13D on this chain."],
     [{ kind: "wallet", wallet }, "No data for wallet 0xd8dA…6045."],

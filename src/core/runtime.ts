@@ -18,7 +18,7 @@ import {
   type Platform,
   personKey,
 } from "./command.ts";
-import { short, shortTokenId } from "./format.ts";
+import { short } from "./format.ts";
 import { KnownCollections } from "./known-collections.ts";
 import { randomBytesPooled } from "./random.ts";
 import { type Admission, RateLimiter } from "./rate-limit.ts";
