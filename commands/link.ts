@@ -1,14 +1,7 @@
 import { isAddressLike } from "../src/api/validate.ts";
-import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import { defineCommand } from "../src/core/command.ts";
 import { fullAddress } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
-import { UserError } from "../src/errors.ts";
-import type { LinkedWalletRepository } from "../src/store/reports.ts";
-
-export function walletsOf(ctx: CommandContext): LinkedWalletRepository {
-  if (!ctx.store) throw new UserError("Linking wallets is not available on this bot.");
-  return ctx.store.wallets;
-}
 
 export default defineCommand({
   name: "link",
@@ -32,7 +25,7 @@ export default defineCommand({
       label = wallet;
     }
     const { platform, user } = ctx.invocation;
-    walletsOf(ctx).link(platform, user.id, address, label, ctx.now().getTime());
+    await ctx.store.wallets.link(platform, user.id, address, label, ctx.now().getTime());
     return {
       text: `Linked: your reports will be made for ${label === address ? address : `${label} (${address})`}. /unlink removes it.`,
       tone: "success",

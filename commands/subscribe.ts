@@ -1,19 +1,12 @@
-import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import { defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
-import { UserError } from "../src/errors.ts";
-import type { SubscriptionRepository, SubscriptionTypes } from "../src/store/repositories.ts";
+import type { SubscriptionTypes } from "../src/store/types.ts";
 
 export const TYPE_CHOICES = [
   { value: "all", name: "All NFT collections" },
   { value: "erc721", name: "ERC-721 (with legacy and CryptoPunks)", aliases: ["721"] },
   { value: "erc1155", name: "ERC-1155", aliases: ["1155"] },
 ] as const;
-
-/** The subscriptions repository, or a plain refusal where the bot runs without a store. */
-export function subscriptionsOf(ctx: CommandContext): SubscriptionRepository {
-  if (!ctx.store) throw new UserError("Alerts are not available on this bot.");
-  return ctx.store.subscriptions;
-}
 
 export default defineCommand({
   name: "subscribe",
@@ -29,7 +22,7 @@ export default defineCommand({
   requiresManageChannel: true,
   async run(ctx, { types }) {
     const { platform, chat, user } = ctx.invocation;
-    const { subscription, created } = subscriptionsOf(ctx).upsert({
+    const { subscription, created } = await ctx.store.subscriptions.upsert({
       platform,
       chatId: chat.id,
       types: types as SubscriptionTypes,

@@ -15,17 +15,9 @@ import { createMetrics, type Metrics } from "./ops/metrics.ts";
 import { type Health, startOpsServer } from "./ops/server.ts";
 import { ReportRetryWorker } from "./reports/submit.ts";
 import type { Simulator } from "./simulator/index.ts";
-import { AlertRepository } from "./store/alerts.ts";
-import { SqliteCollectionIndexStore } from "./store/collections.ts";
-import { type Db, openDatabase } from "./store/db.ts";
-import { LinkedWalletRepository, ReportRepository } from "./store/reports.ts";
-import {
-  KeyValueRepository,
-  LeaseRepository,
-  SqliteActionStore,
-  SubscriptionRepository,
-} from "./store/repositories.ts";
-import { SqliteUpdateDedup } from "./store/updates.ts";
+import { type Db, openSqliteStore } from "./store/sqlite/index.ts";
+import type { Store } from "./store/types.ts";
+import { SourceUpdateDedup } from "./store/updates.ts";
 
 export interface BotDeps {
   logger: Logger;
@@ -41,6 +33,8 @@ export interface BotDeps {
 export interface Bot {
   runtime: Runtime;
   api: ApiClient;
+  store: Store;
+  /** The SQLite database under the store, for checks of its tables. */
   db: Db;
   simulator: Simulator | undefined;
   console: ConsoleAdapter | undefined;
@@ -49,7 +43,7 @@ export interface Bot {
   poller: NewContractPoller;
   delivery: DeliveryWorker;
   metrics: Metrics;
-  health: () => Health;
+  health: () => Promise<Health>;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
   finished: Promise<void>;
   stop(): Promise<void>;
@@ -201,21 +195,16 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   }
   const api = createApiClient(config, baseUrl, apiKey, logger.child({ part: "api" }));
   opened.push(() => api.close());
-  const db = openDatabase(config.dataDir);
-  opened.push(() => db.close());
   // SQLite's automatic checkpoint runs inside whichever commit crosses 1,000 WAL pages, with its
   // fsyncs: one command in a few hundred waited milliseconds for it. A timer checkpoints instead.
-  db.pragma("wal_autocheckpoint = 0");
-  const checkpointTimer = setInterval(() => {
-    if (db.open) db.pragma("wal_checkpoint(PASSIVE)");
-  }, CHECKPOINT_EVERY_MS);
-  checkpointTimer.unref();
-  opened.push(() => clearInterval(checkpointTimer));
-  const actions = new SqliteActionStore(db, config.buttonMaxPerUser);
-  const subscriptions = new SubscriptionRepository(db);
-  const reports = new ReportRepository(db);
+  const store = openSqliteStore(config.dataDir, {
+    maxButtonsPerUser: config.buttonMaxPerUser,
+    checkpointEveryMs: CHECKPOINT_EVERY_MS,
+  });
+  opened.push(() => store.close());
+  const { actions, subscriptions, reports, wallets } = store;
   const collections = new KnownCollections({
-    store: new SqliteCollectionIndexStore(db),
+    store: store.collections,
     logger: logger.child({ part: "collection-index" }),
   });
   try {
@@ -228,7 +217,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
     commands: allCommands(),
     api,
     actions,
-    store: { subscriptions, wallets: new LinkedWalletRepository(db), reports },
+    store: { subscriptions, wallets, reports },
     logger: logger.child({ part: "runtime" }),
     settings: {
       explorerUrl: config.explorerUrl,
@@ -270,20 +259,20 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   }
 
   let telegram: TelegramAdapter | undefined;
-  let telegramUpdates: SqliteUpdateDedup | undefined;
+  let telegramUpdates: SourceUpdateDedup | undefined;
   if (config.telegram.token !== undefined) {
     // Update ids are the bot's own: the bot id before the token's colon keeps two bots apart
     // (and nothing of the secret part is stored).
     const botId = /^(\d+):/.exec(config.telegram.token)?.[1] ?? "bot";
-    telegramUpdates = new SqliteUpdateDedup(db, { source: `telegram:${botId}` });
+    telegramUpdates = new SourceUpdateDedup(store.updates, { source: `telegram:${botId}` });
     const { TelegramAdapter } = await import("./adapters/telegram/index.ts");
     const adapter = new TelegramAdapter({
       token: config.telegram.token,
       apiRoot: config.telegram.apiRoot,
       runtime,
       logger: logger.child({ part: "telegram" }),
-      onChatMigrated: (from, to) => {
-        const moved = subscriptions.moveChat("telegram", from, to);
+      onChatMigrated: async (from, to) => {
+        const moved = await subscriptions.moveChat("telegram", from, to);
         logger.info(
           { part: "telegram", chat: from, newChat: to, subscription: moved?.id },
           "group upgraded to a supergroup; its subscription follows",
@@ -328,7 +317,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
     ...(telegram ? { telegram } : {}),
     ...(consoleAdapter ? { console: consoleAdapter } : {}),
   };
-  const alerts = new AlertRepository(db);
+  const alerts = store.outbox;
   const delivery = new DeliveryWorker({
     alerts,
     subscriptions,
@@ -357,8 +346,8 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
     api,
     subscriptions,
     alerts,
-    kv: new KeyValueRepository(db),
-    leases: new LeaseRepository(db),
+    kv: store.kv,
+    leases: store.leases,
     logger: logger.child({ part: "poller" }),
     settings: {
       intervalMs: config.alerts.pollIntervalMs,
@@ -382,17 +371,12 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   });
   runtime.onOutcome = metrics.onCommand;
   api.observeRequests(metrics.onUpstream);
-  const health = (): Health => {
+  const health = async (): Promise<Health> => {
     const adapters: Record<string, boolean> = {};
     if (discord) adapters.discord = discord.client.isReady();
     if (telegram) adapters.telegram = telegram.connected;
     if (consoleAdapter) adapters.console = true;
-    let database = false;
-    try {
-      database = db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;
-    } catch {
-      database = false;
-    }
+    const database = await store.healthy();
     const pollerHealth = poller.health();
     return {
       ok: database && pollerHealth.healthy && Object.values(adapters).every(Boolean),
@@ -426,12 +410,12 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   });
   delivery.start();
   poller.start();
-  reportRetries.start();
+  await reportRetries.start();
   // In the background: the first command need not wait, and a name it misses joins this refresh.
   runtime.refresher.start();
   const pruneTimer = setInterval(() => {
     void actions.prune(Date.now());
-    telegramUpdates?.prune();
+    void telegramUpdates?.prune();
   }, 3_600_000);
   pruneTimer.unref();
 
@@ -439,7 +423,8 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   return {
     runtime,
     api,
-    db,
+    store,
+    db: store.db,
     simulator,
     console: consoleAdapter,
     telegram,
@@ -453,7 +438,6 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
       if (stopped) return;
       stopped = true;
       clearInterval(pruneTimer);
-      clearInterval(checkpointTimer);
       runtime.refresher.stop();
       // No new alerts, and the send in flight finishes; then no new commands, and the replies
       // in flight finish; then the connections and the database close.
@@ -471,7 +455,7 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
       }
       await api.close();
       await collections.flush();
-      db.close();
+      await store.close();
       await simulator?.close();
     },
   };

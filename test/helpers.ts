@@ -14,10 +14,13 @@ import { newInvocationId, Runtime, type RuntimeOptions } from "../src/core/runti
 import { createLogger, type Logger, silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
-import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
-import { type Db, openDatabase } from "../src/store/db.ts";
-import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
-import { SqliteActionStore, SubscriptionRepository } from "../src/store/repositories.ts";
+import {
+  type Db,
+  openMemorySqliteStore,
+  openSqliteStore,
+  type SqliteStore,
+} from "../src/store/sqlite/index.ts";
+import type { SubscriptionStore } from "../src/store/types.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
 /** A logger whose JSON lines are kept for assertions. */
@@ -87,8 +90,10 @@ export interface RuntimeSetup extends ClientSetup {
   runtime: Runtime;
   /** SQLite in a temp directory, removed on close. */
   db: Db;
+  /** The store over `db`. */
+  store: SqliteStore;
   dataDir: string;
-  subscriptions: SubscriptionRepository;
+  subscriptions: SubscriptionStore;
   /** Runs "/top volume 1d" (or without the slash) as a text command and returns the reply. */
   say(line: string, who?: Partial<Invocation>): Promise<RenderableReply>;
   /** Presses a button by id. */
@@ -117,17 +122,13 @@ export async function startRuntime(
 ): Promise<RuntimeSetup> {
   const setup = await startClient(env, simOptions);
   const dataDir = mkdtempSync(join(tmpdir(), "bot-test-"));
-  const db = openDatabase(dataDir);
-  const subscriptions = new SubscriptionRepository(db);
+  const store = openSqliteStore(dataDir);
+  const { db, subscriptions } = store;
   const runtime = new Runtime({
     commands: [...allCommands(), ...extraCommands],
     api: setup.api,
-    actions: new SqliteActionStore(db),
-    store: {
-      subscriptions,
-      wallets: new LinkedWalletRepository(db),
-      reports: new ReportRepository(db),
-    },
+    actions: store.actions,
+    store,
     logger: silentLogger(),
     settings: {
       explorerUrl: setup.config.explorerUrl,
@@ -137,18 +138,19 @@ export async function startRuntime(
     deadlineMs: setup.config.commandDeadlineMs,
     rateLimit: { burst: 1000, perMinute: 100_000 },
     buttonTtlSeconds: setup.config.buttonTtlSeconds,
-    collections: new KnownCollections({ store: new SqliteCollectionIndexStore(db) }),
+    collections: new KnownCollections({ store: store.collections }),
     ...runtimeOverrides,
   });
   return {
     ...setup,
     runtime,
     db,
+    store,
     dataDir,
     subscriptions,
     async close() {
       await setup.close();
-      db.close();
+      await store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
     say(line, who) {
@@ -165,7 +167,10 @@ export async function startRuntime(
   };
 }
 
-/** A runtime over the given commands with test defaults; each test overrides what it is about. */
+/**
+ * A runtime over the given commands with test defaults (buttons in memory, the store a SQLite
+ * database in memory); each test overrides what it is about.
+ */
 export function runtimeWith(
   setup: ClientSetup,
   commands: AnyCommand[],
@@ -185,6 +190,7 @@ export function runtimeWith(
     rateLimit: { burst: 5, perMinute: 60 },
     buttonTtlSeconds: 60,
     ...overrides,
+    store: overrides.store ?? openMemorySqliteStore(),
   });
 }
 

@@ -18,7 +18,7 @@ export async function startOpsServer(options: {
   port: number;
   host: string;
   metrics: Metrics;
-  health: () => Health;
+  health: () => Promise<Health>;
   logger: Logger;
 }): Promise<Server> {
   const server = createServer((req, res) => {
@@ -29,7 +29,7 @@ export async function startOpsServer(options: {
         return;
       }
       if (path === "/healthz") {
-        const health = options.health();
+        const health = await options.health();
         res
           .writeHead(health.ok ? 200 : 503, { "content-type": "application/json" })
           .end(JSON.stringify(health));

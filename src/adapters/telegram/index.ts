@@ -17,7 +17,7 @@ import {
   type TelegramInlineKeyboard,
   type TelegramMessage,
 } from "../../render/telegram.ts";
-import type { UpdateDedup } from "../../store/updates.ts";
+import type { UpdateDedup } from "../../store/types.ts";
 import { within } from "../within.ts";
 
 export interface TelegramAdapterOptions {
@@ -39,7 +39,7 @@ export interface TelegramAdapterOptions {
   /** auto-retry bounds: longest Retry-After waited, and attempts for 429/5xx. */
   retry?: { maxDelaySeconds: number; maxRetryAttempts: number };
   /** Told when a group announces its upgrade to a supergroup (its new chat id). */
-  onChatMigrated?: (fromChatId: string, toChatId: string) => void;
+  onChatMigrated?: (fromChatId: string, toChatId: string) => Promise<void>;
 }
 
 /** Telegram chat ids the bot may no longer write to (blocked, kicked), with why. */
