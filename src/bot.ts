@@ -344,7 +344,6 @@ async function assemble(config: Config, deps: BotDeps, opened: (() => unknown)[]
   });
   const poller = new NewContractPoller({
     api,
-    subscriptions,
     alerts,
     kv: store.kv,
     leases: store.leases,

@@ -77,7 +77,6 @@ function alertsFor(
   });
   const poller = new NewContractPoller({
     api: setup.api,
-    subscriptions: setup.subscriptions,
     alerts,
     kv,
     leases: setup.store.leases,
@@ -248,7 +247,6 @@ describe("poller", () => {
     const first = alertsFor(t, { holder: "process-a" });
     const second = new NewContractPoller({
       api: t.api,
-      subscriptions: t.subscriptions,
       alerts: first.alerts,
       kv: first.kv,
       leases: t.store.leases,

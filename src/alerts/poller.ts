@@ -4,13 +4,7 @@ import type { ApiClient } from "../api/client.ts";
 import type { Contract } from "../api/schemas.ts";
 import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
 import type { Logger } from "../log.ts";
-import type {
-  KeyValueStore,
-  LeaseStore,
-  NewContract,
-  OutboxStore,
-  SubscriptionStore,
-} from "../store/types.ts";
+import type { KeyValueStore, LeaseStore, NewContract, OutboxStore } from "../store/types.ts";
 
 export const CURSOR_KEY = "poll_cursor";
 export const PENDING_GAP_KEY = "poll_pending_gap";
@@ -34,7 +28,6 @@ export interface PollerSettings {
 
 export interface PollerDeps {
   api: ApiClient;
-  subscriptions: SubscriptionStore;
   alerts: OutboxStore;
   kv: KeyValueStore;
   leases: LeaseStore;
@@ -278,7 +271,7 @@ export class NewContractPoller {
 
     const { fresh, enqueued } = await this.deps.alerts.record({
       contracts: contracts.map(toNewContract),
-      subscriptions: await this.deps.subscriptions.active(),
+      subscriptions: "active",
       cursorKey: CURSOR_KEY,
       cursor: new Date(newestMint(contracts, from, horizon)).toISOString(),
       note: gapNote ?? null,

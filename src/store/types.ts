@@ -81,9 +81,13 @@ export interface DueAlert {
  * alert delivered is another, so a crash between them loses nothing.
  */
 export interface OutboxStore {
+  /**
+   * `subscriptions`: those to enqueue for, or "active" for every subscription not paused, read
+   * inside the same transaction (a chat subscribing meanwhile is either in the batch or after it).
+   */
   record(input: {
     contracts: NewContract[];
-    subscriptions: Subscription[];
+    subscriptions: readonly Pick<Subscription, "id" | "types">[] | "active";
     cursorKey: string;
     cursor: string;
     note: string | null;

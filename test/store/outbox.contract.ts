@@ -74,6 +74,25 @@ export function outboxContract(open: OpenStore): void {
       expect(retried.enqueued).toBe(1);
     });
 
+    it("enqueues for the active subscriptions when told so, read in the same transaction", async () => {
+      const { subscriptions, outbox } = await fresh();
+      const on = (await subscribe(subscriptions, "on", "erc721")).subscription;
+      const off = (await subscribe(subscriptions, "off")).subscription;
+      await subscriptions.pause(off.id, "gone", 1);
+      const { enqueued } = await outbox.record({
+        contracts: [aContract(1), aContract(2, "TYPE_ERC1155")],
+        subscriptions: "active",
+        cursorKey: "cursor",
+        cursor: "x",
+        note: null,
+        now: 1,
+      });
+      expect(enqueued).toBe(1);
+      expect((await outbox.due(1, 10)).map((a) => [a.subscriptionId, a.contract.name])).toEqual([
+        [on.id, "Collection 1"],
+      ]);
+    });
+
     it("gives due alerts oldest first, per platform, never a paused chat's", async () => {
       const { subscriptions, outbox } = await fresh();
       const tg = (await subscribe(subscriptions, "t1")).subscription;

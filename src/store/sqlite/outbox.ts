@@ -27,7 +27,7 @@ export class SqliteOutboxStore implements OutboxStore {
 
   async record(input: {
     contracts: NewContract[];
-    subscriptions: Subscription[];
+    subscriptions: readonly Pick<Subscription, "id" | "types">[] | "active";
     cursorKey: string;
     cursor: string;
     note: string | null;
@@ -42,8 +42,12 @@ export class SqliteOutboxStore implements OutboxStore {
     const setCursor = this.db.prepare(
       "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
+    const active = this.db.prepare<[], Pick<Subscription, "id" | "types">>(
+      "SELECT id, types FROM subscriptions WHERE paused_at IS NULL ORDER BY id",
+    );
     return this.db
       .transaction(() => {
+        const subscriptions = input.subscriptions === "active" ? active.all() : input.subscriptions;
         const fresh: NewContract[] = [];
         let enqueued = 0;
         for (const contract of input.contracts) {
@@ -58,7 +62,7 @@ export class SqliteOutboxStore implements OutboxStore {
           ).changes;
           if (inserted === 0) continue;
           fresh.push(contract);
-          for (const subscription of input.subscriptions) {
+          for (const subscription of subscriptions) {
             if (!wants(subscription.types, contract.types)) continue;
             enqueued += enqueue.run(
               subscription.id,
