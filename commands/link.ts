@@ -2,7 +2,6 @@ import { isAddressLike } from "../src/api/validate.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { fullAddress } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
-import { walletsOf } from "./shared/wallets.ts";
 
 export default defineCommand({
   name: "link",
@@ -26,7 +25,7 @@ export default defineCommand({
       label = wallet;
     }
     const { platform, user } = ctx.invocation;
-    walletsOf(ctx).link(platform, user.id, address, label, ctx.now().getTime());
+    await ctx.store.wallets.link(platform, user.id, address, label, ctx.now().getTime());
     return {
       text: `Linked: your reports will be made for ${label === address ? address : `${label} (${address})`}. /unlink removes it.`,
       tone: "success",

@@ -17,9 +17,8 @@ import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { attemptReport } from "../src/reports/submit.ts";
-import type { ReportKind, ReportRepository } from "../src/store/reports.ts";
+import type { ReportKind, SpamReport } from "../src/store/types.ts";
 import { to } from "./shared/buttons.ts";
-import { walletsOf } from "./shared/wallets.ts";
 
 const KINDS = [
   { value: "spam", name: "Spam (missed by the classifier)" },
@@ -38,11 +37,6 @@ function assertAsker(ctx: CommandContext, payload: ActionPayload): void {
   }
 }
 
-function reportsOf(ctx: CommandContext): ReportRepository {
-  if (!ctx.store) throw new UserError("Spam reports are not available on this bot.");
-  return ctx.store.reports;
-}
-
 /** The wallet whose view is wrong: the one the message was about, else the person's linked one. */
 async function walletFor(ctx: CommandContext, given: string | null | undefined): Promise<Address> {
   if (given) {
@@ -50,7 +44,7 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
     const { entity } = await ctx.api.wallets.ensByName(parseEnsName(given), { signal: ctx.signal });
     return parseAddress(entity.resolvedAddress, "wallet address");
   }
-  const linked = walletsOf(ctx).find(ctx.invocation.platform, ctx.invocation.user.id);
+  const linked = await ctx.store.wallets.find(ctx.invocation.platform, ctx.invocation.user.id);
   if (!linked) {
     throw new UserError(
       "Spam is judged per wallet, so a report needs yours: link it with /link <address or name.eth>, then press the button again.",
@@ -90,26 +84,25 @@ function targetFrom(
 }
 
 /** Records the report (once per person and target), applies the per-person limit, and sends it. */
-async function submitReport(ctx: CommandContext, target: ReportTarget): Promise<Reply> {
-  const reports = reportsOf(ctx);
+export async function submitReport(ctx: CommandContext, target: ReportTarget): Promise<Reply> {
+  const { reports } = ctx.store;
   const { platform, chat, user } = ctx.invocation;
   const now = ctx.now().getTime();
   const what = subject(target.contract, target.tokenId);
-  const earlier = reports.findSame({ platform, userId: user.id, ...target });
-  if (earlier) {
-    return {
-      text: `You already reported ${what} as ${kindWords(target.kind)} for this wallet (status: ${earlier.status}). It counts once.`,
-      tone: "info",
-      replaceOriginal: true,
-    };
-  }
-  const made = reports.countSince(platform, user.id, now - 3_600_000);
+  const already = (earlier: SpamReport): Reply => ({
+    text: `You already reported ${what} as ${kindWords(target.kind)} for this wallet (status: ${earlier.status}). It counts once.`,
+    tone: "info",
+    replaceOriginal: true,
+  });
+  const earlier = await reports.findSame({ platform, userId: user.id, ...target });
+  if (earlier) return already(earlier);
+  const made = await reports.countSince(platform, user.id, now - 3_600_000);
   if (made >= ctx.settings.reportsPerHour) {
     throw new UserError(
       `You have made ${made} reports in the last hour, the most allowed. Try again later.`,
     );
   }
-  const { report } = reports.create(
+  const { report, created } = await reports.create(
     {
       platform,
       chatId: chat.id,
@@ -123,6 +116,8 @@ async function submitReport(ctx: CommandContext, target: ReportTarget): Promise<
     },
     now,
   );
+  // A second press that passed the check above while the first was being recorded.
+  if (!created) return already(report);
   const outcome = await attemptReport(ctx.api, reports, report, ctx.logger, () =>
     ctx.now().getTime(),
   );

@@ -3,7 +3,7 @@ import { type CsvColumn, toCsv } from "../src/core/csv.ts";
 import { fullAddress, short } from "../src/core/format.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
-import type { SpamReport } from "../src/store/reports.ts";
+import type { SpamReport } from "../src/store/types.ts";
 import { to } from "./shared/buttons.ts";
 
 const SHOWN = 15;
@@ -77,15 +77,13 @@ export default defineCommand({
   requiresManageChannel: true,
   requiresPerson: true,
   async run(ctx) {
-    if (!ctx.store) throw new UserError("Spam reports are not available on this bot.");
     const { platform, chat } = ctx.invocation;
-    return reportsReply(ctx.store.reports.forChat(platform, chat.id), chat);
+    return reportsReply(await ctx.store.reports.forChat(platform, chat.id), chat);
   },
   actions: {
     export: {
       payload: payloadWith(),
       async run(ctx, payload) {
-        if (!ctx.store) throw new UserError("Spam reports are not available on this bot.");
         const { platform, chat } = ctx.invocation;
         // Under a list sent privately, the button names the group: its rights are checked anew,
         // since the person may have stopped managing it since.
@@ -93,7 +91,7 @@ export default defineCommand({
         if (chatId !== chat.id && !(await ctx.invocation.canManageChannel(chatId))) {
           throw new UserError("Only people who can manage that chat may export its reports.");
         }
-        const reports = ctx.store.reports.forChat(platform, chatId);
+        const reports = await ctx.store.reports.forChat(platform, chatId);
         return {
           text: `${reports.length} reports.`,
           confidential: CONFIDENTIAL,

@@ -1,7 +1,7 @@
 import { defineCommand, personKey } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
-import type { SubscriptionTypes } from "../src/store/repositories.ts";
-import { subscriptionsOf, TYPE_CHOICES } from "./shared/subscriptions.ts";
+import type { SubscriptionTypes } from "../src/store/types.ts";
+import { TYPE_CHOICES } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "subscribe",
@@ -17,7 +17,7 @@ export default defineCommand({
   requiresManageChannel: true,
   async run(ctx, { types }) {
     const { platform, chat } = ctx.invocation;
-    const { subscription, created } = subscriptionsOf(ctx).upsert({
+    const { subscription, created } = await ctx.store.subscriptions.upsert({
       platform,
       chatId: chat.id,
       types: types as SubscriptionTypes,

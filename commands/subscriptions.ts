@@ -1,6 +1,6 @@
 import { defineCommand } from "../src/core/command.ts";
 import { formatTimestamp } from "../src/core/format.ts";
-import { subscriptionsOf, TYPE_CHOICES } from "./shared/subscriptions.ts";
+import { TYPE_CHOICES } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "subscriptions",
@@ -9,7 +9,7 @@ export default defineCommand({
   examples: ["/subscriptions"],
   async run(ctx) {
     const { platform, chat } = ctx.invocation;
-    const subscription = subscriptionsOf(ctx).find(platform, chat.id);
+    const subscription = await ctx.store.subscriptions.find(platform, chat.id);
     if (!subscription)
       return { text: "This channel has no alert subscription. /subscribe starts one." };
     const now = ctx.now();

@@ -1,5 +1,4 @@
 import { defineCommand } from "../src/core/command.ts";
-import { walletsOf } from "./shared/wallets.ts";
 
 export default defineCommand({
   name: "unlink",
@@ -8,7 +7,7 @@ export default defineCommand({
   examples: ["/unlink"],
   requiresPerson: true,
   async run(ctx) {
-    const removed = walletsOf(ctx).unlink(ctx.invocation.platform, ctx.invocation.user.id);
+    const removed = await ctx.store.wallets.unlink(ctx.invocation.platform, ctx.invocation.user.id);
     return {
       text: removed
         ? "Unlinked: the bot no longer keeps a wallet for you."

@@ -1,5 +1,4 @@
 import { defineCommand } from "../src/core/command.ts";
-import { subscriptionsOf } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "unsubscribe",
@@ -8,7 +7,10 @@ export default defineCommand({
   examples: ["/unsubscribe"],
   requiresManageChannel: true,
   async run(ctx) {
-    const removed = subscriptionsOf(ctx).remove(ctx.invocation.platform, ctx.invocation.chat.id);
+    const removed = await ctx.store.subscriptions.remove(
+      ctx.invocation.platform,
+      ctx.invocation.chat.id,
+    );
     return {
       text: removed
         ? "Unsubscribed: no more new-collection alerts here."

@@ -14,9 +14,8 @@ import { CachedChartDrawer } from "./render/chart-drawer.ts";
 import { ReportRetryWorker } from "./reports/submit.ts";
 import type { Simulator } from "./simulator/index.ts";
 import { connect, listen } from "./startup.ts";
-import { AlertRepository } from "./store/alerts.ts";
-import { type Db, openDatabase } from "./store/db.ts";
-import { KeyValueRepository, LeaseRepository } from "./store/repositories.ts";
+import { type Db, openSqliteStore } from "./store/sqlite/index.ts";
+import type { Store } from "./store/types.ts";
 import { buildRuntime, openStores } from "./wiring.ts";
 
 export interface BotDeps {
@@ -33,6 +32,8 @@ export interface BotDeps {
 export interface Bot {
   runtime: Runtime;
   api: ApiClient;
+  /** The store; `db` is its SQLite database, for operators' checks and tests. */
+  store: Store;
   db: Db;
   simulator: Simulator | undefined;
   /** The chat platforms configured (the console when none is). */
@@ -41,7 +42,7 @@ export interface Bot {
   poller: NewContractPoller;
   delivery: DeliveryWorker;
   metrics: Metrics;
-  health: () => Health;
+  health: () => Promise<Health>;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
   finished: Promise<void>;
   /**
@@ -140,9 +141,14 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     logger.child({ part: "api" }),
   );
   opened.push(() => api.close());
-  const db = openDatabase(config.dataDir);
-  opened.push(() => db.close());
-  const stores = openStores(db, config, logger);
+  // SQLite's automatic checkpoint runs inside whichever commit crosses 1,000 WAL pages, with its
+  // fsyncs: one command in a few hundred waited milliseconds for it. The store's timer does instead.
+  const store = openSqliteStore(config.dataDir, {
+    maxButtonsPerUser: config.buttonMaxPerUser,
+    checkpointEveryMs: CHECKPOINT_EVERY_MS,
+  });
+  opened.push(() => store.close());
+  const stores = openStores(store, logger);
   try {
     await stores.collections.load();
   } catch (error) {
@@ -159,8 +165,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const { adapters, prune } = await configuredAdapters(config, {
     runtime,
     logger,
-    db,
-    subscriptions: stores.subscriptions,
+    store,
     console: {
       dataUrl: service.url,
       simulated: simulator !== undefined,
@@ -172,7 +177,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
 
   const senders: Partial<Record<Platform, AlertSender>> = {};
   for (const adapter of adapters) senders[adapter.platform] = adapter;
-  const alerts = new AlertRepository(db);
+  const alerts = store.outbox;
   const delivery = new DeliveryWorker({
     alerts,
     subscriptions: stores.subscriptions,
@@ -199,10 +204,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   });
   const poller = new NewContractPoller({
     api,
-    subscriptions: stores.subscriptions,
     alerts,
-    kv: new KeyValueRepository(db),
-    leases: new LeaseRepository(db),
+    kv: store.kv,
+    leases: store.leases,
     logger: logger.child({ part: "poller" }),
     settings: {
       intervalMs: config.alerts.pollIntervalMs,
@@ -226,15 +230,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   });
   runtime.onOutcome = metrics.onCommand;
   api.observeRequests(metrics.onUpstream);
-  const health = (): Health => {
+  const health = async (): Promise<Health> => {
     const connected: Record<string, boolean> = {};
     for (const adapter of adapters) connected[adapter.platform] = adapter.healthy();
-    let database = false;
-    try {
-      database = db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;
-    } catch {
-      database = false;
-    }
+    const database = await store.healthy();
     const pollerHealth = poller.health();
     return {
       ok: database && pollerHealth.healthy && Object.values(connected).every(Boolean),
@@ -261,7 +260,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const bot: Bot = {
     runtime,
     api,
-    db,
+    store,
+    db: store.db,
     simulator,
     adapters,
     http,
@@ -298,14 +298,6 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   };
 
   async function startParts(): Promise<void> {
-    // SQLite's automatic checkpoint runs inside whichever commit crosses 1,000 WAL pages, with its
-    // fsyncs: one command in a few hundred waited milliseconds for it. A timer checkpoints instead.
-    db.pragma("wal_autocheckpoint = 0");
-    const checkpointTimer = setInterval(() => {
-      if (db.open) db.pragma("wal_checkpoint(PASSIVE)");
-    }, CHECKPOINT_EVERY_MS);
-    checkpointTimer.unref();
-    running.push(() => clearInterval(checkpointTimer));
     const { port, host, variable } = config.http;
     if (port > 0) {
       const serves = http.paths.length > 2 ? "health, metrics and webhooks" : "health and metrics";
@@ -323,7 +315,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     running.push(() => poller.stop());
     delivery.start();
     poller.start();
-    reportRetries.start();
+    await reportRetries.start();
     // In the background: the first command need not wait, and a name it misses joins this refresh.
     runtime.refresher.start();
     running.push(() => runtime.refresher.stop());

@@ -6,28 +6,26 @@ import type { AnyCommand } from "./core/command.ts";
 import { KnownCollections } from "./core/known-collections.ts";
 import { Runtime, type RuntimeOptions } from "./core/runtime.ts";
 import type { Logger } from "./log.ts";
-import { SqliteCollectionIndexStore } from "./store/collections.ts";
-import type { Db } from "./store/db.ts";
-import { LinkedWalletRepository, ReportRepository } from "./store/reports.ts";
-import { SqliteActionStore, SubscriptionRepository } from "./store/repositories.ts";
+import type { Store } from "./store/types.ts";
 
 /** The stores the runtime's commands use, on one database. */
 export interface CommandStores {
-  actions: SqliteActionStore;
-  subscriptions: SubscriptionRepository;
-  wallets: LinkedWalletRepository;
-  reports: ReportRepository;
+  actions: Store["actions"];
+  subscriptions: Store["subscriptions"];
+  wallets: Store["wallets"];
+  reports: Store["reports"];
   collections: KnownCollections;
 }
 
-export function openStores(db: Db, config: Config, logger?: Logger): CommandStores {
+/** What the commands use of the store, and the collection index kept in memory over it. */
+export function openStores(store: Store, logger?: Logger): CommandStores {
   return {
-    actions: new SqliteActionStore(db, config.buttonMaxPerUser),
-    subscriptions: new SubscriptionRepository(db),
-    wallets: new LinkedWalletRepository(db),
-    reports: new ReportRepository(db),
+    actions: store.actions,
+    subscriptions: store.subscriptions,
+    wallets: store.wallets,
+    reports: store.reports,
     collections: new KnownCollections({
-      store: new SqliteCollectionIndexStore(db),
+      store: store.collections,
       ...(logger ? { logger: logger.child({ part: "collection-index" }) } : {}),
     }),
   };

@@ -8,8 +8,7 @@ import { describe, it, type TestContext } from "vitest";
 import { NFT_CONTRACT_TYPES } from "../src/api/schemas.ts";
 import type { Simulator } from "../src/simulator/index.ts";
 import { mulberry32 } from "../src/simulator/random.ts";
-import { type Db, openDatabase } from "../src/store/db.ts";
-import { SubscriptionRepository } from "../src/store/repositories.ts";
+import { type Db, openDatabase, SqliteSubscriptionStore } from "../src/store/sqlite/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { type FakeDiscord, startFakeDiscord } from "./fakes/discord/index.ts";
 import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram/index.ts";
@@ -210,14 +209,19 @@ async function startWorld(
   // Subscriptions go straight into the store before the first start.
   const db = openDatabase(dataDir);
   parts.db = db;
-  const subscriptions = new SubscriptionRepository(db);
+  const subscriptions = new SqliteSubscriptionStore(db);
   const channels: Channel[] = [];
   for (let i = 0; i < telegramChats; i++)
     channels.push({ platform: "telegram", chatId: String(7_000_001 + i) });
   for (let i = 0; i < discordChannels; i++)
     channels.push({ platform: "discord", chatId: dc.addChannel({ name: `alerts-${i}` }).id });
   for (const channel of channels)
-    subscriptions.upsert({ ...channel, types: "all", createdBy: "crash-test", now: Date.now() });
+    await subscriptions.upsert({
+      ...channel,
+      types: "all",
+      createdBy: "crash-test",
+      now: Date.now(),
+    });
 
   const settings: Record<string, string> = {
     API_BASE_URL: sim.url,

@@ -11,14 +11,8 @@ import type { CacheStats } from "../src/api/cache.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
 import { createMetrics } from "../src/ops/metrics.ts";
-import { AlertRepository, type DueAlert } from "../src/store/alerts.ts";
-import { migrate, openDatabase } from "../src/store/db.ts";
-import {
-  KeyValueRepository,
-  LeaseRepository,
-  SqliteActionStore,
-  type Subscription,
-} from "../src/store/repositories.ts";
+import { migrate, openDatabase, SqliteActionStore } from "../src/store/sqlite/index.ts";
+import type { DueAlert, OutboxStore, Subscription } from "../src/store/types.ts";
 import { startFakeTelegram, telegramErrors } from "./fakes/telegram/index.ts";
 import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";
 import { telegramAdapterFor } from "./telegram-helpers.ts";
@@ -61,8 +55,7 @@ function alertsFor(
     onDropped?: (alerts: readonly DueAlert[]) => void;
   } = {},
 ) {
-  const alerts = new AlertRepository(setup.db);
-  const kv = new KeyValueRepository(setup.db);
+  const { outbox: alerts, kv } = setup.store;
   const sender = new RecordingSender();
   const worker = new DeliveryWorker({
     alerts,
@@ -84,10 +77,9 @@ function alertsFor(
   });
   const poller = new NewContractPoller({
     api: setup.api,
-    subscriptions: setup.subscriptions,
     alerts,
     kv,
-    leases: new LeaseRepository(setup.db),
+    leases: setup.store.leases,
     logger: options.logger ?? silentLogger(),
     settings: {
       intervalMs: 1000,
@@ -137,8 +129,8 @@ describe("subscriptions", () => {
     expect((await t.say("/subscribe erc1155")).text).toMatch(
       /already subscribed; it now gets ERC-1155/,
     );
-    expect(t.subscriptions.all()).toHaveLength(1);
-    expect(t.subscriptions.all()[0]?.types).toBe("erc1155");
+    expect(await t.subscriptions.all()).toHaveLength(1);
+    expect((await t.subscriptions.all())[0]?.types).toBe("erc1155");
     expect((await t.say("/subscriptions")).fields?.find((f) => f.name === "Status")?.value).toBe(
       "active",
     );
@@ -156,38 +148,38 @@ describe("subscriptions", () => {
     expect((await t.say("/unsubscribe", member)).text).toMatch(
       /Only people who can manage this channel/,
     );
-    expect(t.subscriptions.all()).toHaveLength(0);
+    expect(await t.subscriptions.all()).toHaveLength(0);
   });
 
   it("a paused subscription shows its reason, and subscribing again lifts the pause", async () => {
     t = await startRuntime();
     await t.say("/subscribe");
-    const id = t.subscriptions.all()[0]?.id ?? 0;
-    t.subscriptions.pause(id, "Telegram: Forbidden: bot was kicked", Date.now());
+    const id = (await t.subscriptions.all())[0]?.id ?? 0;
+    await t.subscriptions.pause(id, "Telegram: Forbidden: bot was kicked", Date.now());
     expect((await t.say("/subscriptions")).fields?.find((f) => f.name === "Status")?.value).toMatch(
       /^paused .*bot was kicked/,
     );
     await t.say("/subscribe");
-    expect(t.subscriptions.all()[0]?.pausedAt).toBeNull();
+    expect((await t.subscriptions.all())[0]?.pausedAt).toBeNull();
   });
 });
 
 describe("poller", () => {
   it("starts at now: contracts minted before the first start are not sent", async () => {
     t = await startRuntime();
-    subscribe(t, "chat-1");
+    await subscribe(t, "chat-1");
     const { poller, alerts } = alertsFor(t);
     t.sim.mint(3);
     expect((await poller.pollOnce()).kind).toBe("started");
     const result = await poller.pollOnce();
     expect(result).toMatchObject({ kind: "polled", enqueued: 0 });
-    expect(alerts.depth()).toBe(0);
+    expect(await alerts.depth()).toBe(0);
   });
 
   it("enqueues each new contract once per matching subscription, and advances the cursor", async () => {
     t = await startRuntime();
-    subscribe(t, "all-chat", "all");
-    subscribe(t, "erc1155-chat", "erc1155");
+    await subscribe(t, "all-chat", "all");
+    await subscribe(t, "erc1155-chat", "erc1155");
     const { poller, alerts, kv } = alertsFor(t);
     await poller.pollOnce();
     const minted = t.sim.mint(6).filter((c) => c.types.some((type) => type !== "TYPE_ERC20"));
@@ -200,14 +192,14 @@ describe("poller", () => {
     });
     const again = await poller.pollOnce();
     expect(again).toMatchObject({ fresh: 0, enqueued: 0 });
-    expect(alerts.depth()).toBe(minted.length + erc1155);
+    expect(await alerts.depth()).toBe(minted.length + erc1155);
     const newest = Math.max(...minted.map((c) => Date.parse(c.mintEvent.blockTimestamp)));
-    expect(Date.parse(kv.get(CURSOR_KEY) ?? "")).toBe(newest);
+    expect(Date.parse((await kv.get(CURSOR_KEY)) ?? "")).toBe(newest);
   });
 
   it("pages on when a full page comes back in ascending order", async () => {
     t = await startRuntime();
-    subscribe(t, "chat-1");
+    await subscribe(t, "chat-1");
     const { poller } = alertsFor(t, { limit: 3 });
     await poller.pollOnce();
     const minted = t.sim.mint(10).filter((c) => !c.types.includes("TYPE_ERC20"));
@@ -218,7 +210,7 @@ describe("poller", () => {
 
   it("records a gap when a full page comes back newest-first and offsets do not move", async () => {
     t = await startRuntime();
-    subscribe(t, "chat-1");
+    await subscribe(t, "chat-1");
     const { poller, kv, worker, sender } = alertsFor(t, { limit: 2 });
     await poller.pollOnce();
     const now = Date.now();
@@ -242,7 +234,7 @@ describe("poller", () => {
     const result = await poller.pollOnce();
     expect(result).toMatchObject({ kind: "polled", gap: expect.stringMatching(/may be missing/) });
     expect(poller.stats.gaps).toBe(1);
-    expect(kv.get(PENDING_GAP_KEY)).toBeUndefined();
+    expect(await kv.get(PENDING_GAP_KEY)).toBeUndefined();
     await worker.drain();
     expect(sender.sent.map((s) => s.reply.text).filter(Boolean)[0]).toMatch(
       /^Note: contracts minted between .* may be missing\.$/,
@@ -255,10 +247,9 @@ describe("poller", () => {
     const first = alertsFor(t, { holder: "process-a" });
     const second = new NewContractPoller({
       api: t.api,
-      subscriptions: t.subscriptions,
       alerts: first.alerts,
       kv: first.kv,
-      leases: new LeaseRepository(t.db),
+      leases: t.store.leases,
       logger,
       settings: { intervalMs: 1000, overlapMs: 0, limit: 10, maxPages: 1, maxClockSkewMs: SKEW_MS },
       holder: "process-b",
@@ -289,7 +280,7 @@ describe("a contract dated in the future", () => {
   const futureMetrics = () => {
     const metrics = createMetrics({
       cache: (): CacheStats => ({ hits: 0, misses: 0, joins: 0, full: 0, bytes: 0 }),
-      outboxDepth: () => 0,
+      outboxDepth: async () => 0,
       pollerLagSeconds: () => undefined,
       pollerGaps: () => 0,
       charts: () => ({ hits: 0, misses: 0 }),
@@ -301,7 +292,7 @@ describe("a contract dated in the future", () => {
 
   it("is posted once, logged and counted; the cursor stays near now, and later mints still alert", async () => {
     t = await startRuntime();
-    subscribe(t, "chat-1");
+    await subscribe(t, "chat-1");
     const { logger, lines } = capturingLogger();
     const { metrics, count } = futureMetrics();
     const { poller, worker, sender, kv } = alertsFor(t, {
@@ -311,7 +302,7 @@ describe("a contract dated in the future", () => {
     await poller.pollOnce();
     const future = mintNft(t, YEAR_9999);
     expect(await poller.pollOnce()).toMatchObject({ kind: "polled", fresh: 1, enqueued: 1 });
-    expect(Date.parse(kv.get(CURSOR_KEY) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
+    expect(Date.parse((await kv.get(CURSOR_KEY)) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
     await worker.drain();
     expect(sender.sent.map((s) => s.reply.fields?.[0]?.value?.toLowerCase())).toEqual([
       future.address.toLowerCase(),
@@ -326,7 +317,7 @@ describe("a contract dated in the future", () => {
       normal.address.toLowerCase(),
     ]);
     expect(await poller.pollOnce()).toMatchObject({ fresh: 0, enqueued: 0 });
-    expect(Date.parse(kv.get(CURSOR_KEY) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
+    expect(Date.parse((await kv.get(CURSOR_KEY)) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
 
     const warnings = lines.map((line) => JSON.parse(line)).filter((entry) => entry.level === 40);
     expect(warnings).toEqual([
@@ -341,18 +332,18 @@ describe("a contract dated in the future", () => {
 
   it("at the first start, and in a cursor stored before this fix, does not stop alerts", async () => {
     t = await startRuntime();
-    subscribe(t, "chat-1");
+    await subscribe(t, "chat-1");
     const { poller, worker, sender, kv } = alertsFor(t);
     mintNft(t, YEAR_9999);
     expect(await poller.pollOnce()).toMatchObject({ kind: "started" });
-    expect(Date.parse(kv.get(CURSOR_KEY) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
+    expect(Date.parse((await kv.get(CURSOR_KEY)) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
     const first = mintNft(t);
     expect(await poller.pollOnce()).toMatchObject({ fresh: 1, enqueued: 1 });
 
-    kv.set(CURSOR_KEY, "9999-12-31T00:00:00.000Z");
+    await kv.set(CURSOR_KEY, "9999-12-31T00:00:00.000Z");
     const second = mintNft(t);
     expect(await poller.pollOnce()).toMatchObject({ fresh: 1, enqueued: 1 });
-    expect(Date.parse(kv.get(CURSOR_KEY) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
+    expect(Date.parse((await kv.get(CURSOR_KEY)) ?? "")).toBeLessThanOrEqual(Date.now() + SKEW_MS);
     await worker.drain();
     expect(sender.sent.map((s) => s.reply.fields?.[0]?.value?.toLowerCase())).toEqual([
       first.address.toLowerCase(),
@@ -364,7 +355,7 @@ describe("a contract dated in the future", () => {
 describe("the poller lease after a crash", () => {
   it("a holder on this host whose process is gone is taken over at once; a live one is not", async () => {
     t = await startRuntime();
-    const leases = new LeaseRepository(t.db);
+    const { leases } = t.store;
     const now = Date.now();
     const dead = `${hostname()}:999999:abc`;
     const alive = `${hostname()}:${process.ppid}:abc`;
@@ -377,10 +368,12 @@ describe("the poller lease after a crash", () => {
       [alive, alive],
       [elsewhere, elsewhere],
     ] as const) {
-      expect(leases.acquire("poller", previous, 60_000, now)).toBe(previous);
-      expect(leases.acquire("poller", "me", 60_000, now + 1, isDeadLocalHolder)).toBe(expected);
-      leases.release("poller", previous);
-      leases.release("poller", "me");
+      expect(await leases.acquire("poller", previous, 60_000, now)).toBe(previous);
+      expect(await leases.acquire("poller", "me", 60_000, now + 1, isDeadLocalHolder)).toBe(
+        expected,
+      );
+      await leases.release("poller", previous);
+      await leases.release("poller", "me");
     }
   });
 });
@@ -388,7 +381,7 @@ describe("the poller lease after a crash", () => {
 describe("delivery", () => {
   it("sends name, address link, types, minter, mint time, transaction link and a Report spam button", async () => {
     t = await startRuntime();
-    subscribe(t, "chat-1");
+    await subscribe(t, "chat-1");
     const { poller, worker, sender } = alertsFor(t);
     await poller.pollOnce();
     // Mint until an NFT contract is minted (fungible ones get no alert).
@@ -413,8 +406,8 @@ describe("delivery", () => {
   it("an unnamed collection reads 'Unnamed collection'", async () => {
     t = await startRuntime();
     const { alerts, worker, sender } = alertsFor(t);
-    const { subscription } = subscribe(t, "chat-1");
-    alerts.record({
+    const { subscription } = await subscribe(t, "chat-1");
+    await alerts.record({
       contracts: [
         {
           address: `0x${"a".repeat(40)}`,
@@ -437,25 +430,25 @@ describe("delivery", () => {
 
   it("only the lease holder delivers: a second process sends nothing", async () => {
     t = await startRuntime();
-    subscribe(t, "chat-1");
+    await subscribe(t, "chat-1");
     let leader = false;
     const { poller, worker, sender, alerts } = alertsFor(t, { leader: () => leader });
     await poller.pollOnce();
     t.sim.mint(3);
     await poller.pollOnce();
-    const due = alerts.depth();
+    const due = await alerts.depth();
     expect(due).toBeGreaterThan(0);
     await worker.drain();
     expect(sender.sent).toHaveLength(0);
     leader = true;
     await worker.drain();
-    expect(alerts.depth()).toBe(0);
+    expect(await alerts.depth()).toBe(0);
   });
 
   it("every attempt at one alert carries the same idempotency key; different alerts differ", async () => {
     let now = Date.now();
     t = await startRuntime();
-    subscribe(t, "chat-1");
+    await subscribe(t, "chat-1");
     const { poller, worker, sender } = alertsFor(t, { now: () => now });
     await poller.pollOnce();
     t.sim.mint(3);
@@ -472,8 +465,8 @@ describe("delivery", () => {
 
   it("a burst becomes one digest per channel", async () => {
     t = await startRuntime();
-    subscribe(t, "chat-1");
-    subscribe(t, "chat-2");
+    await subscribe(t, "chat-1");
+    await subscribe(t, "chat-2");
     const { poller, worker, sender, alerts } = alertsFor(t);
     await poller.pollOnce();
     t.sim.mint(40);
@@ -481,18 +474,18 @@ describe("delivery", () => {
     await worker.drain();
     expect(sender.sent).toHaveLength(2);
     expect(sender.sent[0]?.reply.title).toMatch(/^\d+ new collections$/);
-    expect(alerts.depth()).toBe(0);
+    expect(await alerts.depth()).toBe(0);
   });
 
   it("waits out a rate limit, backs off on transient errors, and never loses the alert", async () => {
     let now = Date.now();
     t = await startRuntime();
-    subscribe(t, "chat-1");
+    await subscribe(t, "chat-1");
     const { poller, worker, sender, alerts } = alertsFor(t, { now: () => now });
     await poller.pollOnce();
     t.sim.mint(2);
     await poller.pollOnce();
-    const due = alerts.depth();
+    const due = await alerts.depth();
     expect(due).toBeGreaterThan(0);
     expect(due).toBeLessThan(5);
     sender.failures.push({ kind: "rate_limited", retryAfterMs: 5000 });
@@ -504,12 +497,12 @@ describe("delivery", () => {
     now += 1500;
     sender.failures.push({ kind: "transient", reason: "HTTP 502" });
     await worker.drain();
-    expect(alerts.depth()).toBe(due);
+    expect(await alerts.depth()).toBe(due);
     now += 20 * 60_000;
     await worker.drain();
     expect(sender.sent).toHaveLength(due);
-    expect(alerts.depth()).toBe(0);
-    expect(alerts.deliveredCount()).toBe(due);
+    expect(await alerts.depth()).toBe(0);
+    expect(await alerts.deliveredCount()).toBe(due);
   });
 
   it("a permanent error pauses the subscription with its reason, visible in /subscriptions", async () => {
@@ -524,25 +517,25 @@ describe("delivery", () => {
       reason: "Telegram: Forbidden: bot was blocked by the user",
     });
     await worker.drain();
-    expect(t.subscriptions.all()[0]?.pauseReason).toMatch(/blocked/);
+    expect((await t.subscriptions.all())[0]?.pauseReason).toMatch(/blocked/);
     const status = (await t.say("/subscriptions")).fields?.find((f) => f.name === "Status")?.value;
     expect(status).toMatch(/^paused .*bot was blocked by the user/);
-    const kept = alerts.depth();
+    const kept = await alerts.depth();
     await worker.drain();
     expect(sender.sent).toHaveLength(0);
-    expect(alerts.depth()).toBe(kept);
+    expect(await alerts.depth()).toBe(kept);
   });
 });
 
 /** A new NFT contract recorded for these subscriptions, as the poller would. */
-function recordContract(
-  alerts: AlertRepository,
+async function recordContract(
+  alerts: OutboxStore,
   subscriptions: Subscription[],
   n: number,
   now = Date.now(),
-): string {
+): Promise<string> {
   const address = `0x${n.toString(16).padStart(40, "0")}`;
-  alerts.record({
+  await alerts.record({
     contracts: [
       {
         address,
@@ -567,15 +560,15 @@ describe("a chat that moved", () => {
     t = await startRuntime();
     const { alerts, worker, sender } = alertsFor(t);
     sender.maxInFlight = 1; // as on Telegram
-    const old = subscribe(t, "-4001").subscription;
-    const there = subscribe(t, "-1004001", "erc721").subscription;
+    const old = (await subscribe(t, "-4001")).subscription;
+    const there = (await subscribe(t, "-1004001", "erc721")).subscription;
     // Contract 1 is queued for both chats, contract 2 only for the old one.
-    recordContract(alerts, [old, there], 1);
-    recordContract(alerts, [old], 2);
+    await recordContract(alerts, [old, there], 1);
+    await recordContract(alerts, [old], 2);
     sender.failures.push({ kind: "moved", newChatId: "-1004001" });
     await worker.drain();
     await worker.drain();
-    expect(t.subscriptions.all()).toMatchObject([
+    expect(await t.subscriptions.all()).toMatchObject([
       { id: there.id, chatId: "-1004001", types: "erc721", pausedAt: null },
     ]);
     const titles = sender.sent.map((s) => `${s.chatId} ${s.reply.title}`).sort();
@@ -583,7 +576,7 @@ describe("a chat that moved", () => {
       "-1004001 New collection: Collection 1",
       "-1004001 New collection: Collection 2",
     ]);
-    expect(alerts.depth()).toBe(0);
+    expect(await alerts.depth()).toBe(0);
   });
 });
 
@@ -599,7 +592,7 @@ describe("bounded tries", () => {
     const { logger, lines } = capturingLogger();
     const metrics = createMetrics({
       cache: () => t.api.cacheStats,
-      outboxDepth: () => 0,
+      outboxDepth: async () => 0,
       pollerLagSeconds: () => undefined,
       pollerGaps: () => 0,
       charts: () => ({ hits: 0, misses: 0 }),
@@ -611,9 +604,9 @@ describe("bounded tries", () => {
       logger,
       onDropped: (dropped) => metrics.onAlertsDropped(dropped.length),
     });
-    const broken = subscribe(t, "-4001").subscription;
-    const fine = subscribe(t, "-4002").subscription;
-    recordContract(alerts, [broken, fine], 1, now);
+    const broken = (await subscribe(t, "-4001")).subscription;
+    const fine = (await subscribe(t, "-4002")).subscription;
+    await recordContract(alerts, [broken, fine], 1, now);
     // A rate limit is not the alert's fault: it does not count as a try.
     fake.failNext("sendMessage", telegramErrors.tooManyRequests(1), { chatId: -4001 });
     fake.failNext(
@@ -631,7 +624,7 @@ describe("bounded tries", () => {
         .map((c) => c.error?.error_code ?? 200);
     expect(tries(-4001)).toEqual([429, 400, 400, 400]);
     expect(tries(-4002)).toEqual([200]);
-    expect(alerts.depth()).toBe(0);
+    expect(await alerts.depth()).toBe(0);
     expect(worker.stats.dropped).toBe(1);
     expect(
       t.db.prepare("SELECT subscription_id, attempts, last_error FROM failed_alerts").all(),

@@ -15,8 +15,13 @@ import { createLogger, type Logger, silentLogger } from "../src/log.ts";
 import { CachedChartDrawer } from "../src/render/chart-drawer.ts";
 import { renderConsole } from "../src/render/console.ts";
 import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
-import { type Db, openDatabase } from "../src/store/db.ts";
-import type { SubscriptionRepository } from "../src/store/repositories.ts";
+import {
+  type Db,
+  openMemorySqliteStore,
+  openSqliteStore,
+  type SqliteStore,
+} from "../src/store/sqlite/index.ts";
+import type { SubscriptionStore } from "../src/store/types.ts";
 import { buildRuntime, openStores } from "../src/wiring.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
@@ -89,8 +94,10 @@ export interface RuntimeSetup extends ClientSetup {
   charts: CachedChartDrawer;
   /** SQLite in a temp directory, removed on close. */
   db: Db;
+  /** The store over `db`. */
+  store: SqliteStore;
   dataDir: string;
-  subscriptions: SubscriptionRepository;
+  subscriptions: SubscriptionStore;
   /** Runs "/top volume 1d" (or without the slash) as a text command and returns the reply. */
   say(line: string, who?: Partial<Invocation>): Promise<RenderableReply>;
   /** Presses a button by id. */
@@ -119,9 +126,9 @@ export async function startRuntime(
 ): Promise<RuntimeSetup> {
   const setup = await startClient(env, simOptions);
   const dataDir = mkdtempSync(join(tmpdir(), "bot-test-"));
-  const db = openDatabase(dataDir);
-  const stores = openStores(db, setup.config);
-  const { subscriptions } = stores;
+  const store = openSqliteStore(dataDir);
+  const { db, subscriptions } = store;
+  const stores = openStores(store);
   const charts = new CachedChartDrawer();
   // The bot's own wiring, with what tests are not about out of the way: no rate limits to meet.
   const runtime = buildRuntime(
@@ -145,11 +152,12 @@ export async function startRuntime(
     runtime,
     charts,
     db,
+    store,
     dataDir,
     subscriptions,
     async close() {
       await setup.close();
-      db.close();
+      await store.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
     say(line, who) {
@@ -166,7 +174,10 @@ export async function startRuntime(
   };
 }
 
-/** A runtime over the given commands with test defaults; each test overrides what it is about. */
+/**
+ * A runtime over the given commands with test defaults (buttons in memory, the store a SQLite
+ * database in memory); each test overrides what it is about.
+ */
 export function runtimeWith(
   setup: ClientSetup,
   commands: AnyCommand[],
@@ -187,6 +198,7 @@ export function runtimeWith(
     rateLimit: { burst: 5, perMinute: 60 },
     buttonTtlSeconds: 60,
     ...overrides,
+    store: overrides.store ?? openMemorySqliteStore(),
   });
 }
 

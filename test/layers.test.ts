@@ -69,32 +69,14 @@ const HOMES: Record<string, string> = {
   "better-sqlite3": SQLITE_HOME,
 };
 
-/**
- * Imports the core and the commands still have of the store's implementations, until the store
- * interfaces land (src/store/types.ts): the repositories' classes and row types serve as their own
- * interfaces. Exactly these imports, nothing else: a new one fails the test.
- */
-const UNTIL_STORE_INTERFACES = new Set([
-  "src/core/command.ts -> src/store/reports.ts",
-  "src/core/command.ts -> src/store/repositories.ts",
-  "commands/shared/wallets.ts -> src/store/reports.ts",
-  "commands/shared/subscriptions.ts -> src/store/repositories.ts",
-  "commands/report.ts -> src/store/reports.ts",
-  "commands/reports.ts -> src/store/reports.ts",
-  "commands/subscribe.ts -> src/store/repositories.ts",
-]);
-
 /** What a file of the core or a command must not import. */
 function layerViolation(file: string, target: string): string | undefined {
   if (!file.startsWith("src/core/") && !file.startsWith("commands/")) return undefined;
   if (target.startsWith("src/render/")) return "the renderers";
   if (target.startsWith("src/adapters/")) return "an adapter";
   // The interfaces (src/store/types.ts) are the core's to use; implementations are not.
-  if (target.startsWith("src/store/") && target !== "src/store/types.ts") {
-    return UNTIL_STORE_INTERFACES.has(`${file} -> ${target}`)
-      ? undefined
-      : "a store implementation";
-  }
+  if (target.startsWith("src/store/") && target !== "src/store/types.ts")
+    return "a store implementation";
   const pkg = packageOf(target);
   if (pkg && PLATFORM_PACKAGES.includes(pkg)) return `a platform library (${pkg})`;
   return undefined;
@@ -134,13 +116,6 @@ describe("layers", () => {
       Object.keys(project).filter((file) => file.startsWith("commands/")).length,
     ).toBeGreaterThan(10);
     expect(violations(project)).toEqual([]);
-  });
-
-  it("the exemptions name imports that still exist (delete them once the store interfaces land)", () => {
-    for (const line of UNTIL_STORE_INTERFACES) {
-      const [file = "", target] = line.split(" -> ");
-      expect(importsOf(file, project[file] ?? ""), line).toContain(target);
-    }
   });
 
   it("catches every form of import: type-only, multi-line, re-export, dynamic, side effect", () => {

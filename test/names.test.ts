@@ -14,8 +14,7 @@ import { KnownCollections } from "../src/core/known-collections.ts";
 import { parseTextArgs, Runtime } from "../src/core/runtime.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderTelegram } from "../src/render/telegram.ts";
-import { SqliteCollectionIndexStore } from "../src/store/collections.ts";
-import { SqliteActionStore } from "../src/store/repositories.ts";
+import { SqliteActionStore, SqliteCollectionIndexStore } from "../src/store/sqlite/index.ts";
 import { groupChat, privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
 import { type RuntimeSetup, startRuntime, testInvocation } from "./helpers.ts";
 import { telegramAdapterFor } from "./telegram-helpers.ts";
@@ -382,6 +381,7 @@ describe("the collection index", () => {
       rateLimit: { burst: 100, perMinute: 1000 },
       buttonTtlSeconds: 600,
       collections,
+      store: t.store,
     });
     const reply = await restarted.runText(testInvocation(), "stats", names.initials);
     expect(reply.title).toBe(`Financial stats of the owners of ${names.target.name}`);

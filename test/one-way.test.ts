@@ -10,7 +10,7 @@ import { opt } from "../src/core/options.ts";
 import { RecentWallets } from "../src/core/recent-wallets.ts";
 import { NameResolver } from "../src/core/resolver.ts";
 import { formatTable, truncate } from "../src/render/text.ts";
-import type { SpamReport } from "../src/store/reports.ts";
+import type { SpamReport } from "../src/store/types.ts";
 import { cutText, sliceChars } from "../src/strings.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 

@@ -91,7 +91,7 @@ describe.concurrent("health and metrics over HTTP", () => {
     expect((await fetch(`http://127.0.0.1:${port}/nope`)).status).toBe(404);
 
     bot.db.close();
-    expect(bot.health()).toMatchObject({ ok: false, database: false });
+    expect(await bot.health()).toMatchObject({ ok: false, database: false });
   });
 
   it("/healthz fails with the reason once no poll has succeeded for max(3 intervals, 30 s), and recovers", async ({

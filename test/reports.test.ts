@@ -10,8 +10,8 @@ import { parseConfig } from "../src/config.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { attemptReport, ReportRetryWorker } from "../src/reports/submit.ts";
-import { openDatabase } from "../src/store/db.ts";
-import { ReportRepository } from "../src/store/reports.ts";
+import { openDatabase, SqliteReportStore } from "../src/store/sqlite/index.ts";
+import type { ReportStore } from "../src/store/types.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 let t: RuntimeSetup;
@@ -108,7 +108,7 @@ describe("the button flow", () => {
     expect(texts).toMatch(/Reported as spam by Tester/);
     expect(texts).toMatch(/You already reported .* It counts once\./);
     expect(t.sim.reports).toHaveLength(1);
-    expect(new ReportRepository(t.db).forChat("telegram", "chat-1")).toHaveLength(1);
+    expect(await t.store.reports.forChat("telegram", "chat-1")).toHaveLength(1);
   });
 
   it("/nft and alerts use the linked wallet, and say how to link one when there is none", async () => {
@@ -148,13 +148,16 @@ describe("upstream failures", () => {
     t.sim.script([{ status: 503 }]);
     const queued = await t.press(button(ask, "Confirm report"));
     expect(queued.text).toMatch(/queued and will be sent automatically/);
-    const reports = new ReportRepository(t.db);
-    expect(reports.forChat("telegram", "chat-1")[0]?.status).toBe("queued");
+    const { reports } = t.store;
+    expect((await reports.forChat("telegram", "chat-1"))[0]?.status).toBe("queued");
     expect(t.sim.reports).toHaveLength(0);
     const worker = retryWorker(reports);
     await worker.retryDue();
     await worker.retryDue();
-    expect(reports.forChat("telegram", "chat-1")[0]).toMatchObject({ status: "sent", attempts: 2 });
+    expect((await reports.forChat("telegram", "chat-1"))[0]).toMatchObject({
+      status: "sent",
+      attempts: 2,
+    });
     expect(t.sim.reports).toHaveLength(1);
   });
 
@@ -164,7 +167,7 @@ describe("upstream failures", () => {
     const ask = await t.press(button(list, "Not spam #1"));
     const answer = await t.press(button(ask, "Confirm report"));
     expect(answer.text).toMatch(/does not take not-spam reports .* kept on record as unsupported/);
-    expect(new ReportRepository(t.db).forChat("telegram", "chat-1")[0]?.status).toBe("unsupported");
+    expect((await t.store.reports.forChat("telegram", "chat-1"))[0]?.status).toBe("unsupported");
   });
 
   it("a refusal (400) is final and says why", async () => {
@@ -176,7 +179,7 @@ describe("upstream failures", () => {
     expect((await t.press(button(ask, "Confirm report"))).text).toMatch(
       /refused the report .*: token is not held by the wallet/,
     );
-    expect(new ReportRepository(t.db).forChat("telegram", "chat-1")[0]?.status).toBe("failed");
+    expect((await t.store.reports.forChat("telegram", "chat-1"))[0]?.status).toBe("failed");
   });
 });
 
@@ -184,7 +187,7 @@ describe("upstream failures", () => {
 const reportCalls = () => t.sim.requests.filter((r) => r.path.includes("/report_spam/")).length;
 
 /** A retry worker whose clock is an hour ahead: every queued report is due. */
-const retryWorker = (reports: ReportRepository) =>
+const retryWorker = (reports: ReportStore) =>
   new ReportRetryWorker({
     api: t.api,
     reports,
@@ -202,8 +205,8 @@ describe("at most once to the data service", () => {
     const answer = await t.press(button(ask, "Confirm report"));
     expect(answer.text).toMatch(/^Reported as spam by Tester/);
     expect(answer.text).toMatch(/whether the data service got it is unknown/i);
-    const reports = new ReportRepository(t.db);
-    expect(reports.forChat("telegram", "chat-1")[0]).toMatchObject({
+    const { reports } = t.store;
+    expect((await reports.forChat("telegram", "chat-1"))[0]).toMatchObject({
       status: "unknown",
       attempts: 1,
     });
@@ -238,8 +241,8 @@ describe("at most once to the data service", () => {
       apiClientSettings(t.config, `http://127.0.0.1:${port}`, "k"),
       silentLogger(),
     );
-    const reports = new ReportRepository(t.db);
-    const { report } = reports.create(
+    const { reports } = t.store;
+    const { report } = await reports.create(
       {
         platform: "telegram",
         chatId: "chat-1",
@@ -255,12 +258,11 @@ describe("at most once to the data service", () => {
     );
     await attemptReport(unreachable, reports, report, silentLogger());
     await unreachable.close();
-    const statuses = reports
-      .forChat("telegram", "chat-1")
-      .reverse()
-      .map((r) => r.status);
+    const statuses = (await reports.forChat("telegram", "chat-1")).reverse().map((r) => r.status);
     expect(statuses).toEqual(["queued", "queued", "unknown", "unknown", "queued"]);
-    expect(reports.get(report.id)?.upstream).toMatch(/ECONNREFUSED/);
+    expect(
+      (await reports.forChat("telegram", "chat-1")).find((r) => r.id === report.id)?.upstream,
+    ).toMatch(/ECONNREFUSED/);
   });
 
   it("a report a killed process left 'sending' is marked unknown at start and never sent", async () => {
@@ -268,8 +270,8 @@ describe("at most once to the data service", () => {
     const { sim } = t;
     const dataDir = mkdtempSync(join(tmpdir(), "bot-reports-"));
     const db = openDatabase(dataDir);
-    const reports = new ReportRepository(db);
-    const { report } = reports.create(
+    const reports = new SqliteReportStore(db);
+    const { report } = await reports.create(
       {
         platform: "telegram",
         chatId: "-4001",
@@ -290,9 +292,10 @@ describe("at most once to the data service", () => {
     );
     await bot.start();
     try {
-      const after = new ReportRepository(bot.db);
-      expect(after.get(report.id)).toMatchObject({ status: "unknown" });
-      expect(after.get(report.id)?.upstream).toMatch(/stopped during the call/);
+      const after = bot.store.reports;
+      const stored = (await after.forChat("telegram", "-4001")).find((r) => r.id === report.id);
+      expect(stored).toMatchObject({ status: "unknown" });
+      expect(stored?.upstream).toMatch(/stopped during the call/);
       await new ReportRetryWorker({
         api: bot.api,
         reports: after,

@@ -1,5 +1,3 @@
-import { join } from "node:path";
-import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -15,8 +13,7 @@ import { opt } from "../src/core/options.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { buildRegistry, parseTextArgs } from "../src/core/runtime.ts";
 import { UserError } from "../src/errors.ts";
-import { migrate } from "../src/store/db.ts";
-import { SqliteActionStore } from "../src/store/repositories.ts";
+import { migrate, openDatabase, SqliteActionStore } from "../src/store/sqlite/index.ts";
 import {
   capturingLogger,
   type RuntimeSetup,
@@ -742,10 +739,9 @@ describe("stored button actions", () => {
 
   it("buttons issued before their store changed shape keep working until they expire", async () => {
     t = await startRuntime();
-    const db = new Database(join(t.dataDir, "older.sqlite"));
+    // The store as the release before migration 8 left it, with one button each way.
+    const db = openDatabase(t.dataDir, "older.sqlite", 7);
     try {
-      // The store as the release before migration 8 left it, with one button each way.
-      migrate(db, 7);
       const old = db.prepare(
         "INSERT INTO button_actions (id, platform, chat_id, user_id, action, expires_at) VALUES (?, 'telegram', 'c1', 'u1', ?, ?)",
       );

@@ -7,8 +7,7 @@ import type { RuntimeOptions } from "../src/core/runtime.ts";
 import { HttpHost, type HttpRoute } from "../src/http/host.ts";
 import { silentLogger } from "../src/log.ts";
 import { visibleLength } from "../src/render/telegram.ts";
-import { LinkedWalletRepository, ReportRepository } from "../src/store/reports.ts";
-import { SqliteUpdateDedup } from "../src/store/updates.ts";
+import { SourceUpdateDedup } from "../src/store/updates.ts";
 import {
   anonymousAdmin,
   channelBot,
@@ -526,8 +525,8 @@ describe("button presses Telegram has stopped waiting for", () => {
 
 describe("/reports is for the admin's eyes only", () => {
   const wallet = "0x1111111111111111111111111111111111111111";
-  function seedReport(): void {
-    new ReportRepository(t.db).create(
+  async function seedReport(): Promise<void> {
+    await t.store.reports.create(
       {
         platform: "telegram",
         chatId: String(group.id),
@@ -549,7 +548,7 @@ describe("/reports is for the admin's eyes only", () => {
     ) || c.method === "sendDocument";
 
   it("sends the reports and the CSV to the admin privately; the group gets only a note", async () => {
-    seedReport();
+    await seedReport();
     fake.setMemberStatus(group.id, alice.id, "administrator");
     const before = fake.sent.length;
     fake.pushUpdate(fake.message(group, alice, "/reports"));
@@ -581,7 +580,7 @@ describe("/reports is for the admin's eyes only", () => {
   });
 
   it("the export button in a private chat checks again that the person still manages the group", async () => {
-    seedReport();
+    await seedReport();
     fake.setMemberStatus(group.id, alice.id, "administrator");
     fake.pushUpdate(fake.message(group, alice, "/reports"));
     const list = await fake.waitFor(
@@ -602,7 +601,7 @@ describe("/reports is for the admin's eyes only", () => {
   });
 
   it("with a person who never started the bot, the group learns how to start a private chat and sees no report", async () => {
-    seedReport();
+    await seedReport();
     fake.setMemberStatus(group.id, alice.id, "administrator");
     fake.refusePrivateChat(alice.id, telegramErrors.cantInitiate());
     const before = fake.sent.length;
@@ -682,18 +681,18 @@ describe("anonymous admins and channel posters", () => {
     expect(
       await answerTo(asAnonymous(otherGroup, `/report spam ${t.sim.fixtures.collection}`)),
     ).toMatch(refusal);
-    const wallets = new LinkedWalletRepository(t.db);
+    const { wallets } = t.store;
     for (const id of [String(anonymousAdmin.id), "chat:-4001", String(channelBot.id)])
-      expect(wallets.find("telegram", id)).toBeUndefined();
+      expect(await wallets.find("telegram", id)).toBeUndefined();
     expect(t.sim.reports).toHaveLength(0);
   });
 
   it("lets an anonymous admin of the group /subscribe, and refuses a post sent as a channel", async () => {
     expect(await answerTo(asAnonymous(group, "/subscribe"))).toMatch(/Subscribed/);
-    expect(t.subscriptions.find("telegram", String(group.id))).toBeDefined();
+    expect(await t.subscriptions.find("telegram", String(group.id))).toBeDefined();
     const fromChannel = fake.message(otherGroup, channelBot, "/subscribe", { senderChat: channel });
     expect(await answerTo(fromChannel)).toMatch(/Only people who can manage this channel/);
-    expect(t.subscriptions.find("telegram", String(otherGroup.id))).toBeUndefined();
+    expect(await t.subscriptions.find("telegram", String(otherGroup.id))).toBeUndefined();
     // Placeholder users are not members of anything: asking Telegram about them is pointless.
     expect(
       fake.sent.filter(
@@ -790,7 +789,7 @@ describe("updates Telegram delivers twice", () => {
     await adapter.stop();
     adapter = newAdapter({
       webhook: { url: "https://bot.example.com/hook", secret: "s3cr3t", path: "/" },
-      updates: new SqliteUpdateDedup(t.db, { source: "telegram:test" }),
+      updates: new SourceUpdateDedup(t.store.updates, { source: "telegram:test" }),
     });
     const host = await hostFor(adapter, port);
     cleanupHost = () => host.close();
@@ -830,7 +829,7 @@ describe("updates Telegram delivers twice", () => {
   });
 
   it("polling: an update delivered again after a restart is answered once", async () => {
-    const updates = new SqliteUpdateDedup(t.db, { source: "telegram:test" });
+    const updates = new SourceUpdateDedup(t.store.updates, { source: "telegram:test" });
     await adapter.stop();
     adapter = newAdapter({ updates });
     await adapter.start();

@@ -2,8 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openDatabase } from "../src/store/db.ts";
-import { SqliteUpdateDedup } from "../src/store/updates.ts";
+import { type Db, openDatabase, SqliteUpdateStore } from "../src/store/sqlite/index.ts";
+import { SourceUpdateDedup } from "../src/store/updates.ts";
+
+/** One source's dedup over the SQLite update store of `db`. */
+const dedup = (db: Db, options: ConstructorParameters<typeof SourceUpdateDedup>[1]) =>
+  new SourceUpdateDedup(new SqliteUpdateStore(db), options);
 
 let dataDir: string;
 beforeEach(() => {
@@ -16,26 +20,22 @@ afterEach(() => {
 describe("update ids already taken (SQLite)", () => {
   it("says first once per update id and source, across a restart", async () => {
     let db = openDatabase(dataDir);
-    const seen = new SqliteUpdateDedup(db, { source: "telegram:123" });
+    const seen = dedup(db, { source: "telegram:123" });
     expect(await seen.firstSeen(10_000)).toBe(true);
     expect(await seen.firstSeen(10_000)).toBe(false);
     expect(await seen.firstSeen(10_001)).toBe(true);
     // Another bot token numbers its updates on its own.
-    expect(await new SqliteUpdateDedup(db, { source: "telegram:456" }).firstSeen(10_000)).toBe(
-      true,
-    );
+    expect(await dedup(db, { source: "telegram:456" }).firstSeen(10_000)).toBe(true);
     db.close();
     db = openDatabase(dataDir);
-    expect(await new SqliteUpdateDedup(db, { source: "telegram:123" }).firstSeen(10_000)).toBe(
-      false,
-    );
+    expect(await dedup(db, { source: "telegram:123" }).firstSeen(10_000)).toBe(false);
     db.close();
   });
 
   it("forgets ids once the redelivery window has passed", async () => {
     const db = openDatabase(dataDir);
     let now = Date.parse("2025-06-01T12:00:00Z");
-    const seen = new SqliteUpdateDedup(db, {
+    const seen = dedup(db, {
       source: "telegram:123",
       windowMs: 24 * 3_600_000,
       now: () => now,
@@ -43,9 +43,9 @@ describe("update ids already taken (SQLite)", () => {
     await seen.firstSeen(1);
     now += 23 * 3_600_000;
     await seen.firstSeen(2);
-    expect(seen.prune()).toBe(0);
+    expect(await seen.prune()).toBe(0);
     now += 2 * 3_600_000;
-    expect(seen.prune()).toBe(1);
+    expect(await seen.prune()).toBe(1);
     expect(await seen.firstSeen(2)).toBe(false);
     db.close();
   });

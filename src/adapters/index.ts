@@ -1,16 +1,14 @@
 import type { Config } from "../config.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { Logger } from "../log.ts";
-import type { Db } from "../store/db.ts";
-import type { SubscriptionRepository } from "../store/repositories.ts";
-import { SqliteUpdateDedup } from "../store/updates.ts";
+import type { Store } from "../store/types.ts";
+import { SourceUpdateDedup } from "../store/updates.ts";
 import type { ChatAdapter } from "./types.ts";
 
 export interface AdapterDeps {
   runtime: Runtime;
   logger: Logger;
-  db: Db;
-  subscriptions: SubscriptionRepository;
+  store: Pick<Store, "updates" | "subscriptions">;
   /** For the console chat, used only when no platform is configured: its streams, and for its
    * first words, where the data comes from and where the logs go. */
   console: {
@@ -64,8 +62,8 @@ export async function configuredAdapters(
     // Update ids are the bot's own: the bot id before the token's colon keeps two bots apart
     // (and nothing of the secret part is stored).
     const botId = /^(\d+):/.exec(config.telegram.token)?.[1] ?? "bot";
-    const updates = new SqliteUpdateDedup(deps.db, { source: `telegram:${botId}` });
-    prune.push(() => updates.prune());
+    const updates = new SourceUpdateDedup(deps.store.updates, { source: `telegram:${botId}` });
+    prune.push(() => void updates.prune());
     const { TelegramAdapter } = await import("./telegram/index.ts");
     adapters.push(
       new TelegramAdapter({
@@ -73,8 +71,8 @@ export async function configuredAdapters(
         apiRoot: config.telegram.apiRoot,
         runtime,
         logger: logger.child({ part: "telegram" }),
-        onChatMigrated: (from, to) => {
-          const moved = deps.subscriptions.moveChat("telegram", from, to);
+        onChatMigrated: async (from, to) => {
+          const moved = await deps.store.subscriptions.moveChat("telegram", from, to);
           logger.info(
             { part: "telegram", chat: from, newChat: to, subscription: moved?.id },
             "group upgraded to a supergroup; its subscription follows",

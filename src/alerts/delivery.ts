@@ -2,8 +2,7 @@ import { createHash } from "node:crypto";
 import type { Platform } from "../core/command.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
-import type { AlertRepository, DueAlert } from "../store/alerts.ts";
-import type { SubscriptionRepository } from "../store/repositories.ts";
+import type { DueAlert, OutboxStore, SubscriptionStore } from "../store/types.ts";
 import { alertReply, digestReply } from "./message.ts";
 
 /**
@@ -45,8 +44,8 @@ export interface DeliverySettings {
 }
 
 export interface DeliveryDeps {
-  alerts: AlertRepository;
-  subscriptions: SubscriptionRepository;
+  alerts: OutboxStore;
+  subscriptions: SubscriptionStore;
   senders: Partial<Record<Platform, AlertSender>>;
   /** Stores button actions for the chat the reply goes to and returns what renderers take. */
   materialize: (platform: Platform, chatId: string, reply: Reply) => Promise<RenderableReply>;
@@ -147,7 +146,7 @@ export class DeliveryWorker {
   ): Promise<number> {
     if (!this.deps.isLeader()) return 0;
     const { settings } = this.deps;
-    const due = this.deps.alerts.due(this.now(), settings.batch, platform);
+    const due = await this.deps.alerts.due(this.now(), settings.batch, platform);
     const byChannel = new Map<number, DueAlert[]>();
     for (const alert of due)
       byChannel.set(alert.subscriptionId, [...(byChannel.get(alert.subscriptionId) ?? []), alert]);
@@ -209,17 +208,21 @@ export class DeliveryWorker {
       const others = queue
         .filter((m) => m.alerts[0]?.subscriptionId === first.subscriptionId)
         .flatMap((m) => m.alerts);
-      this.handleFailure(message.alerts, others, sender.classifySendError(error));
+      await this.handleFailure(message.alerts, others, sender.classifySendError(error));
       return false;
     }
-    this.deps.alerts.delivered(message.alerts, this.now());
+    await this.deps.alerts.delivered(message.alerts, this.now());
     this.deps.onDelivered?.(message.alerts);
     this.stats.delivered += message.alerts.length;
     this.stats.messages++;
     return true;
   }
 
-  private handleFailure(failed: DueAlert[], others: DueAlert[], failure: SendFailure): void {
+  private async handleFailure(
+    failed: DueAlert[],
+    others: DueAlert[],
+    failure: SendFailure,
+  ): Promise<void> {
     const { logger } = this.deps;
     const first = failed[0];
     if (!first) return;
@@ -230,7 +233,7 @@ export class DeliveryWorker {
     };
     const now = this.now();
     if (failure.kind === "permanent") {
-      this.deps.subscriptions.pause(first.subscriptionId, failure.reason, now);
+      await this.deps.subscriptions.pause(first.subscriptionId, failure.reason, now);
       this.stats.paused++;
       logger.warn(
         { ...where, reason: failure.reason },
@@ -240,7 +243,7 @@ export class DeliveryWorker {
     }
     this.stats.retries++;
     if (failure.kind === "rate_limited") {
-      this.deps.alerts.retryLater(
+      await this.deps.alerts.retryLater(
         [...failed, ...others],
         now + failure.retryAfterMs,
         "rate limited",
@@ -250,7 +253,7 @@ export class DeliveryWorker {
       return;
     }
     if (failure.kind === "moved") {
-      const serving = this.deps.subscriptions.moveChat(
+      const serving = await this.deps.subscriptions.moveChat(
         first.platform,
         first.chatId,
         failure.newChatId,
@@ -261,12 +264,12 @@ export class DeliveryWorker {
       );
       // At once, to the new id (re-rendered there, so its buttons belong to the new chat). The
       // try counts, so a chat that keeps "moving" cannot loop for ever.
-      this.retry(failed, others, now, `moved to ${failure.newChatId}`);
+      await this.retry(failed, others, now, `moved to ${failure.newChatId}`);
       this.poke();
       return;
     }
     const attempts = Math.max(...failed.map((alert) => alert.attempts)) + 1;
-    this.retry(failed, others, now + backoffMs(attempts), failure.reason);
+    await this.retry(failed, others, now + backoffMs(attempts), failure.reason);
     logger.warn(
       { ...where, reason: failure.reason, attempts },
       "alert delivery failed; will retry",
@@ -274,18 +277,23 @@ export class DeliveryWorker {
   }
 
   /** Counts a try for the failed alerts, dropping those out of tries; the others just wait. */
-  private retry(failed: DueAlert[], others: DueAlert[], dueAt: number, reason: string): void {
+  private async retry(
+    failed: DueAlert[],
+    others: DueAlert[],
+    dueAt: number,
+    reason: string,
+  ): Promise<void> {
     const { maxAttempts } = this.deps.settings;
     const spent = failed.filter((alert) => alert.attempts + 1 >= maxAttempts);
-    this.deps.alerts.retryLater(
+    await this.deps.alerts.retryLater(
       failed.filter((alert) => alert.attempts + 1 < maxAttempts),
       dueAt,
       reason,
       true,
     );
-    this.deps.alerts.retryLater(others, dueAt, reason, false);
+    await this.deps.alerts.retryLater(others, dueAt, reason, false);
     if (spent.length === 0) return;
-    this.deps.alerts.giveUp(spent, reason, this.now());
+    await this.deps.alerts.giveUp(spent, reason, this.now());
     this.stats.dropped += spent.length;
     this.deps.onDropped?.(spent);
     const first = spent[0];

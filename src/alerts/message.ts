@@ -8,7 +8,7 @@ import {
 } from "../core/format.ts";
 import type { Reply } from "../core/reply.ts";
 import { reportButton } from "../reports/buttons.ts";
-import type { NewContract } from "../store/alerts.ts";
+import type { NewContract } from "../store/types.ts";
 
 const gapLine = (note: string | null) => (note ? `Note: ${note}.` : undefined);
 

@@ -4,12 +4,7 @@ import type { ApiClient } from "../api/client.ts";
 import type { Contract } from "../api/schemas.ts";
 import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
 import type { Logger } from "../log.ts";
-import type { AlertRepository, NewContract } from "../store/alerts.ts";
-import type {
-  KeyValueRepository,
-  LeaseRepository,
-  SubscriptionRepository,
-} from "../store/repositories.ts";
+import type { KeyValueStore, LeaseStore, NewContract, OutboxStore } from "../store/types.ts";
 
 export const CURSOR_KEY = "poll_cursor";
 export const PENDING_GAP_KEY = "poll_pending_gap";
@@ -33,10 +28,9 @@ export interface PollerSettings {
 
 export interface PollerDeps {
   api: ApiClient;
-  subscriptions: SubscriptionRepository;
-  alerts: AlertRepository;
-  kv: KeyValueRepository;
-  leases: LeaseRepository;
+  alerts: OutboxStore;
+  kv: KeyValueStore;
+  leases: LeaseStore;
   logger: Logger;
   settings: PollerSettings;
   /** Identifies this process in the lease. */
@@ -201,7 +195,7 @@ export class NewContractPoller {
     this.timer = undefined;
     await this.running;
     try {
-      this.deps.leases.release(LEASE, this.deps.holder);
+      await this.deps.leases.release(LEASE, this.deps.holder);
     } catch (error) {
       // Shutdown goes on without the database: the lease then simply expires.
       this.deps.logger.warn({ err: error }, "could not release the poller lease");
@@ -211,7 +205,7 @@ export class NewContractPoller {
   async pollOnce(): Promise<PollResult> {
     const { kv, leases, settings, logger } = this.deps;
     const now = this.now();
-    const holder = leases.acquire(
+    const holder = await leases.acquire(
       LEASE,
       this.deps.holder,
       settings.intervalMs * 3 + 10_000,
@@ -235,14 +229,14 @@ export class NewContractPoller {
     }
     this.warnedNotLeader = false;
     const horizon = now + settings.maxClockSkewMs;
-    const cursor = kv.get(CURSOR_KEY);
+    const cursor = await kv.get(CURSOR_KEY);
     if (cursor === undefined) {
       // First start: begin at now. What was minted before (the overlap window included) counts
       // as seen, so a new subscriber is not flooded with old contracts.
       const { contracts } = await this.fetchSince(now - settings.overlapMs);
       this.deps.onContracts?.(contracts);
       const start = new Date(newestMint(contracts, now, horizon)).toISOString();
-      const { fresh } = this.deps.alerts.record({
+      const { fresh } = await this.deps.alerts.record({
         contracts: contracts.map(toNewContract),
         subscriptions: [],
         cursorKey: CURSOR_KEY,
@@ -271,13 +265,13 @@ export class NewContractPoller {
     if (gapNote) {
       this.stats.gaps++;
       logger.warn({ gap: gapNote }, "new-contract poll may have missed contracts");
-      kv.set(PENDING_GAP_KEY, gapNote);
+      await kv.set(PENDING_GAP_KEY, gapNote);
     }
-    gapNote = kv.get(PENDING_GAP_KEY);
+    gapNote = await kv.get(PENDING_GAP_KEY);
 
-    const { fresh, enqueued } = this.deps.alerts.record({
+    const { fresh, enqueued } = await this.deps.alerts.record({
       contracts: contracts.map(toNewContract),
-      subscriptions: this.deps.subscriptions.active(),
+      subscriptions: "active",
       cursorKey: CURSOR_KEY,
       cursor: new Date(newestMint(contracts, from, horizon)).toISOString(),
       note: gapNote ?? null,
@@ -285,7 +279,7 @@ export class NewContractPoller {
     });
     this.reportFuture(fresh, horizon);
     // The gap line rides on the first alerts enqueued after it.
-    if (gapNote && enqueued > 0) kv.delete(PENDING_GAP_KEY);
+    if (gapNote && enqueued > 0) await kv.delete(PENDING_GAP_KEY);
     this.lastSuccessAt = this.monotonic();
     if (enqueued > 0) this.deps.onEnqueued?.();
     if (fresh.length > 0) logger.info({ fresh: fresh.length, enqueued }, "new contracts");

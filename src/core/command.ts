@@ -2,8 +2,7 @@ import { z } from "zod";
 import type { ApiClient } from "../api/client.ts";
 import type { Checked } from "../api/validate.ts";
 import type { Logger } from "../log.ts";
-import type { LinkedWalletRepository, ReportRepository } from "../store/reports.ts";
-import type { SubscriptionRepository } from "../store/repositories.ts";
+import type { Store } from "../store/types.ts";
 import type { ActionStore } from "./actions.ts";
 import type { KnownCollections } from "./known-collections.ts";
 import type { Reply } from "./reply.ts";
@@ -58,11 +57,7 @@ export interface BotSettings {
 }
 
 /** The durable state commands may use. */
-export interface CommandStore {
-  subscriptions: SubscriptionRepository;
-  wallets: LinkedWalletRepository;
-  reports: ReportRepository;
-}
+export type CommandStore = Pick<Store, "subscriptions" | "wallets" | "reports">;
 
 export interface CommandContext {
   api: ApiClient;
@@ -76,7 +71,7 @@ export interface CommandContext {
   /** Names and short forms into addresses; remembers the wallets a reply shows in this chat. */
   resolver: NameResolver;
   actions: ActionStore;
-  store: CommandStore | undefined;
+  store: CommandStore;
 }
 
 /** Discord option types the definitions map to; text platforms parse every value from a string. */

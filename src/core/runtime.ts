@@ -50,8 +50,8 @@ export interface RuntimeOptions {
    * misses it.
    */
   collectionRefreshMs?: number;
-  /** Durable state for commands that keep it (subscriptions); absent in stateless setups. */
-  store?: CommandStore | undefined;
+  /** Durable state for commands that keep it (subscriptions, linked wallets, reports). */
+  store: CommandStore;
   /** The wall clock: dates shown and stored, button expiry. */
   now?: () => Date;
   /** Monotonic milliseconds for in-process durations (rate limits); default performance.now. */

@@ -25,12 +25,15 @@ function readOnly(handle: RouteHandler): RouteHandler {
  * GET /healthz (200 when healthy, else 503, with the details as JSON) and GET /metrics
  * (Prometheus text).
  */
-export function opsRoutes(options: { metrics: Metrics; health: () => Health }): HttpRoute[] {
+export function opsRoutes(options: {
+  metrics: Metrics;
+  health: () => Promise<Health>;
+}): HttpRoute[] {
   return [
     {
       path: "/healthz",
-      handle: readOnly((_req, res) => {
-        const health = options.health();
+      handle: readOnly(async (_req, res) => {
+        const health = await options.health();
         res
           .writeHead(health.ok ? 200 : 503, { "content-type": "application/json" })
           .end(JSON.stringify(health));

@@ -18,7 +18,7 @@ export interface Metrics {
 
 export interface MetricSources {
   cache: () => CacheStats;
-  outboxDepth: () => number;
+  outboxDepth: () => Promise<number>;
   pollerLagSeconds: () => number | undefined;
   pollerGaps: () => number;
   /** The chart cache: pictures served from it, and pictures drawn, since start. */
@@ -146,8 +146,8 @@ export function createMetrics(sources: MetricSources): Metrics {
     name: "bot_outbox_depth",
     help: "Alerts waiting to be delivered",
     registers: [registry],
-    collect() {
-      this.set(sources.outboxDepth());
+    async collect() {
+      this.set(await sources.outboxDepth());
     },
   });
   new Gauge({

@@ -1,5 +1,5 @@
 import type { ButtonSpec } from "../core/reply.ts";
-import type { ReportKind } from "../store/reports.ts";
+import type { ReportKind } from "../store/types.ts";
 
 /** A button that starts a report: it only asks for confirmation, it never reports by itself. */
 export function reportButton(

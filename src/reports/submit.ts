@@ -2,7 +2,7 @@ import type { ApiClient } from "../api/client.ts";
 import { ApiError } from "../api/errors.ts";
 import { InvalidInputError } from "../api/validate.ts";
 import type { Logger } from "../log.ts";
-import type { ReportRepository, SpamReport } from "../store/reports.ts";
+import type { ReportStore, SpamReport } from "../store/types.ts";
 
 /** Attempts at a report before it is marked failed (each one certainly never reached the service). */
 export const MAX_REPORT_ATTEMPTS = 8;
@@ -52,12 +52,12 @@ function certainlyNotReceived(error: ApiError): boolean {
  */
 export async function attemptReport(
   api: ApiClient,
-  reports: ReportRepository,
+  reports: ReportStore,
   recorded: SpamReport,
   logger: Logger,
   now: () => number = Date.now,
 ): Promise<ReportOutcome> {
-  const report = reports.begin(recorded.id, now());
+  const report = await reports.begin(recorded.id, now());
   const input = {
     wallet: report.wallet,
     contract: report.contract,
@@ -69,20 +69,25 @@ export async function attemptReport(
       report.kind === "spam"
         ? await api.wallets.reportSpam(input)
         : await api.wallets.reportNotSpam(input);
-    reports.finish(report.id, "sent", JSON.stringify(answer ?? {}), now());
+    await reports.finish(report.id, "sent", JSON.stringify(answer ?? {}), now());
     logger.info({ report: report.id, kind: report.kind }, "spam report sent");
     return { status: "sent" };
   } catch (error) {
     if (!(error instanceof ApiError)) {
       // Input refused before the request never left the bot; anything else may have.
       const status = error instanceof InvalidInputError ? "failed" : "unknown";
-      reports.finish(report.id, status, error instanceof Error ? error.message : "error", now());
+      await reports.finish(
+        report.id,
+        status,
+        error instanceof Error ? error.message : "error",
+        now(),
+      );
       throw error;
     }
     const upstream = `${error.kind}${error.status ? ` ${error.status}` : ""}: ${error.message}`;
     if (error.kind === "not_found" && report.kind === "not_spam") {
       // Endpoint 20's path is not in the spec (API_REPORT_NOT_SPAM_PATH is our guess).
-      reports.finish(report.id, "unsupported", upstream, now());
+      await reports.finish(report.id, "unsupported", upstream, now());
       logger.warn(
         { report: report.id, path: error.path },
         "not-spam reports are not supported at the configured path",
@@ -92,7 +97,7 @@ export async function attemptReport(
     if (certainlyNotReceived(error)) {
       if (report.attempts < MAX_REPORT_ATTEMPTS) {
         const retryInMs = retryDelayMs(report.attempts - 1, error.retryAfter);
-        reports.queue(report.id, upstream, now() + retryInMs, now());
+        await reports.queue(report.id, upstream, now() + retryInMs, now());
         logger.warn(
           { report: report.id, kind: error.kind, retryInMs },
           "spam report queued for a retry",
@@ -100,7 +105,7 @@ export async function attemptReport(
         return { status: "queued", retryInMs };
       }
     } else if (error.transient) {
-      reports.finish(report.id, "unknown", upstream, now());
+      await reports.finish(report.id, "unknown", upstream, now());
       logger.warn(
         { report: report.id, kind: error.kind, status: error.status },
         "spam report outcome unknown; not sent again",
@@ -113,7 +118,7 @@ export async function attemptReport(
             : "the data service failed during the call",
       };
     }
-    reports.finish(report.id, "failed", upstream, now());
+    await reports.finish(report.id, "failed", upstream, now());
     logger.warn({ report: report.id, kind: error.kind }, "spam report failed");
     return {
       status: "failed",
@@ -130,7 +135,7 @@ export class ReportRetryWorker {
   constructor(
     private readonly deps: {
       api: ApiClient;
-      reports: ReportRepository;
+      reports: ReportStore;
       logger: Logger;
       isLeader: () => boolean;
       intervalMs: number;
@@ -139,9 +144,9 @@ export class ReportRetryWorker {
   ) {}
 
   /** Marks what a stopped process left mid-call as unknown, then retries queued reports. */
-  start(): void {
+  async start(): Promise<void> {
     const now = this.deps.now ?? Date.now;
-    const interrupted = this.deps.reports.markInterrupted(now());
+    const interrupted = await this.deps.reports.markInterrupted(now());
     if (interrupted > 0) {
       this.deps.logger.warn(
         { reports: interrupted },
@@ -168,7 +173,7 @@ export class ReportRetryWorker {
   async retryDue(): Promise<void> {
     if (!this.deps.isLeader()) return;
     const now = this.deps.now ?? Date.now;
-    for (const report of this.deps.reports.due(now(), 50)) {
+    for (const report of await this.deps.reports.due(now(), 50)) {
       await attemptReport(this.deps.api, this.deps.reports, report, this.deps.logger, now);
     }
   }

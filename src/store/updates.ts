@@ -1,43 +1,30 @@
-import type { Db } from "./db.ts";
-
-/**
- * Which platform updates were already taken. Telegram delivers at least once: a webhook it
- * thinks timed out, or polling restarted before its offset was confirmed, brings the same
- * update again. Async so another store (PostgreSQL, shared by several instances) can stand in.
- */
-export interface UpdateDedup {
-  /** True the first time an update id is offered, false for every later delivery of it. */
-  firstSeen(updateId: number): Promise<boolean>;
-}
+import type { UpdateDedup, UpdateStore } from "./types.ts";
 
 /** Telegram keeps an undelivered update for 24 hours: no redelivery comes later than that. */
 export const UPDATE_REDELIVERY_WINDOW_MS = 24 * 3_600_000;
 
-/** Update ids in SQLite, per source (one bot token's ids), forgotten after the window. */
-export class SqliteUpdateDedup implements UpdateDedup {
-  private readonly insert;
-  private readonly deleteOld;
+/** One source's update ids (one bot token's), forgotten after the redelivery window. */
+export class SourceUpdateDedup implements UpdateDedup {
   private readonly source: string;
   private readonly windowMs: number;
   private readonly now: () => number;
 
-  constructor(db: Db, options: { source: string; windowMs?: number; now?: () => number }) {
+  constructor(
+    private readonly store: UpdateStore,
+    options: { source: string; windowMs?: number; now?: () => number },
+  ) {
     this.source = options.source;
     this.windowMs = options.windowMs ?? UPDATE_REDELIVERY_WINDOW_MS;
-    // Wall clock: seen_at outlives the process.
+    // Wall clock: when an id was seen outlives the process.
     this.now = options.now ?? Date.now;
-    this.insert = db.prepare(
-      "INSERT OR IGNORE INTO seen_updates (source, update_id, seen_at) VALUES (?, ?, ?)",
-    );
-    this.deleteOld = db.prepare("DELETE FROM seen_updates WHERE seen_at < ?");
   }
 
-  async firstSeen(updateId: number): Promise<boolean> {
-    return this.insert.run(this.source, updateId, this.now()).changes === 1;
+  firstSeen(updateId: number): Promise<boolean> {
+    return this.store.firstSeen(this.source, updateId, this.now());
   }
 
-  /** Drops ids older than the window; returns how many. */
-  prune(): number {
-    return this.deleteOld.run(this.now() - this.windowMs).changes;
+  /** Drops ids (of every source) older than the window; returns how many. */
+  prune(): Promise<number> {
+    return this.store.prune(this.now() - this.windowMs);
   }
 }

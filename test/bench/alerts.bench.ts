@@ -7,8 +7,7 @@ import { createBot } from "../../src/bot.ts";
 import { parseConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/log.ts";
 import { startSimulator } from "../../src/simulator/index.ts";
-import { openDatabase } from "../../src/store/db.ts";
-import { SubscriptionRepository } from "../../src/store/repositories.ts";
+import { openDatabase } from "../../src/store/sqlite/index.ts";
 import { startFakeDiscord } from "../fakes/discord/index.ts";
 import { startFakeTelegram, TELEGRAM_RATE_LIMITS } from "../fakes/telegram/index.ts";
 import type { BenchRow } from "./report.ts";
@@ -96,10 +95,13 @@ export async function benchAlertFanOut(options: FanOutOptions): Promise<BenchRow
     }
   }
   const setup = openDatabase(dataDir);
-  const repository = new SubscriptionRepository(setup);
+  // One transaction for them all (the store's upsert commits each one).
+  const insert = setup.prepare(
+    "INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at) VALUES (?, ?, 'all', 'bench', ?)",
+  );
   setup.transaction(() => {
     for (const subscription of subscriptions)
-      repository.upsert({ ...subscription, types: "all", createdBy: "bench", now: Date.now() });
+      insert.run(subscription.platform, subscription.chatId, Date.now());
   })();
   setup.close();
 

@@ -6,8 +6,7 @@ import { join } from "node:path";
 import { buildDist } from "../../scripts/build.mjs";
 import { parseConfig } from "../../src/config.ts";
 import { type Simulator, startSimulator } from "../../src/simulator/index.ts";
-import { openDatabase } from "../../src/store/db.ts";
-import { SubscriptionRepository } from "../../src/store/repositories.ts";
+import { openDatabase } from "../../src/store/sqlite/index.ts";
 import { COMPILED_BOT, ROOT } from "../compiled.ts";
 import { startFakeDiscord } from "../fakes/discord/index.ts";
 import {
@@ -147,16 +146,13 @@ export async function startWithPlatforms(
   const dataDir = mkdtempSync(join(tmpdir(), "bench-process-"));
   if (subscriptions > 0) {
     const db = openDatabase(dataDir);
-    const repository = new SubscriptionRepository(db);
+    // One transaction for them all (the store's upsert commits each one).
+    const insert = db.prepare(
+      "INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at) VALUES (?, ?, 'all', 'bench', ?)",
+    );
     db.transaction(() => {
       for (let i = 0; i < subscriptions; i++)
-        repository.upsert({
-          platform: i % 2 ? "discord" : "telegram",
-          chatId: String(100_000_001 + i),
-          types: "all",
-          createdBy: "bench",
-          now: Date.now(),
-        });
+        insert.run(i % 2 ? "discord" : "telegram", String(100_000_001 + i), Date.now());
     })();
     db.close();
   }

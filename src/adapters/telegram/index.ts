@@ -8,7 +8,7 @@ import type { Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { escapeHtml, renderTelegram, type TelegramMessage } from "../../render/telegram.ts";
-import type { UpdateDedup } from "../../store/updates.ts";
+import type { UpdateDedup } from "../../store/types.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
 import { within } from "../within.ts";
 import { classifyTelegramError, isPermanentTelegramError } from "./errors.ts";
@@ -43,7 +43,7 @@ export interface TelegramAdapterOptions {
   /** auto-retry bounds: longest Retry-After waited, and attempts for 429/5xx. */
   retry?: { maxDelaySeconds: number; maxRetryAttempts: number };
   /** Told when a group announces its upgrade to a supergroup (its new chat id). */
-  onChatMigrated?: (fromChatId: string, toChatId: string) => void;
+  onChatMigrated?: (fromChatId: string, toChatId: string) => Promise<void>;
 }
 
 /** Telegram chat ids the bot may no longer write to (blocked, kicked), with why. */

@@ -1,10 +1,10 @@
-import type { Address } from "../api/validate.ts";
+import type { Address } from "../../api/validate.ts";
 import {
   type CollectionIndexStore,
   type CollectionSource,
   type IndexedCollection,
   nameKey,
-} from "../core/known-collections.ts";
+} from "../../core/known-collections.ts";
 import type { Db } from "./db.ts";
 
 interface Row {

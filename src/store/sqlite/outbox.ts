@@ -1,24 +1,6 @@
+import type { DueAlert, NewContract, OutboxStore, Subscription } from "../types.ts";
+import { wants } from "../wants.ts";
 import type { Db } from "./db.ts";
-import type { Subscription, SubscriptionTypes } from "./repositories.ts";
-
-export interface NewContract {
-  address: string;
-  name: string;
-  types: string[];
-  minter: string | undefined;
-  txHash: string | undefined;
-  mintedAt: string | undefined;
-}
-
-export interface DueAlert {
-  id: number;
-  subscriptionId: number;
-  platform: string;
-  chatId: string;
-  attempts: number;
-  note: string | null;
-  contract: NewContract;
-}
 
 interface DueRow {
   id: number;
@@ -35,31 +17,22 @@ interface DueRow {
   minted_at: string | null;
 }
 
-const ERC721_TYPES = new Set(["TYPE_ERC721", "TYPE_ERC721_LEGACY", "TYPE_CRYPTOPUNKS"]);
-
-/** Whether a subscription wants a contract: erc721 covers the legacy and CryptoPunks types too. */
-export function wants(types: SubscriptionTypes, contractTypes: readonly string[]): boolean {
-  if (types === "all") return true;
-  if (types === "erc1155") return contractTypes.includes("TYPE_ERC1155");
-  return contractTypes.some((type) => ERC721_TYPES.has(type));
-}
-
 /**
  * New contracts and the alerts owed for them. Recording a batch is one transaction (insert
  * the unseen contracts, enqueue one row per matching subscription, move the cursor), and
  * marking an alert delivered is another, so a crash between them loses nothing.
  */
-export class AlertRepository {
+export class SqliteOutboxStore implements OutboxStore {
   constructor(private readonly db: Db) {}
 
-  record(input: {
+  async record(input: {
     contracts: NewContract[];
-    subscriptions: Subscription[];
+    subscriptions: readonly Pick<Subscription, "id" | "types">[] | "active";
     cursorKey: string;
     cursor: string;
     note: string | null;
     now: number;
-  }): { fresh: NewContract[]; enqueued: number } {
+  }): Promise<{ fresh: NewContract[]; enqueued: number }> {
     const insertSeen = this.db.prepare(
       "INSERT OR IGNORE INTO seen_contracts (address, name, types, minter, tx_hash, minted_at, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
     );
@@ -69,8 +42,12 @@ export class AlertRepository {
     const setCursor = this.db.prepare(
       "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
+    const active = this.db.prepare<[], Pick<Subscription, "id" | "types">>(
+      "SELECT id, types FROM subscriptions WHERE paused_at IS NULL ORDER BY id",
+    );
     return this.db
       .transaction(() => {
+        const subscriptions = input.subscriptions === "active" ? active.all() : input.subscriptions;
         const fresh: NewContract[] = [];
         let enqueued = 0;
         for (const contract of input.contracts) {
@@ -85,7 +62,7 @@ export class AlertRepository {
           ).changes;
           if (inserted === 0) continue;
           fresh.push(contract);
-          for (const subscription of input.subscriptions) {
+          for (const subscription of subscriptions) {
             if (!wants(subscription.types, contract.types)) continue;
             enqueued += enqueue.run(
               subscription.id,
@@ -103,7 +80,7 @@ export class AlertRepository {
   }
 
   /** Alerts due now for active subscriptions, oldest first. */
-  due(now: number, limit: number, platform?: string): DueAlert[] {
+  async due(now: number, limit: number, platform?: string): Promise<DueAlert[]> {
     return this.db
       .prepare<[number, string | null, string | null, number], DueRow>(
         `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.attempts, o.note,
@@ -135,7 +112,7 @@ export class AlertRepository {
   }
 
   /** Removes delivered alerts from the outbox and records them, in one transaction. */
-  delivered(alerts: readonly DueAlert[], now: number): void {
+  async delivered(alerts: readonly DueAlert[], now: number): Promise<void> {
     const remove = this.db.prepare("DELETE FROM outbox WHERE id = ?");
     const log = this.db.prepare(
       "INSERT OR IGNORE INTO deliveries (subscription_id, contract, delivered_at) VALUES (?, ?, ?)",
@@ -149,12 +126,12 @@ export class AlertRepository {
   }
 
   /** Tries again later; `countAttempt` is false for rate limits (not the alert's fault). */
-  retryLater(
+  async retryLater(
     alerts: readonly DueAlert[],
     dueAt: number,
     error: string,
     countAttempt: boolean,
-  ): void {
+  ): Promise<void> {
     const update = this.db.prepare(
       "UPDATE outbox SET due_at = ?, last_error = ?, attempts = attempts + ? WHERE id = ?",
     );
@@ -168,7 +145,7 @@ export class AlertRepository {
    * Gives up on alerts: out of the outbox and into failed_alerts with their last error, in one
    * transaction. They are never tried again.
    */
-  giveUp(alerts: readonly DueAlert[], error: string, now: number): void {
+  async giveUp(alerts: readonly DueAlert[], error: string, now: number): Promise<void> {
     const remove = this.db.prepare("DELETE FROM outbox WHERE id = ?");
     const log = this.db.prepare(
       "INSERT OR REPLACE INTO failed_alerts (subscription_id, contract, attempts, last_error, failed_at) VALUES (?, ?, ?, ?, ?)",
@@ -187,11 +164,11 @@ export class AlertRepository {
     })();
   }
 
-  depth(): number {
+  async depth(): Promise<number> {
     return (this.db.prepare("SELECT COUNT(*) AS n FROM outbox").get() as { n: number }).n;
   }
 
-  deliveredCount(): number {
+  async deliveredCount(): Promise<number> {
     return (this.db.prepare("SELECT COUNT(*) AS n FROM deliveries").get() as { n: number }).n;
   }
 }

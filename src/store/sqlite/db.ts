@@ -1,7 +1,7 @@
 import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { StartupError } from "../errors.ts";
+import { StartupError } from "../../errors.ts";
 
 export type Db = Database.Database;
 
@@ -193,9 +193,14 @@ const MIGRATIONS: readonly string[] = [
 
 /**
  * Opens (creating) the database under `dataDir`, in WAL mode, and migrates it. A data directory
- * or database that cannot be used is a StartupError saying which path and why.
+ * or database that cannot be used is a StartupError saying which path and why. `through` stops the
+ * migrations early (for tests of an older store).
  */
-export function openDatabase(dataDir: string, file = "bot.sqlite"): Db {
+export function openDatabase(
+  dataDir: string,
+  file = "bot.sqlite",
+  through = MIGRATIONS.length,
+): Db {
   try {
     mkdirSync(dataDir, { recursive: true });
     accessSync(dataDir, constants.W_OK | constants.X_OK);
@@ -215,7 +220,7 @@ export function openDatabase(dataDir: string, file = "bot.sqlite"): Db {
     db.pragma("busy_timeout = 5000");
     db.pragma("foreign_keys = ON");
     db.pragma("synchronous = NORMAL");
-    migrate(db);
+    migrate(db, through);
     return db;
   } catch (error) {
     db?.close();

@@ -1,70 +1,12 @@
+import type {
+  NewReport,
+  ReportKey,
+  ReportKind,
+  ReportStatus,
+  ReportStore,
+  SpamReport,
+} from "../types.ts";
 import type { Db } from "./db.ts";
-
-export interface LinkedWallet {
-  address: string;
-  /** What the person typed: the ENS name or the address. */
-  label: string;
-  linkedAt: number;
-}
-
-/** The wallet each chat account reports for, when a message has no wallet of its own. */
-export class LinkedWalletRepository {
-  constructor(private readonly db: Db) {}
-
-  link(platform: string, userId: string, address: string, label: string, now: number): void {
-    this.db
-      .prepare(
-        `INSERT INTO linked_wallets (platform, user_id, address, label, linked_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (platform, user_id) DO UPDATE SET address = excluded.address, label = excluded.label, linked_at = excluded.linked_at`,
-      )
-      .run(platform, userId, address, label, now);
-  }
-
-  unlink(platform: string, userId: string): boolean {
-    return (
-      this.db
-        .prepare("DELETE FROM linked_wallets WHERE platform = ? AND user_id = ?")
-        .run(platform, userId).changes > 0
-    );
-  }
-
-  find(platform: string, userId: string): LinkedWallet | undefined {
-    const row = this.db
-      .prepare<[string, string], { address: string; label: string; linked_at: number }>(
-        "SELECT address, label, linked_at FROM linked_wallets WHERE platform = ? AND user_id = ?",
-      )
-      .get(platform, userId);
-    return row ? { address: row.address, label: row.label, linkedAt: row.linked_at } : undefined;
-  }
-}
-
-export type ReportKind = "spam" | "not_spam";
-/**
- * sending: an attempt is under way; queued: waiting for a retry (the service certainly did not
- * get it); unknown: the bot stopped or timed out during the call, so it may or may not have
- * arrived, and it is never sent again; the others are final answers.
- */
-export type ReportStatus = "sending" | "sent" | "queued" | "unsupported" | "failed" | "unknown";
-
-export interface SpamReport {
-  id: number;
-  platform: string;
-  chatId: string;
-  userId: string;
-  userName: string;
-  wallet: string;
-  contract: string;
-  /** "" when the report is about a whole collection. */
-  tokenId: string;
-  kind: ReportKind;
-  feedback: string | null;
-  status: ReportStatus;
-  upstream: string | null;
-  attempts: number;
-  nextAttemptAt: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
 
 interface ReportRow {
   id: number;
@@ -104,28 +46,15 @@ const toReport = (row: ReportRow): SpamReport => ({
   updatedAt: row.updated_at,
 });
 
-export type NewReport = Pick<
-  SpamReport,
-  | "platform"
-  | "chatId"
-  | "userId"
-  | "userName"
-  | "wallet"
-  | "contract"
-  | "tokenId"
-  | "kind"
-  | "feedback"
->;
-
 /** The audit trail of every report: who, where, what, and what the data service answered. */
-export class ReportRepository {
+export class SqliteReportStore implements ReportStore {
   constructor(private readonly db: Db) {}
 
   /**
    * Records a report unless this person already reported the same (wallet, contract, token,
    * kind): then the earlier report is returned and `created` is false.
    */
-  create(report: NewReport, now: number): { report: SpamReport; created: boolean } {
+  async create(report: NewReport, now: number): Promise<{ report: SpamReport; created: boolean }> {
     return this.db
       .transaction(() => {
         const inserted = this.db
@@ -147,7 +76,7 @@ export class ReportRepository {
             now,
             now,
           );
-        const row = this.findSame(report);
+        const row = this.findSameNow(report);
         if (!row) throw new Error("report row vanished");
         return { report: row, created: inserted.changes > 0 };
       })
@@ -155,9 +84,11 @@ export class ReportRepository {
   }
 
   /** This person's earlier report of the same (wallet, contract, token, kind), if any. */
-  findSame(
-    key: Pick<SpamReport, "platform" | "userId" | "wallet" | "contract" | "tokenId" | "kind">,
-  ): SpamReport | undefined {
+  async findSame(key: ReportKey): Promise<SpamReport | undefined> {
+    return this.findSameNow(key);
+  }
+
+  private findSameNow(key: ReportKey): SpamReport | undefined {
     const row = this.db
       .prepare<[string, string, string, string, string, string], ReportRow>(
         "SELECT * FROM spam_reports WHERE platform = ? AND user_id = ? AND wallet = ? AND contract = ? AND token_id = ? AND kind = ?",
@@ -173,7 +104,7 @@ export class ReportRepository {
     return row ? toReport(row) : undefined;
   }
 
-  get(id: number): SpamReport | undefined {
+  private get(id: number): SpamReport | undefined {
     const row = this.db
       .prepare<[number], ReportRow>("SELECT * FROM spam_reports WHERE id = ?")
       .get(id);
@@ -184,7 +115,7 @@ export class ReportRepository {
    * Records an attempt before its call is made (committed first, so a crash during the call
    * leaves the report in 'sending', which the next start marks unknown).
    */
-  begin(id: number, now: number): SpamReport {
+  async begin(id: number, now: number): Promise<SpamReport> {
     this.db
       .prepare(
         "UPDATE spam_reports SET status = 'sending', attempts = attempts + 1, next_attempt_at = NULL, updated_at = ? WHERE id = ?",
@@ -195,12 +126,12 @@ export class ReportRepository {
     return report;
   }
 
-  finish(
+  async finish(
     id: number,
     status: Exclude<ReportStatus, "sending" | "queued">,
     upstream: string,
     now: number,
-  ): void {
+  ): Promise<void> {
     this.db
       .prepare(
         "UPDATE spam_reports SET status = ?, upstream = ?, next_attempt_at = NULL, updated_at = ? WHERE id = ?",
@@ -208,7 +139,7 @@ export class ReportRepository {
       .run(status, upstream.slice(0, 2000), now, id);
   }
 
-  queue(id: number, upstream: string, nextAttemptAt: number, now: number): void {
+  async queue(id: number, upstream: string, nextAttemptAt: number, now: number): Promise<void> {
     this.db
       .prepare(
         "UPDATE spam_reports SET status = 'queued', upstream = ?, next_attempt_at = ?, updated_at = ? WHERE id = ?",
@@ -220,7 +151,7 @@ export class ReportRepository {
    * Reports left in 'sending' by a process that stopped during the call: whether the service
    * got them is unknown, and they are not sent again. Returns how many.
    */
-  markInterrupted(now: number): number {
+  async markInterrupted(now: number): Promise<number> {
     return this.db
       .prepare(
         "UPDATE spam_reports SET status = 'unknown', upstream = ?, next_attempt_at = NULL, updated_at = ? WHERE status = 'sending'",
@@ -229,7 +160,7 @@ export class ReportRepository {
   }
 
   /** Reports waiting for a retry. */
-  due(now: number, limit: number): SpamReport[] {
+  async due(now: number, limit: number): Promise<SpamReport[]> {
     return this.db
       .prepare<[number, number], ReportRow>(
         "SELECT * FROM spam_reports WHERE status = 'queued' AND next_attempt_at <= ? ORDER BY id LIMIT ?",
@@ -239,7 +170,7 @@ export class ReportRepository {
   }
 
   /** How many reports a person made since `since` (for the per-person limit). */
-  countSince(platform: string, userId: string, since: number): number {
+  async countSince(platform: string, userId: string, since: number): Promise<number> {
     return (
       this.db
         .prepare(
@@ -249,7 +180,7 @@ export class ReportRepository {
     ).n;
   }
 
-  forChat(platform: string, chatId: string, limit = 10_000): SpamReport[] {
+  async forChat(platform: string, chatId: string, limit = 10_000): Promise<SpamReport[]> {
     return this.db
       .prepare<[string, string, number], ReportRow>(
         "SELECT * FROM spam_reports WHERE platform = ? AND chat_id = ? ORDER BY id DESC LIMIT ?",

@@ -1,0 +1,191 @@
+import { timingSafeEqual } from "node:crypto";
+import {
+  type ActionStore,
+  DEFAULT_MAX_ACTIONS_PER_USER,
+  type NewAction,
+  type StoredAction,
+} from "../../core/actions.ts";
+import { randomBytesPooled } from "../../core/random.ts";
+import type { ButtonAction } from "../../core/reply.ts";
+import type { Db } from "./db.ts";
+
+/**
+ * A button's id: 16 bytes, base64url (22 characters, inside Discord's 100 and Telegram's 64
+ * bytes): the reply's row number (5 bytes), the button's place in the reply (1) and the reply's
+ * 80-bit random secret (10), checked in constant time. A guessed or stale id finds no row or
+ * the wrong secret.
+ */
+const SECRET_BYTES = 10;
+
+function encodeId(n: number, index: number, secret: Buffer): string {
+  const bytes = Buffer.alloc(16);
+  bytes.writeUIntBE(n, 0, 5);
+  bytes[5] = index;
+  secret.copy(bytes, 6);
+  return bytes.toString("base64url");
+}
+
+function decodeId(id: string): { n: number; index: number; secret: Buffer } | undefined {
+  const bytes = Buffer.from(id, "base64url");
+  if (bytes.length !== 16) return undefined;
+  return { n: bytes.readUIntBE(0, 5), index: bytes[5] ?? 0, secret: bytes.subarray(6) };
+}
+
+interface ReplyRow {
+  secret: Buffer;
+  platform: string;
+  chat_id: string;
+  user_id: string;
+  actions: string;
+  expires_at: number;
+}
+
+/**
+ * Button actions in SQLite: buttons under old messages keep working after a restart. A reply's
+ * buttons are one row (one insert, appended at the end of the table); the per-person cap drops
+ * whole replies, oldest first.
+ */
+export class SqliteActionStore implements ActionStore {
+  private readonly insert;
+  private readonly trim;
+  private readonly select;
+  private readonly selectV1;
+  private readonly deleteExpired;
+  private readonly deleteExpiredV1;
+  /** One transaction for the buttons of several replies. */
+  private readonly putAll;
+  /** Replies whose buttons wait for the next commit, with their callers. */
+  private waiting: {
+    actions: readonly NewAction[];
+    resolve: (ids: string[]) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
+
+  constructor(
+    db: Db,
+    private readonly maxPerUser = DEFAULT_MAX_ACTIONS_PER_USER,
+  ) {
+    // The owner's running count continues from their newest reply (0 for their first).
+    this.insert = db.prepare<
+      [Buffer, string, string, string, number, string, number, string, string],
+      { n: number; first_seq: number }
+    >(
+      `INSERT INTO button_actions (secret, platform, chat_id, user_id, count, actions, expires_at, first_seq)
+       SELECT ?, ?, ?, ?, ?, ?, ?, COALESCE(
+         (SELECT first_seq + count FROM button_actions WHERE platform = ? AND user_id = ?
+           ORDER BY first_seq DESC LIMIT 1), 0)
+       RETURNING n, first_seq`,
+    );
+    // The owner's replies with any button older than their newest maxPerUser.
+    this.trim = db.prepare<[string, string, number]>(
+      "DELETE FROM button_actions WHERE platform = ? AND user_id = ? AND first_seq < ?",
+    );
+    this.select = db.prepare<[number], ReplyRow>(
+      "SELECT secret, platform, chat_id, user_id, actions, expires_at FROM button_actions WHERE n = ?",
+    );
+    this.selectV1 = db.prepare<
+      [string],
+      { platform: string; chat_id: string; user_id: string; action: string; expires_at: number }
+    >("SELECT platform, chat_id, user_id, action, expires_at FROM button_actions_v1 WHERE id = ?");
+    this.deleteExpired = db.prepare("DELETE FROM button_actions WHERE expires_at <= ?");
+    this.deleteExpiredV1 = db.prepare("DELETE FROM button_actions_v1 WHERE expires_at <= ?");
+    this.putAll = db.transaction((replies: readonly (readonly NewAction[])[]) =>
+      replies.map((actions) => this.putReply(actions)),
+    );
+  }
+
+  /** One reply's row (its actions share the owner, chat and expiry) and its buttons' ids. */
+  private putReply(actions: readonly NewAction[]): string[] {
+    const first = actions[0];
+    if (!first) return [];
+    const secret = randomBytesPooled(SECRET_BYTES);
+    const row = this.insert.get(
+      secret,
+      first.platform,
+      first.chatId,
+      first.userId,
+      actions.length,
+      JSON.stringify(actions.map((action) => action.action)),
+      first.expiresAt,
+      first.platform,
+      first.userId,
+    );
+    if (!row) throw new Error("the button row was not inserted");
+    const { n, first_seq: seq } = row;
+    // Trimmed a block at a time (a tenth of the cap): deleting one old row per reply cost more
+    // than the insert. Crossing into block k keeps what fits below block k + 1's end, so the
+    // person holds at most the cap until the next crossing, and at least nine tenths of it.
+    const block = Math.max(1, Math.floor(this.maxPerUser / 10));
+    const end = seq + actions.length;
+    const crossed = Math.floor(end / block);
+    if (crossed > Math.floor(seq / block))
+      // Never the reply just stored: a reply never holds more than the cap (25 at most).
+      this.trim.run(
+        first.platform,
+        first.userId,
+        Math.min(seq, (crossed + 1) * block - this.maxPerUser),
+      );
+    return actions.map((_, index) => encodeId(n, index, secret));
+  }
+
+  /**
+   * The replies ready in the same turn of the event loop share one commit (a commit costs more
+   * than a command's own work); each still gets all its buttons or none.
+   */
+  async putMany(actions: readonly NewAction[]): Promise<string[]> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ actions, resolve, reject });
+      if (this.waiting.length === 1) setImmediate(() => this.commitWaiting());
+    });
+  }
+
+  private commitWaiting(): void {
+    const batch = this.waiting;
+    this.waiting = [];
+    try {
+      const ids = this.putAll(batch.map((reply) => reply.actions));
+      for (const [i, reply] of batch.entries()) reply.resolve(ids[i] ?? []);
+    } catch {
+      // Each alone, so that each caller learns its own outcome.
+      for (const reply of batch) {
+        try {
+          reply.resolve(this.putAll([reply.actions])[0] ?? []);
+        } catch (error) {
+          reply.reject(error);
+        }
+      }
+    }
+  }
+
+  async get(id: string): Promise<StoredAction | undefined> {
+    const key = decodeId(id);
+    const row = key && this.select.get(key.n);
+    const found =
+      key &&
+      row &&
+      row.secret.length === key.secret.length &&
+      timingSafeEqual(row.secret, key.secret)
+        ? { row, action: (JSON.parse(row.actions) as ButtonAction[])[key.index] }
+        : undefined;
+    if (found && !found.action) return undefined;
+    // An id issued before buttons were stored a reply to a row.
+    const old = found ? undefined : this.selectV1.get(id);
+    const { row: stored, action } = found ?? {
+      row: old,
+      action: old && (JSON.parse(old.action) as ButtonAction),
+    };
+    if (!stored || !action) return undefined;
+    return {
+      id,
+      platform: stored.platform,
+      chatId: stored.chat_id,
+      userId: stored.user_id,
+      action,
+      expiresAt: stored.expires_at,
+    };
+  }
+
+  async prune(now: number): Promise<number> {
+    return this.deleteExpired.run(now).changes + this.deleteExpiredV1.run(now).changes;
+  }
+}

@@ -1,0 +1,88 @@
+import Database from "better-sqlite3";
+import type { Store } from "../types.ts";
+import { SqliteActionStore } from "./actions.ts";
+import { SqliteCollectionIndexStore } from "./collections.ts";
+import { type Db, migrate, openDatabase } from "./db.ts";
+import { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
+import { SqliteOutboxStore } from "./outbox.ts";
+import { SqliteReportStore } from "./reports.ts";
+import { SqliteSubscriptionStore } from "./subscriptions.ts";
+import { SqliteUpdateStore } from "./updates.ts";
+import { SqliteLinkedWalletStore } from "./wallets.ts";
+
+export { SqliteActionStore } from "./actions.ts";
+export { SqliteCollectionIndexStore } from "./collections.ts";
+export { type Db, migrate, openDatabase } from "./db.ts";
+export { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
+export { SqliteOutboxStore } from "./outbox.ts";
+export { SqliteReportStore } from "./reports.ts";
+export { SqliteSubscriptionStore } from "./subscriptions.ts";
+export { SqliteUpdateStore } from "./updates.ts";
+export { SqliteLinkedWalletStore } from "./wallets.ts";
+
+/** The SQLite store; `db` is there for operators' checks and tests that look at the tables. */
+export interface SqliteStore extends Store {
+  readonly db: Db;
+}
+
+export interface SqliteStoreOptions {
+  /** Stored button replies one person may hold (see SqliteActionStore). */
+  maxButtonsPerUser?: number;
+  /**
+   * Checkpoint the write-ahead log on a timer every this many ms instead of inside the commit
+   * that crosses 1,000 pages (a command in a few hundred waited for its fsyncs). Off when absent.
+   */
+  checkpointEveryMs?: number;
+}
+
+/** The store over an open, migrated database; closing the store closes the database. */
+export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteStore {
+  let checkpointTimer: NodeJS.Timeout | undefined;
+  if (options.checkpointEveryMs !== undefined) {
+    db.pragma("wal_autocheckpoint = 0");
+    checkpointTimer = setInterval(() => {
+      if (db.open) db.pragma("wal_checkpoint(PASSIVE)");
+    }, options.checkpointEveryMs);
+    checkpointTimer.unref();
+  }
+  return {
+    db,
+    subscriptions: new SqliteSubscriptionStore(db),
+    outbox: new SqliteOutboxStore(db),
+    actions: new SqliteActionStore(db, options.maxButtonsPerUser),
+    reports: new SqliteReportStore(db),
+    wallets: new SqliteLinkedWalletStore(db),
+    collections: new SqliteCollectionIndexStore(db),
+    kv: new SqliteKeyValueStore(db),
+    leases: new SqliteLeaseStore(db),
+    updates: new SqliteUpdateStore(db),
+    async healthy() {
+      try {
+        return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      clearInterval(checkpointTimer);
+      if (db.open) db.close();
+    },
+  };
+}
+
+/**
+ * Opens (creating and migrating) the database under `dataDir` in WAL mode; a directory or
+ * database that cannot be used is a StartupError saying which path and why.
+ */
+export function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): SqliteStore {
+  return sqliteStore(openDatabase(dataDir), options);
+}
+
+/** A store in memory, gone when closed: for tests and runs that keep nothing. */
+export function openMemorySqliteStore(options: SqliteStoreOptions = {}): SqliteStore {
+  const db = new Database(":memory:");
+  db.pragma("foreign_keys = ON");
+  migrate(db);
+  const { maxButtonsPerUser } = options;
+  return sqliteStore(db, maxButtonsPerUser === undefined ? {} : { maxButtonsPerUser });
+}

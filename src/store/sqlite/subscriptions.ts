@@ -1,0 +1,144 @@
+import type { Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
+import type { Db } from "./db.ts";
+
+interface SubscriptionRow {
+  id: number;
+  platform: string;
+  chat_id: string;
+  types: string;
+  created_by: string;
+  created_at: number;
+  paused_at: number | null;
+  pause_reason: string | null;
+}
+
+const toSubscription = (row: SubscriptionRow): Subscription => ({
+  id: row.id,
+  platform: row.platform,
+  chatId: row.chat_id,
+  types: row.types as SubscriptionTypes,
+  createdBy: row.created_by,
+  createdAt: row.created_at,
+  pausedAt: row.paused_at,
+  pauseReason: row.pause_reason,
+});
+
+/** Which channels get new-collection alerts, and which are paused (and why). */
+export class SqliteSubscriptionStore implements SubscriptionStore {
+  constructor(private readonly db: Db) {}
+
+  /** Subscribes a chat (once: a second call updates the types and lifts any pause). */
+  async upsert(input: {
+    platform: string;
+    chatId: string;
+    types: SubscriptionTypes;
+    createdBy: string;
+    now: number;
+  }): Promise<{ subscription: Subscription; created: boolean }> {
+    return this.db.transaction(() => {
+      const existing = this.findNow(input.platform, input.chatId);
+      if (existing) {
+        this.db
+          .prepare(
+            "UPDATE subscriptions SET types = ?, paused_at = NULL, pause_reason = NULL WHERE id = ?",
+          )
+          .run(input.types, existing.id);
+        return {
+          subscription: this.findNow(input.platform, input.chatId) as Subscription,
+          created: false,
+        };
+      }
+      this.db
+        .prepare(
+          "INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at) VALUES (?, ?, ?, ?, ?)",
+        )
+        .run(input.platform, input.chatId, input.types, input.createdBy, input.now);
+      return {
+        subscription: this.findNow(input.platform, input.chatId) as Subscription,
+        created: true,
+      };
+    })();
+  }
+
+  async find(platform: string, chatId: string): Promise<Subscription | undefined> {
+    return this.findNow(platform, chatId);
+  }
+
+  private findNow(platform: string, chatId: string): Subscription | undefined {
+    const row = this.db
+      .prepare<[string, string], SubscriptionRow>(
+        "SELECT * FROM subscriptions WHERE platform = ? AND chat_id = ?",
+      )
+      .get(platform, chatId);
+    return row ? toSubscription(row) : undefined;
+  }
+
+  /** Removes the chat's subscription and its undelivered alerts. */
+  async remove(platform: string, chatId: string): Promise<boolean> {
+    return (
+      this.db
+        .prepare("DELETE FROM subscriptions WHERE platform = ? AND chat_id = ?")
+        .run(platform, chatId).changes > 0
+    );
+  }
+
+  /**
+   * A chat got a new id (a Telegram group upgraded to a supergroup): its subscription follows,
+   * and with it the queued alerts (they hang off the subscription), its buttons and its report
+   * history. If the new chat already has a subscription, that one is kept and the old one's
+   * alerts join it, dropping those it already has queued. Returns the subscription now serving
+   * the new chat, if any.
+   */
+  async moveChat(
+    platform: string,
+    fromChatId: string,
+    toChatId: string,
+  ): Promise<Subscription | undefined> {
+    return this.db
+      .transaction(() => {
+        const from = this.findNow(platform, fromChatId);
+        const to = this.findNow(platform, toChatId);
+        if (from && !to) {
+          this.db
+            .prepare("UPDATE subscriptions SET chat_id = ? WHERE id = ?")
+            .run(toChatId, from.id);
+        } else if (from && to) {
+          this.db
+            .prepare("UPDATE OR IGNORE outbox SET subscription_id = ? WHERE subscription_id = ?")
+            .run(to.id, from.id);
+          // What is left is what the kept subscription already had queued.
+          this.db.prepare("DELETE FROM outbox WHERE subscription_id = ?").run(from.id);
+          this.db.prepare("DELETE FROM subscriptions WHERE id = ?").run(from.id);
+        }
+        for (const table of ["button_actions", "spam_reports"]) {
+          this.db
+            .prepare(`UPDATE ${table} SET chat_id = ? WHERE platform = ? AND chat_id = ?`)
+            .run(toChatId, platform, fromChatId);
+        }
+        return this.findNow(platform, toChatId);
+      })
+      .immediate();
+  }
+
+  async pause(id: number, reason: string, now: number): Promise<void> {
+    this.db
+      .prepare("UPDATE subscriptions SET paused_at = ?, pause_reason = ? WHERE id = ?")
+      .run(now, reason, id);
+  }
+
+  async active(): Promise<Subscription[]> {
+    return this.db
+      .prepare<[], SubscriptionRow>(
+        "SELECT * FROM subscriptions WHERE paused_at IS NULL ORDER BY id",
+      )
+      .all()
+      .map(toSubscription);
+  }
+
+  async all(): Promise<Subscription[]> {
+    return this.db
+      .prepare<[], SubscriptionRow>("SELECT * FROM subscriptions ORDER BY id")
+      .all()
+      .map(toSubscription);
+  }
+}

@@ -1,0 +1,23 @@
+import type { UpdateStore } from "../types.ts";
+import type { Db } from "./db.ts";
+
+/** Update ids in SQLite, per source (one bot token's ids). */
+export class SqliteUpdateStore implements UpdateStore {
+  private readonly insert;
+  private readonly deleteOld;
+
+  constructor(db: Db) {
+    this.insert = db.prepare<[string, number, number]>(
+      "INSERT OR IGNORE INTO seen_updates (source, update_id, seen_at) VALUES (?, ?, ?)",
+    );
+    this.deleteOld = db.prepare<[number]>("DELETE FROM seen_updates WHERE seen_at < ?");
+  }
+
+  async firstSeen(source: string, updateId: number, now: number): Promise<boolean> {
+    return this.insert.run(source, updateId, now).changes === 1;
+  }
+
+  async prune(before: number): Promise<number> {
+    return this.deleteOld.run(before).changes;
+  }
+}

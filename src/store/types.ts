@@ -1,0 +1,281 @@
+/**
+ * The durable state of the bot, one async interface per aggregate. Callers await every method, so
+ * another backend (PostgreSQL, shared by several instances) can stand in for SQLite; every backend
+ * passes the contract suites under test/store/. What must happen at once (a batch of new contracts
+ * with their alerts and the cursor) is one method, one transaction.
+ */
+import type { ActionStore, NewAction, StoredAction } from "../core/actions.ts";
+import type { CollectionIndexStore, IndexedCollection } from "../core/known-collections.ts";
+
+export type { ActionStore, CollectionIndexStore, IndexedCollection, NewAction, StoredAction };
+
+// Subscriptions ---------------------------------------------------------------------------------
+
+export type SubscriptionTypes = "all" | "erc721" | "erc1155";
+
+export interface Subscription {
+  id: number;
+  platform: string;
+  chatId: string;
+  types: SubscriptionTypes;
+  createdBy: string;
+  createdAt: number;
+  pausedAt: number | null;
+  pauseReason: string | null;
+}
+
+/** Which channels get new-collection alerts, and which are paused (and why). */
+export interface SubscriptionStore {
+  /** Subscribes a chat (once: a second call updates the types and lifts any pause). */
+  upsert(input: {
+    platform: string;
+    chatId: string;
+    types: SubscriptionTypes;
+    createdBy: string;
+    now: number;
+  }): Promise<{ subscription: Subscription; created: boolean }>;
+  find(platform: string, chatId: string): Promise<Subscription | undefined>;
+  /** Removes the chat's subscription and its undelivered alerts. */
+  remove(platform: string, chatId: string): Promise<boolean>;
+  /**
+   * A chat got a new id (a Telegram group upgraded to a supergroup): its subscription follows,
+   * and with it the queued alerts, its buttons and its report history. If the new chat already
+   * has a subscription, that one is kept and the old one's alerts join it, dropping those it
+   * already has queued. Returns the subscription now serving the new chat, if any.
+   */
+  moveChat(
+    platform: string,
+    fromChatId: string,
+    toChatId: string,
+  ): Promise<Subscription | undefined>;
+  pause(id: number, reason: string, now: number): Promise<void>;
+  /** Subscriptions not paused, oldest first. */
+  active(): Promise<Subscription[]>;
+  all(): Promise<Subscription[]>;
+}
+
+// Alert outbox (with the contracts seen and the poller's cursor) ---------------------------------
+
+export interface NewContract {
+  address: string;
+  name: string;
+  types: string[];
+  minter: string | undefined;
+  txHash: string | undefined;
+  mintedAt: string | undefined;
+}
+
+export interface DueAlert {
+  id: number;
+  subscriptionId: number;
+  platform: string;
+  chatId: string;
+  attempts: number;
+  note: string | null;
+  contract: NewContract;
+}
+
+/**
+ * New contracts and the alerts owed for them. Recording a batch is one transaction (insert the
+ * unseen contracts, enqueue one row per matching subscription, move the cursor), and marking an
+ * alert delivered is another, so a crash between them loses nothing.
+ */
+export interface OutboxStore {
+  /**
+   * `subscriptions`: those to enqueue for, or "active" for every subscription not paused, read
+   * inside the same transaction (a chat subscribing meanwhile is either in the batch or after it).
+   */
+  record(input: {
+    contracts: NewContract[];
+    subscriptions: readonly Pick<Subscription, "id" | "types">[] | "active";
+    cursorKey: string;
+    cursor: string;
+    note: string | null;
+    now: number;
+  }): Promise<{ fresh: NewContract[]; enqueued: number }>;
+  /** Alerts due now for active subscriptions (of one platform when given), oldest first. */
+  due(now: number, limit: number, platform?: string): Promise<DueAlert[]>;
+  /** Removes delivered alerts from the outbox and records them, at once. */
+  delivered(alerts: readonly DueAlert[], now: number): Promise<void>;
+  /** Tries again later; `countAttempt` is false for rate limits (not the alert's fault). */
+  retryLater(
+    alerts: readonly DueAlert[],
+    dueAt: number,
+    error: string,
+    countAttempt: boolean,
+  ): Promise<void>;
+  /** Gives up on alerts: out of the outbox and recorded as failed with their last error, at once. */
+  giveUp(alerts: readonly DueAlert[], error: string, now: number): Promise<void>;
+  /** Alerts waiting in the outbox. */
+  depth(): Promise<number>;
+  /** Alerts delivered since the store was created. */
+  deliveredCount(): Promise<number>;
+}
+
+// Reports and linked wallets ---------------------------------------------------------------------
+
+export interface LinkedWallet {
+  address: string;
+  /** What the person typed: the ENS name or the address. */
+  label: string;
+  linkedAt: number;
+}
+
+/** The wallet each chat account reports for, when a message has no wallet of its own. */
+export interface LinkedWalletStore {
+  link(
+    platform: string,
+    userId: string,
+    address: string,
+    label: string,
+    now: number,
+  ): Promise<void>;
+  unlink(platform: string, userId: string): Promise<boolean>;
+  find(platform: string, userId: string): Promise<LinkedWallet | undefined>;
+}
+
+export type ReportKind = "spam" | "not_spam";
+/**
+ * sending: an attempt is under way; queued: waiting for a retry (the service certainly did not
+ * get it); unknown: the bot stopped or timed out during the call, so it may or may not have
+ * arrived, and it is never sent again; the others are final answers.
+ */
+export type ReportStatus = "sending" | "sent" | "queued" | "unsupported" | "failed" | "unknown";
+
+export interface SpamReport {
+  id: number;
+  platform: string;
+  chatId: string;
+  userId: string;
+  userName: string;
+  wallet: string;
+  contract: string;
+  /** "" when the report is about a whole collection. */
+  tokenId: string;
+  kind: ReportKind;
+  feedback: string | null;
+  status: ReportStatus;
+  upstream: string | null;
+  attempts: number;
+  nextAttemptAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type NewReport = Pick<
+  SpamReport,
+  | "platform"
+  | "chatId"
+  | "userId"
+  | "userName"
+  | "wallet"
+  | "contract"
+  | "tokenId"
+  | "kind"
+  | "feedback"
+>;
+
+export type ReportKey = Pick<
+  SpamReport,
+  "platform" | "userId" | "wallet" | "contract" | "tokenId" | "kind"
+>;
+
+/** The audit trail of every report: who, where, what, and what the data service answered. */
+export interface ReportStore {
+  /**
+   * Records a report (status 'sending') unless this person already reported the same (wallet,
+   * contract, token, kind): then the earlier report is returned and `created` is false.
+   */
+  create(report: NewReport, now: number): Promise<{ report: SpamReport; created: boolean }>;
+  /** This person's earlier report of the same (wallet, contract, token, kind), if any. */
+  findSame(key: ReportKey): Promise<SpamReport | undefined>;
+  /**
+   * Records an attempt before its call is made (committed first, so a crash during the call
+   * leaves the report in 'sending', which the next start marks unknown).
+   */
+  begin(id: number, now: number): Promise<SpamReport>;
+  finish(
+    id: number,
+    status: Exclude<ReportStatus, "sending" | "queued">,
+    upstream: string,
+    now: number,
+  ): Promise<void>;
+  queue(id: number, upstream: string, nextAttemptAt: number, now: number): Promise<void>;
+  /**
+   * Reports left in 'sending' by a process that stopped during the call: whether the service
+   * got them is unknown, and they are not sent again. Returns how many.
+   */
+  markInterrupted(now: number): Promise<number>;
+  /** Reports waiting for a retry, oldest first. */
+  due(now: number, limit: number): Promise<SpamReport[]>;
+  /** How many reports a person made since `since` (for the per-person limit). */
+  countSince(platform: string, userId: string, since: number): Promise<number>;
+  /** A chat's reports, newest first. */
+  forChat(platform: string, chatId: string, limit?: number): Promise<SpamReport[]>;
+}
+
+// Key-value and lease ----------------------------------------------------------------------------
+
+/** Small named values: the poller's cursor, a pending gap note. */
+export interface KeyValueStore {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/**
+ * A lease so that only one process polls. It is taken when free or expired, and renewed by its
+ * holder; another process sees who holds it.
+ */
+export interface LeaseStore {
+  /**
+   * Takes or renews the lease; returns the current holder. `isDead` may say that the holder is
+   * known to be gone (a crashed process on this host), so a restart need not wait for expiry.
+   */
+  acquire(
+    name: string,
+    holder: string,
+    ttlMs: number,
+    now: number,
+    isDead?: (holder: string) => boolean,
+  ): Promise<string>;
+  release(name: string, holder: string): Promise<void>;
+}
+
+// Platform update ids ----------------------------------------------------------------------------
+
+/**
+ * Which platform updates were already taken, per source (one bot token's ids). Telegram
+ * delivers at least once: a webhook it thinks timed out, or polling restarted before its offset
+ * was confirmed, brings the same update again.
+ */
+export interface UpdateStore {
+  /** True the first time (source, update id) is offered, false for every later offer. */
+  firstSeen(source: string, updateId: number, now: number): Promise<boolean>;
+  /** Forgets ids seen before `before`; returns how many. */
+  prune(before: number): Promise<number>;
+}
+
+/** One source's view of the update store, as an adapter uses it. */
+export interface UpdateDedup {
+  /** True the first time an update id is offered, false for every later delivery of it. */
+  firstSeen(updateId: number): Promise<boolean>;
+}
+
+// The whole store --------------------------------------------------------------------------------
+
+export interface Store {
+  subscriptions: SubscriptionStore;
+  outbox: OutboxStore;
+  actions: ActionStore;
+  reports: ReportStore;
+  wallets: LinkedWalletStore;
+  collections: CollectionIndexStore;
+  kv: KeyValueStore;
+  leases: LeaseStore;
+  updates: UpdateStore;
+  /** Whether the store answers now. */
+  healthy(): Promise<boolean>;
+  /** Closes the store; waits for writes under way. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,10 @@
+import type { SubscriptionTypes } from "./types.ts";
+
+const ERC721_TYPES = new Set(["TYPE_ERC721", "TYPE_ERC721_LEGACY", "TYPE_CRYPTOPUNKS"]);
+
+/** Whether a subscription wants a contract: erc721 covers the legacy and CryptoPunks types too. */
+export function wants(types: SubscriptionTypes, contractTypes: readonly string[]): boolean {
+  if (types === "all") return true;
+  if (types === "erc1155") return contractTypes.includes("TYPE_ERC1155");
+  return contractTypes.some((type) => ERC721_TYPES.has(type));
+}

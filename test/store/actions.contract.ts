@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import type { NewAction } from "../../src/store/types.ts";
+import type { OpenStore } from "./backends.ts";
+import { useStore } from "./use-store.ts";
+
+const reply = (size: number, userId = "u1", expiresAt = Date.now() + 60_000): NewAction[] =>
+  Array.from({ length: size }, (_, i) => ({
+    platform: "telegram",
+    chatId: "c1",
+    userId,
+    action: { command: "c", action: "a", payload: { i } },
+    expiresAt,
+  }));
+
+export function actionsContract(open: OpenStore): void {
+  describe("button actions", () => {
+    const fresh = useStore(open);
+
+    it("stores a reply's actions and gives each back by its id; a forged id finds nothing", async () => {
+      const { actions } = await fresh();
+      const ids = await actions.putMany(reply(3));
+      expect(new Set(ids).size).toBe(3);
+      for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      const second = await actions.get(ids[1] ?? "");
+      expect(second).toMatchObject({
+        id: ids[1],
+        platform: "telegram",
+        chatId: "c1",
+        userId: "u1",
+        action: { command: "c", action: "a", payload: { i: 1 } },
+      });
+      expect(await actions.get("AAAAAAAAAAAAAAAAAAAAAA")).toBeUndefined();
+      expect(await actions.get("not an id")).toBeUndefined();
+      // The same id with one character of its secret changed.
+      const id = ids[0] ?? "";
+      const forged = `${id.slice(0, 12)}${id[12] === "A" ? "B" : "A"}${id.slice(13)}`;
+      expect(await actions.get(forged)).toBeUndefined();
+    });
+
+    it("drops expired actions on prune, and only those", async () => {
+      const { actions } = await fresh();
+      const [old] = await actions.putMany(reply(1, "u1", 1_000));
+      const [live] = await actions.putMany(reply(1, "u1", 3_000));
+      expect(await actions.prune(2_000)).toBeGreaterThanOrEqual(1);
+      expect(await actions.get(old ?? "")).toBeUndefined();
+      expect(await actions.get(live ?? "")).toBeDefined();
+    });
+
+    it("keeps at most the cap per person: the oldest go, the newest and others' stay", async () => {
+      const cap = 25;
+      const { actions } = await fresh({ maxButtonsPerUser: cap });
+      const theirs = await actions.putMany(reply(3, "u2"));
+      const mine: string[][] = [];
+      for (let i = 0; i < 20; i++) mine.push(await actions.putMany(reply(3)));
+      let kept = 0;
+      for (const ids of mine) for (const id of ids) if (await actions.get(id)) kept++;
+      expect(kept).toBeLessThanOrEqual(cap);
+      expect(kept).toBeGreaterThanOrEqual(Math.floor(cap * 0.9) - 3);
+      for (const id of mine.at(-1) ?? []) expect(await actions.get(id)).toBeDefined();
+      expect(await actions.get(mine[0]?.[0] ?? "")).toBeUndefined();
+      for (const id of theirs) expect(await actions.get(id)).toBeDefined();
+    });
+
+    it("replies stored at the same time each get their own ids", async () => {
+      const { actions } = await fresh();
+      const all = await Promise.all(
+        Array.from({ length: 5 }, (_, n) => actions.putMany(reply(2, `u${n}`))),
+      );
+      expect(new Set(all.flat()).size).toBe(10);
+      for (const [n, ids] of all.entries())
+        expect((await actions.get(ids[0] ?? ""))?.userId).toBe(`u${n}`);
+    });
+  });
+}

@@ -1,0 +1,151 @@
+import { describe, expect, it } from "vitest";
+import type { OpenStore } from "./backends.ts";
+import { aContract, subscribe } from "./samples.ts";
+import { useStore } from "./use-store.ts";
+
+export function outboxContract(open: OpenStore): void {
+  describe("alert outbox and cursor", () => {
+    const fresh = useStore(open);
+
+    it("records unseen contracts, one alert per wanting subscription, and the cursor, at once", async () => {
+      const { subscriptions, outbox, kv } = await fresh();
+      const all = (await subscribe(subscriptions, "all", "all")).subscription;
+      const erc1155 = (await subscribe(subscriptions, "1155", "erc1155")).subscription;
+      const first = await outbox.record({
+        contracts: [aContract(1), aContract(2, "TYPE_ERC1155")],
+        subscriptions: [all, erc1155],
+        cursorKey: "cursor",
+        cursor: "2025-01-01T00:00:00.000Z",
+        note: "a gap",
+        now: 100,
+      });
+      expect(first.fresh.map((c) => c.name)).toEqual(["Collection 1", "Collection 2"]);
+      expect(first.enqueued).toBe(3);
+      expect(await kv.get("cursor")).toBe("2025-01-01T00:00:00.000Z");
+      // Seen already (another case of address too): not fresh, nothing enqueued again.
+      const again = await outbox.record({
+        contracts: [{ ...aContract(1), address: aContract(1).address.toUpperCase() }],
+        subscriptions: [all, erc1155],
+        cursorKey: "cursor",
+        cursor: "2025-01-02T00:00:00.000Z",
+        note: null,
+        now: 200,
+      });
+      expect(again).toEqual({ fresh: [], enqueued: 0 });
+      expect(await kv.get("cursor")).toBe("2025-01-02T00:00:00.000Z");
+      expect(await outbox.depth()).toBe(3);
+      const due = await outbox.due(100, 10);
+      expect(due[0]).toMatchObject({
+        subscriptionId: all.id,
+        platform: "telegram",
+        chatId: "all",
+        attempts: 0,
+        note: "a gap",
+        contract: { name: "Collection 1", types: ["TYPE_ERC721"] },
+      });
+    });
+
+    it("a batch that fails leaves nothing behind: no contract seen, no alert, the cursor unmoved", async () => {
+      const { subscriptions, outbox, kv } = await fresh();
+      const sub = (await subscribe(subscriptions, "c1")).subscription;
+      await kv.set("cursor", "before");
+      const gone = { ...sub, id: sub.id + 1000 };
+      await expect(
+        outbox.record({
+          contracts: [aContract(1)],
+          subscriptions: [sub, gone],
+          cursorKey: "cursor",
+          cursor: "after",
+          note: null,
+          now: 1,
+        }),
+      ).rejects.toThrow();
+      expect(await kv.get("cursor")).toBe("before");
+      expect(await outbox.depth()).toBe(0);
+      // Not seen: the next batch records it.
+      const retried = await outbox.record({
+        contracts: [aContract(1)],
+        subscriptions: [sub],
+        cursorKey: "cursor",
+        cursor: "after",
+        note: null,
+        now: 1,
+      });
+      expect(retried.enqueued).toBe(1);
+    });
+
+    it("enqueues for the active subscriptions when told so, read in the same transaction", async () => {
+      const { subscriptions, outbox } = await fresh();
+      const on = (await subscribe(subscriptions, "on", "erc721")).subscription;
+      const off = (await subscribe(subscriptions, "off")).subscription;
+      await subscriptions.pause(off.id, "gone", 1);
+      const { enqueued } = await outbox.record({
+        contracts: [aContract(1), aContract(2, "TYPE_ERC1155")],
+        subscriptions: "active",
+        cursorKey: "cursor",
+        cursor: "x",
+        note: null,
+        now: 1,
+      });
+      expect(enqueued).toBe(1);
+      expect((await outbox.due(1, 10)).map((a) => [a.subscriptionId, a.contract.name])).toEqual([
+        [on.id, "Collection 1"],
+      ]);
+    });
+
+    it("gives due alerts oldest first, per platform, never a paused chat's", async () => {
+      const { subscriptions, outbox } = await fresh();
+      const tg = (await subscribe(subscriptions, "t1")).subscription;
+      const dc = (await subscribe(subscriptions, "d1", "all", "discord")).subscription;
+      const paused = (await subscribe(subscriptions, "t2")).subscription;
+      await subscriptions.pause(paused.id, "gone", 1);
+      for (const n of [1, 2])
+        await outbox.record({
+          contracts: [aContract(n)],
+          subscriptions: [tg, dc, paused],
+          cursorKey: "cursor",
+          cursor: "x",
+          note: null,
+          now: n * 10,
+        });
+      expect((await outbox.due(15, 10)).map((a) => a.contract.name)).toEqual([
+        "Collection 1",
+        "Collection 1",
+      ]);
+      const telegram = await outbox.due(100, 10, "telegram");
+      expect(telegram.map((a) => [a.chatId, a.contract.name])).toEqual([
+        ["t1", "Collection 1"],
+        ["t1", "Collection 2"],
+      ]);
+      expect(await outbox.due(100, 1, "discord")).toHaveLength(1);
+    });
+
+    it("delivered alerts leave the outbox and are counted; retried ones wait; given-up ones go", async () => {
+      const { subscriptions, outbox } = await fresh();
+      const sub = (await subscribe(subscriptions, "c1")).subscription;
+      await outbox.record({
+        contracts: [aContract(1), aContract(2), aContract(3)],
+        subscriptions: [sub],
+        cursorKey: "cursor",
+        cursor: "x",
+        note: null,
+        now: 0,
+      });
+      const [one, two, three] = await outbox.due(0, 10);
+      if (!one || !two || !three) throw new Error("three alerts expected");
+      await outbox.delivered([one], 5);
+      expect(await outbox.deliveredCount()).toBe(1);
+      await outbox.retryLater([two], 1_000, "HTTP 500", true);
+      await outbox.retryLater([three], 1_000, "rate limited", false);
+      expect(await outbox.due(999, 10)).toEqual([]);
+      const later = await outbox.due(1_000, 10);
+      expect(later.map((a) => [a.contract.name, a.attempts])).toEqual([
+        ["Collection 2", 1],
+        ["Collection 3", 0],
+      ]);
+      await outbox.giveUp(later, "HTTP 500", 2_000);
+      expect(await outbox.depth()).toBe(0);
+      expect(await outbox.deliveredCount()).toBe(1);
+    });
+  });
+}

@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import type { OpenStore } from "./backends.ts";
+import { aReport } from "./samples.ts";
+import { useStore } from "./use-store.ts";
+
+export function reportsContract(open: OpenStore): void {
+  describe("reports and linked wallets", () => {
+    const fresh = useStore(open);
+
+    it("records a report once per person and target: the double press gets the first back", async () => {
+      const { reports } = await fresh();
+      const [a, b] = await Promise.all([
+        reports.create(aReport(), 0),
+        reports.create(aReport({ wallet: aReport().wallet.toUpperCase() }), 1),
+      ]);
+      expect([a.created, b.created].sort()).toEqual([false, true]);
+      expect(a.report.id).toBe(b.report.id);
+      expect(a.report).toMatchObject({ status: "sending", attempts: 0, createdAt: 0 });
+      expect(await reports.findSame({ ...aReport() })).toMatchObject({ id: a.report.id });
+      // Another kind, token or person is another report.
+      expect((await reports.create(aReport({ kind: "not_spam" }), 2)).created).toBe(true);
+      expect((await reports.create(aReport({ tokenId: "" }), 2)).created).toBe(true);
+      expect((await reports.create(aReport({ userId: "u2" }), 2)).created).toBe(true);
+      expect(await reports.countSince("telegram", "u1", 2)).toBe(2);
+      expect(await reports.countSince("telegram", "u1", 0)).toBe(3);
+    });
+
+    it("an attempt is begun, then finished or queued; queued ones come due", async () => {
+      const { reports } = await fresh();
+      const { report } = await reports.create(aReport(), 0);
+      const begun = await reports.begin(report.id, 10);
+      expect(begun).toMatchObject({ status: "sending", attempts: 1, updatedAt: 10 });
+      await reports.queue(report.id, "unavailable 503", 1_000, 20);
+      expect(await reports.due(999, 10)).toEqual([]);
+      expect(await reports.due(1_000, 10)).toMatchObject([
+        { id: report.id, status: "queued", upstream: "unavailable 503", nextAttemptAt: 1_000 },
+      ]);
+      expect((await reports.begin(report.id, 1_000)).attempts).toBe(2);
+      await reports.finish(report.id, "sent", "{}", 1_001);
+      expect(await reports.due(5_000, 10)).toEqual([]);
+      expect((await reports.forChat("telegram", "chat-1"))[0]).toMatchObject({
+        status: "sent",
+        upstream: "{}",
+        nextAttemptAt: null,
+        updatedAt: 1_001,
+      });
+    });
+
+    it("what a stopped process left 'sending' is marked unknown, once", async () => {
+      const { reports } = await fresh();
+      const { report } = await reports.create(aReport(), 0);
+      await reports.create(aReport({ tokenId: "8" }), 0);
+      await reports.finish(report.id, "failed", "bad_request", 1);
+      expect(await reports.markInterrupted(5)).toBe(1);
+      expect(await reports.markInterrupted(6)).toBe(0);
+      const statuses = (await reports.forChat("telegram", "chat-1")).map((r) => r.status);
+      expect(statuses).toEqual(["unknown", "failed"]);
+    });
+
+    it("lists a chat's reports newest first, up to a limit", async () => {
+      const { reports } = await fresh();
+      for (const tokenId of ["1", "2", "3"]) await reports.create(aReport({ tokenId }), 0);
+      await reports.create(aReport({ chatId: "other" }), 0);
+      expect((await reports.forChat("telegram", "chat-1")).map((r) => r.tokenId)).toEqual([
+        "3",
+        "2",
+        "1",
+      ]);
+      expect(await reports.forChat("telegram", "chat-1", 1)).toHaveLength(1);
+      expect(await reports.forChat("discord", "chat-1")).toEqual([]);
+    });
+
+    it("links one wallet per person and platform; relinking replaces it", async () => {
+      const { wallets } = await fresh();
+      expect(await wallets.find("telegram", "u1")).toBeUndefined();
+      await wallets.link("telegram", "u1", "0xaa", "a.eth", 1);
+      await wallets.link("telegram", "u1", "0xbb", "0xbb", 2);
+      expect(await wallets.find("telegram", "u1")).toEqual({
+        address: "0xbb",
+        label: "0xbb",
+        linkedAt: 2,
+      });
+      expect(await wallets.find("discord", "u1")).toBeUndefined();
+      expect(await wallets.unlink("telegram", "u1")).toBe(true);
+      expect(await wallets.unlink("telegram", "u1")).toBe(false);
+    });
+
+    it("a moved chat takes its report history along", async () => {
+      const { reports, subscriptions } = await fresh();
+      await reports.create(aReport({ chatId: "-4001" }), 0);
+      await subscriptions.moveChat("telegram", "-4001", "-1004001");
+      expect(await reports.forChat("telegram", "-1004001")).toHaveLength(1);
+    });
+  });
+}

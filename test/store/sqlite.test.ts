@@ -1,0 +1,22 @@
+import { describe } from "vitest";
+import { actionsContract } from "./actions.contract.ts";
+import { backends } from "./backends.ts";
+import { collectionsContract } from "./collections.contract.ts";
+import { keyValueContract } from "./kv.contract.ts";
+import { outboxContract } from "./outbox.contract.ts";
+import { reportsContract } from "./reports.contract.ts";
+import { subscriptionsContract } from "./subscriptions.contract.ts";
+import { updatesContract } from "./updates.contract.ts";
+
+/** Every store contract against SQLite in a temp directory. */
+for (const backend of backends.filter((b) => b.name === "sqlite")) {
+  describe(`store contract: ${backend.name}`, () => {
+    subscriptionsContract(backend.open);
+    outboxContract(backend.open);
+    actionsContract(backend.open);
+    reportsContract(backend.open);
+    collectionsContract(backend.open);
+    keyValueContract(backend.open);
+    updatesContract(backend.open);
+  });
+}
