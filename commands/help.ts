@@ -1,8 +1,8 @@
 import type { AnyCommand } from "../src/core/command.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
+import { usage } from "../src/core/registry.ts";
 import type { Reply } from "../src/core/reply.ts";
-import { usage } from "../src/core/runtime.ts";
 import { UserError } from "../src/errors.ts";
 import { sliceChars } from "../src/strings.ts";
 

@@ -1,7 +1,7 @@
 import { allCommands } from "../commands/index.ts";
 import { registerSlashCommands } from "./adapters/discord/commands.ts";
 import { ConfigError, loadDotEnv, parseConfig } from "./config.ts";
-import { buildRegistry } from "./core/runtime.ts";
+import { buildRegistry } from "./core/registry.ts";
 
 /** `npm run register`: publishes the slash commands (globally, or to DISCORD_GUILD_ID). */
 async function main(): Promise<void> {

@@ -7,7 +7,7 @@ import { segmentCsv } from "../commands/segment.ts";
 import { BUTTON_TARGETS } from "../commands/shared/buttons.ts";
 import { formatNativeNumber } from "../commands/shared/stats.ts";
 import { shortTokenId } from "../src/core/format.ts";
-import { parseArgs, parseTextArgs } from "../src/core/runtime.ts";
+import { parseArgs, parseTextArgs } from "../src/core/text-args.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 /** Command definitions and the pure builders behind the replies; /help. */

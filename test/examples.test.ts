@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allCommands } from "../commands/index.ts";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
-import type { OutcomeEvent } from "../src/core/runtime.ts";
+import type { OutcomeEvent } from "../src/core/outcome.ts";
 import { silentLogger } from "../src/log.ts";
 import { CAST_COLLECTIONS } from "../src/simulator/index.ts";
 

@@ -7,8 +7,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Invocation } from "../src/core/command.ts";
+import type { Outcome } from "../src/core/outcome.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
-import type { Outcome } from "../src/core/runtime.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 const DEADLINE_MS = 3000;

@@ -8,8 +8,8 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { Invocation, Platform } from "../src/core/command.ts";
+import type { Outcome } from "../src/core/outcome.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
-import type { Outcome } from "../src/core/runtime.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { type DiscordMessage, renderDiscord } from "../src/render/discord.ts";
 import {

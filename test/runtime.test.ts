@@ -10,8 +10,9 @@ import {
   payloadWith,
 } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
+import { buildRegistry } from "../src/core/registry.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
-import { buildRegistry, parseTextArgs } from "../src/core/runtime.ts";
+import { parseTextArgs } from "../src/core/text-args.ts";
 import { UserError } from "../src/errors.ts";
 import { migrate, openDatabase, SqliteActionStore } from "../src/store/sqlite/index.ts";
 import {

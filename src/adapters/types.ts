@@ -1,6 +1,6 @@
 import type { AlertSender } from "../alerts/delivery.ts";
 import type { Platform } from "../core/command.ts";
-import type { Outcome } from "../core/runtime.ts";
+import type { Outcome } from "../core/outcome.ts";
 import type { HttpRoute } from "../http/host.ts";
 
 /**

@@ -1,30 +1,32 @@
 import type { ApiClient } from "../api/client.ts";
 import { ApiError, apiErrorLevel } from "../api/errors.ts";
-import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cutText, sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
+import { Admission } from "./admission.ts";
 import { apiErrorMessage, asUserError } from "./api-errors.ts";
 import type { ChartDrawer } from "./charts.ts";
 import { CollectionRefresher } from "./collection-refresh.ts";
 import {
   type AnyCommand,
-  type AnyOption,
   type BotSettings,
   type CommandContext,
   type CommandStore,
   chatKey,
   type Invocation,
   type Platform,
-  personKey,
 } from "./command.ts";
 import { short } from "./format.ts";
 import { KnownCollections } from "./known-collections.ts";
+import { ReplyMaterializer } from "./materialize.ts";
+import type { Answered, Outcome, OutcomeEvent } from "./outcome.ts";
+import { assertManager, assertPerson } from "./permissions.ts";
 import { randomBytesPooled } from "./random.ts";
-import { type Admission, RateLimiter } from "./rate-limit.ts";
 import { RecentWallets } from "./recent-wallets.ts";
+import { buildRegistry, RERUN_ACTION } from "./registry.ts";
 import type { RenderableReply, Reply } from "./reply.ts";
 import { NameResolver, type Resolution } from "./resolver.ts";
+import { parseArgs, parseTextArgs } from "./text-args.ts";
 
 export interface RuntimeOptions {
   commands: readonly AnyCommand[];
@@ -58,167 +60,15 @@ export interface RuntimeOptions {
   monotonic?: () => number;
 }
 
-export type Outcome = "ok" | "user_error" | "api_error" | "rate_limited" | "deadline" | "bug";
-
-export interface OutcomeEvent {
-  command: string;
-  kind: "command" | "button";
-  outcome: Outcome;
-  ms: number;
-}
-
-/**
- * What the runtime gives an adapter: the reply, and how the invocation ended. An adapter shows a
- * refusal (any outcome but "ok") apart from an answer: see `isRefusal` in src/adapters/types.ts.
- */
-export interface Answered {
-  reply: RenderableReply;
-  outcome: Outcome;
-}
-
 /** A short id for an invocation: in the log and in the apology a person sees. */
 export function newInvocationId(): string {
   return randomBytesPooled(5).toString("hex");
 }
 
-const COMMAND_NAME = /^[a-z][a-z0-9_]{0,31}$/;
-
-/**
- * The action of the buttons that answer "which one?": the runtime runs the command again with
- * the payload as its raw arguments (the chosen collection put in). No command may define it.
- */
-const RERUN_ACTION = "rerun";
-
 /** What a command or button gives back, and how it counts (a name not found is the person's to fix). */
 interface Answer {
   reply: Reply;
   outcome: "ok" | "user_error";
-}
-
-/** Builds the registry, failing fast on a bad or duplicate name (before anything connects). */
-export function buildRegistry(commands: readonly AnyCommand[]): Map<string, AnyCommand> {
-  const registry = new Map<string, AnyCommand>();
-  for (const command of commands) {
-    if (!COMMAND_NAME.test(command.name)) {
-      throw new Error(
-        `Command name "${command.name}" must be 1-32 characters of a-z, 0-9 and _, starting with a letter.`,
-      );
-    }
-    if (registry.has(command.name)) throw new Error(`Two commands are named "${command.name}".`);
-    const names = Object.keys(command.options);
-    for (const name of names) {
-      if (!COMMAND_NAME.test(name))
-        throw new Error(`Option "${name}" of /${command.name} is not a valid option name.`);
-    }
-    if (command.actions && RERUN_ACTION in command.actions)
-      throw new Error(
-        `/${command.name} defines the action "${RERUN_ACTION}", which the runtime keeps.`,
-      );
-    const restCount = Object.values(command.options).filter((option) => option.rest).length;
-    if (restCount > 1)
-      throw new Error(`/${command.name} has more than one option that takes the rest of the line.`);
-    registry.set(command.name, command);
-  }
-  return registry;
-}
-
-/** "/top <metric> <duration> [limit]". */
-export function usage(command: AnyCommand): string {
-  const parts = Object.entries(command.options).map(([name, option]) => {
-    const label = option.placeholder || name;
-    return option.required ? `<${label}>` : `[${label}]`;
-  });
-  return [`/${command.name}`, ...parts].join(" ");
-}
-
-/** Splits a line into tokens; double quotes group words ("Bored Apes"). */
-function tokenize(text: string): string[] {
-  const tokens: string[] = [];
-  const pattern = /"([^"]*)"|(\S+)/g;
-  for (const match of text.matchAll(pattern)) tokens.push(match[1] ?? match[2] ?? "");
-  return tokens;
-}
-
-/** An address, a short form or a link: one word that is never part of a name. */
-const isReference = (token: string) => /^<?(0x|https?:)/i.test(token);
-
-/**
- * Whether an option would take this word. An option that takes names takes any word, so it counts
- * only for references: otherwise a mistyped choice ("/wallet x maybe") would become a name.
- */
-function takes(option: AnyOption, token: string): boolean {
-  return (!option.words || isReference(token)) && option.schema.safeParse(token).success;
-}
-
-/**
- * The raw arguments of a text command (Telegram, console): `name:value` or `name=value` for any
- * option, the rest by position, and an option marked `rest` takes what is left of the line. An
- * option that takes names takes the words up to one a later option takes ("/owners bored ape
- * yacht club 7d"), unless another such option follows ("/segment bayc mayc": one word each;
- * longer names go in double quotes).
- */
-export function parseTextArgs(command: AnyCommand, text: string): Record<string, string> {
-  const names = Object.keys(command.options);
-  const raw: Record<string, string> = {};
-  const positional: string[] = [];
-  for (const token of tokenize(text)) {
-    const named = /^([a-z][a-z0-9_]*)[:=](.+)$/i.exec(token);
-    const name = named?.[1]?.toLowerCase();
-    if (named && name && names.includes(name) && named[2] !== undefined) raw[name] = named[2];
-    else positional.push(token);
-  }
-  const open = names.filter((name) => raw[name] === undefined);
-  for (const [index, name] of open.entries()) {
-    if (positional.length === 0) break;
-    const option = command.options[name];
-    if (!option) continue;
-    const later = open
-      .slice(index + 1)
-      .flatMap((laterName) => command.options[laterName] ?? [])
-      // A rest-of-line option takes anything, so it does not count.
-      .filter((laterOption) => !laterOption.rest);
-    const isLast = index === open.length - 1;
-    if (
-      option.rest ||
-      (isLast &&
-        option.kind === "string" &&
-        !option.choices &&
-        !option.autocomplete &&
-        !option.words &&
-        positional.length > 1)
-    ) {
-      raw[name] = positional.splice(0).join(" ");
-      continue;
-    }
-    const token = positional[0] ?? "";
-    // An optional option that cannot take this word lets it pass to the next option that can
-    // ("/report spam 0x… name.eth": the name is the wallet, not the optional token id).
-    if (
-      !option.required &&
-      later.some((laterOption) => takes(laterOption, token)) &&
-      !takes(option, token)
-    )
-      continue;
-    let count = 1;
-    if (option.words && !later.some((laterOption) => laterOption.words) && !isReference(token)) {
-      while (count < positional.length) {
-        const next = positional[count] ?? "";
-        if (
-          isReference(next) ||
-          later.some((laterOption) => takes(laterOption, next) || laterOption.claims?.test(next))
-        )
-          break;
-        count++;
-      }
-    }
-    raw[name] = positional.splice(0, count).join(" ");
-  }
-  if (positional.length > 0) {
-    throw new UserError(
-      `I did not expect "${sliceChars(positional.join(" "), 60)}". Usage: ${usage(command)}`,
-    );
-  }
-  return raw;
 }
 
 class DeadlineError extends Error {
@@ -237,8 +87,8 @@ export class Runtime {
   private readonly recentWallets = new RecentWallets();
   /** Told of every outcome, for metrics. */
   onOutcome: ((event: OutcomeEvent) => void) | undefined;
-  private readonly limiter: RateLimiter;
-  private readonly chatLimiters: Partial<Record<Platform, RateLimiter>> = {};
+  private readonly admission: Admission;
+  private readonly materializer: ReplyMaterializer;
   private readonly now: () => Date;
   private readonly inFlight = new Set<Promise<unknown>>();
   private accepting = true;
@@ -254,19 +104,14 @@ export class Runtime {
       ...(options.monotonic ? { monotonic: options.monotonic } : {}),
     });
     this.now = options.now ?? (() => new Date());
-    this.limiter = new RateLimiter(
-      options.rateLimit.burst,
-      options.rateLimit.perMinute,
-      options.monotonic,
-    );
-    for (const [platform, limit] of Object.entries(options.chatRateLimit ?? {})) {
-      if (limit)
-        this.chatLimiters[platform as Platform] = new RateLimiter(
-          limit.burst,
-          limit.perMinute,
-          options.monotonic,
-        );
-    }
+    this.admission = new Admission(options.rateLimit, options.chatRateLimit, options.monotonic);
+    this.materializer = new ReplyMaterializer({
+      actions: options.actions,
+      charts: options.charts,
+      logger: options.logger,
+      buttonTtlSeconds: options.buttonTtlSeconds,
+      now: this.now,
+    });
   }
 
   get commands(): AnyCommand[] {
@@ -420,30 +265,6 @@ export class Runtime {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  /**
-   * The person's limit first, then the group's: one member runs out long before the group does,
-   * so others can still ask. Each overrun is refused once; the commands after it within the same
-   * wait get a quiet refusal, so a flood is not answered by a flood.
-   */
-  private admit(invocation: Invocation): RenderableReply | undefined {
-    // The console's only person is the bot's operator: there is nobody to protect the service from.
-    if (invocation.platform === "console") return undefined;
-    const person = this.limiter.take(personKey(invocation));
-    if (!person.allowed) return this.refusal(person, "You are sending commands quickly");
-    const chatLimiter = this.chatLimiters[invocation.platform];
-    if (!chatLimiter || invocation.chat.kind === "private") return undefined;
-    const chat = chatLimiter.take(chatKey(invocation));
-    if (!chat.allowed) return this.refusal(chat, "This chat is sending me many commands");
-    return undefined;
-  }
-
-  private refusal(admission: Admission & { allowed: false }, what: string): RenderableReply {
-    const reply = this.userErrorReply(
-      `${what}: try again in ${Math.ceil(admission.waitMs / 1000)} s.`,
-    );
-    return admission.repeated ? { ...reply, quiet: true } : reply;
-  }
-
   private unknownCommand(name: string): Answered {
     return this.userError(`There is no /${sliceChars(name, 32)} command. Try /help.`);
   }
@@ -481,7 +302,7 @@ export class Runtime {
         this.userErrorReply("The bot is restarting. Try again in a moment."),
       );
     }
-    const refusal = this.admit(invocation);
+    const refusal = this.admission.admit(invocation);
     if (refusal) return finish("rate_limited", refusal);
 
     const controller = new AbortController();
@@ -512,7 +333,7 @@ export class Runtime {
     // The chart is drawn within the command's deadline, as part of its answer.
     const work = body(ctx).then(async (answer) => ({
       ...answer,
-      reply: await this.drawChart(answer.reply, logger),
+      reply: await this.materializer.drawChart(answer.reply, logger),
     }));
     this.inFlight.add(work);
     // A handler that fails after its deadline has nobody to tell: never an unhandled rejection.
@@ -555,100 +376,16 @@ export class Runtime {
   }
 
   /** The reply with its chart spec drawn into its image (or left out when it cannot be drawn). */
-  private async drawChart(reply: Reply, logger: Logger): Promise<Omit<Reply, "chart">> {
-    const { chart, ...rest } = reply;
-    if (!chart) return rest;
-    return { ...rest, image: await this.options.charts.draw(chart, logger) };
-  }
-
   /**
-   * Draws the reply's chart if it still has one, stores the actions behind the reply's buttons (one transaction) and gives the renderers only
-   * their ids. The buttons belong to the chat the reply goes to (a confidential one's is the
-   * private chat) and count against the invoking person's cap; an alert's, with nobody invoking,
-   * against the chat's. If they cannot be stored (a full disk), the reply goes without buttons.
+   * Draws the reply's chart if it still has one and stores its buttons' actions (see
+   * ReplyMaterializer): what the renderers get.
    */
-  async materialize(
+  materialize(
     reply: Reply,
     target: Pick<Invocation, "platform" | "chat"> & {
       user?: Pick<Invocation["user"], "id" | "privateChatId">;
     },
   ): Promise<RenderableReply> {
-    const { buttons, ...rest } = await this.drawChart(reply, this.options.logger);
-    if (!buttons || buttons.length === 0) return rest;
-    const chatId = (reply.confidential && target.user?.privateChatId) || target.chat.id;
-    const expiresAt = this.now().getTime() + this.options.buttonTtlSeconds * 1000;
-    const userId = target.user?.id ?? `alert:${target.chat.id}`;
-    let ids: string[];
-    try {
-      ids = await this.options.actions.putMany(
-        buttons.map((button) => ({
-          platform: target.platform,
-          chatId,
-          userId,
-          action: button.action,
-          expiresAt,
-        })),
-      );
-    } catch (error) {
-      this.options.logger.warn(
-        { err: error, platform: target.platform, chat: chatId },
-        "could not store button actions; the reply goes without buttons",
-      );
-      return rest;
-    }
-    return {
-      ...rest,
-      buttons: buttons.map((button, i) => ({
-        label: button.label,
-        id: ids[i] ?? "",
-        ...(button.style ? { style: button.style } : {}),
-      })),
-    };
+    return this.materializer.materialize(reply, target);
   }
-}
-
-async function assertManager(
-  command: AnyCommand,
-  invocation: Invocation,
-  what: string,
-): Promise<void> {
-  if (command.requiresManageChannel && !(await invocation.canManageChannel()))
-    throw new UserError(`Only people who can manage this channel may use ${what}.`);
-}
-
-function assertPerson(command: AnyCommand, invocation: Invocation, what: string): void {
-  if (command.requiresPerson && invocation.user.anonymous) {
-    throw new UserError(
-      `Anonymous admins and channels cannot use ${what}: send it from your own account.`,
-    );
-  }
-}
-
-/** Parses each raw value with its option's schema; names the option in every message. */
-export function parseArgs(
-  command: AnyCommand,
-  raw: Record<string, string | undefined>,
-): Record<string, unknown> {
-  const args: Record<string, unknown> = {};
-  const missing: string[] = [];
-  for (const [name, option] of Object.entries(command.options)) {
-    const value = raw[name];
-    if (value === undefined || value.trim() === "") {
-      if (option.required) missing.push(option.placeholder || name);
-      else args[name] = option.fallback;
-      continue;
-    }
-    const parsed = option.schema.safeParse(value);
-    if (!parsed.success) {
-      const reason = parsed.error.issues[0]?.message ?? "is not valid";
-      throw new UserError(/^["A-Z]/.test(reason) ? reason : `${name}: ${reason}.`);
-    }
-    args[name] = parsed.data;
-  }
-  if (missing.length > 0) {
-    throw new UserError(
-      `Missing ${missing.join(", ")}. Usage: ${usage(command)}\nExample: ${command.examples[0] ?? usage(command)}`,
-    );
-  }
-  return args;
 }

@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { CacheStats } from "../api/cache.ts";
-import type { OutcomeEvent } from "../core/runtime.ts";
+import type { OutcomeEvent } from "../core/outcome.ts";
 
 /**
  * The bot's Prometheus metrics. Producers report through small hooks (the runtime's outcomes,

@@ -15,8 +15,9 @@ import {
 } from "discord.js";
 import type { SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
+import type { Outcome } from "../../core/outcome.ts";
 import type { RenderableReply } from "../../core/reply.ts";
-import { newInvocationId, type Outcome, type Runtime } from "../../core/runtime.ts";
+import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";

@@ -1,0 +1,73 @@
+import type { Logger } from "../log.ts";
+import type { ActionStore } from "./actions.ts";
+import type { ChartDrawer } from "./charts.ts";
+import type { Invocation } from "./command.ts";
+import type { RenderableReply, Reply } from "./reply.ts";
+
+/**
+ * A reply made ready for the renderers: its chart drawn (through the render side's port) and the
+ * actions behind its buttons stored, the renderers getting only their ids.
+ */
+export class ReplyMaterializer {
+  constructor(
+    private readonly options: {
+      actions: ActionStore;
+      charts: ChartDrawer;
+      logger: Logger;
+      buttonTtlSeconds: number;
+      now: () => Date;
+    },
+  ) {}
+
+  async drawChart(reply: Reply, logger: Logger): Promise<Omit<Reply, "chart">> {
+    const { chart, ...rest } = reply;
+    if (!chart) return rest;
+    return { ...rest, image: await this.options.charts.draw(chart, logger) };
+  }
+
+  /**
+   * Draws the reply's chart if it still has one, stores the actions behind the reply's buttons
+   * (one transaction) and gives the renderers only their ids. The buttons belong to the chat the
+   * reply goes to (a confidential one's is the private chat) and count against the invoking
+   * person's cap; an alert's, with nobody invoking, against the chat's. If they cannot be stored
+   * (a full disk), the reply goes without buttons.
+   */
+  async materialize(
+    reply: Reply,
+    target: Pick<Invocation, "platform" | "chat"> & {
+      user?: Pick<Invocation["user"], "id" | "privateChatId">;
+    },
+  ): Promise<RenderableReply> {
+    const { buttons, ...rest } = await this.drawChart(reply, this.options.logger);
+    if (!buttons || buttons.length === 0) return rest;
+    const chatId = (reply.confidential && target.user?.privateChatId) || target.chat.id;
+    const expiresAt = this.options.now().getTime() + this.options.buttonTtlSeconds * 1000;
+    const userId = target.user?.id ?? `alert:${target.chat.id}`;
+    let ids: string[];
+    try {
+      ids = await this.options.actions.putMany(
+        buttons.map((button) => ({
+          platform: target.platform,
+          chatId,
+          userId,
+          action: button.action,
+          expiresAt,
+        })),
+      );
+    } catch (error) {
+      this.options.logger.warn(
+        { err: error, platform: target.platform, chat: chatId },
+        "could not store button actions; the reply goes without buttons",
+      );
+      return rest;
+    }
+    return {
+      ...rest,
+      buttons: buttons.map((button, i) => ({
+        label: button.label,
+        id: ids[i] ?? "",
+        ...(button.style ? { style: button.style } : {}),
+      })),
+    };
+  }
+}

@@ -1,0 +1,128 @@
+import { UserError } from "../errors.ts";
+import { sliceChars } from "../strings.ts";
+import type { AnyCommand, AnyOption } from "./command.ts";
+import { usage } from "./registry.ts";
+
+/**
+ * The text-argument grammar (Telegram, console): a line of words becomes raw option values, and
+ * raw values become parsed arguments, each refusal naming the option.
+ */
+
+/** Splits a line into tokens; double quotes group words ("Bored Apes"). */
+function tokenize(text: string): string[] {
+  const tokens: string[] = [];
+  const pattern = /"([^"]*)"|(\S+)/g;
+  for (const match of text.matchAll(pattern)) tokens.push(match[1] ?? match[2] ?? "");
+  return tokens;
+}
+
+/** An address, a short form or a link: one word that is never part of a name. */
+const isReference = (token: string) => /^<?(0x|https?:)/i.test(token);
+
+/**
+ * Whether an option would take this word. An option that takes names takes any word, so it counts
+ * only for references: otherwise a mistyped choice ("/wallet x maybe") would become a name.
+ */
+function takes(option: AnyOption, token: string): boolean {
+  return (!option.words || isReference(token)) && option.schema.safeParse(token).success;
+}
+
+/**
+ * The raw arguments of a text command (Telegram, console): `name:value` or `name=value` for any
+ * option, the rest by position, and an option marked `rest` takes what is left of the line. An
+ * option that takes names takes the words up to one a later option takes ("/owners bored ape
+ * yacht club 7d"), unless another such option follows ("/segment bayc mayc": one word each;
+ * longer names go in double quotes).
+ */
+export function parseTextArgs(command: AnyCommand, text: string): Record<string, string> {
+  const names = Object.keys(command.options);
+  const raw: Record<string, string> = {};
+  const positional: string[] = [];
+  for (const token of tokenize(text)) {
+    const named = /^([a-z][a-z0-9_]*)[:=](.+)$/i.exec(token);
+    const name = named?.[1]?.toLowerCase();
+    if (named && name && names.includes(name) && named[2] !== undefined) raw[name] = named[2];
+    else positional.push(token);
+  }
+  const open = names.filter((name) => raw[name] === undefined);
+  for (const [index, name] of open.entries()) {
+    if (positional.length === 0) break;
+    const option = command.options[name];
+    if (!option) continue;
+    const later = open
+      .slice(index + 1)
+      .flatMap((laterName) => command.options[laterName] ?? [])
+      // A rest-of-line option takes anything, so it does not count.
+      .filter((laterOption) => !laterOption.rest);
+    const isLast = index === open.length - 1;
+    if (
+      option.rest ||
+      (isLast &&
+        option.kind === "string" &&
+        !option.choices &&
+        !option.autocomplete &&
+        !option.words &&
+        positional.length > 1)
+    ) {
+      raw[name] = positional.splice(0).join(" ");
+      continue;
+    }
+    const token = positional[0] ?? "";
+    // An optional option that cannot take this word lets it pass to the next option that can
+    // ("/report spam 0x… name.eth": the name is the wallet, not the optional token id).
+    if (
+      !option.required &&
+      later.some((laterOption) => takes(laterOption, token)) &&
+      !takes(option, token)
+    )
+      continue;
+    let count = 1;
+    if (option.words && !later.some((laterOption) => laterOption.words) && !isReference(token)) {
+      while (count < positional.length) {
+        const next = positional[count] ?? "";
+        if (
+          isReference(next) ||
+          later.some((laterOption) => takes(laterOption, next) || laterOption.claims?.test(next))
+        )
+          break;
+        count++;
+      }
+    }
+    raw[name] = positional.splice(0, count).join(" ");
+  }
+  if (positional.length > 0) {
+    throw new UserError(
+      `I did not expect "${sliceChars(positional.join(" "), 60)}". Usage: ${usage(command)}`,
+    );
+  }
+  return raw;
+}
+
+/** Parses each raw value with its option's schema; names the option in every message. */
+export function parseArgs(
+  command: AnyCommand,
+  raw: Record<string, string | undefined>,
+): Record<string, unknown> {
+  const args: Record<string, unknown> = {};
+  const missing: string[] = [];
+  for (const [name, option] of Object.entries(command.options)) {
+    const value = raw[name];
+    if (value === undefined || value.trim() === "") {
+      if (option.required) missing.push(option.placeholder || name);
+      else args[name] = option.fallback;
+      continue;
+    }
+    const parsed = option.schema.safeParse(value);
+    if (!parsed.success) {
+      const reason = parsed.error.issues[0]?.message ?? "is not valid";
+      throw new UserError(/^["A-Z]/.test(reason) ? reason : `${name}: ${reason}.`);
+    }
+    args[name] = parsed.data;
+  }
+  if (missing.length > 0) {
+    throw new UserError(
+      `Missing ${missing.join(", ")}. Usage: ${usage(command)}\nExample: ${command.examples[0] ?? usage(command)}`,
+    );
+  }
+  return args;
+}
