@@ -1,6 +1,6 @@
 import { chatKey, type Invocation, type Platform, personKey } from "./command.ts";
 import { RateLimiter, type Admission as Taken } from "./rate-limit.ts";
-import type { RenderableReply } from "./reply.ts";
+import { type RenderableReply, userErrorReply } from "./reply.ts";
 
 type Limit = { burst: number; perMinute: number };
 
@@ -45,10 +45,6 @@ export class Admission {
 }
 
 function refusal(taken: Taken & { allowed: false }, what: string): RenderableReply {
-  const reply: RenderableReply = {
-    text: `${what}: try again in ${Math.ceil(taken.waitMs / 1000)} s.`,
-    tone: "warning",
-    private: true,
-  };
+  const reply = userErrorReply(`${what}: try again in ${Math.ceil(taken.waitMs / 1000)} s.`);
   return taken.repeated ? { ...reply, quiet: true } : reply;
 }

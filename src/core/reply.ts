@@ -133,3 +133,8 @@ export interface Reply extends ReplyBase {
 export interface RenderableReply extends ReplyBase {
   buttons?: RenderedButton[] | undefined;
 }
+
+/** What a person gets for a refusal they can act on: a warning only they see. */
+export function userErrorReply(text: string): RenderableReply {
+  return { text, tone: "warning", private: true };
+}

@@ -24,7 +24,7 @@ import { assertManager, assertPerson } from "./permissions.ts";
 import { randomBytesPooled } from "./random.ts";
 import { RecentWallets } from "./recent-wallets.ts";
 import { buildRegistry, RERUN_ACTION } from "./registry.ts";
-import type { RenderableReply, Reply } from "./reply.ts";
+import { type RenderableReply, type Reply, userErrorReply } from "./reply.ts";
 import { NameResolver, type Resolution } from "./resolver.ts";
 import { parseArgs, parseTextArgs } from "./text-args.ts";
 
@@ -270,11 +270,7 @@ export class Runtime {
   }
 
   private userError(text: string): Answered {
-    return { reply: this.userErrorReply(text), outcome: "user_error" };
-  }
-
-  private userErrorReply(text: string): RenderableReply {
-    return { text, tone: "warning", private: true };
+    return { reply: userErrorReply(text), outcome: "user_error" };
   }
 
   private async execute(
@@ -297,10 +293,7 @@ export class Runtime {
       return { reply, outcome };
     };
     if (!this.accepting) {
-      return finish(
-        "user_error",
-        this.userErrorReply("The bot is restarting. Try again in a moment."),
-      );
+      return finish("user_error", userErrorReply("The bot is restarting. Try again in a moment."));
     }
     const refusal = this.admission.admit(invocation);
     if (refusal) return finish("rate_limited", refusal);
@@ -348,13 +341,13 @@ export class Runtime {
       ) {
         return finish(
           "deadline",
-          this.userErrorReply(
+          userErrorReply(
             `That took longer than ${Math.round(this.options.deadlineMs / 1000)} s, so I stopped. Try again, or ask for less.`,
           ),
         );
       }
       const userError = asUserError(error);
-      if (userError) return finish("user_error", this.userErrorReply(userError.message));
+      if (userError) return finish("user_error", userErrorReply(userError.message));
       if (error instanceof ApiError) {
         logger[apiErrorLevel(error)]({ err: error, kind: error.kind }, "data service error");
         const text = apiErrorMessage(error);

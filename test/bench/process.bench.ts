@@ -229,7 +229,6 @@ export async function fillCache(
   run: PlatformRun,
   sim: Simulator,
   maxBytes: number,
-  only?: RegExp,
 ): Promise<number> {
   const { collections, wallets } = await subjects(sim);
   const lines = [
@@ -241,7 +240,7 @@ export async function fillCache(
       `/common ${c}`,
     ]),
     ...wallets.flatMap((w) => [`/wallet ${w}`, `/walletstats ${w}`, `/whois ${w}`]),
-  ].filter((line) => !only || only.test(line));
+  ];
   const replied = new Set<number>();
   const answered = (from: number) => {
     for (let i = from; i < run.telegram.sent.length; i++) {
