@@ -52,6 +52,11 @@ export interface Bot {
    */
   start(): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * Deletes what has expired (button actions, old update ids); start() runs it hourly. A failure
+   * is logged and waits for the next hour: it must never take the bot down.
+   */
+  prune(): Promise<void>;
 }
 
 /** How often the database's write-ahead log is copied back into it (see `wal_autocheckpoint`). */
@@ -269,6 +274,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     delivery,
     metrics,
     health,
+    prune: () => pruneExpired(),
     finished: adapters.find((adapter) => adapter.done)?.done ?? new Promise<void>(() => {}),
     async start() {
       if (started) return;
@@ -297,6 +303,23 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     },
   };
 
+  async function pruneExpired(): Promise<void> {
+    const jobs: [string, () => Promise<unknown>][] = [
+      ["button actions", () => stores.actions.prune(Date.now())],
+      ...prune.map((job) => [job.what, job.run] as [string, () => Promise<unknown>]),
+    ];
+    for (const [what, run] of jobs) {
+      try {
+        await run();
+      } catch (error) {
+        logger.warn(
+          { err: error, what },
+          "could not clean up expired rows; trying again in an hour",
+        );
+      }
+    }
+  }
+
   async function startParts(): Promise<void> {
     const { port, host, variable } = config.http;
     if (port > 0) {
@@ -319,10 +342,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     // In the background: the first command need not wait, and a name it misses joins this refresh.
     runtime.refresher.start();
     running.push(() => runtime.refresher.stop());
-    const pruneTimer = setInterval(() => {
-      void stores.actions.prune(Date.now());
-      for (const pruneOne of prune) pruneOne();
-    }, 3_600_000);
+    const pruneTimer = setInterval(() => void bot.prune(), 3_600_000);
     pruneTimer.unref();
     running.push(() => clearInterval(pruneTimer));
   }

@@ -194,6 +194,23 @@ describe.concurrent("health and metrics over HTTP", () => {
     expect(String(reply.params.text)).toContain("/whois");
   });
 
+  it("the hourly clean-up survives a store that fails it: logged as a warning, never an unhandled rejection", async ({
+    expect,
+  }) => {
+    const sim = await simulator();
+    const { logger, lines } = capturingLogger();
+    const bot = await createBot(
+      parseConfig({ API_BASE_URL: sim.url, API_KEY: sim.apiKey, DATA_DIR: tempDir() }),
+      { logger, input: new PassThrough(), output: new PassThrough() },
+    );
+    cleanups.push(() => bot.stop());
+    bot.store.actions.prune = () => Promise.reject(new Error("disk I/O error"));
+    await expect(bot.prune()).resolves.toBeUndefined();
+    const warning = lines.find((line) => line.includes("could not clean up"));
+    expect(warning).toContain("disk I/O error");
+    expect(warning).toContain('"level":40');
+  });
+
   it("endpoint labels keep no addresses, token ids or names", ({ expect }) => {
     expect(
       endpointTemplate(

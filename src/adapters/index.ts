@@ -23,7 +23,8 @@ export interface AdapterDeps {
 export interface ConfiguredAdapters {
   adapters: ChatAdapter[];
   /** Hourly housekeeping of what the adapters keep (old update ids). */
-  prune: (() => void)[];
+  /** Expired rows the adapters keep (Telegram's update ids), for the bot's hourly clean-up. */
+  prune: { what: string; run: () => Promise<unknown> }[];
 }
 
 /** No chat platform is configured: the bot serves the console chat (and logs to a file). */
@@ -42,7 +43,7 @@ export async function configuredAdapters(
 ): Promise<ConfiguredAdapters> {
   const { runtime, logger } = deps;
   const adapters: ChatAdapter[] = [];
-  const prune: (() => void)[] = [];
+  const prune: { what: string; run: () => Promise<unknown> }[] = [];
   if (config.discord.token !== undefined) {
     const { DiscordAdapter } = await import("./discord/index.ts");
     adapters.push(
@@ -63,7 +64,7 @@ export async function configuredAdapters(
     // (and nothing of the secret part is stored).
     const botId = /^(\d+):/.exec(config.telegram.token)?.[1] ?? "bot";
     const updates = new SourceUpdateDedup(deps.store.updates, { source: `telegram:${botId}` });
-    prune.push(() => void updates.prune());
+    prune.push({ what: "Telegram update ids", run: () => updates.prune() });
     const { TelegramAdapter } = await import("./telegram/index.ts");
     adapters.push(
       new TelegramAdapter({
