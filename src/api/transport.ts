@@ -318,6 +318,8 @@ async function readCapped(
   max: number,
 ): Promise<{ text: string; bytes: number } | undefined> {
   if (Number(response.headers["content-length"]) > max) {
+    // undici 6 reports its own abort of a destroyed body as an 'error' event: expected here.
+    response.body.once("error", () => {});
     response.body.destroy();
     return undefined;
   }
