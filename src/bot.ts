@@ -1,7 +1,7 @@
 import { configuredAdapters } from "./adapters/index.ts";
 import type { ChatAdapter } from "./adapters/types.ts";
 import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
-import { leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
+import { isDeadLocalHolder, leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
 import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
@@ -183,6 +183,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const senders: Partial<Record<Platform, AlertSender>> = {};
   for (const adapter of adapters) senders[adapter.platform] = adapter;
   const alerts = store.outbox;
+  // One name for this process in the poller's lease and on the alerts it claims.
+  const holder = leaseHolderName();
   const delivery = new DeliveryWorker({
     alerts,
     subscriptions: stores.subscriptions,
@@ -191,6 +193,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
     // Called only once delivery has started, after the poller below exists.
     isLeader: () => poller.isLeader,
+    holder,
+    isDeadHolder: isDeadLocalHolder,
     onDelivered: (delivered) =>
       metrics.onDelivered(
         delivered.length,
@@ -220,7 +224,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       maxPages: config.alerts.maxPages,
       maxClockSkewMs: config.alerts.maxClockSkewMs,
     },
-    holder: leaseHolderName(),
+    holder,
     ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
     onEnqueued: () => delivery.poke(),
     onFutureMints: (count) => metrics.onFutureMints(count),

@@ -3,8 +3,8 @@ import { StartupError } from "../../errors.ts";
 
 /**
  * The PostgreSQL schema, in numbered migrations applied in order at start. Migration 1 is what the
- * SQLite migrations 1-8 end up with (without the SQLite-only leftovers: the first button table,
- * whose ids no PostgreSQL store ever issued). Times are epoch milliseconds in BIGINT, as in
+ * SQLite migrations 1-8 end up with (without the SQLite-only leftover: the first button table,
+ * whose ids no PostgreSQL store ever issued); 2 is SQLite's 9. Times are epoch milliseconds in BIGINT, as in
  * SQLite. Never edit one that has shipped: add the next number.
  */
 const MIGRATIONS: readonly string[] = [
@@ -129,9 +129,20 @@ const MIGRATIONS: readonly string[] = [
     seen_at BIGINT NOT NULL
   );
   `,
+  // 2: alerts claimed for sending until a time (the database's clock), by a holder (as SQLite's 9)
+  `
+  ALTER TABLE outbox ADD COLUMN claimed_until BIGINT;
+  ALTER TABLE outbox ADD COLUMN claimed_by TEXT;
+  `,
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;
+
+/**
+ * The database's clock in epoch milliseconds, for what several hosts must agree on (leases,
+ * claims). clock_timestamp(): the time now, not when the transaction began.
+ */
+export const DB_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
 /** BIGINT (20) and NUMERIC (1700, e.g. from SUM) as JavaScript numbers: ids, counts, epoch ms. */
 const types = {

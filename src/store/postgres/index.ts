@@ -9,7 +9,14 @@ import { PgSubscriptionStore } from "./subscriptions.ts";
 import { PgUpdateStore } from "./updates.ts";
 import { PgLinkedWalletStore } from "./wallets.ts";
 
-export { describeUrl, migratePg, openPgDb, PgDb, type PgOpenOptions } from "./db.ts";
+export {
+  describeUrl,
+  migratePg,
+  openPgDb,
+  PgDb,
+  type PgOpenOptions,
+  POSTGRES_MIGRATIONS,
+} from "./db.ts";
 
 /** The PostgreSQL store; `pg` is there for tests and the migration script. */
 export interface PostgresStore extends Store {

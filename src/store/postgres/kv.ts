@@ -1,5 +1,5 @@
 import type { KeyValueStore, LeaseStore } from "../types.ts";
-import type { PgDb } from "./db.ts";
+import { DB_NOW_MS, type PgDb } from "./db.ts";
 
 /** Small named values: the poller's cursor, a pending gap note. */
 export class PgKeyValueStore implements KeyValueStore {
@@ -23,9 +23,6 @@ export class PgKeyValueStore implements KeyValueStore {
     await this.db.query("DELETE FROM kv WHERE key = $1", [key]);
   }
 }
-
-/** The database's clock in epoch milliseconds (clock_timestamp: the time now, not the statement's). */
-const DB_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
 /**
  * A lease shared by every instance on the database, timed by the DATABASE's clock: expiry is

@@ -1,6 +1,6 @@
 import type { DueAlert, NewContract, OutboxStore, Subscription } from "../types.ts";
 import { wants } from "../wants.ts";
-import type { PgDb } from "./db.ts";
+import { DB_NOW_MS, type PgDb } from "./db.ts";
 
 interface DueRow {
   id: number;
@@ -93,6 +93,7 @@ export class PgOutboxStore implements OutboxStore {
     });
   }
 
+  /** Alerts due now for active subscriptions, oldest first, claimed or not. */
   async due(now: number, limit: number, platform?: string): Promise<DueAlert[]> {
     const { rows } = await this.db.query<DueRow>(
       `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.attempts, o.note,
@@ -106,6 +107,54 @@ export class PgOutboxStore implements OutboxStore {
       [now, platform ?? null, limit],
     );
     return rows.map(toAlert);
+  }
+
+  /**
+   * One statement: the due rows nobody holds a live claim on are locked (rows another claimer
+   * has locked at this moment are skipped, not waited for) and stamped claimed until the
+   * DATABASE's clock plus `claimMs`; instances' clocks never decide whose claim has expired.
+   * `now` still says what is due (due times are written from the instances' clocks).
+   */
+  async claim(input: {
+    now: number;
+    limit: number;
+    platform?: string | undefined;
+    holder: string;
+    claimMs: number;
+    isDead?: ((holder: string) => boolean) | undefined;
+  }): Promise<DueAlert[]> {
+    if (input.isDead) {
+      const { rows: holders } = await this.db.query<{ claimed_by: string }>(
+        `SELECT DISTINCT claimed_by FROM outbox
+          WHERE claimed_until > ${DB_NOW_MS} AND claimed_by IS NOT NULL`,
+      );
+      const dead = holders
+        .map((row) => row.claimed_by)
+        .filter((other) => other !== input.holder && input.isDead?.(other));
+      if (dead.length > 0)
+        await this.db.query(
+          "UPDATE outbox SET claimed_until = NULL, claimed_by = NULL WHERE claimed_by = ANY($1::text[])",
+          [dead],
+        );
+    }
+    const { rows } = await this.db.query<DueRow & { due_at: number }>(
+      `WITH picked AS (
+         SELECT o.id FROM outbox o
+           JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
+          WHERE o.due_at <= $1 AND ($2::text IS NULL OR s.platform = $2)
+            AND (o.claimed_until IS NULL OR o.claimed_until <= ${DB_NOW_MS})
+          ORDER BY o.due_at, o.id
+          LIMIT $3
+          FOR UPDATE OF o SKIP LOCKED
+       )
+       UPDATE outbox o SET claimed_until = ${DB_NOW_MS} + $4, claimed_by = $5
+         FROM picked, subscriptions s, seen_contracts c
+        WHERE o.id = picked.id AND s.id = o.subscription_id AND c.address = o.contract
+       RETURNING o.id, o.subscription_id, s.platform, s.chat_id, o.attempts, o.note, o.due_at,
+                 c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at`,
+      [input.now, input.platform ?? null, input.limit, Math.round(input.claimMs), input.holder],
+    );
+    return rows.sort((a, b) => a.due_at - b.due_at || a.id - b.id).map(toAlert);
   }
 
   async delivered(alerts: readonly DueAlert[], now: number): Promise<void> {
@@ -130,7 +179,7 @@ export class PgOutboxStore implements OutboxStore {
   ): Promise<void> {
     if (alerts.length === 0) return;
     await this.db.query(
-      "UPDATE outbox SET due_at = $1, last_error = $2, attempts = attempts + $3 WHERE id = ANY($4::bigint[])",
+      "UPDATE outbox SET due_at = $1, last_error = $2, attempts = attempts + $3, claimed_until = NULL, claimed_by = NULL WHERE id = ANY($4::bigint[])",
       [dueAt, error.slice(0, 500), countAttempt ? 1 : 0, alerts.map((a) => a.id)],
     );
   }
