@@ -13,6 +13,7 @@ export async function buildDist(root = process.cwd()) {
     entryPoints: {
       main: "src/main.ts",
       register: "src/register.ts",
+      "migrate-store": "src/migrate-store.ts",
       simulator: "src/simulator/cli.ts",
       // Charts are drawn in a worker thread (src/render/charts.ts), from its own entry.
       "chart-worker": "src/render/chart-worker.ts",

@@ -1,7 +1,7 @@
-// `npm start` (and `npm run register`, `npm run simulator`): runs the compiled bot from dist/,
-// building it first when it is missing or older than the sources, so `npm install && npm start`
-// works from a fresh clone. A production install (`npm prune --omit=dev`) has no esbuild: it runs
-// the dist/ it was built with.
+// `npm start` (and `npm run register`, `npm run simulator`, `npm run migrate-store`): runs the
+// compiled bot from dist/, building it first when it is missing or older than the sources, so
+// `npm install && npm start` works from a fresh clone. A production install
+// (`npm prune --omit=dev`) has no esbuild: it runs the dist/ it was built with.
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";

@@ -1,7 +1,7 @@
 import { configuredAdapters } from "./adapters/index.ts";
 import type { ChatAdapter } from "./adapters/types.ts";
 import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
-import { leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
+import { isDeadLocalHolder, leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
 import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
@@ -14,7 +14,8 @@ import { CachedChartDrawer } from "./render/chart-drawer.ts";
 import { ReportRetryWorker } from "./reports/submit.ts";
 import type { Simulator } from "./simulator/index.ts";
 import { connect, listen } from "./startup.ts";
-import { type Db, openSqliteStore } from "./store/sqlite/index.ts";
+import { openStore } from "./store/open.ts";
+import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
 import { buildRuntime, openStores } from "./wiring.ts";
 
@@ -32,9 +33,10 @@ export interface BotDeps {
 export interface Bot {
   runtime: Runtime;
   api: ApiClient;
-  /** The store; `db` is its SQLite database, for operators' checks and tests. */
+  /** The store (SQLite, or PostgreSQL with DATABASE_URL). */
   store: Store;
-  db: Db;
+  /** The SQLite database, when the store is SQLite's: for operators' checks and tests. */
+  db: Db | undefined;
   simulator: Simulator | undefined;
   /** The chat platforms configured (the console when none is). */
   adapters: readonly ChatAdapter[];
@@ -58,9 +60,6 @@ export interface Bot {
    */
   prune(): Promise<void>;
 }
-
-/** How often the database's write-ahead log is copied back into it (see `wal_autocheckpoint`). */
-const CHECKPOINT_EVERY_MS = 1_000;
 
 /** Closes what was opened, last first; a failure to close is logged, not thrown. */
 async function closeAll(closers: (() => unknown)[], logger: Logger): Promise<void> {
@@ -146,12 +145,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     logger.child({ part: "api" }),
   );
   opened.push(() => api.close());
-  // SQLite's automatic checkpoint runs inside whichever commit crosses 1,000 WAL pages, with its
-  // fsyncs: one command in a few hundred waited milliseconds for it. The store's timer does instead.
-  const store = openSqliteStore(config.dataDir, {
-    maxButtonsPerUser: config.buttonMaxPerUser,
-    checkpointEveryMs: CHECKPOINT_EVERY_MS,
-  });
+  const { store, db } = await openStore(config);
   opened.push(() => store.close());
   const stores = openStores(store, logger);
   try {
@@ -183,6 +177,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const senders: Partial<Record<Platform, AlertSender>> = {};
   for (const adapter of adapters) senders[adapter.platform] = adapter;
   const alerts = store.outbox;
+  // One name for this process in the poller's lease and on the alerts it claims.
+  const holder = leaseHolderName();
   const delivery = new DeliveryWorker({
     alerts,
     subscriptions: stores.subscriptions,
@@ -191,6 +187,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
     // Called only once delivery has started, after the poller below exists.
     isLeader: () => poller.isLeader,
+    holder,
+    isDeadHolder: isDeadLocalHolder,
     onDelivered: (delivered) =>
       metrics.onDelivered(
         delivered.length,
@@ -220,7 +218,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       maxPages: config.alerts.maxPages,
       maxClockSkewMs: config.alerts.maxClockSkewMs,
     },
-    holder: leaseHolderName(),
+    holder,
     ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
     onEnqueued: () => delivery.poke(),
     onFutureMints: (count) => metrics.onFutureMints(count),
@@ -266,7 +264,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     runtime,
     api,
     store,
-    db: store.db,
+    db,
     simulator,
     adapters,
     http,

@@ -27,6 +27,16 @@ const SECRET_VARIABLES = new Set([
   "SIMULATOR_API_KEY",
 ]);
 
+/** A parsable URL whose scheme is postgres: or postgresql:, and which names a host. */
+function isPostgresUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "postgres:" || url.protocol === "postgresql:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Every setting, shaped as the code uses it; each leaf names its variable. A new setting is one
  * line here (and one in .env.example); its type follows.
@@ -96,6 +106,36 @@ const SettingsSchema = z.object({
     }),
   }),
   dataDir: env("DATA_DIR", z.preprocess(emptyToUndefined, z.string().default("./data"))),
+  /**
+   * PostgreSQL instead of the SQLite file under DATA_DIR: several instances share it. Its
+   * password never appears in a message (the refusals below do not repeat the value).
+   */
+  databaseUrl: env(
+    "DATABASE_URL",
+    z.preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .refine(isPostgresUrl, {
+          message:
+            "must be a PostgreSQL URL starting with postgres:// or postgresql:// (postgres://user:password@host:5432/database)",
+        })
+        .optional(),
+    ),
+  ),
+  /** The PostgreSQL schema the store lives in (created if missing). */
+  databaseSchema: env(
+    "DATABASE_SCHEMA",
+    z.preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, {
+          message: "must be a plain identifier (letters, digits and _, not starting with a digit)",
+        })
+        .default("public"),
+    ),
+  ),
   logLevel: env(
     "LOG_LEVEL",
     z.preprocess(

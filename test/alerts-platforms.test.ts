@@ -15,6 +15,7 @@ import {
   telegramErrors,
   user,
 } from "./fakes/telegram/index.ts";
+import { sqliteDbOf } from "./helpers.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
 const CHANNEL_MANAGER = MEMBER_PERMISSIONS | PERMISSION.ManageChannels;
@@ -87,7 +88,7 @@ async function startWorld() {
   /** Waits until the poller has its cursor: mints from now on are alerted. */
   async function pollerStarted(): Promise<void> {
     await expect
-      .poll(() => bot.db.prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
+      .poll(() => sqliteDbOf(bot).prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
         timeout: 5000,
       })
       .toBeTruthy();
@@ -140,7 +141,7 @@ describe.concurrent("alerts on Telegram and Discord", () => {
     );
     expect(await discordSubscribe(discord.channelId, CHANNEL_MANAGER)).toMatch(/Subscribed/);
     await expect
-      .poll(() => bot.db.prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
+      .poll(() => sqliteDbOf(bot).prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
         timeout: 5000,
       })
       .toBeTruthy();
@@ -170,7 +171,7 @@ describe.concurrent("alerts on Telegram and Discord", () => {
     expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
     expect(await discordSubscribe(discord.channelId, CHANNEL_MANAGER)).toMatch(/Subscribed/);
     await expect
-      .poll(() => bot.db.prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
+      .poll(() => sqliteDbOf(bot).prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
         timeout: 5000,
       })
       .toBeTruthy();
@@ -184,13 +185,13 @@ describe.concurrent("alerts on Telegram and Discord", () => {
     await expect
       .poll(
         () =>
-          bot.db
+          sqliteDbOf(bot)
             .prepare("SELECT COUNT(*) AS n FROM subscriptions WHERE paused_at IS NOT NULL")
             .get(),
         { timeout: 10_000 },
       )
       .toEqual({ n: 2 });
-    const reasons = bot.db
+    const reasons = sqliteDbOf(bot)
       .prepare("SELECT platform, pause_reason FROM subscriptions ORDER BY platform")
       .all();
     expect(reasons).toEqual([
@@ -252,7 +253,9 @@ describe.concurrent("Telegram groups that change under the bot", () => {
     const before = telegram.sent.length;
     telegram.pushUpdate(telegram.upgradeToSupergroup(group.id, supergroup.id, admin));
     await expect
-      .poll(() => bot.db.prepare("SELECT chat_id FROM subscriptions").all(), { timeout: 5000 })
+      .poll(() => sqliteDbOf(bot).prepare("SELECT chat_id FROM subscriptions").all(), {
+        timeout: 5000,
+      })
       .toEqual([{ chat_id: String(supergroup.id) }]);
     const address = mintCollection();
     await telegram.waitFor((c) => c.ok && sendsTo(supergroup)(c) && mentions(address)(c), 10_000);
@@ -269,14 +272,15 @@ describe.concurrent("Telegram groups that change under the bot", () => {
     telegram.revokeSendRights(group.id);
     mintCollection();
     await expect
-      .poll(() => bot.db.prepare("SELECT pause_reason FROM subscriptions").get(), {
+      .poll(() => sqliteDbOf(bot).prepare("SELECT pause_reason FROM subscriptions").get(), {
         timeout: 10_000,
       })
       .toEqual({ pause_reason: expect.stringMatching(/not enough rights to send text messages/) });
     const attempts = () => telegram.sent.filter(sendsTo(group)).filter((c) => !c.ok).length;
     expect(attempts()).toBe(1);
     const seen = () =>
-      (bot.db.prepare("SELECT COUNT(*) AS n FROM seen_contracts").get() as { n: number }).n;
+      (sqliteDbOf(bot).prepare("SELECT COUNT(*) AS n FROM seen_contracts").get() as { n: number })
+        .n;
     const before = seen();
     mintCollection();
     mintCollection();

@@ -115,4 +115,33 @@ describe("config", () => {
       expect(() => parseConfig(env)).toThrow(/set HTTP_PORT only/);
     });
   });
+
+  it("DATABASE_URL: PostgreSQL URLs only, refused clearly and without repeating the password", () => {
+    expect(parseConfig({}).databaseUrl).toBeUndefined();
+    expect(parseConfig({}).databaseSchema).toBe("public");
+    for (const url of ["postgres://u:p@db:5432/bot", "postgresql://db/bot"])
+      expect(parseConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    for (const url of [
+      "mysql://u:hunter2@db/bot",
+      "sqlite:///data/bot.sqlite",
+      "hunter2",
+      "postgres://",
+    ]) {
+      const refusal = (() => {
+        try {
+          parseConfig({ DATABASE_URL: url });
+        } catch (error) {
+          return error;
+        }
+        return undefined;
+      })();
+      expect(refusal).toBeInstanceOf(ConfigError);
+      expect((refusal as Error).message).toMatch(
+        /^Invalid setting DATABASE_URL: must be a PostgreSQL URL starting with postgres:\/\/ or postgresql:\/\//,
+      );
+      expect((refusal as Error).message).not.toContain("hunter2");
+    }
+    expect(parseConfig({ DATABASE_SCHEMA: "bot_1" }).databaseSchema).toBe("bot_1");
+    expect(() => parseConfig({ DATABASE_SCHEMA: 'x"; DROP' })).toThrow(/DATABASE_SCHEMA/);
+  });
 });

@@ -213,3 +213,9 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+/** A bot's SQLite database (tests that look at its tables run the bot on SQLite). */
+export function sqliteDbOf(bot: { db: Db | undefined }): Db {
+  if (!bot.db) throw new Error("this bot's store is not SQLite: it has no SQLite database");
+  return bot.db;
+}

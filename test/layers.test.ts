@@ -67,6 +67,7 @@ const HOMES: Record<string, string> = {
   "@grammyjs/runner": "src/adapters/telegram/",
   "@grammyjs/transformer-throttler": "src/adapters/telegram/",
   "better-sqlite3": SQLITE_HOME,
+  pg: "src/store/postgres/",
 };
 
 /** What a file of the core or a command must not import. */

@@ -13,7 +13,14 @@ import { endpointTemplate } from "../src/ops/metrics.ts";
 import type { Simulator, SimulatorOptions } from "../src/simulator/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
-import { capturingLogger, freePort, runtimeWith, startClient, testInvocation } from "./helpers.ts";
+import {
+  capturingLogger,
+  freePort,
+  runtimeWith,
+  sqliteDbOf,
+  startClient,
+  testInvocation,
+} from "./helpers.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
 // The tests share nothing (each its own simulator, DATA_DIR, ports, bot or process) and mostly
@@ -90,7 +97,7 @@ describe.concurrent("health and metrics over HTTP", () => {
     expect(metrics).toMatch(/^nodejs_heap_space_size_used_bytes\{space="old"\} [1-9]/m);
     expect((await fetch(`http://127.0.0.1:${port}/nope`)).status).toBe(404);
 
-    bot.db.close();
+    sqliteDbOf(bot).close();
     expect(await bot.health()).toMatchObject({ ok: false, database: false });
   });
 
@@ -366,7 +373,7 @@ describe.concurrent("graceful shutdown", () => {
           String(c.params.text).includes("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"),
       ),
     ).toBe(true);
-    expect(bot.db.open).toBe(false);
+    expect(sqliteDbOf(bot).open).toBe(false);
   });
 
   it("SIGTERM: the process answers the command in flight and exits 0", async ({ expect }) => {

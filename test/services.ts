@@ -6,7 +6,7 @@ import { connect } from "node:net";
  * on a laptop without them the suite skips, with one loud line saying which and why.
  */
 
-export const POSTGRES_URL = process.env.TEST_DATABASE_URL ?? "postgres://127.0.0.1:5432/test";
+export const POSTGRES_URL = process.env.TEST_DATABASE_URL ?? "postgres://root@127.0.0.1:5432/test";
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 function reachable(url: string, defaultPort: number): Promise<boolean> {

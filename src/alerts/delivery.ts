@@ -38,6 +38,11 @@ export interface DeliverySettings {
   batch: number;
   /** How often the outbox is looked at when nothing pokes it. */
   tickMs: number;
+  /**
+   * How long alerts taken for a round stay claimed (default CLAIM_MS): the alerts of an instance
+   * that died mid-round are taken again by another once their claim expires.
+   */
+  claimMs?: number;
   explorerUrl: string;
   /** Failed tries after which an alert is dropped (rate limits do not count). */
   maxAttempts: number;
@@ -51,6 +56,10 @@ export interface DeliveryDeps {
   materialize: (platform: Platform, chatId: string, reply: Reply) => Promise<RenderableReply>;
   /** Only the process holding the poller's lease delivers: two processes never both send. */
   isLeader: () => boolean;
+  /** Who claims the alerts (the poller's lease holder name); default "delivery". */
+  holder?: string;
+  /** Whether a claimer is known to be gone (see isDeadLocalHolder): its claims are free at once. */
+  isDeadHolder?: (holder: string) => boolean;
   /** Told of every delivered message's alerts (metrics). */
   onDelivered?: (alerts: readonly DueAlert[]) => void;
   /** Told of alerts given up on after `maxAttempts` failed tries (metrics). */
@@ -72,6 +81,12 @@ interface Message {
   reply: Reply;
   alerts: DueAlert[];
 }
+
+/**
+ * A round's claim: long enough for a round at the platforms' rates, short enough that a dead
+ * leader's alerts are taken again soon after its successor starts.
+ */
+export const CLAIM_MS = 15_000;
 
 const backoffMs = (attempts: number) =>
   Math.min(15 * 60_000, 2_000 * 2 ** Math.min(attempts, 10)) * (0.75 + Math.random() / 2);
@@ -146,7 +161,14 @@ export class DeliveryWorker {
   ): Promise<number> {
     if (!this.deps.isLeader()) return 0;
     const { settings } = this.deps;
-    const due = await this.deps.alerts.due(this.now(), settings.batch, platform);
+    const due = await this.deps.alerts.claim({
+      now: this.now(),
+      limit: settings.batch,
+      platform,
+      holder: this.deps.holder ?? "delivery",
+      claimMs: settings.claimMs ?? CLAIM_MS,
+      isDead: this.deps.isDeadHolder,
+    });
     const byChannel = new Map<number, DueAlert[]>();
     for (const alert of due)
       byChannel.set(alert.subscriptionId, [...(byChannel.get(alert.subscriptionId) ?? []), alert]);
@@ -167,6 +189,14 @@ export class DeliveryWorker {
       },
     );
     await Promise.all(workers);
+    // Stopping: what was claimed but not tried goes back at once, for the next leader.
+    if (queue.length > 0)
+      await this.deps.alerts.retryLater(
+        queue.flatMap((m) => m.alerts),
+        this.now(),
+        "not tried: the bot stopped",
+        false,
+      );
     return due.length;
   }
 

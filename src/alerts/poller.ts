@@ -24,7 +24,19 @@ export interface PollerSettings {
    * every later poll would ask for mints after that date and find none.
    */
   maxClockSkewMs: number;
+  /** How long a taken lease lasts unless renewed (default LEASE_TTL_MS). */
+  leaseTtlMs?: number;
+  /** How often the lease is renewed by its holder and tried by the others (default LEASE_RENEW_MS). */
+  leaseRenewMs?: number;
 }
+
+/**
+ * The poller's lease lasts 6 s and is renewed (or tried, by the other instances) every 2 s,
+ * independently of the poll interval: when the leader dies, its lease expires at most 6 s after
+ * its last renewal and another instance takes it at its next try, within 8 s, then polls at once.
+ */
+export const LEASE_TTL_MS = 6_000;
+export const LEASE_RENEW_MS = 2_000;
 
 export interface PollerDeps {
   api: ApiClient;
@@ -129,6 +141,8 @@ export class NewContractPoller {
   readonly stats: PollerStats = { polls: 0, gaps: 0, failures: 0 };
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private renewing: Promise<unknown> | undefined;
   private warnedNotLeader = false;
   // Monotonic times (ms): how long this process may count itself the leader, since when it holds
   // the lease without a break, and when a poll last succeeded.
@@ -157,6 +171,56 @@ export class NewContractPoller {
         });
     };
     this.timer = setTimeout(tick, 0);
+    const renew = () => {
+      this.leaseTimer = setTimeout(() => {
+        const wasLeader = this.isLeader;
+        this.renewing = this.holdLease()
+          .catch((error: unknown) => {
+            this.deps.logger.warn({ err: error }, "could not renew the poller lease");
+          })
+          .finally(() => {
+            this.renewing = undefined;
+            if (this.leaseTimer === undefined) return;
+            // Just became the leader (the last one died): poll now, not at the next interval.
+            if (!wasLeader && this.isLeader && this.running === undefined && this.timer) {
+              clearTimeout(this.timer);
+              this.timer = setTimeout(tick, 0);
+            }
+            renew();
+          });
+      }, this.leaseRenewMs);
+    };
+    renew();
+  }
+
+  private get leaseTtlMs(): number {
+    return this.deps.settings.leaseTtlMs ?? LEASE_TTL_MS;
+  }
+
+  private get leaseRenewMs(): number {
+    return this.deps.settings.leaseRenewMs ?? LEASE_RENEW_MS;
+  }
+
+  /**
+   * Takes or renews the lease and returns its holder. This process counts itself the leader until
+   * a little before the lease can have expired, measured from before the call (the store may time
+   * the lease by another clock, the database's: what counts is that the span is the same).
+   */
+  private async holdLease(): Promise<string> {
+    const ttl = this.leaseTtlMs;
+    const before = this.monotonic();
+    const holder = await this.deps.leases.acquire(
+      LEASE,
+      this.deps.holder,
+      ttl,
+      this.now(),
+      isDeadLocalHolder,
+    );
+    const mine = holder === this.deps.holder;
+    this.leaderUntil = mine ? before + ttl - Math.min(1_000, ttl / 4) : 0;
+    if (mine) this.leaderSince ??= before;
+    else this.leaderSince = undefined;
+    return holder;
   }
 
   /** Whether this process holds the lease (and so polls and delivers). */
@@ -193,7 +257,10 @@ export class NewContractPoller {
   async stop(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
+    clearTimeout(this.leaseTimer);
+    this.leaseTimer = undefined;
     await this.running;
+    await this.renewing;
     try {
       await this.deps.leases.release(LEASE, this.deps.holder);
     } catch (error) {
@@ -203,20 +270,9 @@ export class NewContractPoller {
   }
 
   async pollOnce(): Promise<PollResult> {
-    const { kv, leases, settings, logger } = this.deps;
+    const { kv, settings, logger } = this.deps;
     const now = this.now();
-    const holder = await leases.acquire(
-      LEASE,
-      this.deps.holder,
-      settings.intervalMs * 3 + 10_000,
-      now,
-      isDeadLocalHolder,
-    );
-    const acquiredAt = this.monotonic();
-    this.leaderUntil =
-      holder === this.deps.holder ? acquiredAt + settings.intervalMs * 3 + 10_000 : 0;
-    if (holder === this.deps.holder) this.leaderSince ??= acquiredAt;
-    else this.leaderSince = undefined;
+    const holder = await this.holdLease();
     if (holder !== this.deps.holder) {
       if (!this.warnedNotLeader) {
         logger.warn(

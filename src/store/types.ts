@@ -93,11 +93,35 @@ export interface OutboxStore {
     note: string | null;
     now: number;
   }): Promise<{ fresh: NewContract[]; enqueued: number }>;
-  /** Alerts due now for active subscriptions (of one platform when given), oldest first. */
+  /**
+   * Alerts due now for active subscriptions (of one platform when given), oldest first, claimed
+   * or not: a read, for inspection. Delivery claims instead.
+   */
   due(now: number, limit: number, platform?: string): Promise<DueAlert[]>;
+  /**
+   * Claims up to `limit` alerts due at `now` for `holder`, like due(), skipping those another
+   * holder claimed less than its `claimMs` ago; those returned are claimed for `claimMs`.
+   * delivered(), retryLater() and giveUp() end a claim. Two claimers at once never get the same
+   * alert; a claimer that dies leaves its alerts to be claimed again once the claim expires (an
+   * alert it had sent but not yet marked is then sent again: one duplicate per kill at most).
+   * A backend shared by several hosts may time claims by its own clock and ignore `now` there.
+   * `isDead` may say that a holder is known to be gone (a crashed process on this host): its
+   * claims are free at once, as its lease is.
+   */
+  claim(input: {
+    now: number;
+    limit: number;
+    platform?: string | undefined;
+    holder: string;
+    claimMs: number;
+    isDead?: ((holder: string) => boolean) | undefined;
+  }): Promise<DueAlert[]>;
   /** Removes delivered alerts from the outbox and records them, at once. */
   delivered(alerts: readonly DueAlert[], now: number): Promise<void>;
-  /** Tries again later; `countAttempt` is false for rate limits (not the alert's fault). */
+  /**
+   * Tries again later (ending the claim); `countAttempt` is false for rate limits (not the alert's
+   * fault).
+   */
   retryLater(
     alerts: readonly DueAlert[],
     dueAt: number,

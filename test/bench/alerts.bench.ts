@@ -10,6 +10,7 @@ import { startSimulator } from "../../src/simulator/index.ts";
 import { openDatabase } from "../../src/store/sqlite/index.ts";
 import { startFakeDiscord } from "../fakes/discord/index.ts";
 import { startFakeTelegram, TELEGRAM_RATE_LIMITS } from "../fakes/telegram/index.ts";
+import { sqliteDbOf } from "../helpers.ts";
 import type { BenchRow } from "./report.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -154,7 +155,7 @@ export async function benchAlertFanOut(options: FanOutOptions): Promise<BenchRow
   let timedOut = false;
   try {
     // The first poll sets the cursor to now; a mint before it would not be alerted.
-    const kv = bot.db.prepare<[], { n: number }>(
+    const kv = sqliteDbOf(bot).prepare<[], { n: number }>(
       "SELECT COUNT(*) AS n FROM kv WHERE key = 'poll_cursor'",
     );
     while ((kv.get()?.n ?? 0) === 0) await sleep(20);
@@ -165,8 +166,10 @@ export async function benchAlertFanOut(options: FanOutOptions): Promise<BenchRow
         break;
     }
     mintedAt = Date.now();
-    const delivered = bot.db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM deliveries");
-    const outbox = bot.db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM outbox");
+    const delivered = sqliteDbOf(bot).prepare<[], { n: number }>(
+      "SELECT COUNT(*) AS n FROM deliveries",
+    );
+    const outbox = sqliteDbOf(bot).prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM outbox");
     while ((delivered.get()?.n ?? 0) < expected || (outbox.get()?.n ?? 0) > 0) {
       if (Date.now() - mintedAt > timeoutMs) {
         timedOut = true;

@@ -1,8 +1,12 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
+import { openPostgresStore } from "../../src/store/postgres/index.ts";
 import { openSqliteStore } from "../../src/store/sqlite/index.ts";
 import type { Store } from "../../src/store/types.ts";
+import { POSTGRES_URL } from "../services.ts";
 
 export interface StoreOptions {
   maxButtonsPerUser?: number;
@@ -22,7 +26,21 @@ export interface Backend {
   open: OpenStore;
 }
 
-/** Every backend the contract suites run against (PostgreSQL joins with its implementation). */
+/** A schema name no other test (or helper on the same server) uses. */
+export const freshSchemaName = () => `test_${randomBytes(8).toString("hex")}`;
+
+/** Drops a test's schema and everything in it. */
+export async function dropSchema(schema: string, url = POSTGRES_URL): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Every backend the contract suites run against. */
 export const backends: Backend[] = [
   {
     name: "sqlite",
@@ -34,6 +52,21 @@ export const backends: Backend[] = [
         async close() {
           await store.close();
           rmSync(dataDir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+  {
+    // A fresh schema per store on the test server, dropped on close.
+    name: "postgres",
+    async open(options = {}) {
+      const schema = freshSchemaName();
+      const store = await openPostgresStore({ url: POSTGRES_URL, schema, max: 4, ...options });
+      return {
+        store,
+        async close() {
+          await store.close();
+          await dropSchema(schema);
         },
       };
     },

@@ -147,5 +147,80 @@ export function outboxContract(open: OpenStore): void {
       expect(await outbox.depth()).toBe(0);
       expect(await outbox.deliveredCount()).toBe(1);
     });
+
+    /** n contracts due at 0 for one subscription: n alerts. */
+    const queue = async (store: Awaited<ReturnType<typeof fresh>>, n: number) => {
+      const sub = (await subscribe(store.subscriptions, "c1")).subscription;
+      await store.outbox.record({
+        contracts: Array.from({ length: n }, (_, i) => aContract(i + 1)),
+        subscriptions: [sub],
+        cursorKey: "cursor",
+        cursor: "x",
+        note: null,
+        now: 0,
+      });
+    };
+    const claimer =
+      (store: Awaited<ReturnType<typeof fresh>>, holder: string, claimMs = 60_000) =>
+      (limit: number) =>
+        store.outbox.claim({ now: Date.now(), limit, holder, claimMs });
+
+    it("claims due alerts oldest first; claimers at once never get the same alert", async () => {
+      const store = await fresh();
+      await queue(store, 30);
+      const claims = await Promise.all(
+        ["a", "b", "c", "d", "e"].map((holder) => claimer(store, holder)(4)),
+      );
+      const ids = claims.flat().map((alert) => alert.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.length).toBeGreaterThan(0);
+      for (const claim of claims)
+        expect(claim.map((a) => a.id)).toEqual([...claim.map((a) => a.id)].sort((x, y) => x - y));
+      // The rest, and nothing claimed twice.
+      const rest = await claimer(store, "f")(100);
+      expect(new Set([...ids, ...rest.map((a) => a.id)]).size).toBe(30);
+      expect(await claimer(store, "g")(100)).toEqual([]);
+      // A plain read still shows them all (claimed or not).
+      expect(await store.outbox.due(Date.now(), 100)).toHaveLength(30);
+    });
+
+    it("an expired claim is claimable again; retried ones are free at once; delivered ones are gone", async () => {
+      const store = await fresh();
+      await queue(store, 3);
+      const [one, two, three] = await claimer(store, "dead", 400)(10);
+      if (!one || !two || !three) throw new Error("three alerts expected");
+      expect(await claimer(store, "live")(10)).toEqual([]);
+      // "dead" delivered one before dying and handed one back; the third's claim must expire.
+      await store.outbox.delivered([one], 1);
+      await store.outbox.retryLater([two], 0, "not tried", false);
+      expect((await claimer(store, "live")(10)).map((a) => a.id)).toEqual([two.id]);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await claimer(store, "live")(10)).map((a) => a.id)).toEqual([three.id]);
+    });
+
+    it("a claimer known to be dead leaves its claims free at once", async () => {
+      const store = await fresh();
+      await queue(store, 2);
+      expect(await claimer(store, "dead")(10)).toHaveLength(2);
+      expect(await claimer(store, "live")(10)).toEqual([]);
+      const taken = await store.outbox.claim({
+        now: Date.now(),
+        limit: 10,
+        holder: "live",
+        claimMs: 60_000,
+        isDead: (holder) => holder === "dead",
+      });
+      expect(taken).toHaveLength(2);
+      // "live" is not dead: its fresh claims hold against a third.
+      expect(
+        await store.outbox.claim({
+          now: Date.now(),
+          limit: 10,
+          holder: "third",
+          claimMs: 60_000,
+          isDead: (holder) => holder === "dead",
+        }),
+      ).toEqual([]);
+    });
   });
 }

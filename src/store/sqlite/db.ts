@@ -189,6 +189,12 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX button_actions_owner_seq ON button_actions (platform, user_id, first_seq);
   CREATE INDEX button_actions_expires ON button_actions (expires_at);
   `,
+  // 9: an alert taken for sending is claimed until a time, by a holder, so that two instances (or
+  // a leader and its successor) never send it both, and a dead one's alerts come back on expiry
+  `
+  ALTER TABLE outbox ADD COLUMN claimed_until INTEGER;
+  ALTER TABLE outbox ADD COLUMN claimed_by TEXT;
+  `,
 ];
 
 /**

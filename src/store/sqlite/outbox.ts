@@ -79,20 +79,60 @@ export class SqliteOutboxStore implements OutboxStore {
       .immediate();
   }
 
-  /** Alerts due now for active subscriptions, oldest first. */
+  /** Alerts due now for active subscriptions, oldest first, claimed or not. */
   async due(now: number, limit: number, platform?: string): Promise<DueAlert[]> {
+    return this.selectDue(now, limit, platform, false);
+  }
+
+  /** Alerts due and unclaimed (or claimed before `now - claimMs`), claimed in one transaction. */
+  async claim(input: {
+    now: number;
+    limit: number;
+    platform?: string | undefined;
+    holder: string;
+    claimMs: number;
+    isDead?: ((holder: string) => boolean) | undefined;
+  }): Promise<DueAlert[]> {
+    const stamp = this.db.prepare(
+      "UPDATE outbox SET claimed_until = ?, claimed_by = ? WHERE id = ?",
+    );
+    const holders = this.db.prepare<[number], { claimed_by: string }>(
+      "SELECT DISTINCT claimed_by FROM outbox WHERE claimed_until > ? AND claimed_by IS NOT NULL",
+    );
+    const free = this.db.prepare(
+      "UPDATE outbox SET claimed_until = NULL, claimed_by = NULL WHERE claimed_by = ?",
+    );
     return this.db
-      .prepare<[number, string | null, string | null, number], DueRow>(
+      .transaction(() => {
+        if (input.isDead)
+          for (const { claimed_by: other } of holders.all(input.now))
+            if (other !== input.holder && input.isDead(other)) free.run(other);
+        const alerts = this.selectDue(input.now, input.limit, input.platform, true);
+        for (const alert of alerts) stamp.run(input.now + input.claimMs, input.holder, alert.id);
+        return alerts;
+      })
+      .immediate();
+  }
+
+  private selectDue(
+    now: number,
+    limit: number,
+    platform: string | undefined,
+    unclaimed: boolean,
+  ): DueAlert[] {
+    return this.db
+      .prepare<[number, string | null, string | null, number, number, number], DueRow>(
         `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.attempts, o.note,
                 c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at
            FROM outbox o
            JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
            JOIN seen_contracts c ON c.address = o.contract
           WHERE o.due_at <= ? AND (? IS NULL OR s.platform = ?)
+            AND (? = 0 OR o.claimed_until IS NULL OR o.claimed_until <= ?)
           ORDER BY o.due_at, o.id
           LIMIT ?`,
       )
-      .all(now, platform ?? null, platform ?? null, limit)
+      .all(now, platform ?? null, platform ?? null, unclaimed ? 1 : 0, now, limit)
       .map((row) => ({
         id: row.id,
         subscriptionId: row.subscription_id,
@@ -133,7 +173,7 @@ export class SqliteOutboxStore implements OutboxStore {
     countAttempt: boolean,
   ): Promise<void> {
     const update = this.db.prepare(
-      "UPDATE outbox SET due_at = ?, last_error = ?, attempts = attempts + ? WHERE id = ?",
+      "UPDATE outbox SET due_at = ?, last_error = ?, attempts = attempts + ?, claimed_until = NULL, claimed_by = NULL WHERE id = ?",
     );
     this.db.transaction(() => {
       for (const alert of alerts)

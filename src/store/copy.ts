@@ -1,0 +1,169 @@
+import type { Queryable } from "./postgres/db.ts";
+import type { PgDb } from "./postgres/index.ts";
+import type { Db } from "./sqlite/index.ts";
+
+/**
+ * The tables copied from SQLite into PostgreSQL, parents before children, with the columns both
+ * have. Not copied: the poller's lease (held by a running process; the first PostgreSQL instance
+ * takes it anew), claims on alerts (nobody holds them after the copy), and button ids issued
+ * before SQLite migration 8 (button_actions_v1: the PostgreSQL store never reads them).
+ */
+const TABLES: readonly { name: string; columns: readonly string[]; serial?: string }[] = [
+  {
+    name: "subscriptions",
+    columns: [
+      "id",
+      "platform",
+      "chat_id",
+      "types",
+      "created_by",
+      "created_at",
+      "paused_at",
+      "pause_reason",
+    ],
+    serial: "id",
+  },
+  {
+    name: "seen_contracts",
+    columns: ["address", "name", "types", "minter", "tx_hash", "minted_at", "seen_at"],
+  },
+  {
+    name: "outbox",
+    columns: [
+      "id",
+      "subscription_id",
+      "contract",
+      "note",
+      "due_at",
+      "attempts",
+      "last_error",
+      "created_at",
+    ],
+    serial: "id",
+  },
+  { name: "deliveries", columns: ["subscription_id", "contract", "delivered_at"] },
+  {
+    name: "failed_alerts",
+    columns: ["subscription_id", "contract", "attempts", "last_error", "failed_at"],
+  },
+  { name: "kv", columns: ["key", "value"] },
+  { name: "linked_wallets", columns: ["platform", "user_id", "address", "label", "linked_at"] },
+  {
+    name: "spam_reports",
+    columns: [
+      "id",
+      "platform",
+      "chat_id",
+      "user_id",
+      "user_name",
+      "wallet",
+      "contract",
+      "token_id",
+      "kind",
+      "feedback",
+      "status",
+      "upstream",
+      "attempts",
+      "next_attempt_at",
+      "created_at",
+      "updated_at",
+    ],
+    serial: "id",
+  },
+  { name: "seen_updates", columns: ["source", "update_id", "seen_at"] },
+  {
+    name: "known_collections",
+    columns: ["address", "name", "symbol", "name_key", "top_rank", "source", "seen_at"],
+  },
+  {
+    // Same row numbers and secrets: the buttons under old messages keep working.
+    name: "button_actions",
+    columns: [
+      "n",
+      "secret",
+      "platform",
+      "chat_id",
+      "user_id",
+      "first_seq",
+      "count",
+      "actions",
+      "expires_at",
+    ],
+    serial: "n",
+  },
+];
+
+/** Rows per INSERT: well under PostgreSQL's 65,535 parameters for the widest table (16 columns). */
+const CHUNK = 1_000;
+
+export class TargetNotEmptyError extends Error {
+  override name = "TargetNotEmptyError";
+}
+
+/** Rows per table, for the report. */
+export type CopyCounts = Record<string, number>;
+
+/**
+ * Copies a SQLite store (migrated to its latest) into a migrated, EMPTY PostgreSQL store, in one
+ * PostgreSQL transaction: all or nothing, so a failed copy can simply be run again. A target
+ * holding any row is refused (TargetNotEmptyError, saying what it holds): the copy never merges.
+ * Stop the bot on SQLite first: what it writes during the copy is not copied.
+ */
+export async function copySqliteToPostgres(sqlite: Db, pg: PgDb): Promise<CopyCounts> {
+  return pg.tx(async (client) => {
+    // Nobody else copies into (or migrates) this schema meanwhile.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+      `nft-audience-bot:migrate:${pg.schema}`,
+    ]);
+    const held: string[] = [];
+    for (const table of [...TABLES.map((t) => t.name), "leases"]) {
+      const { rows } = await client.query<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`);
+      const n = rows[0]?.n ?? 0;
+      if (n > 0) held.push(`${n} in ${table}`);
+    }
+    if (held.length > 0)
+      throw new TargetNotEmptyError(
+        `The PostgreSQL store (schema ${pg.schema}) is not empty (${held.join(", ")}): migrate-store copies only into an empty store, and copied nothing. Use a new database or DATABASE_SCHEMA, or empty this one first.`,
+      );
+    const counts: CopyCounts = {};
+    for (const table of TABLES) counts[table.name] = await copyTable(sqlite, client, table);
+    return counts;
+  });
+}
+
+async function copyTable(
+  sqlite: Db,
+  client: Queryable,
+  table: (typeof TABLES)[number],
+): Promise<number> {
+  const { name, columns, serial } = table;
+  const select = sqlite.prepare(`SELECT ${columns.join(", ")} FROM ${name}`).raw(true);
+  let copied = 0;
+  let chunk: unknown[][] = [];
+  const flush = async () => {
+    if (chunk.length === 0) return;
+    const values = chunk
+      .map(
+        (_, row) => `(${columns.map((_, col) => `$${row * columns.length + col + 1}`).join(", ")})`,
+      )
+      .join(", ");
+    await client.query(
+      `INSERT INTO ${name} (${columns.join(", ")}) VALUES ${values}`,
+      chunk.flat(),
+    );
+    copied += chunk.length;
+    chunk = [];
+  };
+  for (const row of select.iterate() as Iterable<unknown[]>) {
+    chunk.push(row);
+    if (chunk.length === CHUNK) await flush();
+  }
+  await flush();
+  // The next id continues after the copied ones.
+  if (serial)
+    await client.query(
+      `SELECT setval(pg_get_serial_sequence($1, $2), COALESCE((SELECT MAX(${serial}) FROM ${name}), 0) + 1, false)`,
+      [name, serial],
+    );
+  return copied;
+}

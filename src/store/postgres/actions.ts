@@ -1,0 +1,114 @@
+import { timingSafeEqual } from "node:crypto";
+import {
+  type ActionStore,
+  DEFAULT_MAX_ACTIONS_PER_USER,
+  type NewAction,
+  type StoredAction,
+} from "../../core/actions.ts";
+import { randomBytesPooled } from "../../core/random.ts";
+import type { ButtonAction } from "../../core/reply.ts";
+import type { PgDb } from "./db.ts";
+
+/**
+ * A button's id, as in the SQLite store: the reply's row number (5 bytes), the button's place in
+ * the reply (1) and the reply's 80-bit random secret (10), base64url; the secret is checked in
+ * constant time. Any instance on the database answers any button.
+ */
+const SECRET_BYTES = 10;
+
+function encodeId(n: number, index: number, secret: Buffer): string {
+  const bytes = Buffer.alloc(16);
+  bytes.writeUIntBE(n, 0, 5);
+  bytes[5] = index;
+  secret.copy(bytes, 6);
+  return bytes.toString("base64url");
+}
+
+function decodeId(id: string): { n: number; index: number; secret: Buffer } | undefined {
+  const bytes = Buffer.from(id, "base64url");
+  if (bytes.length !== 16) return undefined;
+  return { n: bytes.readUIntBE(0, 5), index: bytes[5] ?? 0, secret: bytes.subarray(6) };
+}
+
+interface ReplyRow {
+  secret: Buffer;
+  platform: string;
+  chat_id: string;
+  user_id: string;
+  actions: string;
+  expires_at: number;
+}
+
+/** Button actions in PostgreSQL: a reply's buttons are one row; the per-person cap drops whole replies. */
+export class PgActionStore implements ActionStore {
+  constructor(
+    private readonly db: PgDb,
+    private readonly maxPerUser = DEFAULT_MAX_ACTIONS_PER_USER,
+  ) {}
+
+  async putMany(actions: readonly NewAction[]): Promise<string[]> {
+    const first = actions[0];
+    if (!first) return [];
+    const secret = randomBytesPooled(SECRET_BYTES);
+    // The owner's running count continues from their newest reply (0 for their first). Two
+    // replies of one person at once may share a start: the cap is then off by one reply at most.
+    const { rows } = await this.db.query<{ n: number; first_seq: number }>(
+      `INSERT INTO button_actions (secret, platform, chat_id, user_id, count, actions, expires_at, first_seq)
+       SELECT $1, $2, $3, $4, $5, $6, $7, COALESCE(
+         (SELECT first_seq + count FROM button_actions WHERE platform = $2 AND user_id = $4
+           ORDER BY first_seq DESC LIMIT 1), 0)
+       RETURNING n, first_seq`,
+      [
+        Buffer.from(secret),
+        first.platform,
+        first.chatId,
+        first.userId,
+        actions.length,
+        JSON.stringify(actions.map((action) => action.action)),
+        first.expiresAt,
+      ],
+    );
+    const row = rows[0];
+    if (!row) throw new Error("the button row was not inserted");
+    const { n, first_seq: seq } = row;
+    // Trimmed a block (a tenth of the cap) at a time, as in the SQLite store.
+    const block = Math.max(1, Math.floor(this.maxPerUser / 10));
+    const end = seq + actions.length;
+    const crossed = Math.floor(end / block);
+    if (crossed > Math.floor(seq / block))
+      await this.db.query(
+        "DELETE FROM button_actions WHERE platform = $1 AND user_id = $2 AND first_seq < $3",
+        [first.platform, first.userId, Math.min(seq, (crossed + 1) * block - this.maxPerUser)],
+      );
+    return actions.map((_, index) => encodeId(n, index, secret));
+  }
+
+  async get(id: string): Promise<StoredAction | undefined> {
+    const key = decodeId(id);
+    if (!key) return undefined;
+    const { rows } = await this.db.query<ReplyRow>(
+      "SELECT secret, platform, chat_id, user_id, actions, expires_at FROM button_actions WHERE n = $1",
+      [key.n],
+    );
+    const row = rows[0];
+    if (!row || row.secret.length !== key.secret.length || !timingSafeEqual(row.secret, key.secret))
+      return undefined;
+    const action = (JSON.parse(row.actions) as ButtonAction[])[key.index];
+    if (!action) return undefined;
+    return {
+      id,
+      platform: row.platform,
+      chatId: row.chat_id,
+      userId: row.user_id,
+      action,
+      expiresAt: row.expires_at,
+    };
+  }
+
+  async prune(now: number): Promise<number> {
+    return (
+      (await this.db.query("DELETE FROM button_actions WHERE expires_at <= $1", [now])).rowCount ??
+      0
+    );
+  }
+}

@@ -1,0 +1,276 @@
+import pg from "pg";
+import { StartupError } from "../../errors.ts";
+
+/**
+ * The PostgreSQL schema, in numbered migrations applied in order at start. Migration 1 is what the
+ * SQLite migrations 1-8 end up with (without the SQLite-only leftover: the first button table,
+ * whose ids no PostgreSQL store ever issued); 2 is SQLite's 9. Times are epoch milliseconds in BIGINT, as in
+ * SQLite. Never edit one that has shipped: add the next number.
+ */
+const MIGRATIONS: readonly string[] = [
+  // 1: everything the SQLite store has after its migration 8
+  `
+  CREATE TABLE button_actions (
+    n BIGSERIAL PRIMARY KEY,
+    secret BYTEA NOT NULL,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    first_seq BIGINT NOT NULL,
+    count INTEGER NOT NULL,
+    actions TEXT NOT NULL,
+    expires_at BIGINT NOT NULL
+  );
+  CREATE INDEX button_actions_owner_seq ON button_actions (platform, user_id, first_seq);
+  CREATE INDEX button_actions_expires ON button_actions (expires_at);
+
+  CREATE TABLE subscriptions (
+    id BIGSERIAL PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    types TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    paused_at BIGINT,
+    pause_reason TEXT,
+    UNIQUE (platform, chat_id)
+  );
+
+  CREATE TABLE seen_contracts (
+    address TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    types TEXT NOT NULL,
+    minter TEXT,
+    tx_hash TEXT,
+    minted_at TEXT,
+    seen_at BIGINT NOT NULL
+  );
+
+  CREATE TABLE outbox (
+    id BIGSERIAL PRIMARY KEY,
+    subscription_id BIGINT NOT NULL REFERENCES subscriptions (id) ON DELETE CASCADE,
+    contract TEXT NOT NULL REFERENCES seen_contracts (address),
+    note TEXT,
+    due_at BIGINT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    created_at BIGINT NOT NULL,
+    UNIQUE (subscription_id, contract)
+  );
+  CREATE INDEX outbox_due ON outbox (due_at);
+
+  CREATE TABLE deliveries (
+    subscription_id BIGINT NOT NULL,
+    contract TEXT NOT NULL,
+    delivered_at BIGINT NOT NULL,
+    PRIMARY KEY (subscription_id, contract)
+  );
+
+  CREATE TABLE failed_alerts (
+    subscription_id BIGINT NOT NULL,
+    contract TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    last_error TEXT,
+    failed_at BIGINT NOT NULL,
+    PRIMARY KEY (subscription_id, contract)
+  );
+
+  CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+  CREATE TABLE leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at BIGINT NOT NULL);
+
+  CREATE TABLE linked_wallets (
+    platform TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    address TEXT NOT NULL,
+    label TEXT NOT NULL,
+    linked_at BIGINT NOT NULL,
+    PRIMARY KEY (platform, user_id)
+  );
+
+  CREATE TABLE spam_reports (
+    id BIGSERIAL PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    user_name TEXT NOT NULL,
+    wallet TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('spam', 'not_spam')),
+    feedback TEXT,
+    status TEXT NOT NULL
+      CHECK (status IN ('sending', 'sent', 'queued', 'unsupported', 'failed', 'unknown')),
+    upstream TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at BIGINT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    UNIQUE (platform, user_id, wallet, contract, token_id, kind)
+  );
+  CREATE INDEX spam_reports_chat ON spam_reports (platform, chat_id, created_at);
+  CREATE INDEX spam_reports_due ON spam_reports (status, next_attempt_at);
+
+  CREATE TABLE seen_updates (
+    source TEXT NOT NULL,
+    update_id BIGINT NOT NULL,
+    seen_at BIGINT NOT NULL,
+    PRIMARY KEY (source, update_id)
+  );
+  CREATE INDEX seen_updates_age ON seen_updates (seen_at);
+
+  CREATE TABLE known_collections (
+    address TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    top_rank INTEGER,
+    source TEXT NOT NULL CHECK (source IN ('top', 'contracts', 'answer')),
+    seen_at BIGINT NOT NULL
+  );
+  `,
+  // 2: alerts claimed for sending until a time (the database's clock), by a holder (as SQLite's 9)
+  `
+  ALTER TABLE outbox ADD COLUMN claimed_until BIGINT;
+  ALTER TABLE outbox ADD COLUMN claimed_by TEXT;
+  `,
+];
+
+export const POSTGRES_MIGRATIONS = MIGRATIONS.length;
+
+/**
+ * The database's clock in epoch milliseconds, for what several hosts must agree on (leases,
+ * claims). clock_timestamp(): the time now, not when the transaction began.
+ */
+export const DB_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
+/** BIGINT (20) and NUMERIC (1700, e.g. from SUM) as JavaScript numbers: ids, counts, epoch ms. */
+const types = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === 20 || oid === 1700) return (value: string) => Number(value);
+    return format === undefined ? pg.types.getTypeParser(oid) : pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+/** One connection's queries (the pool's, or a transaction's client). */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>>;
+}
+
+/** The pool with transactions on one client. */
+export class PgDb implements Queryable {
+  constructor(
+    readonly pool: pg.Pool,
+    readonly schema: string,
+  ) {}
+
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    return this.pool.query<R>(text, values);
+  }
+
+  /** Runs `fn` in one transaction on one client: committed when it resolves, rolled back if not. */
+  async tx<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: unknown;
+    try {
+      await client.query("BEGIN");
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      try {
+        await client.query("ROLLBACK");
+      } catch (rollbackError) {
+        // The connection itself failed: it goes, not back to the pool.
+        broken = rollbackError;
+      }
+      throw error;
+    } finally {
+      client.release(broken instanceof Error ? broken : undefined);
+    }
+  }
+}
+
+/** The URL's host and port, for messages: never its user or password. */
+export function describeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname || "localhost"}${parsed.port ? `:${parsed.port}` : ""}${parsed.pathname}`;
+  } catch {
+    return "(an unparsable URL)";
+  }
+}
+
+const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+export interface PgOpenOptions {
+  url: string;
+  /** The schema (search_path) the store lives in; created if missing. Default "public". */
+  schema?: string;
+  /** Connections in the pool (default 10). */
+  max?: number;
+  /** Stops the migrations early (for tests of an older store). */
+  through?: number;
+}
+
+/**
+ * Connects, creates the schema if missing and applies the migrations not applied yet, all in one
+ * transaction under an advisory lock on the schema's name: instances starting together wait for
+ * the first, then find nothing left to do. An unreachable server or a failed migration is a
+ * StartupError naming DATABASE_URL and the host (never the password).
+ */
+export async function openPgDb(options: PgOpenOptions): Promise<PgDb> {
+  const schema = options.schema ?? "public";
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: 10_000,
+    options: `-c search_path=${quoteIdent(schema)}`,
+    types,
+  });
+  // An idle client whose server went away must not crash the process; the next query fails.
+  pool.on("error", () => {});
+  const db = new PgDb(pool, schema);
+  try {
+    await migratePg(db, options.through ?? MIGRATIONS.length);
+    return db;
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw new StartupError(
+      `DATABASE_URL: cannot open the PostgreSQL store at ${describeUrl(options.url)}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
+/** Applies the migrations not applied yet (up to `through`); returns how many it applied. */
+export async function migratePg(db: PgDb, through = MIGRATIONS.length): Promise<number> {
+  return db.tx(async (client) => {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+      `nft-audience-bot:migrate:${db.schema}`,
+    ]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(db.schema)}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (
+         version INTEGER PRIMARY KEY,
+         applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+       )`,
+    );
+    const { rows } = await client.query<{ version: number | null }>(
+      "SELECT MAX(version) AS version FROM schema_migrations",
+    );
+    let applied = 0;
+    for (let version = rows[0]?.version ?? 0; version < through; version++) {
+      await client.query(MIGRATIONS[version] ?? "");
+      await client.query("INSERT INTO schema_migrations (version) VALUES ($1)", [version + 1]);
+      applied++;
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,218 @@
+import type { DueAlert, NewContract, OutboxStore, Subscription } from "../types.ts";
+import { wants } from "../wants.ts";
+import { DB_NOW_MS, type PgDb } from "./db.ts";
+
+interface DueRow {
+  id: number;
+  subscription_id: number;
+  platform: string;
+  chat_id: string;
+  attempts: number;
+  note: string | null;
+  address: string;
+  name: string;
+  types: string;
+  minter: string | null;
+  tx_hash: string | null;
+  minted_at: string | null;
+}
+
+const toAlert = (row: DueRow): DueAlert => ({
+  id: row.id,
+  subscriptionId: row.subscription_id,
+  platform: row.platform,
+  chatId: row.chat_id,
+  attempts: row.attempts,
+  note: row.note,
+  contract: {
+    address: row.address,
+    name: row.name,
+    types: JSON.parse(row.types) as string[],
+    minter: row.minter ?? undefined,
+    txHash: row.tx_hash ?? undefined,
+    mintedAt: row.minted_at ?? undefined,
+  },
+});
+
+/** New contracts and the alerts owed for them, shared by every instance. */
+export class PgOutboxStore implements OutboxStore {
+  constructor(private readonly db: PgDb) {}
+
+  async record(input: {
+    contracts: NewContract[];
+    subscriptions: readonly Pick<Subscription, "id" | "types">[] | "active";
+    cursorKey: string;
+    cursor: string;
+    note: string | null;
+    now: number;
+  }): Promise<{ fresh: NewContract[]; enqueued: number }> {
+    return this.db.tx(async (client) => {
+      const subscriptions =
+        input.subscriptions === "active"
+          ? (
+              await client.query<Pick<Subscription, "id" | "types">>(
+                "SELECT id, types FROM subscriptions WHERE paused_at IS NULL ORDER BY id",
+              )
+            ).rows
+          : input.subscriptions;
+      const fresh: NewContract[] = [];
+      let enqueued = 0;
+      for (const contract of input.contracts) {
+        const address = contract.address.toLowerCase();
+        const inserted = await client.query(
+          `INSERT INTO seen_contracts (address, name, types, minter, tx_hash, minted_at, seen_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+          [
+            address,
+            contract.name,
+            JSON.stringify(contract.types),
+            contract.minter ?? null,
+            contract.txHash ?? null,
+            contract.mintedAt ?? null,
+            input.now,
+          ],
+        );
+        if (inserted.rowCount === 0) continue;
+        fresh.push(contract);
+        const ids = subscriptions.filter((s) => wants(s.types, contract.types)).map((s) => s.id);
+        if (ids.length === 0) continue;
+        // One statement per contract, whatever the number of subscriptions.
+        const queued = await client.query(
+          `INSERT INTO outbox (subscription_id, contract, note, due_at, created_at)
+           SELECT id, $2, $3, $4, $4 FROM unnest($1::bigint[]) AS id
+           ON CONFLICT DO NOTHING`,
+          [ids, address, input.note, input.now],
+        );
+        enqueued += queued.rowCount ?? 0;
+      }
+      await client.query(
+        "INSERT INTO kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [input.cursorKey, input.cursor],
+      );
+      return { fresh, enqueued };
+    });
+  }
+
+  /** Alerts due now for active subscriptions, oldest first, claimed or not. */
+  async due(now: number, limit: number, platform?: string): Promise<DueAlert[]> {
+    const { rows } = await this.db.query<DueRow>(
+      `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.attempts, o.note,
+              c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at
+         FROM outbox o
+         JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
+         JOIN seen_contracts c ON c.address = o.contract
+        WHERE o.due_at <= $1 AND ($2::text IS NULL OR s.platform = $2)
+        ORDER BY o.due_at, o.id
+        LIMIT $3`,
+      [now, platform ?? null, limit],
+    );
+    return rows.map(toAlert);
+  }
+
+  /**
+   * One statement: the due rows nobody holds a live claim on are locked (rows another claimer
+   * has locked at this moment are skipped, not waited for) and stamped claimed until the
+   * DATABASE's clock plus `claimMs`; instances' clocks never decide whose claim has expired.
+   * `now` still says what is due (due times are written from the instances' clocks).
+   */
+  async claim(input: {
+    now: number;
+    limit: number;
+    platform?: string | undefined;
+    holder: string;
+    claimMs: number;
+    isDead?: ((holder: string) => boolean) | undefined;
+  }): Promise<DueAlert[]> {
+    if (input.isDead) {
+      const { rows: holders } = await this.db.query<{ claimed_by: string }>(
+        `SELECT DISTINCT claimed_by FROM outbox
+          WHERE claimed_until > ${DB_NOW_MS} AND claimed_by IS NOT NULL`,
+      );
+      const dead = holders
+        .map((row) => row.claimed_by)
+        .filter((other) => other !== input.holder && input.isDead?.(other));
+      if (dead.length > 0)
+        await this.db.query(
+          "UPDATE outbox SET claimed_until = NULL, claimed_by = NULL WHERE claimed_by = ANY($1::text[])",
+          [dead],
+        );
+    }
+    const { rows } = await this.db.query<DueRow & { due_at: number }>(
+      `WITH picked AS (
+         SELECT o.id FROM outbox o
+           JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
+          WHERE o.due_at <= $1 AND ($2::text IS NULL OR s.platform = $2)
+            AND (o.claimed_until IS NULL OR o.claimed_until <= ${DB_NOW_MS})
+          ORDER BY o.due_at, o.id
+          LIMIT $3
+          FOR UPDATE OF o SKIP LOCKED
+       )
+       UPDATE outbox o SET claimed_until = ${DB_NOW_MS} + $4, claimed_by = $5
+         FROM picked, subscriptions s, seen_contracts c
+        WHERE o.id = picked.id AND s.id = o.subscription_id AND c.address = o.contract
+       RETURNING o.id, o.subscription_id, s.platform, s.chat_id, o.attempts, o.note, o.due_at,
+                 c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at`,
+      [input.now, input.platform ?? null, input.limit, Math.round(input.claimMs), input.holder],
+    );
+    return rows.sort((a, b) => a.due_at - b.due_at || a.id - b.id).map(toAlert);
+  }
+
+  async delivered(alerts: readonly DueAlert[], now: number): Promise<void> {
+    if (alerts.length === 0) return;
+    await this.db.tx(async (client) => {
+      await client.query("DELETE FROM outbox WHERE id = ANY($1::bigint[])", [
+        alerts.map((a) => a.id),
+      ]);
+      await client.query(
+        `INSERT INTO deliveries (subscription_id, contract, delivered_at)
+         SELECT s, c, $3 FROM unnest($1::bigint[], $2::text[]) AS t (s, c) ON CONFLICT DO NOTHING`,
+        [alerts.map((a) => a.subscriptionId), alerts.map((a) => a.contract.address), now],
+      );
+    });
+  }
+
+  async retryLater(
+    alerts: readonly DueAlert[],
+    dueAt: number,
+    error: string,
+    countAttempt: boolean,
+  ): Promise<void> {
+    if (alerts.length === 0) return;
+    await this.db.query(
+      "UPDATE outbox SET due_at = $1, last_error = $2, attempts = attempts + $3, claimed_until = NULL, claimed_by = NULL WHERE id = ANY($4::bigint[])",
+      [dueAt, error.slice(0, 500), countAttempt ? 1 : 0, alerts.map((a) => a.id)],
+    );
+  }
+
+  async giveUp(alerts: readonly DueAlert[], error: string, now: number): Promise<void> {
+    if (alerts.length === 0) return;
+    await this.db.tx(async (client) => {
+      await client.query("DELETE FROM outbox WHERE id = ANY($1::bigint[])", [
+        alerts.map((a) => a.id),
+      ]);
+      await client.query(
+        `INSERT INTO failed_alerts (subscription_id, contract, attempts, last_error, failed_at)
+         SELECT s, c, n, $4, $5 FROM unnest($1::bigint[], $2::text[], $3::int[]) AS t (s, c, n)
+         ON CONFLICT (subscription_id, contract) DO UPDATE SET attempts = excluded.attempts,
+           last_error = excluded.last_error, failed_at = excluded.failed_at`,
+        [
+          alerts.map((a) => a.subscriptionId),
+          alerts.map((a) => a.contract.address),
+          alerts.map((a) => a.attempts + 1),
+          error.slice(0, 500),
+          now,
+        ],
+      );
+    });
+  }
+
+  async depth(): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>("SELECT COUNT(*) AS n FROM outbox");
+    return rows[0]?.n ?? 0;
+  }
+
+  async deliveredCount(): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>("SELECT COUNT(*) AS n FROM deliveries");
+    return rows[0]?.n ?? 0;
+  }
+}

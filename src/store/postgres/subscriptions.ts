@@ -1,0 +1,132 @@
+import type { Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
+import type { PgDb, Queryable } from "./db.ts";
+
+interface SubscriptionRow {
+  id: number;
+  platform: string;
+  chat_id: string;
+  types: string;
+  created_by: string;
+  created_at: number;
+  paused_at: number | null;
+  pause_reason: string | null;
+}
+
+const toSubscription = (row: SubscriptionRow): Subscription => ({
+  id: row.id,
+  platform: row.platform,
+  chatId: row.chat_id,
+  types: row.types as SubscriptionTypes,
+  createdBy: row.created_by,
+  createdAt: row.created_at,
+  pausedAt: row.paused_at,
+  pauseReason: row.pause_reason,
+});
+
+async function findIn(
+  q: Queryable,
+  platform: string,
+  chatId: string,
+  lock = false,
+): Promise<Subscription | undefined> {
+  const { rows } = await q.query<SubscriptionRow>(
+    `SELECT * FROM subscriptions WHERE platform = $1 AND chat_id = $2${lock ? " FOR UPDATE" : ""}`,
+    [platform, chatId],
+  );
+  return rows[0] && toSubscription(rows[0]);
+}
+
+/** Which channels get new-collection alerts, and which are paused (and why). */
+export class PgSubscriptionStore implements SubscriptionStore {
+  constructor(private readonly db: PgDb) {}
+
+  /** One statement: two instances subscribing the same chat at once make one row. */
+  async upsert(input: {
+    platform: string;
+    chatId: string;
+    types: SubscriptionTypes;
+    createdBy: string;
+    now: number;
+  }): Promise<{ subscription: Subscription; created: boolean }> {
+    // xmax = 0 only for a row this statement inserted.
+    const { rows } = await this.db.query<SubscriptionRow & { inserted: boolean }>(
+      `INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at)
+       VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (platform, chat_id) DO UPDATE
+         SET types = excluded.types, paused_at = NULL, pause_reason = NULL
+       RETURNING *, (xmax = 0) AS inserted`,
+      [input.platform, input.chatId, input.types, input.createdBy, input.now],
+    );
+    const row = rows[0];
+    if (!row) throw new Error("the subscription row was not written");
+    return { subscription: toSubscription(row), created: row.inserted };
+  }
+
+  async find(platform: string, chatId: string): Promise<Subscription | undefined> {
+    return findIn(this.db, platform, chatId);
+  }
+
+  /** Removes the chat's subscription and its undelivered alerts (they cascade). */
+  async remove(platform: string, chatId: string): Promise<boolean> {
+    const result = await this.db.query(
+      "DELETE FROM subscriptions WHERE platform = $1 AND chat_id = $2",
+      [platform, chatId],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  /** See SubscriptionStore.moveChat: one transaction, both rows locked. */
+  async moveChat(
+    platform: string,
+    fromChatId: string,
+    toChatId: string,
+  ): Promise<Subscription | undefined> {
+    return this.db.tx(async (client) => {
+      const from = await findIn(client, platform, fromChatId, true);
+      const to = await findIn(client, platform, toChatId, true);
+      if (from && !to) {
+        await client.query("UPDATE subscriptions SET chat_id = $1 WHERE id = $2", [
+          toChatId,
+          from.id,
+        ]);
+      } else if (from && to) {
+        // The old one's alerts join the kept one, except those it already has queued.
+        await client.query(
+          `UPDATE outbox o SET subscription_id = $1 WHERE subscription_id = $2
+             AND NOT EXISTS (SELECT 1 FROM outbox k WHERE k.subscription_id = $1 AND k.contract = o.contract)`,
+          [to.id, from.id],
+        );
+        await client.query("DELETE FROM outbox WHERE subscription_id = $1", [from.id]);
+        await client.query("DELETE FROM subscriptions WHERE id = $1", [from.id]);
+      }
+      for (const table of ["button_actions", "spam_reports"]) {
+        await client.query(
+          `UPDATE ${table} SET chat_id = $1 WHERE platform = $2 AND chat_id = $3`,
+          [toChatId, platform, fromChatId],
+        );
+      }
+      return findIn(client, platform, toChatId);
+    });
+  }
+
+  async pause(id: number, reason: string, now: number): Promise<void> {
+    await this.db.query(
+      "UPDATE subscriptions SET paused_at = $1, pause_reason = $2 WHERE id = $3",
+      [now, reason, id],
+    );
+  }
+
+  async active(): Promise<Subscription[]> {
+    const { rows } = await this.db.query<SubscriptionRow>(
+      "SELECT * FROM subscriptions WHERE paused_at IS NULL ORDER BY id",
+    );
+    return rows.map(toSubscription);
+  }
+
+  async all(): Promise<Subscription[]> {
+    const { rows } = await this.db.query<SubscriptionRow>(
+      "SELECT * FROM subscriptions ORDER BY id",
+    );
+    return rows.map(toSubscription);
+  }
+}

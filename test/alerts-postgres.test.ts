@@ -1,0 +1,147 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
+import type { RenderableReply } from "../src/core/reply.ts";
+import { silentLogger } from "../src/log.ts";
+import { openPostgresStore, type PostgresStore } from "../src/store/postgres/index.ts";
+import { POSTGRES_URL, postgresAvailable } from "./services.ts";
+import { dropSchema, freshSchemaName } from "./store/backends.ts";
+import { aContract } from "./store/samples.ts";
+
+/** What "the platform" accepted, from every instance. */
+type Accepted = string[];
+
+/** Accepts sends; after `dieAfter` sends it accepts one more and never returns (the process dies). */
+class Sender implements AlertSender {
+  maxInFlight = 1;
+  constructor(
+    private readonly accepted: Accepted,
+    private readonly dieAfter = Number.POSITIVE_INFINITY,
+  ) {}
+  async sendToChat(chatId: string): Promise<void> {
+    this.accepted.push(chatId);
+    if (this.accepted.length > this.dieAfter) await new Promise(() => {});
+  }
+  classifySendError(error: unknown): SendFailure {
+    return { kind: "transient", reason: String(error) };
+  }
+}
+
+const worker = (store: PostgresStore, holder: string, sender: AlertSender, claimMs: number) =>
+  new DeliveryWorker({
+    alerts: store.outbox,
+    subscriptions: store.subscriptions,
+    senders: { telegram: sender },
+    materialize: async (_platform, _chat, reply) => reply as unknown as RenderableReply,
+    isLeader: () => true,
+    holder,
+    logger: silentLogger(),
+    settings: {
+      digestThreshold: 1_000,
+      batch: 500,
+      tickMs: 1_000,
+      explorerUrl: "https://etherscan.io",
+      maxAttempts: 10,
+      claimMs,
+    },
+  });
+
+describe.runIf(await postgresAvailable())("alert delivery across instances on PostgreSQL", () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it("an instance killed mid fan-out: another delivers the rest once its claim expires, one duplicate at most", async () => {
+    const schema = freshSchemaName();
+    cleanups.push(() => dropSchema(schema));
+    const [a, b] = await Promise.all(
+      [1, 2].map(() => openPostgresStore({ url: POSTGRES_URL, schema, max: 3 })),
+    );
+    if (!a || !b) throw new Error("two stores expected");
+    cleanups.push(() => a.close());
+    cleanups.push(() => b.close());
+    const channels = Array.from({ length: 20 }, (_, i) => `chat-${i}`);
+    const subscriptions = [];
+    for (const chatId of channels)
+      subscriptions.push(
+        (
+          await a.subscriptions.upsert({
+            platform: "telegram",
+            chatId,
+            types: "all",
+            createdBy: "t",
+            now: 0,
+          })
+        ).subscription,
+      );
+    await a.outbox.record({
+      contracts: [aContract(1)],
+      subscriptions,
+      cursorKey: "cursor",
+      cursor: "x",
+      note: null,
+      now: 0,
+    });
+    const accepted: Accepted = [];
+    const claimMs = 800;
+    // A takes the whole round, marks 5 delivered, has a 6th accepted and dies before marking it.
+    void worker(a, "host-a:1:a", new Sender(accepted, 5), claimMs).drain();
+    await expect.poll(() => accepted.length).toBe(6);
+    // B, the next leader, finds everything claimed: nothing is sent twice meanwhile.
+    const successor = worker(b, "host-b:1:b", new Sender(accepted), claimMs);
+    expect(await successor.drain()).toBe(0);
+    expect(accepted).toHaveLength(6);
+    // Once A's claim has expired, B sends what A had not marked delivered.
+    await new Promise((resolve) => setTimeout(resolve, claimMs + 200));
+    expect(await successor.drain()).toBe(15);
+    expect(new Set(accepted)).toEqual(new Set(channels));
+    expect(accepted.length - channels.length).toBe(1);
+    expect(await b.outbox.depth()).toBe(0);
+  });
+
+  it("two instances delivering at once never send the same alert", async () => {
+    const schema = freshSchemaName();
+    cleanups.push(() => dropSchema(schema));
+    const [a, b] = await Promise.all(
+      [1, 2].map(() => openPostgresStore({ url: POSTGRES_URL, schema, max: 3 })),
+    );
+    if (!a || !b) throw new Error("two stores expected");
+    cleanups.push(() => a.close());
+    cleanups.push(() => b.close());
+    const subscriptions = [];
+    for (let i = 0; i < 40; i++)
+      subscriptions.push(
+        (
+          await a.subscriptions.upsert({
+            platform: "telegram",
+            chatId: `chat-${i}`,
+            types: "all",
+            createdBy: "t",
+            now: 0,
+          })
+        ).subscription,
+      );
+    await a.outbox.record({
+      contracts: [aContract(1), aContract(2)],
+      subscriptions,
+      cursorKey: "cursor",
+      cursor: "x",
+      note: null,
+      now: 0,
+    });
+    const accepted: Accepted = [];
+    const small = (store: PostgresStore, holder: string) => {
+      const w = worker(store, holder, new Sender(accepted), 60_000);
+      return async () => {
+        let total = 0;
+        for (let n = await w.drain(); n > 0; n = await w.drain()) total += n;
+        return total;
+      };
+    };
+    // Both loop until the outbox is empty, in rounds of at most 500 (one round here).
+    const [sentA, sentB] = await Promise.all([small(a, "a")(), small(b, "b")()]);
+    expect(sentA + sentB).toBe(80);
+    expect(accepted).toHaveLength(80);
+    expect(await a.outbox.deliveredCount()).toBe(80);
+  });
+});

@@ -1,0 +1,134 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Address } from "../../src/api/validate.ts";
+import { ConfigError } from "../../src/config.ts";
+import { StartupError } from "../../src/errors.ts";
+import { migrateStore } from "../../src/store/migrate.ts";
+import { openPostgresStore } from "../../src/store/postgres/index.ts";
+import { openSqliteStore } from "../../src/store/sqlite/index.ts";
+import { POSTGRES_URL, postgresAvailable } from "../services.ts";
+import { dropSchema, freshSchemaName } from "./backends.ts";
+import { aContract, aReport, subscribe } from "./samples.ts";
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "migrate-store-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+};
+
+describe("npm run migrate-store: its refusals", () => {
+  it("needs DATABASE_URL, and a SQLite store to copy", async () => {
+    await expect(migrateStore({ DATA_DIR: tempDir() })).rejects.toThrow(ConfigError);
+    await expect(
+      migrateStore({ DATA_DIR: tempDir(), DATABASE_URL: "postgres://127.0.0.1/x" }),
+    ).rejects.toThrow(StartupError);
+  });
+});
+
+describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
+  it("copies a SQLite store into an empty PostgreSQL store; old buttons, ids and alerts carry on; a second run refuses", async () => {
+    const dataDir = tempDir();
+    const sqlite = openSqliteStore(dataDir);
+    const sub = (await subscribe(sqlite.subscriptions, "c1")).subscription;
+    const paused = (await subscribe(sqlite.subscriptions, "c2", "erc1155", "discord")).subscription;
+    await sqlite.subscriptions.pause(paused.id, "gone", 5);
+    await sqlite.outbox.record({
+      contracts: [aContract(1), aContract(2)],
+      subscriptions: [sub],
+      cursorKey: "poll_cursor",
+      cursor: "2025-01-01T00:00:00.000Z",
+      note: "a gap",
+      now: 10,
+    });
+    const [first] = await sqlite.outbox.due(10, 1);
+    if (!first) throw new Error("an alert expected");
+    await sqlite.outbox.delivered([first], 20);
+    const { report } = await sqlite.reports.create(aReport(), 30);
+    await sqlite.reports.queue(report.id, "HTTP 503", 40, 35);
+    await sqlite.wallets.link("telegram", "u1", "0xabc", "me.eth", 50);
+    await sqlite.updates.firstSeen("telegram:1", 77, 60);
+    await sqlite.leases.acquire("new-contract-poller", "old-host:1:a", 60_000, Date.now());
+    await sqlite.collections.write({
+      put: [
+        {
+          address: aContract(1).address as Address,
+          name: "Collection 1",
+          symbol: "C1",
+          rank: 3,
+          source: "top",
+          seenAt: 70,
+        },
+      ],
+      remove: [],
+    });
+    const buttons = await sqlite.actions.putMany([
+      {
+        platform: "telegram",
+        chatId: "c1",
+        userId: "u1",
+        action: { command: "c", action: "a", payload: { n: 1 } },
+        expiresAt: Date.now() + 60_000,
+      },
+    ]);
+    await sqlite.close();
+
+    const schema = freshSchemaName();
+    cleanups.push(() => dropSchema(schema));
+    const env = { DATA_DIR: dataDir, DATABASE_URL: POSTGRES_URL, DATABASE_SCHEMA: schema };
+    const summary = await migrateStore(env);
+    expect(summary).toMatch(/2 subscriptions, 2 seen_contracts, 1 outbox, 1 deliveries/);
+
+    const pg = await openPostgresStore({ url: POSTGRES_URL, schema, max: 2 });
+    cleanups.push(() => pg.close());
+    expect((await pg.subscriptions.all()).map((s) => [s.id, s.chatId, s.pausedAt])).toEqual([
+      [sub.id, "c1", null],
+      [paused.id, "c2", 5],
+    ]);
+    expect(await pg.kv.get("poll_cursor")).toBe("2025-01-01T00:00:00.000Z");
+    expect(await pg.outbox.deliveredCount()).toBe(1);
+    expect((await pg.outbox.due(100, 10)).map((a) => [a.contract.name, a.note])).toEqual([
+      ["Collection 2", "a gap"],
+    ]);
+    expect(await pg.reports.due(100, 10)).toMatchObject([{ id: report.id, status: "queued" }]);
+    expect(await pg.wallets.find("telegram", "u1")).toEqual({
+      address: "0xabc",
+      label: "me.eth",
+      linkedAt: 50,
+    });
+    expect(await pg.updates.firstSeen("telegram:1", 77, 80)).toBe(false);
+    expect(await pg.collections.load()).toMatchObject([{ name: "Collection 1", rank: 3 }]);
+    // A button under an old message works after the move.
+    expect(await pg.actions.get(buttons[0] ?? "")).toMatchObject({ chatId: "c1", userId: "u1" });
+    // New rows take ids after the copied ones.
+    const added = (await subscribe(pg.subscriptions, "c3")).subscription;
+    expect(added.id).toBeGreaterThan(paused.id);
+    const [next] = await pg.actions.putMany([
+      {
+        platform: "telegram",
+        chatId: "c1",
+        userId: "u2",
+        action: { command: "c", action: "b", payload: {} },
+        expiresAt: Date.now() + 60_000,
+      },
+    ]);
+    expect(await pg.actions.get(next ?? "")).toMatchObject({ userId: "u2" });
+    expect(await pg.actions.get(buttons[0] ?? "")).toMatchObject({ userId: "u1" });
+    // The old process's lease is not copied: the first instance on PostgreSQL takes it at once.
+    expect(await pg.leases.acquire("new-contract-poller", "new-host:1:b", 6_000, 0)).toBe(
+      "new-host:1:b",
+    );
+
+    // Run again: refused, with what the target holds, and nothing changed.
+    await expect(migrateStore(env)).rejects.toThrow(
+      /is not empty \(3 in subscriptions, .*\): migrate-store copies only into an empty store, and copied nothing/,
+    );
+    expect(await pg.subscriptions.all()).toHaveLength(3);
+  });
+});

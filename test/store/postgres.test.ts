@@ -1,0 +1,23 @@
+import { describe } from "vitest";
+import { postgresAvailable } from "../services.ts";
+import { actionsContract } from "./actions.contract.ts";
+import { backends } from "./backends.ts";
+import { collectionsContract } from "./collections.contract.ts";
+import { keyValueContract } from "./kv.contract.ts";
+import { outboxContract } from "./outbox.contract.ts";
+import { reportsContract } from "./reports.contract.ts";
+import { subscriptionsContract } from "./subscriptions.contract.ts";
+import { updatesContract } from "./updates.contract.ts";
+
+/** Every store contract against PostgreSQL, each store in a schema of its own. */
+for (const backend of backends.filter((b) => b.name === "postgres")) {
+  describe.runIf(await postgresAvailable())(`store contract: ${backend.name}`, () => {
+    subscriptionsContract(backend.open);
+    outboxContract(backend.open);
+    actionsContract(backend.open);
+    reportsContract(backend.open);
+    collectionsContract(backend.open);
+    keyValueContract(backend.open);
+    updatesContract(backend.open);
+  });
+}
