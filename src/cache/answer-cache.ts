@@ -30,9 +30,9 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
 /**
  * The answer cache shared by every instance: a small in-process layer (L1, a few seconds) over
  * Redis (L2, the answers' own TTLs). A key missing from both is loaded by one instance only: the
- * first takes a lock (SET NX PX) and loads; the others look for its answer every `pollMs`, and
- * load it themselves only when the lock is gone without an answer (the loader failed) and they
- * win it, or after `waitMs`. Within an instance, the L1's single flight makes one caller per key
+ * first takes a lock (SET NX PX), looks once more (the lock may be free because its loader just
+ * finished), and loads; the others look for its answer every `pollMs`, and load it themselves only
+ * when the lock is gone without an answer (the loader failed) and they win it, or after `waitMs`. Within an instance, the L1's single flight makes one caller per key
  * do this.
  *
  * Answers are kept in Redis as JSON of the parsed value (the schemas' output is plain JSON data).
@@ -78,20 +78,30 @@ export class SharedAnswerCache implements AnswerCache {
     const digest = createHash("sha256").update(key).digest("base64url");
     const valueKey = `${this.redis.prefix}answer:${digest}`;
     const lockKey = `${this.redis.prefix}answer-lock:${digest}`;
+    const stored = async (): Promise<Sized<T> | undefined> => {
+      const found = await this.redis.client.get(valueKey);
+      if (found === null) return undefined;
+      this.counts.sharedHits++;
+      return { value: JSON.parse(found) as T, bytes: Buffer.byteLength(found) };
+    };
     const token = randomBytes(9).toString("base64url");
     const deadline = performance.now() + this.options.waitMs;
     let waited = false;
     try {
       for (;;) {
-        const found = await this.redis.client.get(valueKey);
-        if (found !== null) {
-          this.counts.sharedHits++;
-          return { value: JSON.parse(found) as T, bytes: Buffer.byteLength(found) };
-        }
+        const found = await stored();
+        if (found) return found;
         if (performance.now() >= deadline) break;
         const locked = await this.redis.client.set(lockKey, token, "PX", this.options.waitMs, "NX");
-        if (locked === "OK")
+        if (locked === "OK") {
+          // The lock may be free because its loader just finished: its answer is there then.
+          const justStored = await stored();
+          if (justStored) {
+            await this.redis.client.eval(RELEASE, 1, lockKey, token);
+            return justStored;
+          }
           return await this.loadAndShare(valueKey, lockKey, token, ttlSeconds, load);
+        }
         if (!waited) this.counts.sharedWaits++;
         waited = true;
         await sleep(this.options.pollMs ?? 25);

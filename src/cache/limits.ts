@@ -1,4 +1,5 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import type { PlatformLimit, SharedPace } from "../adapters/pace.ts";
 import { type Budget, BudgetExceededError, type BudgetOptions } from "../api/budget.ts";
 import type { Admission, KeyedLimiter, Limit, LimiterFactory } from "../core/rate-limit.ts";
 import type { RedisLink } from "./redis.ts";
@@ -137,23 +138,21 @@ export class SharedBudget implements Budget {
 }
 
 /** The per-bot limits the platforms set, as windows: one name per limit. */
-export const PLATFORM_LIMITS = {
+export const PLATFORM_LIMITS: Record<PlatformLimit, { points: number; duration: number }> = {
   /** Discord: 50 requests a second per bot (alert sends; interaction answers are exempt). */
   "discord:global": { points: 47, duration: 1 },
   /** Telegram: about 30 messages a second per bot. */
   "telegram:global": { points: 30, duration: 1 },
   /** Telegram: 20 messages a minute per group. */
   "telegram:group": { points: 20, duration: 60 },
-} as const;
-
-export type PlatformLimit = keyof typeof PLATFORM_LIMITS;
+};
 
 /**
  * The platforms' per-bot limits counted over every instance: `acquire` resolves when a send under
  * that limit (and key: the group, for a per-group limit) may start. Each instance still paces its
  * own sends evenly (SteadyPace, the Telegram throttler); this keeps their sum under the limit.
  */
-export class SharedPacing {
+export class SharedPacing implements SharedPace {
   private readonly limits = new Map<string, RateLimiterRedis>();
 
   constructor(
