@@ -3,6 +3,7 @@ import type { ChatAdapter } from "./adapters/types.ts";
 import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
 import { isDeadLocalHolder, leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
 import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
+import { openShared, redactRedisUrl, type Shared } from "./cache/index.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
 import type { Runtime } from "./core/runtime.ts";
@@ -60,6 +61,9 @@ export interface Bot {
    */
   prune(): Promise<void>;
 }
+
+/** How long start() waits for Redis to answer before serving without it. */
+const REDIS_READY_WAIT_MS = 3_000;
 
 /** Closes what was opened, last first; a failure to close is logged, not thrown. */
 async function closeAll(closers: (() => unknown)[], logger: Logger): Promise<void> {
@@ -136,13 +140,42 @@ export function apiClientSettings(
   };
 }
 
+/** With REDIS_URL: the cache, limits and pacing shared with the other instances. */
+function sharedParts(
+  config: Config,
+  logger: Logger,
+  opened: (() => unknown)[],
+): Shared | undefined {
+  const { redis } = config;
+  if (redis.url === undefined) return undefined;
+  const shared = openShared(
+    {
+      url: redis.url,
+      keyPrefix: redis.keyPrefix,
+      local: { ttlSeconds: redis.localTtlSeconds, maxBytes: redis.localMaxBytes },
+      cache: config.cache,
+      budget: config.api.budget,
+      discordPerSecond: config.discord.globalPerSecond,
+    },
+    logger.child({ part: "redis" }),
+  );
+  opened.push(() => shared.link.close());
+  logger.info(
+    { redis: redactRedisUrl(redis.url), prefix: redis.keyPrefix },
+    "REDIS_URL set: answer cache and rate limits are shared with the bot's other instances",
+  );
+  return shared;
+}
+
 async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): Promise<Bot> {
   const { logger } = deps;
   const service = await dataService(config, logger, opened);
   const { simulator } = service;
+  const shared = sharedParts(config, logger, opened);
   const api = createApiClient(
     apiClientSettings(config, service.url, service.apiKey),
     logger.child({ part: "api" }),
+    shared ? { cache: shared.cache, budget: shared.budget } : {},
   );
   opened.push(() => api.close());
   const { store, db } = await openStore(config);
@@ -155,16 +188,16 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     logger.warn({ err: error }, "could not read the collection index; it is filled anew");
   }
   const charts = new CachedChartDrawer();
-  const runtime = buildRuntime(config, {
-    api,
-    stores,
-    charts,
-    logger: logger.child({ part: "runtime" }),
-  });
+  const runtime = buildRuntime(
+    config,
+    { api, stores, charts, logger: logger.child({ part: "runtime" }) },
+    shared ? { limiters: shared.limiters } : {},
+  );
   const { adapters, prune } = await configuredAdapters(config, {
     runtime,
     logger,
     store,
+    sharedPace: shared?.pace,
     console: {
       dataUrl: service.url,
       simulated: simulator !== undefined,
@@ -243,6 +276,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       adapters: connected,
       database,
       poller: pollerHealth,
+      ...(shared ? { redis: shared.link.healthy ? "ok" : "degraded" } : {}),
     };
   };
   const http = new HttpHost(logger.child({ part: "http" }));
@@ -319,6 +353,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   }
 
   async function startParts(): Promise<void> {
+    // A command before the connection is up would find Redis "unreachable"; not waiting long,
+    // though: without Redis the bot still serves, on its own cache and limits.
+    if (shared && !(await shared.link.ready(REDIS_READY_WAIT_MS)))
+      logger.warn("Redis is not answering yet: serving on this instance's own cache and limits");
     const { port, host, variable } = config.http;
     if (port > 0) {
       const serves = http.paths.length > 2 ? "health, metrics and webhooks" : "health and metrics";

@@ -25,13 +25,15 @@ const SECRET_VARIABLES = new Set([
   "TELEGRAM_BOT_TOKEN",
   "TELEGRAM_WEBHOOK_SECRET",
   "SIMULATOR_API_KEY",
+  // It may carry a password.
+  "REDIS_URL",
 ]);
 
-/** A parsable URL whose scheme is postgres: or postgresql:, and which names a host. */
-function isPostgresUrl(value: string): boolean {
+/** A parsable URL with one of `protocols` ("redis:") that names a host. */
+function isUrlOf(value: string, protocols: readonly string[]): boolean {
   try {
     const url = new URL(value);
-    return (url.protocol === "postgres:" || url.protocol === "postgresql:") && url.hostname !== "";
+    return protocols.includes(url.protocol) && url.hostname !== "";
   } catch {
     return false;
   }
@@ -105,6 +107,41 @@ const SettingsSchema = z.object({
       ens: env("CACHE_TTL_ENS_S", int(600, 0, 86400)),
     }),
   }),
+  /**
+   * Optional. With several instances: the answer cache, its single flight and every rate limit
+   * shared over Redis. Unset: each process keeps its own, as one process needs.
+   */
+  redis: z.object({
+    url: env(
+      "REDIS_URL",
+      z.preprocess(
+        emptyToUndefined,
+        z
+          .string()
+          .refine((v) => isUrlOf(v, ["redis:", "rediss:"]), {
+            message: "must be a redis:// or rediss:// URL with a host",
+          })
+          .optional(),
+      ),
+    ),
+    /** Every key the bot writes starts with it: several bots can share one Redis. */
+    keyPrefix: env(
+      "REDIS_KEY_PREFIX",
+      z.preprocess(
+        emptyToUndefined,
+        z
+          .string()
+          .regex(
+            /^[A-Za-z0-9:_.-]{1,64}$/,
+            "must be 1 to 64 characters of A-Z, a-z, 0-9, colon, underscore, dot and hyphen",
+          )
+          .default("nftbot:"),
+      ),
+    ),
+    /** The in-process layer over Redis: short, so instances disagree for seconds at most. */
+    localTtlSeconds: env("REDIS_CACHE_LOCAL_TTL_S", int(5, 1, 300)),
+    localMaxBytes: env("REDIS_CACHE_LOCAL_MAX_BYTES", int(1024 * 1024, 1024, 256 * 1024 * 1024)),
+  }),
   dataDir: env("DATA_DIR", z.preprocess(emptyToUndefined, z.string().default("./data"))),
   /**
    * PostgreSQL instead of the SQLite file under DATA_DIR: several instances share it. Its
@@ -116,7 +153,7 @@ const SettingsSchema = z.object({
       emptyToUndefined,
       z
         .string()
-        .refine(isPostgresUrl, {
+        .refine((v) => isUrlOf(v, ["postgres:", "postgresql:"]), {
           message:
             "must be a PostgreSQL URL starting with postgres:// or postgresql:// (postgres://user:password@host:5432/database)",
         })
@@ -357,6 +394,14 @@ export function loadDotEnv(path = ".env"): void {
   if (existsSync(path)) process.loadEnvFile(path);
 }
 
+/** The password in the Redis URL, if any (or a lone user name, which some hosts use as a token). */
+function redisSecrets(url: string | undefined): string[] {
+  if (url === undefined) return [];
+  const { username, password } = new URL(url);
+  const secret = password || username;
+  return secret ? [secret, decodeURIComponent(secret)] : [];
+}
+
 /** The secret values in force, so the logger and error paths can redact them. */
 export function secretsOf(config: Config): string[] {
   return [
@@ -364,5 +409,6 @@ export function secretsOf(config: Config): string[] {
     config.discord.token,
     config.telegram.token,
     config.telegram.webhook?.secret,
+    ...redisSecrets(config.redis.url),
   ].filter((secret): secret is string => typeof secret === "string" && secret.length >= 4);
 }

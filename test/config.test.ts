@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../src/config.ts";
+import { ConfigError, parseConfig, secretsOf } from "../src/config.ts";
 
 describe("config", () => {
   it("gives every setting a sensible default with an empty environment", () => {
@@ -55,6 +55,55 @@ describe("config", () => {
   ])("stops on %j naming the variable", (env, variable) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(variable);
+  });
+
+  describe("Redis (REDIS_URL, optional)", () => {
+    it("is off by default; keys start with nftbot: unless REDIS_KEY_PREFIX says otherwise", () => {
+      expect(parseConfig({}).redis).toEqual({
+        url: undefined,
+        keyPrefix: "nftbot:",
+        localTtlSeconds: 5,
+        localMaxBytes: 1024 * 1024,
+      });
+      const config = parseConfig({
+        REDIS_URL: "rediss://cache.example:6380/2",
+        REDIS_KEY_PREFIX: "bot-a:",
+        REDIS_CACHE_LOCAL_TTL_S: "2",
+      });
+      expect(config.redis).toMatchObject({
+        url: "rediss://cache.example:6380/2",
+        keyPrefix: "bot-a:",
+        localTtlSeconds: 2,
+      });
+      expect(parseConfig({ REDIS_URL: "redis://127.0.0.1" }).redis.url).toBe("redis://127.0.0.1");
+    });
+
+    it.each(["http://cache.example:6379", "127.0.0.1:6379", "redis://", "postgres://db.example/x"])(
+      "refuses REDIS_URL=%s, saying what it must be",
+      (url) => {
+        expect(() => parseConfig({ REDIS_URL: url })).toThrow(
+          "Invalid setting REDIS_URL: must be a redis:// or rediss:// URL with a host",
+        );
+      },
+    );
+
+    it("never quotes the URL (it may hold a password), and redacts its password from logs", () => {
+      try {
+        parseConfig({ REDIS_URL: "http://:hunter22@cache.example" });
+        expect.unreachable();
+      } catch (error) {
+        expect((error as Error).message).not.toContain("hunter22");
+      }
+      const config = parseConfig({ REDIS_URL: "redis://bot:hunter22@cache.example" });
+      expect(secretsOf(config)).toContain("hunter22");
+    });
+
+    it.each([
+      [{ REDIS_KEY_PREFIX: "has space" }, /REDIS_KEY_PREFIX: must be 1 to 64 characters/],
+      [{ REDIS_CACHE_LOCAL_TTL_S: "0" }, /REDIS_CACHE_LOCAL_TTL_S: must be at least 1/],
+    ])("stops on %j", (env, message) => {
+      expect(() => parseConfig(env)).toThrow(message);
+    });
   });
 
   it("never echoes a secret's value", () => {

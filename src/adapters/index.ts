@@ -3,12 +3,15 @@ import type { Runtime } from "../core/runtime.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/types.ts";
 import { SourceUpdateDedup } from "../store/updates.ts";
+import type { SharedPace } from "./pace.ts";
 import type { ChatAdapter } from "./types.ts";
 
 export interface AdapterDeps {
   runtime: Runtime;
   logger: Logger;
   store: Pick<Store, "updates" | "subscriptions">;
+  /** With several instances: the platforms' per-bot limits counted across all of them. */
+  sharedPace?: SharedPace | undefined;
   /** For the console chat, used only when no platform is configured: its streams, and for its
    * first words, where the data comes from and where the logs go. */
   console: {
@@ -56,6 +59,7 @@ export async function configuredAdapters(
         registerOnStart: config.discord.registerOnStart,
         maxInFlight: config.alerts.deliveryConcurrency,
         globalPerSecond: config.discord.globalPerSecond,
+        sharedPace: deps.sharedPace,
       }),
     );
   }
@@ -81,6 +85,7 @@ export async function configuredAdapters(
         },
         updates,
         webhook: config.telegram.webhook,
+        sharedPace: deps.sharedPace,
       }),
     );
   }

@@ -1,5 +1,17 @@
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The platforms' limits of a bot token, whatever the number of processes using it. */
+export type PlatformLimit = "discord:global" | "telegram:global" | "telegram:group";
+
+/**
+ * A platform limit counted across every instance of the bot (src/cache/limits.ts, over Redis):
+ * `acquire` resolves when one more send under `limit` (for `key`: the group of a per-group limit)
+ * may start. Each instance still spaces its own sends; this keeps their sum under the limit.
+ */
+export interface SharedPace {
+  acquire(limit: PlatformLimit, key?: string): Promise<void>;
+}
+
 /**
  * Keeps requests under a server's limit of so many a second, without ever being told "429".
  *
@@ -30,6 +42,8 @@ export class SteadyPace {
   constructor(
     perSecond: number,
     private readonly now: () => number = () => performance.now(),
+    /** The bot's other instances' count too (after our own spacing, before the request starts). */
+    private readonly shared?: () => Promise<void>,
   ) {
     this.gapMs = 1000 / perSecond;
     this.cap = Math.floor(perSecond) + 2;
@@ -69,6 +83,7 @@ export class SteadyPace {
         if (left <= 0) break;
         await sleep(Math.ceil(left));
       }
+      await this.shared?.();
       this.unanswered++;
     });
     this.turn = mine;

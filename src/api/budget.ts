@@ -17,6 +17,15 @@ export interface BudgetOptions {
   now?: () => number;
 }
 
+/** Who may send a request to the data service now: this process's bucket, or one shared over Redis. */
+export interface Budget {
+  /** Resolves when the request may go; rejects with BudgetExceededError, or the signal's reason. */
+  take(options?: {
+    background?: boolean | undefined;
+    signal?: AbortSignal | undefined;
+  }): Promise<void>;
+}
+
 interface Waiter {
   background: boolean;
   go(): void;
@@ -32,7 +41,7 @@ interface Waiter {
  * other background work, so it waits at most for the next token and commands cannot starve it;
  * it asks once per page per poll, so it cannot starve commands either.
  */
-export class UpstreamBudget {
+export class UpstreamBudget implements Budget {
   private tokens: number;
   private refilledAt: number;
   private readonly line: Waiter[] = [];
@@ -46,7 +55,9 @@ export class UpstreamBudget {
   }
 
   /** Resolves when the request may go; rejects with BudgetExceededError, or the signal's reason. */
-  take(options: { background?: boolean | undefined; signal?: AbortSignal | undefined } = {}) {
+  take(
+    options: { background?: boolean | undefined; signal?: AbortSignal | undefined } = {},
+  ): Promise<void> {
     const { signal } = options;
     const background = options.background === true;
     if (signal?.aborted) return Promise.reject(signal.reason);

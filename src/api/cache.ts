@@ -23,7 +23,25 @@ export interface ResponseCacheOptions {
   maxEntryBytes: number;
 }
 
-function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+/**
+ * What the client reads through: the in-process ResponseCache here, or the shared one over Redis
+ * (src/cache/) when the bot runs as several instances.
+ */
+export interface AnswerCache {
+  readonly stats: CacheStats;
+  /**
+   * The answer under `key`, loaded once (by whoever is first) when no fresh one is kept; kept for
+   * `ttlSeconds` (0: never kept, only shared with the reads already in flight).
+   */
+  getOrLoad<T>(
+    key: string,
+    ttlSeconds: number,
+    load: () => Promise<Sized<T>>,
+    signal?: AbortSignal,
+  ): Promise<T>;
+}
+
+export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
@@ -50,7 +68,7 @@ function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pr
  * least recently used answers make room, and an answer above the per-answer cap is not kept at
  * all. Not keeping an answer never fails a read.
  */
-export class ResponseCache {
+export class ResponseCache implements AnswerCache {
   private readonly counts = { hits: 0, misses: 0, joins: 0, full: 0 };
   private readonly store: LRUCache<string, { value: unknown }>;
   private readonly inFlight = new Map<string, Promise<unknown>>();

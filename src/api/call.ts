@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Logger } from "../log.ts";
-import type { ResponseCache } from "./cache.ts";
+import type { AnswerCache } from "./cache.ts";
 import { ApiError, type ApiResource } from "./errors.ts";
 import { createSchemas, type Out, type Schemas } from "./schemas.ts";
 import type { Transport } from "./transport.ts";
@@ -111,7 +111,7 @@ function unknownEnumLogger(logger: Logger): (enumName: string, value: string) =>
 
 export interface CallDeps {
   transport: Transport;
-  cache: ResponseCache;
+  cache: AnswerCache;
   ttlSeconds: TtlSeconds;
   logger: Logger;
 }

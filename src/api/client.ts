@@ -1,7 +1,7 @@
 import type { Logger } from "../log.ts";
 import { AudiencesApi } from "./audiences.ts";
-import { type BudgetOptions, UpstreamBudget } from "./budget.ts";
-import { ResponseCache, type ResponseCacheOptions } from "./cache.ts";
+import { type Budget, type BudgetOptions, UpstreamBudget } from "./budget.ts";
+import { type AnswerCache, ResponseCache, type ResponseCacheOptions } from "./cache.ts";
 import { createCall, type TtlSeconds } from "./call.ts";
 import { CollectionsApi } from "./collections.ts";
 import { FoundationalApi } from "./foundational.ts";
@@ -19,7 +19,7 @@ export interface ApiClientSettings
 
 interface ApiClientParts {
   transport: Transport;
-  cache: ResponseCache;
+  cache: AnswerCache;
   ttlSeconds: TtlSeconds;
   reportNotSpamPath: string;
   logger: Logger;
@@ -63,12 +63,29 @@ export class ApiClient {
   }
 }
 
-/** Builds the client, its transport, upstream budget and response cache. */
-export function createApiClient(settings: ApiClientSettings, logger: Logger): ApiClient {
+/** Parts shared with other instances (over Redis) instead of this process's own. */
+export interface SharedParts {
+  cache?: AnswerCache;
+  budget?: Budget;
+}
+
+/**
+ * Builds the client, its transport, upstream budget and response cache (the in-process ones
+ * unless `shared` gives others).
+ */
+export function createApiClient(
+  settings: ApiClientSettings,
+  logger: Logger,
+  shared: SharedParts = {},
+): ApiClient {
   const { budget, cache, reportNotSpamPath, ...transport } = settings;
   return new ApiClient({
-    transport: new Transport({ ...transport, budget: new UpstreamBudget(budget), logger }),
-    cache: new ResponseCache(cache),
+    transport: new Transport({
+      ...transport,
+      budget: shared.budget ?? new UpstreamBudget(budget),
+      logger,
+    }),
+    cache: shared.cache ?? new ResponseCache(cache),
     ttlSeconds: cache.ttlSeconds,
     reportNotSpamPath,
     logger,

@@ -3,7 +3,7 @@ import { Agent, type Dispatcher, request } from "undici";
 import type { Logger } from "../log.ts";
 import { scrubSecrets } from "../log.ts";
 import { stripControlCharacters } from "../strings.ts";
-import { BudgetExceededError, type UpstreamBudget } from "./budget.ts";
+import { type Budget, BudgetExceededError } from "./budget.ts";
 import {
   ApiError,
   type ApiErrorKind,
@@ -26,7 +26,7 @@ export interface TransportOptions {
   /** Largest body read from one response; past it the answer is refused. */
   maxBodyBytes: number;
   /** Every attempt, retries included, takes a token from it first. */
-  budget?: UpstreamBudget;
+  budget?: Budget;
   logger: Logger;
   dispatcher?: Dispatcher;
 }

@@ -1,44 +1,49 @@
 import { chatKey, type Invocation, type Platform, personKey } from "./command.ts";
-import { RateLimiter, type Admission as Taken } from "./rate-limit.ts";
+import {
+  type KeyedLimiter,
+  type Limit,
+  type LimiterFactory,
+  RateLimiter,
+  type Admission as Taken,
+} from "./rate-limit.ts";
 import { type RenderableReply, userErrorReply } from "./reply.ts";
-
-type Limit = { burst: number; perMinute: number };
 
 /**
  * Whether an invocation may run now: the person's limit first, then the group's. One member runs
  * out long before the group does, so others can still ask. Each overrun is refused once; the
  * commands after it within the same wait get a quiet refusal, so a flood is not answered by a
  * flood.
+ *
+ * The limiters are this process's own unless `limiters` builds others (shared over Redis, so a
+ * person's limit holds across every instance of the bot).
  */
 export class Admission {
-  private readonly limiter: RateLimiter;
-  private readonly chatLimiters: Partial<Record<Platform, RateLimiter>> = {};
+  private readonly limiter: KeyedLimiter;
+  private readonly chatLimiters: Partial<Record<Platform, KeyedLimiter>> = {};
 
   constructor(
     perPerson: Limit,
     perChat: Partial<Record<Platform, Limit>> | undefined,
     monotonic?: () => number,
+    limiters?: LimiterFactory,
   ) {
-    this.limiter = new RateLimiter(perPerson.burst, perPerson.perMinute, monotonic);
+    const build: LimiterFactory =
+      limiters ?? ((_scope, limit) => new RateLimiter(limit.burst, limit.perMinute, monotonic));
+    this.limiter = build("person", perPerson);
     for (const [platform, limit] of Object.entries(perChat ?? {})) {
-      if (limit)
-        this.chatLimiters[platform as Platform] = new RateLimiter(
-          limit.burst,
-          limit.perMinute,
-          monotonic,
-        );
+      if (limit) this.chatLimiters[platform as Platform] = build(`chat:${platform}`, limit);
     }
   }
 
   /** undefined when the invocation may run, else the refusal to answer with. */
-  admit(invocation: Invocation): RenderableReply | undefined {
+  async admit(invocation: Invocation): Promise<RenderableReply | undefined> {
     // The console's only person is the bot's operator: there is nobody to protect the service from.
     if (invocation.platform === "console") return undefined;
-    const person = this.limiter.take(personKey(invocation));
+    const person = await this.limiter.take(personKey(invocation));
     if (!person.allowed) return refusal(person, "You are sending commands quickly");
     const chatLimiter = this.chatLimiters[invocation.platform];
     if (!chatLimiter || invocation.chat.kind === "private") return undefined;
-    const chat = chatLimiter.take(chatKey(invocation));
+    const chat = await chatLimiter.take(chatKey(invocation));
     if (!chat.allowed) return refusal(chat, "This chat is sending me many commands");
     return undefined;
   }

@@ -8,6 +8,23 @@ export type Admission =
       repeated: boolean;
     };
 
+/**
+ * A limit per key: this process's token buckets (RateLimiter below), or counts shared by every
+ * instance over Redis (src/cache/limits.ts).
+ */
+export interface KeyedLimiter {
+  take(key: string): Admission | Promise<Admission>;
+}
+
+/** A limit as the settings give it: `burst` at once, then `perMinute` a minute. */
+export interface Limit {
+  burst: number;
+  perMinute: number;
+}
+
+/** Builds the limiter of one scope ("person", or "chat:<platform>") for its limit. */
+export type LimiterFactory = (scope: string, limit: Limit) => KeyedLimiter;
+
 interface Bucket {
   tokens: number;
   at: number;
@@ -19,7 +36,7 @@ interface Bucket {
  * Full buckets are forgotten, so memory follows the number of recently active keys. Time is
  * monotonic milliseconds: a wall clock stepped back by NTP must not empty every bucket.
  */
-export class RateLimiter {
+export class RateLimiter implements KeyedLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private readonly refillPerMs: number;
 

@@ -22,6 +22,7 @@ import { ReplyMaterializer } from "./materialize.ts";
 import type { Answered, Outcome, OutcomeEvent } from "./outcome.ts";
 import { assertManager, assertPerson } from "./permissions.ts";
 import { randomBytesPooled } from "./random.ts";
+import type { LimiterFactory } from "./rate-limit.ts";
 import { RecentWallets } from "./recent-wallets.ts";
 import { buildRegistry, RERUN_ACTION } from "./registry.ts";
 import { type RenderableReply, type Reply, userErrorReply } from "./reply.ts";
@@ -58,6 +59,8 @@ export interface RuntimeOptions {
   now?: () => Date;
   /** Monotonic milliseconds for in-process durations (rate limits); default performance.now. */
   monotonic?: () => number;
+  /** Builds the rate limiters (default: this process's own; shared over Redis when set up). */
+  limiters?: LimiterFactory | undefined;
 }
 
 /** A short id for an invocation: in the log and in the apology a person sees. */
@@ -104,7 +107,12 @@ export class Runtime {
       ...(options.monotonic ? { monotonic: options.monotonic } : {}),
     });
     this.now = options.now ?? (() => new Date());
-    this.admission = new Admission(options.rateLimit, options.chatRateLimit, options.monotonic);
+    this.admission = new Admission(
+      options.rateLimit,
+      options.chatRateLimit,
+      options.monotonic,
+      options.limiters,
+    );
     this.materializer = new ReplyMaterializer({
       actions: options.actions,
       charts: options.charts,
@@ -295,7 +303,7 @@ export class Runtime {
     if (!this.accepting) {
       return finish("user_error", userErrorReply("The bot is restarting. Try again in a moment."));
     }
-    const refusal = this.admission.admit(invocation);
+    const refusal = await this.admission.admit(invocation);
     if (refusal) return finish("rate_limited", refusal);
 
     const controller = new AbortController();

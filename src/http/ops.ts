@@ -7,6 +7,11 @@ export interface Health {
   adapters: Record<string, boolean>;
   database: boolean;
   poller: PollerHealth;
+  /**
+   * Only with REDIS_URL. "degraded": Redis is unreachable and this instance runs on its own cache
+   * and limits; it still serves, so this alone keeps the status 200.
+   */
+  redis?: "ok" | "degraded";
 }
 
 /** Operators read; nothing else is allowed. */

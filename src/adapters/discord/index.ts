@@ -21,7 +21,7 @@ import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
-import { SteadyPace } from "../pace.ts";
+import { type SharedPace, SteadyPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
 import { within } from "../within.ts";
 import { registerSlashCommands } from "./commands.ts";
@@ -46,6 +46,8 @@ export interface DiscordAdapterOptions {
    * second (interaction answers are exempt and not paced), with room for the bot's other calls.
    */
   globalPerSecond?: number;
+  /** With several instances: the global limit counted across all of them (over Redis). */
+  sharedPace?: SharedPace | undefined;
 }
 
 /** Unknown Channel, Unknown Guild, Missing Access, Missing Permissions: retrying cannot help. */
@@ -77,7 +79,12 @@ export class DiscordAdapter implements ChatAdapter {
   constructor(private readonly options: DiscordAdapterOptions) {
     this.connectsTo = options.apiUrl ?? DISCORD_API_URL;
     this.maxInFlight = options.maxInFlight ?? 16;
-    this.pace = new SteadyPace(options.globalPerSecond ?? 47);
+    const { sharedPace } = options;
+    this.pace = new SteadyPace(
+      options.globalPerSecond ?? 47,
+      undefined,
+      sharedPace ? () => sharedPace.acquire("discord:global") : undefined,
+    );
     this.client = new Client({
       // Slash commands and buttons arrive as interactions: no message or member intents needed.
       intents: [GatewayIntentBits.Guilds],

@@ -9,6 +9,7 @@ import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { escapeHtml, renderTelegram, type TelegramMessage } from "../../render/telegram.ts";
 import type { UpdateDedup } from "../../store/types.ts";
+import type { SharedPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
 import { within } from "../within.ts";
 import { classifyTelegramError, isPermanentTelegramError } from "./errors.ts";
@@ -38,6 +39,8 @@ export interface TelegramAdapterOptions {
   webhook?: { url: string; secret: string; path: string } | undefined;
   /** Outgoing message shaping; the defaults follow Telegram's limits. false disables it (tests). */
   throttle?: APIThrottlerOptions | false;
+  /** With several instances: Telegram's per-bot limits counted across all of them (over Redis). */
+  sharedPace?: SharedPace | undefined;
   /** A button action still running after this is answered empty at once (default 1.5 s). */
   answerCallbackAfterMs?: number;
   /** auto-retry bounds: longest Retry-After waited, and attempts for 429/5xx. */

@@ -2,6 +2,7 @@ import { autoRetry } from "@grammyjs/auto-retry";
 import { type APIThrottlerOptions, apiThrottler } from "@grammyjs/transformer-throttler";
 import { type Bot, HttpError } from "grammy";
 import pRetry from "p-retry";
+import type { SharedPace } from "../pace.ts";
 
 /**
  * Outgoing pacing. The throttler's default refills 30 sends at each second's start, which lets
@@ -19,8 +20,21 @@ export function shapeRequests(
   options: {
     throttle?: APIThrottlerOptions | false;
     retry?: { maxDelaySeconds: number; maxRetryAttempts: number };
+    sharedPace?: SharedPace | undefined;
   },
 ): void {
+  const { sharedPace } = options;
+  // With several instances, their messages together stay under the bot's 30 a second and each
+  // group's 20 a minute (group ids are negative); each instance's throttler still spaces its own.
+  if (sharedPace)
+    bot.api.config.use(async (prev, method, payload, signal) => {
+      if (method.startsWith("send") || method === "copyMessage" || method === "forwardMessage") {
+        await sharedPace.acquire("telegram:global");
+        const chat = "chat_id" in payload ? String(payload.chat_id) : "";
+        if (chat.startsWith("-")) await sharedPace.acquire("telegram:group", chat);
+      }
+      return prev(method, payload, signal);
+    });
   if (options.throttle !== false)
     bot.api.config.use(apiThrottler(options.throttle ?? TELEGRAM_THROTTLE));
   // auto-retry would retry network errors (HttpError) for ever, whatever maxRetryAttempts says,
