@@ -11,10 +11,11 @@ import { registerSlashCommands } from "../discord/commands.ts";
 import { classifyDiscordSendError, postAlert } from "../discord/rest-messages.ts";
 import { SteadyPace } from "../pace.ts";
 import type { ChatAdapter } from "../types.ts";
+import { INTERACTIONS_PATH } from "./endpoint.ts";
 import { handleInteraction, UnsupportedInteraction } from "./interactions.ts";
 import { ed25519PublicKey, verifyInteraction } from "./verify.ts";
 
-export const INTERACTIONS_PATH = "/discord/interactions";
+export { INTERACTIONS_PATH } from "./endpoint.ts";
 
 /**
  * Interactions are a few kilobytes (a button's carries the message it sits under, at most some
