@@ -117,7 +117,7 @@ describe("config", () => {
   });
 
   describe("Discord over HTTP interactions: DISCORD_PUBLIC_KEY", () => {
-    const key = "a".repeat(32) + "0123456789ABCDEF0123456789abcdef";
+    const key = `${"a".repeat(32)}0123456789ABCDEF0123456789abcdef`;
 
     it("selects HTTP mode (no gateway) when set beside DISCORD_TOKEN, gateway mode otherwise", () => {
       expect(parseConfig({ DISCORD_TOKEN: "t0ken" }).discord.mode).toBe("gateway");

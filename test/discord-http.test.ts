@@ -43,6 +43,18 @@ const slowRefusal = defineCommand({
   },
 });
 
+/** An answer that takes longer than Discord waits for the HTTP response (3 s) with room to spare. */
+const slowAnswer = defineCommand({
+  name: "slowanswer",
+  description: "Answers after 2.6 s",
+  options: {},
+  examples: [],
+  run: async () => {
+    await new Promise((resolve) => setTimeout(resolve, 2600));
+    return { text: "finally" };
+  },
+});
+
 let t: RuntimeSetup;
 let fake: FakeDiscord;
 let adapter: DiscordHttpAdapter;
@@ -70,7 +82,7 @@ async function serve(options: { deferAfterMs?: number } = {}): Promise<void> {
 
 beforeEach(async () => {
   adminRuns = 0;
-  t = await startRuntime({}, {}, [adminCommand, slowRefusal]);
+  t = await startRuntime({}, {}, [adminCommand, slowRefusal, slowAnswer]);
   fake = await startFakeDiscord();
   await serve();
 });
@@ -215,6 +227,16 @@ describe("commands, buttons and autocomplete on the runtime", () => {
     expect(edit.path).toBe(`/webhooks/${fake.applicationId}/${payload.token}/messages/@original`);
     expect(edit.headers.authorization).toBeUndefined();
     expect(embedOf(edit).title).toMatch(/stats/i);
+  });
+
+  it("with the default 2 s budget, an answer that takes 2.6 s is acknowledged within Discord's 3 s, then edited in", async () => {
+    const payload = fake.slashCommand("slowanswer");
+    const started = Date.now();
+    // post() checks the fake took the answer as a callback: it refuses one later than 3 s (10062).
+    expect((await post(payload)).body).toEqual({ type: 5 });
+    expect(Date.now() - started).toBeLessThan(2500);
+    const edit = await fake.waitForOriginalEdit(payload, 10_000);
+    expect(embedOf(edit).description).toBe("finally");
   });
 
   it("a refusal that comes after deferring replaces the public 'thinking' with an ephemeral follow-up", async () => {
