@@ -3,12 +3,12 @@
  * interactions to the bot's HTTP host and takes its HTTP answers as the callbacks; what comes after
  * (deferred answers, uploads, alerts) reaches the fake's REST server through @discordjs/rest.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DiscordHttpAdapter, INTERACTIONS_PATH } from "../src/adapters/discord-http/index.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { UserError } from "../src/errors.ts";
 import { HttpHost } from "../src/http/host.ts";
-import { silentLogger } from "../src/log.ts";
+import { type Logger, silentLogger } from "../src/log.ts";
 import {
   type FakeDiscord,
   MEMBER_PERMISSIONS,
@@ -16,7 +16,7 @@ import {
   type RecordedRequest,
   startFakeDiscord,
 } from "./fakes/discord/index.ts";
-import { freePort, type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { capturingLogger, freePort, type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 let adminRuns = 0;
 const adminCommand = defineCommand({
@@ -61,7 +61,7 @@ let adapter: DiscordHttpAdapter;
 let host: HttpHost;
 let endpoint: string;
 
-async function serve(options: { deferAfterMs?: number } = {}): Promise<void> {
+async function serve(options: { deferAfterMs?: number; logger?: Logger } = {}): Promise<void> {
   adapter = new DiscordHttpAdapter({
     token: fake.token,
     publicKey: fake.publicKey,
@@ -262,6 +262,26 @@ describe("commands, buttons and autocomplete on the runtime", () => {
     expect(dataOf(edit).attachments).toMatchObject([{ id: 0, filename: "owners.png" }]);
     const message = fake.message((edit.response as { id: string }).id);
     expect(message?.embeds[0]?.image?.url).toMatch(/^https:\/\/cdn\.discordapp\.com\//);
+  });
+
+  it("an edit Discord refuses is logged without the interaction's token", async () => {
+    const { logger, lines } = capturingLogger();
+    await adapter.stop();
+    await host.close();
+    await serve({ logger });
+    // Another application's interaction: the fake refuses its webhook edits (403 Missing Access).
+    const payload = {
+      ...fake.slashCommand("owners", { collection: t.sim.fixtures.collection }),
+      application_id: "100000000000000999",
+    };
+    expect((await post(payload)).body).toEqual({ type: 5 });
+    await fake.waitFor((r) => r.route === "editWebhookMessage" && r.status === 403, 10_000);
+    await vi.waitFor(() => expect(lines.join("")).toMatch(/discord interaction failed/));
+    const logged = lines.join("");
+    expect(logged).toMatch(/Missing Access/);
+    expect(logged).toContain("<interaction token>");
+    expect(logged).not.toContain(payload.token);
+    expect(logged).not.toContain(encodeURIComponent(payload.token));
   });
 
   it("refusals are ephemeral: a bad argument, a member without Manage Channels", async () => {

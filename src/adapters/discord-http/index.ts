@@ -207,9 +207,42 @@ export class DiscordHttpAdapter implements ChatAdapter {
     try {
       await handled.after();
     } catch (error) {
-      logger.error({ err: error, interaction: interaction.id }, "discord interaction failed");
+      logger.error(
+        { err: restFailure(error, interaction.token), interaction: interaction.id },
+        "discord interaction failed",
+      );
     }
   }
+}
+
+/**
+ * What is logged of a REST call that failed after the answer: never the interaction's token,
+ * which is in the URL (it lets anyone post as the bot in that channel for 15 minutes), nor the
+ * request body @discordjs/rest keeps on its error (uploads included).
+ */
+function restFailure(error: unknown, token: string): Record<string, unknown> {
+  const scrub = (text: unknown) =>
+    typeof text === "string"
+      ? text
+          .replaceAll(token, "<interaction token>")
+          .replaceAll(encodeURIComponent(token), "<interaction token>")
+      : undefined;
+  if (!(error instanceof Error)) return { message: scrub(String(error)) };
+  const { status, code, method, url } = error as {
+    status?: unknown;
+    code?: unknown;
+    method?: unknown;
+    url?: unknown;
+  };
+  return {
+    type: error.name,
+    message: scrub(error.message),
+    stack: scrub(error.stack),
+    ...(status === undefined ? {} : { status }),
+    ...(code === undefined ? {} : { code }),
+    ...(typeof method === "string" ? { method } : {}),
+    ...(url === undefined ? {} : { url: scrub(url) }),
+  };
 }
 
 /** The body, or undefined when it is larger than `maxBytes` (the rest is not read). */
