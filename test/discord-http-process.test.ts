@@ -10,7 +10,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
-import { type FakeDiscord, type RecordedRequest, startFakeDiscord } from "./fakes/discord/index.ts";
+import {
+  type FakeDiscord,
+  PERMISSION,
+  type RecordedRequest,
+  startFakeDiscord,
+} from "./fakes/discord/index.ts";
 import { freePort } from "./helpers.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -47,7 +52,9 @@ async function startBot(fake: FakeDiscord, dataDir: string, index: number): Prom
         DISCORD_REGISTER_ON_START: index === 1 ? "true" : "false",
         HTTP_PORT: String(port),
         HTTP_HOST: "127.0.0.1",
-        SIMULATOR_MINT_INTERVAL_MS: "0",
+        // New contracts while the test runs, for the alert sent through REST.
+        SIMULATOR_MINT_INTERVAL_MS: "300",
+        POLL_INTERVAL_S: "1",
         SIMULATOR_SEED: "1",
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -125,6 +132,17 @@ describe("the compiled bot in HTTP-interactions mode", () => {
     expect(press.callback?.status).toBe(204);
     expect(press.body).toMatchObject({ type: 4, data: { flags: 64 } });
     expect(JSON.stringify(press.body)).toMatch(/Confirm report/);
+
+    // Subscribed through an interaction; the instance holding the poller lease posts the alert
+    // through REST, with its enforced nonce.
+    const subscribe = await fake.postInteraction(
+      endpoint(two),
+      fake.slashCommand("subscribe", {}, { memberPermissions: PERMISSION.ManageChannels }),
+    );
+    expect(JSON.stringify(subscribe.body)).toMatch(/Subscribed: new collections/);
+    const alert = await fake.waitForChannelMessage(fake.channelId, 20_000);
+    expect(alert.body).toMatchObject({ enforce_nonce: true, allowed_mentions: { parse: [] } });
+    expect(alert.headers.authorization).toBe(`Bot ${fake.token}`);
 
     expect(fake.gatewayFrames).toHaveLength(0);
     expect(fake.requestsOf("getGatewayBot")).toHaveLength(0);

@@ -62,7 +62,7 @@ export class DiscordAdapter implements ChatAdapter {
   readonly platform = "discord";
   readonly label = "Discord";
   readonly connectsTo: string;
-  /** Gateway mode: nothing on the HTTP host (HTTP interactions will mount here). */
+  /** Gateway mode: nothing on the HTTP host (HTTP interactions are src/adapters/discord-http/). */
   readonly routes: readonly HttpRoute[] = [];
   readonly client: Client;
   /** Sends carry an enforced nonce, so several may be in flight without risking duplicates. */
