@@ -241,6 +241,11 @@ const SettingsSchema = z.object({
     webhookPort: env("TELEGRAM_WEBHOOK_PORT", optionalPort),
     host: env("HTTP_HOST", optionalString),
     metricsHost: env("METRICS_HOST", optionalString),
+    /**
+     * Where the world reaches the HTTP host (the reverse proxy's https URL): `npm run register`
+     * prints the Discord interactions endpoint from it.
+     */
+    publicUrl: env("PUBLIC_URL", optionalUrl),
   }),
   simulator: z.object({
     port: env("SIMULATOR_PORT", int(0, 0, 65_535)),
@@ -267,6 +272,23 @@ const SettingsSchema = z.object({
      * second; interaction answers are exempt and never paced).
      */
     globalPerSecond: env("DISCORD_GLOBAL_PER_SECOND", int(47, 1, 48)),
+    /**
+     * The application's public key: set, Discord interactions come over HTTP (POST
+     * /discord/interactions on the HTTP host, each verified with it) and no gateway is opened.
+     */
+    publicKey: env(
+      "DISCORD_PUBLIC_KEY",
+      z.preprocess(
+        emptyToUndefined,
+        z
+          .string()
+          .regex(
+            /^[0-9a-fA-F]{64}$/,
+            "must be the application's public key: 64 hexadecimal characters (developer portal, General Information)",
+          )
+          .optional(),
+      ),
+    ),
   }),
   telegram: z.object({
     token: env("TELEGRAM_BOT_TOKEN", optionalString),
@@ -287,7 +309,10 @@ const SettingsSchema = z.object({
 
 type Settings = z.infer<typeof SettingsSchema>;
 
-/** The port when the webhook is on and no port variable is set (Telegram's own choice). */
+/**
+ * The port when something from outside calls the bot (the Telegram webhook, Discord HTTP
+ * interactions) and no port variable is set (Telegram's own choice).
+ */
 const DEFAULT_WEBHOOK_PORT = 8443;
 
 /**
@@ -296,7 +321,7 @@ const DEFAULT_WEBHOOK_PORT = 8443;
  * checks between settings (a ConfigError thrown here leaves safeParse as is).
  */
 function complete(settings: Settings) {
-  const { api, cache, collectionIndexRefreshMs, http, telegram, ...rest } = settings;
+  const { api, cache, collectionIndexRefreshMs, http, telegram, discord, ...rest } = settings;
   if (api.retryMinDelayMs > api.retryMaxDelayMs) {
     throw new ConfigError(
       "Invalid setting API_RETRY_MIN_DELAY_MS: must not exceed API_RETRY_MAX_DELAY_MS",
@@ -315,6 +340,11 @@ function complete(settings: Settings) {
       "Invalid setting TELEGRAM_WEBHOOK_SECRET: required when TELEGRAM_WEBHOOK_URL is set",
     );
   }
+  if (discord.publicKey && !discord.token) {
+    throw new ConfigError(
+      "Invalid setting DISCORD_TOKEN: required when DISCORD_PUBLIC_KEY is set (alerts and command registration go through Discord's REST API with it)",
+    );
+  }
   const webhook =
     telegram.webhookUrl && telegram.webhookSecret
       ? {
@@ -329,8 +359,17 @@ function complete(settings: Settings) {
     api,
     collectionIndexRefreshMs,
     cache: { ...cache, maxEntryBytes: cache.maxEntryBytes ?? Math.floor(cache.maxBytes / 16) },
-    http: resolveHttp(http, webhook !== undefined),
+    http: {
+      ...resolveHttp(http, webhook !== undefined || discord.publicKey !== undefined),
+      publicUrl: http.publicUrl,
+    },
     telegram: { token: telegram.token, apiRoot: telegram.apiRoot, webhook },
+    /**
+     * With a public key, Discord runs over HTTP interactions and the gateway is not opened, even
+     * with DISCORD_TOKEN set (it is needed for REST): while an Interactions Endpoint URL is set in
+     * the developer portal, Discord sends interactions only there, never over the gateway.
+     */
+    discord: { ...discord, mode: discord.publicKey ? ("http" as const) : ("gateway" as const) },
   };
 }
 
@@ -340,9 +379,10 @@ function complete(settings: Settings) {
  * server", as METRICS_PORT=0 always was: it gives way to a port set under another name, and to
  * the webhook's 8443 (an .env copied from an older example has METRICS_PORT=0 beside a webhook).
  * The address is HTTP_HOST; METRICS_HOST, the metrics server's own, counts only without the
- * webhook, which has always listened on every interface.
+ * webhook, which has always listened on every interface. `called`: the Telegram webhook or Discord
+ * HTTP interactions are served, so the server is needed and must be reachable from outside.
  */
-function resolveHttp(http: Settings["http"], webhook: boolean) {
+function resolveHttp(http: Settings["http"], called: boolean) {
   const given: [string, number][] = [];
   for (const [name, value] of [
     ["HTTP_PORT", http.port],
@@ -355,8 +395,8 @@ function resolveHttp(http: Settings["http"], webhook: boolean) {
       `Invalid settings ${given.map(([name, port]) => `${name}=${port}`).join(", ")}: one HTTP server serves health, metrics and the Telegram webhook; set HTTP_PORT only (the others are its older names)`,
     );
   }
-  const [variable, port] = given[0] ?? ["HTTP_PORT", webhook ? DEFAULT_WEBHOOK_PORT : 0];
-  const host = http.host ?? (webhook ? "0.0.0.0" : (http.metricsHost ?? "127.0.0.1"));
+  const [variable, port] = given[0] ?? ["HTTP_PORT", called ? DEFAULT_WEBHOOK_PORT : 0];
+  const host = http.host ?? (called ? "0.0.0.0" : (http.metricsHost ?? "127.0.0.1"));
   /** 0: no HTTP server. `variable` names the setting the port came from, for errors. */
   return { port, host, variable };
 }

@@ -1,9 +1,13 @@
 import { allCommands } from "../commands/index.ts";
 import { registerSlashCommands } from "./adapters/discord/commands.ts";
+import { interactionsEndpointHint } from "./adapters/discord-http/endpoint.ts";
 import { ConfigError, loadDotEnv, parseConfig } from "./config.ts";
 import { buildRegistry } from "./core/registry.ts";
 
-/** `npm run register`: publishes the slash commands (globally, or to DISCORD_GUILD_ID). */
+/**
+ * `npm run register`: publishes the slash commands (globally, or to DISCORD_GUILD_ID), and says
+ * what to paste as the Interactions Endpoint URL for HTTP interactions mode.
+ */
 async function main(): Promise<void> {
   loadDotEnv();
   const config = parseConfig(process.env);
@@ -19,6 +23,8 @@ async function main(): Promise<void> {
   process.stdout.write(
     `Registered ${result.count} commands (${result.scope}) for application ${result.applicationId}.\n`,
   );
+  const hint = interactionsEndpointHint(config.http.publicUrl, config.discord.mode === "http");
+  process.stdout.write(`${hint.join("\n")}\n`);
 }
 
 main().catch((error: unknown) => {

@@ -193,4 +193,50 @@ describe("config", () => {
     expect(parseConfig({ DATABASE_SCHEMA: "bot_1" }).databaseSchema).toBe("bot_1");
     expect(() => parseConfig({ DATABASE_SCHEMA: 'x"; DROP' })).toThrow(/DATABASE_SCHEMA/);
   });
+
+  describe("Discord over HTTP interactions: DISCORD_PUBLIC_KEY", () => {
+    const key = `${"a".repeat(32)}0123456789ABCDEF0123456789abcdef`;
+
+    it("selects HTTP mode (no gateway) when set beside DISCORD_TOKEN, gateway mode otherwise", () => {
+      expect(parseConfig({ DISCORD_TOKEN: "t0ken" }).discord.mode).toBe("gateway");
+      const config = parseConfig({ DISCORD_TOKEN: "t0ken", DISCORD_PUBLIC_KEY: key });
+      expect(config.discord).toMatchObject({ mode: "http", publicKey: key, token: "t0ken" });
+    });
+
+    it("serves the endpoint on 8443 and every interface unless HTTP_PORT / HTTP_HOST say otherwise", () => {
+      const both = { DISCORD_TOKEN: "t0ken", DISCORD_PUBLIC_KEY: key };
+      expect(parseConfig(both).http).toMatchObject({ port: 8443, host: "0.0.0.0" });
+      expect(
+        parseConfig({ ...both, HTTP_PORT: "8080", HTTP_HOST: "127.0.0.1" }).http,
+      ).toMatchObject({ port: 8080, host: "127.0.0.1" });
+    });
+
+    it.each([
+      ["abc", /DISCORD_PUBLIC_KEY: must be the application's public key: 64 hexadecimal/],
+      [`${key}00`, /DISCORD_PUBLIC_KEY: must be the application's public key: 64 hexadecimal/],
+      [`${key.slice(0, 63)}g`, /DISCORD_PUBLIC_KEY: must be the application's public key/],
+    ])("refuses a key that is not 64 hex characters (%s), without quoting it", (value, message) => {
+      expect(() => parseConfig({ DISCORD_TOKEN: "t0ken", DISCORD_PUBLIC_KEY: value })).toThrow(
+        message,
+      );
+      try {
+        parseConfig({ DISCORD_TOKEN: "t0ken", DISCORD_PUBLIC_KEY: value });
+      } catch (error) {
+        expect((error as Error).message).not.toContain(value);
+      }
+    });
+
+    it("needs DISCORD_TOKEN (alerts and registration use REST)", () => {
+      expect(() => parseConfig({ DISCORD_PUBLIC_KEY: key })).toThrow(
+        /Invalid setting DISCORD_TOKEN: required when DISCORD_PUBLIC_KEY is set/,
+      );
+    });
+
+    it("PUBLIC_URL is an http(s) URL, kept without its trailing slash", () => {
+      expect(parseConfig({ PUBLIC_URL: "https://bot.example.com/" }).http.publicUrl).toBe(
+        "https://bot.example.com",
+      );
+      expect(() => parseConfig({ PUBLIC_URL: "bot.example.com" })).toThrow(/PUBLIC_URL/);
+    });
+  });
 });

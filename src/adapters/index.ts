@@ -47,7 +47,24 @@ export async function configuredAdapters(
   const { runtime, logger } = deps;
   const adapters: ChatAdapter[] = [];
   const prune: { what: string; run: () => Promise<unknown> }[] = [];
-  if (config.discord.token !== undefined) {
+  if (config.discord.token !== undefined && config.discord.publicKey !== undefined) {
+    // HTTP interactions (see Config's discord.mode): no gateway, and discord.js is never loaded.
+    const { DiscordHttpAdapter } = await import("./discord-http/index.ts");
+    adapters.push(
+      new DiscordHttpAdapter({
+        token: config.discord.token,
+        publicKey: config.discord.publicKey,
+        runtime,
+        logger: logger.child({ part: "discord" }),
+        apiUrl: config.discord.apiUrl,
+        guildId: config.discord.guildId,
+        registerOnStart: config.discord.registerOnStart,
+        maxInFlight: config.alerts.deliveryConcurrency,
+        globalPerSecond: config.discord.globalPerSecond,
+        sharedPace: deps.sharedPace,
+      }),
+    );
+  } else if (config.discord.token !== undefined) {
     const { DiscordAdapter } = await import("./discord/index.ts");
     adapters.push(
       new DiscordAdapter({

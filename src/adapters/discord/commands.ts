@@ -1,10 +1,12 @@
+// @discordjs/rest and discord-api-types, not discord.js: `npm run register` and HTTP-interactions
+// mode register commands without loading the gateway client.
+import { REST } from "@discordjs/rest";
 import {
   ApplicationCommandOptionType,
   PermissionFlagsBits,
-  REST,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
   Routes,
-} from "discord.js";
+} from "discord-api-types/v10";
 import type { AnyCommand, AnyOption } from "../../core/command.ts";
 import { cutText } from "../../strings.ts";
 

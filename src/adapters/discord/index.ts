@@ -11,7 +11,6 @@ import {
   MessageFlags,
   PermissionFlagsBits,
   RateLimitError,
-  Routes,
 } from "discord.js";
 import type { SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
@@ -25,6 +24,7 @@ import { type SharedPace, SteadyPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
 import { within } from "../within.ts";
 import { registerSlashCommands } from "./commands.ts";
+import { classifyDiscordSendError, postAlert } from "./rest-messages.ts";
 
 export interface DiscordAdapterOptions {
   token: string;
@@ -50,9 +50,6 @@ export interface DiscordAdapterOptions {
   sharedPace?: SharedPace | undefined;
 }
 
-/** Unknown Channel, Unknown Guild, Missing Access, Missing Permissions: retrying cannot help. */
-const PERMANENT_CODES = new Set([10003, 10004, 50001, 50013]);
-
 const DISCORD_API_URL = "https://discord.com/api";
 
 /** Refusals, errors, private and confidential answers are for the invoker's eyes only. */
@@ -67,7 +64,7 @@ export class DiscordAdapter implements ChatAdapter {
   readonly platform = "discord";
   readonly label = "Discord";
   readonly connectsTo: string;
-  /** Gateway mode: nothing on the HTTP host (HTTP interactions will mount here). */
+  /** Gateway mode: nothing on the HTTP host (HTTP interactions are src/adapters/discord-http/). */
   readonly routes: readonly HttpRoute[] = [];
   readonly client: Client;
   /** Sends carry an enforced nonce, so several may be in flight without risking duplicates. */
@@ -158,43 +155,21 @@ export class DiscordAdapter implements ChatAdapter {
   }
 
   /**
-   * Alert delivery: a channel message through REST (no channel fetch, no gateway cache needed),
-   * started at our steady pace. discord.js would only react to the global limit: it counts 50
-   * per second from its own first request, so a burst at the edge of its second lands two of
-   * its seconds inside one of Discord's, and every 429 counts toward an IP ban.
+   * Alert delivery: a channel message through REST, started at our steady pace. discord.js would
+   * only react to the global limit: it counts 50 per second from its own first request, so a
+   * burst at the edge of its second lands two of its seconds inside one of Discord's, and every
+   * 429 counts toward an IP ban.
    */
   async sendToChat(
     channelId: string,
     reply: RenderableReply,
     idempotencyKey?: string,
   ): Promise<void> {
-    const message = withoutFlags(renderDiscord(reply));
-    await this.pace.run(() =>
-      this.client.rest.post(Routes.channelMessages(channelId), {
-        body: {
-          embeds: message.embeds,
-          components: message.components,
-          allowed_mentions: { parse: [] },
-          // Discord drops a second create with the same enforced nonce: a re-send after a crash
-          // returns the message already posted instead of posting it again.
-          ...(idempotencyKey ? { nonce: idempotencyKey.slice(0, 25), enforce_nonce: true } : {}),
-        },
-        files: message.files.map((file) => ({ name: file.name, data: file.attachment })),
-      }),
-    );
+    await this.pace.run(() => postAlert(this.client.rest, channelId, reply, idempotencyKey));
   }
 
   classifySendError(error: unknown): SendFailure {
-    if (error instanceof DiscordAPIError) {
-      if (PERMANENT_CODES.has(Number(error.code)) || error.status === 403 || error.status === 404) {
-        return { kind: "permanent", reason: `Discord: ${error.message}` };
-      }
-      return { kind: "transient", reason: `Discord ${error.status}: ${error.message}` };
-    }
-    if (error instanceof RateLimitError)
-      return { kind: "rate_limited", retryAfterMs: error.retryAfter };
-    if (error instanceof HTTPError) return { kind: "transient", reason: `Discord ${error.status}` };
-    return { kind: "transient", reason: error instanceof Error ? error.message : String(error) };
+    return classifyDiscordSendError(error, { DiscordAPIError, HTTPError, RateLimitError });
   }
 
   private invocation(interaction: ChatInputCommandInteraction | ButtonInteraction): Invocation {

@@ -7,6 +7,8 @@
  * get 400 / 50035 Invalid Form Body, a second acknowledgement 40060, an acknowledgement after
  * the 3 s deadline 10062, an unknown channel 10003. Everything is recorded and can be waited on.
  */
+
+import { sign } from "node:crypto";
 import type {
   APIApplicationCommand,
   APIApplicationCommandAutocompleteInteraction,
@@ -14,6 +16,7 @@ import type {
   APIInteraction,
   APIMessage,
   APIMessageComponentButtonInteraction,
+  APIPingInteraction,
   APIUser,
 } from "discord.js";
 import { FakeGateway, type GatewayFrame } from "./gateway.ts";
@@ -25,6 +28,7 @@ import {
   type RecordedRequest,
   type RouteName,
 } from "./rest.ts";
+import { snowflake } from "./snowflake.ts";
 import {
   type ApplicationCommandOptionInput,
   type ButtonClickContext,
@@ -65,6 +69,24 @@ export { BOT_PERMISSIONS, DEFAULT_USER, MEMBER_PERMISSIONS, PERMISSION } from ".
 /** A token in Discord's shape; the fake accepts only the one it was started with. */
 export const FAKE_DISCORD_TOKEN =
   "MTAwMDAwMDAwMDAwMDAwMDAw.GfAkEd.ZmFrZS1kaXNjb3JkLXRva2VuLWZvci10ZXN0cw";
+
+export interface PostInteractionOptions {
+  /** X-Signature-Timestamp, seconds since the epoch; default now. */
+  timestamp?: string;
+  /** X-Signature-Ed25519; default the right one; null leaves the header out. */
+  signature?: string | null;
+  /** Sent instead of the signed body (a body changed on its way). */
+  sentBody?: string;
+}
+
+export interface EndpointDelivery {
+  /** The bot's HTTP status. */
+  status: number;
+  /** Its JSON answer, when it gave one. */
+  body: unknown;
+  /** The answer as Discord took it (for a 200 to anything but a PING): the interaction's callback. */
+  callback?: RecordedRequest;
+}
 
 export interface FakeDiscordOptions {
   /** The bot token the fake accepts (REST `Authorization: Bot …` and gateway IDENTIFY). */
@@ -155,6 +177,23 @@ export interface FakeDiscord {
 
   /** Dispatches INTERACTION_CREATE and starts the interaction's 3 s acknowledgement clock. */
   sendInteraction<T extends APIInteraction>(payload: T): T;
+
+  /** The application's public key (hex), as the developer portal shows it. */
+  readonly publicKey: string;
+  /** A PING (type 1), as Discord sends when an Interactions Endpoint URL is saved. */
+  ping(): APIPingInteraction;
+  /** The signature Discord would send for `timestamp` + `body` (hex). */
+  sign(timestamp: string, body: string): string;
+  /**
+   * Discord in Interactions Endpoint URL mode: POSTs the interaction to `url`, signed, starts its
+   * 3 s acknowledgement clock, and takes the bot's HTTP answer as its callback (checked and
+   * recorded as `waitForCallback` sees it). `options` forge what a test needs forged.
+   */
+  postInteraction<T extends APIInteraction>(
+    url: string,
+    payload: T,
+    options?: PostInteractionOptions,
+  ): Promise<EndpointDelivery>;
   /** Sends any dispatch event to the connected client. */
   dispatch(event: string, data: unknown): void;
   /** Adds a text channel to a guild and tells the client (CHANNEL_CREATE). */
@@ -186,6 +225,14 @@ function describeFrame(f: GatewayFrame): string {
 }
 
 const ok = (r: RecordedRequest) => r.status >= 200 && r.status < 300;
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
 
 export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
   const world = new World({
@@ -280,6 +327,47 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       world.interactionsByToken.set(record.token, record);
       gateway.dispatch("INTERACTION_CREATE", payload);
       return payload;
+    },
+    publicKey: world.publicKeyHex,
+    ping: () =>
+      ({
+        id: snowflake(),
+        application_id: world.applicationId,
+        type: 1,
+        token: `ping-${snowflake()}`,
+        version: 1,
+      }) as unknown as APIPingInteraction,
+    sign: (timestamp, body) =>
+      sign(null, Buffer.from(timestamp + body), world.signingKey).toString("hex"),
+    async postInteraction(url, payload, postOptions = {}) {
+      const body = JSON.stringify(payload);
+      const timestamp = postOptions.timestamp ?? String(Math.floor(Date.now() / 1000));
+      const signature =
+        postOptions.signature === undefined ? fake.sign(timestamp, body) : postOptions.signature;
+      const isPing = payload.type === 1;
+      if (!isPing) {
+        const record = newInteractionRecord(payload);
+        world.interactions.set(record.id, record);
+        world.interactionsByToken.set(record.token, record);
+      }
+      const response = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "Discord-Interactions/1.0 (+https://discord.com)",
+          "x-signature-timestamp": timestamp,
+          ...(signature === null ? {} : { "x-signature-ed25519": signature }),
+        },
+        body: postOptions.sentBody ?? body,
+      });
+      const text = await response.text();
+      const answer: unknown = text === "" ? undefined : safeJson(text);
+      if (response.status !== 200 || isPing) return { status: response.status, body: answer };
+      return {
+        status: response.status,
+        body: answer,
+        callback: rest.acceptEndpointResponse(payload.id, payload.token, answer),
+      };
     },
     dispatch: (event, data) => gateway.dispatch(event, data),
     addChannel(input, guildId = world.defaultGuild.id) {

@@ -400,18 +400,24 @@ export class FakeRest {
         reply = { status: 500, body: { code: 0, message: "500: Internal Server Error" } };
       }
     }
+    const headers = this.#record(parsed, reply, failure);
+    response.writeHead(reply.status, headers);
+    response.end(reply.body === undefined ? undefined : JSON.stringify(reply.body));
+  }
+
+  #record(parsed: Parsed, reply: Reply, failure?: string): Record<string, string> {
     const headers: Record<string, string> = { ...reply.headers };
     if (reply.body !== undefined) headers["content-type"] = "application/json";
     this.#seq += 1;
     this.#requests.push({
       seq: this.#seq,
       at: Date.now(),
-      method,
-      path,
-      route,
-      params,
-      query: Object.fromEntries(url.searchParams),
-      headers: request.headers,
+      method: parsed.method,
+      path: parsed.path,
+      route: parsed.route,
+      params: parsed.params,
+      query: Object.fromEntries(parsed.query),
+      headers: parsed.headers,
       body: parsed.body,
       files: parsed.files,
       status: reply.status,
@@ -419,8 +425,37 @@ export class FakeRest {
       responseHeaders: headers,
       ...(failure === undefined ? {} : { error: failure }),
     });
-    response.writeHead(reply.status, headers);
-    response.end(reply.body === undefined ? undefined : JSON.stringify(reply.body));
+    return headers;
+  }
+
+  /**
+   * Discord reading the bot's HTTP answer to an interaction it POSTed to an Interactions Endpoint
+   * URL: checked as the callback route checks a callback (the 3 s deadline, a second
+   * acknowledgement, the types, the limits) and recorded as that interaction's callback, marked
+   * `x-fake-via: interactions-endpoint`, so tests wait on it as on a REST callback.
+   */
+  acceptEndpointResponse(interactionId: string, token: string, body: unknown): RecordedRequest {
+    const parsed: Parsed = {
+      method: "POST",
+      path: `/interactions/${interactionId}/${token}/callback`,
+      route: "interactionCallback",
+      params: { interactionId, token },
+      query: new URLSearchParams(),
+      headers: { "x-fake-via": "interactions-endpoint" },
+      body,
+      files: [],
+    };
+    let reply: Reply;
+    try {
+      reply = this.#callback(parsed);
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      reply = { status: error.status, body: error.body, headers: error.headers };
+    }
+    this.#record(parsed, reply);
+    const recorded = this.#requests.entries.at(-1);
+    if (!recorded) throw new Error("fake Discord: the endpoint response was not recorded");
+    return recorded;
   }
 
   #route(request: Parsed): Reply {
@@ -474,7 +509,7 @@ export class FakeRest {
             type: null,
             bot_public: true,
             bot_require_code_grant: false,
-            verify_key: "0".repeat(64),
+            verify_key: world.publicKeyHex,
             flags: 0,
             team: null,
             owner: { ...world.user(), flags: 0 },

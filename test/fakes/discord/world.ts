@@ -1,3 +1,4 @@
+import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import type {
   APIApplicationCommand,
   APIApplicationCommandAutocompleteInteraction,
@@ -149,6 +150,13 @@ export interface InteractionRecord {
 export class World {
   readonly applicationId: string;
   readonly token: string;
+  /**
+   * The application's Ed25519 key pair, made for this fake alone (never written anywhere): Discord
+   * signs what it POSTs to an Interactions Endpoint URL with it, and shows the public half as
+   * `verify_key` (hex).
+   */
+  readonly signingKey: KeyObject;
+  readonly publicKeyHex: string;
   readonly botUser: APIUser;
   readonly guilds = new Map<string, FakeGuild>();
   readonly channels = new Map<string, FakeChannel>();
@@ -166,6 +174,12 @@ export class World {
   }) {
     this.applicationId = options.applicationId ?? snowflake();
     this.token = options.token;
+    const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+    this.signingKey = privateKey;
+    this.publicKeyHex = Buffer.from(
+      publicKey.export({ format: "jwk" }).x ?? "",
+      "base64url",
+    ).toString("hex");
     this.botUser = {
       id: this.applicationId,
       username: options.botName ?? "FakeBot",

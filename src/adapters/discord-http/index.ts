@@ -1,0 +1,269 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { DiscordAPIError, HTTPError, RateLimitError, REST } from "@discordjs/rest";
+import { type APIApplication, type APIInteraction, Routes } from "discord-api-types/v10";
+import type { SendFailure } from "../../alerts/delivery.ts";
+import type { RenderableReply } from "../../core/reply.ts";
+import type { Runtime } from "../../core/runtime.ts";
+import { StartupError } from "../../errors.ts";
+import type { HttpRoute } from "../../http/host.ts";
+import type { Logger } from "../../log.ts";
+import { registerSlashCommands } from "../discord/commands.ts";
+import { classifyDiscordSendError, postAlert } from "../discord/rest-messages.ts";
+import { type SharedPace, SteadyPace } from "../pace.ts";
+import type { ChatAdapter } from "../types.ts";
+import { INTERACTIONS_PATH } from "./endpoint.ts";
+import { handleInteraction, UnsupportedInteraction } from "./interactions.ts";
+import { ed25519PublicKey, verifyInteraction } from "./verify.ts";
+
+export { INTERACTIONS_PATH } from "./endpoint.ts";
+
+/**
+ * Interactions are a few kilobytes (a button's carries the message it sits under, at most some
+ * 30 KB of embeds and components); anything far larger is not from Discord, and is not read.
+ */
+const MAX_BODY_BYTES = 256 * 1024;
+
+const DISCORD_API_URL = "https://discord.com/api";
+
+export interface DiscordHttpAdapterOptions {
+  /** The bot token: alerts and registration go through REST with it. */
+  token: string;
+  /** The application's public key (hex), that every interaction is signed with. */
+  publicKey: string;
+  runtime: Runtime;
+  logger: Logger;
+  /** REST base (a proxy, or a fake in tests), e.g. http://127.0.0.1:8080/api. */
+  apiUrl?: string | undefined;
+  guildId?: string | undefined;
+  registerOnStart?: boolean;
+  /** How long to wait for an answer before deferring; Discord drops a response after 3 s. */
+  deferAfterMs?: number;
+  /** Alert sends in flight at once (waiting for their turn included). */
+  maxInFlight?: number;
+  /** Alert sends started per second, evenly spaced, under Discord's global 50. */
+  globalPerSecond?: number;
+  /** With Redis: Discord's global limit counted across every instance of the bot token. */
+  sharedPace?: SharedPace | undefined;
+  /** The wall clock in ms, against which signature timestamps are judged. */
+  now?: () => number;
+}
+
+/**
+ * Discord over HTTP interactions: Discord POSTs every slash command, button press and
+ * autocomplete to `POST /discord/interactions` on the bot's HTTP host, signed with the
+ * application's key; the bot answers in the HTTP response, and through REST after. No gateway
+ * connection: nothing ties an interaction to this process, so any instance behind a load
+ * balancer answers any. Alerts are posted through REST as in gateway mode.
+ */
+export class DiscordHttpAdapter implements ChatAdapter {
+  readonly platform = "discord";
+  readonly label = "Discord";
+  readonly connectsTo: string;
+  readonly routes: readonly HttpRoute[];
+  readonly rest: REST;
+  /** Sends carry an enforced nonce, so several may be in flight without risking duplicates. */
+  readonly maxInFlight: number;
+  /** The application's id, known once started. */
+  applicationId: string | undefined;
+  private readonly key;
+  private readonly pace: SteadyPace;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private started = false;
+  private stopping = false;
+
+  constructor(private readonly options: DiscordHttpAdapterOptions) {
+    this.connectsTo = options.apiUrl ?? DISCORD_API_URL;
+    this.key = ed25519PublicKey(options.publicKey);
+    this.maxInFlight = options.maxInFlight ?? 16;
+    const { sharedPace } = options;
+    this.pace = new SteadyPace(
+      options.globalPerSecond ?? 47,
+      undefined,
+      sharedPace ? () => sharedPace.acquire("discord:global") : undefined,
+    );
+    this.rest = new REST({ api: this.connectsTo, version: "10" }).setToken(options.token);
+    this.rest.on("rateLimited", (info) =>
+      options.logger.debug(
+        { route: info.route, retryAfter: info.retryAfter, global: info.global },
+        "discord rate limit",
+      ),
+    );
+    this.routes = [{ path: INTERACTIONS_PATH, handle: (req, res) => this.serve(req, res) }];
+  }
+
+  /**
+   * Checks the token and that DISCORD_PUBLIC_KEY is this application's (a wrong key would refuse
+   * every interaction, seen only as "This interaction failed" in Discord), then registers the
+   * commands when asked to.
+   */
+  async start(): Promise<void> {
+    const application = (await this.rest.get(Routes.currentApplication())) as APIApplication;
+    if (application.verify_key.toLowerCase() !== this.options.publicKey.toLowerCase()) {
+      throw new StartupError(
+        `DISCORD_PUBLIC_KEY is not the public key of the application DISCORD_TOKEN belongs to (${application.id}): copy it from the developer portal's General Information page`,
+      );
+    }
+    this.applicationId = application.id;
+    if (this.options.registerOnStart) {
+      const result = await registerSlashCommands({
+        token: this.options.token,
+        commands: this.options.runtime.commands,
+        guildId: this.options.guildId,
+        apiUrl: this.options.apiUrl,
+        applicationId: application.id,
+      });
+      this.options.logger.info(result, "slash commands registered");
+    }
+    this.started = true;
+    this.options.logger.info(
+      { application: application.id, path: INTERACTIONS_PATH },
+      "discord http interactions ready",
+    );
+  }
+
+  /** Taking interactions: started and not stopping (nothing to stay connected to). */
+  healthy(): boolean {
+    return this.started && !this.stopping;
+  }
+
+  /** Stops taking interactions and finishes those in flight, their REST edits included. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  async sendToChat(
+    channelId: string,
+    reply: RenderableReply,
+    idempotencyKey?: string,
+  ): Promise<void> {
+    await this.pace.run(() => postAlert(this.rest, channelId, reply, idempotencyKey));
+  }
+
+  classifySendError(error: unknown): SendFailure {
+    return classifyDiscordSendError(error, { DiscordAPIError, HTTPError, RateLimitError });
+  }
+
+  /** The signature first, on the raw bytes; only a request Discord signed is parsed. */
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== "POST") {
+      req.resume();
+      res.writeHead(405, { allow: "POST" }).end();
+      return;
+    }
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > MAX_BODY_BYTES) {
+      req.resume();
+      res.writeHead(413).end();
+      return;
+    }
+    const body = await readBounded(req, MAX_BODY_BYTES);
+    if (body === undefined) {
+      res.writeHead(413, { connection: "close" }).end();
+      return;
+    }
+    const verdict = verifyInteraction(
+      this.key,
+      req.headers["x-signature-ed25519"],
+      req.headers["x-signature-timestamp"],
+      body,
+      (this.options.now ?? Date.now)(),
+    );
+    if (!verdict.ok) {
+      this.options.logger.debug({ reason: verdict.reason }, "discord interaction refused");
+      res.writeHead(401, { "content-type": "text/plain" }).end("invalid request signature\n");
+      return;
+    }
+    let interaction: APIInteraction;
+    try {
+      interaction = JSON.parse(body.toString("utf8")) as APIInteraction;
+      if (typeof interaction?.type !== "number") throw new Error("no interaction type");
+    } catch (error) {
+      this.options.logger.warn({ err: error }, "signed discord request without an interaction");
+      res.writeHead(400).end();
+      return;
+    }
+    if (this.stopping && interaction.type !== 1) {
+      res.writeHead(503).end();
+      return;
+    }
+    const work = this.answer(interaction, res);
+    this.inFlight.add(work);
+    await work.finally(() => this.inFlight.delete(work));
+  }
+
+  private async answer(interaction: APIInteraction, res: ServerResponse): Promise<void> {
+    const { logger } = this.options;
+    let handled: Awaited<ReturnType<typeof handleInteraction>>;
+    try {
+      handled = await handleInteraction(interaction, {
+        runtime: this.options.runtime,
+        rest: this.rest,
+        deferAfterMs: this.options.deferAfterMs ?? 2000,
+      });
+    } catch (error) {
+      if (!(error instanceof UnsupportedInteraction)) throw error;
+      logger.debug({ interaction: interaction.id, why: error.message }, "interaction not handled");
+      res.writeHead(400).end();
+      return;
+    }
+    res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(JSON.stringify(handled.response));
+    if (!handled.after) return;
+    try {
+      await handled.after();
+    } catch (error) {
+      logger.error(
+        { err: restFailure(error, interaction.token), interaction: interaction.id },
+        "discord interaction failed",
+      );
+    }
+  }
+}
+
+/**
+ * What is logged of a REST call that failed after the answer: never the interaction's token,
+ * which is in the URL (it lets anyone post as the bot in that channel for 15 minutes), nor the
+ * request body @discordjs/rest keeps on its error (uploads included).
+ */
+function restFailure(error: unknown, token: string): Record<string, unknown> {
+  const scrub = (text: unknown) =>
+    typeof text === "string"
+      ? text
+          .replaceAll(token, "<interaction token>")
+          .replaceAll(encodeURIComponent(token), "<interaction token>")
+      : undefined;
+  if (!(error instanceof Error)) return { message: scrub(String(error)) };
+  const { status, code, method, url } = error as {
+    status?: unknown;
+    code?: unknown;
+    method?: unknown;
+    url?: unknown;
+  };
+  return {
+    type: error.name,
+    message: scrub(error.message),
+    stack: scrub(error.stack),
+    ...(status === undefined ? {} : { status }),
+    ...(code === undefined ? {} : { code }),
+    ...(typeof method === "string" ? { method } : {}),
+    ...(url === undefined ? {} : { url: scrub(url) }),
+  };
+}
+
+/** The body, or undefined when it is larger than `maxBytes` (the rest is not read). */
+async function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > maxBytes) {
+      req.destroy();
+      return undefined;
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
+}

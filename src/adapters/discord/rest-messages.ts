@@ -1,0 +1,107 @@
+import type { RawFile, REST } from "@discordjs/rest";
+import {
+  type APIAllowedMentions,
+  type APIEmbed,
+  MessageFlags,
+  Routes,
+} from "discord-api-types/v10";
+import type { SendFailure } from "../../alerts/delivery.ts";
+import type { RenderableReply } from "../../core/reply.ts";
+import { type DiscordActionRow, type DiscordMessage, renderDiscord } from "../../render/discord.ts";
+
+/**
+ * Messages as Discord's REST API takes them, for the two Discord adapters: the gateway one (on
+ * discord.js) posts alerts with it, and the HTTP-interactions one posts, edits and follows up
+ * with it. Only @discordjs/rest and discord-api-types: HTTP mode never loads discord.js.
+ */
+
+/** The JSON part of a message create or edit. */
+export interface ApiMessageBody {
+  embeds: APIEmbed[];
+  components: DiscordActionRow[];
+  allowed_mentions: APIAllowedMentions;
+  /** The uploads by index (`files[n]`), with their alt text; on an edit, also what is kept. */
+  attachments: { id: number; filename: string; description?: string }[];
+  flags?: MessageFlags;
+}
+
+/**
+ * A rendered message as a REST body and its uploads. `attachments` always lists exactly the new
+ * files: on an edit that drops every attachment the message had (an old page's chart), on a create
+ * it only carries the alt text. `ephemeral` sets flag 64 (creates only: an edit cannot change it).
+ */
+export function apiMessage(
+  message: DiscordMessage,
+  ephemeral = false,
+): { body: ApiMessageBody; files: RawFile[] } {
+  return {
+    body: {
+      embeds: message.embeds,
+      components: message.components,
+      allowed_mentions: { parse: [] },
+      attachments: message.files.map((file, id) => ({
+        id,
+        filename: file.name,
+        ...(file.description === undefined ? {} : { description: file.description }),
+      })),
+      ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
+    },
+    files: message.files.map((file, index) => ({
+      name: file.name,
+      data: file.attachment,
+      key: `files[${index}]`,
+    })),
+  };
+}
+
+/**
+ * An alert as a channel message through REST (no channel fetch, no gateway cache needed). Discord
+ * drops a second create with the same enforced nonce: a re-send after a crash returns the message
+ * already posted instead of posting it again.
+ */
+export async function postAlert(
+  rest: REST,
+  channelId: string,
+  reply: RenderableReply,
+  idempotencyKey?: string,
+): Promise<void> {
+  const { body, files } = apiMessage(renderDiscord(reply));
+  await rest.post(Routes.channelMessages(channelId), {
+    body: {
+      ...body,
+      ...(idempotencyKey ? { nonce: idempotencyKey.slice(0, 25), enforce_nonce: true } : {}),
+    },
+    files,
+  });
+}
+
+/** Unknown Channel, Unknown Guild, Missing Access, Missing Permissions: retrying cannot help. */
+const PERMANENT_CODES = new Set([10003, 10004, 50001, 50013]);
+
+/**
+ * @discordjs/rest's error classes. Passed in because discord.js loads that package's CommonJS
+ * build and an ESM import gets its own copy of each class: `instanceof` must use the copy that
+ * threw.
+ */
+export interface RestErrorClasses {
+  DiscordAPIError: abstract new (
+    ...args: never[]
+  ) => Error & { code: number | string; status: number };
+  HTTPError: abstract new (...args: never[]) => Error & { status: number };
+  RateLimitError: abstract new (...args: never[]) => Error & { retryAfter: number };
+}
+
+/** What a failed alert send means for its subscription (see AlertSender). */
+export function classifyDiscordSendError(error: unknown, classes: RestErrorClasses): SendFailure {
+  if (error instanceof classes.DiscordAPIError) {
+    if (PERMANENT_CODES.has(Number(error.code)) || error.status === 403 || error.status === 404) {
+      return { kind: "permanent", reason: `Discord: ${error.message}` };
+    }
+    return { kind: "transient", reason: `Discord ${error.status}: ${error.message}` };
+  }
+  if (error instanceof classes.RateLimitError)
+    return { kind: "rate_limited", retryAfterMs: error.retryAfter };
+  if (error instanceof classes.HTTPError)
+    return { kind: "transient", reason: `Discord ${error.status}` };
+  return { kind: "transient", reason: error instanceof Error ? error.message : String(error) };
+}
