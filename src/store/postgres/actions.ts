@@ -7,28 +7,8 @@ import {
 } from "../../core/actions.ts";
 import { randomBytesPooled } from "../../core/random.ts";
 import type { ButtonAction } from "../../core/reply.ts";
+import { decodeId, encodeId, SECRET_BYTES } from "../rows.ts";
 import type { PgDb } from "./db.ts";
-
-/**
- * A button's id, as in the SQLite store: the reply's row number (5 bytes), the button's place in
- * the reply (1) and the reply's 80-bit random secret (10), base64url; the secret is checked in
- * constant time. Any instance on the database answers any button.
- */
-const SECRET_BYTES = 10;
-
-function encodeId(n: number, index: number, secret: Buffer): string {
-  const bytes = Buffer.alloc(16);
-  bytes.writeUIntBE(n, 0, 5);
-  bytes[5] = index;
-  secret.copy(bytes, 6);
-  return bytes.toString("base64url");
-}
-
-function decodeId(id: string): { n: number; index: number; secret: Buffer } | undefined {
-  const bytes = Buffer.from(id, "base64url");
-  if (bytes.length !== 16) return undefined;
-  return { n: bytes.readUIntBE(0, 5), index: bytes[5] ?? 0, secret: bytes.subarray(6) };
-}
 
 interface ReplyRow {
   secret: Buffer;

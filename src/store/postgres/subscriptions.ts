@@ -1,27 +1,6 @@
+import { type SubscriptionRow, toSubscription } from "../rows.ts";
 import type { Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import type { PgDb, Queryable } from "./db.ts";
-
-interface SubscriptionRow {
-  id: number;
-  platform: string;
-  chat_id: string;
-  types: string;
-  created_by: string;
-  created_at: number;
-  paused_at: number | null;
-  pause_reason: string | null;
-}
-
-const toSubscription = (row: SubscriptionRow): Subscription => ({
-  id: row.id,
-  platform: row.platform,
-  chatId: row.chat_id,
-  types: row.types as SubscriptionTypes,
-  createdBy: row.created_by,
-  createdAt: row.created_at,
-  pausedAt: row.paused_at,
-  pauseReason: row.pause_reason,
-});
 
 async function findIn(
   q: Queryable,

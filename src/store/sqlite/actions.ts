@@ -7,29 +7,8 @@ import {
 } from "../../core/actions.ts";
 import { randomBytesPooled } from "../../core/random.ts";
 import type { ButtonAction } from "../../core/reply.ts";
+import { decodeId, encodeId, SECRET_BYTES } from "../rows.ts";
 import type { Db } from "./db.ts";
-
-/**
- * A button's id: 16 bytes, base64url (22 characters, inside Discord's 100 and Telegram's 64
- * bytes): the reply's row number (5 bytes), the button's place in the reply (1) and the reply's
- * 80-bit random secret (10), checked in constant time. A guessed or stale id finds no row or
- * the wrong secret.
- */
-const SECRET_BYTES = 10;
-
-function encodeId(n: number, index: number, secret: Buffer): string {
-  const bytes = Buffer.alloc(16);
-  bytes.writeUIntBE(n, 0, 5);
-  bytes[5] = index;
-  secret.copy(bytes, 6);
-  return bytes.toString("base64url");
-}
-
-function decodeId(id: string): { n: number; index: number; secret: Buffer } | undefined {
-  const bytes = Buffer.from(id, "base64url");
-  if (bytes.length !== 16) return undefined;
-  return { n: bytes.readUIntBE(0, 5), index: bytes[5] ?? 0, secret: bytes.subarray(6) };
-}
 
 interface ReplyRow {
   secret: Buffer;

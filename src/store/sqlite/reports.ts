@@ -1,50 +1,6 @@
-import type {
-  NewReport,
-  ReportKey,
-  ReportKind,
-  ReportStatus,
-  ReportStore,
-  SpamReport,
-} from "../types.ts";
+import { type ReportRow, toReport } from "../rows.ts";
+import type { NewReport, ReportKey, ReportStatus, ReportStore, SpamReport } from "../types.ts";
 import type { Db } from "./db.ts";
-
-interface ReportRow {
-  id: number;
-  platform: string;
-  chat_id: string;
-  user_id: string;
-  user_name: string;
-  wallet: string;
-  contract: string;
-  token_id: string;
-  kind: ReportKind;
-  feedback: string | null;
-  status: ReportStatus;
-  upstream: string | null;
-  attempts: number;
-  next_attempt_at: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-const toReport = (row: ReportRow): SpamReport => ({
-  id: row.id,
-  platform: row.platform,
-  chatId: row.chat_id,
-  userId: row.user_id,
-  userName: row.user_name,
-  wallet: row.wallet,
-  contract: row.contract,
-  tokenId: row.token_id,
-  kind: row.kind,
-  feedback: row.feedback,
-  status: row.status,
-  upstream: row.upstream,
-  attempts: row.attempts,
-  nextAttemptAt: row.next_attempt_at,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
 
 /** The audit trail of every report: who, where, what, and what the data service answered. */
 export class SqliteReportStore implements ReportStore {
