@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -8,6 +7,7 @@ import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import { privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
+import { freePort } from "./helpers.ts";
 import { POSTGRES_URL, postgresAvailable } from "./services.ts";
 import { dropSchema, freshSchemaName } from "./store/backends.ts";
 import { startTestSimulator } from "./test-simulator.ts";
@@ -16,14 +16,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /**
  * Several instances behind one webhook URL (issue 16): Telegram re-delivers an update it did not

@@ -4,6 +4,7 @@
  * the two backends cannot drift apart.
  */
 import type {
+  DueAlert,
   ReportKind,
   ReportStatus,
   SpamReport,
@@ -92,3 +93,35 @@ export function decodeId(id: string): { n: number; index: number; secret: Buffer
   if (bytes.length !== 16) return undefined;
   return { n: bytes.readUIntBE(0, 5), index: bytes[5] ?? 0, secret: bytes.subarray(6) };
 }
+
+export interface DueRow {
+  id: number;
+  subscription_id: number;
+  platform: string;
+  chat_id: string;
+  attempts: number;
+  note: string | null;
+  address: string;
+  name: string;
+  types: string;
+  minter: string | null;
+  tx_hash: string | null;
+  minted_at: string | null;
+}
+
+export const toAlert = (row: DueRow): DueAlert => ({
+  id: row.id,
+  subscriptionId: row.subscription_id,
+  platform: row.platform,
+  chatId: row.chat_id,
+  attempts: row.attempts,
+  note: row.note,
+  contract: {
+    address: row.address,
+    name: row.name,
+    types: JSON.parse(row.types) as string[],
+    minter: row.minter ?? undefined,
+    txHash: row.tx_hash ?? undefined,
+    mintedAt: row.minted_at ?? undefined,
+  },
+});

@@ -1,38 +1,7 @@
+import { type DueRow, toAlert } from "../rows.ts";
 import type { DueAlert, NewContract, OutboxStore, Subscription } from "../types.ts";
 import { wants } from "../wants.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
-
-interface DueRow {
-  id: number;
-  subscription_id: number;
-  platform: string;
-  chat_id: string;
-  attempts: number;
-  note: string | null;
-  address: string;
-  name: string;
-  types: string;
-  minter: string | null;
-  tx_hash: string | null;
-  minted_at: string | null;
-}
-
-const toAlert = (row: DueRow): DueAlert => ({
-  id: row.id,
-  subscriptionId: row.subscription_id,
-  platform: row.platform,
-  chatId: row.chat_id,
-  attempts: row.attempts,
-  note: row.note,
-  contract: {
-    address: row.address,
-    name: row.name,
-    types: JSON.parse(row.types) as string[],
-    minter: row.minter ?? undefined,
-    txHash: row.tx_hash ?? undefined,
-    mintedAt: row.minted_at ?? undefined,
-  },
-});
 
 /** New contracts and the alerts owed for them, shared by every instance. */
 export class PgOutboxStore implements OutboxStore {
