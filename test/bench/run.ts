@@ -17,7 +17,8 @@ async function main(): Promise<void> {
   ];
   const suites: [string, () => Promise<{ name: string; value: string }[]>][] = [
     ["Process (compiled bot, fresh children)", benchProcess],
-    ["Warm commands through the production wiring", benchDispatch],
+    ["Warm commands through the production wiring", () => benchDispatch()],
+    ["Warm commands, scaled-out wiring (PostgreSQL + Redis)", () => benchDispatch(true)],
     ["Charts (800x400 PNG)", benchCharts],
     [
       "Cold /nft vs its two GETs made bare in parallel, service on loopback with no latency",

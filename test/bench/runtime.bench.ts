@@ -11,6 +11,9 @@ import { newInvocationId } from "../../src/core/runtime.ts";
 import { createLogger, logFileDestination } from "../../src/log.ts";
 import { renderTelegram } from "../../src/render/telegram.ts";
 import type { startSimulator } from "../../src/simulator/index.ts";
+import { deleteKeys, testPrefix } from "../redis-helpers.ts";
+import { POSTGRES_URL, REDIS_URL } from "../services.ts";
+import { dropSchema, freshSchemaName } from "../store/backends.ts";
 import type { BenchRow } from "./report.ts";
 
 /**
@@ -120,10 +123,36 @@ export async function command(bot: Bot, name: string, text: string): Promise<voi
   renderTelegram(reply);
 }
 
-/** Warm cache: the bot's own cost per command, over a mix of commands, one after another. */
-export async function benchDispatch(): Promise<BenchRow[]> {
+/** The shared backends of a scaled-out instance: a fresh PostgreSQL schema and Redis key prefix. */
+async function sharedBackends(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  const schema = freshSchemaName();
+  const prefix = testPrefix("bench");
+  return {
+    env: {
+      DATABASE_URL: POSTGRES_URL,
+      DATABASE_SCHEMA: schema,
+      REDIS_URL: REDIS_URL,
+      REDIS_KEY_PREFIX: prefix,
+    },
+    async drop() {
+      await dropSchema(schema);
+      await deleteKeys(prefix);
+    },
+  };
+}
+
+/**
+ * Warm cache: the bot's own cost per command, over a mix of commands, one after another. `shared`:
+ * the same on PostgreSQL + Redis (the scaled-out wiring) instead of SQLite.
+ */
+export async function benchDispatch(shared = false): Promise<BenchRow[]> {
   const sim = await startChildSimulator(0);
-  const { bot, close } = await productionBot(sim);
+  const backends = shared ? await sharedBackends() : undefined;
+  const { bot, close: closeBot } = await productionBot(sim, backends?.env ?? {});
+  const close = async () => {
+    await closeBot();
+    await backends?.drop();
+  };
   const f = sim.fixtures;
   const mix = [
     ["top", "volume 1d 10"],
@@ -170,7 +199,12 @@ export async function benchDispatch(): Promise<BenchRow[]> {
     return `p50 ${quantile(sorted, 0.5).toFixed(3)} ms, p99 ${quantile(sorted, 0.99).toFixed(3)} ms`;
   };
   return [
-    { name: "production wiring", value: WIRING },
+    {
+      name: "production wiring",
+      value: shared
+        ? WIRING.replace("SQLite in a temp dir", "PostgreSQL + Redis on loopback")
+        : WIRING,
+    },
     {
       name: `warm commands per second, mix of /${mix.map(([name]) => name).join(", /")} (one at a time; goal >= 8,000)`,
       value: (all.length / (elapsed / 1000)).toFixed(0),
