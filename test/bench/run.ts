@@ -29,6 +29,10 @@ async function main(): Promise<void> {
       () => benchColdNft(20),
     ],
     [
+      "Cold /nft vs its two GETs made bare in parallel, service answering in 20 ms, scaled-out wiring (PostgreSQL + Redis)",
+      () => benchColdNft(20, true),
+    ],
+    [
       "Alerts: one mint to 1,000 Telegram chats + 1,000 Discord channels (subscribed interleaved)",
       () => benchAlertFanOut({ telegramChats: 1000, discordChannels: 1000, order: "interleaved" }),
     ],

@@ -225,15 +225,21 @@ export async function benchDispatch(shared = false): Promise<BenchRow[]> {
 /**
  * Cold /nft (nothing cached) through the production wiring vs the same two GETs it makes (details
  * and the first owners), bare with undici and in parallel as /nft makes them, with the simulator in
- * its own process answering after `latencyMs`.
+ * its own process answering after `latencyMs`. `shared`: on PostgreSQL + Redis instead of SQLite.
  */
-export async function benchColdNft(latencyMs: number): Promise<BenchRow[]> {
+export async function benchColdNft(latencyMs: number, shared = false): Promise<BenchRow[]> {
   const sim = await startChildSimulator(latencyMs);
   const f = sim.fixtures;
-  const { bot, close } = await productionBot(sim, {
+  const backends = shared ? await sharedBackends() : undefined;
+  const { bot, close: closeBot } = await productionBot(sim, {
     CACHE_TTL_NFT_S: "0",
     CACHE_TTL_OWNERSHIP_S: "0",
+    ...backends?.env,
   });
+  const close = async () => {
+    await closeBot();
+    await backends?.drop();
+  };
   const agent = new Agent({ keepAliveTimeout: 30_000 });
   const base = `${sim.url}/foundational/v1beta2/nfts/${f.token.contract}/${f.token.tokenId}`;
   const get = async (url: string) => {
@@ -264,7 +270,7 @@ export async function benchColdNft(latencyMs: number): Promise<BenchRow[]> {
   await agent.close();
   await close();
   sim.close();
-  const at = `service latency ${latencyMs} ms`;
+  const at = `service latency ${latencyMs} ms${shared ? ", PostgreSQL + Redis" : ""}`;
   const ratio = median(botMs) / median(bareMs);
   return [
     {
