@@ -3,6 +3,10 @@
  * schemas), how a row becomes the interfaces' value, and how a button id is made. One place, so
  * the two backends cannot drift apart.
  */
+import { timingSafeEqual } from "node:crypto";
+import type { Address } from "../api/validate.ts";
+import type { CollectionSource, IndexedCollection } from "../core/known-collections.ts";
+import type { ButtonAction } from "../core/reply.ts";
 import type {
   DueAlert,
   ReportKind,
@@ -125,3 +129,41 @@ export const toAlert = (row: DueRow): DueAlert => ({
     mintedAt: row.minted_at ?? undefined,
   },
 });
+
+export interface CollectionRow {
+  address: string;
+  name: string;
+  symbol: string;
+  top_rank: number | null;
+  source: string;
+  seen_at: number;
+}
+
+export const toCollection = (row: CollectionRow): IndexedCollection => ({
+  address: row.address as Address,
+  name: row.name,
+  symbol: row.symbol,
+  rank: row.top_rank ?? undefined,
+  source: row.source as CollectionSource,
+  seenAt: row.seen_at,
+});
+
+/** A reply's stored buttons: one row, its secret and its actions (JSON) in button order. */
+export interface ReplyRow {
+  secret: Buffer;
+  platform: string;
+  chat_id: string;
+  user_id: string;
+  actions: string;
+  expires_at: number;
+}
+
+/** Whether a decoded id carries its reply's secret (compared in constant time). */
+export function sameSecret(row: ReplyRow, key: { secret: Buffer }): boolean {
+  return row.secret.length === key.secret.length && timingSafeEqual(row.secret, key.secret);
+}
+
+/** The button at `index` of a reply's row, if it has one. */
+export function actionAt(row: ReplyRow, index: number): ButtonAction | undefined {
+  return (JSON.parse(row.actions) as ButtonAction[])[index];
+}

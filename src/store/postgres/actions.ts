@@ -1,4 +1,3 @@
-import { timingSafeEqual } from "node:crypto";
 import {
   type ActionStore,
   DEFAULT_MAX_ACTIONS_PER_USER,
@@ -6,18 +5,8 @@ import {
   type StoredAction,
 } from "../../core/actions.ts";
 import { randomBytesPooled } from "../../core/random.ts";
-import type { ButtonAction } from "../../core/reply.ts";
-import { decodeId, encodeId, SECRET_BYTES } from "../rows.ts";
+import { actionAt, decodeId, encodeId, type ReplyRow, SECRET_BYTES, sameSecret } from "../rows.ts";
 import type { PgDb } from "./db.ts";
-
-interface ReplyRow {
-  secret: Buffer;
-  platform: string;
-  chat_id: string;
-  user_id: string;
-  actions: string;
-  expires_at: number;
-}
 
 /** Button actions in PostgreSQL: a reply's buttons are one row; the per-person cap drops whole replies. */
 export class PgActionStore implements ActionStore {
@@ -71,9 +60,8 @@ export class PgActionStore implements ActionStore {
       [key.n],
     );
     const row = rows[0];
-    if (!row || row.secret.length !== key.secret.length || !timingSafeEqual(row.secret, key.secret))
-      return undefined;
-    const action = (JSON.parse(row.actions) as ButtonAction[])[key.index];
+    if (!row || !sameSecret(row, key)) return undefined;
+    const action = actionAt(row, key.index);
     if (!action) return undefined;
     return {
       id,

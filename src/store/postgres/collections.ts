@@ -1,37 +1,21 @@
 import type { Address } from "../../api/validate.ts";
 import {
   type CollectionIndexStore,
-  type CollectionSource,
   type IndexedCollection,
   nameKey,
 } from "../../core/known-collections.ts";
+import { type CollectionRow, toCollection } from "../rows.ts";
 import type { PgDb } from "./db.ts";
-
-interface Row {
-  address: string;
-  name: string;
-  symbol: string;
-  top_rank: number | null;
-  source: string;
-  seen_at: number;
-}
 
 /** The collection index in PostgreSQL, shared by every instance. */
 export class PgCollectionIndexStore implements CollectionIndexStore {
   constructor(private readonly db: PgDb) {}
 
   async load(): Promise<IndexedCollection[]> {
-    const { rows } = await this.db.query<Row>(
+    const { rows } = await this.db.query<CollectionRow>(
       "SELECT address, name, symbol, top_rank, source, seen_at FROM known_collections",
     );
-    return rows.map((row) => ({
-      address: row.address as Address,
-      name: row.name,
-      symbol: row.symbol,
-      rank: row.top_rank ?? undefined,
-      source: row.source as CollectionSource,
-      seenAt: row.seen_at,
-    }));
+    return rows.map(toCollection);
   }
 
   /** One transaction; the puts as one multi-row upsert from arrays (one round trip). */

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from "node:crypto";
 import {
   type ActionStore,
   DEFAULT_MAX_ACTIONS_PER_USER,
@@ -7,17 +6,8 @@ import {
 } from "../../core/actions.ts";
 import { randomBytesPooled } from "../../core/random.ts";
 import type { ButtonAction } from "../../core/reply.ts";
-import { decodeId, encodeId, SECRET_BYTES } from "../rows.ts";
+import { actionAt, decodeId, encodeId, type ReplyRow, SECRET_BYTES, sameSecret } from "../rows.ts";
 import type { Db } from "./db.ts";
-
-interface ReplyRow {
-  secret: Buffer;
-  platform: string;
-  chat_id: string;
-  user_id: string;
-  actions: string;
-  expires_at: number;
-}
 
 /**
  * Button actions in SQLite: buttons under old messages keep working after a restart. A reply's
@@ -140,12 +130,7 @@ export class SqliteActionStore implements ActionStore {
     const key = decodeId(id);
     const row = key && this.select.get(key.n);
     const found =
-      key &&
-      row &&
-      row.secret.length === key.secret.length &&
-      timingSafeEqual(row.secret, key.secret)
-        ? { row, action: (JSON.parse(row.actions) as ButtonAction[])[key.index] }
-        : undefined;
+      key && row && sameSecret(row, key) ? { row, action: actionAt(row, key.index) } : undefined;
     if (found && !found.action) return undefined;
     // An id issued before buttons were stored a reply to a row.
     const old = found ? undefined : this.selectV1.get(id);

@@ -1,20 +1,11 @@
 import type { Address } from "../../api/validate.ts";
 import {
   type CollectionIndexStore,
-  type CollectionSource,
   type IndexedCollection,
   nameKey,
 } from "../../core/known-collections.ts";
+import { type CollectionRow, toCollection } from "../rows.ts";
 import type { Db } from "./db.ts";
-
-interface Row {
-  address: string;
-  name: string;
-  symbol: string;
-  top_rank: number | null;
-  source: string;
-  seen_at: number;
-}
 
 /** The collection index in SQLite: what the bot knew of collections survives a restart. */
 export class SqliteCollectionIndexStore implements CollectionIndexStore {
@@ -31,20 +22,13 @@ export class SqliteCollectionIndexStore implements CollectionIndexStore {
          seen_at = excluded.seen_at`,
     );
     this.remove = db.prepare("DELETE FROM known_collections WHERE address = ?");
-    this.selectAll = db.prepare<[], Row>(
+    this.selectAll = db.prepare<[], CollectionRow>(
       "SELECT address, name, symbol, top_rank, source, seen_at FROM known_collections",
     );
   }
 
   async load(): Promise<IndexedCollection[]> {
-    return this.selectAll.all().map((row) => ({
-      address: row.address as Address,
-      name: row.name,
-      symbol: row.symbol,
-      rank: row.top_rank ?? undefined,
-      source: row.source as CollectionSource,
-      seenAt: row.seen_at,
-    }));
+    return this.selectAll.all().map(toCollection);
   }
 
   async write(change: {
