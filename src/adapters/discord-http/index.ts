@@ -3,13 +3,12 @@ import { DiscordAPIError, HTTPError, RateLimitError, REST } from "@discordjs/res
 import { type APIApplication, type APIInteraction, Routes } from "discord-api-types/v10";
 import type { SendFailure } from "../../alerts/delivery.ts";
 import type { RenderableReply } from "../../core/reply.ts";
-import type { Runtime } from "../../core/runtime.ts";
 import { StartupError } from "../../errors.ts";
 import type { HttpRoute } from "../../http/host.ts";
-import type { Logger } from "../../log.ts";
 import { registerSlashCommands } from "../discord/commands.ts";
-import { classifyDiscordSendError, postAlert } from "../discord/rest-messages.ts";
-import { type SharedPace, SteadyPace } from "../pace.ts";
+import type { DiscordAdapterOptions } from "../discord/index.ts";
+import { alertPace, classifyDiscordSendError, postAlert } from "../discord/rest-messages.ts";
+import type { SteadyPace } from "../pace.ts";
 import type { ChatAdapter } from "../types.ts";
 import { INTERACTIONS_PATH } from "./endpoint.ts";
 import { handleInteraction, UnsupportedInteraction } from "./interactions.ts";
@@ -25,25 +24,10 @@ const MAX_BODY_BYTES = 256 * 1024;
 
 const DISCORD_API_URL = "https://discord.com/api";
 
-export interface DiscordHttpAdapterOptions {
-  /** The bot token: alerts and registration go through REST with it. */
-  token: string;
+/** The gateway adapter's options, with the key interactions are signed with. */
+export interface DiscordHttpAdapterOptions extends DiscordAdapterOptions {
   /** The application's public key (hex), that every interaction is signed with. */
   publicKey: string;
-  runtime: Runtime;
-  logger: Logger;
-  /** REST base (a proxy, or a fake in tests), e.g. http://127.0.0.1:8080/api. */
-  apiUrl?: string | undefined;
-  guildId?: string | undefined;
-  registerOnStart?: boolean;
-  /** How long to wait for an answer before deferring; Discord drops a response after 3 s. */
-  deferAfterMs?: number;
-  /** Alert sends in flight at once (waiting for their turn included). */
-  maxInFlight?: number;
-  /** Alert sends started per second, evenly spaced, under Discord's global 50. */
-  globalPerSecond?: number;
-  /** With Redis: Discord's global limit counted across every instance of the bot token. */
-  sharedPace?: SharedPace | undefined;
   /** The wall clock in ms, against which signature timestamps are judged. */
   now?: () => number;
 }
@@ -75,12 +59,7 @@ export class DiscordHttpAdapter implements ChatAdapter {
     this.connectsTo = options.apiUrl ?? DISCORD_API_URL;
     this.key = ed25519PublicKey(options.publicKey);
     this.maxInFlight = options.maxInFlight ?? 16;
-    const { sharedPace } = options;
-    this.pace = new SteadyPace(
-      options.globalPerSecond ?? 47,
-      undefined,
-      sharedPace ? () => sharedPace.acquire("discord:global") : undefined,
-    );
+    this.pace = alertPace(options);
     this.rest = new REST({ api: this.connectsTo, version: "10" }).setToken(options.token);
     this.rest.on("rateLimited", (info) =>
       options.logger.debug(

@@ -20,11 +20,11 @@ import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
-import { type SharedPace, SteadyPace } from "../pace.ts";
+import type { SharedPace, SteadyPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
 import { within } from "../within.ts";
 import { registerSlashCommands } from "./commands.ts";
-import { classifyDiscordSendError, postAlert } from "./rest-messages.ts";
+import { alertPace, classifyDiscordSendError, postAlert } from "./rest-messages.ts";
 
 export interface DiscordAdapterOptions {
   token: string;
@@ -76,12 +76,7 @@ export class DiscordAdapter implements ChatAdapter {
   constructor(private readonly options: DiscordAdapterOptions) {
     this.connectsTo = options.apiUrl ?? DISCORD_API_URL;
     this.maxInFlight = options.maxInFlight ?? 16;
-    const { sharedPace } = options;
-    this.pace = new SteadyPace(
-      options.globalPerSecond ?? 47,
-      undefined,
-      sharedPace ? () => sharedPace.acquire("discord:global") : undefined,
-    );
+    this.pace = alertPace(options);
     this.client = new Client({
       // Slash commands and buttons arrive as interactions: no message or member intents needed.
       intents: [GatewayIntentBits.Guilds],

@@ -8,6 +8,7 @@ import {
 import type { SendFailure } from "../../alerts/delivery.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import { type DiscordActionRow, type DiscordMessage, renderDiscord } from "../../render/discord.ts";
+import { type SharedPace, SteadyPace } from "../pace.ts";
 
 /**
  * Messages as Discord's REST API takes them, for the two Discord adapters: the gateway one (on
@@ -104,4 +105,20 @@ export function classifyDiscordSendError(error: unknown, classes: RestErrorClass
   if (error instanceof classes.HTTPError)
     return { kind: "transient", reason: `Discord ${error.status}` };
   return { kind: "transient", reason: error instanceof Error ? error.message : String(error) };
+}
+
+/**
+ * The pace of alert sends under Discord's global limit (47 a second by default), for both Discord
+ * adapters; with Redis, the bot token's other instances count too.
+ */
+export function alertPace(options: {
+  globalPerSecond?: number | undefined;
+  sharedPace?: SharedPace | undefined;
+}): SteadyPace {
+  const { sharedPace } = options;
+  return new SteadyPace(
+    options.globalPerSecond ?? 47,
+    undefined,
+    sharedPace ? () => sharedPace.acquire("discord:global") : undefined,
+  );
 }
