@@ -75,6 +75,16 @@ export interface DueAlert {
   contract: NewContract;
 }
 
+/** A poll's new contracts, whom to alert, and where the cursor moves: recorded at once. */
+export interface NewBatch {
+  contracts: NewContract[];
+  subscriptions: readonly Pick<Subscription, "id" | "types">[] | "active";
+  cursorKey: string;
+  cursor: string;
+  note: string | null;
+  now: number;
+}
+
 /**
  * New contracts and the alerts owed for them. Recording a batch is one transaction (insert the
  * unseen contracts, enqueue one row per matching subscription, move the cursor), and marking an
@@ -85,14 +95,7 @@ export interface OutboxStore {
    * `subscriptions`: those to enqueue for, or "active" for every subscription not paused, read
    * inside the same transaction (a chat subscribing meanwhile is either in the batch or after it).
    */
-  record(input: {
-    contracts: NewContract[];
-    subscriptions: readonly Pick<Subscription, "id" | "types">[] | "active";
-    cursorKey: string;
-    cursor: string;
-    note: string | null;
-    now: number;
-  }): Promise<{ fresh: NewContract[]; enqueued: number }>;
+  record(input: NewBatch): Promise<{ fresh: NewContract[]; enqueued: number }>;
   /**
    * Alerts due now for active subscriptions (of one platform when given), oldest first, claimed
    * or not: a read, for inspection. Delivery claims instead.

@@ -1,5 +1,5 @@
 import { type DueRow, toAlert } from "../rows.ts";
-import type { DueAlert, NewContract, OutboxStore, Subscription } from "../types.ts";
+import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import { wants } from "../wants.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
 
@@ -7,14 +7,7 @@ import { DB_NOW_MS, type PgDb } from "./db.ts";
 export class PgOutboxStore implements OutboxStore {
   constructor(private readonly db: PgDb) {}
 
-  async record(input: {
-    contracts: NewContract[];
-    subscriptions: readonly Pick<Subscription, "id" | "types">[] | "active";
-    cursorKey: string;
-    cursor: string;
-    note: string | null;
-    now: number;
-  }): Promise<{ fresh: NewContract[]; enqueued: number }> {
+  async record(input: NewBatch): Promise<{ fresh: NewContract[]; enqueued: number }> {
     return this.db.tx(async (client) => {
       const subscriptions =
         input.subscriptions === "active"

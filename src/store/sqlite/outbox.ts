@@ -1,5 +1,5 @@
 import { type DueRow, toAlert } from "../rows.ts";
-import type { DueAlert, NewContract, OutboxStore, Subscription } from "../types.ts";
+import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import { wants } from "../wants.ts";
 import type { Db } from "./db.ts";
 
@@ -11,14 +11,7 @@ import type { Db } from "./db.ts";
 export class SqliteOutboxStore implements OutboxStore {
   constructor(private readonly db: Db) {}
 
-  async record(input: {
-    contracts: NewContract[];
-    subscriptions: readonly Pick<Subscription, "id" | "types">[] | "active";
-    cursorKey: string;
-    cursor: string;
-    note: string | null;
-    now: number;
-  }): Promise<{ fresh: NewContract[]; enqueued: number }> {
+  async record(input: NewBatch): Promise<{ fresh: NewContract[]; enqueued: number }> {
     const insertSeen = this.db.prepare(
       "INSERT OR IGNORE INTO seen_contracts (address, name, types, minter, tx_hash, minted_at, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
     );
