@@ -24,21 +24,32 @@ export interface CutOptions {
  * a different emoji.
  */
 export function cutText(text: string, max: number, options: CutOptions = {}): string {
-  const size = options.unit === "utf16" ? codeUnits : codePoints;
+  const utf16 = options.unit === "utf16";
+  const size = utf16 ? codeUnits : codePoints;
   const mark = options.mark ?? "…";
   // A text of at most `max` UTF-16 units has at most `max` code points too.
   if (text.length <= max || size(text) <= max) return text;
   const budget = max - size(mark);
   if (budget < 0) return cutText(mark, Math.max(0, max), { ...options, mark: "" });
-  let kept = "";
-  let used = 0;
-  for (const { segment } of graphemes.segment(text)) {
-    const cost = size(segment);
-    if (used + cost > budget) break;
-    kept += segment;
-    used += cost;
+  // The first code unit beyond the budget, then the start of the grapheme holding it: the last
+  // boundary within the budget. ICU finds it from the nearest safe point, so a cut costs the same
+  // for a 40-character name and a 6,000-character page; walking every grapheme up to the budget
+  // was half the renderers' time.
+  const end = utf16 ? budget : codeUnitAfter(text, budget);
+  const start = graphemes.segment(text).containing(end)?.index ?? end;
+  return text.slice(0, start) + mark;
+}
+
+/** The code unit index just past the first `points` code points of `text`. */
+function codeUnitAfter(text: string, points: number): number {
+  let index = 0;
+  for (let seen = 0; seen < points && index < text.length; seen++) {
+    const code = text.charCodeAt(index);
+    const pair =
+      code >= 0xd800 && code <= 0xdbff && (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00;
+    index += pair ? 2 : 1;
   }
-  return kept + mark;
+  return index;
 }
 
 /** At most `max` code points of `text`, cut without a mark and never inside a grapheme. */

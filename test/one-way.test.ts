@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { flattenProfile } from "../commands/profile.ts";
 import { reportsCsv } from "../commands/reports.ts";
@@ -87,6 +88,47 @@ describe("text cutting never splits a grapheme", () => {
     expect(cutText(text, 8, { mark: "" })).toBe("abc");
     expect(sliceChars(text, 5)).toBe("abc");
     expect(cutText("short", 5)).toBe("short");
+  });
+
+  it("cutText agrees with walking the graphemes one by one, for any text and limit", () => {
+    const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+    const walk = (text: string, max: number, unit: "char" | "utf16", mark: string): string => {
+      const size = (s: string) => (unit === "utf16" ? s.length : [...s].length);
+      if (size(text) <= max) return text;
+      const budget = max - size(mark);
+      if (budget < 0) return walk(mark, Math.max(0, max), unit, "");
+      let kept = "";
+      for (const { segment } of segmenter.segment(text)) {
+        if (size(kept) + size(segment) > budget) break;
+        kept += segment;
+      }
+      return kept + mark;
+    };
+    const pieces = fc.constantFrom(
+      "a",
+      "é",
+      "e\u0301",
+      FAMILY,
+      "🇺🇦",
+      "👍🏽",
+      "\ud83d",
+      "\ude00",
+      "\u200d",
+      "\r\n",
+      " ",
+    );
+    fc.assert(
+      fc.property(
+        fc.array(pieces, { maxLength: 40 }).map((parts) => parts.join("")),
+        fc.nat({ max: 60 }),
+        fc.constantFrom<"char" | "utf16">("char", "utf16"),
+        fc.constantFrom("…", "", "...", FAMILY),
+        (text, max, unit, mark) => {
+          expect(cutText(text, max, { unit, mark })).toBe(walk(text, max, unit, mark));
+        },
+      ),
+      { numRuns: 3000, seed: 7 },
+    );
   });
 
   it("renderers' truncate (Discord and Telegram limits, in UTF-16 units)", () => {
