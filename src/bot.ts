@@ -2,8 +2,11 @@ import { configuredAdapters } from "./adapters/index.ts";
 import type { ChatAdapter } from "./adapters/types.ts";
 import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
 import { isDeadLocalHolder, leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
+import { UpstreamBudget } from "./api/budget.ts";
+import { ResponseCache } from "./api/cache.ts";
 import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
 import { openShared, redactRedisUrl, type Shared } from "./cache/index.ts";
+import type { Chain } from "./chains.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
 import type { Runtime } from "./core/runtime.ts";
@@ -33,7 +36,12 @@ export interface BotDeps {
 
 export interface Bot {
   runtime: Runtime;
+  /** The first (default) chain's client. */
   api: ApiClient;
+  /** The chains served, the default first, with their data-service URLs resolved. */
+  chains: readonly Chain[];
+  /** Each chain's client, by chain id (one cache and one upstream budget between them). */
+  apis: ReadonlyMap<string, ApiClient>;
   /** The store (SQLite, or PostgreSQL with DATABASE_URL). */
   store: Store;
   /** The SQLite database, when the store is SQLite's: for operators' checks and tests. */
@@ -92,14 +100,16 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
   }
 }
 
-/** The data service to use: the configured one, or the embedded simulator started for it. */
-async function dataService(
+/**
+ * Each chain's data service: the configured ones, or the embedded simulator started for them all
+ * (one server, a path prefix per chain).
+ */
+async function dataServices(
   config: Config,
   logger: Logger,
   opened: (() => unknown)[],
-): Promise<{ url: string; apiKey: string | undefined; simulator: Simulator | undefined }> {
-  if (config.api.baseUrl !== undefined)
-    return { url: config.api.baseUrl, apiKey: config.api.apiKey, simulator: undefined };
+): Promise<{ chains: Chain[]; simulator: Simulator | undefined }> {
+  if (!config.simulated) return { chains: config.chains, simulator: undefined };
   // Loaded only when used: the simulator's world is large, and the real service needs none of it.
   const { startSimulator } = await import("./simulator/index.ts");
   const simulator = await listen(
@@ -111,11 +121,20 @@ async function dataService(
         apiKey: config.simulator.apiKey,
         seed: config.simulator.seed,
         mintIntervalMs: config.simulator.mintIntervalMs,
+        chains: config.chains.map((chain) => chain.id),
       }),
   );
   opened.push(() => simulator.close());
-  logger.info({ url: simulator.url }, "no API_BASE_URL: using the embedded simulator");
-  return { url: simulator.url, apiKey: simulator.apiKey, simulator };
+  logger.info(
+    { url: simulator.url, chains: simulator.chains },
+    "no API_BASE_URL: using the embedded simulator",
+  );
+  const chains = config.chains.map((chain) => ({
+    ...chain,
+    baseUrl: simulator.urlOf(chain.id),
+    apiKey: simulator.apiKey,
+  }));
+  return { chains, simulator };
 }
 
 /** The data-service client's settings, taken from the bot's (src/api knows nothing of Config). */
@@ -169,15 +188,24 @@ function sharedParts(
 
 async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): Promise<Bot> {
   const { logger } = deps;
-  const service = await dataService(config, logger, opened);
-  const { simulator } = service;
+  const { chains, simulator } = await dataServices(config, logger, opened);
   const shared = sharedParts(config, logger, opened);
-  const api = createApiClient(
-    apiClientSettings(config, service.url, service.apiKey),
-    logger.child({ part: "api" }),
-    shared ? { cache: shared.cache, budget: shared.budget } : {},
-  );
-  opened.push(() => api.close());
+  // One client per chain, all on one answer cache (its keys hold the base URL) and one upstream
+  // budget: more chains never mean more memory or more requests a second.
+  const cache = shared?.cache ?? new ResponseCache(config.cache);
+  const budget = shared?.budget ?? new UpstreamBudget(config.api.budget);
+  const apis = new Map<string, ApiClient>();
+  for (const chain of chains) {
+    const client = createApiClient(
+      apiClientSettings(config, chain.baseUrl ?? "", chain.apiKey),
+      logger.child({ part: "api", ...(chains.length > 1 ? { chain: chain.id } : {}) }),
+      { cache, budget },
+    );
+    opened.push(() => client.close());
+    apis.set(chain.id, client);
+  }
+  const api = apis.get(chains[0]?.id ?? "") as ApiClient;
+  const service = { url: chains[0]?.baseUrl ?? "" };
   const { store, db } = await openStore(config);
   opened.push(() => store.close());
   const stores = openStores(store, logger);
@@ -265,7 +293,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     charts: () => ({ hits: charts.hits, misses: charts.misses }),
   });
   runtime.onOutcome = metrics.onCommand;
-  api.observeRequests(metrics.onUpstream);
+  for (const client of apis.values()) client.observeRequests(metrics.onUpstream);
   const health = async (): Promise<Health> => {
     const connected: Record<string, boolean> = {};
     for (const adapter of adapters) connected[adapter.platform] = adapter.healthy();
@@ -297,6 +325,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const bot: Bot = {
     runtime,
     api,
+    chains,
+    apis,
     store,
     db,
     simulator,

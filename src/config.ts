@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { z } from "zod";
+import { type Chain, ChainsError, parseChains, SIMULATOR_CHAIN_IDS } from "./chains.ts";
 import {
   bool,
   emptyToUndefined,
@@ -25,6 +26,8 @@ const SECRET_VARIABLES = new Set([
   "TELEGRAM_BOT_TOKEN",
   "TELEGRAM_WEBHOOK_SECRET",
   "SIMULATOR_API_KEY",
+  // Its JSON form may carry API keys.
+  "CHAINS",
   // It may carry a password.
   "REDIS_URL",
 ]);
@@ -44,6 +47,11 @@ function isUrlOf(value: string, protocols: readonly string[]): boolean {
  * line here (and one in .env.example); its type follows.
  */
 const SettingsSchema = z.object({
+  /**
+   * The chains served (src/chains.ts): `ethereum=https://…,base=https://…` or a JSON array; the
+   * first is the default. Unset: ethereum on API_BASE_URL, or every chain of the simulator.
+   */
+  chains: env("CHAINS", optionalString),
   api: z.object({
     /** Undefined: the bot starts the embedded simulator and uses it. */
     baseUrl: env("API_BASE_URL", optionalUrl),
@@ -322,6 +330,7 @@ const DEFAULT_WEBHOOK_PORT = 8443;
  */
 function complete(settings: Settings) {
   const { api, cache, collectionIndexRefreshMs, http, telegram, discord, ...rest } = settings;
+  const chains = resolveChains(settings);
   if (api.retryMinDelayMs > api.retryMaxDelayMs) {
     throw new ConfigError(
       "Invalid setting API_RETRY_MIN_DELAY_MS: must not exceed API_RETRY_MAX_DELAY_MS",
@@ -356,6 +365,9 @@ function complete(settings: Settings) {
       : undefined;
   return {
     ...rest,
+    chains,
+    /** Every chain's data comes from the embedded simulator (no URL set anywhere). */
+    simulated: chains.every((chain) => chain.baseUrl === undefined),
     api,
     collectionIndexRefreshMs,
     cache: { ...cache, maxEntryBytes: cache.maxEntryBytes ?? Math.floor(cache.maxBytes / 16) },
@@ -371,6 +383,37 @@ function complete(settings: Settings) {
      */
     discord: { ...discord, mode: discord.publicKey ? ("http" as const) : ("gateway" as const) },
   };
+}
+
+/**
+ * CHAINS, completed: the first chain takes API_BASE_URL when it has no URL of its own, API_KEY is
+ * every chain's key unless it has one, EXPLORER_URL is the explorer of a lone ethereum. Either no
+ * chain has a URL (the embedded simulator serves them all) or every chain has one.
+ */
+function resolveChains(settings: Settings): Chain[] {
+  const { api } = settings;
+  let chains: Chain[];
+  try {
+    chains =
+      settings.chains === undefined && api.baseUrl === undefined
+        ? parseChains(SIMULATOR_CHAIN_IDS.join(","), undefined)
+        : parseChains(settings.chains, api.baseUrl);
+  } catch (error) {
+    if (error instanceof ChainsError)
+      throw new ConfigError(`Invalid setting CHAINS: ${error.message}`);
+    throw error;
+  }
+  const [first] = chains;
+  if (first && first.baseUrl === undefined) first.baseUrl = api.baseUrl;
+  if (settings.chains === undefined && first) first.explorer = settings.explorerUrl;
+  const missing = chains.filter((chain) => chain.baseUrl === undefined);
+  if (missing.length > 0 && missing.length < chains.length) {
+    throw new ConfigError(
+      `Invalid setting CHAINS: chain "${missing[0]?.id}" has no data-service URL (give each chain one, e.g. ${missing[0]?.id}=https://…, or none to use the embedded simulator)`,
+    );
+  }
+  for (const chain of chains) chain.apiKey ??= api.apiKey;
+  return chains;
 }
 
 /**
@@ -446,6 +489,7 @@ function redisSecrets(url: string | undefined): string[] {
 export function secretsOf(config: Config): string[] {
   return [
     config.api.apiKey,
+    ...config.chains.map((chain) => chain.apiKey),
     config.discord.token,
     config.telegram.token,
     config.telegram.webhook?.secret,

@@ -77,7 +77,17 @@ export interface SimulatorOptions {
    * of CPU.
    */
   world?: World;
+  /**
+   * The chains served, the first also without a prefix (default ["ethereum"]): chain C's base URL
+   * is `${url}/C`, and each chain is a world of its own, built from the seed and its id (the first
+   * from the seed alone, as with one chain). Only SPAM_CHAINS have spam data; on the others no
+   * contract is spam and the report endpoints answer 404.
+   */
+  chains?: readonly string[];
 }
+
+/** The simulator's chains with spam detection (the service has it on two chains). */
+export const SPAM_CHAINS: ReadonlySet<string> = new Set(["ethereum", "polygon"]);
 
 export interface RecordedRequest {
   method: string;
@@ -88,13 +98,21 @@ export interface RecordedRequest {
   /** Parsed JSON body, the raw text when it is not JSON, undefined when empty. */
   body: unknown;
   apiKey: string | undefined;
+  /** The chain the path was for (its prefix, or the first chain without one). */
+  chain: string;
   /** Date.now() on arrival (wall clock, for measuring retry delays). */
   at: number;
 }
 
 export interface Simulator {
-  /** e.g. http://127.0.0.1:41234 (no trailing slash). */
+  /** e.g. http://127.0.0.1:41234 (no trailing slash): the first chain's base URL. */
   url: string;
+  /** The chains served, the first one first. */
+  chains: readonly string[];
+  /** A chain's own base URL, `${url}/<chain>`; throws for a chain not served. */
+  urlOf(chain: string): string;
+  /** A chain's fixtures (what `fixtures` is for the first). */
+  fixturesOf(chain: string): Fixtures;
   apiKey: string;
   fixtures: Fixtures;
   /** Every request received, in order. */
@@ -107,13 +125,13 @@ export interface Simulator {
   clearFaults(): void;
   /** The next N authenticated requests get these answers, in order, before faults. */
   script(responses: ScriptedResponse[]): void;
-  /** Mints now; timestamps strictly increase. */
-  mint(count?: number): Contract[];
+  /** Mints now, on the first chain or `chain`; timestamps strictly increase. */
+  mint(count?: number, chain?: string): Contract[];
   /**
    * Mints contracts dated `atMs` whatever the clock says (an indexer's bad timestamp, e.g. year
    * 9999). Later mint()s are not pushed after a date more than a day ahead of the clock.
    */
-  mintDated(atMs: number, count?: number): Contract[];
+  mintDated(atMs: number, count?: number, chain?: string): Contract[];
   /** Ends hung requests, stops minting and closes the server. */
   close(): Promise<void>;
 }
@@ -164,6 +182,13 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+interface ChainState {
+  id: string;
+  world: World;
+  spam: boolean;
+  mintRng: Rng;
+}
+
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   if (options.world && options.seed !== undefined && options.seed !== options.world.seed) {
     throw new Error(
@@ -175,13 +200,48 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const host = options.host ?? "127.0.0.1";
   const now = options.now ?? Date.now;
   const reportNotSpamSupported = options.reportNotSpamSupported ?? true;
-  const built = options.world ?? buildWorld(seed, now());
-  // Minting adds to the contract list and index, and changes no record: with copies of those two,
-  // a data set shared with other simulators never sees this one's mints.
-  const world: World = {
-    ...built,
-    contracts: [...built.contracts],
-    contractByAddress: new Map(built.contractByAddress),
+  const chainIds = options.chains?.length ? [...options.chains] : ["ethereum"];
+  if (
+    new Set(chainIds).size !== chainIds.length ||
+    chainIds.some((id) => !/^[a-z][a-z0-9-]*$/.test(id))
+  )
+    throw new Error(`chains must be distinct lower-case ids: ${chainIds.join(", ")}`);
+  const chainStates = new Map<string, ChainState>();
+  for (const [index, id] of chainIds.entries()) {
+    const built =
+      index === 0
+        ? (options.world ?? buildWorld(seed, now()))
+        : buildWorld(hashSeed(seed, `chain:${id}`), now());
+    // Minting adds to the contract list and index, and changes no record: with copies of those
+    // two, a data set shared with other simulators never sees this one's mints.
+    const world: World = {
+      ...built,
+      contracts: [...built.contracts],
+      contractByAddress: new Map(built.contractByAddress),
+    };
+    const spam = SPAM_CHAINS.has(id);
+    // A world of this simulator's own (the first may be shared): no spam on a chain without it.
+    if (!spam && index > 0) for (const contract of world.contracts) contract.spam = false;
+    chainStates.set(id, {
+      id,
+      world,
+      spam,
+      mintRng: new Rng(hashSeed(seed, index === 0 ? "minting" : `minting:${id}`)),
+    });
+  }
+  const first = chainStates.get(chainIds[0] as string) as ChainState;
+  const stateOf = (chain: string): ChainState => {
+    const state = chainStates.get(chain);
+    if (!state) throw new Error(`the simulator serves ${chainIds.join(", ")}, not ${chain}`);
+    return state;
+  };
+  /** The chain a path is for, and the path within it. */
+  const chainOfPath = (path: string): { state: ChainState; path: string } => {
+    const slash = path.indexOf("/", 1);
+    const prefix = path.slice(1, slash < 0 ? undefined : slash);
+    const state = chainStates.get(prefix);
+    if (!state) return { state: first, path };
+    return { state, path: slash < 0 ? "/" : path.slice(slash) };
   };
   const router = new Router([
     ...audienceRoutes,
@@ -193,7 +253,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const reports: SpamReport[] = [];
   const scripted: ScriptedResponse[] = [];
   const faultDraw = mulberry32(hashSeed(seed, "faults"));
-  const mintRng = new Rng(hashSeed(seed, "minting"));
   let faults = mergeFaults(NO_FAULTS, options.faults ?? {});
   const hung = new Set<ServerResponse>();
   const pendingDelays = new Set<() => void>();
@@ -227,7 +286,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   const route = (method: string, url: URL, body: Body): Answer => {
     try {
-      const match = router.match(method, url.pathname);
+      const { state, path } = chainOfPath(url.pathname);
+      if (!state.spam && /\/report_(?:not_)?spam\//.test(path))
+        return errorAnswer(404, `spam detection is not available on ${state.id}`);
+      const match = router.match(method, path);
       if (match.kind === "not_found") return errorAnswer(404, `no route for ${url.pathname}`);
       if (match.kind === "method_not_allowed") {
         return {
@@ -239,7 +301,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         return errorAnswer(400, "request body is not valid JSON");
       }
       const value = match.route.handler({
-        world,
+        world: state.world,
         params: match.params,
         query: url.searchParams,
         body: body.kind === "json" ? body.value : undefined,
@@ -267,6 +329,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       query: queryRecord(url.searchParams),
       body: body.kind === "json" ? body.value : body.kind === "invalid" ? body.text : undefined,
       apiKey: key,
+      chain: chainOfPath(url.pathname).state.id,
       at,
     });
 
@@ -324,9 +387,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 
-  const mint = (count = 1) => mintContracts(world, mintRng, count, now());
+  const mint = (count = 1, chain = first.id) => {
+    const state = stateOf(chain);
+    return mintContracts(state.world, state.mintRng, count, now());
+  };
   const mintIntervalMs = options.mintIntervalMs ?? 0;
-  const mintTimer = mintIntervalMs > 0 ? setInterval(() => mint(1), mintIntervalMs) : undefined;
+  const mintTimer =
+    mintIntervalMs > 0
+      ? setInterval(() => {
+          for (const id of chainIds) mint(1, id);
+        }, mintIntervalMs)
+      : undefined;
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -344,7 +415,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   return {
     url,
     apiKey,
-    fixtures: structuredClone(world.fixtures),
+    chains: chainIds,
+    urlOf: (chain) => `${url}/${stateOf(chain).id}`,
+    fixturesOf: (chain) => structuredClone(stateOf(chain).world.fixtures),
+    fixtures: structuredClone(first.world.fixtures),
     requests,
     reports,
     countRequests: (pathPrefix) =>
@@ -361,7 +435,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       scripted.push(...responses);
     },
     mint,
-    mintDated: (atMs, count = 1) => mintContracts(world, mintRng, count, now(), atMs),
+    mintDated: (atMs, count = 1, chain = first.id) => {
+      const state = stateOf(chain);
+      return mintContracts(state.world, state.mintRng, count, now(), atMs);
+    },
     close,
   };
 }
