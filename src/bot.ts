@@ -316,6 +316,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     logger: logger.child({ part: "reports" }),
     isLeader: () => poller.isLeader,
     intervalMs: 5_000,
+    // Every attempt's timeout and the waits between them, and a second of slack.
+    callMaxMs: config.api.retryMaxTotalMs + config.api.timeoutMs + 1_000,
   });
 
   /** What start() set going, to undo when a later step fails. */

@@ -194,6 +194,7 @@ const retryWorker = (reports: ReportStore) =>
     logger: silentLogger(),
     isLeader: () => true,
     intervalMs: 1000,
+    callMaxMs: 30_000,
     now: () => Date.now() + 3_600_000,
   });
 
@@ -302,8 +303,64 @@ describe("at most once to the data service", () => {
         logger: silentLogger(),
         isLeader: () => true,
         intervalMs: 1000,
+        callMaxMs: 30_000,
         now: () => Date.now() + 3_600_000,
       }).retryDue();
+      expect(sim.requests.filter((r) => r.path.includes("/report_spam/"))).toHaveLength(0);
+    } finally {
+      await bot.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("several instances on one store", () => {
+  it("an instance starting leaves another's report mid-call alone; the leader settles it once no call can still be running", async () => {
+    t = await startRuntime();
+    const { sim } = t;
+    const dataDir = mkdtempSync(join(tmpdir(), "bot-reports-"));
+    const db = openDatabase(dataDir);
+    const reports = new SqliteReportStore(db);
+    // Another instance's report, its call started a moment ago.
+    const { report } = await reports.create(
+      {
+        platform: "telegram",
+        chatId: "-4002",
+        userId: "8",
+        userName: "Bo",
+        wallet: sim.fixtures.wallet,
+        contract: sim.fixtures.spamCollection,
+        tokenId: "1",
+        kind: "spam",
+        feedback: null,
+      },
+      Date.now(),
+    );
+    db.close();
+    const bot = await createBot(
+      parseConfig({ API_BASE_URL: sim.url, API_KEY: sim.apiKey, DATA_DIR: dataDir }),
+      { logger: silentLogger(), input: new PassThrough(), output: new PassThrough() },
+    );
+    await bot.start();
+    try {
+      const status = async () =>
+        (await bot.store.reports.forChat("telegram", "-4002")).find((r) => r.id === report.id)
+          ?.status;
+      expect(await status()).toBe("sending");
+      const leader = (minutesLater: number) =>
+        new ReportRetryWorker({
+          api: bot.api,
+          reports: bot.store.reports,
+          logger: silentLogger(),
+          isLeader: () => true,
+          intervalMs: 1000,
+          callMaxMs: 31_000,
+          now: () => Date.now() + minutesLater * 60_000,
+        });
+      await leader(0).retryDue();
+      expect(await status()).toBe("sending");
+      await leader(1).retryDue();
+      expect(await status()).toBe("unknown");
       expect(sim.requests.filter((r) => r.path.includes("/report_spam/"))).toHaveLength(0);
     } finally {
       await bot.stop();

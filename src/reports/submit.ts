@@ -139,20 +139,18 @@ export class ReportRetryWorker {
       logger: Logger;
       isLeader: () => boolean;
       intervalMs: number;
+      /**
+       * The longest one report's call can take (every attempt and wait): a report 'sending' for
+       * longer was left by a process that stopped. Younger ones may be another instance's call.
+       */
+      callMaxMs: number;
       now?: () => number;
     },
   ) {}
 
   /** Marks what a stopped process left mid-call as unknown, then retries queued reports. */
   async start(): Promise<void> {
-    const now = this.deps.now ?? Date.now;
-    const interrupted = await this.deps.reports.markInterrupted(now());
-    if (interrupted > 0) {
-      this.deps.logger.warn(
-        { reports: interrupted },
-        "spam reports left mid-call by a stopped bot: outcome unknown, not sent again",
-      );
-    }
+    await this.markInterrupted();
     this.timer = setInterval(() => {
       if (this.running) return;
       this.running = this.retryDue()
@@ -170,8 +168,27 @@ export class ReportRetryWorker {
     await this.running;
   }
 
+  /**
+   * Reports 'sending' for longer than a call can take: their process stopped mid-call (whether
+   * the service got them is unknown; they are not sent again). Safe on any instance at any time:
+   * a call still in progress is younger.
+   */
+  private async markInterrupted(): Promise<void> {
+    const now = (this.deps.now ?? Date.now)();
+    const interrupted = await this.deps.reports.markInterrupted(now, now - this.deps.callMaxMs);
+    if (interrupted > 0) {
+      this.deps.logger.warn(
+        { reports: interrupted },
+        "spam reports left mid-call by a stopped bot: outcome unknown, not sent again",
+      );
+    }
+  }
+
   async retryDue(): Promise<void> {
     if (!this.deps.isLeader()) return;
+    // A process that stopped mid-call and came straight back found its report still young at
+    // its start: the leader's rounds settle it once it is old enough.
+    await this.markInterrupted();
     const now = this.deps.now ?? Date.now;
     for (const report of await this.deps.reports.due(now(), 50)) {
       await attemptReport(this.deps.api, this.deps.reports, report, this.deps.logger, now);

@@ -230,9 +230,11 @@ export interface ReportStore {
   queue(id: number, upstream: string, nextAttemptAt: number, now: number): Promise<void>;
   /**
    * Reports left in 'sending' by a process that stopped during the call: whether the service
-   * got them is unknown, and they are not sent again. Returns how many.
+   * got them is unknown, and they are not sent again. Only those sending since before
+   * `sendingBefore`: with several instances on one store, a younger one may be another
+   * instance's call still in progress. Returns how many.
    */
-  markInterrupted(now: number): Promise<number>;
+  markInterrupted(now: number, sendingBefore: number): Promise<number>;
   /** Reports waiting for a retry, oldest first. */
   due(now: number, limit: number): Promise<SpamReport[]>;
   /** How many reports a person made since `since` (for the per-person limit). */

@@ -51,10 +51,24 @@ export function reportsContract(open: OpenStore): void {
       const { report } = await reports.create(aReport(), 0);
       await reports.create(aReport({ tokenId: "8" }), 0);
       await reports.finish(report.id, "failed", "bad_request", 1);
-      expect(await reports.markInterrupted(5)).toBe(1);
-      expect(await reports.markInterrupted(6)).toBe(0);
+      expect(await reports.markInterrupted(5, 5)).toBe(1);
+      expect(await reports.markInterrupted(6, 6)).toBe(0);
       const statuses = (await reports.forChat("telegram", "chat-1")).map((r) => r.status);
       expect(statuses).toEqual(["unknown", "failed"]);
+    });
+
+    it("a report still within its call's time (another instance may be sending it) is left alone", async () => {
+      const { reports } = await fresh();
+      const { report } = await reports.create(aReport(), 0);
+      await reports.begin(report.id, 100);
+      // Sending since 100: a cutoff at 100 or before leaves it to the instance making the call.
+      expect(await reports.markInterrupted(130, 100)).toBe(0);
+      expect((await reports.forChat("telegram", "chat-1"))[0]?.status).toBe("sending");
+      expect(await reports.markInterrupted(160, 101)).toBe(1);
+      expect((await reports.forChat("telegram", "chat-1"))[0]).toMatchObject({
+        status: "unknown",
+        updatedAt: 160,
+      });
     });
 
     it("lists a chat's reports newest first, up to a limit", async () => {

@@ -80,14 +80,10 @@ export class PgReportStore implements ReportStore {
     );
   }
 
-  /**
-   * Reports left in 'sending'. With several instances on one database this must run only where no
-   * other instance may be sending (at a start with the poller lease, or all instances stopped).
-   */
-  async markInterrupted(now: number): Promise<number> {
+  async markInterrupted(now: number, sendingBefore: number): Promise<number> {
     const result = await this.db.query(
-      "UPDATE spam_reports SET status = 'unknown', upstream = $1, next_attempt_at = NULL, updated_at = $2 WHERE status = 'sending'",
-      ["the bot stopped during the call", now],
+      "UPDATE spam_reports SET status = 'unknown', upstream = $1, next_attempt_at = NULL, updated_at = $2 WHERE status = 'sending' AND updated_at < $3",
+      ["the bot stopped during the call", now, sendingBefore],
     );
     return result.rowCount ?? 0;
   }

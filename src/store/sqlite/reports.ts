@@ -107,12 +107,12 @@ export class SqliteReportStore implements ReportStore {
    * Reports left in 'sending' by a process that stopped during the call: whether the service
    * got them is unknown, and they are not sent again. Returns how many.
    */
-  async markInterrupted(now: number): Promise<number> {
+  async markInterrupted(now: number, sendingBefore: number): Promise<number> {
     return this.db
       .prepare(
-        "UPDATE spam_reports SET status = 'unknown', upstream = ?, next_attempt_at = NULL, updated_at = ? WHERE status = 'sending'",
+        "UPDATE spam_reports SET status = 'unknown', upstream = ?, next_attempt_at = NULL, updated_at = ? WHERE status = 'sending' AND updated_at < ?",
       )
-      .run("the bot stopped during the call", now).changes;
+      .run("the bot stopped during the call", now, sendingBefore).changes;
   }
 
   /** Reports waiting for a retry. */
