@@ -50,6 +50,8 @@ describe.runIf(servers)("three compiled bot processes on one PostgreSQL and one 
   let db: pg.Pool;
   const bots: Instance[] = [];
   let nextUpdateId = 1_000;
+  /** Moments the 429 test reports its findings against. */
+  const moments: Record<string, number> = {};
 
   const count = async (sql: string, values: unknown[] = []) =>
     Number((await db.query<{ n: string }>(sql, values)).rows[0]?.n ?? 0);
@@ -229,6 +231,7 @@ describe.runIf(servers)("three compiled bot processes on one PostgreSQL and one 
       })
       .toBe(1);
     const mintedAt = Date.now();
+    moments.mint1 = mintedAt;
     const contract = mintNft(sim);
     expect(await waitDelivered(db, contract, TELEGRAM_CHATS + DISCORD_CHANNELS, 90_000)).toBe(true);
     await sleep(1_000); // a stray second send would show up here
@@ -259,6 +262,7 @@ describe.runIf(servers)("three compiled bot processes on one PostgreSQL and one 
     expect(leader, `lease holder ${holder}`).toBeDefined();
 
     const mintedAt = Date.now();
+    moments.mint2 = mintedAt;
     const contract = mintNft(sim);
     // Mid fan-out on both platforms.
     await expect
@@ -271,6 +275,7 @@ describe.runIf(servers)("three compiled bot processes on one PostgreSQL and one 
       )
       .toBe(true);
     const killedAt = Date.now();
+    moments.kill = killedAt;
     leader?.child.kill("SIGKILL");
     await leader?.exited;
     const atKill = acceptedSends(cluster, mintedAt);
@@ -321,6 +326,23 @@ describe.runIf(servers)("three compiled bot processes on one PostgreSQL and one 
     );
     expect(tgTimes.length).toBeGreaterThan(TELEGRAM_CHATS);
     expect(dcTimes.length).toBeGreaterThan(DISCORD_CHANNELS);
+    // Each 429 said against the moments of the run, to see what caused it.
+    const at = (ms: number) =>
+      Object.entries(moments)
+        .map(([name, moment]) => `${name}${ms >= moment ? "+" : ""}${ms - moment} ms`)
+        .join(", ");
+    const refusals = [
+      ...telegram.sent
+        .filter((call) => call.error?.error_code === 429)
+        .map(
+          (call) =>
+            `Telegram ${call.method} to ${call.params.chat_id} (${at(call.at)}): ${call.error?.description}`,
+        ),
+      ...discord.requests
+        .filter((request) => request.status === 429)
+        .map((request) => `Discord ${request.method} ${request.path} (${at(request.at)})`),
+    ];
+    expect(refusals).toEqual([]);
     expect(rateLimited(cluster)).toEqual({ telegram: 0, discord: 0 });
   });
 });
