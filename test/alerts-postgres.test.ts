@@ -145,3 +145,69 @@ describe.runIf(await postgresAvailable())("alert delivery across instances on Po
     expect(await a.outbox.deliveredCount()).toBe(80);
   });
 });
+
+describe.runIf(await postgresAvailable())("an instance that hangs inside a transaction", () => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it("does not hold the alert it was marking delivered for ever: the server ends its transaction, and another instance sends it", async () => {
+    const schema = freshSchemaName();
+    cleanups.push(() => dropSchema(schema));
+    // A: frozen (a stopped VM, a host cut off) between the DELETE and the COMMIT of `delivered`.
+    const a = await openPostgresStore({
+      url: POSTGRES_URL,
+      schema,
+      max: 2,
+      idleInTransactionMs: 500,
+    });
+    const b = await openPostgresStore({ url: POSTGRES_URL, schema, max: 2 });
+    cleanups.push(() => a.close());
+    cleanups.push(() => b.close());
+    const { subscription } = await a.subscriptions.upsert({
+      platform: "telegram",
+      chatId: "chat-1",
+      types: "all",
+      createdBy: "t",
+      now: 0,
+    });
+    await a.outbox.record({
+      contracts: [aContract(1)],
+      subscriptions: [subscription],
+      cursorKey: "cursor",
+      cursor: "x",
+      note: null,
+      now: 0,
+    });
+    const claimMs = 300;
+    const [alert] = await a.outbox.claim({ now: 1, limit: 10, holder: "a", claimMs });
+    expect(alert).toBeDefined();
+    let thaw: () => void = () => {};
+    const frozen = new Promise<void>((resolve) => {
+      thaw = resolve;
+    });
+    const hung = a.pg
+      .tx(async (client) => {
+        await client.query("DELETE FROM outbox WHERE id = $1", [alert?.id]);
+        await frozen;
+      })
+      .catch((error: unknown) => error);
+    cleanups.push(async () => {
+      thaw();
+      await hung;
+    });
+
+    // B, the next leader, gets the alert once A's claim has expired: its row is not locked for ever.
+    await expect
+      .poll(() => b.outbox.claim({ now: 2, limit: 10, holder: "b", claimMs }), {
+        timeout: 5_000,
+        interval: 200,
+      })
+      .toHaveLength(1);
+    // A, thawed, finds its transaction ended; nothing it did stands.
+    thaw();
+    expect(await hung).toBeInstanceOf(Error);
+    expect(await b.outbox.depth()).toBe(1);
+  });
+});

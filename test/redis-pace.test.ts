@@ -3,7 +3,13 @@ import { SteadyPace } from "../src/adapters/pace.ts";
 import { SharedPacing } from "../src/cache/limits.ts";
 import { RedisLink } from "../src/cache/redis.ts";
 import { silentLogger } from "../src/log.ts";
-import { type FakeTelegram, groupChat, startFakeTelegram } from "./fakes/telegram/index.ts";
+import {
+  type FakeTelegram,
+  groupChat,
+  privateChat,
+  startFakeTelegram,
+  user,
+} from "./fakes/telegram/index.ts";
 import { type ClientSetup, runtimeWith, startClient } from "./helpers.ts";
 import { deleteKeys, testPrefix } from "./redis-helpers.ts";
 import { REDIS_URL, redisAvailable } from "./services.ts";
@@ -65,6 +71,27 @@ describe.runIf(await redisAvailable())("platform limits counted across instances
     // Two instances counting alone would send 6 in the first second
     expect(times.filter((ms) => ms < 900).length).toBeLessThanOrEqual(3);
     expect(Math.max(...times)).toBeGreaterThan(1_900);
+  });
+
+  it("two Telegram instances sending to one chat keep to its one message a second together", async () => {
+    // An answer from one instance and an alert from the leader, to one person, at once.
+    prefix = testPrefix("pace-telegram-chat");
+    fake = await startFakeTelegram({ rateLimits: true });
+    const person = user(4_242);
+    fake.addChat(privateChat(person));
+    setup = await startClient();
+    const runtime = runtimeWith(setup, []);
+    const started = fake;
+    const adapters = [
+      telegramAdapterFor(started, runtime, { sharedPace: await pacing({}) }),
+      telegramAdapterFor(started, runtime, { sharedPace: await pacing({}) }),
+    ];
+    const times = await timed(
+      adapters.map((adapter, i) => () => adapter.sendToChat(String(person.id), { text: `${i}` })),
+    );
+    expect(fake.messages(person.id)).toHaveLength(2);
+    expect(fake.sent.filter((call) => !call.ok).map((call) => call.error?.description)).toEqual([]);
+    expect(Math.max(...times)).toBeGreaterThan(900);
   });
 
   it("two instances' steady paces are held to Discord's global limit together", async () => {

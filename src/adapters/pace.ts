@@ -1,7 +1,11 @@
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The platforms' limits of a bot token, whatever the number of processes using it. */
-export type PlatformLimit = "discord:global" | "telegram:global" | "telegram:group";
+export type PlatformLimit =
+  | "discord:global"
+  | "telegram:global"
+  | "telegram:chat"
+  | "telegram:group";
 
 /**
  * A platform limit counted across every instance of the bot (src/cache/limits.ts, over Redis):

@@ -143,6 +143,11 @@ export const PLATFORM_LIMITS: Record<PlatformLimit, { points: number; duration: 
   "discord:global": { points: 47, duration: 1 },
   /** Telegram: about 30 messages a second per bot. */
   "telegram:global": { points: 30, duration: 1 },
+  /**
+   * Telegram: one message a second per chat. A window of one point starts at the send it counts,
+   * so the next send to the chat, from any instance, comes a second after it.
+   */
+  "telegram:chat": { points: 1, duration: 1 },
   /** Telegram: 20 messages a minute per group. */
   "telegram:group": { points: 20, duration: 60 },
 };

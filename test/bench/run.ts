@@ -1,12 +1,16 @@
 import { writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
-import { benchAlertFanOut } from "./alerts.bench.ts";
+import { benchAlertFanOut, benchScaleOutFanOut } from "./alerts.bench.ts";
 import { benchCharts } from "./charts.bench.ts";
 import { benchProcess } from "./process.bench.ts";
 import { markdownTable } from "./report.ts";
 import { benchColdNft, benchDispatch } from "./runtime.bench.ts";
 
-/** Runs every benchmark in one process, prints the figures and writes bench-results.md. */
+/**
+ * Runs every benchmark in one process, prints the figures and writes bench-results.md. Names after
+ * `npm run bench --` run only the suites with those keys (`npm run bench -- fanout3`) and only
+ * print their figures; an unknown name lists the keys.
+ */
 async function main(): Promise<void> {
   const sections: string[] = [
     "# Benchmark results",
@@ -15,35 +19,83 @@ async function main(): Promise<void> {
     "Figures from one run; ratios compare measurements taken in that same run.",
     "",
   ];
-  const suites: [string, () => Promise<{ name: string; value: string }[]>][] = [
-    ["Process (compiled bot, fresh children)", benchProcess],
-    ["Warm commands through the production wiring", () => benchDispatch()],
-    ["Warm commands, scaled-out wiring (PostgreSQL + Redis)", () => benchDispatch(true)],
-    ["Charts (800x400 PNG)", benchCharts],
+  // [key for `npm run bench -- key`, title, run]
+  const suites: [string, string, () => Promise<{ name: string; value: string }[]>][] = [
+    ["process", "Process (compiled bot, fresh children)", benchProcess],
+    ["dispatch", "Warm commands through the production wiring", () => benchDispatch()],
     [
+      "dispatch-shared",
+      "Warm commands, scaled-out wiring (PostgreSQL + Redis)",
+      () => benchDispatch(true),
+    ],
+    ["charts", "Charts (800x400 PNG)", benchCharts],
+    [
+      "cold-nft",
       "Cold /nft vs its two GETs made bare in parallel, service on loopback with no latency",
       () => benchColdNft(0),
     ],
     [
+      "cold-nft-20ms",
       "Cold /nft vs its two GETs made bare in parallel, service answering in 20 ms",
       () => benchColdNft(20),
     ],
     [
+      "cold-nft-shared",
       "Cold /nft vs its two GETs made bare in parallel, service answering in 20 ms, scaled-out wiring (PostgreSQL + Redis)",
       () => benchColdNft(20, true),
     ],
     [
+      "fanout",
       "Alerts: one mint to 1,000 Telegram chats + 1,000 Discord channels (subscribed interleaved)",
       () => benchAlertFanOut({ telegramChats: 1000, discordChannels: 1000, order: "interleaved" }),
     ],
     [
+      "fanout-by-platform",
       "Alerts: one mint to 1,000 Telegram chats + 1,000 Discord channels (subscribed platform by platform)",
       () => benchAlertFanOut({ telegramChats: 1000, discordChannels: 1000, order: "by-platform" }),
     ],
+    [
+      "fanout3",
+      "Alerts: fan-out with 3 instances (compiled processes) on PostgreSQL + Redis, one mint to 1,000 Telegram chats + 1,000 Discord channels",
+      () => benchScaleOutFanOut({ telegramChats: 1000, discordChannels: 1000, instances: 3 }),
+    ],
+    [
+      "fanout3-kill",
+      "Alerts: fan-out with 3 instances (compiled processes) on PostgreSQL + Redis, the delivering one killed (SIGKILL) mid fan-out",
+      () =>
+        benchScaleOutFanOut({
+          telegramChats: 1000,
+          discordChannels: 1000,
+          instances: 3,
+          stopLeader: "kill",
+        }),
+    ],
+    [
+      "fanout3-stop",
+      "Alerts: fan-out with 3 instances (compiled processes) on PostgreSQL + Redis, the delivering one stopped (SIGSTOP) mid fan-out, as a dead instance on another host looks",
+      () =>
+        benchScaleOutFanOut({
+          telegramChats: 1000,
+          discordChannels: 1000,
+          instances: 3,
+          stopLeader: "stop",
+          timeoutMs: 90_000,
+        }),
+    ],
   ];
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((key) => !suites.some(([k]) => k === key));
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `unknown benchmark ${unknown.join(", ")}; the keys: ${suites.map(([k]) => k).join(", ")}\n`,
+    );
+    process.exitCode = 2;
+    return;
+  }
+  const chosen = wanted.length === 0 ? suites : suites.filter(([key]) => wanted.includes(key));
   // One table for the whole run, a row per figure, so results compare at a glance.
   const all: { suite: string; name: string; value: string }[] = [];
-  for (const [title, run] of suites) {
+  for (const [, title, run] of chosen) {
     process.stdout.write(`running: ${title}…\n`);
     const rows = await run();
     process.stdout.write(`${markdownTable(title, rows)}\n`);
@@ -55,6 +107,8 @@ async function main(): Promise<void> {
     ...all.map((row) => `| ${row.suite} | ${row.name} | ${row.value} |`),
     "",
   );
+  // A run of some suites does not overwrite a whole run's table.
+  if (wanted.length > 0) return;
   await writeFile("bench-results.md", sections.join("\n"));
   process.stdout.write("written: bench-results.md\n");
 }

@@ -24,13 +24,16 @@ export function shapeRequests(
   },
 ): void {
   const { sharedPace } = options;
-  // With several instances, their messages together stay under the bot's 30 a second and each
-  // group's 20 a minute (group ids are negative); each instance's throttler still spaces its own.
+  // With several instances, their messages together stay under the bot's 30 a second, each
+  // chat's one a second (an answer from one instance and an alert from another to one person)
+  // and each group's 20 a minute (group ids are negative); each instance's throttler still
+  // spaces its own. The chat's turn first: waiting for it holds no share of the global limit.
   if (sharedPace)
     bot.api.config.use(async (prev, method, payload, signal) => {
       if (method.startsWith("send") || method === "copyMessage" || method === "forwardMessage") {
-        await sharedPace.acquire("telegram:global");
         const chat = "chat_id" in payload ? String(payload.chat_id) : "";
+        if (chat) await sharedPace.acquire("telegram:chat", chat);
+        await sharedPace.acquire("telegram:global");
         if (chat.startsWith("-")) await sharedPace.acquire("telegram:group", chat);
       }
       return prev(method, payload, signal);

@@ -178,6 +178,12 @@ export class PgDb implements Queryable {
   async tx<T>(fn: (client: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: unknown;
+    // The server may end the connection between two statements (IDLE_IN_TRANSACTION_MS, after a
+    // freeze): the pool listens only to idle clients, and an unheard 'error' would end the process.
+    const onError = (error: Error) => {
+      broken = error;
+    };
+    client.on("error", onError);
     try {
       await client.query("BEGIN");
       const result = await fn(client);
@@ -192,6 +198,7 @@ export class PgDb implements Queryable {
       }
       throw error;
     } finally {
+      client.off("error", onError);
       client.release(broken instanceof Error ? broken : undefined);
     }
   }
@@ -217,7 +224,19 @@ export interface PgOpenOptions {
   max?: number;
   /** Stops the migrations early (for tests of an older store). */
   through?: number;
+  /** See IDLE_IN_TRANSACTION_MS (tests shorten it). */
+  idleInTransactionMs?: number;
 }
+
+/**
+ * How long the server lets one of our sessions sit idle inside a transaction before ending it
+ * (idle_in_transaction_session_timeout). Our transactions send their statements back to back, so
+ * only a frozen or cut-off instance (a stopped VM, a lost network) waits this long; without the
+ * limit, the rows it had locked (an alert it was marking delivered) would stay locked until the
+ * server noticed the connection dead, hours later on a lost network, and every claim would skip
+ * them. As long as an alert's claim (CLAIM_MS), so such an alert is free about when its claim ends.
+ */
+export const IDLE_IN_TRANSACTION_MS = 15_000;
 
 /**
  * Connects, creates the schema if missing and applies the migrations not applied yet, all in one
@@ -232,6 +251,7 @@ export async function openPgDb(options: PgOpenOptions): Promise<PgDb> {
     max: options.max ?? 10,
     connectionTimeoutMillis: 10_000,
     options: `-c search_path=${quoteIdent(schema)}`,
+    idle_in_transaction_session_timeout: options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS,
     types,
   });
   // An idle client whose server went away must not crash the process; the next query fails.
