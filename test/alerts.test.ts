@@ -99,10 +99,12 @@ const subscribe = (
   setup: RuntimeSetup,
   chatId: string,
   types: "all" | "erc721" | "erc1155" = "all",
+  chain = "ethereum",
 ) =>
   setup.subscriptions.upsert({
     platform: "telegram",
     chatId,
+    chain,
     types,
     createdBy: "telegram:u1",
     now: Date.now(),
@@ -419,6 +421,7 @@ describe("delivery", () => {
         },
       ],
       subscriptions: [subscription],
+      chain: "ethereum",
       cursorKey: CURSOR_KEY,
       cursor: new Date().toISOString(),
       note: null,
@@ -547,6 +550,7 @@ async function recordContract(
       },
     ],
     subscriptions,
+    chain: "ethereum",
     cursorKey: CURSOR_KEY,
     cursor: new Date(now).toISOString(),
     note: null,

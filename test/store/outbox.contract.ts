@@ -14,6 +14,7 @@ export function outboxContract(open: OpenStore): void {
       const first = await outbox.record({
         contracts: [aContract(1), aContract(2, "TYPE_ERC1155")],
         subscriptions: [all, erc1155],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "2025-01-01T00:00:00.000Z",
         note: "a gap",
@@ -26,6 +27,7 @@ export function outboxContract(open: OpenStore): void {
       const again = await outbox.record({
         contracts: [{ ...aContract(1), address: aContract(1).address.toUpperCase() }],
         subscriptions: [all, erc1155],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "2025-01-02T00:00:00.000Z",
         note: null,
@@ -54,6 +56,7 @@ export function outboxContract(open: OpenStore): void {
         outbox.record({
           contracts: [aContract(1)],
           subscriptions: [sub, gone],
+          chain: "ethereum",
           cursorKey: "cursor",
           cursor: "after",
           note: null,
@@ -66,6 +69,7 @@ export function outboxContract(open: OpenStore): void {
       const retried = await outbox.record({
         contracts: [aContract(1)],
         subscriptions: [sub],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "after",
         note: null,
@@ -82,6 +86,7 @@ export function outboxContract(open: OpenStore): void {
       const { enqueued } = await outbox.record({
         contracts: [aContract(1), aContract(2, "TYPE_ERC1155")],
         subscriptions: "active",
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "x",
         note: null,
@@ -103,6 +108,7 @@ export function outboxContract(open: OpenStore): void {
         await outbox.record({
           contracts: [aContract(n)],
           subscriptions: [tg, dc, paused],
+          chain: "ethereum",
           cursorKey: "cursor",
           cursor: "x",
           note: null,
@@ -126,6 +132,7 @@ export function outboxContract(open: OpenStore): void {
       await outbox.record({
         contracts: [aContract(1), aContract(2), aContract(3)],
         subscriptions: [sub],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "x",
         note: null,
@@ -154,6 +161,7 @@ export function outboxContract(open: OpenStore): void {
       await store.outbox.record({
         contracts: Array.from({ length: n }, (_, i) => aContract(i + 1)),
         subscriptions: [sub],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "x",
         note: null,

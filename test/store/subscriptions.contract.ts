@@ -52,6 +52,7 @@ export function subscriptionsContract(open: OpenStore): void {
       await outbox.record({
         contracts: [aContract(1)],
         subscriptions: [subscription],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "x",
         note: null,
@@ -75,6 +76,7 @@ export function subscriptionsContract(open: OpenStore): void {
         outbox.record({
           contracts: [aContract(n)],
           subscriptions: subs,
+          chain: "ethereum",
           cursorKey: "cursor",
           cursor: "x",
           note: null,
