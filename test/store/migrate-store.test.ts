@@ -111,8 +111,8 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     expect(await pg.kv.get("poll_cursor:base")).toBe("2025-02-01T00:00:00.000Z");
     expect(await pg.outbox.deliveredCount()).toBe(1);
     expect((await pg.outbox.due(100, 10)).map((a) => [a.chain, a.contract.name, a.note])).toEqual([
-      ["base", "Collection 2", null],
       ["ethereum", "Collection 2", "a gap"],
+      ["base", "Collection 2", null],
     ]);
     expect(await pg.reports.due(100, 10)).toMatchObject([{ id: report.id, status: "queued" }]);
     expect(await pg.wallets.find("telegram", "u1")).toEqual({
@@ -145,8 +145,8 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
 
     // Run again: refused, with what the target holds, and nothing changed.
     await expect(migrateStore(env)).rejects.toThrow(
-      /is not empty \(3 in subscriptions, .*\): migrate-store copies only into an empty store, and copied nothing/,
+      /is not empty \(4 in subscriptions, .*\): migrate-store copies only into an empty store, and copied nothing/,
     );
-    expect(await pg.subscriptions.all()).toHaveLength(3);
+    expect(await pg.subscriptions.all()).toHaveLength(4);
   });
 });
