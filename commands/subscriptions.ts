@@ -23,28 +23,29 @@ export default defineCommand({
       subscription.pausedAt === null
         ? "active"
         : `paused ${formatTimestamp(new Date(subscription.pausedAt).toISOString(), now)}: ${subscription.pauseReason ?? "unknown reason"}. /subscribe again to resume.`;
+    const chains = servedChains(ctx);
+    const chainName = (subscription: Subscription) =>
+      chains.find((c) => c.id === subscription.chain)?.name ??
+      `${subscription.chain} (no longer served)`;
     const [only] = subscriptions;
-    if (only && subscriptions.length === 1 && !namesChains(ctx)) {
+    if (only && subscriptions.length === 1) {
       return {
         title: "New-collection alerts",
         fields: [
+          ...(namesChains(ctx) ? [{ name: "Chain", value: chainName(only), inline: true }] : []),
           { name: "Collections", value: what(only), inline: true },
           { name: "Since", value: since(only), inline: true },
           { name: "Status", value: status(only) },
         ],
       };
     }
-    // One field per chain: its collections, since when, and its status.
-    const chains = servedChains(ctx);
+    // Several chains: one field each, with its collections, since when, and its status.
     return {
       title: "New-collection alerts",
-      fields: subscriptions.map((subscription) => {
-        const chain = chains.find((c) => c.id === subscription.chain);
-        return {
-          name: chain?.name ?? `${subscription.chain} (no longer served)`,
-          value: `${what(subscription)}, since ${since(subscription)}; ${status(subscription)}`,
-        };
-      }),
+      fields: subscriptions.map((subscription) => ({
+        name: chainName(subscription),
+        value: `${what(subscription)}, since ${since(subscription)}; ${status(subscription)}`,
+      })),
     };
   },
 });

@@ -129,7 +129,7 @@ describe("subscriptions", () => {
     t = await startRuntime();
     expect((await t.say("/subscribe")).text).toMatch(/^Subscribed/);
     expect((await t.say("/subscribe erc1155")).text).toMatch(
-      /already subscribed; it now gets ERC-1155/,
+      /already subscribed to Ethereum; it now gets ERC-1155/,
     );
     expect(await t.subscriptions.all()).toHaveLength(1);
     expect((await t.subscriptions.all())[0]?.types).toBe("erc1155");
