@@ -8,11 +8,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Chat } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
+import { DeliveryWorker } from "../src/alerts/delivery.ts";
+import { alertReply, digestReply } from "../src/alerts/message.ts";
 import { cursorKey } from "../src/alerts/poller.ts";
 import { type Bot, createBot } from "../src/bot.ts";
+import { parseChains } from "../src/chains.ts";
 import { parseConfig } from "../src/config.ts";
+import type { RenderableReply, Reply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import type { Simulator } from "../src/simulator/index.ts";
+import type { DueAlert, OutboxStore, SubscriptionStore } from "../src/store/types.ts";
 import {
   type FakeTelegram,
   groupChat,
@@ -194,4 +199,118 @@ describe("alerts on several chains", () => {
     await expect.poll(() => alertsTo(both, onBase).length, { timeout: 15_000 }).toBe(1);
     expect(String(alertsTo(both, onBase)[0]?.params.text)).toMatch(/on Base/);
   }, 90_000);
+});
+
+describe("alert messages name their chain", () => {
+  const contract = {
+    address: "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed",
+    name: "Blue Things",
+    types: ["TYPE_ERC721"],
+    minter: "0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359",
+    txHash: `0x${"ab".repeat(32)}`,
+    mintedAt: "2026-11-22T11:59:00Z",
+  };
+  const now = new Date("2026-11-22T12:00:00Z");
+
+  it("an alert on a named chain says so and links to that chain's explorer only", () => {
+    const reply = alertReply(
+      contract,
+      null,
+      { explorer: "https://basescan.org", name: "Base", spam: false },
+      now,
+    );
+    expect(reply.title).toBe("New collection on Base: Blue Things");
+    expect(reply.fields?.find((f) => f.name === "Chain")?.value).toBe("Base");
+    expect(reply.url?.toLowerCase()).toBe(`https://basescan.org/address/${contract.address}`);
+    expect(reply.links?.map((l) => l.url.toLowerCase())).toEqual([
+      `https://basescan.org/address/${contract.address}`,
+      `https://basescan.org/tx/${contract.txHash}`,
+    ]);
+    // No spam detection on base: no report button.
+    expect(reply.buttons ?? []).toEqual([]);
+  });
+
+  it("one chain: no chain named, as before; the report button where spam is detected", () => {
+    const reply = alertReply(contract, null, "https://etherscan.io", now);
+    expect(reply.title).toBe("New collection: Blue Things");
+    expect(reply.fields?.some((f) => f.name === "Chain")).toBe(false);
+    expect(JSON.stringify(reply.buttons)).toContain("Report spam");
+  });
+
+  it("a digest names its chain and links to its explorer", () => {
+    const reply = digestReply([contract, { ...contract, name: "Two" }], null, {
+      explorer: "https://polygonscan.com",
+      name: "Polygon",
+    });
+    expect(reply.title).toBe("2 new collections on Polygon");
+    expect(reply.url?.toLowerCase()).toBe(`https://polygonscan.com/address/${contract.address}`);
+  });
+
+  it("delivery picks each alert's chain: its name (with several chains) and its explorer", async () => {
+    const sent: { chatId: string; reply: Reply }[] = [];
+    const due: DueAlert[] = [
+      {
+        id: 1,
+        subscriptionId: 1,
+        platform: "telegram",
+        chatId: "eth-chat",
+        chain: "ethereum",
+        attempts: 0,
+        note: null,
+        contract,
+      },
+      {
+        id: 2,
+        subscriptionId: 2,
+        platform: "telegram",
+        chatId: "base-chat",
+        chain: "base",
+        attempts: 0,
+        note: null,
+        contract,
+      },
+    ];
+    let claimed = false;
+    const outbox = {
+      claim: async () => {
+        if (claimed) return [];
+        claimed = true;
+        return due;
+      },
+      delivered: async () => {},
+      retryLater: async () => {},
+      giveUp: async () => {},
+    } as unknown as OutboxStore;
+    const worker = new DeliveryWorker({
+      alerts: outbox,
+      subscriptions: {} as SubscriptionStore,
+      senders: {
+        telegram: {
+          maxInFlight: 1,
+          sendToChat: async () => {},
+          classifySendError: () => ({ kind: "transient", reason: "x" }),
+        },
+      },
+      materialize: async (_platform, chatId, reply) => {
+        sent.push({ chatId, reply });
+        return reply as unknown as RenderableReply;
+      },
+      isLeader: () => true,
+      logger: silentLogger(),
+      settings: {
+        digestThreshold: 5,
+        batch: 10,
+        tickMs: 1000,
+        maxAttempts: 3,
+        explorerUrl: "https://etherscan.io",
+        chains: parseChains("ethereum=http://a.invalid,base=http://b.invalid", undefined),
+      },
+    });
+    await worker.drain();
+    const byChat = new Map(sent.map((s) => [s.chatId, s.reply]));
+    expect(byChat.get("eth-chat")?.title).toBe("New collection on Ethereum: Blue Things");
+    expect(byChat.get("eth-chat")?.url).toMatch(/^https:\/\/etherscan\.io\//);
+    expect(byChat.get("base-chat")?.title).toBe("New collection on Base: Blue Things");
+    expect(byChat.get("base-chat")?.url).toMatch(/^https:\/\/basescan\.org\//);
+  });
 });
