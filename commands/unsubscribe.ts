@@ -11,6 +11,15 @@ export default defineCommand({
   async run(ctx, { chain: given }) {
     const { platform, chat } = ctx.invocation;
     if (given !== undefined) {
+      // A chain no longer served may still have this chat's subscription: it can be ended too.
+      const stale = given.trim().toLowerCase();
+      if (!servedChains(ctx).some((c) => c.id === stale || c.name.toLowerCase() === stale)) {
+        if (await ctx.store.subscriptions.remove(platform, chat.id, stale))
+          return {
+            text: `Unsubscribed: no more ${stale} new-collection alerts here.`,
+            tone: "success",
+          };
+      }
       const chosen = await chosenChain(ctx, given);
       if ("reply" in chosen) return chosen.reply;
       const { chain } = chosen;

@@ -141,6 +141,51 @@ describe("subscriptions", () => {
     expect((await t.say("/subscriptions")).text).toMatch(/no alert subscription/);
   });
 
+  it("a channel subscribes per chain (chain:<id>); /subscriptions lists each; /unsubscribe ends one or all", async () => {
+    t = await startRuntime();
+    // With no data-service URL the bot serves the simulator's chains, ethereum first.
+    expect((await t.say("/subscribe")).text).toMatch(/^Subscribed: new collections on Ethereum/);
+    expect((await t.say("/subscribe erc721 chain:base")).text).toMatch(
+      /^Subscribed: new collections on Base \(ERC-721/,
+    );
+    expect((await t.say("/subscribe chain:Polygon")).text).toMatch(/on Polygon/);
+    expect((await t.say("/subscribe chain:solana")).text).toBe(
+      'This bot serves no chain "solana": use ethereum, base or polygon. Nothing was changed.',
+    );
+    expect((await t.subscriptions.all()).map((s) => [s.chain, s.types])).toEqual([
+      ["ethereum", "all"],
+      ["base", "erc721"],
+      ["polygon", "all"],
+    ]);
+    const listed = await t.say("/subscriptions");
+    expect(listed.fields?.map((f) => f.name)).toEqual(["Ethereum", "Base", "Polygon"]);
+    expect(listed.fields?.[1]?.value).toMatch(/^ERC-721 .*; active$/);
+    expect((await t.say("/unsubscribe chain:solana")).text).toMatch(/no chain "solana"/);
+    expect((await t.say("/unsubscribe chain:base")).text).toBe(
+      "Unsubscribed: no more Base new-collection alerts here.",
+    );
+    expect((await t.say("/unsubscribe chain:base")).text).toBe(
+      "This channel was not subscribed to Base.",
+    );
+    // A chain the bot no longer serves (CHAINS changed) can still be left.
+    await t.subscriptions.upsert({
+      platform: "telegram",
+      chatId: (await t.subscriptions.all())[0]?.chatId ?? "",
+      chain: "gone",
+      types: "all",
+      createdBy: "x",
+      now: Date.now(),
+    });
+    expect((await t.say("/subscriptions")).fields?.map((f) => f.name)).toContain(
+      "gone (no longer served)",
+    );
+    expect((await t.say("/unsubscribe chain:gone")).text).toMatch(/^Unsubscribed/);
+    expect((await t.say("/unsubscribe")).text).toBe(
+      "Unsubscribed: no more new-collection alerts here (Ethereum, Polygon).",
+    );
+    expect(await t.subscriptions.all()).toEqual([]);
+  });
+
   it("only people who may manage the channel; others change nothing", async () => {
     t = await startRuntime();
     const member = { canManageChannel: async () => false };
