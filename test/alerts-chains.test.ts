@@ -10,13 +10,15 @@ import type { Chat } from "grammy/types";
 import { afterEach, describe, expect, it } from "vitest";
 import { DeliveryWorker } from "../src/alerts/delivery.ts";
 import { alertReply, digestReply } from "../src/alerts/message.ts";
-import { cursorKey } from "../src/alerts/poller.ts";
-import { type Bot, createBot } from "../src/bot.ts";
+import { cursorKey, NewContractPoller, pendingGapKey } from "../src/alerts/poller.ts";
+import { createApiClient } from "../src/api/client.ts";
+import { apiClientSettings, type Bot, createBot } from "../src/bot.ts";
 import { parseChains } from "../src/chains.ts";
 import { parseConfig } from "../src/config.ts";
 import type { RenderableReply, Reply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import type { Simulator } from "../src/simulator/index.ts";
+import { openSqliteStore } from "../src/store/sqlite/index.ts";
 import type { DueAlert, OutboxStore, SubscriptionStore } from "../src/store/types.ts";
 import {
   type FakeTelegram,
@@ -199,6 +201,77 @@ describe("alerts on several chains", () => {
     await expect.poll(() => alertsTo(both, onBase).length, { timeout: 15_000 }).toBe(1);
     expect(String(alertsTo(both, onBase)[0]?.params.text)).toMatch(/on Base/);
   }, 90_000);
+});
+
+describe("pollers per chain, on one store", () => {
+  it("each chain has its own lease (two instances may lead two chains), cursor and gap note", async () => {
+    const sim = await startTestSimulator({ chains: ["ethereum", "base"] });
+    cleanups.push(() => sim.close());
+    const dataDir = mkdtempSync(join(tmpdir(), "pollers-per-chain-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const store = openSqliteStore(dataDir);
+    cleanups.push(() => store.close());
+    const config = parseConfig({ API_KEY: sim.apiKey, API_RETRIES: "0" });
+    const poller = (chain: string, holder: string) => {
+      const api = createApiClient(
+        apiClientSettings(config, sim.urlOf(chain), sim.apiKey),
+        silentLogger(),
+      );
+      cleanups.push(() => api.close());
+      return new NewContractPoller({
+        chain,
+        api,
+        alerts: store.outbox,
+        kv: store.kv,
+        leases: store.leases,
+        logger: silentLogger(),
+        settings: {
+          intervalMs: 1000,
+          overlapMs: 60_000,
+          limit: 100,
+          maxPages: 5,
+          maxClockSkewMs: 300_000,
+        },
+        holder,
+      });
+    };
+    // Instance A leads ethereum, instance B base; neither can take the other's chain.
+    const aEthereum = poller("ethereum", "host-a:1:a");
+    const bBase = poller("base", "host-b:2:b");
+    const bEthereum = poller("ethereum", "host-b:2:b");
+    expect(await aEthereum.pollOnce()).toMatchObject({ kind: "started" });
+    expect(await bBase.pollOnce()).toMatchObject({ kind: "started" });
+    expect(await bEthereum.pollOnce()).toEqual({ kind: "not_leader", holder: "host-a:1:a" });
+    expect(aEthereum.isLeader && bBase.isLeader).toBe(true);
+
+    const subscribe = (chain: string) =>
+      store.subscriptions.upsert({
+        platform: "telegram",
+        chatId: "c1",
+        chain,
+        types: "all",
+        createdBy: "x",
+        now: 1,
+      });
+    await subscribe("ethereum");
+    await subscribe("base");
+    // A gap noted on base rides on base's next alerts only.
+    await store.kv.set(pendingGapKey("base"), "a base gap");
+    const ethCursor = await store.kv.get(cursorKey("ethereum"));
+    const nftOn = (chain: string) =>
+      sim.mint(5, chain).filter((c) => !c.types.includes("TYPE_ERC20")).length;
+    const onBase = nftOn("base");
+    expect(await aEthereum.pollOnce()).toMatchObject({ kind: "polled", fresh: 0 });
+    expect(await store.kv.get(cursorKey("ethereum"))).toBe(ethCursor);
+    expect(await bBase.pollOnce()).toMatchObject({ kind: "polled", fresh: onBase });
+    const due = await store.outbox.due(Date.now() + 1000, 100);
+    expect(due.length).toBe(onBase);
+    expect(new Set(due.map((a) => `${a.chain} ${a.note}`))).toEqual(new Set(["base a base gap"]));
+    expect(await store.kv.get(pendingGapKey("base"))).toBeUndefined();
+    await aEthereum.stop();
+    await bBase.stop();
+    await bEthereum.stop();
+  });
 });
 
 describe("alert messages name their chain", () => {
