@@ -1,25 +1,30 @@
 import { defineCommand, personKey } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
 import type { SubscriptionTypes } from "../src/store/types.ts";
-import { TYPE_CHOICES } from "./shared/subscriptions.ts";
+import { chainOption, chosenChain, namesChains, TYPE_CHOICES } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "subscribe",
   description: "Post newly minted NFT collections in this channel",
-  help: "Alerts are posted as new collections are minted (checked every 30 s or so); a burst becomes one digest. Subscribing again changes the types. Only people who can manage the channel may subscribe.",
+  help: "Alerts are posted as new collections are minted (checked every 30 s or so); a burst becomes one digest. Subscribing again changes the types. Where the bot serves several chains, a channel subscribes to each chain it wants (chain:base; default: the channel's chain). Only people who can manage the channel may subscribe.",
   options: {
     types: opt.choice("Which collections", TYPE_CHOICES, {
       fallback: "all",
       placeholder: "all|erc721|erc1155",
     }),
+    chain: chainOption(),
   },
-  examples: ["/subscribe", "/subscribe erc721"],
+  examples: ["/subscribe", "/subscribe erc721", "/subscribe chain:ethereum"],
   requiresManageChannel: true,
-  async run(ctx, { types }) {
+  async run(ctx, { types, chain: given }) {
+    const chosen = await chosenChain(ctx, given);
+    if ("reply" in chosen) return chosen.reply;
+    const { chain } = chosen;
     const { platform, chat } = ctx.invocation;
     const { subscription, created } = await ctx.store.subscriptions.upsert({
       platform,
       chatId: chat.id,
+      chain: chain.id,
       types: types as SubscriptionTypes,
       createdBy: personKey(ctx.invocation),
       now: ctx.now().getTime(),
@@ -27,10 +32,11 @@ export default defineCommand({
     const what =
       TYPE_CHOICES.find((choice) => choice.value === subscription.types)?.name ??
       subscription.types;
+    const on = namesChains(ctx) ? ` on ${chain.name}` : "";
     return {
       text: created
-        ? `Subscribed: new collections (${what}) will be posted here as they are minted.`
-        : `This channel was already subscribed; it now gets ${what}, and any pause is lifted.`,
+        ? `Subscribed: new collections${on} (${what}) will be posted here as they are minted.`
+        : `This channel was already subscribed${on ? ` to ${chain.name}` : ""}; it now gets ${what}, and any pause is lifted.`,
       tone: "success",
     };
   },

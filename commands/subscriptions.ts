@@ -1,38 +1,51 @@
 import { defineCommand } from "../src/core/command.ts";
 import { formatTimestamp } from "../src/core/format.ts";
-import { TYPE_CHOICES } from "./shared/subscriptions.ts";
+import type { Subscription } from "../src/store/types.ts";
+import { namesChains, servedChains, TYPE_CHOICES } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "subscriptions",
-  description: "This channel's alert subscription, and any pause with its reason",
+  description: "This channel's alert subscriptions, and any pause with its reason",
   options: {},
   examples: ["/subscriptions"],
   async run(ctx) {
     const { platform, chat } = ctx.invocation;
-    const subscription = await ctx.store.subscriptions.find(platform, chat.id);
-    if (!subscription)
+    const subscriptions = await ctx.store.subscriptions.forChat(platform, chat.id);
+    if (subscriptions.length === 0)
       return { text: "This channel has no alert subscription. /subscribe starts one." };
     const now = ctx.now();
-    const what =
+    const what = (subscription: Subscription) =>
       TYPE_CHOICES.find((choice) => choice.value === subscription.types)?.name ??
       subscription.types;
+    const since = (subscription: Subscription) =>
+      formatTimestamp(new Date(subscription.createdAt).toISOString(), now);
+    const status = (subscription: Subscription) =>
+      subscription.pausedAt === null
+        ? "active"
+        : `paused ${formatTimestamp(new Date(subscription.pausedAt).toISOString(), now)}: ${subscription.pauseReason ?? "unknown reason"}. /subscribe again to resume.`;
+    const chains = servedChains(ctx);
+    const chainName = (subscription: Subscription) =>
+      chains.find((c) => c.id === subscription.chain)?.name ??
+      `${subscription.chain} (no longer served)`;
+    const [only] = subscriptions;
+    if (only && subscriptions.length === 1) {
+      return {
+        title: "New-collection alerts",
+        fields: [
+          ...(namesChains(ctx) ? [{ name: "Chain", value: chainName(only), inline: true }] : []),
+          { name: "Collections", value: what(only), inline: true },
+          { name: "Since", value: since(only), inline: true },
+          { name: "Status", value: status(only) },
+        ],
+      };
+    }
+    // Several chains: one field each, with its collections, since when, and its status.
     return {
       title: "New-collection alerts",
-      fields: [
-        { name: "Collections", value: what, inline: true },
-        {
-          name: "Since",
-          value: formatTimestamp(new Date(subscription.createdAt).toISOString(), now),
-          inline: true,
-        },
-        {
-          name: "Status",
-          value:
-            subscription.pausedAt === null
-              ? "active"
-              : `paused ${formatTimestamp(new Date(subscription.pausedAt).toISOString(), now)}: ${subscription.pauseReason ?? "unknown reason"}. /subscribe again to resume.`,
-        },
-      ],
+      fields: subscriptions.map((subscription) => ({
+        name: chainName(subscription),
+        value: `${what(subscription)}, since ${since(subscription)}; ${status(subscription)}`,
+      })),
     };
   },
 });

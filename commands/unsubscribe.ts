@@ -1,19 +1,46 @@
 import { defineCommand } from "../src/core/command.ts";
+import { chainOption, chosenChain, namesChains, servedChains } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "unsubscribe",
   description: "Stop posting new collections in this channel",
-  options: {},
+  help: "Without a chain, every chain's alerts stop here; chain:base stops only that chain's.",
+  options: { chain: chainOption() },
   examples: ["/unsubscribe"],
   requiresManageChannel: true,
-  async run(ctx) {
-    const removed = await ctx.store.subscriptions.remove(
-      ctx.invocation.platform,
-      ctx.invocation.chat.id,
+  async run(ctx, { chain: given }) {
+    const { platform, chat } = ctx.invocation;
+    if (given !== undefined) {
+      // A chain no longer served may still have this chat's subscription: it can be ended too.
+      const stale = given.trim().toLowerCase();
+      if (!servedChains(ctx).some((c) => c.id === stale || c.name.toLowerCase() === stale)) {
+        if (await ctx.store.subscriptions.remove(platform, chat.id, stale))
+          return {
+            text: `Unsubscribed: no more ${stale} new-collection alerts here.`,
+            tone: "success",
+          };
+      }
+      const chosen = await chosenChain(ctx, given);
+      if ("reply" in chosen) return chosen.reply;
+      const { chain } = chosen;
+      const removed = await ctx.store.subscriptions.remove(platform, chat.id, chain.id);
+      const on = namesChains(ctx) ? ` ${chain.name}` : "";
+      return {
+        text: removed
+          ? `Unsubscribed: no more${on} new-collection alerts here.`
+          : `This channel was not subscribed${on ? ` to${on}` : ""}.`,
+        tone: removed ? "success" : "info",
+      };
+    }
+    const before = await ctx.store.subscriptions.forChat(platform, chat.id);
+    const removed = await ctx.store.subscriptions.remove(platform, chat.id);
+    const names = before.map(
+      (s) => servedChains(ctx).find((c) => c.id === s.chain)?.name ?? s.chain,
     );
+    const which = namesChains(ctx) ? names.join(", ") : "";
     return {
       text: removed
-        ? "Unsubscribed: no more new-collection alerts here."
+        ? `Unsubscribed: no more new-collection alerts here${which ? ` (${which})` : ""}.`
         : "This channel was not subscribed.",
       tone: removed ? "success" : "info",
     };

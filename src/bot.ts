@@ -50,7 +50,10 @@ export interface Bot {
   /** The chat platforms configured (the console when none is). */
   adapters: readonly ChatAdapter[];
   http: HttpHost;
+  /** The default chain's poller (its lease also decides who delivers and retries reports). */
   poller: NewContractPoller;
+  /** One poller per chain, by chain id: each with its own client, cursor, lease and gap count. */
+  pollers: ReadonlyMap<string, NewContractPoller>;
   delivery: DeliveryWorker;
   metrics: Metrics;
   health: () => Promise<Health>;
@@ -246,7 +249,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     senders,
     materialize: (platform, chatId, reply) =>
       runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
-    // Called only once delivery has started, after the poller below exists.
+    // Called only once delivery has started, after the pollers below exist. One worker delivers
+    // every chain's alerts: the holder of the default chain's lease.
     isLeader: () => poller.isLeader,
     holder,
     isDeadHolder: isDeadLocalHolder,
@@ -264,32 +268,57 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       batch: 500,
       tickMs: config.alerts.deliveryTickMs,
       explorerUrl: config.explorerUrl,
+      chains,
     },
   });
-  const poller = new NewContractPoller({
-    api,
-    alerts,
-    kv: store.kv,
-    leases: store.leases,
-    logger: logger.child({ part: "poller" }),
-    settings: {
-      intervalMs: config.alerts.pollIntervalMs,
-      overlapMs: config.alerts.overlapMs,
-      limit: config.alerts.pollLimit,
-      maxPages: config.alerts.maxPages,
-      maxClockSkewMs: config.alerts.maxClockSkewMs,
-    },
-    holder,
-    ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
-    onEnqueued: () => delivery.poke(),
-    onFutureMints: (count) => metrics.onFutureMints(count),
-    onContracts: (contracts) => stores.collections.remember(contracts, "contracts"),
-  });
+  // One poller per chain, on that chain's client: a chain whose data service is down stops only
+  // its own alerts. Each has its own cursor, gap note and lease (the leaders may differ).
+  const several = chains.length > 1;
+  const pollers = new Map<string, NewContractPoller>();
+  for (const chain of chains) {
+    pollers.set(
+      chain.id,
+      new NewContractPoller({
+        chain: chain.id,
+        api: apis.get(chain.id) as ApiClient,
+        alerts,
+        kv: store.kv,
+        leases: store.leases,
+        logger: logger.child({ part: "poller", ...(several ? { chain: chain.id } : {}) }),
+        settings: {
+          intervalMs: config.alerts.pollIntervalMs,
+          overlapMs: config.alerts.overlapMs,
+          limit: config.alerts.pollLimit,
+          maxPages: config.alerts.maxPages,
+          maxClockSkewMs: config.alerts.maxClockSkewMs,
+        },
+        holder,
+        ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
+        onEnqueued: () => delivery.poke(),
+        onFutureMints: (count) => metrics.onFutureMints(count, several ? chain.id : undefined),
+        // The collection index knows one chain's names for now: the default chain's.
+        ...(chain.id === chains[0]?.id
+          ? { onContracts: (contracts) => stores.collections.remember(contracts, "contracts") }
+          : {}),
+      }),
+    );
+  }
+  const poller = pollers.get(chains[0]?.id ?? "") as NewContractPoller;
   const metrics = createMetrics({
     cache: () => api.cacheStats,
     outboxDepth: () => alerts.depth(),
     pollerLagSeconds: () => poller.health().lagSeconds ?? undefined,
     pollerGaps: () => poller.stats.gaps,
+    ...(several
+      ? {
+          pollers: () =>
+            [...pollers.values()].map((p) => ({
+              chain: p.chain,
+              lagSeconds: p.health().lagSeconds ?? undefined,
+              gaps: p.stats.gaps,
+            })),
+        }
+      : {}),
     charts: () => ({ hits: charts.hits, misses: charts.misses }),
   });
   runtime.onOutcome = metrics.onCommand;
@@ -299,11 +328,17 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     for (const adapter of adapters) connected[adapter.platform] = adapter.healthy();
     const database = await store.healthy();
     const pollerHealth = poller.health();
+    const each: Record<string, ReturnType<NewContractPoller["health"]>> = {};
+    for (const [id, p] of pollers) each[id] = id === poller.chain ? pollerHealth : p.health();
     return {
-      ok: database && pollerHealth.healthy && Object.values(connected).every(Boolean),
+      ok:
+        database &&
+        Object.values(each).every((h) => h.healthy) &&
+        Object.values(connected).every(Boolean),
       adapters: connected,
       database,
       poller: pollerHealth,
+      ...(several ? { pollers: each } : {}),
       ...(shared ? { redis: shared.link.healthy ? "ok" : "degraded" } : {}),
     };
   };
@@ -335,6 +370,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     adapters,
     http,
     poller,
+    pollers,
     delivery,
     metrics,
     health,
@@ -403,9 +439,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     // Stopped first: no new alerts or reports once shutdown begins (closeAll runs last first).
     running.push(() => reportRetries.stop());
     running.push(() => delivery.stop());
-    running.push(() => poller.stop());
+    for (const p of pollers.values()) running.push(() => p.stop());
     delivery.start();
-    poller.start();
+    for (const p of pollers.values()) p.start();
     await reportRetries.start();
     // In the background: the first command need not wait, and a name it misses joins this refresh.
     runtime.refresher.start();

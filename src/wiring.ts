@@ -60,6 +60,7 @@ export function buildRuntime(
     logger,
     settings: {
       explorerUrl: config.explorerUrl,
+      chains: config.chains,
       reportsPerHour: config.reportsPerHour,
       ipfsGateway: config.ipfsGateway,
     },

@@ -218,6 +218,7 @@ async function startWorld(
   for (const channel of channels)
     await subscriptions.upsert({
       ...channel,
+      chain: "ethereum",
       types: "all",
       createdBy: "crash-test",
       now: Date.now(),
@@ -302,7 +303,7 @@ async function startWorld(
   // Who holds the poller's lease, sampled: how long each restarted process waited for it.
   const leaseTaken = new Map<string, number>();
   const leaseHolder = db.prepare<[], { holder: string }>(
-    "SELECT holder FROM leases WHERE name = 'new-contract-poller'",
+    "SELECT holder FROM leases WHERE name = 'new-contract-poller:ethereum'",
   );
   parts.sampler = setInterval(() => {
     const holder = leaseHolder.get()?.holder;
@@ -435,7 +436,7 @@ describe.concurrent("alert delivery survives SIGKILL", () => {
     world.restart();
     await waitUntil(
       "the first poll to set the cursor",
-      () => count(db, "SELECT COUNT(*) AS n FROM kv WHERE key = 'poll_cursor'") > 0,
+      () => count(db, "SELECT COUNT(*) AS n FROM kv WHERE key = 'poll_cursor:ethereum'") > 0,
       20_000,
     );
 
@@ -512,7 +513,7 @@ describe.concurrent("alert delivery survives SIGKILL", () => {
     const first = world.restart();
     await waitUntil(
       "the first poll to set the cursor",
-      () => count(db, "SELECT COUNT(*) AS n FROM kv WHERE key = 'poll_cursor'") > 0,
+      () => count(db, "SELECT COUNT(*) AS n FROM kv WHERE key = 'poll_cursor:ethereum'") > 0,
       20_000,
     );
     world.mint(3);
@@ -557,7 +558,7 @@ describe.concurrent("alert delivery survives SIGKILL", () => {
     world.restart();
     await waitUntil(
       "the first poll to set the cursor",
-      () => count(db, "SELECT COUNT(*) AS n FROM kv WHERE key = 'poll_cursor'") > 0,
+      () => count(db, "SELECT COUNT(*) AS n FROM kv WHERE key = 'poll_cursor:ethereum'") > 0,
       20_000,
     );
     const second = world.restart();

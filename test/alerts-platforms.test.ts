@@ -88,9 +88,13 @@ async function startWorld() {
   /** Waits until the poller has its cursor: mints from now on are alerted. */
   async function pollerStarted(): Promise<void> {
     await expect
-      .poll(() => sqliteDbOf(bot).prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
-        timeout: 5000,
-      })
+      .poll(
+        () =>
+          sqliteDbOf(bot).prepare("SELECT value FROM kv WHERE key = 'poll_cursor:ethereum'").get(),
+        {
+          timeout: 5000,
+        },
+      )
       .toBeTruthy();
   }
 
@@ -141,9 +145,13 @@ describe.concurrent("alerts on Telegram and Discord", () => {
     );
     expect(await discordSubscribe(discord.channelId, CHANNEL_MANAGER)).toMatch(/Subscribed/);
     await expect
-      .poll(() => sqliteDbOf(bot).prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
-        timeout: 5000,
-      })
+      .poll(
+        () =>
+          sqliteDbOf(bot).prepare("SELECT value FROM kv WHERE key = 'poll_cursor:ethereum'").get(),
+        {
+          timeout: 5000,
+        },
+      )
       .toBeTruthy();
 
     const address = mintCollection();
@@ -171,9 +179,13 @@ describe.concurrent("alerts on Telegram and Discord", () => {
     expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
     expect(await discordSubscribe(discord.channelId, CHANNEL_MANAGER)).toMatch(/Subscribed/);
     await expect
-      .poll(() => sqliteDbOf(bot).prepare("SELECT value FROM kv WHERE key = 'poll_cursor'").get(), {
-        timeout: 5000,
-      })
+      .poll(
+        () =>
+          sqliteDbOf(bot).prepare("SELECT value FROM kv WHERE key = 'poll_cursor:ethereum'").get(),
+        {
+          timeout: 5000,
+        },
+      )
       .toBeTruthy();
     discord.failChannel(discord.channelId, {
       status: 404,

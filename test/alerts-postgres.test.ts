@@ -68,6 +68,7 @@ describe.runIf(await postgresAvailable())("alert delivery across instances on Po
           await a.subscriptions.upsert({
             platform: "telegram",
             chatId,
+            chain: "ethereum",
             types: "all",
             createdBy: "t",
             now: 0,
@@ -77,6 +78,7 @@ describe.runIf(await postgresAvailable())("alert delivery across instances on Po
     await a.outbox.record({
       contracts: [aContract(1)],
       subscriptions,
+      chain: "ethereum",
       cursorKey: "cursor",
       cursor: "x",
       note: null,
@@ -115,6 +117,7 @@ describe.runIf(await postgresAvailable())("alert delivery across instances on Po
           await a.subscriptions.upsert({
             platform: "telegram",
             chatId: `chat-${i}`,
+            chain: "ethereum",
             types: "all",
             createdBy: "t",
             now: 0,
@@ -124,6 +127,7 @@ describe.runIf(await postgresAvailable())("alert delivery across instances on Po
     await a.outbox.record({
       contracts: [aContract(1), aContract(2)],
       subscriptions,
+      chain: "ethereum",
       cursorKey: "cursor",
       cursor: "x",
       note: null,

@@ -99,10 +99,12 @@ const subscribe = (
   setup: RuntimeSetup,
   chatId: string,
   types: "all" | "erc721" | "erc1155" = "all",
+  chain = "ethereum",
 ) =>
   setup.subscriptions.upsert({
     platform: "telegram",
     chatId,
+    chain,
     types,
     createdBy: "telegram:u1",
     now: Date.now(),
@@ -127,7 +129,7 @@ describe("subscriptions", () => {
     t = await startRuntime();
     expect((await t.say("/subscribe")).text).toMatch(/^Subscribed/);
     expect((await t.say("/subscribe erc1155")).text).toMatch(
-      /already subscribed; it now gets ERC-1155/,
+      /already subscribed to Ethereum; it now gets ERC-1155/,
     );
     expect(await t.subscriptions.all()).toHaveLength(1);
     expect((await t.subscriptions.all())[0]?.types).toBe("erc1155");
@@ -137,6 +139,51 @@ describe("subscriptions", () => {
     expect((await t.say("/unsubscribe")).text).toMatch(/^Unsubscribed/);
     expect((await t.say("/unsubscribe")).text).toBe("This channel was not subscribed.");
     expect((await t.say("/subscriptions")).text).toMatch(/no alert subscription/);
+  });
+
+  it("a channel subscribes per chain (chain:<id>); /subscriptions lists each; /unsubscribe ends one or all", async () => {
+    t = await startRuntime();
+    // With no data-service URL the bot serves the simulator's chains, ethereum first.
+    expect((await t.say("/subscribe")).text).toMatch(/^Subscribed: new collections on Ethereum/);
+    expect((await t.say("/subscribe erc721 chain:base")).text).toMatch(
+      /^Subscribed: new collections on Base \(ERC-721/,
+    );
+    expect((await t.say("/subscribe chain:Polygon")).text).toMatch(/on Polygon/);
+    expect((await t.say("/subscribe chain:solana")).text).toBe(
+      'This bot serves no chain "solana": use ethereum, base or polygon. Nothing was changed.',
+    );
+    expect((await t.subscriptions.all()).map((s) => [s.chain, s.types])).toEqual([
+      ["ethereum", "all"],
+      ["base", "erc721"],
+      ["polygon", "all"],
+    ]);
+    const listed = await t.say("/subscriptions");
+    expect(listed.fields?.map((f) => f.name)).toEqual(["Ethereum", "Base", "Polygon"]);
+    expect(listed.fields?.[1]?.value).toMatch(/^ERC-721 .*; active$/);
+    expect((await t.say("/unsubscribe chain:solana")).text).toMatch(/no chain "solana"/);
+    expect((await t.say("/unsubscribe chain:base")).text).toBe(
+      "Unsubscribed: no more Base new-collection alerts here.",
+    );
+    expect((await t.say("/unsubscribe chain:base")).text).toBe(
+      "This channel was not subscribed to Base.",
+    );
+    // A chain the bot no longer serves (CHAINS changed) can still be left.
+    await t.subscriptions.upsert({
+      platform: "telegram",
+      chatId: (await t.subscriptions.all())[0]?.chatId ?? "",
+      chain: "gone",
+      types: "all",
+      createdBy: "x",
+      now: Date.now(),
+    });
+    expect((await t.say("/subscriptions")).fields?.map((f) => f.name)).toContain(
+      "gone (no longer served)",
+    );
+    expect((await t.say("/unsubscribe chain:gone")).text).toMatch(/^Unsubscribed/);
+    expect((await t.say("/unsubscribe")).text).toBe(
+      "Unsubscribed: no more new-collection alerts here (Ethereum, Polygon).",
+    );
+    expect(await t.subscriptions.all()).toEqual([]);
   });
 
   it("only people who may manage the channel; others change nothing", async () => {
@@ -419,6 +466,7 @@ describe("delivery", () => {
         },
       ],
       subscriptions: [subscription],
+      chain: "ethereum",
       cursorKey: CURSOR_KEY,
       cursor: new Date().toISOString(),
       note: null,
@@ -547,6 +595,7 @@ async function recordContract(
       },
     ],
     subscriptions,
+    chain: "ethereum",
     cursorKey: CURSOR_KEY,
     cursor: new Date(now).toISOString(),
     note: null,

@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
+import { type Chain, KNOWN_CHAINS } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
 import type { DueAlert, OutboxStore, SubscriptionStore } from "../store/types.ts";
-import { alertReply, digestReply } from "./message.ts";
+import { type AlertChain, alertReply, digestReply } from "./message.ts";
 
 /**
  * How a send failed, as the platform adapter tells it. `permanent`: the chat refuses the bot
@@ -43,7 +44,13 @@ export interface DeliverySettings {
    * that died mid-round are taken again by another once their claim expires.
    */
   claimMs?: number;
+  /** The explorer of an alert whose chain is not among `chains` (nor a known one). */
   explorerUrl: string;
+  /**
+   * The chains served: an alert links to its chain's explorer, and names its chain when there
+   * are several. Default: one chain, on `explorerUrl`.
+   */
+  chains?: readonly Pick<Chain, "id" | "name" | "explorer" | "spam">[];
   /** Failed tries after which an alert is dropped (rate limits do not count). */
   maxAttempts: number;
 }
@@ -200,8 +207,23 @@ export class DeliveryWorker {
     return due.length;
   }
 
+  /** How alerts of `id` show their chain (a chain no longer configured still gets its links). */
+  private chainOf(id: string): AlertChain {
+    const { settings } = this.deps;
+    const chains = settings.chains ?? [];
+    const chain =
+      chains.find((c) => c.id === id) ?? (KNOWN_CHAINS[id] && { ...KNOWN_CHAINS[id], id });
+    return {
+      explorer: chain?.explorer ?? settings.explorerUrl,
+      name: chains.length > 1 ? (chain?.name ?? id) : undefined,
+      spam: chain?.spam,
+    };
+  }
+
+  /** A channel's alerts (one subscription: one chain) as messages, or one digest for a burst. */
   private messagesFor(alerts: DueAlert[]): Message[] {
     const { settings } = this.deps;
+    const chain = this.chainOf(alerts[0]?.chain ?? "");
     if (alerts.length >= settings.digestThreshold) {
       const note = alerts.find((alert) => alert.note)?.note ?? null;
       return [
@@ -209,14 +231,14 @@ export class DeliveryWorker {
           reply: digestReply(
             alerts.map((alert) => alert.contract),
             note,
-            settings.explorerUrl,
+            chain,
           ),
           alerts,
         },
       ];
     }
     return alerts.map((alert) => ({
-      reply: alertReply(alert.contract, alert.note, settings.explorerUrl, new Date(this.now())),
+      reply: alertReply(alert.contract, alert.note, chain, new Date(this.now())),
       alerts: [alert],
     }));
   }

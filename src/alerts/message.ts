@@ -12,21 +12,41 @@ import type { NewContract } from "../store/types.ts";
 
 const gapLine = (note: string | null) => (note ? `Note: ${note}.` : undefined);
 
-/** One new collection: name, address, types, minter, mint time and transaction. */
+/**
+ * The chain an alert is about: its explorer (the links), its name (shown when the bot serves
+ * several chains, undefined otherwise) and whether the data service detects spam there (the
+ * report button; default yes). A bare string is an explorer URL of the one chain.
+ */
+export interface AlertChain {
+  explorer: string;
+  name?: string | undefined;
+  spam?: boolean | undefined;
+}
+
+const asChain = (chain: string | AlertChain): AlertChain =>
+  typeof chain === "string" ? { explorer: chain } : chain;
+
+/** " on Base" when the chain is to be named. */
+const onChain = (chain: AlertChain) => (chain.name ? ` on ${chain.name}` : "");
+
+/** One new collection: name, chain, address, types, minter, mint time and transaction. */
 export function alertReply(
   contract: NewContract,
   note: string | null,
-  explorerUrl: string,
+  where: string | AlertChain,
   now: Date,
 ): Reply {
+  const chain = asChain(where);
+  const explorerUrl = chain.explorer;
   const links = [{ label: "Contract", url: explorer.address(explorerUrl, contract.address) }];
   if (contract.txHash)
     links.push({ label: "Mint transaction", url: explorer.tx(explorerUrl, contract.txHash) });
   return {
-    title: `New collection: ${collectionName(contract.name)}`,
+    title: `New collection${onChain(chain)}: ${collectionName(contract.name)}`,
     url: explorer.address(explorerUrl, contract.address),
     text: gapLine(note),
     fields: [
+      ...(chain.name ? [{ name: "Chain", value: chain.name, inline: true }] : []),
       { name: "Address", value: fullAddress(contract.address) },
       {
         name: "Type",
@@ -43,7 +63,8 @@ export function alertReply(
     links,
     footer: "New-collection alert · /unsubscribe to stop",
     // The wallet is the reporter's linked one (/link): an alert is about no wallet in particular.
-    buttons: [reportButton("spam", { contract: contract.address })],
+    // Where the service detects no spam, there is nothing to report to.
+    buttons: chain.spam === false ? [] : [reportButton("spam", { contract: contract.address })],
   };
 }
 
@@ -51,12 +72,14 @@ export function alertReply(
 export function digestReply(
   contracts: NewContract[],
   note: string | null,
-  explorerUrl: string,
+  where: string | AlertChain,
 ): Reply {
+  const chain = asChain(where);
+  const explorerUrl = chain.explorer;
   const shown = contracts.slice(0, 25);
   const more = contracts.length - shown.length;
   return {
-    title: `${contracts.length} new collections`,
+    title: `${contracts.length} new collections${onChain(chain)}`,
     url: shown[0] ? explorer.address(explorerUrl, shown[0].address) : undefined,
     text:
       [

@@ -3,12 +3,17 @@ import { hostname } from "node:os";
 import type { ApiClient } from "../api/client.ts";
 import type { Contract } from "../api/schemas.ts";
 import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
+import { DEFAULT_CHAIN_ID } from "../chains.ts";
 import type { Logger } from "../log.ts";
 import type { KeyValueStore, LeaseStore, NewContract, OutboxStore } from "../store/types.ts";
 
-export const CURSOR_KEY = "poll_cursor";
-export const PENDING_GAP_KEY = "poll_pending_gap";
-const LEASE = "new-contract-poller";
+/** Each chain's poller keeps its own cursor, gap note and lease (one leader per chain). */
+export const cursorKey = (chain: string) => `poll_cursor:${chain}`;
+export const pendingGapKey = (chain: string) => `poll_pending_gap:${chain}`;
+export const pollerLeaseName = (chain: string) => `new-contract-poller:${chain}`;
+/** Ethereum's: what a store of one chain had, before SQLite migration 10 named the chain. */
+export const CURSOR_KEY = cursorKey(DEFAULT_CHAIN_ID);
+export const PENDING_GAP_KEY = pendingGapKey(DEFAULT_CHAIN_ID);
 
 export interface PollerSettings {
   intervalMs: number;
@@ -39,6 +44,9 @@ export const LEASE_TTL_MS = 6_000;
 export const LEASE_RENEW_MS = 2_000;
 
 export interface PollerDeps {
+  /** The chain polled (default ethereum): its cursor, gap note, lease and seen contracts. */
+  chain?: string;
+  /** That chain's data-service client. */
   api: ApiClient;
   alerts: OutboxStore;
   kv: KeyValueStore;
@@ -151,8 +159,17 @@ export class NewContractPoller {
   private lastSuccessAt: number | undefined;
   private readonly now: () => number;
   private readonly monotonic: () => number;
+  /** The chain polled. */
+  readonly chain: string;
+  private readonly keys: { cursor: string; gap: string; lease: string };
 
   constructor(private readonly deps: PollerDeps) {
+    this.chain = deps.chain ?? DEFAULT_CHAIN_ID;
+    this.keys = {
+      cursor: cursorKey(this.chain),
+      gap: pendingGapKey(this.chain),
+      lease: pollerLeaseName(this.chain),
+    };
     this.now = deps.now ?? Date.now;
     this.monotonic = deps.monotonic ?? (() => performance.now());
   }
@@ -210,7 +227,7 @@ export class NewContractPoller {
     const ttl = this.leaseTtlMs;
     const before = this.monotonic();
     const holder = await this.deps.leases.acquire(
-      LEASE,
+      this.keys.lease,
       this.deps.holder,
       ttl,
       this.now(),
@@ -262,7 +279,7 @@ export class NewContractPoller {
     await this.running;
     await this.renewing;
     try {
-      await this.deps.leases.release(LEASE, this.deps.holder);
+      await this.deps.leases.release(this.keys.lease, this.deps.holder);
     } catch (error) {
       // Shutdown goes on without the database: the lease then simply expires.
       this.deps.logger.warn({ err: error }, "could not release the poller lease");
@@ -276,8 +293,8 @@ export class NewContractPoller {
     if (holder !== this.deps.holder) {
       if (!this.warnedNotLeader) {
         logger.warn(
-          { holder },
-          "another bot process is polling this data directory; this one will not poll",
+          { holder, chain: this.chain },
+          "another bot process is polling this chain; this one will not poll it",
         );
         this.warnedNotLeader = true;
       }
@@ -285,7 +302,7 @@ export class NewContractPoller {
     }
     this.warnedNotLeader = false;
     const horizon = now + settings.maxClockSkewMs;
-    const cursor = await kv.get(CURSOR_KEY);
+    const cursor = await kv.get(this.keys.cursor);
     if (cursor === undefined) {
       // First start: begin at now. What was minted before (the overlap window included) counts
       // as seen, so a new subscriber is not flooded with old contracts.
@@ -293,9 +310,10 @@ export class NewContractPoller {
       this.deps.onContracts?.(contracts);
       const start = new Date(newestMint(contracts, now, horizon)).toISOString();
       const { fresh } = await this.deps.alerts.record({
+        chain: this.chain,
         contracts: contracts.map(toNewContract),
         subscriptions: [],
-        cursorKey: CURSOR_KEY,
+        cursorKey: this.keys.cursor,
         cursor: start,
         note: null,
         now,
@@ -321,21 +339,22 @@ export class NewContractPoller {
     if (gapNote) {
       this.stats.gaps++;
       logger.warn({ gap: gapNote }, "new-contract poll may have missed contracts");
-      await kv.set(PENDING_GAP_KEY, gapNote);
+      await kv.set(this.keys.gap, gapNote);
     }
-    gapNote = await kv.get(PENDING_GAP_KEY);
+    gapNote = await kv.get(this.keys.gap);
 
     const { fresh, enqueued } = await this.deps.alerts.record({
+      chain: this.chain,
       contracts: contracts.map(toNewContract),
       subscriptions: "active",
-      cursorKey: CURSOR_KEY,
+      cursorKey: this.keys.cursor,
       cursor: new Date(newestMint(contracts, from, horizon)).toISOString(),
       note: gapNote ?? null,
       now,
     });
     this.reportFuture(fresh, horizon);
     // The gap line rides on the first alerts enqueued after it.
-    if (gapNote && enqueued > 0) await kv.delete(PENDING_GAP_KEY);
+    if (gapNote && enqueued > 0) await kv.delete(this.keys.gap);
     this.lastSuccessAt = this.monotonic();
     if (enqueued > 0) this.deps.onEnqueued?.();
     if (fresh.length > 0) logger.info({ fresh: fresh.length, enqueued }, "new contracts");

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ApiClient } from "../api/client.ts";
 import type { Checked } from "../api/validate.ts";
+import type { Chain } from "../chains.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/types.ts";
 import type { ActionStore } from "./actions.ts";
@@ -50,6 +51,8 @@ export function chatKey(invocation: Pick<Invocation, "platform" | "chat">): stri
 
 export interface BotSettings {
   explorerUrl: string;
+  /** The chains served, the default first (default: ethereum alone). */
+  chains?: readonly Chain[];
   /** Where ipfs:// images are fetched through, e.g. https://ipfs.io/ipfs/ */
   ipfsGateway: string;
   /** Spam / not-spam reports one person may make in an hour. */

@@ -6,7 +6,10 @@ export interface Health {
   ok: boolean;
   adapters: Record<string, boolean>;
   database: boolean;
+  /** The default chain's poller. */
   poller: PollerHealth;
+  /** With several chains: each chain's poller, by chain id (ok only when all are healthy). */
+  pollers?: Record<string, PollerHealth>;
   /**
    * Only with REDIS_URL. "degraded": Redis is unreachable and this instance runs on its own cache
    * and limits; it still serves, so this alone keeps the status 200.

@@ -12,7 +12,8 @@ export interface Metrics {
   onCommand(event: OutcomeEvent): void;
   onUpstream(event: { method: string; path: string; status: number | "error"; ms: number }): void;
   onDelivered(count: number, mintedAt: readonly (string | undefined)[], now: number): void;
-  onFutureMints(count: number): void;
+  /** `chain`: the poller's chain, a label when the bot polls several. */
+  onFutureMints(count: number, chain?: string): void;
   onAlertsDropped(count: number): void;
 }
 
@@ -21,6 +22,11 @@ export interface MetricSources {
   outboxDepth: () => Promise<number>;
   pollerLagSeconds: () => number | undefined;
   pollerGaps: () => number;
+  /**
+   * With several chains: each chain's poller figures, which the poller gauges then give with a
+   * `chain` label (in place of pollerLagSeconds and pollerGaps).
+   */
+  pollers?: () => readonly { chain: string; lagSeconds: number | undefined; gaps: number }[];
   /** The chart cache: pictures served from it, and pictures drawn, since start. */
   charts: () => { hits: number; misses: number };
 }
@@ -85,14 +91,18 @@ export function createMetrics(sources: MetricSources): Metrics {
   const futureMints = new Counter({
     name: "bot_poller_future_mints_total",
     help: "New contracts dated past the clock skew allowance (posted; the cursor did not follow)",
+    labelNames: ["chain"] as const,
     registers: [registry],
   });
   new Gauge({
     name: "bot_poller_gaps",
     help: "Polls since start that could not be sure to have seen every new contract",
+    labelNames: ["chain"] as const,
     registers: [registry],
     collect() {
-      this.set(sources.pollerGaps());
+      this.reset();
+      if (!sources.pollers) this.set(sources.pollerGaps());
+      else for (const poller of sources.pollers()) this.set({ chain: poller.chain }, poller.gaps);
     },
   });
   const cacheGauge = (name: string, help: string, read: (stats: CacheStats) => number) =>
@@ -153,10 +163,17 @@ export function createMetrics(sources: MetricSources): Metrics {
   new Gauge({
     name: "bot_poller_lag_seconds",
     help: "Seconds without a successful poll: since the last one, or since this process took the poller lease (absent when it does not poll)",
+    labelNames: ["chain"] as const,
     registers: [registry],
     collect() {
-      const lag = sources.pollerLagSeconds();
-      if (lag !== undefined) this.set(lag);
+      this.reset();
+      if (!sources.pollers) {
+        const lag = sources.pollerLagSeconds();
+        if (lag !== undefined) this.set(lag);
+        return;
+      }
+      for (const { chain, lagSeconds } of sources.pollers())
+        if (lagSeconds !== undefined) this.set({ chain }, lagSeconds);
     },
   });
 
@@ -181,8 +198,9 @@ export function createMetrics(sources: MetricSources): Metrics {
         if (Number.isFinite(at)) alertLag.observe(Math.max(0, (now - at) / 1000));
       }
     },
-    onFutureMints(count) {
-      futureMints.inc(count);
+    onFutureMints(count, chain) {
+      if (chain === undefined) futureMints.inc(count);
+      else futureMints.inc({ chain }, count);
     },
   };
 }

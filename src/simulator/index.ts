@@ -120,8 +120,12 @@ export interface Simulator {
   /** Spam and not-spam reports received (endpoints 19 and 20), in order. */
   reports: SpamReport[];
   countRequests(pathPrefix?: string): number;
-  /** Merged into the current fault configuration. */
-  setFaults(faults: Partial<FaultConfig>): void;
+  /**
+   * Merged into the current fault configuration; with `chain`, into that chain's own, which then
+   * decides its requests' faults in place of the global one (its latency stays the global's).
+   */
+  setFaults(faults: Partial<FaultConfig>, chain?: string): void;
+  /** Clears every fault, global and per chain. */
   clearFaults(): void;
   /** The next N authenticated requests get these answers, in order, before faults. */
   script(responses: ScriptedResponse[]): void;
@@ -254,6 +258,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const scripted: ScriptedResponse[] = [];
   const faultDraw = mulberry32(hashSeed(seed, "faults"));
   let faults = mergeFaults(NO_FAULTS, options.faults ?? {});
+  /** Faults of one chain (setFaults with a chain), in place of the global ones for its requests. */
+  const chainFaults = new Map<string, FaultConfig>();
   const hung = new Set<ServerResponse>();
   const pendingDelays = new Set<() => void>();
 
@@ -349,11 +355,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return respond(res, route(method, url, body));
     }
 
-    const fault = decideFault(faults, faultDraw());
+    const applied = chainFaults.get(chainOfPath(url.pathname).state.id) ?? faults;
+    const fault = decideFault(applied, faultDraw());
     if (fault.kind === "hang") return hang(res);
     if (fault.kind === "status") {
       const headers: Record<string, string> =
-        fault.status === 429 ? { "retry-after": String(faults.retryAfterSeconds) } : {};
+        fault.status === 429 ? { "retry-after": String(applied.retryAfterSeconds) } : {};
       return respond(res, { ...errorAnswer(fault.status, "simulated fault"), headers });
     }
     const answer = route(method, url, body);
@@ -425,11 +432,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       pathPrefix === undefined
         ? requests.length
         : requests.filter((request) => request.path.startsWith(pathPrefix)).length,
-    setFaults: (change) => {
-      faults = mergeFaults(faults, change);
+    setFaults: (change, chain) => {
+      if (chain === undefined) faults = mergeFaults(faults, change);
+      else {
+        const id = stateOf(chain).id;
+        chainFaults.set(id, mergeFaults(chainFaults.get(id) ?? NO_FAULTS, change));
+      }
     },
     clearFaults: () => {
       faults = NO_FAULTS;
+      chainFaults.clear();
     },
     script: (responses) => {
       scripted.push(...responses);

@@ -5,7 +5,7 @@ import type { Db } from "./sqlite/index.ts";
 /**
  * The tables copied from SQLite into PostgreSQL, parents before children, with the columns both
  * have. Not copied: the poller's lease (held by a running process; the first PostgreSQL instance
- * takes it anew), claims on alerts (nobody holds them after the copy), and button ids issued
+ * takes them anew: one per chain), claims on alerts (nobody holds them after the copy), and button ids issued
  * before SQLite migration 8 (button_actions_v1: the PostgreSQL store never reads them).
  */
 const TABLES: readonly { name: string; columns: readonly string[]; serial?: string }[] = [
@@ -15,6 +15,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; serial?: stri
       "id",
       "platform",
       "chat_id",
+      "chain",
       "types",
       "created_by",
       "created_at",
@@ -25,13 +26,14 @@ const TABLES: readonly { name: string; columns: readonly string[]; serial?: stri
   },
   {
     name: "seen_contracts",
-    columns: ["address", "name", "types", "minter", "tx_hash", "minted_at", "seen_at"],
+    columns: ["chain", "address", "name", "types", "minter", "tx_hash", "minted_at", "seen_at"],
   },
   {
     name: "outbox",
     columns: [
       "id",
       "subscription_id",
+      "chain",
       "contract",
       "note",
       "due_at",

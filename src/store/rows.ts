@@ -58,6 +58,7 @@ export interface SubscriptionRow {
   id: number;
   platform: string;
   chat_id: string;
+  chain: string;
   types: string;
   created_by: string;
   created_at: number;
@@ -69,6 +70,7 @@ export const toSubscription = (row: SubscriptionRow): Subscription => ({
   id: row.id,
   platform: row.platform,
   chatId: row.chat_id,
+  chain: row.chain,
   types: row.types as SubscriptionTypes,
   createdBy: row.created_by,
   createdAt: row.created_at,
@@ -103,6 +105,7 @@ export interface DueRow {
   subscription_id: number;
   platform: string;
   chat_id: string;
+  chain: string;
   attempts: number;
   note: string | null;
   address: string;
@@ -118,6 +121,7 @@ export const toAlert = (row: DueRow): DueAlert => ({
   subscriptionId: row.subscription_id,
   platform: row.platform,
   chatId: row.chat_id,
+  chain: row.chain,
   attempts: row.attempts,
   note: row.note,
   contract: {

@@ -17,6 +17,8 @@ export interface Subscription {
   id: number;
   platform: string;
   chatId: string;
+  /** The chain whose new collections it posts (a chat may subscribe to several). */
+  chain: string;
   types: SubscriptionTypes;
   createdBy: string;
   createdAt: number;
@@ -24,24 +26,34 @@ export interface Subscription {
   pauseReason: string | null;
 }
 
-/** Which channels get new-collection alerts, and which are paused (and why). */
+/**
+ * Which channels get new-collection alerts of which chain, and which are paused (and why). A
+ * chat has at most one subscription per chain.
+ */
 export interface SubscriptionStore {
-  /** Subscribes a chat (once: a second call updates the types and lifts any pause). */
+  /** Subscribes a chat to a chain (once: a second call updates the types and lifts any pause). */
   upsert(input: {
     platform: string;
     chatId: string;
+    chain: string;
     types: SubscriptionTypes;
     createdBy: string;
     now: number;
   }): Promise<{ subscription: Subscription; created: boolean }>;
-  find(platform: string, chatId: string): Promise<Subscription | undefined>;
-  /** Removes the chat's subscription and its undelivered alerts. */
-  remove(platform: string, chatId: string): Promise<boolean>;
+  /** The chat's subscription to `chain`; without a chain, its oldest subscription of any chain. */
+  find(platform: string, chatId: string, chain?: string): Promise<Subscription | undefined>;
+  /** The chat's subscriptions, one per chain, oldest first. */
+  forChat(platform: string, chatId: string): Promise<Subscription[]>;
   /**
-   * A chat got a new id (a Telegram group upgraded to a supergroup): its subscription follows,
-   * and with it the queued alerts, its buttons and its report history. If the new chat already
-   * has a subscription, that one is kept and the old one's alerts join it, dropping those it
-   * already has queued. Returns the subscription now serving the new chat, if any.
+   * Removes the chat's subscription to `chain` (without a chain: all of them) and their
+   * undelivered alerts; whether there was one.
+   */
+  remove(platform: string, chatId: string, chain?: string): Promise<boolean>;
+  /**
+   * A chat got a new id (a Telegram group upgraded to a supergroup): its subscriptions follow,
+   * and with them the queued alerts, its buttons and its report history. Where the new chat
+   * already has a subscription to the same chain, that one is kept and the old one's alerts join
+   * it, dropping those it already has queued. Returns the new chat's oldest subscription, if any.
    */
   moveChat(
     platform: string,
@@ -70,14 +82,19 @@ export interface DueAlert {
   subscriptionId: number;
   platform: string;
   chatId: string;
+  /** The chain the contract was minted on (the subscription's). */
+  chain: string;
   attempts: number;
   note: string | null;
   contract: NewContract;
 }
 
-/** A poll's new contracts, whom to alert, and where the cursor moves: recorded at once. */
+/** A poll's new contracts on one chain, whom to alert, and where the cursor moves: recorded at once. */
 export interface NewBatch {
+  /** The chain the contracts were minted on: contracts are seen, and alerts owed, per chain. */
+  chain: string;
   contracts: NewContract[];
+  /** Those to alert (of this chain), or "active": every active subscription to this chain. */
   subscriptions: readonly Pick<Subscription, "id" | "types">[] | "active";
   cursorKey: string;
   cursor: string;
@@ -92,8 +109,8 @@ export interface NewBatch {
  */
 export interface OutboxStore {
   /**
-   * `subscriptions`: those to enqueue for, or "active" for every subscription not paused, read
-   * inside the same transaction (a chat subscribing meanwhile is either in the batch or after it).
+   * `subscriptions`: those to enqueue for, or "active" for every subscription to the batch's chain
+   * not paused, read inside the same transaction (a chat subscribing meanwhile is either in the batch or after it).
    */
   record(input: NewBatch): Promise<{ fresh: NewContract[]; enqueued: number }>;
   /**
@@ -245,7 +262,7 @@ export interface ReportStore {
 
 // Key-value and lease ----------------------------------------------------------------------------
 
-/** Small named values: the poller's cursor, a pending gap note. */
+/** Small named values: each chain's poller cursor and pending gap note. */
 export interface KeyValueStore {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;
@@ -253,7 +270,7 @@ export interface KeyValueStore {
 }
 
 /**
- * A lease so that only one process polls. It is taken when free or expired, and renewed by its
+ * A lease so that only one process polls a chain (one lease per chain). It is taken when free or expired, and renewed by its
  * holder; another process sees who holds it.
  */
 export interface LeaseStore {

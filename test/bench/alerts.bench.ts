@@ -177,7 +177,7 @@ export async function benchAlertFanOut(options: FanOutOptions): Promise<BenchRow
   try {
     // The first poll sets the cursor to now; a mint before it would not be alerted.
     const kv = sqliteDbOf(bot).prepare<[], { n: number }>(
-      "SELECT COUNT(*) AS n FROM kv WHERE key = 'poll_cursor'",
+      "SELECT COUNT(*) AS n FROM kv WHERE key = 'poll_cursor:ethereum'",
     );
     while ((kv.get()?.n ?? 0) === 0) await sleep(20);
     // One NFT contract (about 10% of mints are fungible and never alerted).

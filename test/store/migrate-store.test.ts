@@ -39,10 +39,23 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     const sub = (await subscribe(sqlite.subscriptions, "c1")).subscription;
     const paused = (await subscribe(sqlite.subscriptions, "c2", "erc1155", "discord")).subscription;
     await sqlite.subscriptions.pause(paused.id, "gone", 5);
+    // The same chat on base, owed the same address on base: chains are copied along.
+    const onBase = (await subscribe(sqlite.subscriptions, "c1", "all", "telegram", "base"))
+      .subscription;
+    await sqlite.outbox.record({
+      contracts: [aContract(2)],
+      subscriptions: [onBase],
+      chain: "base",
+      cursorKey: "poll_cursor:base",
+      cursor: "2025-02-01T00:00:00.000Z",
+      note: null,
+      now: 11,
+    });
     await sqlite.outbox.record({
       contracts: [aContract(1), aContract(2)],
       subscriptions: [sub],
-      cursorKey: "poll_cursor",
+      chain: "ethereum",
+      cursorKey: "poll_cursor:ethereum",
       cursor: "2025-01-01T00:00:00.000Z",
       note: "a gap",
       now: 10,
@@ -83,18 +96,23 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     cleanups.push(() => dropSchema(schema));
     const env = { DATA_DIR: dataDir, DATABASE_URL: POSTGRES_URL, DATABASE_SCHEMA: schema };
     const summary = await migrateStore(env);
-    expect(summary).toMatch(/2 subscriptions, 2 seen_contracts, 1 outbox, 1 deliveries/);
+    expect(summary).toMatch(/3 subscriptions, 3 seen_contracts, 2 outbox, 1 deliveries/);
 
     const pg = await openPostgresStore({ url: POSTGRES_URL, schema, max: 2 });
     cleanups.push(() => pg.close());
-    expect((await pg.subscriptions.all()).map((s) => [s.id, s.chatId, s.pausedAt])).toEqual([
-      [sub.id, "c1", null],
-      [paused.id, "c2", 5],
+    expect(
+      (await pg.subscriptions.all()).map((s) => [s.id, s.chatId, s.chain, s.pausedAt]),
+    ).toEqual([
+      [sub.id, "c1", "ethereum", null],
+      [paused.id, "c2", "ethereum", 5],
+      [onBase.id, "c1", "base", null],
     ]);
-    expect(await pg.kv.get("poll_cursor")).toBe("2025-01-01T00:00:00.000Z");
+    expect(await pg.kv.get("poll_cursor:ethereum")).toBe("2025-01-01T00:00:00.000Z");
+    expect(await pg.kv.get("poll_cursor:base")).toBe("2025-02-01T00:00:00.000Z");
     expect(await pg.outbox.deliveredCount()).toBe(1);
-    expect((await pg.outbox.due(100, 10)).map((a) => [a.contract.name, a.note])).toEqual([
-      ["Collection 2", "a gap"],
+    expect((await pg.outbox.due(100, 10)).map((a) => [a.chain, a.contract.name, a.note])).toEqual([
+      ["ethereum", "Collection 2", "a gap"],
+      ["base", "Collection 2", null],
     ]);
     expect(await pg.reports.due(100, 10)).toMatchObject([{ id: report.id, status: "queued" }]);
     expect(await pg.wallets.find("telegram", "u1")).toEqual({
@@ -108,7 +126,7 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     expect(await pg.actions.get(buttons[0] ?? "")).toMatchObject({ chatId: "c1", userId: "u1" });
     // New rows take ids after the copied ones.
     const added = (await subscribe(pg.subscriptions, "c3")).subscription;
-    expect(added.id).toBeGreaterThan(paused.id);
+    expect(added.id).toBeGreaterThan(onBase.id);
     const [next] = await pg.actions.putMany([
       {
         platform: "telegram",
@@ -127,8 +145,8 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
 
     // Run again: refused, with what the target holds, and nothing changed.
     await expect(migrateStore(env)).rejects.toThrow(
-      /is not empty \(3 in subscriptions, .*\): migrate-store copies only into an empty store, and copied nothing/,
+      /is not empty \(4 in subscriptions, .*\): migrate-store copies only into an empty store, and copied nothing/,
     );
-    expect(await pg.subscriptions.all()).toHaveLength(3);
+    expect(await pg.subscriptions.all()).toHaveLength(4);
   });
 });

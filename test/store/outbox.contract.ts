@@ -14,6 +14,7 @@ export function outboxContract(open: OpenStore): void {
       const first = await outbox.record({
         contracts: [aContract(1), aContract(2, "TYPE_ERC1155")],
         subscriptions: [all, erc1155],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "2025-01-01T00:00:00.000Z",
         note: "a gap",
@@ -26,6 +27,7 @@ export function outboxContract(open: OpenStore): void {
       const again = await outbox.record({
         contracts: [{ ...aContract(1), address: aContract(1).address.toUpperCase() }],
         subscriptions: [all, erc1155],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "2025-01-02T00:00:00.000Z",
         note: null,
@@ -45,6 +47,58 @@ export function outboxContract(open: OpenStore): void {
       });
     });
 
+    it("contracts are seen per chain: one address on two chains is two contracts, each alerting its chain's subscribers", async () => {
+      const { subscriptions, outbox } = await fresh();
+      const eth = (await subscribe(subscriptions, "c1")).subscription;
+      const base = (await subscribe(subscriptions, "c1", "all", "telegram", "base")).subscription;
+      const other = (await subscribe(subscriptions, "c2", "all", "telegram", "base")).subscription;
+      const onEth = await outbox.record({
+        chain: "ethereum",
+        contracts: [aContract(1)],
+        subscriptions: "active",
+        cursorKey: "poll_cursor:ethereum",
+        cursor: "e",
+        note: null,
+        now: 100,
+      });
+      expect(onEth).toMatchObject({ enqueued: 1 });
+      // The same address on base: fresh there, for base's subscribers only.
+      const onBase = await outbox.record({
+        chain: "base",
+        contracts: [{ ...aContract(1), name: "Base twin" }],
+        subscriptions: "active",
+        cursorKey: "poll_cursor:base",
+        cursor: "b",
+        note: "base gap",
+        now: 100,
+      });
+      expect(onBase.fresh.map((c) => c.name)).toEqual(["Base twin"]);
+      expect(onBase.enqueued).toBe(2);
+      // Seen on base now too.
+      expect(
+        await outbox.record({
+          chain: "base",
+          contracts: [aContract(1)],
+          subscriptions: "active",
+          cursorKey: "poll_cursor:base",
+          cursor: "b2",
+          note: null,
+          now: 100,
+        }),
+      ).toEqual({ fresh: [], enqueued: 0 });
+      const due = await outbox.due(100, 10);
+      expect(due.map((a) => [a.subscriptionId, a.chain, a.contract.name, a.note])).toEqual([
+        [eth.id, "ethereum", "Collection 1", null],
+        [base.id, "base", "Base twin", "base gap"],
+        [other.id, "base", "Base twin", "base gap"],
+      ]);
+      const claimed = await outbox.claim({ now: 100, limit: 10, holder: "h", claimMs: 1_000 });
+      expect(claimed.map((a) => a.chain).sort()).toEqual(["base", "base", "ethereum"]);
+      await outbox.delivered(claimed, 101);
+      expect(await outbox.depth()).toBe(0);
+      expect(await outbox.deliveredCount()).toBe(3);
+    });
+
     it("a batch that fails leaves nothing behind: no contract seen, no alert, the cursor unmoved", async () => {
       const { subscriptions, outbox, kv } = await fresh();
       const sub = (await subscribe(subscriptions, "c1")).subscription;
@@ -54,6 +108,7 @@ export function outboxContract(open: OpenStore): void {
         outbox.record({
           contracts: [aContract(1)],
           subscriptions: [sub, gone],
+          chain: "ethereum",
           cursorKey: "cursor",
           cursor: "after",
           note: null,
@@ -66,6 +121,7 @@ export function outboxContract(open: OpenStore): void {
       const retried = await outbox.record({
         contracts: [aContract(1)],
         subscriptions: [sub],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "after",
         note: null,
@@ -82,6 +138,7 @@ export function outboxContract(open: OpenStore): void {
       const { enqueued } = await outbox.record({
         contracts: [aContract(1), aContract(2, "TYPE_ERC1155")],
         subscriptions: "active",
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "x",
         note: null,
@@ -103,6 +160,7 @@ export function outboxContract(open: OpenStore): void {
         await outbox.record({
           contracts: [aContract(n)],
           subscriptions: [tg, dc, paused],
+          chain: "ethereum",
           cursorKey: "cursor",
           cursor: "x",
           note: null,
@@ -126,6 +184,7 @@ export function outboxContract(open: OpenStore): void {
       await outbox.record({
         contracts: [aContract(1), aContract(2), aContract(3)],
         subscriptions: [sub],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "x",
         note: null,
@@ -154,6 +213,7 @@ export function outboxContract(open: OpenStore): void {
       await store.outbox.record({
         contracts: Array.from({ length: n }, (_, i) => aContract(i + 1)),
         subscriptions: [sub],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "x",
         note: null,

@@ -10,7 +10,8 @@ export const subscribe = (
   chatId: string,
   types: SubscriptionTypes = "all",
   platform = "telegram",
-) => subscriptions.upsert({ platform, chatId, types, createdBy: "telegram:u1", now: 1_000 });
+  chain = "ethereum",
+) => subscriptions.upsert({ platform, chatId, chain, types, createdBy: "telegram:u1", now: 1_000 });
 
 /** An ERC-721 contract numbered n (ERC-1155 when asked). */
 export const aContract = (n: number, type = "TYPE_ERC721"): NewContract => ({

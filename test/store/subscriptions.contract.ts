@@ -46,12 +46,63 @@ export function subscriptionsContract(open: OpenStore): void {
       expect((await subscriptions.all()).map((s) => s.chatId)).toEqual(["c2"]);
     });
 
+    it("a chat subscribes per chain: one row per (platform, chat, chain), found, listed and removed per chain", async () => {
+      const { subscriptions } = await fresh();
+      const eth = await subscribe(subscriptions, "c1", "all");
+      const base = await subscribe(subscriptions, "c1", "erc721", "telegram", "base");
+      expect(base.created).toBe(true);
+      expect(base.subscription).toMatchObject({ chatId: "c1", chain: "base", types: "erc721" });
+      expect(base.subscription.id).not.toBe(eth.subscription.id);
+      // Again on base: the same row, the types changed; ethereum's untouched.
+      const again = await subscribe(subscriptions, "c1", "erc1155", "telegram", "base");
+      expect(again).toMatchObject({ created: false, subscription: { id: base.subscription.id } });
+      expect(await subscriptions.find("telegram", "c1", "ethereum")).toMatchObject({
+        types: "all",
+      });
+      expect(await subscriptions.find("telegram", "c1", "base")).toMatchObject({
+        types: "erc1155",
+      });
+      expect(await subscriptions.find("telegram", "c1", "polygon")).toBeUndefined();
+      // Without a chain: the oldest.
+      expect(await subscriptions.find("telegram", "c1")).toMatchObject({ chain: "ethereum" });
+      expect((await subscriptions.forChat("telegram", "c1")).map((s) => s.chain)).toEqual([
+        "ethereum",
+        "base",
+      ]);
+      expect(await subscriptions.remove("telegram", "c1", "polygon")).toBe(false);
+      expect(await subscriptions.remove("telegram", "c1", "base")).toBe(true);
+      expect((await subscriptions.forChat("telegram", "c1")).map((s) => s.chain)).toEqual([
+        "ethereum",
+      ]);
+      await subscribe(subscriptions, "c1", "all", "telegram", "base");
+      // Without a chain: all of the chat's.
+      expect(await subscriptions.remove("telegram", "c1")).toBe(true);
+      expect(await subscriptions.forChat("telegram", "c1")).toEqual([]);
+    });
+
+    it("a chat subscribed to two chains moves with both; merged per chain where the new chat has one", async () => {
+      const { subscriptions } = await fresh();
+      await subscribe(subscriptions, "old", "all");
+      const oldBase = (await subscribe(subscriptions, "old", "all", "telegram", "base"))
+        .subscription;
+      const newEth = (await subscribe(subscriptions, "new", "erc721")).subscription;
+      await subscriptions.moveChat("telegram", "old", "new");
+      expect(await subscriptions.forChat("telegram", "old")).toEqual([]);
+      expect(
+        (await subscriptions.forChat("telegram", "new")).map((s) => [s.id, s.chain, s.types]),
+      ).toEqual([
+        [oldBase.id, "base", "all"],
+        [newEth.id, "ethereum", "erc721"],
+      ]);
+    });
+
     it("removing a subscription drops its queued alerts", async () => {
       const { subscriptions, outbox } = await fresh();
       const { subscription } = await subscribe(subscriptions, "c1");
       await outbox.record({
         contracts: [aContract(1)],
         subscriptions: [subscription],
+        chain: "ethereum",
         cursorKey: "cursor",
         cursor: "x",
         note: null,
@@ -75,6 +126,7 @@ export function subscriptionsContract(open: OpenStore): void {
         outbox.record({
           contracts: [aContract(n)],
           subscriptions: subs,
+          chain: "ethereum",
           cursorKey: "cursor",
           cursor: "x",
           note: null,

@@ -4,7 +4,7 @@ import { StartupError } from "../../errors.ts";
 /**
  * The PostgreSQL schema, in numbered migrations applied in order at start. Migration 1 is what the
  * SQLite migrations 1-8 end up with (without the SQLite-only leftover: the first button table,
- * whose ids no PostgreSQL store ever issued); 2 is SQLite's 9. Times are epoch milliseconds in BIGINT, as in
+ * whose ids no PostgreSQL store ever issued); 2 is SQLite's 9, 3 SQLite's 10. Times are epoch milliseconds in BIGINT, as in
  * SQLite. Never edit one that has shipped: add the next number.
  */
 const MIGRATIONS: readonly string[] = [
@@ -133,6 +133,32 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE outbox ADD COLUMN claimed_until BIGINT;
   ALTER TABLE outbox ADD COLUMN claimed_by TEXT;
+  `,
+  // 3: several chains (as SQLite's 10): subscriptions, seen contracts and queued alerts per chain,
+  // the poller's cursor and gap note per chain; what there was is ethereum's
+  `
+  ALTER TABLE subscriptions ADD COLUMN chain TEXT NOT NULL DEFAULT 'ethereum';
+  ALTER TABLE subscriptions ALTER COLUMN chain DROP DEFAULT;
+  ALTER TABLE subscriptions DROP CONSTRAINT subscriptions_platform_chat_id_key;
+  ALTER TABLE subscriptions ADD CONSTRAINT subscriptions_platform_chat_id_chain_key
+    UNIQUE (platform, chat_id, chain);
+
+  ALTER TABLE outbox DROP CONSTRAINT outbox_contract_fkey;
+  ALTER TABLE seen_contracts ADD COLUMN chain TEXT NOT NULL DEFAULT 'ethereum';
+  ALTER TABLE seen_contracts ALTER COLUMN chain DROP DEFAULT;
+  ALTER TABLE seen_contracts DROP CONSTRAINT seen_contracts_pkey;
+  ALTER TABLE seen_contracts ADD PRIMARY KEY (chain, address);
+
+  ALTER TABLE outbox ADD COLUMN chain TEXT NOT NULL DEFAULT 'ethereum';
+  ALTER TABLE outbox ALTER COLUMN chain DROP DEFAULT;
+  ALTER TABLE outbox DROP CONSTRAINT outbox_subscription_id_contract_key;
+  ALTER TABLE outbox ADD CONSTRAINT outbox_subscription_id_chain_contract_key
+    UNIQUE (subscription_id, chain, contract);
+  ALTER TABLE outbox ADD CONSTRAINT outbox_chain_contract_fkey
+    FOREIGN KEY (chain, contract) REFERENCES seen_contracts (chain, address);
+
+  UPDATE kv SET key = 'poll_cursor:ethereum' WHERE key = 'poll_cursor';
+  UPDATE kv SET key = 'poll_pending_gap:ethereum' WHERE key = 'poll_pending_gap';
   `,
 ];
 

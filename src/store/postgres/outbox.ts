@@ -13,7 +13,8 @@ export class PgOutboxStore implements OutboxStore {
         input.subscriptions === "active"
           ? (
               await client.query<Pick<Subscription, "id" | "types">>(
-                "SELECT id, types FROM subscriptions WHERE paused_at IS NULL ORDER BY id",
+                "SELECT id, types FROM subscriptions WHERE paused_at IS NULL AND chain = $1 ORDER BY id",
+                [input.chain],
               )
             ).rows
           : input.subscriptions;
@@ -22,8 +23,8 @@ export class PgOutboxStore implements OutboxStore {
       for (const contract of input.contracts) {
         const address = contract.address.toLowerCase();
         const inserted = await client.query(
-          `INSERT INTO seen_contracts (address, name, types, minter, tx_hash, minted_at, seen_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+          `INSERT INTO seen_contracts (chain, address, name, types, minter, tx_hash, minted_at, seen_at)
+           VALUES ($8, $1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
           [
             address,
             contract.name,
@@ -32,6 +33,7 @@ export class PgOutboxStore implements OutboxStore {
             contract.txHash ?? null,
             contract.mintedAt ?? null,
             input.now,
+            input.chain,
           ],
         );
         if (inserted.rowCount === 0) continue;
@@ -40,10 +42,10 @@ export class PgOutboxStore implements OutboxStore {
         if (ids.length === 0) continue;
         // One statement per contract, whatever the number of subscriptions.
         const queued = await client.query(
-          `INSERT INTO outbox (subscription_id, contract, note, due_at, created_at)
-           SELECT id, $2, $3, $4, $4 FROM unnest($1::bigint[]) AS id
+          `INSERT INTO outbox (subscription_id, chain, contract, note, due_at, created_at)
+           SELECT id, $5, $2, $3, $4, $4 FROM unnest($1::bigint[]) AS id
            ON CONFLICT DO NOTHING`,
-          [ids, address, input.note, input.now],
+          [ids, address, input.note, input.now, input.chain],
         );
         enqueued += queued.rowCount ?? 0;
       }
@@ -58,11 +60,11 @@ export class PgOutboxStore implements OutboxStore {
   /** Alerts due now for active subscriptions, oldest first, claimed or not. */
   async due(now: number, limit: number, platform?: string): Promise<DueAlert[]> {
     const { rows } = await this.db.query<DueRow>(
-      `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.attempts, o.note,
+      `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note,
               c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at
          FROM outbox o
          JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
-         JOIN seen_contracts c ON c.address = o.contract
+         JOIN seen_contracts c ON c.chain = o.chain AND c.address = o.contract
         WHERE o.due_at <= $1 AND ($2::text IS NULL OR s.platform = $2)
         ORDER BY o.due_at, o.id
         LIMIT $3`,
@@ -111,8 +113,8 @@ export class PgOutboxStore implements OutboxStore {
        )
        UPDATE outbox o SET claimed_until = ${DB_NOW_MS} + $4, claimed_by = $5
          FROM picked, subscriptions s, seen_contracts c
-        WHERE o.id = picked.id AND s.id = o.subscription_id AND c.address = o.contract
-       RETURNING o.id, o.subscription_id, s.platform, s.chat_id, o.attempts, o.note, o.due_at,
+        WHERE o.id = picked.id AND s.id = o.subscription_id AND c.chain = o.chain AND c.address = o.contract
+       RETURNING o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note, o.due_at,
                  c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at`,
       [input.now, input.platform ?? null, input.limit, Math.round(input.claimMs), input.holder],
     );

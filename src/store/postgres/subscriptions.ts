@@ -2,20 +2,26 @@ import { type SubscriptionRow, toSubscription } from "../rows.ts";
 import type { Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import type { PgDb, Queryable } from "./db.ts";
 
+/** The chat's subscriptions (to `chain` only, when given), oldest first. */
 async function findIn(
   q: Queryable,
   platform: string,
   chatId: string,
+  chain: string | undefined,
   lock = false,
-): Promise<Subscription | undefined> {
+): Promise<Subscription[]> {
   const { rows } = await q.query<SubscriptionRow>(
-    `SELECT * FROM subscriptions WHERE platform = $1 AND chat_id = $2${lock ? " FOR UPDATE" : ""}`,
-    [platform, chatId],
+    `SELECT * FROM subscriptions WHERE platform = $1 AND chat_id = $2
+       AND ($3::text IS NULL OR chain = $3) ORDER BY id${lock ? " FOR UPDATE" : ""}`,
+    [platform, chatId, chain ?? null],
   );
-  return rows[0] && toSubscription(rows[0]);
+  return rows.map(toSubscription);
 }
 
-/** Which channels get new-collection alerts, and which are paused (and why). */
+/**
+ * Which channels get new-collection alerts of which chain, and which are paused (and why). A chat
+ * has at most one subscription per chain.
+ */
 export class PgSubscriptionStore implements SubscriptionStore {
   constructor(private readonly db: PgDb) {}
 
@@ -23,52 +29,60 @@ export class PgSubscriptionStore implements SubscriptionStore {
   async upsert(input: {
     platform: string;
     chatId: string;
+    chain: string;
     types: SubscriptionTypes;
     createdBy: string;
     now: number;
   }): Promise<{ subscription: Subscription; created: boolean }> {
     // xmax = 0 only for a row this statement inserted.
     const { rows } = await this.db.query<SubscriptionRow & { inserted: boolean }>(
-      `INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (platform, chat_id) DO UPDATE
+      `INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at, chain)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (platform, chat_id, chain) DO UPDATE
          SET types = excluded.types, paused_at = NULL, pause_reason = NULL
        RETURNING *, (xmax = 0) AS inserted`,
-      [input.platform, input.chatId, input.types, input.createdBy, input.now],
+      [input.platform, input.chatId, input.types, input.createdBy, input.now, input.chain],
     );
     const row = rows[0];
     if (!row) throw new Error("the subscription row was not written");
     return { subscription: toSubscription(row), created: row.inserted };
   }
 
-  async find(platform: string, chatId: string): Promise<Subscription | undefined> {
-    return findIn(this.db, platform, chatId);
+  async find(platform: string, chatId: string, chain?: string): Promise<Subscription | undefined> {
+    return (await findIn(this.db, platform, chatId, chain))[0];
   }
 
-  /** Removes the chat's subscription and its undelivered alerts (they cascade). */
-  async remove(platform: string, chatId: string): Promise<boolean> {
+  async forChat(platform: string, chatId: string): Promise<Subscription[]> {
+    return findIn(this.db, platform, chatId, undefined);
+  }
+
+  /** Removes the chat's subscription to `chain` (or all) and its undelivered alerts (they cascade). */
+  async remove(platform: string, chatId: string, chain?: string): Promise<boolean> {
     const result = await this.db.query(
-      "DELETE FROM subscriptions WHERE platform = $1 AND chat_id = $2",
-      [platform, chatId],
+      "DELETE FROM subscriptions WHERE platform = $1 AND chat_id = $2 AND ($3::text IS NULL OR chain = $3)",
+      [platform, chatId, chain ?? null],
     );
     return (result.rowCount ?? 0) > 0;
   }
 
-  /** See SubscriptionStore.moveChat: one transaction, both rows locked. */
+  /** See SubscriptionStore.moveChat: one transaction, both chats' rows locked. */
   async moveChat(
     platform: string,
     fromChatId: string,
     toChatId: string,
   ): Promise<Subscription | undefined> {
     return this.db.tx(async (client) => {
-      const from = await findIn(client, platform, fromChatId, true);
-      const to = await findIn(client, platform, toChatId, true);
-      if (from && !to) {
-        await client.query("UPDATE subscriptions SET chat_id = $1 WHERE id = $2", [
-          toChatId,
-          from.id,
-        ]);
-      } else if (from && to) {
+      const froms = await findIn(client, platform, fromChatId, undefined, true);
+      const tos = await findIn(client, platform, toChatId, undefined, true);
+      for (const from of froms) {
+        const to = tos.find((kept) => kept.chain === from.chain);
+        if (!to) {
+          await client.query("UPDATE subscriptions SET chat_id = $1 WHERE id = $2", [
+            toChatId,
+            from.id,
+          ]);
+          continue;
+        }
         // The old one's alerts join the kept one, except those it already has queued.
         await client.query(
           `UPDATE outbox o SET subscription_id = $1 WHERE subscription_id = $2
@@ -84,7 +98,7 @@ export class PgSubscriptionStore implements SubscriptionStore {
           [toChatId, platform, fromChatId],
         );
       }
-      return findIn(client, platform, toChatId);
+      return (await findIn(client, platform, toChatId, undefined))[0];
     });
   }
 

@@ -195,6 +195,76 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE outbox ADD COLUMN claimed_until INTEGER;
   ALTER TABLE outbox ADD COLUMN claimed_by TEXT;
   `,
+  // 10: several chains. A chat subscribes per chain; contracts are seen, and alerts queued, per
+  // chain (one address may exist on two chains); the poller's cursor and gap note are per chain.
+  // What there was is ethereum's. SQLite cannot change a UNIQUE or primary key: the three tables
+  // are rebuilt. The outbox's rows wait in a table without foreign keys meanwhile, since dropping
+  // the old subscriptions would otherwise cascade to them.
+  `
+  CREATE TABLE outbox_v9 AS SELECT * FROM outbox;
+  DROP TABLE outbox;
+
+  CREATE TABLE subscriptions_v10 (
+    id INTEGER PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    types TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    paused_at INTEGER,
+    pause_reason TEXT,
+    UNIQUE (platform, chat_id, chain)
+  );
+  INSERT INTO subscriptions_v10
+    (id, platform, chat_id, chain, types, created_by, created_at, paused_at, pause_reason)
+    SELECT id, platform, chat_id, 'ethereum', types, created_by, created_at, paused_at, pause_reason
+      FROM subscriptions;
+  DROP TABLE subscriptions;
+  ALTER TABLE subscriptions_v10 RENAME TO subscriptions;
+
+  CREATE TABLE seen_contracts_v10 (
+    chain TEXT NOT NULL,
+    address TEXT NOT NULL,
+    name TEXT NOT NULL,
+    types TEXT NOT NULL,
+    minter TEXT,
+    tx_hash TEXT,
+    minted_at TEXT,
+    seen_at INTEGER NOT NULL,
+    PRIMARY KEY (chain, address)
+  );
+  INSERT INTO seen_contracts_v10 (chain, address, name, types, minter, tx_hash, minted_at, seen_at)
+    SELECT 'ethereum', address, name, types, minter, tx_hash, minted_at, seen_at FROM seen_contracts;
+  DROP TABLE seen_contracts;
+  ALTER TABLE seen_contracts_v10 RENAME TO seen_contracts;
+
+  CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY,
+    subscription_id INTEGER NOT NULL REFERENCES subscriptions (id) ON DELETE CASCADE,
+    chain TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    note TEXT,
+    due_at INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    created_at INTEGER NOT NULL,
+    claimed_until INTEGER,
+    claimed_by TEXT,
+    FOREIGN KEY (chain, contract) REFERENCES seen_contracts (chain, address),
+    UNIQUE (subscription_id, chain, contract)
+  );
+  INSERT INTO outbox (id, subscription_id, chain, contract, note, due_at, attempts, last_error,
+                      created_at, claimed_until, claimed_by)
+    SELECT id, subscription_id, 'ethereum', contract, note, due_at, attempts, last_error,
+           created_at, claimed_until, claimed_by
+      FROM outbox_v9;
+  DROP TABLE outbox_v9;
+  CREATE INDEX outbox_due ON outbox (due_at);
+
+  UPDATE kv SET key = 'poll_cursor:ethereum' WHERE key = 'poll_cursor';
+  UPDATE kv SET key = 'poll_pending_gap:ethereum' WHERE key = 'poll_pending_gap';
+  `,
 ];
 
 /**

@@ -13,24 +13,26 @@ export class SqliteOutboxStore implements OutboxStore {
 
   async record(input: NewBatch): Promise<{ fresh: NewContract[]; enqueued: number }> {
     const insertSeen = this.db.prepare(
-      "INSERT OR IGNORE INTO seen_contracts (address, name, types, minter, tx_hash, minted_at, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      "INSERT OR IGNORE INTO seen_contracts (chain, address, name, types, minter, tx_hash, minted_at, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     );
     const enqueue = this.db.prepare(
-      "INSERT OR IGNORE INTO outbox (subscription_id, contract, note, due_at, created_at) VALUES (?, ?, ?, ?, ?)",
+      "INSERT OR IGNORE INTO outbox (subscription_id, chain, contract, note, due_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
     );
     const setCursor = this.db.prepare(
       "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
-    const active = this.db.prepare<[], Pick<Subscription, "id" | "types">>(
-      "SELECT id, types FROM subscriptions WHERE paused_at IS NULL ORDER BY id",
+    const active = this.db.prepare<[string], Pick<Subscription, "id" | "types">>(
+      "SELECT id, types FROM subscriptions WHERE paused_at IS NULL AND chain = ? ORDER BY id",
     );
     return this.db
       .transaction(() => {
-        const subscriptions = input.subscriptions === "active" ? active.all() : input.subscriptions;
+        const subscriptions =
+          input.subscriptions === "active" ? active.all(input.chain) : input.subscriptions;
         const fresh: NewContract[] = [];
         let enqueued = 0;
         for (const contract of input.contracts) {
           const inserted = insertSeen.run(
+            input.chain,
             contract.address.toLowerCase(),
             contract.name,
             JSON.stringify(contract.types),
@@ -45,6 +47,7 @@ export class SqliteOutboxStore implements OutboxStore {
             if (!wants(subscription.types, contract.types)) continue;
             enqueued += enqueue.run(
               subscription.id,
+              input.chain,
               contract.address.toLowerCase(),
               input.note,
               input.now,
@@ -101,11 +104,11 @@ export class SqliteOutboxStore implements OutboxStore {
   ): DueAlert[] {
     return this.db
       .prepare<[number, string | null, string | null, number, number, number], DueRow>(
-        `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.attempts, o.note,
+        `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note,
                 c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at
            FROM outbox o
            JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
-           JOIN seen_contracts c ON c.address = o.contract
+           JOIN seen_contracts c ON c.chain = o.chain AND c.address = o.contract
           WHERE o.due_at <= ? AND (? IS NULL OR s.platform = ?)
             AND (? = 0 OR o.claimed_until IS NULL OR o.claimed_until <= ?)
           ORDER BY o.due_at, o.id

@@ -2,20 +2,24 @@ import { type SubscriptionRow, toSubscription } from "../rows.ts";
 import type { Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import type { Db } from "./db.ts";
 
-/** Which channels get new-collection alerts, and which are paused (and why). */
+/**
+ * Which channels get new-collection alerts of which chain, and which are paused (and why). A chat
+ * has at most one subscription per chain.
+ */
 export class SqliteSubscriptionStore implements SubscriptionStore {
   constructor(private readonly db: Db) {}
 
-  /** Subscribes a chat (once: a second call updates the types and lifts any pause). */
+  /** Subscribes a chat to a chain (once: a second call updates the types and lifts any pause). */
   async upsert(input: {
     platform: string;
     chatId: string;
+    chain: string;
     types: SubscriptionTypes;
     createdBy: string;
     now: number;
   }): Promise<{ subscription: Subscription; created: boolean }> {
     return this.db.transaction(() => {
-      const existing = this.findNow(input.platform, input.chatId);
+      const existing = this.findNow(input.platform, input.chatId, input.chain);
       if (existing) {
         this.db
           .prepare(
@@ -23,50 +27,65 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
           )
           .run(input.types, existing.id);
         return {
-          subscription: this.findNow(input.platform, input.chatId) as Subscription,
+          subscription: this.findNow(input.platform, input.chatId, input.chain) as Subscription,
           created: false,
         };
       }
       this.db
         .prepare(
-          "INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at) VALUES (?, ?, ?, ?, ?)",
+          "INSERT INTO subscriptions (platform, chat_id, chain, types, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
         )
-        .run(input.platform, input.chatId, input.types, input.createdBy, input.now);
+        .run(input.platform, input.chatId, input.chain, input.types, input.createdBy, input.now);
       return {
-        subscription: this.findNow(input.platform, input.chatId) as Subscription,
+        subscription: this.findNow(input.platform, input.chatId, input.chain) as Subscription,
         created: true,
       };
     })();
   }
 
-  async find(platform: string, chatId: string): Promise<Subscription | undefined> {
-    return this.findNow(platform, chatId);
+  async find(platform: string, chatId: string, chain?: string): Promise<Subscription | undefined> {
+    return this.findNow(platform, chatId, chain);
   }
 
-  private findNow(platform: string, chatId: string): Subscription | undefined {
-    const row = this.db
+  async forChat(platform: string, chatId: string): Promise<Subscription[]> {
+    return this.forChatNow(platform, chatId);
+  }
+
+  private forChatNow(platform: string, chatId: string): Subscription[] {
+    return this.db
       .prepare<[string, string], SubscriptionRow>(
-        "SELECT * FROM subscriptions WHERE platform = ? AND chat_id = ?",
+        "SELECT * FROM subscriptions WHERE platform = ? AND chat_id = ? ORDER BY id",
       )
-      .get(platform, chatId);
+      .all(platform, chatId)
+      .map(toSubscription);
+  }
+
+  private findNow(platform: string, chatId: string, chain?: string): Subscription | undefined {
+    const row = this.db
+      .prepare<[string, string, string | null, string | null], SubscriptionRow>(
+        "SELECT * FROM subscriptions WHERE platform = ? AND chat_id = ? AND (? IS NULL OR chain = ?) ORDER BY id LIMIT 1",
+      )
+      .get(platform, chatId, chain ?? null, chain ?? null);
     return row ? toSubscription(row) : undefined;
   }
 
-  /** Removes the chat's subscription and its undelivered alerts. */
-  async remove(platform: string, chatId: string): Promise<boolean> {
+  /** Removes the chat's subscription to `chain` (or all) and its undelivered alerts. */
+  async remove(platform: string, chatId: string, chain?: string): Promise<boolean> {
     return (
       this.db
-        .prepare("DELETE FROM subscriptions WHERE platform = ? AND chat_id = ?")
-        .run(platform, chatId).changes > 0
+        .prepare(
+          "DELETE FROM subscriptions WHERE platform = ? AND chat_id = ? AND (? IS NULL OR chain = ?)",
+        )
+        .run(platform, chatId, chain ?? null, chain ?? null).changes > 0
     );
   }
 
   /**
-   * A chat got a new id (a Telegram group upgraded to a supergroup): its subscription follows,
-   * and with it the queued alerts (they hang off the subscription), its buttons and its report
-   * history. If the new chat already has a subscription, that one is kept and the old one's
-   * alerts join it, dropping those it already has queued. Returns the subscription now serving
-   * the new chat, if any.
+   * A chat got a new id (a Telegram group upgraded to a supergroup): its subscriptions follow,
+   * and with them the queued alerts (they hang off the subscription), its buttons and its report
+   * history. Where the new chat already has a subscription to the same chain, that one is kept
+   * and the old one's alerts join it, dropping those it already has queued. Returns the new
+   * chat's oldest subscription, if any.
    */
   async moveChat(
     platform: string,
@@ -75,13 +94,14 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   ): Promise<Subscription | undefined> {
     return this.db
       .transaction(() => {
-        const from = this.findNow(platform, fromChatId);
-        const to = this.findNow(platform, toChatId);
-        if (from && !to) {
-          this.db
-            .prepare("UPDATE subscriptions SET chat_id = ? WHERE id = ?")
-            .run(toChatId, from.id);
-        } else if (from && to) {
+        for (const from of this.forChatNow(platform, fromChatId)) {
+          const to = this.findNow(platform, toChatId, from.chain);
+          if (!to) {
+            this.db
+              .prepare("UPDATE subscriptions SET chat_id = ? WHERE id = ?")
+              .run(toChatId, from.id);
+            continue;
+          }
           this.db
             .prepare("UPDATE OR IGNORE outbox SET subscription_id = ? WHERE subscription_id = ?")
             .run(to.id, from.id);
