@@ -172,11 +172,13 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
     const { subscription } = await a.subscriptions.upsert({
       platform: "telegram",
       chatId: "chat-1",
+      chain: "ethereum",
       types: "all",
       createdBy: "t",
       now: 0,
     });
     await a.outbox.record({
+      chain: "ethereum",
       contracts: [aContract(1)],
       subscriptions: [subscription],
       cursorKey: "cursor",

@@ -127,8 +127,8 @@ export async function seedSubscriptions(
   try {
     await client.query("BEGIN");
     await client.query(
-      `INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at)
-       SELECT p, c, 'all', 'seed', $3 FROM unnest($1::text[], $2::text[]) AS t (p, c)`,
+      `INSERT INTO subscriptions (platform, chat_id, chain, types, created_by, created_at)
+       SELECT p, c, 'ethereum', 'all', 'seed', $3 FROM unnest($1::text[], $2::text[]) AS t (p, c)`,
       [subscriptions.map((s) => s.platform), subscriptions.map((s) => s.chatId), Date.now()],
     );
     await client.query("COMMIT");
@@ -146,7 +146,7 @@ export async function leaseHolder(
   instances: readonly Instance[],
 ): Promise<{ holder: string | undefined; instance: Instance | undefined }> {
   const { rows } = await db.query<{ holder: string }>(
-    "SELECT holder FROM leases WHERE name = 'new-contract-poller'",
+    "SELECT holder FROM leases WHERE name = 'new-contract-poller:ethereum'",
   );
   const holder = rows[0]?.holder;
   const pid = Number(holder?.split(":")[1]);

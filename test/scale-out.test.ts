@@ -226,7 +226,7 @@ describe.runIf(servers)("three compiled bot processes on one PostgreSQL and one 
 
     // The leader's first poll sets the cursor; a mint before it would not be alerted.
     await expect
-      .poll(() => count("SELECT COUNT(*) AS n FROM kv WHERE key = 'poll_cursor'"), {
+      .poll(() => count("SELECT COUNT(*) AS n FROM kv WHERE key = 'poll_cursor:ethereum'"), {
         timeout: 10_000,
       })
       .toBe(1);

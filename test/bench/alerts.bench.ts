@@ -119,7 +119,7 @@ export async function benchAlertFanOut(options: FanOutOptions): Promise<BenchRow
   const setup = openDatabase(dataDir);
   // One transaction for them all (the store's upsert commits each one).
   const insert = setup.prepare(
-    "INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at) VALUES (?, ?, 'all', 'bench', ?)",
+    "INSERT INTO subscriptions (platform, chat_id, chain, types, created_by, created_at) VALUES (?, ?, 'ethereum', 'all', 'bench', ?)",
   );
   setup.transaction(() => {
     for (const subscription of subscriptions)
@@ -351,7 +351,7 @@ export async function benchScaleOutFanOut(options: ScaleOutFanOutOptions): Promi
     await seedSubscriptions(db, subscriptions);
     // The leader's first poll sets the cursor; a mint before it would not be alerted.
     for (;;) {
-      const { rows } = await db.query("SELECT 1 FROM kv WHERE key = 'poll_cursor'");
+      const { rows } = await db.query("SELECT 1 FROM kv WHERE key = 'poll_cursor:ethereum'");
       if (rows.length > 0) break;
       await sleep(50);
     }

@@ -150,7 +150,7 @@ export async function startWithPlatforms(
     const db = openDatabase(dataDir);
     // One transaction for them all (the store's upsert commits each one).
     const insert = db.prepare(
-      "INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at) VALUES (?, ?, 'all', 'bench', ?)",
+      "INSERT INTO subscriptions (platform, chat_id, chain, types, created_by, created_at) VALUES (?, ?, 'ethereum', 'all', 'bench', ?)",
     );
     db.transaction(() => {
       for (let i = 0; i < subscriptions; i++)
