@@ -145,7 +145,7 @@ async function fetchCommon(
     ctx.collections.name(collection),
     list,
     page,
-    ctx.settings.explorerUrl,
+    ctx.chain.explorer,
   );
 }
 

@@ -210,7 +210,7 @@ export default defineCommand({
     ctx.resolver.rememberWallets(
       (owners ?? []).slice(0, OWNERS_SHOWN).map((owner) => owner.address),
     );
-    return nftReply(details, owners, ctx.now(), ctx.settings.explorerUrl, ctx.settings.ipfsGateway);
+    return nftReply(details, owners, ctx.now(), ctx.chain.explorer, ctx.settings.ipfsGateway);
   },
   actions: {
     raw: {

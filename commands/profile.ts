@@ -139,7 +139,7 @@ export default defineCommand({
       collection,
       ctx.collections.name(collection),
       profile,
-      ctx.settings.explorerUrl,
+      ctx.chain.explorer,
     );
   },
 });

@@ -40,7 +40,7 @@ export default defineCommand({
       collection,
       ctx.collections.name(collection),
       stats,
-      ctx.settings.explorerUrl,
+      ctx.chain.explorer,
     );
   },
 });

@@ -152,7 +152,7 @@ async function fetchWallet(
   page: number,
 ): Promise<Reply> {
   const options = { signal: ctx.signal };
-  const view = { wallet, spam, page, explorerUrl: ctx.settings.explorerUrl };
+  const view = { wallet, spam, page, explorerUrl: ctx.chain.explorer };
   ctx.resolver.rememberWallets([wallet]);
   if (collection !== undefined) {
     const { tokens } = await ctx.api.foundational.nftsByOwner(

@@ -190,7 +190,6 @@ export function runtimeWith(
     charts: new CachedChartDrawer(),
     logger: capturingLogger().logger,
     settings: {
-      explorerUrl: "https://etherscan.io",
       reportsPerHour: 10,
       ipfsGateway: "https://ipfs.io/ipfs/",
     },

@@ -5,9 +5,20 @@
  * with their alerts and the cursor) is one method, one transaction.
  */
 import type { ActionStore, NewAction, StoredAction } from "../core/actions.ts";
-import type { CollectionIndexStore, IndexedCollection } from "../core/known-collections.ts";
+import type {
+  ChainCollectionIndexStore,
+  CollectionIndexStore,
+  IndexedCollection,
+} from "../core/known-collections.ts";
 
-export type { ActionStore, CollectionIndexStore, IndexedCollection, NewAction, StoredAction };
+export type {
+  ActionStore,
+  ChainCollectionIndexStore,
+  CollectionIndexStore,
+  IndexedCollection,
+  NewAction,
+  StoredAction,
+};
 
 // Subscriptions ---------------------------------------------------------------------------------
 
@@ -289,6 +300,22 @@ export interface UpdateDedup {
   firstSeen(updateId: number): Promise<boolean>;
 }
 
+// Chat settings ---------------------------------------------------------------------------------
+
+/** What the people who manage a chat chose for it. */
+export interface ChatSettings {
+  /** The chain commands read when they name none (undefined: the first configured chain). */
+  chain: string | undefined;
+}
+
+/** Per-chat settings (/settings), keyed like subscriptions by platform and chat id. */
+export interface ChatSettingsStore {
+  /** The chat's settings; a chat never set has every setting undefined. */
+  get(platform: string, chatId: string): Promise<ChatSettings>;
+  /** Sets (or, with undefined, clears) the chat's default chain. */
+  setChain(platform: string, chatId: string, chain: string | undefined, now: number): Promise<void>;
+}
+
 // The whole store --------------------------------------------------------------------------------
 
 export interface Store {
@@ -297,10 +324,11 @@ export interface Store {
   actions: ActionStore;
   reports: ReportStore;
   wallets: LinkedWalletStore;
-  collections: CollectionIndexStore;
+  collections: ChainCollectionIndexStore;
   kv: KeyValueStore;
   leases: LeaseStore;
   updates: UpdateStore;
+  chatSettings: ChatSettingsStore;
   /** Whether the store answers now. */
   healthy(): Promise<boolean>;
   /** Closes the store; waits for writes under way. */

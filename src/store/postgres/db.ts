@@ -134,6 +134,24 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE outbox ADD COLUMN claimed_until BIGINT;
   ALTER TABLE outbox ADD COLUMN claimed_by TEXT;
   `,
+  // 3: RESERVED for the alerts half of issue 17 (as SQLite's 10), built on another branch: that
+  // branch's migration replaces this empty one.
+  "SELECT 1",
+  // 4: several chains, commands (as SQLite's 11): the collection index keyed by (chain, address),
+  // what it held being ethereum's; per-chat settings (the chat's default chain)
+  `
+  ALTER TABLE known_collections ADD COLUMN chain TEXT NOT NULL DEFAULT 'ethereum';
+  ALTER TABLE known_collections ALTER COLUMN chain DROP DEFAULT;
+  ALTER TABLE known_collections DROP CONSTRAINT known_collections_pkey;
+  ALTER TABLE known_collections ADD PRIMARY KEY (chain, address);
+  CREATE TABLE chat_settings (
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (platform, chat_id)
+  );
+  `,
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

@@ -195,6 +195,37 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE outbox ADD COLUMN claimed_until INTEGER;
   ALTER TABLE outbox ADD COLUMN claimed_by TEXT;
   `,
+  // 10: RESERVED for the alerts half of issue 17 (subscriptions, seen contracts and the outbox
+  // keyed by chain), built on another branch: that branch's migration replaces this empty one.
+  "",
+  // 11: several chains (issue 17, commands): a collection is known on one chain (the same address
+  // may be another contract elsewhere), so the index is keyed by (chain, address) and what it
+  // held is ethereum's; and per-chat settings, the chat's default chain (/settings chain).
+  `
+  ALTER TABLE known_collections RENAME TO known_collections_v7;
+  CREATE TABLE known_collections (
+    chain TEXT NOT NULL,
+    address TEXT NOT NULL,
+    name TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    top_rank INTEGER,
+    source TEXT NOT NULL CHECK (source IN ('top', 'contracts', 'answer')),
+    seen_at INTEGER NOT NULL,
+    PRIMARY KEY (chain, address)
+  );
+  INSERT INTO known_collections (chain, address, name, symbol, name_key, top_rank, source, seen_at)
+    SELECT 'ethereum', address, name, symbol, name_key, top_rank, source, seen_at
+    FROM known_collections_v7;
+  DROP TABLE known_collections_v7;
+  CREATE TABLE chat_settings (
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (platform, chat_id)
+  );
+  `,
 ];
 
 /**
