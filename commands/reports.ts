@@ -73,6 +73,7 @@ export default defineCommand({
   name: "reports",
   description: "The spam reports made in this chat (for people who manage it), exportable as CSV",
   options: {},
+  chainless: true,
   examples: ["/reports"],
   requiresManageChannel: true,
   requiresPerson: true,

@@ -65,6 +65,15 @@ export function withChainOption(command: AnyCommand, option: AnyOption): AnyComm
   return { ...command, options: { [CHAIN_OPTION]: option, ...command.options } };
 }
 
+/** The commands as served on these chains: each that reads data with the chain option. */
+export function servedCommands(
+  commands: readonly AnyCommand[],
+  chains: readonly Chain[],
+): AnyCommand[] {
+  const option = chainOption(chains);
+  return commands.map((command) => withChainOption(command, option));
+}
+
 /** The options people see: hidden ones left out. */
 export function shownOptions(command: AnyCommand): [string, AnyOption][] {
   return Object.entries(command.options).filter(([, option]) => !option.hidden);

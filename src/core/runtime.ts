@@ -7,13 +7,7 @@ import { cutText, sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import { Admission } from "./admission.ts";
 import { apiErrorMessage, asUserError } from "./api-errors.ts";
-import {
-  CHAIN_OPTION,
-  chainNamed,
-  chainOption,
-  spamUnavailable,
-  withChainOption,
-} from "./chain-option.ts";
+import { CHAIN_OPTION, chainNamed, servedCommands, spamUnavailable } from "./chain-option.ts";
 import type { ChartDrawer } from "./charts.ts";
 import { CollectionRefresher } from "./collection-refresh.ts";
 import {
@@ -125,10 +119,7 @@ export class Runtime {
 
   constructor(private readonly options: RuntimeOptions) {
     this.chains = options.chains?.length ? options.chains : parseChains(undefined, undefined);
-    const option = chainOption(this.chains);
-    this.registry = buildRegistry(
-      options.commands.map((command) => withChainOption(command, option)),
-    );
+    this.registry = buildRegistry(servedCommands(options.commands, this.chains));
     const apis = new Map<string, ApiClient>();
     const indexes = new Map<string, KnownCollections>();
     const refreshers = new Map<string, CollectionRefresher>();
@@ -377,12 +368,6 @@ export class Runtime {
     return this.chains.find((chain) => chain.id === chosen) ?? this.defaultChain;
   }
 
-  /** Tells autocomplete the chat's new default at once (/settings chain). */
-  noteChatChain(invocation: Pick<Invocation, "platform" | "chat">, chain: string | undefined) {
-    if (chain === undefined) this.chatChains.delete(chatKey(invocation));
-    else this.chatChains.set(chatKey(invocation), chain);
-  }
-
   /** Stops taking new invocations and waits for those in flight (graceful shutdown). */
   async drain(): Promise<void> {
     this.accepting = false;
@@ -426,7 +411,11 @@ export class Runtime {
 
     let chain: Chain;
     try {
-      chain = await this.chainFor(invocation, requestedChain, logger);
+      // A command that reads no chain's data is not worth a look at the chat's settings.
+      chain =
+        found.chainless && requestedChain === undefined
+          ? this.defaultChain
+          : await this.chainFor(invocation, requestedChain, logger);
     } catch (error) {
       // An unknown chain: the message lists those served, and nothing else happens.
       const userError = asUserError(error);
