@@ -174,6 +174,8 @@ export default defineCommand({
     "/report not_spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D vitalik.eth",
   ],
   requiresPerson: true,
+  // Reports teach the spam classifier: none on a chain without one (buttons included).
+  requiresSpam: true,
   async run(ctx, { kind, item, token_id, wallet, note }) {
     if (item.tokenId !== undefined && token_id !== undefined && item.tokenId !== token_id) {
       throw new UserError(

@@ -8,6 +8,7 @@ import { breakdownReply } from "../commands/audience.ts";
 import { nftReply } from "../commands/nft.ts";
 import { topReply } from "../commands/top.ts";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
+import { type Chain, parseChains } from "../src/chains.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
@@ -21,6 +22,8 @@ const withIds = (reply: ReturnType<typeof breakdownReply>): RenderableReply => (
   ...reply,
   buttons: reply.buttons?.map((button, i) => ({ label: button.label, id: `id${i}` })),
 });
+
+const ETHEREUM = parseChains(undefined, undefined)[0] as Chain;
 
 describe("console rendering (golden)", () => {
   it("/audience", async () => {
@@ -107,7 +110,7 @@ describe("console rendering (golden)", () => {
       },
       [{ address: "0xd1220a0cf47c7b9be7a2e6ba89f429762e7b9adb", quantity: "7" }],
       now,
-      "https://etherscan.io",
+      ETHEREUM,
     );
     await expect(plain(withIds(reply))).toMatchFileSnapshot("golden/nft.txt");
   });
