@@ -185,7 +185,9 @@ describe.concurrent("console end to end", () => {
     ]);
     expect(code).toBe(0);
     const replies = stdout.trim().split(/\n\n+/);
-    expect(stdout).toContain("/whois <name.eth|0x…>");
+    // The simulator's three chains: every command that reads data takes one.
+    expect(stdout).toContain("/whois [chain] <name.eth|0x…>");
+    expect(stdout).toContain("Chains: ethereum, base, polygon");
     expect(stdout).toMatch(new RegExp(`${f.walletEns}[\\s\\S]*Address: 0x[0-9a-fA-F]{40}`));
     expect(stdout).toMatch(/Top collections by sales volume, last 1 day[\s\S]*Page 1[\s\S]*Page 2/);
     expect(stdout).toMatch(/Raw metadata of #/);
