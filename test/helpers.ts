@@ -129,7 +129,12 @@ export async function startRuntime(
   extraCommands: AnyCommand[] = [],
   runtimeOverrides: Partial<RuntimeOptions> = {},
 ): Promise<RuntimeSetup> {
-  const setup = await startClient(env, simOptions);
+  // With CHAINS (compact form, no URLs), the simulator serves those chains.
+  const chainIds = env.CHAINS?.split(",").map((part) => part.split("=")[0]?.trim() ?? "");
+  const setup = await startClient(
+    env,
+    chainIds && !simOptions.chains ? { ...simOptions, chains: chainIds } : simOptions,
+  );
   // One chain (ethereum, on the simulator's unprefixed world) unless the test names CHAINS: the
   // replies of most tests are about anything but chains.
   const chains = env.CHAINS ? setup.config.chains : setup.config.chains.slice(0, 1);
