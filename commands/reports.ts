@@ -23,6 +23,7 @@ const CSV_COLUMNS: readonly CsvColumn<SpamReport>[] = [
   { header: "status", value: (r) => r.status },
   { header: "attempts", value: (r) => String(r.attempts), numeric: true },
   { header: "upstream", value: (r) => r.upstream ?? "" },
+  { header: "chain", value: (r) => r.chain },
 ];
 
 export function reportsCsv(reports: readonly SpamReport[]): string {

@@ -314,6 +314,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   for (const adapter of adapters) for (const route of adapter.routes) http.mount(route);
   const reportRetries = new ReportRetryWorker({
     api,
+    apis,
     reports: stores.reports,
     logger: logger.child({ part: "reports" }),
     isLeader: () => poller.isLeader,

@@ -8,6 +8,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { slashCommands } from "../src/adapters/discord/commands.ts";
 import type { Address } from "../src/api/validate.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
+import { silentLogger } from "../src/log.ts";
+import { ReportRetryWorker } from "../src/reports/submit.ts";
 import { replyHelpers } from "./command-helpers.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
@@ -235,6 +237,42 @@ describe("spam, only on chains with spam detection", () => {
     const ask = await t.press(button(list, "#1"));
     const confirmed = await sent(() => t.press(button(ask, "Confirm")));
     expect(confirmed.requests.map((request) => request.chain)).toEqual(["polygon"]);
+  });
+});
+
+describe("a queued report", () => {
+  it("is retried on its own chain's data service", async () => {
+    t = await startRuntime({ CHAINS });
+    const polygon = t.sim.fixturesOf("polygon");
+    const { report } = await t.store.reports.create(
+      {
+        chain: "polygon",
+        platform: "telegram",
+        chatId: "chat-1",
+        userId: "u1",
+        userName: "Tester",
+        wallet: polygon.wallet,
+        contract: polygon.collection,
+        tokenId: "",
+        kind: "spam",
+        feedback: null,
+      },
+      0,
+    );
+    await t.store.reports.begin(report.id, 1);
+    await t.store.reports.queue(report.id, "HTTP 503", 2, 1);
+    const worker = new ReportRetryWorker({
+      api: t.api,
+      apis: t.apis,
+      reports: t.store.reports,
+      logger: silentLogger(),
+      isLeader: () => true,
+      intervalMs: 60_000,
+    });
+    const before = t.sim.requests.length;
+    await worker.retryDue();
+    expect(t.sim.requests.slice(before).map((request) => request.chain)).toEqual(["polygon"]);
+    expect(await t.store.reports.findSame({ ...report })).toMatchObject({ status: "sent" });
   });
 });
 

@@ -31,8 +31,15 @@ describe("an existing single-chain store", () => {
       `INSERT INTO known_collections (address, name, symbol, name_key, top_rank, source, seen_at)
        VALUES (?, 'Bored Ape Yacht Club', 'BAYC', 'boredapeyachtclub', 0, 'top', 5)`,
     ).run(ADDRESS);
+    db.prepare(
+      `INSERT INTO spam_reports (platform, chat_id, user_id, user_name, wallet, contract, token_id, kind, status, created_at, updated_at)
+       VALUES ('telegram', 'c1', 'u1', 'Tester', '0xabc', ?, '', 'spam', 'sent', 1, 1)`,
+    ).run(ADDRESS.toLowerCase());
     migrate(db);
     const store = sqliteStore(db);
+    expect(await store.reports.forChat("telegram", "c1")).toMatchObject([
+      { chain: "ethereum", wallet: "0xabc", status: "sent" },
+    ]);
     cleanups.push(() => store.close());
     expect(db.prepare("SELECT chain, address FROM known_collections").all() as unknown[]).toEqual([
       { chain: "ethereum", address: ADDRESS },
@@ -57,7 +64,29 @@ describe("an existing single-chain store", () => {
          VALUES ($1, 'Bored Ape Yacht Club', 'BAYC', 'boredapeyachtclub', 0, 'top', 5)`,
         [ADDRESS],
       );
+      await old.pg.query(
+        `INSERT INTO spam_reports (platform, chat_id, user_id, user_name, wallet, contract, token_id, kind, status, created_at, updated_at)
+         VALUES ('telegram', 'c1', 'u1', 'Tester', '0xabc', $1, '', 'spam', 'sent', 1, 1)`,
+        [ADDRESS.toLowerCase()],
+      );
       await migratePg(old.pg);
+      expect(await old.reports.forChat("telegram", "c1")).toMatchObject([
+        { chain: "ethereum", status: "sent" },
+      ]);
+      // One report per person per chain: the same one on polygon is another.
+      const again = {
+        platform: "telegram",
+        chatId: "c1",
+        userId: "u1",
+        userName: "Tester",
+        wallet: "0xabc",
+        contract: ADDRESS,
+        tokenId: "",
+        kind: "spam" as const,
+        feedback: null,
+      };
+      expect((await old.reports.create(again, 2)).created).toBe(false);
+      expect((await old.reports.create({ ...again, chain: "polygon" }, 2)).created).toBe(true);
       const { rows } = await old.pg.query("SELECT chain, address FROM known_collections");
       expect(rows).toEqual([{ chain: "ethereum", address: ADDRESS }]);
       expect(await old.collections.forChain("ethereum").load()).toMatchObject([

@@ -56,7 +56,7 @@ export interface RuntimeOptions {
   buttonTtlSeconds: number;
   /** The first chain's collection index (default: one in memory). */
   collections?: KnownCollections;
-  /** Each chain's collection index by chain id (default: `collections` for the first, memory for the others). */
+  /** Each chain's collection index by chain id (`collections` wins for the first; default: in memory). */
   collectionIndexes?: ReadonlyMap<string, KnownCollections>;
   /**
    * How often the collection index is refreshed in the background once `refresher.start()` runs
@@ -126,8 +126,8 @@ export class Runtime {
     for (const [index, chain] of this.chains.entries()) {
       apis.set(chain.id, options.apis?.get(chain.id) ?? options.api);
       const collections =
-        options.collectionIndexes?.get(chain.id) ??
         (index === 0 ? options.collections : undefined) ??
+        options.collectionIndexes?.get(chain.id) ??
         new KnownCollections();
       indexes.set(chain.id, collections);
       refreshers.set(

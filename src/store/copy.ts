@@ -67,6 +67,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; serial?: stri
       "next_attempt_at",
       "created_at",
       "updated_at",
+      "chain",
     ],
     serial: "id",
   },

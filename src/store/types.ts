@@ -182,6 +182,8 @@ export type ReportStatus = "sending" | "sent" | "queued" | "unsupported" | "fail
 
 export interface SpamReport {
   id: number;
+  /** The chain whose spam classifier the report is for (and whose data service gets it). */
+  chain: string;
   platform: string;
   chatId: string;
   userId: string;
@@ -200,32 +202,32 @@ export interface SpamReport {
   updatedAt: number;
 }
 
-export type NewReport = Pick<
-  SpamReport,
-  | "platform"
-  | "chatId"
-  | "userId"
-  | "userName"
-  | "wallet"
-  | "contract"
-  | "tokenId"
-  | "kind"
-  | "feedback"
->;
+/** `chain` defaults to ethereum (what every report was before chains). */
+export type NewReport = Partial<Pick<SpamReport, "chain">> &
+  Pick<
+    SpamReport,
+    | "platform"
+    | "chatId"
+    | "userId"
+    | "userName"
+    | "wallet"
+    | "contract"
+    | "tokenId"
+    | "kind"
+    | "feedback"
+  >;
 
-export type ReportKey = Pick<
-  SpamReport,
-  "platform" | "userId" | "wallet" | "contract" | "tokenId" | "kind"
->;
+export type ReportKey = Partial<Pick<SpamReport, "chain">> &
+  Pick<SpamReport, "platform" | "userId" | "wallet" | "contract" | "tokenId" | "kind">;
 
 /** The audit trail of every report: who, where, what, and what the data service answered. */
 export interface ReportStore {
   /**
-   * Records a report (status 'sending') unless this person already reported the same (wallet,
-   * contract, token, kind): then the earlier report is returned and `created` is false.
+   * Records a report (status 'sending') unless this person already reported the same (chain,
+   * wallet, contract, token, kind): then the earlier report is returned and `created` is false.
    */
   create(report: NewReport, now: number): Promise<{ report: SpamReport; created: boolean }>;
-  /** This person's earlier report of the same (wallet, contract, token, kind), if any. */
+  /** This person's earlier report of the same (chain, wallet, contract, token, kind), if any. */
   findSame(key: ReportKey): Promise<SpamReport | undefined>;
   /**
    * Records an attempt before its call is made (committed first, so a crash during the call

@@ -138,7 +138,8 @@ const MIGRATIONS: readonly string[] = [
   // branch's migration replaces this empty one.
   "SELECT 1",
   // 4: several chains, commands (as SQLite's 11): the collection index keyed by (chain, address),
-  // what it held being ethereum's; per-chat settings (the chat's default chain)
+  // what it held being ethereum's; per-chat settings (the chat's default chain); spam reports name
+  // their chain, today's being ethereum's, one per person per chain
   `
   ALTER TABLE known_collections ADD COLUMN chain TEXT NOT NULL DEFAULT 'ethereum';
   ALTER TABLE known_collections ALTER COLUMN chain DROP DEFAULT;
@@ -151,6 +152,17 @@ const MIGRATIONS: readonly string[] = [
     updated_at BIGINT NOT NULL,
     PRIMARY KEY (platform, chat_id)
   );
+  ALTER TABLE spam_reports ADD COLUMN chain TEXT NOT NULL DEFAULT 'ethereum';
+  ALTER TABLE spam_reports ALTER COLUMN chain DROP DEFAULT;
+  DO $$
+  DECLARE unique_name text;
+  BEGIN
+    SELECT conname INTO unique_name FROM pg_constraint
+      WHERE conrelid = 'spam_reports'::regclass AND contype = 'u';
+    EXECUTE format('ALTER TABLE spam_reports DROP CONSTRAINT %I', unique_name);
+  END $$;
+  ALTER TABLE spam_reports
+    ADD CONSTRAINT spam_reports_same UNIQUE (platform, user_id, chain, wallet, contract, token_id, kind);
   `,
 ];
 

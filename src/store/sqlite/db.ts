@@ -200,7 +200,9 @@ const MIGRATIONS: readonly string[] = [
   "",
   // 11: several chains (issue 17, commands): a collection is known on one chain (the same address
   // may be another contract elsewhere), so the index is keyed by (chain, address) and what it
-  // held is ethereum's; and per-chat settings, the chat's default chain (/settings chain).
+  // held is ethereum's; per-chat settings, the chat's default chain (/settings chain); and a spam
+  // report names its chain (it is sent, and retried, to that chain's data service; one report per
+  // person per chain), today's being ethereum's. SQLite cannot change a UNIQUE: rebuilt.
   `
   ALTER TABLE known_collections RENAME TO known_collections_v7;
   CREATE TABLE known_collections (
@@ -225,6 +227,32 @@ const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL,
     PRIMARY KEY (platform, chat_id)
   );
+  CREATE TABLE spam_reports_v11 (
+    id INTEGER PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    user_name TEXT NOT NULL,
+    wallet TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('spam', 'not_spam')),
+    feedback TEXT,
+    status TEXT NOT NULL
+      CHECK (status IN ('sending', 'sent', 'queued', 'unsupported', 'failed', 'unknown')),
+    upstream TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    chain TEXT NOT NULL,
+    UNIQUE (platform, user_id, chain, wallet, contract, token_id, kind)
+  );
+  INSERT INTO spam_reports_v11 SELECT *, 'ethereum' FROM spam_reports;
+  DROP TABLE spam_reports;
+  ALTER TABLE spam_reports_v11 RENAME TO spam_reports;
+  CREATE INDEX spam_reports_chat ON spam_reports (platform, chat_id, created_at);
+  CREATE INDEX spam_reports_due ON spam_reports (status, next_attempt_at);
   `,
 ];
 
