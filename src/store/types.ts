@@ -316,6 +316,11 @@ export interface ChatSettingsStore {
   get(platform: string, chatId: string): Promise<ChatSettings>;
   /** Sets (or, with undefined, clears) the chat's default chain. */
   setChain(platform: string, chatId: string, chain: string | undefined, now: number): Promise<void>;
+  /**
+   * A chat got a new id (a Telegram group upgraded to a supergroup): its settings follow, unless
+   * the new chat has settings of its own, which are kept.
+   */
+  moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void>;
 }
 
 // The whole store --------------------------------------------------------------------------------

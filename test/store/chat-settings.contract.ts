@@ -20,5 +20,21 @@ export function chatSettingsContract(open: OpenStore): void {
       expect(await chatSettings.get("discord", "c1")).toEqual({ chain: undefined });
       expect(await chatSettings.get("telegram", "c1")).toEqual({ chain: "polygon" });
     });
+
+    it("a moved chat takes its settings along, unless the new chat has its own", async () => {
+      const { chatSettings } = await fresh();
+      await chatSettings.setChain("telegram", "-1", "base", 1);
+      await chatSettings.moveChat("telegram", "-1", "-100");
+      expect(await chatSettings.get("telegram", "-100")).toEqual({ chain: "base" });
+      expect(await chatSettings.get("telegram", "-1")).toEqual({ chain: undefined });
+      await chatSettings.setChain("telegram", "-2", "polygon", 2);
+      await chatSettings.setChain("telegram", "-200", "ethereum", 2);
+      await chatSettings.moveChat("telegram", "-2", "-200");
+      expect(await chatSettings.get("telegram", "-200")).toEqual({ chain: "ethereum" });
+      expect(await chatSettings.get("telegram", "-2")).toEqual({ chain: undefined });
+      // Nothing to move: nothing happens.
+      await chatSettings.moveChat("telegram", "-3", "-300");
+      expect(await chatSettings.get("telegram", "-300")).toEqual({ chain: undefined });
+    });
   });
 }

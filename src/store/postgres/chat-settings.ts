@@ -25,4 +25,19 @@ export class PgChatSettingsStore implements ChatSettingsStore {
       [platform, chatId, chain ?? null, now],
     );
   }
+
+  async moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void> {
+    await this.db.tx(async (client) => {
+      await client.query(
+        `UPDATE chat_settings SET chat_id = $3 WHERE platform = $1 AND chat_id = $2
+           AND NOT EXISTS (SELECT 1 FROM chat_settings WHERE platform = $1 AND chat_id = $3)`,
+        [platform, fromChatId, toChatId],
+      );
+      // Left when the new chat had settings of its own.
+      await client.query("DELETE FROM chat_settings WHERE platform = $1 AND chat_id = $2", [
+        platform,
+        fromChatId,
+      ]);
+    });
+  }
 }

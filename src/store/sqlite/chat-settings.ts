@@ -6,7 +6,7 @@ export class SqliteChatSettingsStore implements ChatSettingsStore {
   private readonly select;
   private readonly upsertChain;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.select = db.prepare<[string, string], { chain: string | null }>(
       "SELECT chain FROM chat_settings WHERE platform = ? AND chat_id = ?",
     );
@@ -28,5 +28,21 @@ export class SqliteChatSettingsStore implements ChatSettingsStore {
     now: number,
   ): Promise<void> {
     this.upsertChain.run(platform, chatId, chain ?? null, now);
+  }
+
+  async moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void> {
+    this.db
+      .transaction(() => {
+        this.db
+          .prepare(
+            "UPDATE OR IGNORE chat_settings SET chat_id = ? WHERE platform = ? AND chat_id = ?",
+          )
+          .run(toChatId, platform, fromChatId);
+        // Left when the new chat had settings of its own.
+        this.db
+          .prepare("DELETE FROM chat_settings WHERE platform = ? AND chat_id = ?")
+          .run(platform, fromChatId);
+      })
+      .immediate();
   }
 }
