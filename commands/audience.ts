@@ -110,7 +110,7 @@ export default defineCommand({
       collection,
       ctx.collections.name(collection),
       aggregatedBehaviors,
-      ctx.settings.explorerUrl,
+      ctx.chain.explorer,
     );
     const rows = byWalletsDesc(aggregatedBehaviors).map((row) => ({
       label: behaviorLabel(row.behavior),

@@ -140,13 +140,7 @@ async function fetchCommon(
   ctx.collections.remember(
     list.items.map((item) => ({ address: item.contractAddress, name: item.name })),
   );
-  return commonReply(
-    collection,
-    ctx.collections.name(collection),
-    list,
-    page,
-    ctx.settings.explorerUrl,
-  );
+  return commonReply(collection, ctx.collections.name(collection), list, page, ctx.chain.explorer);
 }
 
 export default defineCommand({

@@ -1,3 +1,5 @@
+import type { Chain } from "../src/chains.ts";
+import { shownOptions } from "../src/core/chain-option.ts";
 import type { AnyCommand } from "../src/core/command.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
@@ -6,20 +8,30 @@ import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { sliceChars } from "../src/strings.ts";
 
-function helpIndex(commands: readonly AnyCommand[]): Reply {
+/** With several chains: how to pick one, with an example on the second chain. */
+function chainNote(chains: readonly Chain[]): string[] {
+  const other = chains[1];
+  if (!other) return [];
+  return [
+    `Chains: ${chains.map((chain) => chain.id).join(", ")} (default: ${chains[0]?.id}, or the chat's: /settings chain <id>). Name one with chain:${other.id} or as the first word, e.g. /top volume 1d chain:${other.id} or /top ${other.id} volume 1d.`,
+  ];
+}
+
+function helpIndex(commands: readonly AnyCommand[], chains: readonly Chain[]): Reply {
   return {
     title: "Commands",
     text: [
       ...commands.map((command) => `${usage(command)}\n    ${command.description}`),
       "",
       "Arguments in <> are required, in [] optional. Options can also be given by name, like limit:20.",
+      ...chainNote(chains),
     ].join("\n"),
     footer: "/help <command> shows one command in detail",
   };
 }
 
 function helpFor(command: AnyCommand): Reply {
-  const options = Object.entries(command.options).map(([name, option]) => {
+  const options = shownOptions(command).map(([name, option]) => {
     const choices = option.choices
       ? ` (${option.choices.map((choice) => choice.value).join(", ")})`
       : "";
@@ -47,9 +59,11 @@ export function createHelpCommand(list: () => readonly AnyCommand[]) {
     description: "Every command with its arguments, or one command in detail",
     options: { command: opt.string("A command name", { placeholder: "command" }) },
     examples: ["/help", "/help top"],
-    async run(_ctx, { command }) {
-      const commands = list();
-      if (command === undefined) return helpIndex(commands);
+    chainless: true,
+    async run(ctx, { command }) {
+      // The commands as served here (with the chain option when there is a choice of chains).
+      const commands = ctx.commands.length > 0 ? ctx.commands : list();
+      if (command === undefined) return helpIndex(commands, ctx.chains);
       const name = command.replace(/^\//, "").toLowerCase();
       const found = commands.find((candidate) => candidate.name === name);
       if (!found)

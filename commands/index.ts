@@ -11,6 +11,7 @@ import profile from "./profile.ts";
 import report from "./report.ts";
 import reports from "./reports.ts";
 import segment from "./segment.ts";
+import settings from "./settings.ts";
 import stats from "./stats.ts";
 import subscribe from "./subscribe.ts";
 import subscriptions from "./subscriptions.ts";
@@ -44,6 +45,7 @@ export function allCommands(): AnyCommand[] {
     reports,
     link,
     unlink,
+    settings,
   ];
   commands.push(createHelpCommand(() => commands));
   return commands;

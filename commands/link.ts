@@ -10,6 +10,7 @@ export default defineCommand({
   options: {
     wallet: opt.wallet("Your wallet address or ENS name", { required: true }),
   },
+  chainless: true,
   examples: ["/link vitalik.eth", "/link 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"],
   requiresPerson: true,
   async run(ctx, { wallet }) {

@@ -1,6 +1,7 @@
 import { ApiError } from "../src/api/errors.ts";
 import type { NftDetails } from "../src/api/schemas.ts";
 import { parseAddress, parseTokenId } from "../src/api/validate.ts";
+import type { Chain } from "../src/chains.ts";
 import { defineCommand, payloadWith } from "../src/core/command.ts";
 import {
   collectionName,
@@ -12,6 +13,7 @@ import {
   formatTimestamp,
   formatUsd,
   fullAddress,
+  marketplaceLinks,
   short,
   shortTokenId,
 } from "../src/core/format.ts";
@@ -31,9 +33,10 @@ export function nftReply(
   details: NftDetails,
   owners: { address: string; quantity: string }[] | undefined,
   now: Date,
-  explorerUrl: string,
+  chain: Pick<Chain, "explorer" | "symbol" | "marketplace" | "spam">,
   ipfsGateway = "https://ipfs.io/ipfs/",
 ): Reply {
+  const explorerUrl = chain.explorer;
   const { nft, metrics, lastSale } = details;
   const name = nft.metadata?.name?.trim();
   const collection = collectionName(nft.collection?.name);
@@ -46,14 +49,15 @@ export function nftReply(
   ];
   const links = [
     { label: "Explorer", url: explorer.token(explorerUrl, nft.contractAddress, nft.tokenId) },
+    ...(marketplaceLinks(chain, nft.contractAddress, nft.tokenId) ?? []),
   ];
   if (lastSale) {
     const paid = lastSale.recipientPaid;
-    const parts = [formatNative(paid.totalNative), formatUsd(paid.totalUsd)];
+    const parts = [formatNative(paid.totalNative, chain.symbol), formatUsd(paid.totalUsd)];
     fields.push({ name: "Last sale", value: parts.join(" · "), inline: false });
     const detail = [
       paid.nativeTransfersTotal !== undefined
-        ? `native transfers ${formatNative(paid.nativeTransfersTotal)}`
+        ? `native transfers ${formatNative(paid.nativeTransfersTotal, chain.symbol)}`
         : undefined,
       paid.fungibleTransfersTotal !== undefined
         ? `token transfers ${formatDecimal(paid.fungibleTransfersTotal)}`
@@ -102,7 +106,10 @@ export function nftReply(
         : undefined,
     footer: "NFT details",
     buttons: [
-      reportButton("spam", { contract: nft.contractAddress, tokenId: nft.tokenId }),
+      // Spam reports only where the data service detects spam.
+      ...(chain.spam
+        ? [reportButton("spam", { contract: nft.contractAddress, tokenId: nft.tokenId })]
+        : []),
       {
         label: "Raw metadata",
         style: "secondary",
@@ -210,7 +217,7 @@ export default defineCommand({
     ctx.resolver.rememberWallets(
       (owners ?? []).slice(0, OWNERS_SHOWN).map((owner) => owner.address),
     );
-    return nftReply(details, owners, ctx.now(), ctx.settings.explorerUrl, ctx.settings.ipfsGateway);
+    return nftReply(details, owners, ctx.now(), ctx.chain, ctx.settings.ipfsGateway);
   },
   actions: {
     raw: {

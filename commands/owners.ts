@@ -162,7 +162,7 @@ export default defineCommand({
       duration,
       holders: list.value.owner,
       points,
-      explorerUrl: ctx.settings.explorerUrl,
+      explorerUrl: ctx.chain.explorer,
     });
     const title = `Owners of ${name ? collectionName(name) : short(collection)}, last ${durationName(duration)}`;
     return {

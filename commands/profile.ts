@@ -135,11 +135,6 @@ export default defineCommand({
     const profile = await ctx.api.audiences.financialProfileByCollection(collection, {
       signal: ctx.signal,
     });
-    return profileReply(
-      collection,
-      ctx.collections.name(collection),
-      profile,
-      ctx.settings.explorerUrl,
-    );
+    return profileReply(collection, ctx.collections.name(collection), profile, ctx.chain.explorer);
   },
 });

@@ -94,7 +94,8 @@ export async function submitReport(ctx: CommandContext, target: ReportTarget): P
     tone: "info",
     replaceOriginal: true,
   });
-  const earlier = await reports.findSame({ platform, userId: user.id, ...target });
+  const chain = ctx.chain.id;
+  const earlier = await reports.findSame({ platform, userId: user.id, chain, ...target });
   if (earlier) return already(earlier);
   const made = await reports.countSince(platform, user.id, now - 3_600_000);
   if (made >= ctx.settings.reportsPerHour) {
@@ -104,6 +105,7 @@ export async function submitReport(ctx: CommandContext, target: ReportTarget): P
   }
   const { report, created } = await reports.create(
     {
+      chain,
       platform,
       chatId: chat.id,
       userId: user.id,
@@ -174,6 +176,8 @@ export default defineCommand({
     "/report not_spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D vitalik.eth",
   ],
   requiresPerson: true,
+  // Reports teach the spam classifier: none on a chain without one (buttons included).
+  requiresSpam: true,
   async run(ctx, { kind, item, token_id, wallet, note }) {
     if (item.tokenId !== undefined && token_id !== undefined && item.tokenId !== token_id) {
       throw new UserError(

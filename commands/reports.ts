@@ -23,6 +23,7 @@ const CSV_COLUMNS: readonly CsvColumn<SpamReport>[] = [
   { header: "status", value: (r) => r.status },
   { header: "attempts", value: (r) => String(r.attempts), numeric: true },
   { header: "upstream", value: (r) => r.upstream ?? "" },
+  { header: "chain", value: (r) => r.chain },
 ];
 
 export function reportsCsv(reports: readonly SpamReport[]): string {
@@ -73,6 +74,7 @@ export default defineCommand({
   name: "reports",
   description: "The spam reports made in this chat (for people who manage it), exportable as CSV",
   options: {},
+  chainless: true,
   examples: ["/reports"],
   requiresManageChannel: true,
   requiresPerson: true,

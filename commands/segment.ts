@@ -103,7 +103,11 @@ function fromPayload(payload: ActionPayload): SegmentQuery {
 
 type Names = (address: string) => string | undefined;
 
-function describeSegment(query: SegmentQuery, names: Names): { title: string; text: string } {
+function describeSegment(
+  query: SegmentQuery,
+  names: Names,
+  symbol: string,
+): { title: string; text: string } {
   const label = (address: string) => {
     const name = names(address);
     return name ? `${collectionName(name)} (${short(address)})` : fullAddress(address);
@@ -112,7 +116,7 @@ function describeSegment(query: SegmentQuery, names: Names): { title: string; te
     query.collection2 === undefined
       ? `Wallets holding ${label(query.collection)}`
       : `Wallets holding ${label(query.collection)} ${query.condition === "any" ? "or" : "and"} ${label(query.collection2)}`;
-  const filters = describeFilters(filtersOf(query.filters));
+  const filters = describeFilters(filtersOf(query.filters), symbol);
   const owned =
     query.minOwned !== undefined
       ? `at least ${formatCount(query.minOwned)} ${query.minOwned === "1" ? "NFT" : "NFTs"} of ${query.collection2 === undefined ? "the collection" : "each collection"}`
@@ -132,8 +136,9 @@ function segmentReply(
   wallets: SegmentWallet[],
   page: number,
   names: Names,
+  symbol: string,
 ): Reply {
-  const { title, text } = describeSegment(query, names);
+  const { title, text } = describeSegment(query, names, symbol);
   const shown = wallets.slice(0, PAGE_SIZE);
   if (shown.length === 0) {
     return {
@@ -160,11 +165,11 @@ function segmentReply(
       rows: shown.map((wallet, i) => [
         String(page * PAGE_SIZE + i + 1),
         short(wallet.walletAddress),
-        formatNative(wallet.totalSpend),
+        formatNative(wallet.totalSpend, symbol),
       ]),
       align: ["right", "left", "right"],
     },
-    footer: `Page ${page + 1} · sorted by total spend (ETH)`,
+    footer: `Page ${page + 1} · sorted by total spend (${symbol})`,
     replaceOriginal: page > 0,
     buttons: [
       ...pageButtons(
@@ -192,6 +197,7 @@ function segmentExportReply(
   wallets: readonly SegmentWallet[],
   capped: boolean,
   now: Date,
+  symbol: string,
 ): Reply {
   const title = "Segment export";
   if (wallets.length === 0) {
@@ -215,7 +221,7 @@ function segmentExportReply(
         data: new TextEncoder().encode(segmentCsv(wallets)),
       },
     ],
-    footer: "Columns: walletAddress, totalSpend (ETH, exact)",
+    footer: `Columns: walletAddress, totalSpend (${symbol}, exact)`,
   };
 }
 
@@ -244,7 +250,13 @@ async function fetchPage(ctx: CommandContext, query: SegmentQuery, page: number)
     ),
   );
   ctx.resolver.rememberWallets(wallets.map((wallet) => wallet.walletAddress));
-  return segmentReply(query, wallets, page, (address) => ctx.collections.name(address));
+  return segmentReply(
+    query,
+    wallets,
+    page,
+    (address) => ctx.collections.name(address),
+    ctx.chain.symbol,
+  );
 }
 
 async function fetchAll(ctx: CommandContext, query: SegmentQuery): Promise<Reply> {
@@ -260,13 +272,13 @@ async function fetchAll(ctx: CommandContext, query: SegmentQuery): Promise<Reply
     all.push(...wallets);
     more = wallets.length === EXPORT_PAGE;
   }
-  return segmentExportReply(query, all.slice(0, EXPORT_CAP), more, ctx.now());
+  return segmentExportReply(query, all.slice(0, EXPORT_CAP), more, ctx.now(), ctx.chain.symbol);
 }
 
 export default defineCommand({
   name: "segment",
   description: "Wallets holding one or two collections, filtered by spending; exportable as CSV",
-  help: "Lists the wallets that hold a collection (or two: condition all = both, any = either; default all), sorted by total spend, 10 per page. min_owned asks for at least that many NFTs of each collection. Filters by name: min_volume:1.5 and min_avg_price:0.2 (in ETH), min_collections:3, max_days_since_purchase:30. The Export CSV button sends the whole list (up to 10,000 wallets) as a file.",
+  help: "Lists the wallets that hold a collection (or two: condition all = both, any = either; default all), sorted by total spend, 10 per page. min_owned asks for at least that many NFTs of each collection. Filters by name: min_volume:1.5 and min_avg_price:0.2 (in the chain's currency, e.g. ETH), min_collections:3, max_days_since_purchase:30. The Export CSV button sends the whole list (up to 10,000 wallets) as a file.",
   options: {
     collection: opt.collection("Collection: name, symbol, address or link", { required: true }),
     collection2: {

@@ -1,6 +1,7 @@
 import type { FinancialStats } from "../src/api/schemas.ts";
+import type { Chain } from "../src/chains.ts";
 import { defineCommand } from "../src/core/command.ts";
-import { collectionName, explorer, fullAddress } from "../src/core/format.ts";
+import { collectionName, explorer, fullAddress, marketplaceLinks } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { financialStatsFields } from "./shared/stats.ts";
@@ -9,17 +10,18 @@ function collectionStatsReply(
   collection: string,
   name: string | undefined,
   stats: FinancialStats,
-  explorerUrl: string,
+  chain: Pick<Chain, "explorer" | "symbol" | "marketplace">,
 ): Reply {
   const reply: Reply = {
     title: `Financial stats of the owners of ${name ? collectionName(name) : fullAddress(collection)}`,
-    url: explorer.address(explorerUrl, collection),
-    footer: `${fullAddress(collection)} · amounts in ETH`,
+    url: explorer.address(chain.explorer, collection),
+    links: marketplaceLinks(chain, collection),
+    footer: `${fullAddress(collection)} · amounts in ${chain.symbol}`,
   };
   if (BigInt(stats.walletsCount) === 0n) {
     reply.text = "This collection has no owners on record, so there are no statistics.";
   } else {
-    reply.fields = financialStatsFields(stats);
+    reply.fields = financialStatsFields(stats, chain.symbol);
   }
   return reply;
 }
@@ -36,11 +38,6 @@ export default defineCommand({
     const stats = await ctx.api.audiences.financialStatsByCollection(collection, {
       signal: ctx.signal,
     });
-    return collectionStatsReply(
-      collection,
-      ctx.collections.name(collection),
-      stats,
-      ctx.settings.explorerUrl,
-    );
+    return collectionStatsReply(collection, ctx.collections.name(collection), stats, ctx.chain);
   },
 });

@@ -1,7 +1,7 @@
 import { defineCommand, personKey } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
 import type { SubscriptionTypes } from "../src/store/types.ts";
-import { chainOption, chosenChain, namesChains, TYPE_CHOICES } from "./shared/subscriptions.ts";
+import { namesChains, TYPE_CHOICES } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "subscribe",
@@ -12,14 +12,13 @@ export default defineCommand({
       fallback: "all",
       placeholder: "all|erc721|erc1155",
     }),
-    chain: chainOption(),
   },
-  examples: ["/subscribe", "/subscribe erc721", "/subscribe chain:ethereum"],
+  examples: ["/subscribe", "/subscribe erc721", "/subscribe base erc721"],
   requiresManageChannel: true,
-  async run(ctx, { types, chain: given }) {
-    const chosen = await chosenChain(ctx, given);
-    if ("reply" in chosen) return chosen.reply;
-    const { chain } = chosen;
+  // The chain is the runtime's option (a Discord choice; chain:base or a leading chain word),
+  // defaulting to the channel's (/settings chain).
+  async run(ctx, { types }) {
+    const { chain } = ctx;
     const { platform, chat } = ctx.invocation;
     const { subscription, created } = await ctx.store.subscriptions.upsert({
       platform,

@@ -8,6 +8,8 @@ export default defineCommand({
   description: "This channel's alert subscriptions, and any pause with its reason",
   options: {},
   examples: ["/subscriptions"],
+  // Lists every chain's subscription of the channel.
+  chainless: true,
   async run(ctx) {
     const { platform, chat } = ctx.invocation;
     const subscriptions = await ctx.store.subscriptions.forChat(platform, chat.id);

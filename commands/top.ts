@@ -15,9 +15,9 @@ import {
   type MetricChoice,
 } from "./shared/choices.ts";
 
-function metricValue(metric: MetricChoice, item: TopCollection): string {
+function metricValue(metric: MetricChoice, item: TopCollection, symbol: string): string {
   const value = item[METRIC_FIELD[metric]];
-  return metric === "sales" ? formatCount(value) : formatNative(value);
+  return metric === "sales" ? formatCount(value) : formatNative(value, symbol);
 }
 
 export function topReply(
@@ -26,6 +26,8 @@ export function topReply(
   items: TopCollection[],
   page: number,
   limit: number,
+  /** The chain's currency, amounts are in. */
+  symbol = "ETH",
 ): Reply {
   const metricInfo = METRICS.find((m) => m.value === metric)!;
 
@@ -43,7 +45,7 @@ export function topReply(
         String(page * limit + i + 1),
         collectionName(item.contractName),
         short(item.contractAddress),
-        metricValue(metric, item),
+        metricValue(metric, item, symbol),
       ]),
       align: ["right", "left", "left", "right"],
     },
@@ -79,20 +81,20 @@ async function fetchTop(
     collections.map((c) => ({ address: c.contractAddress, name: c.contractName })),
     "top",
   );
-  const reply = topReply(metric, duration, collections, page, limit);
+  const reply = topReply(metric, duration, collections, page, limit, ctx.chain.symbol);
   const metricInfo = METRICS.find((m) => m.value === metric)!;
   // Bars are told apart by their labels: a collection without a name shows its address.
   const items = collections.map((item) => ({
     label: collectionLabel(ctx, item.contractAddress, item.contractName),
     value: item[METRIC_FIELD[metric]],
   }));
-  const axis = metric === "sales" ? "Sales" : `${metricInfo.name} (ETH)`;
+  const axis = metric === "sales" ? "Sales" : `${metricInfo.name} (${ctx.chain.symbol})`;
   const title = reply.title ?? "Top collections";
   return {
     ...reply,
     chart: {
       kind: "ranking",
-      subject: `top:${metric}:${duration}:${page}:${limit}`,
+      subject: `top:${ctx.chain.id}:${metric}:${duration}:${page}:${limit}`,
       title,
       axis,
       items,
@@ -120,7 +122,12 @@ const command = defineCommand({
       placeholder: "limit",
     }),
   },
-  examples: ["/top volume 1d", "/top sales 7d 20", "/top max_price 30d"],
+  examples: [
+    "/top volume 1d",
+    "/top sales 7d 20",
+    "/top max_price 30d",
+    "/top volume 1d chain:base",
+  ],
   run: (ctx, { metric, duration, limit }) => fetchTop(ctx, metric, duration, limit, 0),
   actions: {
     page: {

@@ -4,6 +4,7 @@ export default defineCommand({
   name: "unlink",
   description: "Forget the wallet you linked",
   options: {},
+  chainless: true,
   examples: ["/unlink"],
   requiresPerson: true,
   async run(ctx) {

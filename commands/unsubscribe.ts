@@ -1,28 +1,17 @@
 import { defineCommand } from "../src/core/command.ts";
-import { chainOption, chosenChain, namesChains, servedChains } from "./shared/subscriptions.ts";
+import { namesChains, servedChains } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "unsubscribe",
   description: "Stop posting new collections in this channel",
-  help: "Without a chain, every chain's alerts stop here; chain:base stops only that chain's.",
-  options: { chain: chainOption() },
+  help: "Without a chain, every chain's alerts stop here (those of chains no longer served too); chain:base stops only that chain's.",
+  options: {},
   examples: ["/unsubscribe"],
   requiresManageChannel: true,
-  async run(ctx, { chain: given }) {
+  async run(ctx) {
     const { platform, chat } = ctx.invocation;
-    if (given !== undefined) {
-      // A chain no longer served may still have this chat's subscription: it can be ended too.
-      const stale = given.trim().toLowerCase();
-      if (!servedChains(ctx).some((c) => c.id === stale || c.name.toLowerCase() === stale)) {
-        if (await ctx.store.subscriptions.remove(platform, chat.id, stale))
-          return {
-            text: `Unsubscribed: no more ${stale} new-collection alerts here.`,
-            tone: "success",
-          };
-      }
-      const chosen = await chosenChain(ctx, given);
-      if ("reply" in chosen) return chosen.reply;
-      const { chain } = chosen;
+    if (ctx.chainGiven) {
+      const { chain } = ctx;
       const removed = await ctx.store.subscriptions.remove(platform, chat.id, chain.id);
       const on = namesChains(ctx) ? ` ${chain.name}` : "";
       return {

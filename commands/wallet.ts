@@ -1,5 +1,6 @@
 import type { SpamFilter } from "../src/api/schemas.ts";
 import { isAddressLike } from "../src/api/validate.ts";
+import { spamUnavailable } from "../src/core/chain-option.ts";
 import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
 import {
   collectionName,
@@ -51,6 +52,8 @@ interface WalletView {
   items: WalletItem[];
   page: number;
   explorerUrl: string;
+  /** The chain has spam detection: flags, the filter and report buttons; else a note says so. */
+  spamChain: { name: string; spam: boolean };
 }
 
 function walletName(wallet: string): string {
@@ -84,12 +87,16 @@ function walletReply(view: WalletView): Reply {
     : undefined;
   if (view.items.length === 0) return { title, url, text: emptyText(view) };
   const shown = pageOf(view.items, view.page, PAGE_SIZE);
-  const withSpam = view.collection === undefined;
+  // Spam is known for the whole wallet (endpoint 18), on chains with spam detection.
+  const withSpam = view.collection === undefined && view.spamChain.spam;
   const spamCount = view.items.filter((item) => item.spam).length;
   const footer = [
     `Page ${shown.page + 1} of ${shown.pages}`,
     `${formatCount(String(view.items.length))} NFTs`,
     ...(withSpam && view.spam === "all" ? [`${formatCount(String(spamCount))} flagged spam`] : []),
+    ...(view.collection === undefined && !view.spamChain.spam
+      ? [`spam data is not available on ${view.spamChain.name}`]
+      : []),
     ...(view.collection && view.items.length >= COLLECTION_FETCH_LIMIT
       ? [`first ${formatCount(String(COLLECTION_FETCH_LIMIT))} only`]
       : []),
@@ -120,7 +127,7 @@ function walletReply(view: WalletView): Reply {
     replaceOriginal: view.page > 0,
     buttons: [
       // The wallet is the one asked about: its view of each NFT is what a report corrects.
-      ...shown.items.map((item, i) =>
+      ...(view.spamChain.spam ? shown.items : []).map((item, i) =>
         reportButton(
           item.spam ? "not_spam" : "spam",
           { contract: item.contract, tokenId: item.tokenId, wallet: view.wallet },
@@ -152,7 +159,7 @@ async function fetchWallet(
   page: number,
 ): Promise<Reply> {
   const options = { signal: ctx.signal };
-  const view = { wallet, spam, page, explorerUrl: ctx.settings.explorerUrl };
+  const view = { wallet, spam, page, explorerUrl: ctx.chain.explorer, spamChain: ctx.chain };
   ctx.resolver.rememberWallets([wallet]);
   if (collection !== undefined) {
     const { tokens } = await ctx.api.foundational.nftsByOwner(
@@ -174,7 +181,10 @@ async function fetchWallet(
       })),
     });
   }
-  const filter = SPAM_CHOICES.find((choice) => choice.value === spam)?.api;
+  // No spam filter where the service detects no spam (run refuses one there).
+  const filter = ctx.chain.spam
+    ? SPAM_CHOICES.find((choice) => choice.value === spam)?.api
+    : undefined;
   const { nfts } = await ctx.api.wallets.nfts(
     wallet,
     filter === undefined ? {} : { spam: filter },
@@ -197,7 +207,7 @@ async function fetchWallet(
       collection: item.nft.collection?.name ?? "",
       tokenId: item.nft.tokenId,
       quantity: item.quantity,
-      spam: item.spam,
+      spam: ctx.chain.spam ? item.spam : undefined,
     })),
   });
 }
@@ -224,6 +234,9 @@ export default defineCommand({
       throw new UserError(
         "The spam filter works on the whole wallet: leave it out when you name a collection.",
       );
+    }
+    if (spam !== "all" && !ctx.chain.spam) {
+      throw new UserError(`${spamUnavailable(ctx.chain)} Leave out the spam filter there.`);
     }
     return fetchWallet(ctx, wallet, spam, collection, 0);
   },

@@ -111,11 +111,11 @@ export default defineCommand({
         behaviorOf(ctx, address),
       ]);
       ctx.resolver.rememberWallets([address]);
-      return addressReply(address, names, behavior, ctx.settings.explorerUrl);
+      return addressReply(address, names, behavior, ctx.chain.explorer);
     }
     const { entity } = await ctx.api.wallets.ensByName(query, { signal: ctx.signal });
     const behavior = await behaviorOf(ctx, entity.resolvedAddress);
     ctx.resolver.rememberWallets([entity.resolvedAddress]);
-    return nameReply(entity, behavior, now, ctx.settings.explorerUrl);
+    return nameReply(entity, behavior, now, ctx.chain.explorer);
   },
 });

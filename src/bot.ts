@@ -211,17 +211,19 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const service = { url: chains[0]?.baseUrl ?? "" };
   const { store, db } = await openStore(config);
   opened.push(() => store.close());
-  const stores = openStores(store, logger);
-  try {
-    await stores.collections.load();
-  } catch (error) {
-    // Not fatal: the refresh at start fills the index again.
-    logger.warn({ err: error }, "could not read the collection index; it is filled anew");
+  const stores = openStores(store, logger, chains);
+  for (const [chain, index] of stores.collectionIndexes) {
+    try {
+      await index.load();
+    } catch (error) {
+      // Not fatal: the refresh at start fills the index again.
+      logger.warn({ err: error, chain }, "could not read the collection index; it is filled anew");
+    }
   }
   const charts = new CachedChartDrawer();
   const runtime = buildRuntime(
     config,
-    { api, stores, charts, logger: logger.child({ part: "runtime" }) },
+    { api, chains, apis, stores, charts, logger: logger.child({ part: "runtime" }) },
     shared ? { limiters: shared.limiters } : {},
   );
   const { adapters, prune } = await configuredAdapters(config, {
@@ -296,10 +298,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
         onEnqueued: () => delivery.poke(),
         onFutureMints: (count) => metrics.onFutureMints(count, several ? chain.id : undefined),
-        // The collection index knows one chain's names for now: the default chain's.
-        ...(chain.id === chains[0]?.id
-          ? { onContracts: (contracts) => stores.collections.remember(contracts, "contracts") }
-          : {}),
+        // New contracts' names join their own chain's collection index.
+        onContracts: (contracts) =>
+          stores.collectionIndexes.get(chain.id)?.remember(contracts, "contracts"),
       }),
     );
   }
@@ -347,6 +348,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   for (const adapter of adapters) for (const route of adapter.routes) http.mount(route);
   const reportRetries = new ReportRetryWorker({
     api,
+    apis,
     reports: stores.reports,
     logger: logger.child({ part: "reports" }),
     isLeader: () => poller.isLeader,
@@ -397,7 +399,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       await closeAll(running, logger);
       await runtime.drain();
       await http.close();
-      await stores.collections.flush();
+      for (const index of stores.collectionIndexes.values()) await index.flush();
       // The database, the client, then the embedded simulator.
       await closeAll(opened, logger);
     },
@@ -444,8 +446,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     for (const p of pollers.values()) p.start();
     await reportRetries.start();
     // In the background: the first command need not wait, and a name it misses joins this refresh.
-    runtime.refresher.start();
-    running.push(() => runtime.refresher.stop());
+    for (const refresher of runtime.refreshers.values()) {
+      refresher.start();
+      running.push(() => refresher.stop());
+    }
     const pruneTimer = setInterval(() => void bot.prune(), 3_600_000);
     pruneTimer.unref();
     running.push(() => clearInterval(pruneTimer));

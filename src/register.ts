@@ -2,6 +2,7 @@ import { allCommands } from "../commands/index.ts";
 import { registerSlashCommands } from "./adapters/discord/commands.ts";
 import { interactionsEndpointHint } from "./adapters/discord-http/endpoint.ts";
 import { ConfigError, loadDotEnv, parseConfig } from "./config.ts";
+import { servedCommands } from "./core/chain-option.ts";
 import { buildRegistry } from "./core/registry.ts";
 
 /**
@@ -13,7 +14,8 @@ async function main(): Promise<void> {
   const config = parseConfig(process.env);
   if (!config.discord.token)
     throw new ConfigError("DISCORD_TOKEN is required to register slash commands.");
-  const commands = [...buildRegistry(allCommands()).values()];
+  // As the bot serves them: with the chain option and its choices when CHAINS names several.
+  const commands = [...buildRegistry(servedCommands(allCommands(), config.chains)).values()];
   const result = await registerSlashCommands({
     token: config.discord.token,
     commands,

@@ -1,5 +1,6 @@
 import { allCommands } from "../commands/index.ts";
 import type { ApiClient } from "./api/client.ts";
+import type { Chain } from "./chains.ts";
 import type { Config } from "./config.ts";
 import type { ChartDrawer } from "./core/charts.ts";
 import type { AnyCommand } from "./core/command.ts";
@@ -14,20 +15,44 @@ export interface CommandStores {
   subscriptions: Store["subscriptions"];
   wallets: Store["wallets"];
   reports: Store["reports"];
+  chatSettings: Store["chatSettings"];
+  /** The first chain's collection index. */
   collections: KnownCollections;
+  /** Each chain's collection index, kept in memory over the store's rows of that chain. */
+  collectionIndexes: Map<string, KnownCollections>;
 }
 
-/** What the commands use of the store, and the collection index kept in memory over it. */
-export function openStores(store: Store, logger?: Logger): CommandStores {
+/** What the commands use of the store, and each chain's collection index kept in memory over it. */
+export function openStores(
+  store: Store,
+  logger?: Logger,
+  chains: readonly Pick<Chain, "id">[] = [{ id: "ethereum" }],
+): CommandStores {
+  const collectionIndexes = new Map<string, KnownCollections>();
+  for (const chain of chains) {
+    collectionIndexes.set(
+      chain.id,
+      new KnownCollections({
+        store: store.collections.forChain(chain.id),
+        ...(logger
+          ? {
+              logger: logger.child({
+                part: "collection-index",
+                ...(chains.length > 1 ? { chain: chain.id } : {}),
+              }),
+            }
+          : {}),
+      }),
+    );
+  }
   return {
     actions: store.actions,
     subscriptions: store.subscriptions,
     wallets: store.wallets,
     reports: store.reports,
-    collections: new KnownCollections({
-      store: store.collections,
-      ...(logger ? { logger: logger.child({ part: "collection-index" }) } : {}),
-    }),
+    chatSettings: store.chatSettings,
+    collections: collectionIndexes.get(chains[0]?.id ?? "") as KnownCollections,
+    collectionIndexes,
   };
 }
 
@@ -38,7 +63,11 @@ export function openStores(store: Store, logger?: Logger): CommandStores {
 export function buildRuntime(
   config: Config,
   parts: {
+    /** The first chain's client. */
     api: ApiClient;
+    /** The chains served (default: config.chains) and each one's client. */
+    chains?: readonly Chain[];
+    apis?: ReadonlyMap<string, ApiClient>;
     stores: CommandStores;
     charts: ChartDrawer;
     logger: Logger;
@@ -50,17 +79,18 @@ export function buildRuntime(
   return new Runtime({
     commands: parts.commands ?? allCommands(),
     api,
+    chains: parts.chains ?? config.chains,
+    ...(parts.apis ? { apis: parts.apis } : {}),
     charts,
     actions: stores.actions,
     store: {
       subscriptions: stores.subscriptions,
       wallets: stores.wallets,
       reports: stores.reports,
+      chatSettings: stores.chatSettings,
     },
     logger,
     settings: {
-      explorerUrl: config.explorerUrl,
-      chains: config.chains,
       reportsPerHour: config.reportsPerHour,
       ipfsGateway: config.ipfsGateway,
     },
@@ -70,6 +100,7 @@ export function buildRuntime(
     chatRateLimit: { telegram: config.chatRateLimit },
     buttonTtlSeconds: config.buttonTtlSeconds,
     collections: stores.collections,
+    collectionIndexes: stores.collectionIndexes,
     collectionRefreshMs: config.collectionIndexRefreshMs,
     ...overrides,
   });

@@ -130,7 +130,7 @@ describe("alerts on several chains", () => {
     expect(await says(baseOnly, "/subscribe erc721 chain:Base")).toMatch(/on Base/);
     // An unknown chain: said so, nothing changes.
     expect(await says(ethOnly, "/subscribe chain:solana")).toMatch(
-      /no chain &quot;solana&quot;: use ethereum or base\. Nothing was changed/,
+      /There is no chain &quot;solana&quot; here: this bot serves ethereum or base\./,
     );
     expect((await bot.store.subscriptions.forChat("telegram", String(ethOnly.id))).length).toBe(1);
     const listed = await says(both, "/subscriptions");
@@ -308,6 +308,16 @@ describe("alert messages name their chain", () => {
     expect(reply.title).toBe("New collection: Blue Things");
     expect(reply.fields?.some((f) => f.name === "Chain")).toBe(false);
     expect(JSON.stringify(reply.buttons)).toContain("Report spam");
+  });
+
+  it("the report button under an alert carries its chain: the report goes to that chain's service", () => {
+    const reply = alertReply(
+      contract,
+      null,
+      { id: "polygon", explorer: "https://polygonscan.com", name: "Polygon", spam: true },
+      now,
+    );
+    expect(reply.buttons?.[0]?.action.payload).toMatchObject({ chain: "polygon", kind: "spam" });
   });
 
   it("a digest names its chain and links to its explorer", () => {

@@ -129,7 +129,7 @@ describe("subscriptions", () => {
     t = await startRuntime();
     expect((await t.say("/subscribe")).text).toMatch(/^Subscribed/);
     expect((await t.say("/subscribe erc1155")).text).toMatch(
-      /already subscribed to Ethereum; it now gets ERC-1155/,
+      /already subscribed; it now gets ERC-1155/,
     );
     expect(await t.subscriptions.all()).toHaveLength(1);
     expect((await t.subscriptions.all())[0]?.types).toBe("erc1155");
@@ -142,16 +142,20 @@ describe("subscriptions", () => {
   });
 
   it("a channel subscribes per chain (chain:<id>); /subscriptions lists each; /unsubscribe ends one or all", async () => {
-    t = await startRuntime();
-    // With no data-service URL the bot serves the simulator's chains, ethereum first.
+    t = await startRuntime({ CHAINS: "ethereum,base,polygon" });
     expect((await t.say("/subscribe")).text).toMatch(/^Subscribed: new collections on Ethereum/);
     expect((await t.say("/subscribe erc721 chain:base")).text).toMatch(
       /^Subscribed: new collections on Base \(ERC-721/,
     );
     expect((await t.say("/subscribe chain:Polygon")).text).toMatch(/on Polygon/);
-    expect((await t.say("/subscribe chain:solana")).text).toBe(
-      'This bot serves no chain "solana": use ethereum, base or polygon. Nothing was changed.',
+    expect((await t.say("/subscribe chain:solana")).text).toMatch(
+      /There is no chain "solana" here: this bot serves ethereum, base or polygon\./,
     );
+    // A leading chain word, as every command takes it.
+    expect((await t.say("/subscribe polygon erc1155")).text).toMatch(
+      /Polygon; it now gets ERC-1155/,
+    );
+    expect((await t.say("/subscribe polygon all")).text).toMatch(/Polygon; it now gets All/);
     expect((await t.subscriptions.all()).map((s) => [s.chain, s.types])).toEqual([
       ["ethereum", "all"],
       ["base", "erc721"],
@@ -167,7 +171,7 @@ describe("subscriptions", () => {
     expect((await t.say("/unsubscribe chain:base")).text).toBe(
       "This channel was not subscribed to Base.",
     );
-    // A chain the bot no longer serves (CHAINS changed) can still be left.
+    // A chain the bot no longer serves (CHAINS changed) is left with the rest.
     await t.subscriptions.upsert({
       platform: "telegram",
       chatId: (await t.subscriptions.all())[0]?.chatId ?? "",
@@ -179,9 +183,9 @@ describe("subscriptions", () => {
     expect((await t.say("/subscriptions")).fields?.map((f) => f.name)).toContain(
       "gone (no longer served)",
     );
-    expect((await t.say("/unsubscribe chain:gone")).text).toMatch(/^Unsubscribed/);
+    expect((await t.say("/unsubscribe chain:gone")).text).toMatch(/no chain "gone"/);
     expect((await t.say("/unsubscribe")).text).toBe(
-      "Unsubscribed: no more new-collection alerts here (Ethereum, Polygon).",
+      "Unsubscribed: no more new-collection alerts here (Ethereum, Polygon, gone).",
     );
     expect(await t.subscriptions.all()).toEqual([]);
   });

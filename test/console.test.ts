@@ -8,6 +8,7 @@ import { breakdownReply } from "../commands/audience.ts";
 import { nftReply } from "../commands/nft.ts";
 import { topReply } from "../commands/top.ts";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
+import { type Chain, parseChains } from "../src/chains.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
@@ -21,6 +22,8 @@ const withIds = (reply: ReturnType<typeof breakdownReply>): RenderableReply => (
   ...reply,
   buttons: reply.buttons?.map((button, i) => ({ label: button.label, id: `id${i}` })),
 });
+
+const ETHEREUM = parseChains(undefined, undefined)[0] as Chain;
 
 describe("console rendering (golden)", () => {
   it("/audience", async () => {
@@ -107,7 +110,7 @@ describe("console rendering (golden)", () => {
       },
       [{ address: "0xd1220a0cf47c7b9be7a2e6ba89f429762e7b9adb", quantity: "7" }],
       now,
-      "https://etherscan.io",
+      ETHEREUM,
     );
     await expect(plain(withIds(reply))).toMatchFileSnapshot("golden/nft.txt");
   });
@@ -182,7 +185,9 @@ describe.concurrent("console end to end", () => {
     ]);
     expect(code).toBe(0);
     const replies = stdout.trim().split(/\n\n+/);
-    expect(stdout).toContain("/whois <name.eth|0x…>");
+    // The simulator's three chains: every command that reads data takes one.
+    expect(stdout).toContain("/whois [chain] <name.eth|0x…>");
+    expect(stdout).toContain("Chains: ethereum, base, polygon");
     expect(stdout).toMatch(new RegExp(`${f.walletEns}[\\s\\S]*Address: 0x[0-9a-fA-F]{40}`));
     expect(stdout).toMatch(/Top collections by sales volume, last 1 day[\s\S]*Page 1[\s\S]*Page 2/);
     expect(stdout).toMatch(/Raw metadata of #/);

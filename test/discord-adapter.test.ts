@@ -358,3 +358,62 @@ describe("alert sends under Discord's global limit", () => {
     expect(fake.requestsOf("createMessage", (r) => r.status === 429)).toHaveLength(0);
   });
 });
+
+describe("several chains", () => {
+  async function onChains(): Promise<void> {
+    await adapter.stop();
+    await t.close();
+    t = await startRuntime({ CHAINS: "ethereum,base,polygon" });
+    adapter = new DiscordAdapter({
+      token: fake.token,
+      runtime: t.runtime,
+      logger: silentLogger(),
+      apiUrl: fake.apiBase,
+      guildId: fake.guildId,
+      registerOnStart: true,
+    });
+    await adapter.start();
+  }
+
+  it("registers the chain option with the chains as choices; a command reads the chain chosen", async () => {
+    await onChains();
+    const top = fake.commands(fake.guildId).find((c) => c.name === "top") as unknown as {
+      options: { name: string; required?: boolean; choices?: { name: string; value: string }[] }[];
+    };
+    expect(top.options.find((option) => option.name === "chain")).toMatchObject({
+      choices: [
+        { name: "Ethereum", value: "ethereum" },
+        { name: "Base", value: "base" },
+        { name: "Polygon", value: "polygon" },
+      ],
+    });
+    const before = t.sim.requests.length;
+    const answer = await slash("top", { metric: "volume", duration: "1d", chain: "base" });
+    expect(embedOf(answer).footer?.text).toMatch(/ · Base$/);
+    expect(new Set(t.sim.requests.slice(before).map((request) => request.chain))).toEqual(
+      new Set(["base"]),
+    );
+  });
+
+  it("autocomplete suggests the chosen chain's collections, naming the chain", async () => {
+    await onChains();
+    await slash("top", { metric: "volume", duration: "30d", limit: 25, chain: "polygon" });
+    const payload = fake.sendInteraction(
+      fake.autocomplete("audience", { collection: "", chain: "polygon" }, "collection"),
+    );
+    const choices = (
+      (await fake.waitForCallback(payload)).body as {
+        data: { choices: { name: string; value: string }[] };
+      }
+    ).data.choices;
+    expect(choices.length).toBeGreaterThan(0);
+    for (const choice of choices) expect(choice.name).toMatch(/ · Polygon$/);
+    // Nothing was read on ethereum, so its index is empty.
+    const none = fake.sendInteraction(
+      fake.autocomplete("audience", { collection: "", chain: "ethereum" }, "collection"),
+    );
+    const empty = ((await fake.waitForCallback(none)).body as { data: { choices: unknown[] } }).data
+      .choices;
+    expect(empty).toEqual([]);
+  });
+});

@@ -349,6 +349,7 @@ function headsFor(command: string, f: Fixtures): string[] {
     contracts: ["erc721", "all"],
     subscribe: ["erc721"],
     help: ["top"],
+    settings: ["chain ethereum", "chain"],
   };
   return heads[command] ?? [];
 }
@@ -390,6 +391,9 @@ export function optionValueArb(option: string, fixtures: Fixtures): fc.Arbitrary
     spam: ["exclude", "only"],
     condition: ["any"],
     command: ["nft", "segment"],
+    chain: ["ethereum", "base"],
+    setting: ["chain"],
+    value: ["ethereum", "default"],
   };
   const args = argStringArb(fixtures);
   const values = valid[option];

@@ -415,6 +415,7 @@ const COMMAND_NAMES = [
   "reports",
   "link",
   "unlink",
+  "settings",
   "help",
 ];
 const runsFor = (index: number) =>

@@ -6,6 +6,7 @@ import { Writable } from "node:stream";
 import { allCommands } from "../commands/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { apiClientSettings } from "../src/bot.ts";
+import type { Chain } from "../src/chains.ts";
 import { type Config, parseConfig } from "../src/config.ts";
 import { MemoryActionStore } from "../src/core/actions.ts";
 import type { AnyCommand, Invocation } from "../src/core/command.ts";
@@ -89,6 +90,10 @@ export async function failure(promise: Promise<unknown>): Promise<Error> {
 }
 
 export interface RuntimeSetup extends ClientSetup {
+  /** The chains the runtime serves: ethereum alone unless the test set CHAINS. */
+  chains: readonly Chain[];
+  /** Each chain's client (the first is `api`). */
+  apis: Map<string, ApiClient>;
   runtime: Runtime;
   /** The runtime's chart drawer, with its cache's hits and misses. */
   charts: CachedChartDrawer;
@@ -124,17 +129,40 @@ export async function startRuntime(
   extraCommands: AnyCommand[] = [],
   runtimeOverrides: Partial<RuntimeOptions> = {},
 ): Promise<RuntimeSetup> {
-  const setup = await startClient(env, simOptions);
+  // With CHAINS (compact form, no URLs), the simulator serves those chains.
+  const chainIds = env.CHAINS?.split(",").map((part) => part.split("=")[0]?.trim() ?? "");
+  const setup = await startClient(
+    env,
+    chainIds && !simOptions.chains ? { ...simOptions, chains: chainIds } : simOptions,
+  );
+  // One chain (ethereum, on the simulator's unprefixed world) unless the test names CHAINS: the
+  // replies of most tests are about anything but chains.
+  const chains = env.CHAINS ? setup.config.chains : setup.config.chains.slice(0, 1);
+  const apis = new Map<string, ApiClient>();
+  for (const [index, chain] of chains.entries()) {
+    if (index === 0 && !env.CHAINS) apis.set(chain.id, setup.api);
+    else
+      apis.set(
+        chain.id,
+        createApiClient(
+          apiClientSettings(setup.config, setup.sim.urlOf(chain.id), setup.sim.apiKey),
+          silentLogger(),
+        ),
+      );
+  }
+  const api = apis.get(chains[0]?.id ?? "") ?? setup.api;
   const dataDir = mkdtempSync(join(tmpdir(), "bot-test-"));
   const store = openSqliteStore(dataDir);
   const { db, subscriptions } = store;
-  const stores = openStores(store);
+  const stores = openStores(store, undefined, chains);
   const charts = new CachedChartDrawer();
   // The bot's own wiring, with what tests are not about out of the way: no rate limits to meet.
   const runtime = buildRuntime(
     setup.config,
     {
-      api: setup.api,
+      api,
+      chains,
+      apis,
       stores,
       charts,
       logger: silentLogger(),
@@ -149,6 +177,9 @@ export async function startRuntime(
   );
   return {
     ...setup,
+    api,
+    chains,
+    apis,
     runtime,
     charts,
     db,
@@ -156,6 +187,7 @@ export async function startRuntime(
     dataDir,
     subscriptions,
     async close() {
+      for (const client of apis.values()) if (client !== setup.api) await client.close();
       await setup.close();
       await store.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -190,7 +222,6 @@ export function runtimeWith(
     charts: new CachedChartDrawer(),
     logger: capturingLogger().logger,
     settings: {
-      explorerUrl: "https://etherscan.io",
       reportsPerHour: 10,
       ipfsGateway: "https://ipfs.io/ipfs/",
     },

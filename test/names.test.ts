@@ -374,7 +374,6 @@ describe("the collection index", () => {
       charts: t.charts,
       logger: silentLogger(),
       settings: {
-        explorerUrl: t.config.explorerUrl,
         reportsPerHour: 10,
         ipfsGateway: t.config.ipfsGateway,
       },

@@ -51,6 +51,7 @@ describe("CSV: every export the bot writes neutralises formulas", () => {
     for (const formula of FORMULAS) {
       const report: SpamReport = {
         id: 1,
+        chain: "ethereum",
         platform: formula,
         chatId: formula,
         userId: formula,

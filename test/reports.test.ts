@@ -436,7 +436,7 @@ describe("the audit trail", () => {
     const csv = new TextDecoder().decode(exported.files?.[0]?.data);
     const [header, row] = csv.trim().split("\r\n");
     expect(header).toBe(
-      "id,createdAt,platform,chatId,userId,userName,kind,wallet,contract,tokenId,feedback,status,attempts,upstream",
+      "id,createdAt,platform,chatId,userId,userName,kind,wallet,contract,tokenId,feedback,status,attempts,upstream,chain",
     );
     expect(row).toContain('"Mallory ""=cmd"""');
     expect(row).toContain(",telegram,chat-1,u9,");

@@ -633,7 +633,10 @@ describe("a busy group", () => {
     const replies = fake.sent.filter(
       (c) => c.seq > mark && c.ok && c.method === "sendMessage" && c.params.chat_id === group.id,
     );
-    const answers = replies.filter((c) => textOf(c).includes("slow answer"));
+    // (/help lists the commands as served, /slow among them: "A slow answer".)
+    const answers = replies.filter(
+      (c) => textOf(c).includes("slow answer") && !textOf(c).includes("/whois"),
+    );
     const refusals = replies.filter((c) => /sending commands quickly/.test(textOf(c)));
     const help = replies.filter((c) => textOf(c).includes("/whois"));
     expect(answers).toHaveLength(3);
@@ -843,5 +846,42 @@ describe("updates Telegram delivers twice", () => {
     await expect.poll(() => fake.pendingUpdates().length, { timeout: 5_000 }).toBe(0);
     await adapter.stop();
     expect(fake.sent.filter((c) => c.method === "sendMessage")).toHaveLength(1);
+  });
+});
+
+describe("several chains", () => {
+  async function onChains(): Promise<void> {
+    await adapter.stop();
+    await t.close();
+    t = await startRuntime({ CHAINS: "ethereum,base,polygon" });
+    adapter = newAdapter();
+    await adapter.start();
+  }
+
+  async function say(text: string): Promise<string> {
+    const before = fake.sent.length;
+    fake.pushUpdate(fake.message(group, alice, text));
+    const call = await fake.waitFor(
+      (c) => c.seq > before && c.ok && (c.method === "sendMessage" || c.method === "sendPhoto"),
+      10_000,
+    );
+    // A chart's reply is a photo with its text as the caption.
+    return String(call.params.text ?? call.params.caption ?? "");
+  }
+
+  it("/help shows the chain option, its choices and an example; a leading chain word picks the chain", async () => {
+    await onChains();
+    const index = await say("/help");
+    expect(index).toContain("/top [chain] [volume|sales|max_price]");
+    expect(index).toMatch(/Chains: ethereum, base, polygon .*\/top volume 1d chain:base/);
+    expect(await say("/help top")).toMatch(/chain \(optional\)[\s\S]*\(ethereum, base, polygon\)/);
+    const before = t.sim.requests.length;
+    expect(await say("/top polygon volume 1d 3")).toMatch(/POL[\s\S]*Polygon/);
+    expect(new Set(t.sim.requests.slice(before).map((request) => request.chain))).toEqual(
+      new Set(["polygon"]),
+    );
+    expect(await say("/top volume 1d chain:solana")).toContain(
+      "There is no chain &quot;solana&quot; here: this bot serves ethereum, base or polygon.",
+    );
   });
 });

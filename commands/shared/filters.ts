@@ -35,14 +35,17 @@ export function filtersOf(args: FilterArgs): FinancialFilters {
   return filters;
 }
 
-/** "purchase volume ≥ 1.5 ETH, last purchase ≤ 30 days ago", or undefined without filters. */
-export function describeFilters(filters: FinancialFilters): string | undefined {
+/**
+ * "purchase volume ≥ 1.5 ETH, last purchase ≤ 30 days ago" (amounts in the chain's `symbol`),
+ * or undefined without filters.
+ */
+export function describeFilters(filters: FinancialFilters, symbol = "ETH"): string | undefined {
   const parts = [
     filters.nftsPurchasesVolumeGte !== undefined
-      ? `purchase volume ≥ ${formatDecimal(filters.nftsPurchasesVolumeGte)} ETH`
+      ? `purchase volume ≥ ${formatDecimal(filters.nftsPurchasesVolumeGte)} ${symbol}`
       : undefined,
     filters.nftsPurchasesPriceAvgGte !== undefined
-      ? `average price ≥ ${formatDecimal(filters.nftsPurchasesPriceAvgGte)} ETH`
+      ? `average price ≥ ${formatDecimal(filters.nftsPurchasesPriceAvgGte)} ${symbol}`
       : undefined,
     filters.collectionsOwnedCountGte !== undefined
       ? `collections owned ≥ ${formatCount(filters.collectionsOwnedCountGte)}`

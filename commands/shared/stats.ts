@@ -6,13 +6,14 @@ import type { ReplyField } from "../../src/core/reply.ts";
  * A native amount the spec types as a JSON number (the averages). toFixed keeps it out of
  * exponent notation so formatNative can round it on the digits.
  */
-export function formatNativeNumber(value: number): string {
+export function formatNativeNumber(value: number, symbol = "ETH"): string {
   if (!Number.isFinite(value)) return "n/a";
-  return formatNative(value.toFixed(18));
+  return formatNative(value.toFixed(18), symbol);
 }
 
 /** The fields of /stats and /walletstats: one per figure of the financial stats object. */
-export function financialStatsFields(stats: FinancialStats): ReplyField[] {
+/** The fields of /stats and /walletstats, amounts in the chain's `symbol`. */
+export function financialStatsFields(stats: FinancialStats, symbol = "ETH"): ReplyField[] {
   return [
     { name: "Wallets", value: formatCount(stats.walletsCount), inline: true },
     {
@@ -23,12 +24,12 @@ export function financialStatsFields(stats: FinancialStats): ReplyField[] {
     { name: "Avg purchases", value: formatNumber(stats.nftsPurchasesCountAvg), inline: true },
     {
       name: "Avg purchase volume",
-      value: formatNativeNumber(stats.nftsPurchasesVolumeAvg),
+      value: formatNativeNumber(stats.nftsPurchasesVolumeAvg, symbol),
       inline: true,
     },
     {
       name: "Avg purchase price",
-      value: formatNativeNumber(stats.nftsPurchasesPriceAvg),
+      value: formatNativeNumber(stats.nftsPurchasesPriceAvg, symbol),
       inline: true,
     },
     {

@@ -214,6 +214,7 @@ export class DeliveryWorker {
     const chain =
       chains.find((c) => c.id === id) ?? (KNOWN_CHAINS[id] && { ...KNOWN_CHAINS[id], id });
     return {
+      id,
       explorer: chain?.explorer ?? settings.explorerUrl,
       name: chains.length > 1 ? (chain?.name ?? id) : undefined,
       spam: chain?.spam,

@@ -18,6 +18,8 @@ const gapLine = (note: string | null) => (note ? `Note: ${note}.` : undefined);
  * report button; default yes). A bare string is an explorer URL of the one chain.
  */
 export interface AlertChain {
+  /** The chain's id, carried by the report button so the report goes to that chain's service. */
+  id?: string | undefined;
   explorer: string;
   name?: string | undefined;
   spam?: boolean | undefined;
@@ -64,7 +66,10 @@ export function alertReply(
     footer: "New-collection alert · /unsubscribe to stop",
     // The wallet is the reporter's linked one (/link): an alert is about no wallet in particular.
     // Where the service detects no spam, there is nothing to report to.
-    buttons: chain.spam === false ? [] : [reportButton("spam", { contract: contract.address })],
+    buttons:
+      chain.spam === false
+        ? []
+        : [reportButton("spam", { contract: contract.address, chain: chain.id })],
   };
 }
 

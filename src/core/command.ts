@@ -50,9 +50,6 @@ export function chatKey(invocation: Pick<Invocation, "platform" | "chat">): stri
 }
 
 export interface BotSettings {
-  explorerUrl: string;
-  /** The chains served, the default first (default: ethereum alone). */
-  chains?: readonly Chain[];
   /** Where ipfs:// images are fetched through, e.g. https://ipfs.io/ipfs/ */
   ipfsGateway: string;
   /** Spam / not-spam reports one person may make in an hour. */
@@ -60,9 +57,16 @@ export interface BotSettings {
 }
 
 /** The durable state commands may use. */
-export type CommandStore = Pick<Store, "subscriptions" | "wallets" | "reports">;
+export type CommandStore = Pick<Store, "subscriptions" | "wallets" | "reports" | "chatSettings">;
 
 export interface CommandContext {
+  /** The chain this invocation reads: its `chain` option, else the chat's, else the first. */
+  chain: Chain;
+  /** Every configured chain, the default first. */
+  chains: readonly Chain[];
+  /** Whether the invocation named its chain (else `chain` is the chat's or the first). */
+  chainGiven: boolean;
+  /** The data-service client of `chain`. */
   api: ApiClient;
   invocation: Invocation;
   logger: Logger;
@@ -70,11 +74,14 @@ export interface CommandContext {
   signal: AbortSignal;
   now: () => Date;
   settings: BotSettings;
+  /** The collection index of `chain`. */
   collections: KnownCollections;
   /** Names and short forms into addresses; remembers the wallets a reply shows in this chat. */
   resolver: NameResolver;
   actions: ActionStore;
   store: CommandStore;
+  /** The commands as people see them here (with the chain option where it applies): for /help. */
+  commands: readonly AnyCommand[];
 }
 
 /** Discord option types the definitions map to; text platforms parse every value from a string. */
@@ -111,6 +118,16 @@ export interface OptionDef<T, Present extends boolean = boolean, Parsed = T> {
   autocomplete?: "collection";
   /** On text platforms, this option takes the rest of the line (lists of wallets). */
   rest?: boolean;
+  /**
+   * On text platforms it takes a word by position only when the word is one of its values (a
+   * leading chain word, "/top base volume"); any other word goes on to the next option.
+   */
+  onlyIfValid?: boolean;
+  /**
+   * Not shown (Discord, /help, usage lines, the Telegram menu) and never taken by position, but
+   * accepted by name (`chain:ethereum` when the bot serves one chain).
+   */
+  hidden?: boolean;
   /** Value used when the option is not given. */
   fallback?: T;
   /** A short placeholder for usage lines, e.g. "collection". */
@@ -169,6 +186,16 @@ export interface Command<O extends OptionsMap = OptionsMap> {
    * and buttons alike, to anonymous senders, who have no account of their own.
    */
   requiresPerson?: boolean;
+  /**
+   * Reads nothing chain-specific (help, settings, a linked wallet): it gets no `chain` option.
+   * Every other command gets one from the runtime (see src/core/chain-option.ts).
+   */
+  chainless?: boolean;
+  /**
+   * Works with the data service's spam detection (reports): refused, command and buttons alike,
+   * on a chain without it.
+   */
+  requiresSpam?: boolean;
   run(ctx: CommandContext, args: ArgsOf<NoInfer<O>>): Promise<Reply>;
   /** What the buttons under this command's replies do. */
   actions?: Record<string, ActionHandler>;

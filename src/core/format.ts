@@ -221,3 +221,24 @@ export const explorer = {
     `${base}/nft/${fullAddress(contract)}/${tokenId}`,
   tx: (base: string, hash: string) => `${base}/tx/${hash}`,
 };
+
+/** A collection's (or with a token id, an item's) page on the chain's marketplace, if it has one. */
+export function marketplaceUrl(
+  chain: { marketplace?: string | undefined },
+  contract: string,
+  tokenId?: string,
+): string | undefined {
+  if (!chain.marketplace) return undefined;
+  const base = `${chain.marketplace}/${fullAddress(contract)}`;
+  return tokenId === undefined ? base : `${base}/${tokenId}`;
+}
+
+/** The "Marketplace" link of a collection or item, as a reply's links; none without one. */
+export function marketplaceLinks(
+  chain: { marketplace?: string | undefined },
+  contract: string,
+  tokenId?: string,
+): { label: string; url: string }[] | undefined {
+  const url = marketplaceUrl(chain, contract, tokenId);
+  return url ? [{ label: "Marketplace", url }] : undefined;
+}

@@ -29,11 +29,20 @@ export interface IndexedCollection {
   seenAt: number;
 }
 
-/** Where the index is kept between runs (SQLite today; issue 15 moves stores behind interfaces). */
+/** Where one chain's index is kept between runs. */
 export interface CollectionIndexStore {
   load(): Promise<IndexedCollection[]>;
   /** Saves `put` (replacing what is kept for those addresses) and drops `remove`, at once. */
   write(change: { put: readonly IndexedCollection[]; remove: readonly Address[] }): Promise<void>;
+}
+
+/**
+ * The store's collection index: a collection is known on one chain (the same address may be
+ * another contract on another chain), so each chain has its own index. Used directly, it is
+ * ethereum's (what the store held before chains).
+ */
+export interface ChainCollectionIndexStore extends CollectionIndexStore {
+  forChain(chain: string): CollectionIndexStore;
 }
 
 /** How a text matches a collection, strongest first. */

@@ -39,9 +39,11 @@ export function buildRegistry(commands: readonly AnyCommand[]): Map<string, AnyC
 
 /** "/top <metric> <duration> [limit]". */
 export function usage(command: AnyCommand): string {
-  const parts = Object.entries(command.options).map(([name, option]) => {
-    const label = option.placeholder || name;
-    return option.required ? `<${label}>` : `[${label}]`;
-  });
+  const parts = Object.entries(command.options)
+    .filter(([, option]) => !option.hidden)
+    .map(([name, option]) => {
+      const label = option.placeholder || name;
+      return option.required ? `<${label}>` : `[${label}]`;
+    });
   return [`/${command.name}`, ...parts].join(" ");
 }

@@ -1,10 +1,13 @@
 import type { ApiClient } from "../api/client.ts";
 import { ApiError, apiErrorLevel } from "../api/errors.ts";
+import { type Chain, parseChains } from "../chains.ts";
+import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cutText, sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import { Admission } from "./admission.ts";
 import { apiErrorMessage, asUserError } from "./api-errors.ts";
+import { CHAIN_OPTION, chainNamed, servedCommands, spamUnavailable } from "./chain-option.ts";
 import type { ChartDrawer } from "./charts.ts";
 import { CollectionRefresher } from "./collection-refresh.ts";
 import {
@@ -25,13 +28,18 @@ import { randomBytesPooled } from "./random.ts";
 import type { LimiterFactory } from "./rate-limit.ts";
 import { RecentWallets } from "./recent-wallets.ts";
 import { buildRegistry, RERUN_ACTION } from "./registry.ts";
-import { type RenderableReply, type Reply, userErrorReply } from "./reply.ts";
+import { type ButtonSpec, type RenderableReply, type Reply, userErrorReply } from "./reply.ts";
 import { NameResolver, type Resolution } from "./resolver.ts";
 import { parseArgs, parseTextArgs } from "./text-args.ts";
 
 export interface RuntimeOptions {
   commands: readonly AnyCommand[];
+  /** The first chain's data-service client (and every chain's when `apis` is not given). */
   api: ApiClient;
+  /** The chains served, the default first (default: ethereum alone, on `api`). */
+  chains?: readonly Chain[];
+  /** Each chain's client by chain id; a chain missing here reads through `api`. */
+  apis?: ReadonlyMap<string, ApiClient>;
   actions: ActionStore;
   logger: Logger;
   /** Draws the charts replies ask for (the render side implements it). */
@@ -46,7 +54,10 @@ export interface RuntimeOptions {
    */
   chatRateLimit?: Partial<Record<Platform, { burst: number; perMinute: number }>> | undefined;
   buttonTtlSeconds: number;
+  /** The first chain's collection index (default: one in memory). */
   collections?: KnownCollections;
+  /** Each chain's collection index by chain id (`collections` wins for the first; default: in memory). */
+  collectionIndexes?: ReadonlyMap<string, KnownCollections>;
   /**
    * How often the collection index is refreshed in the background once `refresher.start()` runs
    * (default 15 min, the top lists' freshness); 0: never in the background, only when a name
@@ -84,9 +95,19 @@ class DeadlineError extends Error {
  */
 export class Runtime {
   readonly registry: Map<string, AnyCommand>;
+  /** The chains served, the default first. */
+  readonly chains: readonly Chain[];
+  /** The first chain's collection index. */
   readonly collections: KnownCollections;
-  /** Keeps the collection index filled: `start()` it when the bot starts, `stop()` at the end. */
+  /** Each chain's collection index, by chain id. */
+  readonly collectionIndexes: ReadonlyMap<string, KnownCollections>;
+  /** Keeps the first chain's collection index filled (see `refreshers` for every chain's). */
   readonly refresher: CollectionRefresher;
+  /** One per chain: `start()` each when the bot starts, `stop()` at the end. */
+  readonly refreshers: ReadonlyMap<string, CollectionRefresher>;
+  private readonly apis: ReadonlyMap<string, ApiClient>;
+  /** The default chain each chat was last seen with (autocomplete cannot wait for the store). */
+  private readonly chatChains = new Map<string, string>();
   private readonly recentWallets = new RecentWallets();
   /** Told of every outcome, for metrics. */
   onOutcome: ((event: OutcomeEvent) => void) | undefined;
@@ -97,15 +118,38 @@ export class Runtime {
   private accepting = true;
 
   constructor(private readonly options: RuntimeOptions) {
-    this.registry = buildRegistry(options.commands);
-    this.collections = options.collections ?? new KnownCollections();
-    this.refresher = new CollectionRefresher({
-      api: options.api,
-      collections: this.collections,
-      logger: options.logger.child({ part: "collection-index" }),
-      intervalMs: options.collectionRefreshMs ?? 15 * 60_000,
-      ...(options.monotonic ? { monotonic: options.monotonic } : {}),
-    });
+    this.chains = options.chains?.length ? options.chains : parseChains(undefined, undefined);
+    this.registry = buildRegistry(servedCommands(options.commands, this.chains));
+    const apis = new Map<string, ApiClient>();
+    const indexes = new Map<string, KnownCollections>();
+    const refreshers = new Map<string, CollectionRefresher>();
+    for (const [index, chain] of this.chains.entries()) {
+      apis.set(chain.id, options.apis?.get(chain.id) ?? options.api);
+      const collections =
+        (index === 0 ? options.collections : undefined) ??
+        options.collectionIndexes?.get(chain.id) ??
+        new KnownCollections();
+      indexes.set(chain.id, collections);
+      refreshers.set(
+        chain.id,
+        new CollectionRefresher({
+          api: apis.get(chain.id) ?? options.api,
+          collections,
+          logger: options.logger.child({
+            part: "collection-index",
+            ...(this.chains.length > 1 ? { chain: chain.id } : {}),
+          }),
+          intervalMs: options.collectionRefreshMs ?? 15 * 60_000,
+          ...(options.monotonic ? { monotonic: options.monotonic } : {}),
+        }),
+      );
+    }
+    this.apis = apis;
+    this.collectionIndexes = indexes;
+    this.refreshers = refreshers;
+    const first = this.chains[0]?.id ?? "";
+    this.collections = indexes.get(first) as KnownCollections;
+    this.refresher = refreshers.get(first) as CollectionRefresher;
     this.now = options.now ?? (() => new Date());
     this.admission = new Admission(
       options.rateLimit,
@@ -151,7 +195,8 @@ export class Runtime {
   ): Promise<Answered> {
     const command = this.find(name);
     if (!command) return this.unknownCommand(name);
-    return this.execute(invocation, command.name, "command", (ctx) =>
+    const chain = CHAIN_OPTION in command.options ? raw[CHAIN_OPTION] : undefined;
+    return this.execute(invocation, command, "command", chain, (ctx) =>
       this.invoke(ctx, command, raw, `/${command.name}`),
     );
   }
@@ -172,7 +217,7 @@ export class Runtime {
       const raw: Record<string, string> = {};
       for (const [key, value] of Object.entries(payload))
         if (typeof value === "string") raw[key] = value;
-      return this.execute(invocation, command.name, "button", (ctx) =>
+      return this.execute(invocation, command, "button", raw[CHAIN_OPTION], (ctx) =>
         this.invoke(ctx, command, raw, "this button"),
       );
     }
@@ -180,9 +225,11 @@ export class Runtime {
     const parsed = handler?.payload.safeParse(payload);
     if (!command || !handler || !parsed?.success)
       return this.userError("This button no longer works. Run the command again.");
-    return this.execute(invocation, command.name, "button", async (ctx) => {
+    const chain = typeof payload.chain === "string" ? payload.chain : undefined;
+    return this.execute(invocation, command, "button", chain, async (ctx) => {
       assertPerson(command, invocation, "this button");
       await assertManager(command, invocation, "this button");
+      assertSpam(command, ctx.chain);
       return { reply: await handler.run(ctx, parsed.data), outcome: "ok" };
     });
   }
@@ -218,6 +265,7 @@ export class Runtime {
     const args = parseArgs(command, raw);
     assertPerson(command, ctx.invocation, what);
     await assertManager(command, ctx.invocation, what);
+    assertSpam(command, ctx.chain);
     for (const [name, option] of Object.entries(command.options)) {
       if (!option.resolve || !raw[name]?.trim()) continue;
       const resolution: Resolution<unknown> = await option.resolve(args[name], ctx.resolver);
@@ -247,16 +295,31 @@ export class Runtime {
     return { reply: await command.run(ctx, args as never), outcome: "ok" };
   }
 
-  /** Suggestions while typing an option with an autocomplete source (at most 25). */
-  autocomplete(name: string, option: string, text: string): { name: string; value: string }[] {
+  /**
+   * Suggestions while typing an option with an autocomplete source (at most 25), from the chain
+   * the interaction names so far, else the chat's (as last seen), else the first. With several
+   * chains each suggestion names its chain.
+   */
+  autocomplete(
+    name: string,
+    option: string,
+    text: string,
+    where: { chain?: string | undefined; chat?: Pick<Invocation, "platform" | "chat"> } = {},
+  ): { name: string; value: string }[] {
     const source = this.find(name)?.options[option]?.autocomplete;
     if (source !== "collection") return [];
-    const found = this.collections.search(text, 25);
+    const chatChain = where.chat ? this.chatChains.get(chatKey(where.chat)) : undefined;
+    const chain =
+      this.chains.find((c) => c.id === where.chain?.trim().toLowerCase()) ??
+      this.chains.find((c) => c.id === chatChain) ??
+      this.defaultChain;
+    const found = this.collectionsOf(chain).search(text, 25);
     // Discord wants the answer within 3 s: nothing waits, but the next keystroke may find more.
-    if (found.length === 0) void this.refresher.refreshForMiss();
+    if (found.length === 0) void this.refreshers.get(chain.id)?.refreshForMiss();
+    const suffix = this.chains.length > 1 ? ` · ${chain.name}` : "";
     return found.map((collection) => ({
       name: cutText(
-        `${collection.name || "Unnamed collection"} (${short(collection.address)})`,
+        `${collection.name || "Unnamed collection"} (${short(collection.address)})${suffix}`,
         100,
         {
           unit: "utf16",
@@ -265,6 +328,44 @@ export class Runtime {
       ),
       value: collection.address,
     }));
+  }
+
+  get defaultChain(): Chain {
+    return this.chains[0] as Chain;
+  }
+
+  /** A chain's collection index. */
+  collectionsOf(chain: Pick<Chain, "id">): KnownCollections {
+    return this.collectionIndexes.get(chain.id) ?? this.collections;
+  }
+
+  /**
+   * The chain an invocation reads: the one it names (an unknown one is a UserError listing
+   * those served), else the chat's (/settings chain), else the first. With one chain the store
+   * is not asked.
+   */
+  async chainFor(
+    invocation: Pick<Invocation, "platform" | "chat">,
+    requested: string | undefined,
+    logger?: Logger,
+  ): Promise<Chain> {
+    if (requested !== undefined && requested.trim() !== "")
+      return chainNamed(this.chains, requested);
+    if (this.chains.length < 2) return this.defaultChain;
+    let chosen: string | undefined;
+    try {
+      chosen = (await this.options.store.chatSettings.get(invocation.platform, invocation.chat.id))
+        .chain;
+    } catch (error) {
+      // The answer on the first chain beats no answer.
+      logger?.warn({ err: error }, "could not read the chat's settings; using the first chain");
+      return this.defaultChain;
+    }
+    const key = chatKey(invocation);
+    if (chosen === undefined) this.chatChains.delete(key);
+    else this.chatChains.set(key, chosen);
+    // A chain no longer configured (CHAINS changed): the first.
+    return this.chains.find((chain) => chain.id === chosen) ?? this.defaultChain;
   }
 
   /** Stops taking new invocations and waits for those in flight (graceful shutdown). */
@@ -283,10 +384,12 @@ export class Runtime {
 
   private async execute(
     invocation: Invocation,
-    command: string,
+    found: AnyCommand,
     kind: "command" | "button",
+    requestedChain: string | undefined,
     body: (ctx: CommandContext) => Promise<Answer>,
   ): Promise<Answered> {
+    const command = found.name;
     const started = performance.now();
     const logger = this.options.logger.child({
       inv: invocation.id,
@@ -306,23 +409,41 @@ export class Runtime {
     const refusal = await this.admission.admit(invocation);
     if (refusal) return finish("rate_limited", refusal);
 
+    let chain: Chain;
+    try {
+      // A command that reads no chain's data is not worth a look at the chat's settings.
+      chain =
+        found.chainless && requestedChain === undefined
+          ? this.defaultChain
+          : await this.chainFor(invocation, requestedChain, logger);
+    } catch (error) {
+      // An unknown chain: the message lists those served, and nothing else happens.
+      const userError = asUserError(error);
+      if (userError) return finish("user_error", userErrorReply(userError.message));
+      throw error;
+    }
+    const collections = this.collectionsOf(chain);
     const controller = new AbortController();
     const ctx: CommandContext = {
-      api: this.options.api,
+      chain,
+      chains: this.chains,
+      chainGiven: requestedChain !== undefined && requestedChain.trim() !== "",
+      api: this.apis.get(chain.id) ?? this.options.api,
       invocation,
       logger,
       signal: controller.signal,
       now: this.now,
       settings: this.options.settings,
-      collections: this.collections,
+      collections,
       resolver: new NameResolver({
-        collections: this.collections,
-        refresher: this.refresher,
+        collections,
+        refresher: this.refreshers.get(chain.id),
         wallets: this.recentWallets,
         chat: chatKey(invocation),
       }),
       actions: this.options.actions,
       store: this.options.store,
+      commands: this.commands,
     };
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -334,7 +455,7 @@ export class Runtime {
     // The chart is drawn within the command's deadline, as part of its answer.
     const work = body(ctx).then(async (answer) => ({
       ...answer,
-      reply: await this.materializer.drawChart(answer.reply, logger),
+      reply: await this.materializer.drawChart(this.onChain(found, chain, answer), logger),
     }));
     this.inFlight.add(work);
     // A handler that fails after its deadline has nobody to tell: never an unhandled rejection.
@@ -376,7 +497,35 @@ export class Runtime {
     }
   }
 
-  /** The reply with its chart spec drawn into its image (or left out when it cannot be drawn). */
+  /**
+   * The answer as it goes out on a chain: its buttons remember the chain (a page, a report and a
+   * "which one?" pick read the same chain later, whatever the chat's default is by then), and
+   * with several chains served, a command's answer names its chain in the footer.
+   */
+  private onChain(command: AnyCommand, chain: Chain, answer: Answer): Reply {
+    const { reply } = answer;
+    const buttons = reply.buttons?.map(
+      (button): ButtonSpec => ({
+        ...button,
+        action: {
+          ...button.action,
+          payload: { [CHAIN_OPTION]: chain.id, ...button.action.payload },
+        },
+      }),
+    );
+    const named =
+      this.chains.length > 1 &&
+      !command.chainless &&
+      answer.outcome === "ok" &&
+      reply.tone !== "warning" &&
+      reply.tone !== "error";
+    return {
+      ...reply,
+      ...(buttons ? { buttons } : {}),
+      ...(named ? { footer: reply.footer ? `${reply.footer} · ${chain.name}` : chain.name } : {}),
+    };
+  }
+
   /**
    * Draws the reply's chart if it still has one and stores its buttons' actions (see
    * ReplyMaterializer): what the renderers get.
@@ -389,4 +538,9 @@ export class Runtime {
   ): Promise<RenderableReply> {
     return this.materializer.materialize(reply, target);
   }
+}
+
+/** Commands that report spam are refused on a chain without spam detection. */
+function assertSpam(command: AnyCommand, chain: Chain): void {
+  if (command.requiresSpam && !chain.spam) throw new UserError(spamUnavailable(chain));
 }

@@ -44,7 +44,8 @@ export function parseTextArgs(command: AnyCommand, text: string): Record<string,
     if (named && name && names.includes(name) && named[2] !== undefined) raw[name] = named[2];
     else positional.push(token);
   }
-  const open = names.filter((name) => raw[name] === undefined);
+  // A hidden option is only ever given by name.
+  const open = names.filter((name) => raw[name] === undefined && !command.options[name]?.hidden);
   for (const [index, name] of open.entries()) {
     if (positional.length === 0) break;
     const option = command.options[name];
@@ -68,6 +69,8 @@ export function parseTextArgs(command: AnyCommand, text: string): Record<string,
       continue;
     }
     const token = positional[0] ?? "";
+    // A leading chain word: taken when it is one, left for the next option otherwise.
+    if (option.onlyIfValid && !option.schema.safeParse(token).success) continue;
     // An optional option that cannot take this word lets it pass to the next option that can
     // ("/report spam 0x… name.eth": the name is the wallet, not the optional token id).
     if (

@@ -4,7 +4,13 @@ import type { ReportKind } from "../store/types.ts";
 /** A button that starts a report: it only asks for confirmation, it never reports by itself. */
 export function reportButton(
   kind: ReportKind,
-  target: { contract: string; tokenId?: string | undefined; wallet?: string | undefined },
+  target: {
+    contract: string;
+    tokenId?: string | undefined;
+    wallet?: string | undefined;
+    /** The chain the report is for, where the reply is not a command's (an alert's). */
+    chain?: string | undefined;
+  },
   label = kind === "spam" ? "Report spam" : "Not spam",
 ): ButtonSpec {
   return {
@@ -18,6 +24,7 @@ export function reportButton(
         contract: target.contract,
         tokenId: target.tokenId ?? "",
         wallet: target.wallet ?? null,
+        ...(target.chain !== undefined ? { chain: target.chain } : {}),
       },
     },
   };

@@ -134,7 +134,10 @@ export class ReportRetryWorker {
 
   constructor(
     private readonly deps: {
+      /** The first chain's client: a report of a chain missing from `apis` goes there. */
       api: ApiClient;
+      /** Each chain's client: a report is retried on its own chain's data service. */
+      apis?: ReadonlyMap<string, ApiClient>;
       reports: ReportStore;
       logger: Logger;
       isLeader: () => boolean;
@@ -191,7 +194,8 @@ export class ReportRetryWorker {
     await this.markInterrupted();
     const now = this.deps.now ?? Date.now;
     for (const report of await this.deps.reports.due(now(), 50)) {
-      await attemptReport(this.deps.api, this.deps.reports, report, this.deps.logger, now);
+      const api = this.deps.apis?.get(report.chain) ?? this.deps.api;
+      await attemptReport(api, this.deps.reports, report, this.deps.logger, now);
     }
   }
 }

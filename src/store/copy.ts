@@ -69,14 +69,16 @@ const TABLES: readonly { name: string; columns: readonly string[]; serial?: stri
       "next_attempt_at",
       "created_at",
       "updated_at",
+      "chain",
     ],
     serial: "id",
   },
   { name: "seen_updates", columns: ["source", "update_id", "seen_at"] },
   {
     name: "known_collections",
-    columns: ["address", "name", "symbol", "name_key", "top_rank", "source", "seen_at"],
+    columns: ["chain", "address", "name", "symbol", "name_key", "top_rank", "source", "seen_at"],
   },
+  { name: "chat_settings", columns: ["platform", "chat_id", "chain", "updated_at"] },
   {
     // Same row numbers and secrets: the buttons under old messages keep working.
     name: "button_actions",

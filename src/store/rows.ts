@@ -18,6 +18,7 @@ import type {
 
 export interface ReportRow {
   id: number;
+  chain: string;
   platform: string;
   chat_id: string;
   user_id: string;
@@ -37,6 +38,7 @@ export interface ReportRow {
 
 export const toReport = (row: ReportRow): SpamReport => ({
   id: row.id,
+  chain: row.chain,
   platform: row.platform,
   chatId: row.chat_id,
   userId: row.user_id,

@@ -5,9 +5,20 @@
  * with their alerts and the cursor) is one method, one transaction.
  */
 import type { ActionStore, NewAction, StoredAction } from "../core/actions.ts";
-import type { CollectionIndexStore, IndexedCollection } from "../core/known-collections.ts";
+import type {
+  ChainCollectionIndexStore,
+  CollectionIndexStore,
+  IndexedCollection,
+} from "../core/known-collections.ts";
 
-export type { ActionStore, CollectionIndexStore, IndexedCollection, NewAction, StoredAction };
+export type {
+  ActionStore,
+  ChainCollectionIndexStore,
+  CollectionIndexStore,
+  IndexedCollection,
+  NewAction,
+  StoredAction,
+};
 
 // Subscriptions ---------------------------------------------------------------------------------
 
@@ -188,6 +199,8 @@ export type ReportStatus = "sending" | "sent" | "queued" | "unsupported" | "fail
 
 export interface SpamReport {
   id: number;
+  /** The chain whose spam classifier the report is for (and whose data service gets it). */
+  chain: string;
   platform: string;
   chatId: string;
   userId: string;
@@ -206,32 +219,32 @@ export interface SpamReport {
   updatedAt: number;
 }
 
-export type NewReport = Pick<
-  SpamReport,
-  | "platform"
-  | "chatId"
-  | "userId"
-  | "userName"
-  | "wallet"
-  | "contract"
-  | "tokenId"
-  | "kind"
-  | "feedback"
->;
+/** `chain` defaults to ethereum (what every report was before chains). */
+export type NewReport = Partial<Pick<SpamReport, "chain">> &
+  Pick<
+    SpamReport,
+    | "platform"
+    | "chatId"
+    | "userId"
+    | "userName"
+    | "wallet"
+    | "contract"
+    | "tokenId"
+    | "kind"
+    | "feedback"
+  >;
 
-export type ReportKey = Pick<
-  SpamReport,
-  "platform" | "userId" | "wallet" | "contract" | "tokenId" | "kind"
->;
+export type ReportKey = Partial<Pick<SpamReport, "chain">> &
+  Pick<SpamReport, "platform" | "userId" | "wallet" | "contract" | "tokenId" | "kind">;
 
 /** The audit trail of every report: who, where, what, and what the data service answered. */
 export interface ReportStore {
   /**
-   * Records a report (status 'sending') unless this person already reported the same (wallet,
-   * contract, token, kind): then the earlier report is returned and `created` is false.
+   * Records a report (status 'sending') unless this person already reported the same (chain,
+   * wallet, contract, token, kind): then the earlier report is returned and `created` is false.
    */
   create(report: NewReport, now: number): Promise<{ report: SpamReport; created: boolean }>;
-  /** This person's earlier report of the same (wallet, contract, token, kind), if any. */
+  /** This person's earlier report of the same (chain, wallet, contract, token, kind), if any. */
   findSame(key: ReportKey): Promise<SpamReport | undefined>;
   /**
    * Records an attempt before its call is made (committed first, so a crash during the call
@@ -308,6 +321,27 @@ export interface UpdateDedup {
   firstSeen(updateId: number): Promise<boolean>;
 }
 
+// Chat settings ---------------------------------------------------------------------------------
+
+/** What the people who manage a chat chose for it. */
+export interface ChatSettings {
+  /** The chain commands read when they name none (undefined: the first configured chain). */
+  chain: string | undefined;
+}
+
+/** Per-chat settings (/settings), keyed like subscriptions by platform and chat id. */
+export interface ChatSettingsStore {
+  /** The chat's settings; a chat never set has every setting undefined. */
+  get(platform: string, chatId: string): Promise<ChatSettings>;
+  /** Sets (or, with undefined, clears) the chat's default chain. */
+  setChain(platform: string, chatId: string, chain: string | undefined, now: number): Promise<void>;
+  /**
+   * A chat got a new id (a Telegram group upgraded to a supergroup): its settings follow, unless
+   * the new chat has settings of its own, which are kept.
+   */
+  moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void>;
+}
+
 // The whole store --------------------------------------------------------------------------------
 
 export interface Store {
@@ -316,10 +350,11 @@ export interface Store {
   actions: ActionStore;
   reports: ReportStore;
   wallets: LinkedWalletStore;
-  collections: CollectionIndexStore;
+  collections: ChainCollectionIndexStore;
   kv: KeyValueStore;
   leases: LeaseStore;
   updates: UpdateStore;
+  chatSettings: ChatSettingsStore;
   /** Whether the store answers now. */
   healthy(): Promise<boolean>;
   /** Closes the store; waits for writes under way. */

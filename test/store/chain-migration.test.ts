@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { cursorKey, pendingGapKey } from "../../src/alerts/poller.ts";
 import { openPgDb } from "../../src/store/postgres/db.ts";
 import { openPostgresStore } from "../../src/store/postgres/index.ts";
-import { openDatabase } from "../../src/store/sqlite/db.ts";
+import { openDatabase, SQLITE_MIGRATIONS } from "../../src/store/sqlite/db.ts";
 import { openSqliteStore } from "../../src/store/sqlite/index.ts";
 import type { Store } from "../../src/store/types.ts";
 import { POSTGRES_URL, postgresAvailable } from "../services.ts";
@@ -120,7 +120,7 @@ describe("a single-chain store migrates to chains", () => {
 
     const store = openSqliteStore(dataDir);
     cleanups.push(() => store.close());
-    expect(store.db.pragma("user_version", { simple: true })).toBe(10);
+    expect(store.db.pragma("user_version", { simple: true })).toBe(SQLITE_MIGRATIONS);
     expect(store.db.pragma("foreign_key_check")).toEqual([]);
     await expectMigrated(store);
   });

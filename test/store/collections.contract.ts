@@ -50,5 +50,29 @@ export function collectionsContract(open: OpenStore): void {
         },
       ]);
     });
+
+    it("keeps each chain's collections apart: the same address is a collection per chain", async () => {
+      const { collections } = await fresh();
+      const base = collections.forChain("base");
+      const one = (name: string, seenAt: number) => ({
+        address: address(1),
+        name,
+        symbol: "",
+        rank: undefined,
+        source: "top" as const,
+        seenAt,
+      });
+      await collections.write({ put: [one("On ethereum", 1)], remove: [] });
+      await base.write({ put: [one("On base", 2)], remove: [] });
+      expect((await collections.load()).map((c) => c.name)).toEqual(["On ethereum"]);
+      expect((await collections.forChain("ethereum").load()).map((c) => c.name)).toEqual([
+        "On ethereum",
+      ]);
+      expect((await base.load()).map((c) => c.name)).toEqual(["On base"]);
+      expect(await collections.forChain("polygon").load()).toEqual([]);
+      await base.write({ put: [], remove: [address(1)] });
+      expect(await base.load()).toEqual([]);
+      expect((await collections.load()).map((c) => c.name)).toEqual(["On ethereum"]);
+    });
   });
 }

@@ -81,6 +81,20 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
       ],
       remove: [],
     });
+    await sqlite.collections.forChain("base").write({
+      put: [
+        {
+          address: aContract(1).address as Address,
+          name: "Collection 1 on Base",
+          symbol: "",
+          rank: undefined,
+          source: "answer",
+          seenAt: 71,
+        },
+      ],
+      remove: [],
+    });
+    await sqlite.chatSettings.setChain("discord", "c2", "polygon", 72);
     const buttons = await sqlite.actions.putMany([
       {
         platform: "telegram",
@@ -122,6 +136,10 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     });
     expect(await pg.updates.firstSeen("telegram:1", 77, 80)).toBe(false);
     expect(await pg.collections.load()).toMatchObject([{ name: "Collection 1", rank: 3 }]);
+    expect(await pg.collections.forChain("base").load()).toMatchObject([
+      { name: "Collection 1 on Base" },
+    ]);
+    expect(await pg.chatSettings.get("discord", "c2")).toEqual({ chain: "polygon" });
     // A button under an old message works after the move.
     expect(await pg.actions.get(buttons[0] ?? "")).toMatchObject({ chatId: "c1", userId: "u1" });
     // New rows take ids after the copied ones.

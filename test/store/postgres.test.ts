@@ -2,6 +2,7 @@ import { describe } from "vitest";
 import { postgresAvailable } from "../services.ts";
 import { actionsContract } from "./actions.contract.ts";
 import { backends } from "./backends.ts";
+import { chatSettingsContract } from "./chat-settings.contract.ts";
 import { collectionsContract } from "./collections.contract.ts";
 import { keyValueContract } from "./kv.contract.ts";
 import { outboxContract } from "./outbox.contract.ts";
@@ -19,5 +20,6 @@ for (const backend of backends.filter((b) => b.name === "postgres")) {
     collectionsContract(backend.open);
     keyValueContract(backend.open);
     updatesContract(backend.open);
+    chatSettingsContract(backend.open);
   });
 }

@@ -25,6 +25,24 @@ export function reportsContract(open: OpenStore): void {
       expect(await reports.countSince("telegram", "u1", 0)).toBe(3);
     });
 
+    it("a report names its chain (ethereum unless given); the same report on another chain is another", async () => {
+      const { reports } = await fresh();
+      const first = await reports.create(aReport(), 0);
+      expect(first.report.chain).toBe("ethereum");
+      const polygon = await reports.create(aReport({ chain: "polygon" }), 1);
+      expect(polygon).toMatchObject({ created: true, report: { chain: "polygon" } });
+      expect((await reports.create(aReport({ chain: "polygon" }), 2)).created).toBe(false);
+      expect(await reports.findSame({ ...aReport(), chain: "polygon" })).toMatchObject({
+        id: polygon.report.id,
+      });
+      expect(await reports.findSame({ ...aReport(), chain: "base" })).toBeUndefined();
+      await reports.begin(polygon.report.id, 3);
+      await reports.queue(polygon.report.id, "HTTP 503", 4, 3);
+      expect((await reports.due(10, 10)).map((r) => [r.id, r.chain])).toEqual([
+        [polygon.report.id, "polygon"],
+      ]);
+    });
+
     it("an attempt is begun, then finished or queued; queued ones come due", async () => {
       const { reports } = await fresh();
       const { report } = await reports.create(aReport(), 0);

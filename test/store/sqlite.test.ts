@@ -1,6 +1,7 @@
 import { describe } from "vitest";
 import { actionsContract } from "./actions.contract.ts";
 import { backends } from "./backends.ts";
+import { chatSettingsContract } from "./chat-settings.contract.ts";
 import { collectionsContract } from "./collections.contract.ts";
 import { keyValueContract } from "./kv.contract.ts";
 import { outboxContract } from "./outbox.contract.ts";
@@ -18,5 +19,6 @@ for (const backend of backends.filter((b) => b.name === "sqlite")) {
     collectionsContract(backend.open);
     keyValueContract(backend.open);
     updatesContract(backend.open);
+    chatSettingsContract(backend.open);
   });
 }

@@ -14,6 +14,7 @@ import {
   PermissionFlagsBits,
   Routes,
 } from "discord-api-types/v10";
+import { CHAIN_OPTION } from "../../core/chain-option.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { Answered } from "../../core/outcome.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
@@ -110,9 +111,18 @@ function autocomplete(
   interaction: APIApplicationCommandAutocompleteInteraction,
   { runtime }: InteractionDeps,
 ): Handled {
-  const focused = basicOptions(interaction).find((option) => "focused" in option && option.focused);
+  const options = basicOptions(interaction);
+  const focused = options.find((option) => "focused" in option && option.focused);
+  const chain = options.find((option) => option.name === CHAIN_OPTION)?.value;
+  const channelId = interaction.channel?.id ?? interaction.channel_id;
+  // Suggestions from the chain chosen so far, else the channel's.
   const choices = focused
-    ? runtime.autocomplete(interaction.data.name, focused.name, String(focused.value))
+    ? runtime.autocomplete(interaction.data.name, focused.name, String(focused.value), {
+        chain: chain === undefined ? undefined : String(chain),
+        ...(channelId
+          ? { chat: { platform: "discord", chat: { id: channelId, kind: "group" } } }
+          : {}),
+      })
     : [];
   return {
     response: {

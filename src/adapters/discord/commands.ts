@@ -7,6 +7,7 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
   Routes,
 } from "discord-api-types/v10";
+import { shownOptions } from "../../core/chain-option.ts";
 import type { AnyCommand, AnyOption } from "../../core/command.ts";
 import { cutText } from "../../strings.ts";
 
@@ -32,7 +33,8 @@ export function slashCommands(
   commands: readonly AnyCommand[],
 ): RESTPostAPIChatInputApplicationCommandsJSONBody[] {
   return commands.map((command) => {
-    const options = Object.entries(command.options)
+    // Hidden options (the chain when there is one) are left out: nothing to choose.
+    const options = shownOptions(command)
       .map(([name, option]) => {
         const base = {
           type: optionType(option),

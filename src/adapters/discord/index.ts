@@ -13,6 +13,7 @@ import {
   RateLimitError,
 } from "discord.js";
 import type { SendFailure } from "../../alerts/delivery.ts";
+import { CHAIN_OPTION } from "../../core/chain-option.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { Outcome } from "../../core/outcome.ts";
 import type { RenderableReply } from "../../core/reply.ts";
@@ -192,10 +193,15 @@ export class DiscordAdapter implements ChatAdapter {
 
   private async onAutocomplete(interaction: AutocompleteInteraction): Promise<void> {
     const focused = interaction.options.getFocused(true);
+    // Suggestions from the chain chosen so far, else the channel's.
     const choices = this.options.runtime.autocomplete(
       interaction.commandName,
       focused.name,
       String(focused.value),
+      {
+        chain: interaction.options.get(CHAIN_OPTION)?.value?.toString(),
+        chat: { platform: "discord", chat: { id: interaction.channelId, kind: "group" } },
+      },
     );
     await interaction.respond(choices.slice(0, 25));
   }

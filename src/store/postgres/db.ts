@@ -160,6 +160,33 @@ const MIGRATIONS: readonly string[] = [
   UPDATE kv SET key = 'poll_cursor:ethereum' WHERE key = 'poll_cursor';
   UPDATE kv SET key = 'poll_pending_gap:ethereum' WHERE key = 'poll_pending_gap';
   `,
+  // 4: several chains, commands (as SQLite's 11): the collection index keyed by (chain, address),
+  // what it held being ethereum's; per-chat settings (the chat's default chain); spam reports name
+  // their chain, today's being ethereum's, one per person per chain
+  `
+  ALTER TABLE known_collections ADD COLUMN chain TEXT NOT NULL DEFAULT 'ethereum';
+  ALTER TABLE known_collections ALTER COLUMN chain DROP DEFAULT;
+  ALTER TABLE known_collections DROP CONSTRAINT known_collections_pkey;
+  ALTER TABLE known_collections ADD PRIMARY KEY (chain, address);
+  CREATE TABLE chat_settings (
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (platform, chat_id)
+  );
+  ALTER TABLE spam_reports ADD COLUMN chain TEXT NOT NULL DEFAULT 'ethereum';
+  ALTER TABLE spam_reports ALTER COLUMN chain DROP DEFAULT;
+  DO $$
+  DECLARE unique_name text;
+  BEGIN
+    SELECT conname INTO unique_name FROM pg_constraint
+      WHERE conrelid = 'spam_reports'::regclass AND contype = 'u';
+    EXECUTE format('ALTER TABLE spam_reports DROP CONSTRAINT %I', unique_name);
+  END $$;
+  ALTER TABLE spam_reports
+    ADD CONSTRAINT spam_reports_same UNIQUE (platform, user_id, chain, wallet, contract, token_id, kind);
+  `,
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

@@ -1,5 +1,6 @@
 import type { Store } from "../types.ts";
 import { PgActionStore } from "./actions.ts";
+import { PgChatSettingsStore } from "./chat-settings.ts";
 import { PgCollectionIndexStore } from "./collections.ts";
 import { openPgDb, type PgDb, type PgOpenOptions } from "./db.ts";
 import { PgKeyValueStore, PgLeaseStore } from "./kv.ts";
@@ -45,6 +46,7 @@ export function postgresStore(
     kv: new PgKeyValueStore(db),
     leases: new PgLeaseStore(db),
     updates: new PgUpdateStore(db),
+    chatSettings: new PgChatSettingsStore(db),
     async healthy() {
       try {
         return (await db.query("SELECT 1 AS ok")).rows.length === 1;

@@ -1,10 +1,11 @@
+import { DEFAULT_CHAIN_ID } from "../../chains.ts";
 import { type ReportRow, toReport } from "../rows.ts";
 import type { NewReport, ReportKey, ReportStatus, ReportStore, SpamReport } from "../types.ts";
 import type { PgDb, Queryable } from "./db.ts";
 
 async function findSameIn(q: Queryable, key: ReportKey): Promise<SpamReport | undefined> {
   const { rows } = await q.query<ReportRow>(
-    "SELECT * FROM spam_reports WHERE platform = $1 AND user_id = $2 AND wallet = $3 AND contract = $4 AND token_id = $5 AND kind = $6",
+    "SELECT * FROM spam_reports WHERE platform = $1 AND user_id = $2 AND wallet = $3 AND contract = $4 AND token_id = $5 AND kind = $6 AND chain = $7",
     [
       key.platform,
       key.userId,
@@ -12,6 +13,7 @@ async function findSameIn(q: Queryable, key: ReportKey): Promise<SpamReport | un
       key.contract.toLowerCase(),
       key.tokenId,
       key.kind,
+      key.chain ?? DEFAULT_CHAIN_ID,
     ],
   );
   return rows[0] && toReport(rows[0]);
@@ -25,8 +27,8 @@ export class PgReportStore implements ReportStore {
   async create(report: NewReport, now: number): Promise<{ report: SpamReport; created: boolean }> {
     const { rows } = await this.db.query<ReportRow>(
       `INSERT INTO spam_reports
-         (platform, chat_id, user_id, user_name, wallet, contract, token_id, kind, feedback, status, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'sending', $10, $10)
+         (platform, chat_id, user_id, user_name, wallet, contract, token_id, kind, feedback, status, created_at, updated_at, chain)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'sending', $10, $10, $11)
        ON CONFLICT DO NOTHING RETURNING *`,
       [
         report.platform,
@@ -39,6 +41,7 @@ export class PgReportStore implements ReportStore {
         report.kind,
         report.feedback,
         now,
+        report.chain ?? DEFAULT_CHAIN_ID,
       ],
     );
     if (rows[0]) return { report: toReport(rows[0]), created: true };

@@ -265,7 +265,66 @@ const MIGRATIONS: readonly string[] = [
   UPDATE kv SET key = 'poll_cursor:ethereum' WHERE key = 'poll_cursor';
   UPDATE kv SET key = 'poll_pending_gap:ethereum' WHERE key = 'poll_pending_gap';
   `,
+  // 11: several chains (issue 17, commands): a collection is known on one chain (the same address
+  // may be another contract elsewhere), so the index is keyed by (chain, address) and what it
+  // held is ethereum's; per-chat settings, the chat's default chain (/settings chain); and a spam
+  // report names its chain (it is sent, and retried, to that chain's data service; one report per
+  // person per chain), today's being ethereum's. SQLite cannot change a UNIQUE: rebuilt.
+  `
+  ALTER TABLE known_collections RENAME TO known_collections_v7;
+  CREATE TABLE known_collections (
+    chain TEXT NOT NULL,
+    address TEXT NOT NULL,
+    name TEXT NOT NULL,
+    symbol TEXT NOT NULL,
+    name_key TEXT NOT NULL,
+    top_rank INTEGER,
+    source TEXT NOT NULL CHECK (source IN ('top', 'contracts', 'answer')),
+    seen_at INTEGER NOT NULL,
+    PRIMARY KEY (chain, address)
+  );
+  INSERT INTO known_collections (chain, address, name, symbol, name_key, top_rank, source, seen_at)
+    SELECT 'ethereum', address, name, symbol, name_key, top_rank, source, seen_at
+    FROM known_collections_v7;
+  DROP TABLE known_collections_v7;
+  CREATE TABLE chat_settings (
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (platform, chat_id)
+  );
+  CREATE TABLE spam_reports_v11 (
+    id INTEGER PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    user_name TEXT NOT NULL,
+    wallet TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    token_id TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('spam', 'not_spam')),
+    feedback TEXT,
+    status TEXT NOT NULL
+      CHECK (status IN ('sending', 'sent', 'queued', 'unsupported', 'failed', 'unknown')),
+    upstream TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    chain TEXT NOT NULL,
+    UNIQUE (platform, user_id, chain, wallet, contract, token_id, kind)
+  );
+  INSERT INTO spam_reports_v11 SELECT *, 'ethereum' FROM spam_reports;
+  DROP TABLE spam_reports;
+  ALTER TABLE spam_reports_v11 RENAME TO spam_reports;
+  CREATE INDEX spam_reports_chat ON spam_reports (platform, chat_id, created_at);
+  CREATE INDEX spam_reports_due ON spam_reports (status, next_attempt_at);
+  `,
 ];
+
+/** How many migrations the SQLite store has: a store opened by this code is at this version. */
+export const SQLITE_MIGRATIONS = MIGRATIONS.length;
 
 /**
  * Opens (creating) the database under `dataDir`, in WAL mode, and migrates it. A data directory

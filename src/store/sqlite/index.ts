@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import type { Store } from "../types.ts";
 import { SqliteActionStore } from "./actions.ts";
+import { SqliteChatSettingsStore } from "./chat-settings.ts";
 import { SqliteCollectionIndexStore } from "./collections.ts";
 import { type Db, migrate, openDatabase } from "./db.ts";
 import { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
@@ -11,6 +12,7 @@ import { SqliteUpdateStore } from "./updates.ts";
 import { SqliteLinkedWalletStore } from "./wallets.ts";
 
 export { SqliteActionStore } from "./actions.ts";
+export { SqliteChatSettingsStore } from "./chat-settings.ts";
 export { SqliteCollectionIndexStore } from "./collections.ts";
 export { type Db, migrate, openDatabase } from "./db.ts";
 export { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
@@ -56,6 +58,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     kv: new SqliteKeyValueStore(db),
     leases: new SqliteLeaseStore(db),
     updates: new SqliteUpdateStore(db),
+    chatSettings: new SqliteChatSettingsStore(db),
     async healthy() {
       try {
         return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;

@@ -1,3 +1,4 @@
+import { DEFAULT_CHAIN_ID } from "../../chains.ts";
 import { type ReportRow, toReport } from "../rows.ts";
 import type { NewReport, ReportKey, ReportStatus, ReportStore, SpamReport } from "../types.ts";
 import type { Db } from "./db.ts";
@@ -16,10 +17,11 @@ export class SqliteReportStore implements ReportStore {
         const inserted = this.db
           .prepare(
             `INSERT OR IGNORE INTO spam_reports
-               (platform, chat_id, user_id, user_name, wallet, contract, token_id, kind, feedback, status, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'sending', ?, ?)`,
+               (chain, platform, chat_id, user_id, user_name, wallet, contract, token_id, kind, feedback, status, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'sending', ?, ?)`,
           )
           .run(
+            report.chain ?? DEFAULT_CHAIN_ID,
             report.platform,
             report.chatId,
             report.userId,
@@ -46,10 +48,11 @@ export class SqliteReportStore implements ReportStore {
 
   private findSameNow(key: ReportKey): SpamReport | undefined {
     const row = this.db
-      .prepare<[string, string, string, string, string, string], ReportRow>(
-        "SELECT * FROM spam_reports WHERE platform = ? AND user_id = ? AND wallet = ? AND contract = ? AND token_id = ? AND kind = ?",
+      .prepare<[string, string, string, string, string, string, string], ReportRow>(
+        "SELECT * FROM spam_reports WHERE chain = ? AND platform = ? AND user_id = ? AND wallet = ? AND contract = ? AND token_id = ? AND kind = ?",
       )
       .get(
+        key.chain ?? DEFAULT_CHAIN_ID,
         key.platform,
         key.userId,
         key.wallet.toLowerCase(),
