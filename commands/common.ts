@@ -1,4 +1,5 @@
 import type { CommonCollection, CommonCollectionTrend } from "../src/api/schemas.ts";
+import type { Chain } from "../src/chains.ts";
 import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
 import {
   collectionName,
@@ -79,8 +80,9 @@ function commonReply(
   name: string | undefined,
   list: CommonList,
   page: number,
-  explorerUrl: string,
+  chain: Pick<Chain, "explorer" | "spam">,
 ): Reply {
+  const explorerUrl = chain.explorer;
   const subject = name ? collectionName(name) : fullAddress(collection);
   const period = list.kind === "trend" ? durationName(list.duration) : "";
   const title =
@@ -92,7 +94,7 @@ function commonReply(
     return {
       title,
       url,
-      text: "No other collection shares owners with this one (spam collections are left out).",
+      text: `No other collection shares owners with this one${chain.spam ? " (spam collections are left out)" : ""}.`,
     };
   }
   const { table, shown } = commonTable(list, page);
@@ -104,7 +106,7 @@ function commonReply(
         ? "Owner change: how many owners each collection gained or lost over the period."
         : "Common share: the part of each collection's owners who also hold this one.",
     table,
-    footer: `Page ${shown.page + 1} of ${shown.pages} · ${list.items.length} collections, most shared owners first · spam left out`,
+    footer: `Page ${shown.page + 1} of ${shown.pages} · ${list.items.length} collections, most shared owners first${chain.spam ? " · spam left out" : ""}`,
     replaceOriginal: page > 0,
     buttons: pageButtons(
       to({
@@ -140,13 +142,13 @@ async function fetchCommon(
   ctx.collections.remember(
     list.items.map((item) => ({ address: item.contractAddress, name: item.name })),
   );
-  return commonReply(collection, ctx.collections.name(collection), list, page, ctx.chain.explorer);
+  return commonReply(collection, ctx.collections.name(collection), list, page, ctx.chain);
 }
 
 export default defineCommand({
   name: "common",
   description: "Collections most held by a collection's owners, or their owner trends",
-  help: "Lists up to 30 collections whose owners also hold this collection, most shared owners first, with the share of each one's owners that are shared. With a trend period (1d, 7d, 30d, 365d), shows how many owners each of them gained or lost instead. Spam collections are left out.",
+  help: "Lists up to 30 collections whose owners also hold this collection, most shared owners first, with the share of each one's owners that are shared. With a trend period (1d, 7d, 30d, 365d), shows how many owners each of them gained or lost instead. Spam collections are left out, on chains with spam data.",
   options: {
     collection: opt.collection("Collection: name, symbol, address or link", { required: true }),
     trend: opt.choice("Show owner trends over this period", DURATION_CHOICES, {

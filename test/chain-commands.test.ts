@@ -170,6 +170,16 @@ describe("the channel's chain", () => {
 });
 
 describe("spam, only on chains with spam detection", () => {
+  it("/common says spam is left out only where the chain has spam data", async () => {
+    t = await startRuntime({ CHAINS });
+    for (const chain of ["ethereum", "base"]) {
+      const { collection } = t.sim.fixturesOf(chain);
+      const reply = await t.say(`/common ${collection} chain:${chain}`);
+      const said = `${reply.text ?? ""} ${reply.footer ?? ""}`;
+      expect(/spam/i.test(said), `${chain}: ${said}`).toBe(chain === "ethereum");
+    }
+  });
+
   it("/wallet flags spam and offers report buttons on ethereum and polygon only", async () => {
     t = await startRuntime({ CHAINS });
     for (const chain of ["ethereum", "base", "polygon"]) {
