@@ -232,8 +232,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     store,
     sharedPace: shared?.pace,
     console: {
-      dataUrl: service.url,
+      // The simulator's own address (each chain has a path under it), else the first chain's.
+      dataUrl: simulator?.url ?? service.url,
       simulated: simulator !== undefined,
+      chains: chains.map((chain) => chain.id),
       logFile: deps.logFile,
       input: deps.input,
       output: deps.output,

@@ -229,6 +229,9 @@ describe.concurrent("a quiet, friendly console", () => {
     expect(code).toBe(0);
     const greeting = stdout.split(/\n\n+/)[0] ?? "";
     expect(greeting).toMatch(/embedded simulator at http:\/\/127\.0\.0\.1:\d+/);
+    expect(greeting).toMatch(
+      /^Chains: ethereum, base, polygon \(ethereum unless a command names another/m,
+    );
     expect(greeting).toMatch(/DISCORD_TOKEN/);
     expect(greeting).toMatch(/TELEGRAM_BOT_TOKEN/);
     expect(greeting).toMatch(/bot-console-[^\s]*\/bot\.log/);

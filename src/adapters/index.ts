@@ -17,6 +17,8 @@ export interface AdapterDeps {
   console: {
     dataUrl: string;
     simulated: boolean;
+    /** The chains served, the default first. */
+    chains?: readonly string[] | undefined;
     logFile?: string | undefined;
     input?: NodeJS.ReadableStream | undefined;
     output?: NodeJS.WritableStream | undefined;
@@ -110,12 +112,12 @@ export async function configuredAdapters(
   }
   if (consoleOnly(config)) {
     const { ConsoleAdapter, consoleGreeting } = await import("./console/index.ts");
-    const { input, output, dataUrl, simulated, logFile } = deps.console;
+    const { input, output, dataUrl, simulated, logFile, chains } = deps.console;
     adapters.push(
       new ConsoleAdapter({
         runtime,
         logger: logger.child({ part: "console" }),
-        greeting: consoleGreeting(dataUrl, simulated, logFile),
+        greeting: consoleGreeting(dataUrl, simulated, logFile, chains),
         ...(input ? { input } : {}),
         ...(output ? { output } : {}),
       }),

@@ -177,6 +177,7 @@ export function consoleGreeting(
   dataUrl: string,
   simulated: boolean,
   logFile: string | undefined,
+  chains: readonly string[] = [],
 ): string {
   const url = new URL(dataUrl);
   url.username = "";
@@ -187,6 +188,11 @@ export function consoleGreeting(
     simulated
       ? `Data: the embedded simulator at ${shown}, synthetic (set API_BASE_URL and API_KEY for the real service).`
       : `Data: the data service at ${shown}.`,
+    ...(chains.length > 1
+      ? [
+          `Chains: ${chains.join(", ")} (${chains[0]} unless a command names another: /top ${chains[1]} volume 1d, or /settings chain ${chains[1]}).`,
+        ]
+      : []),
     ...(logFile ? [`Logs: ${logFile}`] : []),
     "Type a command, like /help or /top volume 1d. Leave with /quit, Ctrl+D or Ctrl+C.",
   ].join("\n");
