@@ -160,6 +160,27 @@ const MIGRATIONS: readonly string[] = [
   UPDATE kv SET key = 'poll_cursor:ethereum' WHERE key = 'poll_cursor';
   UPDATE kv SET key = 'poll_pending_gap:ethereum' WHERE key = 'poll_pending_gap';
   `,
+  // 4, 5: taken by work merged separately (SQLite's 11 and 12). Empty here: an empty query string
+  // runs nothing, and the version is still recorded.
+  "",
+  "",
+  // 6: who minted (as SQLite's 13)
+  `
+  ALTER TABLE seen_contracts ADD COLUMN minter_behavior TEXT;
+  ALTER TABLE subscriptions ADD COLUMN bad_actors TEXT NOT NULL DEFAULT 'hide'
+    CHECK (bad_actors IN ('hide', 'show'));
+  CREATE TABLE suppressed_alerts (
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    reports INTEGER NOT NULL,
+    noted BOOLEAN NOT NULL,
+    suppressed_at BIGINT NOT NULL,
+    PRIMARY KEY (platform, chat_id, chain, contract)
+  );
+  CREATE INDEX spam_reports_chat_contract ON spam_reports (platform, chat_id, contract);
+  `,
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

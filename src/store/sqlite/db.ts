@@ -265,6 +265,30 @@ const MIGRATIONS: readonly string[] = [
   UPDATE kv SET key = 'poll_cursor:ethereum' WHERE key = 'poll_cursor';
   UPDATE kv SET key = 'poll_pending_gap:ethereum' WHERE key = 'poll_pending_gap';
   `,
+  // 11, 12: taken by work merged separately (per-chat settings; scheduled digests). Empty here:
+  // an empty migration only moves user_version on.
+  "",
+  "",
+  // 13: who minted. The minter's behavior label is stored with the contract (looked up once, every
+  // channel's alert shows it); a subscription hides bad actors' contracts or shows them marked;
+  // alerts suppressed in a channel (members reported the contract as spam) are kept, with whether
+  // the channel was told why, so the note is posted once.
+  `
+  ALTER TABLE seen_contracts ADD COLUMN minter_behavior TEXT;
+  ALTER TABLE subscriptions ADD COLUMN bad_actors TEXT NOT NULL DEFAULT 'hide'
+    CHECK (bad_actors IN ('hide', 'show'));
+  CREATE TABLE suppressed_alerts (
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    reports INTEGER NOT NULL,
+    noted INTEGER NOT NULL,
+    suppressed_at INTEGER NOT NULL,
+    PRIMARY KEY (platform, chat_id, chain, contract)
+  );
+  CREATE INDEX spam_reports_chat_contract ON spam_reports (platform, chat_id, contract);
+  `,
 ];
 
 /**
