@@ -246,6 +246,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const delivery = new DeliveryWorker({
     alerts,
     subscriptions: stores.subscriptions,
+    reports: stores.reports,
     senders,
     materialize: (platform, chatId, reply) =>
       runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
@@ -261,10 +262,12 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         Date.now(),
       ),
     onDropped: (dropped) => metrics.onAlertsDropped(dropped.length),
+    onSuppressed: (suppressed) => metrics.onAlertsSuppressed(suppressed.length),
     logger: logger.child({ part: "delivery" }),
     settings: {
       digestThreshold: config.alerts.digestThreshold,
       maxAttempts: config.alerts.maxAttempts,
+      suppressReports: config.alerts.suppressReports,
       batch: 500,
       tickMs: config.alerts.deliveryTickMs,
       explorerUrl: config.explorerUrl,
@@ -296,6 +299,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
         onEnqueued: () => delivery.poke(),
         onFutureMints: (count) => metrics.onFutureMints(count, several ? chain.id : undefined),
+        onHidden: (count) => metrics.onAlertsHidden(count),
         // The collection index knows one chain's names for now: the default chain's.
         ...(chain.id === chains[0]?.id
           ? { onContracts: (contracts) => stores.collections.remember(contracts, "contracts") }

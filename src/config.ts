@@ -239,6 +239,8 @@ const SettingsSchema = z.object({
     digestThreshold: env("ALERT_DIGEST_THRESHOLD", int(5, 2, 1000)),
     /** Failed tries before an alert is dropped (rate limits do not count). */
     maxAttempts: env("ALERT_MAX_ATTEMPTS", int(10, 1, 1000)),
+    /** Members' spam reports after which a contract is not posted in their channel; 0: never. */
+    suppressReports: env("ALERT_SUPPRESS_REPORTS", int(2, 0, 1000)),
     deliveryConcurrency: env("DELIVERY_CONCURRENCY", int(16, 1, 256)),
     deliveryTickMs: env("DELIVERY_TICK_MS", int(1000, 50, 60_000)),
   }),

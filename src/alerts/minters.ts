@@ -23,6 +23,8 @@ export interface MinterLookupSettings {
   maxCalls?: number;
   /** Wallets per call (default and at most 500). */
   batch?: number;
+  /** Each call's time limit, its retries included (default 15 s): alerts wait no longer. */
+  timeoutMs?: number;
 }
 
 type Counts = Map<string, number>;
@@ -72,7 +74,10 @@ export async function lookUpMinters(
     calls--;
     try {
       // Through the answer cache (the behaviors' TTL): a group asked again within it costs nothing.
-      const answer = await api.audiences.behaviorsByWallets(group, { background: true });
+      const answer = await api.audiences.behaviorsByWallets(group, {
+        background: true,
+        signal: AbortSignal.timeout(settings.timeoutMs ?? 15_000),
+      });
       return countsOf(answer, group.length);
     } catch (error) {
       onError?.(error);
