@@ -137,7 +137,10 @@ export function suppressedReply(
     return {
       text: `Not posted here: ${names[0]}, which ${first.reporters} members of this channel reported as spam.`,
     };
-  const listed = names.length > 3 ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more` : names.join(", ");
+  const listed =
+    names.length > 3
+      ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more`
+      : names.join(", ");
   return {
     text: `Not posted here: ${listed}, which members of this channel reported as spam.`,
   };

@@ -402,18 +402,13 @@ export class NewContractPoller {
     ];
     if (minters.length === 0) return contracts;
     let failures = 0;
-    const labels = await lookUpMinters(
-      this.deps.api,
-      minters,
-      this.deps.minterLookup,
-      (error) => {
-        failures++;
-        this.deps.logger.warn(
-          { err: error, chain: this.chain },
-          "minter behavior lookup failed; those alerts say the minter is unknown",
-        );
-      },
-    );
+    const labels = await lookUpMinters(this.deps.api, minters, this.deps.minterLookup, (error) => {
+      failures++;
+      this.deps.logger.warn(
+        { err: error, chain: this.chain },
+        "minter behavior lookup failed; those alerts say the minter is unknown",
+      );
+    });
     if (failures > 0 || labels.size < minters.length)
       this.deps.logger.info(
         { minters: minters.length, labelled: labels.size, failures },

@@ -8,10 +8,10 @@ import type { Address } from "../api/validate.ts";
 import type { CollectionSource, IndexedCollection } from "../core/known-collections.ts";
 import type { ButtonAction } from "../core/reply.ts";
 import type {
+  BadActorRule,
   DueAlert,
   ReportKind,
   ReportStatus,
-  BadActorRule,
   SpamReport,
   Subscription,
   SubscriptionTypes,

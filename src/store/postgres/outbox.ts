@@ -111,7 +111,12 @@ export class PgOutboxStore implements OutboxStore {
 
   async alreadyNoted(alerts: readonly DueAlert[]): Promise<Set<number>> {
     if (alerts.length === 0) return new Set();
-    const { rows } = await this.db.query<{ platform: string; chat_id: string; chain: string; contract: string }>(
+    const { rows } = await this.db.query<{
+      platform: string;
+      chat_id: string;
+      chain: string;
+      contract: string;
+    }>(
       `SELECT platform, chat_id, chain, contract FROM suppressed_alerts
         WHERE noted AND (platform, chat_id, chain, contract) IN
           (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))`,
@@ -122,7 +127,8 @@ export class PgOutboxStore implements OutboxStore {
         alerts.map((a) => a.contract.address.toLowerCase()),
       ],
     );
-    const key = (p: string, c: string, ch: string, a: string) => `${p}\u0000${c}\u0000${ch}\u0000${a}`;
+    const key = (p: string, c: string, ch: string, a: string) =>
+      `${p}\u0000${c}\u0000${ch}\u0000${a}`;
     const noted = new Set(rows.map((r) => key(r.platform, r.chat_id, r.chain, r.contract)));
     return new Set(
       alerts

@@ -1,10 +1,5 @@
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
-import type {
-  BadActorRule,
-  Subscription,
-  SubscriptionStore,
-  SubscriptionTypes,
-} from "../types.ts";
+import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import type { PgDb, Queryable } from "./db.ts";
 
 /** The chat's subscriptions (to `chain` only, when given), oldest first. */

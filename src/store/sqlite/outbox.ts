@@ -23,7 +23,10 @@ export class SqliteOutboxStore implements OutboxStore {
     const setCursor = this.db.prepare(
       "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
-    const active = this.db.prepare<[string], Pick<Subscription, "id" | "types"> & { bad_actors: string }>(
+    const active = this.db.prepare<
+      [string],
+      Pick<Subscription, "id" | "types"> & { bad_actors: string }
+    >(
       "SELECT id, types, bad_actors FROM subscriptions WHERE paused_at IS NULL AND chain = ? ORDER BY id",
     );
     return this.db

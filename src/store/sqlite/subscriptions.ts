@@ -1,10 +1,5 @@
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
-import type {
-  BadActorRule,
-  Subscription,
-  SubscriptionStore,
-  SubscriptionTypes,
-} from "../types.ts";
+import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import type { Db } from "./db.ts";
 
 /**
