@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
-import { BAD_ACTOR, NOT_BAD_ACTOR } from "../src/alerts/minters.ts";
+import { BAD_ACTOR, type MinterLookupSettings, NOT_BAD_ACTOR } from "../src/alerts/minters.ts";
 import { NewContractPoller } from "../src/alerts/poller.ts";
 import { behaviorLabel } from "../src/core/format.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
@@ -30,7 +30,11 @@ class RecordingSender implements AlertSender {
 
 function alertsFor(
   setup: RuntimeSetup,
-  options: { suppressReports?: number; onHidden?: (n: number) => void } = {},
+  options: {
+    suppressReports?: number;
+    onHidden?: (n: number) => void;
+    minterLookup?: MinterLookupSettings;
+  } = {},
 ) {
   const { outbox: alerts, kv } = setup.store;
   const sender = new RecordingSender();
@@ -71,6 +75,7 @@ function alertsFor(
     },
     holder: "test-holder",
     ...(options.onHidden ? { onHidden: options.onHidden } : {}),
+    ...(options.minterLookup ? { minterLookup: options.minterLookup } : {}),
   });
   return { alerts, kv, sender, worker, poller, suppressed };
 }
@@ -159,6 +164,21 @@ describe("the minter's behavior label", () => {
     expect(t.sim.countRequests(BEHAVIORS_PATH)).toBe(4);
     await worker.drain();
     expect(sender.sent).toHaveLength(1);
+    expect(field(sender.sent[0]?.reply, "Minter behavior")).toBe("unknown");
+  });
+
+  it("a lookup that hangs is given up at its time limit: the alert goes out with the minter unknown", async () => {
+    t = await startRuntime();
+    await subscribe(t, "chat-1");
+    const { poller, worker, sender } = alertsFor(t, { minterLookup: { timeoutMs: 300 } });
+    await poller.pollOnce();
+    mintNft(t);
+    t.sim.script([{ status: 200 }, { status: 200, hang: true }]);
+    const result = await poller.pollOnce();
+    expect(result).toMatchObject({ kind: "polled", enqueued: 1 });
+    // Given up after the one hanging call: no retry past the time limit.
+    expect(t.sim.countRequests(BEHAVIORS_PATH)).toBe(1);
+    await worker.drain();
     expect(field(sender.sent[0]?.reply, "Minter behavior")).toBe("unknown");
   });
 });

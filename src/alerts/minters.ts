@@ -23,8 +23,13 @@ export interface MinterLookupSettings {
   maxCalls?: number;
   /** Wallets per call (default and at most 500). */
   batch?: number;
-  /** Each call's time limit, its retries included (default 15 s): alerts wait no longer. */
+  /**
+   * Time for the whole lookup, every call and its retries included (default 15 s): the alerts
+   * wait no longer. After the first failed call no other is made: the service is not answering.
+   */
   timeoutMs?: number;
+  /** Monotonic clock in ms (default performance.now). */
+  monotonic?: () => number;
 }
 
 type Counts = Map<string, number>;
@@ -69,17 +74,21 @@ export async function lookUpMinters(
   const labels = new Map<string, string>();
   const batch = Math.min(BEHAVIOR_BATCH, Math.max(1, settings.batch ?? BEHAVIOR_BATCH));
   let calls = settings.maxCalls ?? 64;
+  const monotonic = settings.monotonic ?? (() => performance.now());
+  const deadline = monotonic() + (settings.timeoutMs ?? 15_000);
   const ask = async (group: readonly string[]): Promise<Counts | undefined> => {
-    if (calls <= 0) return undefined;
+    const left = deadline - monotonic();
+    if (calls <= 0 || left <= 0) return undefined;
     calls--;
     try {
       // Through the answer cache (the behaviors' TTL): a group asked again within it costs nothing.
       const answer = await api.audiences.behaviorsByWallets(group, {
         background: true,
-        signal: AbortSignal.timeout(settings.timeoutMs ?? 15_000),
+        signal: AbortSignal.timeout(Math.ceil(left)),
       });
       return countsOf(answer, group.length);
     } catch (error) {
+      calls = 0;
       onError?.(error);
       return undefined;
     }
