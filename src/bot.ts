@@ -124,6 +124,7 @@ async function dataServices(
         apiKey: config.simulator.apiKey,
         seed: config.simulator.seed,
         mintIntervalMs: config.simulator.mintIntervalMs,
+        badActorEvery: config.simulator.badActorEvery,
         chains: config.chains.map((chain) => chain.id),
       }),
   );

@@ -262,6 +262,8 @@ const SettingsSchema = z.object({
     apiKey: env("SIMULATOR_API_KEY", z.preprocess(emptyToUndefined, z.string().default("sim-key"))),
     seed: env("SIMULATOR_SEED", int(1, 0, 2 ** 31 - 1)),
     mintIntervalMs: env("SIMULATOR_MINT_INTERVAL_MS", int(5_000, 0, 3_600_000)),
+    /** Every Nth timed mint is by a bad actor (BEHAVIOR_BADACTOR); 0: none. */
+    badActorEvery: env("SIMULATOR_BADACTOR_EVERY", int(10, 0, 1_000_000)),
   }),
   discord: z.object({
     token: env("DISCORD_TOKEN", optionalString),

@@ -62,6 +62,11 @@ export interface SimulatorOptions {
   port?: number;
   /** A new contract every N ms; 0 (the default) disables minting on a timer. */
   mintIntervalMs?: number;
+  /**
+   * Every Nth contract minted on the timer is minted by a bad actor (a wallet endpoint 1 labels
+   * BEHAVIOR_BADACTOR), so the bot's hiding of them can be seen; 0 (the default): none.
+   */
+  badActorEvery?: number;
   faults?: Partial<FaultConfig>;
   /** Default true; false makes the report_not_spam path answer 404. */
   reportNotSpamSupported?: boolean;
@@ -409,10 +414,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     return mintContracts(state.world, state.mintRng, count, now(), undefined, minter);
   };
   const mintIntervalMs = options.mintIntervalMs ?? 0;
+  const badActorEvery = options.badActorEvery ?? 0;
+  let timedMints = 0;
   const mintTimer =
     mintIntervalMs > 0
       ? setInterval(() => {
-          for (const id of chainIds) mint(1, id);
+          timedMints++;
+          const bad = badActorEvery > 0 && timedMints % badActorEvery === 0;
+          for (const id of chainIds) mint(1, id, bad ? { minter: "badactor" } : {});
         }, mintIntervalMs)
       : undefined;
 
