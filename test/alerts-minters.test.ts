@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
-import { BAD_ACTOR, type MinterLookupSettings, NOT_BAD_ACTOR } from "../src/alerts/minters.ts";
+import {
+  BAD_ACTOR,
+  lookUpMinters,
+  type MinterLookupSettings,
+  NOT_BAD_ACTOR,
+} from "../src/alerts/minters.ts";
 import { NewContractPoller } from "../src/alerts/poller.ts";
+import type { ApiClient } from "../src/api/client.ts";
 import { behaviorLabel } from "../src/core/format.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
@@ -10,7 +16,10 @@ import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 let t: RuntimeSetup;
 afterEach(async () => {
-  await t?.close();
+  const setup = t;
+  // Closed once: the tests below without a runtime must not close the last one again.
+  t = undefined as unknown as RuntimeSetup;
+  await setup?.close();
 });
 
 const BEHAVIORS_PATH = "/audiences/v1beta1/behaviors/by_wallets";
@@ -301,5 +310,66 @@ describe("contracts the channel reported as spam", () => {
     await report(t, "chat-1", "u2", minted.address);
     await worker.drain();
     expect(sender.sent[0]?.reply.title).toMatch(/^New collection: /);
+  });
+});
+
+describe("lookUpMinters on endpoint 1's counts", () => {
+  /** A service that knows each wallet's label and answers counts, leaving out unlabelled ones. */
+  function fakeApi(labels: Map<string, string>) {
+    const calls: string[][] = [];
+    const api = {
+      audiences: {
+        async behaviorsByWallets(wallets: readonly string[]) {
+          calls.push([...wallets]);
+          const counts = new Map<string, number>();
+          for (const wallet of wallets) {
+            const label = labels.get(wallet);
+            if (label) counts.set(label, (counts.get(label) ?? 0) + 1);
+          }
+          return {
+            aggregatedBehaviors: [...counts].map(([behavior, n]) => ({
+              behavior,
+              walletsCount: String(n),
+              walletsPercentage: (n * 100) / wallets.length,
+            })),
+          };
+        },
+      },
+    } as unknown as ApiClient;
+    return { api, calls };
+  }
+  const wallet = (n: number) => `0x${n.toString(16).padStart(40, "0")}`;
+
+  it("finds each bad actor among 300 by halving, in about log2(300) calls each; the rest read 'not a bad actor'", async () => {
+    const kinds = ["BEHAVIOR_COLLECTOR", "BEHAVIOR_FLIPPER", "BEHAVIOR_WHALE"];
+    const labels = new Map<string, string>();
+    for (let n = 0; n < 300; n++) labels.set(wallet(n), kinds[n % 3] as string);
+    labels.set(wallet(17), BAD_ACTOR);
+    labels.set(wallet(250), BAD_ACTOR);
+    labels.delete(wallet(5)); // a wallet the service has no label for
+    const { api, calls } = fakeApi(labels);
+    const found = await lookUpMinters(api, [...Array(300).keys()].map(wallet));
+    expect(found.get(wallet(17))).toBe(BAD_ACTOR);
+    expect(found.get(wallet(250))).toBe(BAD_ACTOR);
+    const others = [...found].filter(([, label]) => label !== BAD_ACTOR);
+    expect(others).toHaveLength(298);
+    for (const [address, label] of others)
+      expect([NOT_BAD_ACTOR, labels.get(address) ?? "BEHAVIOR_UNSPECIFIED"]).toContain(label);
+    expect(calls[0]).toHaveLength(300);
+    expect(calls.length).toBeLessThanOrEqual(1 + 2 * Math.ceil(Math.log2(300)));
+  });
+
+  it("500 wallets a call at most; a group left unresolved when the calls run out is unknown", async () => {
+    const labels = new Map<string, string>();
+    for (let n = 0; n < 1200; n++) labels.set(wallet(n), "BEHAVIOR_EXPLORER");
+    labels.set(wallet(3), BAD_ACTOR);
+    const { api, calls } = fakeApi(labels);
+    const found = await lookUpMinters(api, [...Array(1200).keys()].map(wallet), { maxCalls: 3 });
+    expect(calls.map((c) => c.length)).toEqual([500, 500, 200]);
+    // The first 500 hold the bad actor: unknown without more calls; the others are all explorers.
+    expect(found.get(wallet(3))).toBeUndefined();
+    expect(found.get(wallet(4))).toBeUndefined();
+    expect(found.get(wallet(600))).toBe("BEHAVIOR_EXPLORER");
+    expect(found.size).toBe(700);
   });
 });
