@@ -359,6 +359,25 @@ describe("lookUpMinters on endpoint 1's counts", () => {
     expect(calls.length).toBeLessThanOrEqual(1 + 2 * Math.ceil(Math.log2(300)));
   });
 
+  it("a poll's few minters of several behaviors each get their own label", async () => {
+    const labels = new Map([
+      [wallet(1), "BEHAVIOR_COLLECTOR"],
+      [wallet(2), "BEHAVIOR_WHALE"],
+      [wallet(3), "BEHAVIOR_COLLECTOR"],
+    ]);
+    const { api, calls } = fakeApi(labels);
+    const found = await lookUpMinters(api, [wallet(1), wallet(2), wallet(3)]);
+    expect(found).toEqual(labels);
+    expect(calls.length).toBeLessThanOrEqual(3);
+    // Five is past the default: one call, and "not a bad actor" for each.
+    labels.set(wallet(4), "BEHAVIOR_FLIPPER");
+    labels.set(wallet(5), "BEHAVIOR_FLIPPER");
+    const five = fakeApi(labels);
+    const many = await lookUpMinters(five.api, [...labels.keys()]);
+    expect(five.calls).toHaveLength(1);
+    expect(new Set(many.values())).toEqual(new Set([NOT_BAD_ACTOR]));
+  });
+
   it("500 wallets a call at most; a group left unresolved when the calls run out is unknown", async () => {
     const labels = new Map<string, string>();
     for (let n = 0; n < 1200; n++) labels.set(wallet(n), "BEHAVIOR_EXPLORER");

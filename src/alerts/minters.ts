@@ -6,7 +6,8 @@
  * each of its wallets "not a bad actor" at once; a group with bad actors among others is split in
  * halves (only one half is asked: the other's counts are the difference) until each bad actor is
  * found. So a burst of 300 mints by people of no bad-actor history is one call, and each bad actor
- * among them costs about log2(300) ≈ 8 more, within a bound per batch.
+ * among them costs about log2(300) ≈ 8 more, within a bound per batch. A small group (a poll's
+ * few new contracts) is split to the last wallet, so each shows its own label.
  */
 import type { ApiClient } from "../api/client.ts";
 
@@ -23,6 +24,12 @@ export interface MinterLookupSettings {
   maxCalls?: number;
   /** Wallets per call (default and at most 500). */
   batch?: number;
+  /**
+   * A lookup of up to this many minters in all, of several behaviors, is split to the last
+   * wallet, so each gets its own label (default 4: at most 3 more calls). A poll usually finds one or
+   * a few new contracts; a burst keeps "no history of spam mints" for its minters.
+   */
+  refineUpTo?: number;
   /**
    * Time for the whole lookup, every call and its retries included (default 15 s): the alerts
    * wait no longer. After the first failed call no other is made: the service is not answering.
@@ -93,13 +100,15 @@ export async function lookUpMinters(
       return undefined;
     }
   };
+  // Only a lookup of a few minters in all is split for labels: a burst's halves are not.
+  const refine = wallets.length <= (settings.refineUpTo ?? 4);
   const resolve = async (group: readonly string[], counts: Counts): Promise<void> => {
     const behaviors = [...counts.keys()];
     if (behaviors.length === 1) {
       for (const wallet of group) labels.set(wallet, behaviors[0] as string);
       return;
     }
-    if (!counts.has(BAD_ACTOR)) {
+    if (!counts.has(BAD_ACTOR) && !refine) {
       for (const wallet of group) labels.set(wallet, NOT_BAD_ACTOR);
       return;
     }
