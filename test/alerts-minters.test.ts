@@ -135,7 +135,7 @@ describe("the minter's behavior label", () => {
     expect(sender.sent).toHaveLength(1);
     const table = sender.sent[0]?.reply.table;
     expect(table?.columns).toContain("Minter");
-    expect(table?.rows[0]).toContain("No history of spam mints");
+    expect(table?.rows[0]).toContain("No spam history");
   });
 
   it("one mint's alert shows its minter's label in words, and the contract types", async () => {

@@ -12,12 +12,13 @@ import { reportButton } from "../reports/buttons.ts";
 import type { NewContract } from "../store/types.ts";
 import { BAD_ACTOR, NOT_BAD_ACTOR } from "./minters.ts";
 
-/** The minter's behavior label in words, as alerts and digests show it. */
-export function minterWords(label: string | undefined): string {
+/** The minter's behavior label in words, as alerts show it (short: a digest's column). */
+export function minterWords(label: string | undefined, form: "long" | "short" = "long"): string {
+  const long = form === "long";
   if (label === undefined) return "unknown";
-  if (label === BAD_ACTOR) return "Bad actor (has minted spam collections)";
-  if (label === NOT_BAD_ACTOR) return "No history of spam mints";
-  if (label === "BEHAVIOR_UNSPECIFIED") return "No label (new to NFTs)";
+  if (label === BAD_ACTOR) return long ? "Bad actor (has minted spam collections)" : "Bad actor";
+  if (label === NOT_BAD_ACTOR) return long ? "No history of spam mints" : "No spam history";
+  if (label === "BEHAVIOR_UNSPECIFIED") return long ? "No label (new to NFTs)" : "No label";
   return behaviorLabel(label);
 }
 
@@ -113,7 +114,7 @@ export function digestReply(
         `${likelySpam(contract) ? "⚠ likely spam: " : ""}${collectionName(contract.name)}`,
         short(contract.address),
         contract.types.map(contractTypeLabel).join(", "),
-        minterWords(contract.minterBehavior),
+        minterWords(contract.minterBehavior, "short"),
         contract.mintedAt ? contract.mintedAt.slice(11, 16) : "",
       ]),
     },
