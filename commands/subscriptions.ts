@@ -1,7 +1,12 @@
 import { defineCommand } from "../src/core/command.ts";
 import { formatTimestamp } from "../src/core/format.ts";
 import type { Subscription } from "../src/store/types.ts";
-import { namesChains, servedChains, TYPE_CHOICES } from "./shared/subscriptions.ts";
+import {
+  BAD_ACTOR_CHOICES,
+  namesChains,
+  servedChains,
+  TYPE_CHOICES,
+} from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "subscriptions",
@@ -19,6 +24,9 @@ export default defineCommand({
     const what = (subscription: Subscription) =>
       TYPE_CHOICES.find((choice) => choice.value === subscription.types)?.name ??
       subscription.types;
+    const badActors = (subscription: Subscription) =>
+      BAD_ACTOR_CHOICES.find((choice) => choice.value === subscription.badActors)?.name ??
+      subscription.badActors;
     const since = (subscription: Subscription) =>
       formatTimestamp(new Date(subscription.createdAt).toISOString(), now);
     const status = (subscription: Subscription) =>
@@ -36,6 +44,7 @@ export default defineCommand({
         fields: [
           ...(namesChains(ctx) ? [{ name: "Chain", value: chainName(only), inline: true }] : []),
           { name: "Collections", value: what(only), inline: true },
+          { name: "Bad actors' mints", value: badActors(only), inline: true },
           { name: "Since", value: since(only), inline: true },
           { name: "Status", value: status(only) },
         ],
@@ -46,7 +55,7 @@ export default defineCommand({
       title: "New-collection alerts",
       fields: subscriptions.map((subscription) => ({
         name: chainName(subscription),
-        value: `${what(subscription)}, since ${since(subscription)}; ${status(subscription)}`,
+        value: `${what(subscription)}; bad actors' mints: ${badActors(subscription).toLowerCase()}; since ${since(subscription)}; ${status(subscription)}`,
       })),
     };
   },

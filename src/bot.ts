@@ -124,6 +124,7 @@ async function dataServices(
         apiKey: config.simulator.apiKey,
         seed: config.simulator.seed,
         mintIntervalMs: config.simulator.mintIntervalMs,
+        badActorEvery: config.simulator.badActorEvery,
         chains: config.chains.map((chain) => chain.id),
       }),
   );
@@ -250,6 +251,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const delivery = new DeliveryWorker({
     alerts,
     subscriptions: stores.subscriptions,
+    reports: stores.reports,
     senders,
     materialize: (platform, chatId, reply) =>
       runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
@@ -265,10 +267,12 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         Date.now(),
       ),
     onDropped: (dropped) => metrics.onAlertsDropped(dropped.length),
+    onSuppressed: (suppressed) => metrics.onAlertsSuppressed(suppressed.length),
     logger: logger.child({ part: "delivery" }),
     settings: {
       digestThreshold: config.alerts.digestThreshold,
       maxAttempts: config.alerts.maxAttempts,
+      suppressReports: config.alerts.suppressReports,
       batch: 500,
       tickMs: config.alerts.deliveryTickMs,
       explorerUrl: config.explorerUrl,
@@ -300,6 +304,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
         onEnqueued: () => delivery.poke(),
         onFutureMints: (count) => metrics.onFutureMints(count, several ? chain.id : undefined),
+        onHidden: (count) => metrics.onAlertsHidden(count),
         // New contracts' names join their own chain's collection index.
         onContracts: (contracts) =>
           stores.collectionIndexes.get(chain.id)?.remember(contracts, "contracts"),

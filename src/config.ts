@@ -239,6 +239,8 @@ const SettingsSchema = z.object({
     digestThreshold: env("ALERT_DIGEST_THRESHOLD", int(5, 2, 1000)),
     /** Failed tries before an alert is dropped (rate limits do not count). */
     maxAttempts: env("ALERT_MAX_ATTEMPTS", int(10, 1, 1000)),
+    /** Members' spam reports after which a contract is not posted in their channel; 0: never. */
+    suppressReports: env("ALERT_SUPPRESS_REPORTS", int(2, 0, 1000)),
     deliveryConcurrency: env("DELIVERY_CONCURRENCY", int(16, 1, 256)),
     deliveryTickMs: env("DELIVERY_TICK_MS", int(1000, 50, 60_000)),
   }),
@@ -260,6 +262,8 @@ const SettingsSchema = z.object({
     apiKey: env("SIMULATOR_API_KEY", z.preprocess(emptyToUndefined, z.string().default("sim-key"))),
     seed: env("SIMULATOR_SEED", int(1, 0, 2 ** 31 - 1)),
     mintIntervalMs: env("SIMULATOR_MINT_INTERVAL_MS", int(5_000, 0, 3_600_000)),
+    /** Every Nth timed mint is by a bad actor (BEHAVIOR_BADACTOR); 0: none. */
+    badActorEvery: env("SIMULATOR_BADACTOR_EVERY", int(10, 0, 1_000_000)),
   }),
   discord: z.object({
     token: env("DISCORD_TOKEN", optionalString),

@@ -78,9 +78,11 @@ async function startWorld() {
   }
 
   /** Mints until an NFT contract (not a fungible one) is among them; returns its address. */
-  function mintCollection(): string {
+  function mintCollection(minter?: "badactor"): string {
     for (;;) {
-      const nft = sim.mint(1).find((c) => !c.types.includes("TYPE_ERC20"));
+      const nft = sim
+        .mint(1, undefined, minter ? { minter } : {})
+        .find((c) => !c.types.includes("TYPE_ERC20"));
       if (nft) return nft.address.toLowerCase();
     }
   }
@@ -169,6 +171,40 @@ describe.concurrent("alerts on Telegram and Discord", () => {
     expect((onDiscord.body as { allowed_mentions?: unknown }).allowed_mentions).toEqual({
       parse: [],
     });
+  });
+
+  it("a bad actor's mint: marked as likely spam where the channel chose badactors:show, not posted where it hides them", async ({
+    world,
+    expect,
+  }) => {
+    const { telegram, discord, telegramSays, discordSubscribe, mintCollection, pollerStarted } =
+      world;
+    expect(await telegramSays(admin, "/subscribe badactors:show")).toMatch(
+      /posted, marked as likely spam/,
+    );
+    expect(await telegramSays(admin, "/subscriptions")).toMatch(/Posted, marked as likely spam/);
+    expect(await discordSubscribe(discord.channelId, CHANNEL_MANAGER)).toMatch(/not posted/);
+    await pollerStarted();
+    const bad = mintCollection("badactor");
+    const onTelegram = await telegram.waitFor(
+      (c) =>
+        c.ok && c.method === "sendMessage" && String(c.params.text).toLowerCase().includes(bad),
+      10_000,
+    );
+    expect(String(onTelegram.params.text)).toMatch(/Likely spam: new collection: /);
+    expect(String(onTelegram.params.text)).toMatch(/Bad actor \(has minted spam collections\)/);
+    // The next ordinary mint reaches Discord with its minter's label; the bad actor's never did.
+    const ordinary = mintCollection();
+    const onDiscord = await discord.waitFor(
+      (r) => r.route === "createMessage" && JSON.stringify(r.body).toLowerCase().includes(ordinary),
+      10_000,
+    );
+    expect(JSON.stringify(onDiscord.body)).toContain("Minter behavior");
+    expect(
+      discord.requests.filter(
+        (r) => r.route === "createMessage" && JSON.stringify(r.body).toLowerCase().includes(bad),
+      ),
+    ).toEqual([]);
   });
 
   it("pauses a subscription when the platform says the channel is gone, visible in /subscriptions", async ({

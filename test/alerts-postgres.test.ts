@@ -216,4 +216,101 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
     expect(await hung).toBeInstanceOf(Error);
     expect(await b.outbox.depth()).toBe(1);
   });
+
+  it("bad actors' mints hidden or marked per subscription; reported spam suppressed with one note, across instances", async () => {
+    const schema = freshSchemaName();
+    cleanups.push(() => dropSchema(schema));
+    const [a, b] = await Promise.all(
+      [1, 2].map(() => openPostgresStore({ url: POSTGRES_URL, schema, max: 3 })),
+    );
+    if (!a || !b) throw new Error("two stores expected");
+    cleanups.push(() => a.close());
+    cleanups.push(() => b.close());
+    const sub = async (chatId: string, badActors: "hide" | "show") =>
+      (
+        await a.subscriptions.upsert({
+          platform: "telegram",
+          chatId,
+          chain: "ethereum",
+          types: "all",
+          badActors,
+          createdBy: "t",
+          now: 0,
+        })
+      ).subscription;
+    await sub("hides", "hide");
+    const shows = await sub("shows", "show");
+    const recorded = await a.outbox.record({
+      contracts: [
+        { ...aContract(1), minterBehavior: "BEHAVIOR_BADACTOR" },
+        { ...aContract(2), minterBehavior: "NOT_BADACTOR" },
+      ],
+      subscriptions: "active",
+      chain: "ethereum",
+      cursorKey: "cursor",
+      cursor: "c",
+      note: null,
+      now: 0,
+    });
+    expect(recorded).toMatchObject({ enqueued: 3, hidden: 1 });
+    for (const user of ["u1", "u2"])
+      await a.reports.create(
+        {
+          platform: "telegram",
+          chatId: "shows",
+          userId: user,
+          userName: user,
+          wallet: `0x${"1".repeat(40)}`,
+          contract: aContract(2).address,
+          tokenId: "",
+          kind: "spam",
+          feedback: null,
+        },
+        0,
+      );
+    const sent: { chatId: string; reply: RenderableReply }[] = [];
+    const recording: AlertSender = {
+      maxInFlight: 1,
+      async sendToChat(chatId, reply) {
+        sent.push({ chatId, reply });
+      },
+      classifySendError: (error) => ({ kind: "transient", reason: String(error) }),
+    };
+    const deliver = (store: PostgresStore) =>
+      new DeliveryWorker({
+        alerts: store.outbox,
+        subscriptions: store.subscriptions,
+        reports: store.reports,
+        senders: { telegram: recording },
+        materialize: async (_platform, _chat, reply) => reply as unknown as RenderableReply,
+        isLeader: () => true,
+        holder: "h",
+        logger: silentLogger(),
+        settings: {
+          digestThreshold: 1_000,
+          batch: 500,
+          tickMs: 1_000,
+          explorerUrl: "https://etherscan.io",
+          maxAttempts: 10,
+        },
+      });
+    await deliver(a).drain();
+    const to = (chatId: string) =>
+      sent.filter((s) => s.chatId === chatId).map((s) => s.reply.title ?? s.reply.text);
+    expect(to("hides")).toEqual(["New collection: Collection 2"]);
+    expect(to("shows").sort()).toEqual([
+      "Likely spam: new collection: Collection 1",
+      expect.stringMatching(/^Not posted here: Collection 2 .*2 members of this channel/),
+    ]);
+    expect(await a.outbox.depth()).toBe(0);
+    // Queued again (as after a crash), taken by the other instance: dropped, no second note.
+    await b.pg.query(
+      "INSERT INTO outbox (subscription_id, chain, contract, note, due_at, created_at) VALUES ($1, 'ethereum', $2, NULL, 0, 0)",
+      [shows.id, aContract(2).address],
+    );
+    const before = sent.length;
+    await deliver(b).drain();
+    expect(sent.length).toBe(before);
+    expect(await b.outbox.depth()).toBe(0);
+  });
 });

@@ -444,7 +444,13 @@ describe("delivery", () => {
     const reply = sender.sent[0]?.reply ?? {};
     expect(reply.title).toMatch(/^New collection: /);
     expect(reply.url).toMatch(/^https:\/\/etherscan\.io\/address\/0x/);
-    expect(reply.fields?.map((f) => f.name)).toEqual(["Address", "Type", "Minter", "Minted"]);
+    expect(reply.fields?.map((f) => f.name)).toEqual([
+      "Address",
+      "Type",
+      "Minter",
+      "Minter behavior",
+      "Minted",
+    ]);
     expect(reply.links?.map((l) => l.label)).toEqual(["Contract", "Mint transaction"]);
     expect(reply.buttons?.[0]?.label).toBe("Report spam");
     expect(

@@ -11,6 +11,7 @@ describe("simulator settings", () => {
       apiKey: "sim-key",
       seed: 1,
       mintIntervalMs: 5000,
+      badActorEvery: 10,
     });
   });
 
@@ -21,8 +22,9 @@ describe("simulator settings", () => {
         SIMULATOR_API_KEY: "k",
         SIMULATOR_SEED: "42",
         SIMULATOR_MINT_INTERVAL_MS: "0",
+        SIMULATOR_BADACTOR_EVERY: "0",
       }),
-    ).toEqual({ port: 0, apiKey: "k", seed: 42, mintIntervalMs: 0 });
+    ).toEqual({ port: 0, apiKey: "k", seed: 42, mintIntervalMs: 0, badActorEvery: 0 });
     expect(() => readSimulatorSettings({ SIMULATOR_PORT: "70000" })).toThrow(/SIMULATOR_PORT/);
     expect(() => readSimulatorSettings({ SIMULATOR_SEED: "one" })).toThrow(/SIMULATOR_SEED/);
   });

@@ -997,6 +997,61 @@ describe("minting", () => {
   });
 });
 
+describe("minters", () => {
+  type Behaviors = { aggregatedBehaviors: { behavior: string; walletsCount: string }[] };
+  const behaviorsOf = async (of: Simulator, wallets: string[]) =>
+    (
+      await call<Behaviors>(of, "/audiences/v1beta1/behaviors/by_wallets", {
+        body: { walletAddresses: wallets },
+      })
+    ).json.aggregatedBehaviors;
+
+  it("a mint asked for by a bad actor reads BEHAVIOR_BADACTOR through endpoint 1; random minters never do", async () => {
+    const bad = sim.mint(3, undefined, { minter: "badactor" });
+    const minters = [...new Set(bad.map((c) => c.mintEvent.minterAddress))];
+    expect(minters).toHaveLength(1);
+    expect(await behaviorsOf(sim, minters)).toMatchObject([
+      { behavior: "BEHAVIOR_BADACTOR", walletsCount: "1" },
+    ]);
+    const random = sim.mint(300).map((c) => c.mintEvent.minterAddress);
+    const behaviors = await behaviorsOf(sim, [...new Set(random)]);
+    expect(behaviors.map((b) => b.behavior)).not.toContain("BEHAVIOR_BADACTOR");
+    expect(behaviors.length).toBeGreaterThan(1);
+    // A given address mints as itself.
+    const own = `0x${"ab".repeat(20)}`;
+    expect(sim.mint(1, undefined, { minter: own })[0]?.mintEvent.minterAddress).toBe(own);
+    expect(() => sim.mint(1, undefined, { minter: "nobody" })).toThrow(/badactor/);
+  });
+
+  it("on the timer, every Nth mint is a bad actor's", async () => {
+    const start = Date.UTC(2030, 0, 1);
+    let clock = start;
+    const timed = await startSimulator({
+      seed: 3,
+      mintIntervalMs: 10,
+      badActorEvery: 2,
+      now: () => clock,
+    });
+    clock += 60_000;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    try {
+      const reply = await call<{ contracts: Contract[] }>(
+        timed,
+        `/foundational/v1beta2/contracts?limit=500&blockTimestampGt=${new Date(start).toISOString()}`,
+      );
+      const contracts = reply.json.contracts;
+      expect(contracts.length).toBeGreaterThanOrEqual(2);
+      const bad = await behaviorsOf(timed, [
+        ...new Set(contracts.map((c) => c.mintEvent.minterAddress)),
+      ]);
+      const badCount = Number(bad.find((b) => b.behavior === "BEHAVIOR_BADACTOR")?.walletsCount);
+      expect(badCount).toBe(1);
+    } finally {
+      await timed.close();
+    }
+  });
+});
+
 describe("determinism", () => {
   it("the same seed gives the same data; another seed does not", async () => {
     const now = () => Date.UTC(2025, 5, 1);

@@ -8,6 +8,12 @@ export const TYPE_CHOICES = [
   { value: "erc1155", name: "ERC-1155", aliases: ["1155"] },
 ] as const;
 
+/** What a channel does with mints by bad actors (BEHAVIOR_BADACTOR), for /subscribe and /subscriptions. */
+export const BAD_ACTOR_CHOICES = [
+  { value: "hide", name: "Not posted (default)" },
+  { value: "show", name: "Posted, marked as likely spam" },
+] as const;
+
 /** The chains the bot serves, the default first. */
 export function servedChains(ctx: Pick<CommandContext, "chains">): readonly Chain[] {
   return ctx.chains;

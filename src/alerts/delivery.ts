@@ -3,8 +3,8 @@ import { type Chain, KNOWN_CHAINS } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
-import type { DueAlert, OutboxStore, SubscriptionStore } from "../store/types.ts";
-import { type AlertChain, alertReply, digestReply } from "./message.ts";
+import type { DueAlert, OutboxStore, ReportStore, SubscriptionStore } from "../store/types.ts";
+import { type AlertChain, alertReply, digestReply, suppressedReply } from "./message.ts";
 
 /**
  * How a send failed, as the platform adapter tells it. `permanent`: the chat refuses the bot
@@ -53,11 +53,18 @@ export interface DeliverySettings {
   chains?: readonly Pick<Chain, "id" | "name" | "explorer" | "spam">[];
   /** Failed tries after which an alert is dropped (rate limits do not count). */
   maxAttempts: number;
+  /**
+   * A contract this many members of a channel reported as spam is not posted there (its queued
+   * alert is dropped, with a one-line note the first time); 0: never suppressed. Default 2.
+   */
+  suppressReports?: number;
 }
 
 export interface DeliveryDeps {
   alerts: OutboxStore;
   subscriptions: SubscriptionStore;
+  /** The channels' spam reports: contracts reported enough in a channel are not posted there. */
+  reports?: Pick<ReportStore, "spamReporters">;
   senders: Partial<Record<Platform, AlertSender>>;
   /** Stores button actions for the chat the reply goes to and returns what renderers take. */
   materialize: (platform: Platform, chatId: string, reply: Reply) => Promise<RenderableReply>;
@@ -71,6 +78,8 @@ export interface DeliveryDeps {
   onDelivered?: (alerts: readonly DueAlert[]) => void;
   /** Told of alerts given up on after `maxAttempts` failed tries (metrics). */
   onDropped?: (alerts: readonly DueAlert[]) => void;
+  /** Told of alerts not posted because members of their channel reported the contract (metrics). */
+  onSuppressed?: (alerts: readonly DueAlert[]) => void;
   logger: Logger;
   settings: DeliverySettings;
   now?: () => number;
@@ -82,11 +91,15 @@ export interface DeliveryStats {
   retries: number;
   paused: number;
   dropped: number;
+  /** Alerts not posted: members of their channel reported the contract as spam. */
+  suppressed: number;
 }
 
 interface Message {
   reply: Reply;
   alerts: DueAlert[];
+  /** A note that these alerts are suppressed (the most reports among them), not the alerts. */
+  suppressedBy?: number;
 }
 
 /**
@@ -129,6 +142,7 @@ export class DeliveryWorker {
     retries: 0,
     paused: 0,
     dropped: 0,
+    suppressed: 0,
   };
   private readonly lanes = new Map<Platform, Lane>();
   private readonly now: () => number;
@@ -176,10 +190,12 @@ export class DeliveryWorker {
       claimMs: settings.claimMs ?? CLAIM_MS,
       isDead: this.deps.isDeadHolder,
     });
+    const { kept, notes } = await this.withoutReported(platform, due);
     const byChannel = new Map<number, DueAlert[]>();
-    for (const alert of due)
+    for (const alert of kept)
       byChannel.set(alert.subscriptionId, [...(byChannel.get(alert.subscriptionId) ?? []), alert]);
     const groups = [...byChannel.values()].map((alerts) => this.messagesFor(alerts));
+    groups.push(...notes.map((note) => [note]));
     const queue = interleave(groups);
     // A channel whose send failed is skipped for the rest of the round (its alerts were rescheduled).
     const halted = new Set<number>();
@@ -205,6 +221,71 @@ export class DeliveryWorker {
         false,
       );
     return due.length;
+  }
+
+  /**
+   * Takes out the alerts of contracts that members of their channel reported as spam (at least
+   * `suppressReports` people). Where the channel was told already, they are dropped at once;
+   * otherwise they become one note per channel, and are dropped once the note is sent.
+   */
+  private async withoutReported(
+    platform: Platform,
+    due: DueAlert[],
+  ): Promise<{ kept: DueAlert[]; notes: Message[] }> {
+    const threshold = this.deps.settings.suppressReports ?? 2;
+    const reports = this.deps.reports;
+    if (!reports || threshold <= 0 || due.length === 0) return { kept: due, notes: [] };
+    // Counted per chain: one address may be another contract on another chain.
+    const key = (chain: string, chatId: string, contract: string) =>
+      `${chain}\u0000${chatId}\u0000${contract.toLowerCase()}`;
+    const reporters = new Map<string, number>();
+    for (const chain of new Set(due.map((alert) => alert.chain))) {
+      const onChain = due.filter((alert) => alert.chain === chain);
+      const counted = await reports.spamReporters(
+        platform,
+        chain,
+        onChain.map((alert) => alert.chatId),
+        onChain.map((alert) => alert.contract.address),
+      );
+      for (const row of counted) reporters.set(key(chain, row.chatId, row.contract), row.reporters);
+    }
+    const countOf = (alert: DueAlert) =>
+      reporters.get(key(alert.chain, alert.chatId, alert.contract.address)) ?? 0;
+    const suppressed = due.filter((alert) => countOf(alert) >= threshold);
+    if (suppressed.length === 0) return { kept: due, notes: [] };
+    const kept = due.filter((alert) => countOf(alert) < threshold);
+    const noted = await this.deps.alerts.alreadyNoted(suppressed);
+    const silent = suppressed.filter((alert) => noted.has(alert.id));
+    if (silent.length > 0) await this.dropSuppressed(silent, threshold, false);
+    const byChannel = new Map<number, DueAlert[]>();
+    for (const alert of suppressed.filter((a) => !noted.has(a.id)))
+      byChannel.set(alert.subscriptionId, [...(byChannel.get(alert.subscriptionId) ?? []), alert]);
+    const notes = [...byChannel.values()].map(
+      (alerts): Message => ({
+        reply: suppressedReply(
+          alerts.map((alert) => ({ contract: alert.contract, reporters: countOf(alert) })),
+        ),
+        alerts,
+        suppressedBy: Math.max(...alerts.map(countOf)),
+      }),
+    );
+    return { kept, notes };
+  }
+
+  private async dropSuppressed(alerts: DueAlert[], reports: number, noted: boolean) {
+    await this.deps.alerts.suppress(alerts, { reports, noted, now: this.now() });
+    this.stats.suppressed += alerts.length;
+    this.deps.onSuppressed?.(alerts);
+    const first = alerts[0];
+    this.deps.logger.info(
+      {
+        platform: first?.platform,
+        chat: first?.chatId,
+        contracts: alerts.map((alert) => alert.contract.address),
+        noted,
+      },
+      "alerts not posted: members of the channel reported the contracts as spam",
+    );
   }
 
   /** How alerts of `id` show their chain (a chain no longer configured still gets its links). */
@@ -254,7 +335,12 @@ export class DeliveryWorker {
     if (!first) return true;
     try {
       const rendered = await this.deps.materialize(platform, first.chatId, message.reply);
-      await sender.sendToChat(first.chatId, rendered, idempotencyKey(message.alerts));
+      const key = idempotencyKey(message.alerts);
+      await sender.sendToChat(
+        first.chatId,
+        rendered,
+        message.suppressedBy === undefined ? key : `n${key.slice(1)}`,
+      );
     } catch (error) {
       // This message is tried again later, and so are the channel's others still queued this
       // round (without counting a try: they were not tried).
@@ -263,6 +349,10 @@ export class DeliveryWorker {
         .flatMap((m) => m.alerts);
       await this.handleFailure(message.alerts, others, sender.classifySendError(error));
       return false;
+    }
+    if (message.suppressedBy !== undefined) {
+      await this.dropSuppressed(message.alerts, message.suppressedBy, true);
+      return true;
     }
     await this.deps.alerts.delivered(message.alerts, this.now());
     this.deps.onDelivered?.(message.alerts);

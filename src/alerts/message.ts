@@ -1,4 +1,5 @@
 import {
+  behaviorLabel,
   collectionName,
   contractTypeLabel,
   explorer,
@@ -9,6 +10,21 @@ import {
 import type { Reply } from "../core/reply.ts";
 import { reportButton } from "../reports/buttons.ts";
 import type { NewContract } from "../store/types.ts";
+import { BAD_ACTOR, NOT_BAD_ACTOR } from "./minters.ts";
+
+/** The minter's behavior label in words, as alerts show it (short: a digest's column). */
+export function minterWords(label: string | undefined, form: "long" | "short" = "long"): string {
+  const long = form === "long";
+  if (label === undefined) return "unknown";
+  if (label === BAD_ACTOR) return long ? "Bad actor (has minted spam collections)" : "Bad actor";
+  if (label === NOT_BAD_ACTOR) return long ? "No history of spam mints" : "No spam history";
+  if (label === "BEHAVIOR_UNSPECIFIED") return long ? "No label (new to NFTs)" : "No label";
+  return behaviorLabel(label);
+}
+
+const likelySpam = (contract: NewContract) => contract.minterBehavior === BAD_ACTOR;
+const SPAM_LINE =
+  "Likely spam: its minter has a history of minting spam collections (shown because this channel chose badactors:show).";
 
 const gapLine = (note: string | null) => (note ? `Note: ${note}.` : undefined);
 
@@ -43,10 +59,11 @@ export function alertReply(
   const links = [{ label: "Contract", url: explorer.address(explorerUrl, contract.address) }];
   if (contract.txHash)
     links.push({ label: "Mint transaction", url: explorer.tx(explorerUrl, contract.txHash) });
+  const spam = likelySpam(contract);
   return {
-    title: `New collection${onChain(chain)}: ${collectionName(contract.name)}`,
+    title: `${spam ? "Likely spam: new" : "New"} collection${onChain(chain)}: ${collectionName(contract.name)}`,
     url: explorer.address(explorerUrl, contract.address),
-    text: gapLine(note),
+    text: [gapLine(note), spam ? SPAM_LINE : undefined].filter(Boolean).join("\n") || undefined,
     fields: [
       ...(chain.name ? [{ name: "Chain", value: chain.name, inline: true }] : []),
       { name: "Address", value: fullAddress(contract.address) },
@@ -60,6 +77,7 @@ export function alertReply(
         value: contract.minter ? fullAddress(contract.minter) : "unknown",
         inline: true,
       },
+      { name: "Minter behavior", value: minterWords(contract.minterBehavior), inline: true },
       { name: "Minted", value: formatTimestamp(contract.mintedAt, now) },
     ],
     links,
@@ -96,15 +114,40 @@ export function digestReply(
         .filter(Boolean)
         .join("\n") || undefined,
     table: {
-      columns: ["Collection", "Address", "Type", "Minted"],
+      columns: ["Collection", "Address", "Type", "Minter", "Minted"],
       rows: shown.map((contract) => [
-        collectionName(contract.name),
+        `${likelySpam(contract) ? "⚠ likely spam: " : ""}${collectionName(contract.name)}`,
         short(contract.address),
         contract.types.map(contractTypeLabel).join(", "),
+        minterWords(contract.minterBehavior, "short"),
         contract.mintedAt ? contract.mintedAt.slice(11, 16) : "",
       ]),
     },
     footer:
       "New-collection alerts, as a digest because many arrived at once · /unsubscribe to stop",
+  };
+}
+
+/**
+ * The one line a channel gets when alerts are not posted there because its members reported
+ * the contracts as spam (once per channel and contract).
+ */
+export function suppressedReply(
+  suppressed: readonly { contract: NewContract; reporters: number }[],
+): Reply {
+  const names = suppressed.map(
+    ({ contract }) => `${collectionName(contract.name)} (${short(contract.address)})`,
+  );
+  const first = suppressed[0];
+  if (suppressed.length === 1 && first)
+    return {
+      text: `Not posted here: ${names[0]}, which ${first.reporters} members of this channel reported as spam.`,
+    };
+  const listed =
+    names.length > 3
+      ? `${names.slice(0, 3).join(", ")} and ${names.length - 3} more`
+      : names.join(", ");
+  return {
+    text: `Not posted here: ${listed}, which members of this channel reported as spam.`,
   };
 }

@@ -6,6 +6,7 @@ import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
 import { DEFAULT_CHAIN_ID } from "../chains.ts";
 import type { Logger } from "../log.ts";
 import type { KeyValueStore, LeaseStore, NewContract, OutboxStore } from "../store/types.ts";
+import { lookUpMinters, type MinterLookupSettings } from "./minters.ts";
 
 /** Each chain's poller keeps its own cursor, gap note and lease (one leader per chain). */
 export const cursorKey = (chain: string) => `poll_cursor:${chain}`;
@@ -65,6 +66,10 @@ export interface PollerDeps {
   onFutureMints?: (count: number) => void;
   /** Told of every contract a poll read (the collection index learns new names from them). */
   onContracts?: (contracts: readonly Contract[]) => void;
+  /** How the minters' behavior labels are looked up (endpoint 1). */
+  minterLookup?: MinterLookupSettings;
+  /** Told how many alerts were not enqueued because their minter is a bad actor (metrics). */
+  onHidden?: (count: number) => void;
 }
 
 export type PollResult =
@@ -75,6 +80,8 @@ export type PollResult =
       seen: number;
       fresh: number;
       enqueued: number;
+      /** Alerts not enqueued: the minter is a bad actor and the channel hides them. */
+      hidden: number;
       pages: number;
       gap: string | undefined;
     };
@@ -343,9 +350,9 @@ export class NewContractPoller {
     }
     gapNote = await kv.get(this.keys.gap);
 
-    const { fresh, enqueued } = await this.deps.alerts.record({
+    const { fresh, enqueued, hidden } = await this.deps.alerts.record({
       chain: this.chain,
-      contracts: contracts.map(toNewContract),
+      contracts: await this.withMinters(contracts.map(toNewContract)),
       subscriptions: "active",
       cursorKey: this.keys.cursor,
       cursor: new Date(newestMint(contracts, from, horizon)).toISOString(),
@@ -357,8 +364,60 @@ export class NewContractPoller {
     if (gapNote && enqueued > 0) await kv.delete(this.keys.gap);
     this.lastSuccessAt = this.monotonic();
     if (enqueued > 0) this.deps.onEnqueued?.();
-    if (fresh.length > 0) logger.info({ fresh: fresh.length, enqueued }, "new contracts");
-    return { kind: "polled", seen: contracts.length, fresh: fresh.length, enqueued, pages, gap };
+    if (fresh.length > 0) logger.info({ fresh: fresh.length, enqueued, hidden }, "new contracts");
+    if (hidden > 0) {
+      logger.info({ hidden }, "alerts not posted: minted by bad actors");
+      this.deps.onHidden?.(hidden);
+    }
+    return {
+      kind: "polled",
+      seen: contracts.length,
+      fresh: fresh.length,
+      enqueued,
+      hidden,
+      pages,
+      gap,
+    };
+  }
+
+  /**
+   * The contracts with their minters' behavior labels, looked up for the contracts not seen yet
+   * only (what was seen has its label stored, or is not alerted again): all their minters in
+   * batches of 500 per call. A failed lookup leaves the labels unknown and the alerts go on.
+   */
+  private async withMinters(contracts: NewContract[]): Promise<NewContract[]> {
+    if (contracts.length === 0) return contracts;
+    const unseen = new Set(
+      await this.deps.alerts.unseen(
+        this.chain,
+        contracts.map((contract) => contract.address),
+      ),
+    );
+    const minters = [
+      ...new Set(
+        contracts
+          .filter((contract) => unseen.has(contract.address.toLowerCase()) && contract.minter)
+          .map((contract) => (contract.minter as string).toLowerCase()),
+      ),
+    ];
+    if (minters.length === 0) return contracts;
+    let failures = 0;
+    const labels = await lookUpMinters(this.deps.api, minters, this.deps.minterLookup, (error) => {
+      failures++;
+      this.deps.logger.warn(
+        { err: error, chain: this.chain },
+        "minter behavior lookup failed; those alerts say the minter is unknown",
+      );
+    });
+    if (failures > 0 || labels.size < minters.length)
+      this.deps.logger.info(
+        { minters: minters.length, labelled: labels.size, failures },
+        "some minters' behavior is unknown",
+      );
+    return contracts.map((contract) => {
+      const label = contract.minter ? labels.get(contract.minter.toLowerCase()) : undefined;
+      return label === undefined ? contract : { ...contract, minterBehavior: label };
+    });
   }
 
   /** Logs and counts newly seen contracts dated past the horizon (each once: they are seen now). */

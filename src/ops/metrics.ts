@@ -15,6 +15,10 @@ export interface Metrics {
   /** `chain`: the poller's chain, a label when the bot polls several. */
   onFutureMints(count: number, chain?: string): void;
   onAlertsDropped(count: number): void;
+  /** Alerts not enqueued: minted by a bad actor, in a channel that hides them. */
+  onAlertsHidden(count: number): void;
+  /** Alerts not posted: members of the channel reported the contract as spam. */
+  onAlertsSuppressed(count: number): void;
 }
 
 export interface MetricSources {
@@ -80,6 +84,16 @@ export function createMetrics(sources: MetricSources): Metrics {
   const dropped = new Counter({
     name: "bot_alerts_dropped_total",
     help: "New-collection alerts given up on after ALERT_MAX_ATTEMPTS failed tries",
+    registers: [registry],
+  });
+  const hidden = new Counter({
+    name: "bot_alerts_hidden_total",
+    help: "New-collection alerts not enqueued: the minter is labelled BEHAVIOR_BADACTOR and the channel hides bad actors",
+    registers: [registry],
+  });
+  const suppressed = new Counter({
+    name: "bot_alerts_suppressed_total",
+    help: "New-collection alerts not posted: ALERT_SUPPRESS_REPORTS members of the channel reported the contract as spam",
     registers: [registry],
   });
   const alertLag = new Histogram({
@@ -190,6 +204,12 @@ export function createMetrics(sources: MetricSources): Metrics {
     },
     onAlertsDropped(count) {
       dropped.inc(count);
+    },
+    onAlertsHidden(count) {
+      hidden.inc(count);
+    },
+    onAlertsSuppressed(count) {
+      suppressed.inc(count);
     },
     onDelivered(count, mintedAt, now) {
       deliveries.inc(count);

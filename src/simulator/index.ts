@@ -20,7 +20,7 @@ import {
   truncateBody,
 } from "./faults.ts";
 import { foundationalRoutes } from "./foundational.ts";
-import { mintContracts } from "./minting.ts";
+import { chosenMinter, mintContracts } from "./minting.ts";
 import { hashSeed, mulberry32, Rng } from "./random.ts";
 import type { Fixtures, World } from "./records.ts";
 import { Router, type SpamReport } from "./router.ts";
@@ -62,6 +62,11 @@ export interface SimulatorOptions {
   port?: number;
   /** A new contract every N ms; 0 (the default) disables minting on a timer. */
   mintIntervalMs?: number;
+  /**
+   * Every Nth contract minted on the timer is minted by a bad actor (a wallet endpoint 1 labels
+   * BEHAVIOR_BADACTOR), so the bot's hiding of them can be seen; 0 (the default): none.
+   */
+  badActorEvery?: number;
   faults?: Partial<FaultConfig>;
   /** Default true; false makes the report_not_spam path answer 404. */
   reportNotSpamSupported?: boolean;
@@ -104,6 +109,11 @@ export interface RecordedRequest {
   at: number;
 }
 
+export interface MintOptions {
+  /** "badactor": a wallet labelled BEHAVIOR_BADACTOR; or an address; default a random wallet. */
+  minter?: "badactor" | string;
+}
+
 export interface Simulator {
   /** e.g. http://127.0.0.1:41234 (no trailing slash): the first chain's base URL. */
   url: string;
@@ -129,8 +139,12 @@ export interface Simulator {
   clearFaults(): void;
   /** The next N authenticated requests get these answers, in order, before faults. */
   script(responses: ScriptedResponse[]): void;
-  /** Mints now, on the first chain or `chain`; timestamps strictly increase. */
-  mint(count?: number, chain?: string): Contract[];
+  /**
+   * Mints now, on the first chain or `chain`; timestamps strictly increase. The minters are
+   * random wallets that are not bad actors, unless `minter` says "badactor" (a wallet endpoint 1
+   * labels BEHAVIOR_BADACTOR) or gives an address.
+   */
+  mint(count?: number, chain?: string, options?: MintOptions): Contract[];
   /**
    * Mints contracts dated `atMs` whatever the clock says (an indexer's bad timestamp, e.g. year
    * 9999). Later mint()s are not pushed after a date more than a day ahead of the clock.
@@ -394,15 +408,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 
-  const mint = (count = 1, chain = first.id) => {
+  const mint = (count = 1, chain = first.id, mintOptions: MintOptions = {}) => {
     const state = stateOf(chain);
-    return mintContracts(state.world, state.mintRng, count, now());
+    const minter = chosenMinter(state.world, mintOptions.minter);
+    return mintContracts(state.world, state.mintRng, count, now(), undefined, minter);
   };
   const mintIntervalMs = options.mintIntervalMs ?? 0;
+  const badActorEvery = options.badActorEvery ?? 0;
+  let timedMints = 0;
   const mintTimer =
     mintIntervalMs > 0
       ? setInterval(() => {
-          for (const id of chainIds) mint(1, id);
+          timedMints++;
+          const bad = badActorEvery > 0 && timedMints % badActorEvery === 0;
+          for (const id of chainIds) mint(1, id, bad ? { minter: "badactor" } : {});
         }, mintIntervalMs)
       : undefined;
 

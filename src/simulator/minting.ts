@@ -22,6 +22,7 @@ export function mintContracts(
   count: number,
   nowMs: number,
   datedMs?: number,
+  minter?: string,
 ): Contract[] {
   const minted: Contract[] = [];
   const nowSec = Math.floor(nowMs / 1000);
@@ -56,7 +57,7 @@ export function mintContracts(
         types: [type],
         mintSec,
         mintTx: rng.txHash(),
-        minter: rng.pick(world.wallets).address,
+        minter: minter ?? randomMinter(world, rng),
       }),
       nftType: fungible ? undefined : type,
     };
@@ -67,4 +68,28 @@ export function mintContracts(
     minted.push(contractJson(contract));
   }
   return minted;
+}
+
+/**
+ * A random minter who is not a bad actor: those mint only when asked (mint with a bad-actor
+ * minter), so a test's ordinary burst never turns into a hidden one by chance.
+ */
+function randomMinter(world: World, rng: Rng): string {
+  for (;;) {
+    const wallet = rng.pick(world.wallets);
+    if (wallet.behavior !== "BEHAVIOR_BADACTOR") return wallet.address;
+  }
+}
+
+/** The minter a mint asked for: "badactor" (a wallet labelled BEHAVIOR_BADACTOR) or an address. */
+export function chosenMinter(world: World, minter: string | undefined): string | undefined {
+  if (minter === undefined) return undefined;
+  if (minter === "badactor") {
+    const bad = world.wallets.find((wallet) => wallet.behavior === "BEHAVIOR_BADACTOR");
+    if (!bad) throw new Error("the data set has no bad actor");
+    return bad.address;
+  }
+  if (!/^0x[0-9a-fA-F]{40}$/.test(minter))
+    throw new Error(`a minter is "badactor" or an address, not ${minter}`);
+  return minter.toLowerCase();
 }

@@ -18,5 +18,6 @@ export function readSimulatorSettings(env: NodeJS.ProcessEnv): SimulatorOptions 
     apiKey: simulator.apiKey,
     seed: simulator.seed,
     mintIntervalMs: simulator.mintIntervalMs,
+    badActorEvery: simulator.badActorEvery,
   };
 }

@@ -17,6 +17,7 @@ const TABLES: readonly { name: string; columns: readonly string[]; serial?: stri
       "chat_id",
       "chain",
       "types",
+      "bad_actors",
       "created_by",
       "created_at",
       "paused_at",
@@ -26,7 +27,17 @@ const TABLES: readonly { name: string; columns: readonly string[]; serial?: stri
   },
   {
     name: "seen_contracts",
-    columns: ["chain", "address", "name", "types", "minter", "tx_hash", "minted_at", "seen_at"],
+    columns: [
+      "chain",
+      "address",
+      "name",
+      "types",
+      "minter",
+      "tx_hash",
+      "minted_at",
+      "seen_at",
+      "minter_behavior",
+    ],
   },
   {
     name: "outbox",
@@ -94,6 +105,10 @@ const TABLES: readonly { name: string; columns: readonly string[]; serial?: stri
       "expires_at",
     ],
     serial: "n",
+  },
+  {
+    name: "suppressed_alerts",
+    columns: ["platform", "chat_id", "chain", "contract", "reports", "noted", "suppressed_at"],
   },
 ];
 

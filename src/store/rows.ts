@@ -8,6 +8,7 @@ import type { Address } from "../api/validate.ts";
 import type { CollectionSource, IndexedCollection } from "../core/known-collections.ts";
 import type { ButtonAction } from "../core/reply.ts";
 import type {
+  BadActorRule,
   DueAlert,
   ReportKind,
   ReportStatus,
@@ -62,6 +63,7 @@ export interface SubscriptionRow {
   chat_id: string;
   chain: string;
   types: string;
+  bad_actors: string;
   created_by: string;
   created_at: number;
   paused_at: number | null;
@@ -74,6 +76,7 @@ export const toSubscription = (row: SubscriptionRow): Subscription => ({
   chatId: row.chat_id,
   chain: row.chain,
   types: row.types as SubscriptionTypes,
+  badActors: (row.bad_actors === "show" ? "show" : "hide") as BadActorRule,
   createdBy: row.created_by,
   createdAt: row.created_at,
   pausedAt: row.paused_at,
@@ -116,6 +119,7 @@ export interface DueRow {
   minter: string | null;
   tx_hash: string | null;
   minted_at: string | null;
+  minter_behavior: string | null;
 }
 
 export const toAlert = (row: DueRow): DueAlert => ({
@@ -133,6 +137,7 @@ export const toAlert = (row: DueRow): DueAlert => ({
     minter: row.minter ?? undefined,
     txHash: row.tx_hash ?? undefined,
     mintedAt: row.minted_at ?? undefined,
+    minterBehavior: row.minter_behavior ?? undefined,
   },
 });
 

@@ -24,6 +24,12 @@ export type {
 
 export type SubscriptionTypes = "all" | "erc721" | "erc1155";
 
+/**
+ * What a channel does with contracts whose minter is labelled BEHAVIOR_BADACTOR: not posted
+ * (the default), or posted marked as likely spam.
+ */
+export type BadActorRule = "hide" | "show";
+
 export interface Subscription {
   id: number;
   platform: string;
@@ -31,6 +37,8 @@ export interface Subscription {
   /** The chain whose new collections it posts (a chat may subscribe to several). */
   chain: string;
   types: SubscriptionTypes;
+  /** Contracts minted by bad actors: hidden (default) or shown marked as likely spam. */
+  badActors: BadActorRule;
   createdBy: string;
   createdAt: number;
   pausedAt: number | null;
@@ -42,12 +50,17 @@ export interface Subscription {
  * chat has at most one subscription per chain.
  */
 export interface SubscriptionStore {
-  /** Subscribes a chat to a chain (once: a second call updates the types and lifts any pause). */
+  /**
+   * Subscribes a chat to a chain (once: a second call updates the types and lifts any pause).
+   * `badActors` given sets the rule; not given, a new subscription hides them and an existing one
+   * keeps its rule.
+   */
   upsert(input: {
     platform: string;
     chatId: string;
     chain: string;
     types: SubscriptionTypes;
+    badActors?: BadActorRule | undefined;
     createdBy: string;
     now: number;
   }): Promise<{ subscription: Subscription; created: boolean }>;
@@ -86,6 +99,12 @@ export interface NewContract {
   minter: string | undefined;
   txHash: string | undefined;
   mintedAt: string | undefined;
+  /**
+   * The minter's behavior label (endpoint 1) when the poller looked it up: a BEHAVIOR_* value, or
+   * "NOT_BADACTOR" when only that much is known; undefined when unknown. Stored with the contract,
+   * so every channel's alert shows the same and it is never looked up again.
+   */
+  minterBehavior?: string | undefined;
 }
 
 export interface DueAlert {
@@ -106,7 +125,9 @@ export interface NewBatch {
   chain: string;
   contracts: NewContract[];
   /** Those to alert (of this chain), or "active": every active subscription to this chain. */
-  subscriptions: readonly Pick<Subscription, "id" | "types">[] | "active";
+  subscriptions:
+    | readonly (Pick<Subscription, "id" | "types"> & Partial<Pick<Subscription, "badActors">>)[]
+    | "active";
   cursorKey: string;
   cursor: string;
   note: string | null;
@@ -123,7 +144,25 @@ export interface OutboxStore {
    * `subscriptions`: those to enqueue for, or "active" for every subscription to the batch's chain
    * not paused, read inside the same transaction (a chat subscribing meanwhile is either in the batch or after it).
    */
-  record(input: NewBatch): Promise<{ fresh: NewContract[]; enqueued: number }>;
+  record(input: NewBatch): Promise<{ fresh: NewContract[]; enqueued: number; hidden: number }>;
+  /**
+   * Of `addresses` (any case), those not yet seen on `chain`, lower-case: the poller looks up the
+   * minters of these only.
+   */
+  unseen(chain: string, addresses: readonly string[]): Promise<string[]>;
+  /**
+   * Drops alerts suppressed in their channel (members reported the contract as spam): out of the
+   * outbox and into suppressed_alerts, at once. `noted`: the channel was told why.
+   */
+  suppress(
+    alerts: readonly DueAlert[],
+    input: { reports: number; noted: boolean; now: number },
+  ): Promise<void>;
+  /**
+   * Of the alerts, those whose channel was already told that their contract is suppressed there
+   * (the note is posted once per channel and contract, across restarts): their ids.
+   */
+  alreadyNoted(alerts: readonly DueAlert[]): Promise<Set<number>>;
   /**
    * Alerts due now for active subscriptions (of one platform when given), oldest first, claimed
    * or not: a read, for inspection. Delivery claims instead.
@@ -271,6 +310,16 @@ export interface ReportStore {
   countSince(platform: string, userId: string, since: number): Promise<number>;
   /** A chat's reports, newest first. */
   forChat(platform: string, chatId: string, limit?: number): Promise<SpamReport[]>;
+  /**
+   * How many people reported each of `contracts` on `chain` as spam in each of `chatIds` (kind
+   * 'spam', any status): only the (chat, contract) pairs with at least one report.
+   */
+  spamReporters(
+    platform: string,
+    chain: string,
+    chatIds: readonly string[],
+    contracts: readonly string[],
+  ): Promise<{ chatId: string; contract: string; reporters: number }[]>;
 }
 
 // Key-value and lease ----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-import type { SubscriptionTypes } from "./types.ts";
+import type { BadActorRule, SubscriptionTypes } from "./types.ts";
 
 const ERC721_TYPES = new Set(["TYPE_ERC721", "TYPE_ERC721_LEGACY", "TYPE_CRYPTOPUNKS"]);
 
@@ -7,4 +7,9 @@ export function wants(types: SubscriptionTypes, contractTypes: readonly string[]
   if (types === "all") return true;
   if (types === "erc1155") return contractTypes.includes("TYPE_ERC1155");
   return contractTypes.some((type) => ERC721_TYPES.has(type));
+}
+
+/** Whether a subscription leaves out a contract for its minter: bad actors' unless it shows them. */
+export function hides(rule: BadActorRule | undefined, minterBehavior: string | undefined): boolean {
+  return minterBehavior === "BEHAVIOR_BADACTOR" && rule !== "show";
 }

@@ -80,7 +80,7 @@ async function expectMigrated(store: Store): Promise<void> {
       note: null,
       now: 100,
     }),
-  ).toEqual({ fresh: [], enqueued: 0 });
+  ).toEqual({ fresh: [], enqueued: 0, hidden: 0 });
   // The same address on base is a new contract there, for base's subscribers.
   const onBase = (await subscribe(store.subscriptions, "c1", "all", "telegram", "base"))
     .subscription;

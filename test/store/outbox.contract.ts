@@ -33,7 +33,7 @@ export function outboxContract(open: OpenStore): void {
         note: null,
         now: 200,
       });
-      expect(again).toEqual({ fresh: [], enqueued: 0 });
+      expect(again).toEqual({ fresh: [], enqueued: 0, hidden: 0 });
       expect(await kv.get("cursor")).toBe("2025-01-02T00:00:00.000Z");
       expect(await outbox.depth()).toBe(3);
       const due = await outbox.due(100, 10);
@@ -45,6 +45,94 @@ export function outboxContract(open: OpenStore): void {
         note: "a gap",
         contract: { name: "Collection 1", types: ["TYPE_ERC721"] },
       });
+    });
+
+    it("stores each contract's minter label; a subscription hiding bad actors gets no alert for theirs", async () => {
+      const { subscriptions, outbox } = await fresh();
+      const hides = (await subscribe(subscriptions, "hides")).subscription;
+      expect(hides.badActors).toBe("hide");
+      const shows = (
+        await subscriptions.upsert({
+          platform: "telegram",
+          chatId: "shows",
+          chain: "ethereum",
+          types: "all",
+          badActors: "show",
+          createdBy: "telegram:u1",
+          now: 1_000,
+        })
+      ).subscription;
+      expect(shows.badActors).toBe("show");
+      expect(await outbox.unseen("ethereum", [aContract(1).address, aContract(2).address])).toEqual(
+        [aContract(1).address, aContract(2).address],
+      );
+      const recorded = await outbox.record({
+        chain: "ethereum",
+        contracts: [
+          { ...aContract(1), minterBehavior: "BEHAVIOR_BADACTOR" },
+          { ...aContract(2), minterBehavior: "BEHAVIOR_COLLECTOR" },
+          aContract(3),
+        ],
+        subscriptions: "active",
+        cursorKey: "cursor",
+        cursor: "c",
+        note: null,
+        now: 100,
+      });
+      // Contract 1: only the channel that shows bad actors; 2 and 3: both.
+      expect(recorded).toMatchObject({ enqueued: 5, hidden: 1 });
+      // Seen now (any case of address), so not looked up again; an unseen one still is.
+      expect(
+        await outbox.unseen("ethereum", [aContract(2).address.toUpperCase(), aContract(4).address]),
+      ).toEqual([aContract(4).address]);
+      expect(await outbox.unseen("base", [aContract(2).address])).toEqual([aContract(2).address]);
+      const due = await outbox.due(100, 10);
+      const label = (chatId: string, n: number) =>
+        due.find((a) => a.chatId === chatId && a.contract.address === aContract(n).address)
+          ?.contract.minterBehavior;
+      expect(label("shows", 1)).toBe("BEHAVIOR_BADACTOR");
+      expect(label("hides", 1)).toBeUndefined();
+      expect(label("hides", 2)).toBe("BEHAVIOR_COLLECTOR");
+      expect(label("hides", 3)).toBeUndefined();
+      // Subscribing again without the option keeps the rule; with it, changes it.
+      const again = await subscribe(subscriptions, "shows", "erc721");
+      expect(again.subscription.badActors).toBe("show");
+      const changed = await subscriptions.upsert({
+        platform: "telegram",
+        chatId: "shows",
+        chain: "ethereum",
+        types: "all",
+        badActors: "hide",
+        createdBy: "telegram:u1",
+        now: 1_000,
+      });
+      expect(changed.subscription.badActors).toBe("hide");
+    });
+
+    it("suppressed alerts leave the outbox; whether the channel was told is kept per channel and contract", async () => {
+      const { subscriptions, outbox } = await fresh();
+      const sub = (await subscribe(subscriptions, "c1")).subscription;
+      const other = (await subscribe(subscriptions, "c2")).subscription;
+      await outbox.record({
+        chain: "ethereum",
+        contracts: [aContract(1), aContract(2)],
+        subscriptions: [sub, other],
+        cursorKey: "cursor",
+        cursor: "c",
+        note: null,
+        now: 100,
+      });
+      const due = await outbox.due(100, 10);
+      const of = (chatId: string, n: number) =>
+        due.filter((a) => a.chatId === chatId && a.contract.address === aContract(n).address);
+      expect(await outbox.alreadyNoted(due)).toEqual(new Set());
+      await outbox.suppress(of("c1", 1), { reports: 2, noted: true, now: 200 });
+      await outbox.suppress(of("c1", 2), { reports: 3, noted: false, now: 200 });
+      expect(await outbox.depth()).toBe(2);
+      expect(await outbox.alreadyNoted(due)).toEqual(new Set(of("c1", 1).map((a) => a.id)));
+      // A later silent drop does not forget that the channel was told.
+      await outbox.suppress(of("c1", 1), { reports: 4, noted: false, now: 300 });
+      expect(await outbox.alreadyNoted(of("c1", 1))).toEqual(new Set(of("c1", 1).map((a) => a.id)));
     });
 
     it("contracts are seen per chain: one address on two chains is two contracts, each alerting its chain's subscribers", async () => {
@@ -85,7 +173,7 @@ export function outboxContract(open: OpenStore): void {
           note: null,
           now: 100,
         }),
-      ).toEqual({ fresh: [], enqueued: 0 });
+      ).toEqual({ fresh: [], enqueued: 0, hidden: 0 });
       const due = await outbox.due(100, 10);
       expect(due.map((a) => [a.subscriptionId, a.chain, a.contract.name, a.note])).toEqual([
         [eth.id, "ethereum", "Collection 1", null],

@@ -89,6 +89,44 @@ export function reportsContract(open: OpenStore): void {
       });
     });
 
+    it("counts the people who reported each contract as spam, per chat", async () => {
+      const { reports } = await fresh();
+      const contract = "0x3333333333333333333333333333333333333333";
+      await reports.create(aReport({ userId: "u1", contract, tokenId: "" }), 1);
+      await reports.create(
+        aReport({
+          userId: "u2",
+          contract: contract.toUpperCase().replace("0X", "0x"),
+          tokenId: "",
+        }),
+        2,
+      );
+      // The same person twice (a token and the collection) counts once; not-spam does not count.
+      await reports.create(aReport({ userId: "u2", contract, tokenId: "5" }), 3);
+      await reports.create(aReport({ userId: "u3", contract, tokenId: "", kind: "not_spam" }), 4);
+      await reports.create(aReport({ userId: "u4", chatId: "chat-2", contract, tokenId: "" }), 5);
+      await reports.create(
+        aReport({ userId: "u5", platform: "discord", contract, tokenId: "" }),
+        6,
+      );
+      // The same address on another chain is another contract: its reports do not count here.
+      await reports.create(aReport({ userId: "u6", chain: "base", contract, tokenId: "" }), 7);
+      const counted = await reports.spamReporters(
+        "telegram",
+        "ethereum",
+        ["chat-1", "chat-2", "chat-3"],
+        [contract],
+      );
+      expect(counted.sort((a, b) => a.chatId.localeCompare(b.chatId))).toEqual([
+        { chatId: "chat-1", contract, reporters: 2 },
+        { chatId: "chat-2", contract, reporters: 1 },
+      ]);
+      expect(await reports.spamReporters("telegram", "ethereum", [], [contract])).toEqual([]);
+      expect(
+        await reports.spamReporters("telegram", "base", ["chat-1", "chat-2"], [contract]),
+      ).toEqual([{ chatId: "chat-1", contract, reporters: 1 }]);
+    });
+
     it("lists a chat's reports newest first, up to a limit", async () => {
       const { reports } = await fresh();
       for (const tokenId of ["1", "2", "3"]) await reports.create(aReport({ tokenId }), 0);

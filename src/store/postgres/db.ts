@@ -187,6 +187,26 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE spam_reports
     ADD CONSTRAINT spam_reports_same UNIQUE (platform, user_id, chain, wallet, contract, token_id, kind);
   `,
+  // 5: RESERVED for scheduled digests (issue 18), merged separately: an empty migration only
+  // records its number.
+  "",
+  // 6: who minted (as SQLite's 13)
+  `
+  ALTER TABLE seen_contracts ADD COLUMN minter_behavior TEXT;
+  ALTER TABLE subscriptions ADD COLUMN bad_actors TEXT NOT NULL DEFAULT 'hide'
+    CHECK (bad_actors IN ('hide', 'show'));
+  CREATE TABLE suppressed_alerts (
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    reports INTEGER NOT NULL,
+    noted BOOLEAN NOT NULL,
+    suppressed_at BIGINT NOT NULL,
+    PRIMARY KEY (platform, chat_id, chain, contract)
+  );
+  CREATE INDEX spam_reports_chat_contract ON spam_reports (platform, chat_id, contract);
+  `,
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

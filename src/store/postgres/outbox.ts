@@ -1,30 +1,37 @@
 import { type DueRow, toAlert } from "../rows.ts";
 import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
-import { wants } from "../wants.ts";
+import { hides, wants } from "../wants.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
 
 /** New contracts and the alerts owed for them, shared by every instance. */
 export class PgOutboxStore implements OutboxStore {
   constructor(private readonly db: PgDb) {}
 
-  async record(input: NewBatch): Promise<{ fresh: NewContract[]; enqueued: number }> {
+  async record(
+    input: NewBatch,
+  ): Promise<{ fresh: NewContract[]; enqueued: number; hidden: number }> {
     return this.db.tx(async (client) => {
       const subscriptions =
         input.subscriptions === "active"
           ? (
-              await client.query<Pick<Subscription, "id" | "types">>(
-                "SELECT id, types FROM subscriptions WHERE paused_at IS NULL AND chain = $1 ORDER BY id",
+              await client.query<Pick<Subscription, "id" | "types"> & { bad_actors: string }>(
+                "SELECT id, types, bad_actors FROM subscriptions WHERE paused_at IS NULL AND chain = $1 ORDER BY id",
                 [input.chain],
               )
-            ).rows
+            ).rows.map((row) => ({
+              id: row.id,
+              types: row.types,
+              badActors: row.bad_actors === "show" ? ("show" as const) : ("hide" as const),
+            }))
           : input.subscriptions;
       const fresh: NewContract[] = [];
       let enqueued = 0;
+      let hidden = 0;
       for (const contract of input.contracts) {
         const address = contract.address.toLowerCase();
         const inserted = await client.query(
-          `INSERT INTO seen_contracts (chain, address, name, types, minter, tx_hash, minted_at, seen_at)
-           VALUES ($8, $1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+          `INSERT INTO seen_contracts (chain, address, name, types, minter, tx_hash, minted_at, seen_at, minter_behavior)
+           VALUES ($8, $1, $2, $3, $4, $5, $6, $7, $9) ON CONFLICT DO NOTHING`,
           [
             address,
             contract.name,
@@ -34,11 +41,16 @@ export class PgOutboxStore implements OutboxStore {
             contract.mintedAt ?? null,
             input.now,
             input.chain,
+            contract.minterBehavior ?? null,
           ],
         );
         if (inserted.rowCount === 0) continue;
         fresh.push(contract);
-        const ids = subscriptions.filter((s) => wants(s.types, contract.types)).map((s) => s.id);
+        const wanted = subscriptions.filter((s) => wants(s.types, contract.types));
+        const ids = wanted
+          .filter((s) => !hides(s.badActors, contract.minterBehavior))
+          .map((s) => s.id);
+        hidden += wanted.length - ids.length;
         if (ids.length === 0) continue;
         // One statement per contract, whatever the number of subscriptions.
         const queued = await client.query(
@@ -53,15 +65,85 @@ export class PgOutboxStore implements OutboxStore {
         "INSERT INTO kv (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         [input.cursorKey, input.cursor],
       );
-      return { fresh, enqueued };
+      return { fresh, enqueued, hidden };
     });
+  }
+
+  async unseen(chain: string, addresses: readonly string[]): Promise<string[]> {
+    const distinct = [...new Set(addresses.map((address) => address.toLowerCase()))];
+    if (distinct.length === 0) return [];
+    const { rows } = await this.db.query<{ address: string }>(
+      "SELECT address FROM seen_contracts WHERE chain = $1 AND address = ANY($2::text[])",
+      [chain, distinct],
+    );
+    const seen = new Set(rows.map((row) => row.address));
+    return distinct.filter((address) => !seen.has(address));
+  }
+
+  async suppress(
+    alerts: readonly DueAlert[],
+    input: { reports: number; noted: boolean; now: number },
+  ): Promise<void> {
+    if (alerts.length === 0) return;
+    await this.db.tx(async (client) => {
+      await client.query("DELETE FROM outbox WHERE id = ANY($1::bigint[])", [
+        alerts.map((a) => a.id),
+      ]);
+      for (const alert of alerts) {
+        await client.query(
+          `INSERT INTO suppressed_alerts (platform, chat_id, chain, contract, reports, noted, suppressed_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (platform, chat_id, chain, contract) DO UPDATE
+             SET reports = excluded.reports, noted = suppressed_alerts.noted OR excluded.noted`,
+          [
+            alert.platform,
+            alert.chatId,
+            alert.chain,
+            alert.contract.address.toLowerCase(),
+            input.reports,
+            input.noted,
+            input.now,
+          ],
+        );
+      }
+    });
+  }
+
+  async alreadyNoted(alerts: readonly DueAlert[]): Promise<Set<number>> {
+    if (alerts.length === 0) return new Set();
+    const { rows } = await this.db.query<{
+      platform: string;
+      chat_id: string;
+      chain: string;
+      contract: string;
+    }>(
+      `SELECT platform, chat_id, chain, contract FROM suppressed_alerts
+        WHERE noted AND (platform, chat_id, chain, contract) IN
+          (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))`,
+      [
+        alerts.map((a) => a.platform),
+        alerts.map((a) => a.chatId),
+        alerts.map((a) => a.chain),
+        alerts.map((a) => a.contract.address.toLowerCase()),
+      ],
+    );
+    const key = (p: string, c: string, ch: string, a: string) =>
+      `${p}\u0000${c}\u0000${ch}\u0000${a}`;
+    const noted = new Set(rows.map((r) => key(r.platform, r.chat_id, r.chain, r.contract)));
+    return new Set(
+      alerts
+        .filter((a) =>
+          noted.has(key(a.platform, a.chatId, a.chain, a.contract.address.toLowerCase())),
+        )
+        .map((a) => a.id),
+    );
   }
 
   /** Alerts due now for active subscriptions, oldest first, claimed or not. */
   async due(now: number, limit: number, platform?: string): Promise<DueAlert[]> {
     const { rows } = await this.db.query<DueRow>(
       `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note,
-              c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at
+              c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at, c.minter_behavior
          FROM outbox o
          JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
          JOIN seen_contracts c ON c.chain = o.chain AND c.address = o.contract
@@ -115,7 +197,7 @@ export class PgOutboxStore implements OutboxStore {
          FROM picked, subscriptions s, seen_contracts c
         WHERE o.id = picked.id AND s.id = o.subscription_id AND c.chain = o.chain AND c.address = o.contract
        RETURNING o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note, o.due_at,
-                 c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at`,
+                 c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at, c.minter_behavior`,
       [input.now, input.platform ?? null, input.limit, Math.round(input.claimMs), input.holder],
     );
     return rows.sort((a, b) => a.due_at - b.due_at || a.id - b.id).map(toAlert);

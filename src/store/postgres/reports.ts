@@ -114,4 +114,25 @@ export class PgReportStore implements ReportStore {
     );
     return rows.map(toReport);
   }
+
+  async spamReporters(
+    platform: string,
+    chain: string,
+    chatIds: readonly string[],
+    contracts: readonly string[],
+  ): Promise<{ chatId: string; contract: string; reporters: number }[]> {
+    if (chatIds.length === 0 || contracts.length === 0) return [];
+    const { rows } = await this.db.query<{ chat_id: string; contract: string; reporters: number }>(
+      `SELECT chat_id, contract, COUNT(DISTINCT user_id) AS reporters FROM spam_reports
+        WHERE platform = $1 AND chain = $4 AND kind = 'spam' AND chat_id = ANY($2::text[])
+          AND contract = ANY($3::text[])
+        GROUP BY chat_id, contract`,
+      [platform, [...new Set(chatIds)], [...new Set(contracts.map((c) => c.toLowerCase()))], chain],
+    );
+    return rows.map((row) => ({
+      chatId: row.chat_id,
+      contract: row.contract,
+      reporters: Number(row.reporters),
+    }));
+  }
 }

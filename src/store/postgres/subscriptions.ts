@@ -1,5 +1,5 @@
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
-import type { Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
+import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import type { PgDb, Queryable } from "./db.ts";
 
 /** The chat's subscriptions (to `chain` only, when given), oldest first. */
@@ -31,17 +31,27 @@ export class PgSubscriptionStore implements SubscriptionStore {
     chatId: string;
     chain: string;
     types: SubscriptionTypes;
+    badActors?: BadActorRule | undefined;
     createdBy: string;
     now: number;
   }): Promise<{ subscription: Subscription; created: boolean }> {
     // xmax = 0 only for a row this statement inserted.
     const { rows } = await this.db.query<SubscriptionRow & { inserted: boolean }>(
-      `INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at, chain)
-       VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at, chain, bad_actors)
+       VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, 'hide'))
        ON CONFLICT (platform, chat_id, chain) DO UPDATE
-         SET types = excluded.types, paused_at = NULL, pause_reason = NULL
+         SET types = excluded.types, bad_actors = COALESCE($7, subscriptions.bad_actors),
+             paused_at = NULL, pause_reason = NULL
        RETURNING *, (xmax = 0) AS inserted`,
-      [input.platform, input.chatId, input.types, input.createdBy, input.now, input.chain],
+      [
+        input.platform,
+        input.chatId,
+        input.types,
+        input.createdBy,
+        input.now,
+        input.chain,
+        input.badActors ?? null,
+      ],
     );
     const row = rows[0];
     if (!row) throw new Error("the subscription row was not written");

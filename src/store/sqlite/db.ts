@@ -321,6 +321,29 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX spam_reports_chat ON spam_reports (platform, chat_id, created_at);
   CREATE INDEX spam_reports_due ON spam_reports (status, next_attempt_at);
   `,
+  // 12: RESERVED for scheduled digests (issue 18), merged separately: an empty migration only
+  // records its number.
+  "",
+  // 13: who minted. The minter's behavior label is stored with the contract (looked up once, every
+  // channel's alert shows it); a subscription hides bad actors' contracts or shows them marked;
+  // alerts suppressed in a channel (members reported the contract as spam) are kept, with whether
+  // the channel was told why, so the note is posted once.
+  `
+  ALTER TABLE seen_contracts ADD COLUMN minter_behavior TEXT;
+  ALTER TABLE subscriptions ADD COLUMN bad_actors TEXT NOT NULL DEFAULT 'hide'
+    CHECK (bad_actors IN ('hide', 'show'));
+  CREATE TABLE suppressed_alerts (
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    reports INTEGER NOT NULL,
+    noted INTEGER NOT NULL,
+    suppressed_at INTEGER NOT NULL,
+    PRIMARY KEY (platform, chat_id, chain, contract)
+  );
+  CREATE INDEX spam_reports_chat_contract ON spam_reports (platform, chat_id, contract);
+  `,
 ];
 
 /** How many migrations the SQLite store has: a store opened by this code is at this version. */

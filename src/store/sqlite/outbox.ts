@@ -1,6 +1,6 @@
 import { type DueRow, toAlert } from "../rows.ts";
 import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
-import { wants } from "../wants.ts";
+import { hides, wants } from "../wants.ts";
 import type { Db } from "./db.ts";
 
 /**
@@ -11,9 +11,11 @@ import type { Db } from "./db.ts";
 export class SqliteOutboxStore implements OutboxStore {
   constructor(private readonly db: Db) {}
 
-  async record(input: NewBatch): Promise<{ fresh: NewContract[]; enqueued: number }> {
+  async record(
+    input: NewBatch,
+  ): Promise<{ fresh: NewContract[]; enqueued: number; hidden: number }> {
     const insertSeen = this.db.prepare(
-      "INSERT OR IGNORE INTO seen_contracts (chain, address, name, types, minter, tx_hash, minted_at, seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT OR IGNORE INTO seen_contracts (chain, address, name, types, minter, tx_hash, minted_at, seen_at, minter_behavior) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
     const enqueue = this.db.prepare(
       "INSERT OR IGNORE INTO outbox (subscription_id, chain, contract, note, due_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -21,15 +23,25 @@ export class SqliteOutboxStore implements OutboxStore {
     const setCursor = this.db.prepare(
       "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
-    const active = this.db.prepare<[string], Pick<Subscription, "id" | "types">>(
-      "SELECT id, types FROM subscriptions WHERE paused_at IS NULL AND chain = ? ORDER BY id",
+    const active = this.db.prepare<
+      [string],
+      Pick<Subscription, "id" | "types"> & { bad_actors: string }
+    >(
+      "SELECT id, types, bad_actors FROM subscriptions WHERE paused_at IS NULL AND chain = ? ORDER BY id",
     );
     return this.db
       .transaction(() => {
         const subscriptions =
-          input.subscriptions === "active" ? active.all(input.chain) : input.subscriptions;
+          input.subscriptions === "active"
+            ? active.all(input.chain).map((row) => ({
+                id: row.id,
+                types: row.types,
+                badActors: row.bad_actors === "show" ? ("show" as const) : ("hide" as const),
+              }))
+            : input.subscriptions;
         const fresh: NewContract[] = [];
         let enqueued = 0;
+        let hidden = 0;
         for (const contract of input.contracts) {
           const inserted = insertSeen.run(
             input.chain,
@@ -40,11 +52,16 @@ export class SqliteOutboxStore implements OutboxStore {
             contract.txHash ?? null,
             contract.mintedAt ?? null,
             input.now,
+            contract.minterBehavior ?? null,
           ).changes;
           if (inserted === 0) continue;
           fresh.push(contract);
           for (const subscription of subscriptions) {
             if (!wants(subscription.types, contract.types)) continue;
+            if (hides(subscription.badActors, contract.minterBehavior)) {
+              hidden++;
+              continue;
+            }
             enqueued += enqueue.run(
               subscription.id,
               input.chain,
@@ -56,9 +73,58 @@ export class SqliteOutboxStore implements OutboxStore {
           }
         }
         setCursor.run(input.cursorKey, input.cursor);
-        return { fresh, enqueued };
+        return { fresh, enqueued, hidden };
       })
       .immediate();
+  }
+
+  async unseen(chain: string, addresses: readonly string[]): Promise<string[]> {
+    const seen = this.db.prepare<[string, string], { n: number }>(
+      "SELECT 1 AS n FROM seen_contracts WHERE chain = ? AND address = ?",
+    );
+    const distinct = [...new Set(addresses.map((address) => address.toLowerCase()))];
+    return distinct.filter((address) => seen.get(chain, address) === undefined);
+  }
+
+  /** Out of the outbox and into suppressed_alerts, in one transaction. */
+  async suppress(
+    alerts: readonly DueAlert[],
+    input: { reports: number; noted: boolean; now: number },
+  ): Promise<void> {
+    const remove = this.db.prepare("DELETE FROM outbox WHERE id = ?");
+    const log = this.db.prepare(
+      `INSERT INTO suppressed_alerts (platform, chat_id, chain, contract, reports, noted, suppressed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (platform, chat_id, chain, contract) DO UPDATE
+         SET reports = excluded.reports, noted = MAX(noted, excluded.noted)`,
+    );
+    this.db.transaction(() => {
+      for (const alert of alerts) {
+        remove.run(alert.id);
+        log.run(
+          alert.platform,
+          alert.chatId,
+          alert.chain,
+          alert.contract.address.toLowerCase(),
+          input.reports,
+          input.noted ? 1 : 0,
+          input.now,
+        );
+      }
+    })();
+  }
+
+  async alreadyNoted(alerts: readonly DueAlert[]): Promise<Set<number>> {
+    const noted = this.db.prepare<[string, string, string, string], { n: number }>(
+      "SELECT 1 AS n FROM suppressed_alerts WHERE platform = ? AND chat_id = ? AND chain = ? AND contract = ? AND noted = 1",
+    );
+    const ids = new Set<number>();
+    for (const alert of alerts)
+      if (
+        noted.get(alert.platform, alert.chatId, alert.chain, alert.contract.address.toLowerCase())
+      )
+        ids.add(alert.id);
+    return ids;
   }
 
   /** Alerts due now for active subscriptions, oldest first, claimed or not. */
@@ -105,7 +171,7 @@ export class SqliteOutboxStore implements OutboxStore {
     return this.db
       .prepare<[number, string | null, string | null, number, number, number], DueRow>(
         `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note,
-                c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at
+                c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at, c.minter_behavior
            FROM outbox o
            JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
            JOIN seen_contracts c ON c.chain = o.chain AND c.address = o.contract

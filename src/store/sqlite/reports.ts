@@ -147,4 +147,25 @@ export class SqliteReportStore implements ReportStore {
       .all(platform, chatId, limit)
       .map(toReport);
   }
+
+  async spamReporters(
+    platform: string,
+    chain: string,
+    chatIds: readonly string[],
+    contracts: readonly string[],
+  ): Promise<{ chatId: string; contract: string; reporters: number }[]> {
+    const chats = [...new Set(chatIds)];
+    const wanted = [...new Set(contracts.map((c) => c.toLowerCase()))];
+    if (chats.length === 0 || wanted.length === 0) return [];
+    const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+    return this.db
+      .prepare<unknown[], { chat_id: string; contract: string; reporters: number }>(
+        `SELECT chat_id, contract, COUNT(DISTINCT user_id) AS reporters FROM spam_reports
+          WHERE platform = ? AND chain = ? AND kind = 'spam' AND chat_id IN (${marks(chats.length)})
+            AND contract IN (${marks(wanted.length)})
+          GROUP BY chat_id, contract`,
+      )
+      .all(platform, chain, ...chats, ...wanted)
+      .map((row) => ({ chatId: row.chat_id, contract: row.contract, reporters: row.reporters }));
+  }
 }

@@ -1,5 +1,5 @@
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
-import type { Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
+import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import type { Db } from "./db.ts";
 
 /**
@@ -15,6 +15,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     chatId: string;
     chain: string;
     types: SubscriptionTypes;
+    badActors?: BadActorRule | undefined;
     createdBy: string;
     now: number;
   }): Promise<{ subscription: Subscription; created: boolean }> {
@@ -23,9 +24,9 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
       if (existing) {
         this.db
           .prepare(
-            "UPDATE subscriptions SET types = ?, paused_at = NULL, pause_reason = NULL WHERE id = ?",
+            "UPDATE subscriptions SET types = ?, bad_actors = COALESCE(?, bad_actors), paused_at = NULL, pause_reason = NULL WHERE id = ?",
           )
-          .run(input.types, existing.id);
+          .run(input.types, input.badActors ?? null, existing.id);
         return {
           subscription: this.findNow(input.platform, input.chatId, input.chain) as Subscription,
           created: false,
@@ -33,9 +34,17 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
       }
       this.db
         .prepare(
-          "INSERT INTO subscriptions (platform, chat_id, chain, types, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+          "INSERT INTO subscriptions (platform, chat_id, chain, types, bad_actors, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
         )
-        .run(input.platform, input.chatId, input.chain, input.types, input.createdBy, input.now);
+        .run(
+          input.platform,
+          input.chatId,
+          input.chain,
+          input.types,
+          input.badActors ?? "hide",
+          input.createdBy,
+          input.now,
+        );
       return {
         subscription: this.findNow(input.platform, input.chatId, input.chain) as Subscription,
         created: true,
