@@ -212,20 +212,13 @@ export async function benchAlertFanOut(options: FanOutOptions): Promise<BenchRow
   const dcAll = discordSends();
   const tgOk = tgAll.filter((send) => send.ok);
   const dcOk = dcAll.filter((send) => send.status >= 200 && send.status < 300);
-  const tally = (ids: string[], sends: Accepted[]) => {
+  const countsOf = (sends: Accepted[]) => {
     const counts = new Map<string, number>();
     for (const send of sends) counts.set(send.channel, (counts.get(send.channel) ?? 0) + 1);
-    let duplicates = 0;
-    let lost = 0;
-    for (const id of ids) {
-      const n = counts.get(id) ?? 0;
-      if (n === 0) lost++;
-      else duplicates += n - 1;
-    }
-    return { duplicates, lost };
+    return counts;
   };
-  const tg = { ...spanRate(tgOk), ...tally(telegramIds, tgOk) };
-  const dc = { ...spanRate(dcOk), ...tally(discordIds, dcOk) };
+  const tg = { ...spanRate(tgOk), ...tally(telegramIds, countsOf(tgOk)) };
+  const dc = { ...spanRate(dcOk), ...tally(discordIds, countsOf(dcOk)) };
   const tg429 = tgAll.filter((send) => !send.ok).length;
   const dc429 = dcAll.filter((send) => send.status === 429).length;
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
