@@ -35,6 +35,12 @@ export const WEEKDAYS = [
   { value: 7, names: ["sun", "sunday"] },
 ] as const;
 
+/** 1 -> "Monday". */
+export function weekdayName(weekday: number): string {
+  const name = WEEKDAYS.find((d) => d.value === weekday)?.names[1] ?? "monday";
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
+
 /** "09:00", "9:00", "0900" or "9" into "09:00"; hours 0-23, minutes 0-59. */
 export function checkTime(raw: string): Checked<string> {
   const match = /^(\d{1,2})(?::?(\d{2}))?$/.exec(raw.trim());
@@ -49,7 +55,8 @@ export function checkTime(raw: string): Checked<string> {
 export function checkWeekday(raw: string): Checked<number> {
   const wanted = raw.trim().toLowerCase();
   const day = WEEKDAYS.find((d) => (d.names as readonly string[]).includes(wanted));
-  if (!day) return invalid(`"${raw}" is not a day of the week: use mon, tue, wed, thu, fri, sat or sun.`);
+  if (!day)
+    return invalid(`"${raw}" is not a day of the week: use mon, tue, wed, thu, fri, sat or sun.`);
   return valid(day.value);
 }
 
@@ -109,10 +116,7 @@ export function nextSlot(schedule: Schedule, now: number): number {
 
 /** "daily at 09:00 Europe/Berlin", "weekly on Monday at 09:00 UTC". */
 export function describeSchedule(schedule: Schedule): string {
-  const on =
-    schedule.cadence === "weekly"
-      ? ` on ${DateTime.fromObject({ weekday: schedule.weekday ?? 1 }, { locale: "en" }).toFormat("cccc")}`
-      : "";
+  const on = schedule.cadence === "weekly" ? ` on ${weekdayName(schedule.weekday ?? 1)}` : "";
   return `${schedule.cadence}${on} at ${schedule.time} ${schedule.zone}`;
 }
 

@@ -2,6 +2,7 @@ import type { Store } from "../types.ts";
 import { PgActionStore } from "./actions.ts";
 import { PgCollectionIndexStore } from "./collections.ts";
 import { openPgDb, type PgDb, type PgOpenOptions } from "./db.ts";
+import { PgDigestStore } from "./digests.ts";
 import { PgKeyValueStore, PgLeaseStore } from "./kv.ts";
 import { PgOutboxStore } from "./outbox.ts";
 import { PgReportStore } from "./reports.ts";
@@ -45,6 +46,7 @@ export function postgresStore(
     kv: new PgKeyValueStore(db),
     leases: new PgLeaseStore(db),
     updates: new PgUpdateStore(db),
+    digests: new PgDigestStore(db),
     async healthy() {
       try {
         return (await db.query("SELECT 1 AS ok")).rows.length === 1;

@@ -3,6 +3,7 @@ import type { Store } from "../types.ts";
 import { SqliteActionStore } from "./actions.ts";
 import { SqliteCollectionIndexStore } from "./collections.ts";
 import { type Db, migrate, openDatabase } from "./db.ts";
+import { SqliteDigestStore } from "./digests.ts";
 import { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
 import { SqliteOutboxStore } from "./outbox.ts";
 import { SqliteReportStore } from "./reports.ts";
@@ -56,6 +57,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     kv: new SqliteKeyValueStore(db),
     leases: new SqliteLeaseStore(db),
     updates: new SqliteUpdateStore(db),
+    digests: new SqliteDigestStore(db),
     async healthy() {
       try {
         return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;
