@@ -3,6 +3,7 @@ import { postgresAvailable } from "../services.ts";
 import { actionsContract } from "./actions.contract.ts";
 import { backends } from "./backends.ts";
 import { collectionsContract } from "./collections.contract.ts";
+import { digestsContract } from "./digests.contract.ts";
 import { keyValueContract } from "./kv.contract.ts";
 import { outboxContract } from "./outbox.contract.ts";
 import { reportsContract } from "./reports.contract.ts";
@@ -19,5 +20,6 @@ for (const backend of backends.filter((b) => b.name === "postgres")) {
     collectionsContract(backend.open);
     keyValueContract(backend.open);
     updatesContract(backend.open);
+    digestsContract(backend.open);
   });
 }

@@ -2,6 +2,7 @@ import { describe } from "vitest";
 import { actionsContract } from "./actions.contract.ts";
 import { backends } from "./backends.ts";
 import { collectionsContract } from "./collections.contract.ts";
+import { digestsContract } from "./digests.contract.ts";
 import { keyValueContract } from "./kv.contract.ts";
 import { outboxContract } from "./outbox.contract.ts";
 import { reportsContract } from "./reports.contract.ts";
@@ -18,5 +19,6 @@ for (const backend of backends.filter((b) => b.name === "sqlite")) {
     collectionsContract(backend.open);
     keyValueContract(backend.open);
     updatesContract(backend.open);
+    digestsContract(backend.open);
   });
 }
