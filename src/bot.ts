@@ -9,6 +9,7 @@ import { openShared, redactRedisUrl, type Shared } from "./cache/index.ts";
 import type { Chain } from "./chains.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
+import { DigestScheduler } from "./digests/scheduler.ts";
 import type { Runtime } from "./core/runtime.ts";
 import { HttpHost } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
@@ -55,6 +56,8 @@ export interface Bot {
   /** One poller per chain, by chain id: each with its own client, cursor, lease and gap count. */
   pollers: ReadonlyMap<string, NewContractPoller>;
   delivery: DeliveryWorker;
+  /** Posts the channels' scheduled digests (on the default chain's lease holder). */
+  digests: DigestScheduler;
   metrics: Metrics;
   health: () => Promise<Health>;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
@@ -304,6 +307,24 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     );
   }
   const poller = pollers.get(chains[0]?.id ?? "") as NewContractPoller;
+  const digests = new DigestScheduler({
+    digests: store.digests,
+    apis,
+    chains,
+    collections: stores.collections,
+    senders,
+    materialize: (platform, chatId, reply) =>
+      runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    // Only the leader looks; the run's claim in the store is what makes a slot post once.
+    isLeader: () => poller.isLeader,
+    holder,
+    logger: logger.child({ part: "digests" }),
+    settings: {
+      tickMs: config.digests.tickMs,
+      lateAfterMs: config.digests.lateAfterMs,
+      maxAttempts: config.alerts.maxAttempts,
+    },
+  });
   const metrics = createMetrics({
     cache: () => api.cacheStats,
     outboxDepth: () => alerts.depth(),
@@ -372,6 +393,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     poller,
     pollers,
     delivery,
+    digests,
     metrics,
     health,
     prune: () => pruneExpired(),
@@ -439,9 +461,11 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     // Stopped first: no new alerts or reports once shutdown begins (closeAll runs last first).
     running.push(() => reportRetries.stop());
     running.push(() => delivery.stop());
+    running.push(() => digests.stop());
     for (const p of pollers.values()) running.push(() => p.stop());
     delivery.start();
     for (const p of pollers.values()) p.start();
+    digests.start();
     await reportRetries.start();
     // In the background: the first command need not wait, and a name it misses joins this refresh.
     runtime.refresher.start();

@@ -14,6 +14,7 @@ export interface CommandStores {
   subscriptions: Store["subscriptions"];
   wallets: Store["wallets"];
   reports: Store["reports"];
+  digests: Store["digests"];
   collections: KnownCollections;
 }
 
@@ -24,6 +25,7 @@ export function openStores(store: Store, logger?: Logger): CommandStores {
     subscriptions: store.subscriptions,
     wallets: store.wallets,
     reports: store.reports,
+    digests: store.digests,
     collections: new KnownCollections({
       store: store.collections,
       ...(logger ? { logger: logger.child({ part: "collection-index" }) } : {}),
@@ -56,12 +58,14 @@ export function buildRuntime(
       subscriptions: stores.subscriptions,
       wallets: stores.wallets,
       reports: stores.reports,
+      digests: stores.digests,
     },
     logger,
     settings: {
       explorerUrl: config.explorerUrl,
       chains: config.chains,
       reportsPerHour: config.reportsPerHour,
+      digestsPerChat: config.digests.perChat,
       ipfsGateway: config.ipfsGateway,
     },
     deadlineMs: config.commandDeadlineMs,

@@ -57,10 +57,12 @@ export interface BotSettings {
   ipfsGateway: string;
   /** Spam / not-spam reports one person may make in an hour. */
   reportsPerHour: number;
+  /** Scheduled digests one channel may have (default 5). */
+  digestsPerChat?: number;
 }
 
 /** The durable state commands may use. */
-export type CommandStore = Pick<Store, "subscriptions" | "wallets" | "reports">;
+export type CommandStore = Pick<Store, "subscriptions" | "wallets" | "reports" | "digests">;
 
 export interface CommandContext {
   api: ApiClient;

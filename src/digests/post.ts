@@ -1,0 +1,88 @@
+import type { DurationChoice, MetricChoice } from "../../commands/shared/choices.ts";
+import { scheduleOf } from "../../commands/shared/digests.ts";
+import { topAnswer } from "../../commands/top.ts";
+import type { ApiClient } from "../api/client.ts";
+import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
+import { formatCount } from "../core/format.ts";
+import type { KnownCollections } from "../core/known-collections.ts";
+import type { Reply } from "../core/reply.ts";
+import { describeSchedule, slotDate, slotTime } from "../core/schedule.ts";
+import type { Digest } from "../store/types.ts";
+
+/** Collections in a digest's top list (one page of /top). */
+export const DIGEST_TOP_LIMIT = 10;
+/** Contracts read per page, and pages at most, when counting the day's new collections. */
+const COUNT_PAGE = 500;
+const COUNT_PAGES = 10;
+
+/**
+ * NFT contracts minted after `since` (endpoint 10, blockTimestampGt), counted by address over
+ * pages; `capped` when there were more than the pages read.
+ */
+export async function countNewCollections(
+  api: Pick<ApiClient, "foundational">,
+  since: number,
+): Promise<{ count: number; capped: boolean }> {
+  const seen = new Set<string>();
+  for (let page = 0; page < COUNT_PAGES; page++) {
+    const { contracts } = await api.foundational.contracts(
+      {
+        contractTypes: NFT_CONTRACT_TYPES,
+        blockTimestampGt: new Date(since).toISOString(),
+        limit: COUNT_PAGE,
+        ...(page > 0 ? { offset: page * COUNT_PAGE } : {}),
+      },
+      { background: true },
+    );
+    const before = seen.size;
+    for (const contract of contracts) seen.add(contract.address.toLowerCase());
+    // A short page is the last; a page of nothing new is a service ignoring the offset.
+    if (contracts.length < COUNT_PAGE || seen.size === before)
+      return { count: seen.size, capped: false };
+  }
+  return { count: seen.size, capped: true };
+}
+
+/**
+ * A digest's post for one slot: the /top answer (with its chart and page buttons) under a title
+ * naming the slot's date, and the number of collections minted in the 24 hours before `now`.
+ * `late`: the slot's time passed while the bot was down, which the title says.
+ */
+export async function digestPost(input: {
+  digest: Digest;
+  slot: number;
+  late: boolean;
+  now: number;
+  api: ApiClient;
+  /** The collection index, when the digest's chain is the one it knows. */
+  collections?: KnownCollections | undefined;
+  /** The chain's name, when the bot serves several. */
+  chainName?: string | undefined;
+}): Promise<Reply> {
+  const { digest, slot, late, now, api } = input;
+  const schedule = scheduleOf(digest);
+  const [top, minted] = await Promise.all([
+    topAnswer(
+      { api, collections: input.collections, background: true },
+      digest.metric as MetricChoice,
+      digest.period as DurationChoice,
+      DIGEST_TOP_LIMIT,
+      0,
+    ),
+    countNewCollections(api, now - 86_400_000),
+  ]);
+  const kind = digest.cadence === "weekly" ? "Weekly" : "Daily";
+  const lateNote = late ? ` (posted late: the bot was down at ${slotTime(schedule, slot)})` : "";
+  const on = input.chainName ? ` on ${input.chainName}` : "";
+  const count = `${minted.capped ? "more than " : ""}${formatCount(String(minted.count))}`;
+  return {
+    ...top,
+    title: `${kind} digest for ${slotDate(schedule, slot)}${lateNote}`,
+    text: [
+      `New collections minted${on} in the last 24 hours: ${count}.`,
+      `${top.title ?? "Top collections"}:${top.text ? ` ${top.text}` : ""}`,
+    ].join("\n"),
+    footer: `Digest ${digest.id}, ${describeSchedule(schedule)} · /digest list`,
+    replaceOriginal: false,
+  };
+}

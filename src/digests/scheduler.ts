@@ -1,0 +1,237 @@
+import { createHash } from "node:crypto";
+import { scheduleOf } from "../../commands/shared/digests.ts";
+import type { AlertSender } from "../alerts/delivery.ts";
+import type { ApiClient } from "../api/client.ts";
+import type { Chain } from "../chains.ts";
+import type { Platform } from "../core/command.ts";
+import type { KnownCollections } from "../core/known-collections.ts";
+import type { RenderableReply, Reply } from "../core/reply.ts";
+import { latestSlot } from "../core/schedule.ts";
+import type { Logger } from "../log.ts";
+import type { Digest, DigestRun, DigestStore } from "../store/types.ts";
+import { digestPost } from "./post.ts";
+
+export interface DigestSchedulerSettings {
+  /** How often the digests are looked at. */
+  tickMs: number;
+  /** A slot posted more than this after its time says it is late (the bot was down). */
+  lateAfterMs: number;
+  /** How long a claimed slot stays claimed (default 2 minutes: building and sending one post). */
+  claimMs?: number;
+  /** Failed tries of one slot before it is given up (rate limits do not count). */
+  maxAttempts: number;
+}
+
+export interface DigestSchedulerDeps {
+  digests: DigestStore;
+  /** Each chain's client, by chain id. */
+  apis: ReadonlyMap<string, ApiClient>;
+  /** The chains served, the default first. */
+  chains: readonly Pick<Chain, "id" | "name">[];
+  /** The collection index (it knows the default chain's names). */
+  collections?: KnownCollections;
+  senders: Partial<Record<Platform, AlertSender>>;
+  /** Stores the post's buttons for its chat and returns what renderers take. */
+  materialize: (platform: Platform, chatId: string, reply: Reply) => Promise<RenderableReply>;
+  /**
+   * Whether this instance looks for due slots (the default chain's poller lease holder). Not
+   * what makes a slot post once: the run's claim in the store is.
+   */
+  isLeader: () => boolean;
+  /** Who claims runs (the lease holder's name). */
+  holder: string;
+  logger: Logger;
+  settings: DigestSchedulerSettings;
+  now?: () => number;
+}
+
+export interface DigestStats {
+  posted: number;
+  late: number;
+  retries: number;
+  failed: number;
+}
+
+export const DIGEST_CLAIM_MS = 120_000;
+
+const backoffMs = (attempts: number) => Math.min(15 * 60_000, 30_000 * 2 ** Math.min(attempts, 10));
+
+/** The same key for every try at one slot of one digest (Discord's nonce drops a re-send). */
+export const digestKey = (digestId: number, slot: number) =>
+  createHash("sha256").update(`digest:${digestId}:${slot}`).digest("base64url").slice(0, 25);
+
+/**
+ * Posts scheduled digests. Every tick (on the leader), each digest's most recent slot is looked
+ * at: a slot not yet posted is claimed in the store (one row per digest and slot), built, sent,
+ * and marked sent once the platform took it. So a slot posts once across restarts and instances;
+ * a slot whose time passed while the bot was down is the most recent one at start, and is posted
+ * then, saying it is late; older missed slots are not. A claimer that dies mid-send leaves its
+ * claim to expire, and the slot is sent again then: one duplicate per crash at most (none on
+ * Discord, whose nonce drops it). A slot before the digest was added is never posted.
+ */
+export class DigestScheduler {
+  readonly stats: DigestStats = { posted: 0, late: 0, retries: 0, failed: 0 };
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+  private stopping = false;
+
+  constructor(private readonly deps: DigestSchedulerDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  start(): void {
+    this.stopping = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    await this.running?.catch(() => {});
+  }
+
+  private schedule(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.running = this.tick();
+      this.running
+        .catch((error: unknown) =>
+          this.deps.logger.error({ err: error }, "digest round failed; trying again next tick"),
+        )
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopping) this.schedule(this.deps.settings.tickMs);
+        });
+    }, ms);
+  }
+
+  /** One look at every digest; returns how many posts were sent. */
+  async tick(): Promise<number> {
+    if (!this.deps.isLeader()) return 0;
+    let sent = 0;
+    for (const digest of await this.deps.digests.all()) {
+      if (this.stopping) break;
+      const sender = this.deps.senders[digest.platform as Platform];
+      // A platform not configured in this run: its digests wait for it.
+      if (!sender) continue;
+      let slot: number;
+      try {
+        slot = latestSlot(scheduleOf(digest), this.now());
+      } catch (error) {
+        this.deps.logger.warn({ err: error, digest: digest.id }, "digest has no slot");
+        continue;
+      }
+      if (slot < digest.createdAt) continue;
+      const run = await this.deps.digests.claimRun({
+        digestId: digest.id,
+        slot,
+        holder: this.deps.holder,
+        now: this.now(),
+        claimMs: this.deps.settings.claimMs ?? DIGEST_CLAIM_MS,
+      });
+      if (!run) continue;
+      if (await this.post(digest, run, sender)) sent++;
+    }
+    return sent;
+  }
+
+  private async post(digest: Digest, run: DigestRun, sender: AlertSender): Promise<boolean> {
+    const { digests, logger, settings } = this.deps;
+    const where = {
+      digest: digest.id,
+      platform: digest.platform,
+      chat: digest.chatId,
+      slot: run.slot,
+    };
+    const api = this.deps.apis.get(digest.chain);
+    if (!api) {
+      await digests.finishRun(digest.id, run.slot, "failed", this.now(), "chain not served");
+      this.stats.failed++;
+      logger.warn({ ...where, chain: digest.chain }, "digest of a chain no longer served: skipped");
+      return false;
+    }
+    const now = this.now();
+    // Late: its first try comes well after its time (the bot was down then).
+    const late = run.attempts === 0 && now - run.slot > settings.lateAfterMs;
+    let stage = "build";
+    try {
+      const reply = await digestPost({
+        digest,
+        slot: run.slot,
+        late,
+        now,
+        api,
+        collections: digest.chain === this.deps.chains[0]?.id ? this.deps.collections : undefined,
+        chainName:
+          this.deps.chains.length > 1
+            ? (this.deps.chains.find((c) => c.id === digest.chain)?.name ?? digest.chain)
+            : undefined,
+      });
+      const rendered = await this.deps.materialize(
+        digest.platform as Platform,
+        digest.chatId,
+        reply,
+      );
+      stage = "send";
+      await sender.sendToChat(digest.chatId, rendered, digestKey(digest.id, run.slot));
+    } catch (error) {
+      await this.failed(
+        digest,
+        run,
+        stage === "send"
+          ? sender.classifySendError(error)
+          : {
+              kind: "transient",
+              reason: `could not build the digest: ${(error as Error).message}`,
+            },
+      );
+      return false;
+    }
+    await digests.finishRun(digest.id, run.slot, "sent", this.now());
+    this.stats.posted++;
+    if (late) this.stats.late++;
+    logger.info({ ...where, late }, "digest posted");
+    return true;
+  }
+
+  private async failed(
+    digest: Digest,
+    run: DigestRun,
+    failure: ReturnType<AlertSender["classifySendError"]>,
+  ): Promise<void> {
+    const { digests, logger, settings } = this.deps;
+    const where = {
+      digest: digest.id,
+      platform: digest.platform,
+      chat: digest.chatId,
+      slot: run.slot,
+    };
+    const now = this.now();
+    if (failure.kind === "rate_limited") {
+      this.stats.retries++;
+      await digests.retryRun(
+        digest.id,
+        run.slot,
+        now + failure.retryAfterMs,
+        "rate limited",
+        false,
+      );
+      return;
+    }
+    const reason =
+      failure.kind === "moved" ? `the chat moved to ${failure.newChatId}` : failure.reason;
+    if (failure.kind === "permanent" || run.attempts + 1 >= settings.maxAttempts) {
+      await digests.finishRun(digest.id, run.slot, "failed", now, reason);
+      this.stats.failed++;
+      logger.error(
+        { ...where, reason },
+        "digest not posted for this slot; the next slot tries again",
+      );
+      return;
+    }
+    this.stats.retries++;
+    await digests.retryRun(digest.id, run.slot, now + backoffMs(run.attempts), reason, true);
+    logger.warn({ ...where, reason, attempts: run.attempts + 1 }, "digest post failed; will retry");
+  }
+}
