@@ -9,8 +9,8 @@ import { openShared, redactRedisUrl, type Shared } from "./cache/index.ts";
 import type { Chain } from "./chains.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
-import { DigestScheduler } from "./digests/scheduler.ts";
 import type { Runtime } from "./core/runtime.ts";
+import { DigestScheduler } from "./digests/scheduler.ts";
 import { HttpHost } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
 import type { Logger } from "./log.ts";
@@ -33,6 +33,11 @@ export interface BotDeps {
   monotonic?: () => number;
   /** Where the logs go when that is a file (the console chat's), told at the chat's start. */
   logFile?: string;
+  /**
+   * Wall clock in epoch ms for scheduled digests and the commands' "now" (default Date.now),
+   * injectable so tests can cross a slot's time.
+   */
+  now?: () => number;
 }
 
 export interface Bot {
@@ -225,7 +230,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const runtime = buildRuntime(
     config,
     { api, stores, charts, logger: logger.child({ part: "runtime" }) },
-    shared ? { limiters: shared.limiters } : {},
+    {
+      ...(shared ? { limiters: shared.limiters } : {}),
+      ...(deps.now ? { now: () => new Date((deps.now as () => number)()) } : {}),
+    },
   );
   const { adapters, prune } = await configuredAdapters(config, {
     runtime,
@@ -324,6 +332,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       lateAfterMs: config.digests.lateAfterMs,
       maxAttempts: config.alerts.maxAttempts,
     },
+    ...(deps.now ? { now: deps.now } : {}),
   });
   const metrics = createMetrics({
     cache: () => api.cacheStats,
