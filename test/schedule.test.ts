@@ -55,7 +55,10 @@ describe("slots", () => {
     // One slot a day across the change: the day after the change is 24 h after it, not 23 or 25.
     const slots: number[] = [];
     let t = at("2026-10-23T00:00:00Z");
-    for (let i = 0; i < 4; i++) slots.push((t = nextSlot(s, t)));
+    for (let i = 0; i < 4; i++) {
+      t = nextSlot(s, t);
+      slots.push(t);
+    }
     expect(slots.map(iso)).toEqual([
       "2026-10-23T07:00:00.000Z",
       "2026-10-24T07:00:00.000Z",
