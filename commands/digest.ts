@@ -9,6 +9,8 @@ import {
   checkZone,
   looksLikeTime,
   nextSlot,
+  slotDate,
+  slotTime,
 } from "../src/core/schedule.ts";
 import { UserError } from "../src/errors.ts";
 import type { NewDigest } from "../src/store/types.ts";
@@ -95,10 +97,13 @@ async function assertManages(ctx: CommandContext): Promise<void> {
     throw new UserError("Only people who can manage this channel may add or remove digests.");
 }
 
-/** "Tue 24 Nov 09:00 (in 14 hours)"-like: when the digest posts next. */
+/** "24 Nov 2026 09:00 Europe/Berlin (in 14 hours)": when the digest posts next, in its zone. */
 function nextPost(ctx: CommandContext, digest: Parameters<typeof scheduleOf>[0]): string {
-  const next = nextSlot(scheduleOf(digest), ctx.now().getTime());
-  return formatTimestamp(new Date(next).toISOString(), ctx.now());
+  const schedule = scheduleOf(digest);
+  const next = nextSlot(schedule, ctx.now().getTime());
+  const relative = /\((.+)\)$/.exec(formatTimestamp(new Date(next).toISOString(), ctx.now()))?.[1];
+  const local = `${slotDate({ ...schedule, cadence: "daily" }, next)} ${slotTime(schedule, next)} ${schedule.zone}`;
+  return relative ? `${local} (${relative})` : local;
 }
 
 async function add(
@@ -194,6 +199,11 @@ const command = defineCommand({
   async run(ctx, { action, spec, chain }) {
     if (action === "add") return add(ctx, spec, chain);
     if (action === "remove") return remove(ctx, spec);
+    // "/digest frobnicate": not an action, so the text parser passed it on.
+    if (spec?.trim())
+      throw new UserError(
+        `"${spec.trim().slice(0, 40)}" is not something /digest does: use add, list or remove. Example: ${command.examples[0]}`,
+      );
     return list(ctx);
   },
 });
