@@ -190,14 +190,26 @@ describe("the digest scheduler", () => {
     expect(sender.sent[1]?.key).not.toBe(sender.sent[0]?.key);
   });
 
-  it("asks the contracts endpoint for the last 24 hours' mints", async () => {
+  it("counts the contracts minted in the last 24 hours (blockTimestampGt)", async () => {
     await say("/digest add daily 09:00 Europe/Berlin");
     clock = at("2026-11-23T08:00:00Z");
-    const before = t.sim.requests.length;
-    expect(await scheduler(fakeSender()).tick()).toBe(1);
-    const contracts = t.sim.requests.slice(before).filter((r) => r.path.includes("/contracts"));
+    const sender = fakeSender();
+    expect(await scheduler(sender).tick()).toBe(1);
+    const count = (text: string) =>
+      Number(/in the last 24 hours: ([\d,]+)\./.exec(text)?.[1]?.replaceAll(",", ""));
+    const before = count(sender.sent[0]?.text ?? "");
+    // Minted now: after the injected clock's day before, so counted the next day.
+    // Fungible tokens are no collections: only the NFT ones count.
+    const nfts = t.sim.mint(6).filter((m) => !m.types.includes("TYPE_ERC20")).length;
+    // 30 s past the slot: not a query an earlier test's answer is cached for.
+    clock = at("2026-11-24T08:00:30Z");
+    const requests = t.sim.requests.length;
+    expect(await scheduler(sender).tick()).toBe(1);
+    expect(count(sender.sent[1]?.text ?? "")).toBe(before + nfts);
+    expect(nfts).toBeGreaterThan(0);
+    const contracts = t.sim.requests.slice(requests).filter((r) => r.path.includes("/contracts"));
     expect(contracts.length).toBeGreaterThan(0);
-    expect(contracts[0]?.query.blockTimestampGt).toBe("2026-11-22T08:00:00.000Z");
+    expect(contracts[0]?.query.blockTimestampGt).toBe("2026-11-23T08:00:30.000Z");
   });
 
   it("a digest added after today's slot first posts at the next one", async () => {
