@@ -348,6 +348,7 @@ function headsFor(command: string, f: Fixtures): string[] {
     top: ["volume 1d", "sales"],
     contracts: ["erc721", "all"],
     subscribe: ["erc721"],
+    digest: ["add daily 09:00", "add weekly mon 09:00 Europe/Berlin top", "remove"],
     help: ["top"],
   };
   return heads[command] ?? [];
@@ -390,6 +391,8 @@ export function optionValueArb(option: string, fixtures: Fixtures): fc.Arbitrary
     spam: ["exclude", "only"],
     condition: ["any"],
     command: ["nft", "segment"],
+    action: ["add", "list", "remove"],
+    spec: ["daily 09:00 top volume 1d", "weekly sun 23:59 Asia/Tokyo"],
   };
   const args = argStringArb(fixtures);
   const values = valid[option];
