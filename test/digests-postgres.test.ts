@@ -2,7 +2,7 @@
  * Scheduled digests on one PostgreSQL store shared by two instances: however their ticks
  * interleave (both believing they lead, as during a lease hand-over), each digest's slot is
  * posted exactly once; an instance that died holding a slot's claim leaves it to the other once
- * the claim expires.
+ * the claim expires (it asks again a claim's length after it was told the slot is held).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertSender } from "../src/alerts/delivery.ts";
@@ -115,7 +115,11 @@ describe.runIf(await postgresAvailable())("digests on PostgreSQL, two instances"
     const two = instance(b, "host-b:2:bb", () => now);
     await two.scheduler.tick();
     expect(two.sent).not.toContain(digest.chatId);
+    // A's claim ends at +60 s; B, told "held" at +30 s, asks again a claim's length later.
     now = next + 61_000;
+    await two.scheduler.tick();
+    expect(two.sent).not.toContain(digest.chatId);
+    now = next + 91_000;
     await two.scheduler.tick();
     expect(two.sent.filter((chat) => chat === digest.chatId)).toEqual([digest.chatId]);
   });

@@ -266,6 +266,35 @@ describe("the digest scheduler", () => {
     expect((await t.store.digests.runs(digest?.id ?? 0))[0]).toMatchObject({ status: "failed" });
   });
 
+  it("once a slot is posted, later ticks do not ask the store to claim it again", async () => {
+    await say("/digest add daily 09:00 Europe/Berlin");
+    clock = at("2026-11-23T08:00:00Z");
+    let claims = 0;
+    const digests = t.store.digests;
+    const counting = Object.create(digests) as typeof digests;
+    counting.claimRun = (input) => {
+      claims++;
+      return digests.claimRun(input);
+    };
+    const s = new DigestScheduler({
+      ...(
+        scheduler(fakeSender()) as unknown as {
+          deps: ConstructorParameters<typeof DigestScheduler>[0];
+        }
+      ).deps,
+      digests: counting,
+    });
+    expect(await s.tick()).toBe(1);
+    for (let i = 0; i < 5; i++) {
+      clock += 30_000;
+      await s.tick();
+    }
+    expect(claims).toBe(1);
+    clock = at("2026-11-24T08:00:00Z");
+    expect(await s.tick()).toBe(1);
+    expect(claims).toBe(2);
+  });
+
   it("posts nothing when not the leader", async () => {
     await say("/digest add daily 09:00 Europe/Berlin");
     clock = at("2026-11-23T08:00:00Z");

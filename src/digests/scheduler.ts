@@ -75,6 +75,12 @@ export class DigestScheduler {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
   private stopping = false;
+  /**
+   * Per digest, a slot this instance need not ask the store about again until `until`: posted
+   * or given up (for ever), or held by another claimer (until its claim could have expired). So
+   * a tick writes to the store only for slots that may still be owed.
+   */
+  private readonly settled = new Map<number, { slot: number; until: number }>();
 
   constructor(private readonly deps: DigestSchedulerDeps) {
     this.now = deps.now ?? Date.now;
@@ -123,20 +129,37 @@ export class DigestScheduler {
         continue;
       }
       if (slot < digest.createdAt) continue;
+      const known = this.settled.get(digest.id);
+      if (known && known.slot === slot && known.until > this.now()) continue;
+      const claimMs = this.deps.settings.claimMs ?? DIGEST_CLAIM_MS;
       const run = await this.deps.digests.claimRun({
         digestId: digest.id,
         slot,
         holder: this.deps.holder,
         now: this.now(),
-        claimMs: this.deps.settings.claimMs ?? DIGEST_CLAIM_MS,
+        claimMs,
       });
-      if (!run) continue;
-      if (await this.post(digest, run, sender)) sent++;
+      if (!run) {
+        this.settled.set(digest.id, { slot, until: this.now() + claimMs });
+        continue;
+      }
+      const outcome = await this.post(digest, run, sender);
+      if (outcome === "sent") sent++;
+      // Sent or given up: never again; to be retried: from when its wait ends.
+      this.settled.set(digest.id, {
+        slot,
+        until: typeof outcome === "number" ? outcome : Number.POSITIVE_INFINITY,
+      });
     }
     return sent;
   }
 
-  private async post(digest: Digest, run: DigestRun, sender: AlertSender): Promise<boolean> {
+  /** Builds and sends one slot's post: sent, given up, or the time to try it again from. */
+  private async post(
+    digest: Digest,
+    run: DigestRun,
+    sender: AlertSender,
+  ): Promise<"sent" | "failed" | number> {
     const { digests, logger, settings } = this.deps;
     const where = {
       digest: digest.id,
@@ -149,7 +172,7 @@ export class DigestScheduler {
       await digests.finishRun(digest.id, run.slot, "failed", this.now(), "chain not served");
       this.stats.failed++;
       logger.warn({ ...where, chain: digest.chain }, "digest of a chain no longer served: skipped");
-      return false;
+      return "failed";
     }
     const now = this.now();
     // Late: its first try comes well after its time (the bot was down then).
@@ -176,7 +199,7 @@ export class DigestScheduler {
       stage = "send";
       await sender.sendToChat(digest.chatId, rendered, digestKey(digest.id, run.slot));
     } catch (error) {
-      await this.failed(
+      return this.failed(
         digest,
         run,
         stage === "send"
@@ -186,20 +209,19 @@ export class DigestScheduler {
               reason: `could not build the digest: ${(error as Error).message}`,
             },
       );
-      return false;
     }
     await digests.finishRun(digest.id, run.slot, "sent", this.now());
     this.stats.posted++;
     if (late) this.stats.late++;
     logger.info({ ...where, late }, "digest posted");
-    return true;
+    return "sent";
   }
 
   private async failed(
     digest: Digest,
     run: DigestRun,
     failure: ReturnType<AlertSender["classifySendError"]>,
-  ): Promise<void> {
+  ): Promise<"failed" | number> {
     const { digests, logger, settings } = this.deps;
     const where = {
       digest: digest.id,
@@ -210,14 +232,9 @@ export class DigestScheduler {
     const now = this.now();
     if (failure.kind === "rate_limited") {
       this.stats.retries++;
-      await digests.retryRun(
-        digest.id,
-        run.slot,
-        now + failure.retryAfterMs,
-        "rate limited",
-        false,
-      );
-      return;
+      const dueAt = now + failure.retryAfterMs;
+      await digests.retryRun(digest.id, run.slot, dueAt, "rate limited", false);
+      return dueAt;
     }
     const reason =
       failure.kind === "moved" ? `the chat moved to ${failure.newChatId}` : failure.reason;
@@ -228,10 +245,12 @@ export class DigestScheduler {
         { ...where, reason },
         "digest not posted for this slot; the next slot tries again",
       );
-      return;
+      return "failed";
     }
     this.stats.retries++;
-    await digests.retryRun(digest.id, run.slot, now + backoffMs(run.attempts), reason, true);
+    const dueAt = now + backoffMs(run.attempts);
+    await digests.retryRun(digest.id, run.slot, dueAt, reason, true);
     logger.warn({ ...where, reason, attempts: run.attempts + 1 }, "digest post failed; will retry");
+    return dueAt;
   }
 }
