@@ -326,6 +326,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     // Only the leader looks; the run's claim in the store is what makes a slot post once.
     isLeader: () => poller.isLeader,
     holder,
+    moveChat: (platform, from, to) => stores.subscriptions.moveChat(platform, from, to),
     logger: logger.child({ part: "digests" }),
     settings: {
       tickMs: config.digests.tickMs,

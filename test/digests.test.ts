@@ -138,6 +138,8 @@ function fakeSender(): AlertSender & {
       sender.sent.push({ chatId, text: renderConsole(reply).text, ...(key ? { key } : {}) });
     },
     classifySendError(error: unknown) {
+      const moved = /moved:(\S+)/.exec(String(error))?.[1];
+      if (moved) return { kind: "moved" as const, newChatId: moved };
       return /forbidden/.test(String(error))
         ? { kind: "permanent" as const, reason: "forbidden" }
         : { kind: "transient" as const, reason: String(error) };
@@ -293,6 +295,27 @@ describe("the digest scheduler", () => {
     clock = at("2026-11-24T08:00:00Z");
     expect(await s.tick()).toBe(1);
     expect(claims).toBe(2);
+  });
+
+  it("a chat that moved (a group become a supergroup) gets its digest at the new id", async () => {
+    await say("/digest add daily 09:00 Europe/Berlin");
+    clock = at("2026-11-23T08:00:00Z");
+    const sender = fakeSender();
+    const s = new DigestScheduler({
+      ...(
+        scheduler(sender) as unknown as { deps: ConstructorParameters<typeof DigestScheduler>[0] }
+      ).deps,
+      moveChat: (platform, from, to) => t.store.subscriptions.moveChat(platform, from, to),
+    });
+    sender.fail = new Error("moved:-100777");
+    expect(await s.tick()).toBe(0);
+    sender.fail = undefined;
+    expect(await s.tick()).toBe(1);
+    expect(sender.sent.map((p) => p.chatId)).toEqual(["-100777"]);
+    expect((await t.store.digests.all())[0]?.chatId).toBe("-100777");
+    expect(await say("/digest list", { chat: { id: "-100777", kind: "group" } })).toContain(
+      "daily at 09:00 Europe/Berlin",
+    );
   });
 
   it("posts nothing when not the leader", async () => {

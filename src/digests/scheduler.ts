@@ -40,6 +40,11 @@ export interface DigestSchedulerDeps {
   isLeader: () => boolean;
   /** Who claims runs (the lease holder's name). */
   holder: string;
+  /**
+   * A chat got a new id (a Telegram group became a supergroup): its digests (with its
+   * subscriptions, buttons and reports) follow it (SubscriptionStore.moveChat).
+   */
+  moveChat?: (platform: string, fromChatId: string, toChatId: string) => Promise<unknown>;
   logger: Logger;
   settings: DigestSchedulerSettings;
   now?: () => number;
@@ -235,6 +240,16 @@ export class DigestScheduler {
       const dueAt = now + failure.retryAfterMs;
       await digests.retryRun(digest.id, run.slot, dueAt, "rate limited", false);
       return dueAt;
+    }
+    if (failure.kind === "moved" && this.deps.moveChat) {
+      await this.deps.moveChat(digest.platform, digest.chatId, failure.newChatId);
+      logger.info({ ...where, newChat: failure.newChatId }, "chat moved; its digests follow");
+      // At once, to the new id (the next tick reads the digest anew); the try counts, so a chat
+      // that keeps "moving" cannot loop for ever.
+      if (run.attempts + 1 < settings.maxAttempts) {
+        await digests.retryRun(digest.id, run.slot, now, `moved to ${failure.newChatId}`, true);
+        return now;
+      }
     }
     const reason =
       failure.kind === "moved" ? `the chat moved to ${failure.newChatId}` : failure.reason;

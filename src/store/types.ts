@@ -51,7 +51,7 @@ export interface SubscriptionStore {
   remove(platform: string, chatId: string, chain?: string): Promise<boolean>;
   /**
    * A chat got a new id (a Telegram group upgraded to a supergroup): its subscriptions follow,
-   * and with them the queued alerts, its buttons and its report history. Where the new chat
+   * and with them the queued alerts, its buttons, its report history and its scheduled digests. Where the new chat
    * already has a subscription to the same chain, that one is kept and the old one's alerts join
    * it, dropping those it already has queued. Returns the new chat's oldest subscription, if any.
    */
