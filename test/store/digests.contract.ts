@@ -92,6 +92,15 @@ export function digestsContract(open: OpenStore): void {
       ).toBeUndefined();
     });
 
+    it("a chat's digests follow it to a new id (SubscriptionStore.moveChat)", async () => {
+      const { digests, subscriptions } = await fresh();
+      await digests.add(aDigest("old"), 5);
+      await digests.add(aDigest("other"), 5);
+      await subscriptions.moveChat("telegram", "old", "new");
+      expect((await digests.all()).map((d) => d.chatId)).toEqual(["new", "other"]);
+      expect(await digests.forChat("telegram", "old")).toEqual([]);
+    });
+
     it("claimers racing for one slot: exactly one gets it", async () => {
       const { digests } = await fresh();
       const digest = await digests.add(aDigest("c1"), 5);
