@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { AlertSender } from "../src/alerts/delivery.ts";
 import type { Platform } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
+import { digestReply } from "../src/digests/post.ts";
 import { DigestScheduler, type DigestSchedulerSettings } from "../src/digests/scheduler.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
@@ -330,5 +331,56 @@ describe("the digest scheduler", () => {
     });
     expect(await follower.tick()).toBe(0);
     expect(sender.sent).toEqual([]);
+  });
+});
+
+describe("a digest's post (pure)", () => {
+  const digest = {
+    id: 7,
+    platform: "telegram",
+    chatId: "c",
+    chain: "base",
+    cadence: "weekly" as const,
+    weekday: 1,
+    time: "09:00",
+    zone: "Europe/Berlin",
+    metric: "sales",
+    period: "7d",
+    createdBy: "telegram:u1",
+    createdAt: 0,
+  };
+  const top = {
+    title: "Top collections by number of sales, last 7 days",
+    text: "No collections ranked for this period.",
+  };
+
+  it("names the slot's local date, says when late, counts (capped) and names the chain", () => {
+    const reply = digestReply({
+      digest,
+      slot: at("2026-11-23T08:00:00Z"),
+      late: true,
+      top,
+      minted: { count: 5000, capped: true },
+      chainName: "Base",
+    });
+    expect(reply.title).toBe(
+      "Weekly digest for Mon 23 Nov 2026 (posted late: the bot was down at 09:00)",
+    );
+    expect(reply.text).toBe(
+      "New collections minted on Base in the last 24 hours: more than 5,000.\nTop collections by number of sales, last 7 days: No collections ranked for this period.",
+    );
+    expect(reply.footer).toBe("Digest 7, weekly on Monday at 09:00 Europe/Berlin · /digest list");
+  });
+
+  it("on time: no note", () => {
+    const reply = digestReply({
+      digest: { ...digest, cadence: "daily", weekday: null },
+      slot: at("2026-11-23T08:00:00Z"),
+      late: false,
+      top,
+      minted: { count: 12, capped: false },
+    });
+    expect(reply.title).toBe("Daily digest for 23 Nov 2026");
+    expect(reply.text).toMatch(/^New collections minted in the last 24 hours: 12\./);
   });
 });

@@ -44,33 +44,22 @@ export async function countNewCollections(
 }
 
 /**
- * A digest's post for one slot: the /top answer (with its chart and page buttons) under a title
- * naming the slot's date, and the number of collections minted in the 24 hours before `now`.
- * `late`: the slot's time passed while the bot was down, which the title says.
+ * A digest's post for one slot, from what was fetched: the /top answer (with its chart and page
+ * buttons) under a title naming the slot's date, and the number of collections minted in the 24
+ * hours before the post. `late`: the slot's time passed while the bot was down, which the title
+ * says.
  */
-export async function digestPost(input: {
+export function digestReply(input: {
   digest: Digest;
   slot: number;
   late: boolean;
-  now: number;
-  api: ApiClient;
-  /** The collection index, when the digest's chain is the one it knows. */
-  collections?: KnownCollections | undefined;
+  top: Reply;
+  minted: { count: number; capped: boolean };
   /** The chain's name, when the bot serves several. */
   chainName?: string | undefined;
-}): Promise<Reply> {
-  const { digest, slot, late, now, api } = input;
+}): Reply {
+  const { digest, slot, late, top, minted } = input;
   const schedule = scheduleOf(digest);
-  const [top, minted] = await Promise.all([
-    topAnswer(
-      { api, collections: input.collections, background: true },
-      digest.metric as MetricChoice,
-      digest.period as DurationChoice,
-      DIGEST_TOP_LIMIT,
-      0,
-    ),
-    countNewCollections(api, now - 86_400_000),
-  ]);
   const kind = digest.cadence === "weekly" ? "Weekly" : "Daily";
   const lateNote = late ? ` (posted late: the bot was down at ${slotTime(schedule, slot)})` : "";
   const on = input.chainName ? ` on ${input.chainName}` : "";
@@ -85,4 +74,37 @@ export async function digestPost(input: {
     footer: `Digest ${digest.id}, ${describeSchedule(schedule)} · /digest list`,
     replaceOriginal: false,
   };
+}
+
+/** Fetches what a digest shows (the top list and the day's count) and builds its post. */
+export async function digestPost(input: {
+  digest: Digest;
+  slot: number;
+  late: boolean;
+  now: number;
+  api: ApiClient;
+  /** The collection index, when the digest's chain is the one it knows. */
+  collections?: KnownCollections | undefined;
+  /** The chain's name, when the bot serves several. */
+  chainName?: string | undefined;
+}): Promise<Reply> {
+  const { digest, now, api } = input;
+  const [top, minted] = await Promise.all([
+    topAnswer(
+      { api, collections: input.collections, background: true },
+      digest.metric as MetricChoice,
+      digest.period as DurationChoice,
+      DIGEST_TOP_LIMIT,
+      0,
+    ),
+    countNewCollections(api, now - 86_400_000),
+  ]);
+  return digestReply({
+    digest,
+    slot: input.slot,
+    late: input.late,
+    top,
+    minted,
+    chainName: input.chainName,
+  });
 }
