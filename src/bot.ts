@@ -327,6 +327,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     isLeader: () => poller.isLeader,
     holder,
     moveChat: (platform, from, to) => stores.subscriptions.moveChat(platform, from, to),
+    onOutcome: (outcome) => metrics.onDigest(outcome),
     logger: logger.child({ part: "digests" }),
     settings: {
       tickMs: config.digests.tickMs,

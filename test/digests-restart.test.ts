@@ -109,6 +109,9 @@ describe("digests across restarts", () => {
     expect(fourth.digests()[0]).toContain(
       "Daily digest for 25 Nov 2026 (posted late: the bot was down at 09:00)",
     );
+    expect(await fourth.bot.metrics.registry.metrics()).toMatch(
+      /^bot_digests_total\{outcome="late"\} 1$/m,
+    );
     await fourth.stop();
 
     const fifth = await startBot(Date.parse("2026-11-25T09:30:00Z"));

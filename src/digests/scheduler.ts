@@ -48,6 +48,8 @@ export interface DigestSchedulerDeps {
   logger: Logger;
   settings: DigestSchedulerSettings;
   now?: () => number;
+  /** Told of every slot posted (on time or late) or given up (metrics). */
+  onOutcome?: (outcome: "posted" | "late" | "failed") => void;
 }
 
 export interface DigestStats {
@@ -176,6 +178,7 @@ export class DigestScheduler {
     if (!api) {
       await digests.finishRun(digest.id, run.slot, "failed", this.now(), "chain not served");
       this.stats.failed++;
+      this.deps.onOutcome?.("failed");
       logger.warn({ ...where, chain: digest.chain }, "digest of a chain no longer served: skipped");
       return "failed";
     }
@@ -218,6 +221,7 @@ export class DigestScheduler {
     await digests.finishRun(digest.id, run.slot, "sent", this.now());
     this.stats.posted++;
     if (late) this.stats.late++;
+    this.deps.onOutcome?.(late ? "late" : "posted");
     logger.info({ ...where, late }, "digest posted");
     return "sent";
   }
@@ -256,6 +260,7 @@ export class DigestScheduler {
     if (failure.kind === "permanent" || run.attempts + 1 >= settings.maxAttempts) {
       await digests.finishRun(digest.id, run.slot, "failed", now, reason);
       this.stats.failed++;
+      this.deps.onOutcome?.("failed");
       logger.error(
         { ...where, reason },
         "digest not posted for this slot; the next slot tries again",

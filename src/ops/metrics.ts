@@ -15,6 +15,8 @@ export interface Metrics {
   /** `chain`: the poller's chain, a label when the bot polls several. */
   onFutureMints(count: number, chain?: string): void;
   onAlertsDropped(count: number): void;
+  /** A scheduled digest's slot: posted on time, posted late (the bot was down), or given up. */
+  onDigest(outcome: "posted" | "late" | "failed"): void;
 }
 
 export interface MetricSources {
@@ -80,6 +82,12 @@ export function createMetrics(sources: MetricSources): Metrics {
   const dropped = new Counter({
     name: "bot_alerts_dropped_total",
     help: "New-collection alerts given up on after ALERT_MAX_ATTEMPTS failed tries",
+    registers: [registry],
+  });
+  const digests = new Counter({
+    name: "bot_digests_total",
+    help: "Scheduled digest slots: posted on time, posted late (the bot was down), or given up",
+    labelNames: ["outcome"] as const,
     registers: [registry],
   });
   const alertLag = new Histogram({
@@ -190,6 +198,9 @@ export function createMetrics(sources: MetricSources): Metrics {
     },
     onAlertsDropped(count) {
       dropped.inc(count);
+    },
+    onDigest(outcome) {
+      digests.inc({ outcome });
     },
     onDelivered(count, mintedAt, now) {
       deliveries.inc(count);
