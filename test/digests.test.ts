@@ -193,26 +193,39 @@ describe("the digest scheduler", () => {
     expect(sender.sent[1]?.key).not.toBe(sender.sent[0]?.key);
   });
 
-  it("counts the contracts minted in the last 24 hours (blockTimestampGt)", async () => {
-    await say("/digest add daily 09:00 Europe/Berlin");
-    clock = at("2026-11-23T08:00:00Z");
+  it("counts the NFT contracts minted in the 24 hours before the slot (blockTimestampGt)", async () => {
+    // 09:01 Berlin: a query no earlier test's answer is cached for.
+    await say("/digest add daily 09:01 Europe/Berlin");
+    clock = at("2026-11-23T08:01:00Z");
     const sender = fakeSender();
-    expect(await scheduler(sender).tick()).toBe(1);
+    const s = scheduler(sender);
+    expect(await s.tick()).toBe(1);
     const count = (text: string) =>
       Number(/in the last 24 hours: ([\d,]+)\./.exec(text)?.[1]?.replaceAll(",", ""));
     const before = count(sender.sent[0]?.text ?? "");
-    // Minted now: after the injected clock's day before, so counted the next day.
-    // Fungible tokens are no collections: only the NFT ones count.
-    const nfts = t.sim.mint(6).filter((m) => !m.types.includes("TYPE_ERC20")).length;
-    // 30 s past the slot: not a query an earlier test's answer is cached for.
-    clock = at("2026-11-24T08:00:30Z");
+    // Six mints within the next day's window (fungible tokens are no collections), two after it.
+    const nfts = t.sim
+      .mintDated(at("2026-11-23T20:00:00Z"), 6)
+      .filter((m) => !m.types.includes("TYPE_ERC20")).length;
+    t.sim.mintDated(at("2026-11-24T09:00:00Z"), 2);
+    clock = at("2026-11-24T08:01:10Z");
     const requests = t.sim.requests.length;
-    expect(await scheduler(sender).tick()).toBe(1);
-    expect(count(sender.sent[1]?.text ?? "")).toBe(before + nfts);
+    expect(await s.tick()).toBe(1);
     expect(nfts).toBeGreaterThan(0);
+    expect(count(sender.sent[1]?.text ?? "")).toBe(before + nfts);
     const contracts = t.sim.requests.slice(requests).filter((r) => r.path.includes("/contracts"));
     expect(contracts.length).toBeGreaterThan(0);
-    expect(contracts[0]?.query.blockTimestampGt).toBe("2026-11-23T08:00:30.000Z");
+    expect(contracts[0]?.query.blockTimestampGt).toBe("2026-11-23T08:01:00.000Z");
+  });
+
+  it("a slot posted well after its time by a process that was running then is not called late", async () => {
+    await say("/digest add daily 09:00 Europe/Berlin");
+    const sender = fakeSender();
+    const s = scheduler(sender); // running since 08:00 Berlin
+    clock = at("2026-11-23T08:20:00Z"); // busy or without the lease until 09:20
+    expect(await s.tick()).toBe(1);
+    expect(sender.sent[0]?.text).toContain("Daily digest for 23 Nov 2026");
+    expect(sender.sent[0]?.text).not.toContain("posted late");
   });
 
   it("a digest added after today's slot first posts at the next one", async () => {
@@ -367,7 +380,7 @@ describe("a digest's post (pure)", () => {
       "Weekly digest for Mon 23 Nov 2026 (posted late: the bot was down at 09:00)",
     );
     expect(reply.text).toBe(
-      "New collections minted on Base in the last 24 hours: more than 5,000.\nTop collections by number of sales, last 7 days: No collections ranked for this period.",
+      "New collections minted on Base in the 24 hours before 09:00: more than 5,000.\nTop collections by number of sales, last 7 days: No collections ranked for this period.",
     );
     expect(reply.footer).toBe("Digest 7, weekly on Monday at 09:00 Europe/Berlin · /digest list");
   });

@@ -16,14 +16,18 @@ const COUNT_PAGE = 500;
 const COUNT_PAGES = 10;
 
 /**
- * NFT contracts minted after `since` (endpoint 10, blockTimestampGt), counted by address over
- * pages; `capped` when there were more than the pages read.
+ * NFT contracts minted in (`since`, `until`] (endpoint 10 with blockTimestampGt, the upper bound
+ * applied here), counted by address over pages; `capped` when there were more than the pages
+ * read. A contract without a mint time counts. Digests of one slot ask the same question, so the
+ * answer cache serves all but the first.
  */
 export async function countNewCollections(
   api: Pick<ApiClient, "foundational">,
   since: number,
+  until: number,
 ): Promise<{ count: number; capped: boolean }> {
   const seen = new Set<string>();
+  let previousFirst: string | undefined;
   for (let page = 0; page < COUNT_PAGES; page++) {
     const { contracts } = await api.foundational.contracts(
       {
@@ -34,11 +38,16 @@ export async function countNewCollections(
       },
       { background: true },
     );
-    const before = seen.size;
-    for (const contract of contracts) seen.add(contract.address.toLowerCase());
-    // A short page is the last; a page of nothing new is a service ignoring the offset.
-    if (contracts.length < COUNT_PAGE || seen.size === before)
-      return { count: seen.size, capped: false };
+    // A page starting where the last did is a service ignoring the offset: nothing more to read.
+    const first = contracts[0]?.address.toLowerCase();
+    if (page > 0 && first === previousFirst) return { count: seen.size, capped: false };
+    previousFirst = first;
+    for (const contract of contracts) {
+      const minted = Date.parse(contract.mintEvent?.blockTimestamp ?? "");
+      if (!(minted > until)) seen.add(contract.address.toLowerCase());
+    }
+    // A short page is the last.
+    if (contracts.length < COUNT_PAGE) return { count: seen.size, capped: false };
   }
   return { count: seen.size, capped: true };
 }
@@ -46,7 +55,7 @@ export async function countNewCollections(
 /**
  * A digest's post for one slot, from what was fetched: the /top answer (with its chart and page
  * buttons) under a title naming the slot's date, and the number of collections minted in the 24
- * hours before the post. `late`: the slot's time passed while the bot was down, which the title
+ * hours before the slot. `late`: the slot's time passed while the bot was down, which the title
  * says.
  */
 export function digestReply(input: {
@@ -63,12 +72,13 @@ export function digestReply(input: {
   const kind = digest.cadence === "weekly" ? "Weekly" : "Daily";
   const lateNote = late ? ` (posted late: the bot was down at ${slotTime(schedule, slot)})` : "";
   const on = input.chainName ? ` on ${input.chainName}` : "";
+  const window = late ? `the 24 hours before ${slotTime(schedule, slot)}` : "the last 24 hours";
   const count = `${minted.capped ? "more than " : ""}${formatCount(String(minted.count))}`;
   return {
     ...top,
     title: `${kind} digest for ${slotDate(schedule, slot)}${lateNote}`,
     text: [
-      `New collections minted${on} in the last 24 hours: ${count}.`,
+      `New collections minted${on} in ${window}: ${count}.`,
       `${top.title ?? "Top collections"}:${top.text ? ` ${top.text}` : ""}`,
     ].join("\n"),
     footer: `Digest ${digest.id}, ${describeSchedule(schedule)} · /digest list`,
@@ -81,14 +91,13 @@ export async function digestPost(input: {
   digest: Digest;
   slot: number;
   late: boolean;
-  now: number;
   api: ApiClient;
   /** The collection index, when the digest's chain is the one it knows. */
   collections?: KnownCollections | undefined;
   /** The chain's name, when the bot serves several. */
   chainName?: string | undefined;
 }): Promise<Reply> {
-  const { digest, now, api } = input;
+  const { digest, api } = input;
   const [top, minted] = await Promise.all([
     topAnswer(
       { api, collections: input.collections, background: true },
@@ -97,7 +106,7 @@ export async function digestPost(input: {
       DIGEST_TOP_LIMIT,
       0,
     ),
-    countNewCollections(api, now - 86_400_000),
+    countNewCollections(api, input.slot - 86_400_000, input.slot),
   ]);
   return digestReply({
     digest,

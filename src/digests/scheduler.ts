@@ -88,9 +88,12 @@ export class DigestScheduler {
    * a tick writes to the store only for slots that may still be owed.
    */
   private readonly settled = new Map<number, { slot: number; until: number }>();
+  /** When this scheduler began: a slot before it passed while this process was not running. */
+  private readonly startedAt: number;
 
   constructor(private readonly deps: DigestSchedulerDeps) {
     this.now = deps.now ?? Date.now;
+    this.startedAt = this.now();
   }
 
   start(): void {
@@ -183,15 +186,16 @@ export class DigestScheduler {
       return "failed";
     }
     const now = this.now();
-    // Late: its first try comes well after its time (the bot was down then).
-    const late = run.attempts === 0 && now - run.slot > settings.lateAfterMs;
+    // Late: its time passed before this process ran, and its first try comes well after it (a
+    // slot merely queued behind others, or retried, is not "late": the bot was up).
+    const late =
+      run.attempts === 0 && run.slot < this.startedAt && now - run.slot > settings.lateAfterMs;
     let stage = "build";
     try {
       const reply = await digestPost({
         digest,
         slot: run.slot,
         late,
-        now,
         api,
         collections: digest.chain === this.deps.chains[0]?.id ? this.deps.collections : undefined,
         chainName:
