@@ -70,6 +70,15 @@ describe("/digest", () => {
     );
   });
 
+  it("takes a chain (chain:<id>), default the first configured one", async () => {
+    expect(await say("/digest add daily 09:00 top sales 7d chain:base")).toMatch(
+      /Digest \d+ added on Base: daily at 09:00 UTC/,
+    );
+    await say("/digest add daily 10:00");
+    expect((await t.store.digests.all()).map((d) => d.chain)).toEqual(["base", "ethereum"]);
+    expect(await say("/digest list")).toContain("on Base");
+  });
+
   it("defaults: top volume 1d when no metric or period is given", async () => {
     await say("/digest add daily 18:00");
     expect((await t.store.digests.all())[0]).toMatchObject({ metric: "volume", period: "1d" });
