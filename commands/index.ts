@@ -3,6 +3,7 @@ import audience from "./audience.ts";
 import behaviors from "./behaviors.ts";
 import common from "./common.ts";
 import contracts from "./contracts.ts";
+import digest from "./digest.ts";
 import { createHelpCommand } from "./help.ts";
 import link from "./link.ts";
 import nft from "./nft.ts";
@@ -41,6 +42,7 @@ export function allCommands(): AnyCommand[] {
     subscribe,
     unsubscribe,
     subscriptions,
+    digest,
     report,
     reports,
     link,

@@ -1,4 +1,5 @@
 import type { TopCollection } from "../src/api/schemas.ts";
+import type { Chain } from "../src/chains.ts";
 import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
 import { collectionName, formatCount, formatNative, short } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
@@ -59,42 +60,57 @@ export function topReply(
   };
 }
 
-function collectionLabel(ctx: CommandContext, address: string, name: string): string {
-  return name.trim() || ctx.collections.name(address)?.trim() || short(address);
+/** What a top list needs: a chain's client, and the collection index when it is that chain's. */
+export interface TopSource {
+  /** The chain listed: its id (the chart's key) and the symbol amounts are in. */
+  chain: Pick<Chain, "id" | "symbol">;
+  api: Pick<CommandContext["api"], "collections">;
+  collections?: Pick<CommandContext["collections"], "name" | "remember"> | undefined;
+  signal?: AbortSignal | undefined;
+  /** Scheduled work (a digest): first in line for the upstream budget, never refused. */
+  background?: boolean;
 }
 
-async function fetchTop(
-  ctx: CommandContext,
+function collectionLabel(source: TopSource, address: string, name: string): string {
+  return name.trim() || source.collections?.name(address)?.trim() || short(address);
+}
+
+/** The /top answer with its chart: the command's, and a scheduled digest's. */
+export async function topAnswer(
+  source: TopSource,
   metric: MetricChoice,
   duration: DurationChoice,
   limit: number,
   page: number,
 ): Promise<Reply> {
   const api = METRICS.find((m) => m.value === metric)!.api;
-  const { collections } = await ctx.api.collections.top(
+  const { collections } = await source.api.collections.top(
     api,
     durationApi(duration),
     { limit, offset: page * limit },
-    { signal: ctx.signal },
+    {
+      ...(source.signal ? { signal: source.signal } : {}),
+      ...(source.background ? { background: true } : {}),
+    },
   );
-  ctx.collections.remember(
+  source.collections?.remember(
     collections.map((c) => ({ address: c.contractAddress, name: c.contractName })),
     "top",
   );
-  const reply = topReply(metric, duration, collections, page, limit, ctx.chain.symbol);
+  const reply = topReply(metric, duration, collections, page, limit, source.chain.symbol);
   const metricInfo = METRICS.find((m) => m.value === metric)!;
   // Bars are told apart by their labels: a collection without a name shows its address.
   const items = collections.map((item) => ({
-    label: collectionLabel(ctx, item.contractAddress, item.contractName),
+    label: collectionLabel(source, item.contractAddress, item.contractName),
     value: item[METRIC_FIELD[metric]],
   }));
-  const axis = metric === "sales" ? "Sales" : `${metricInfo.name} (${ctx.chain.symbol})`;
+  const axis = metric === "sales" ? "Sales" : `${metricInfo.name} (${source.chain.symbol})`;
   const title = reply.title ?? "Top collections";
   return {
     ...reply,
     chart: {
       kind: "ranking",
-      subject: `top:${ctx.chain.id}:${metric}:${duration}:${page}:${limit}`,
+      subject: `top:${source.chain.id}:${metric}:${duration}:${page}:${limit}`,
       title,
       axis,
       items,
@@ -102,19 +118,32 @@ async function fetchTop(
   };
 }
 
+const fetchTop = (
+  ctx: CommandContext,
+  metric: MetricChoice,
+  duration: DurationChoice,
+  limit: number,
+  page: number,
+) => topAnswer(ctx, metric, duration, limit, page);
+
+/** /top's metric and period options: /digest parses its "top <metric> <period>" with them. */
+export const TOP_OPTIONS = {
+  metric: opt.choice("What to rank by", METRICS, {
+    fallback: "volume",
+    placeholder: "volume|sales|max_price",
+  }),
+  duration: opt.choice("Over which period", DURATION_CHOICES, {
+    fallback: "1d",
+    placeholder: "1d|7d|30d|365d",
+  }),
+};
+
 const command = defineCommand({
   name: "top",
   description: "Top collections by sales volume, number of sales or highest price",
   help: "Ranks collections over the last 1, 7, 30 or 365 days. The data is refreshed every 15 minutes.",
   options: {
-    metric: opt.choice("What to rank by", METRICS, {
-      fallback: "volume",
-      placeholder: "volume|sales|max_price",
-    }),
-    duration: opt.choice("Over which period", DURATION_CHOICES, {
-      fallback: "1d",
-      placeholder: "1d|7d|30d|365d",
-    }),
+    ...TOP_OPTIONS,
     limit: opt.integer("How many per page (1-25)", {
       min: 1,
       max: 25,

@@ -10,6 +10,7 @@ import type { Chain } from "./chains.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
 import type { Runtime } from "./core/runtime.ts";
+import { DigestScheduler } from "./digests/scheduler.ts";
 import { HttpHost } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
 import type { Logger } from "./log.ts";
@@ -32,6 +33,11 @@ export interface BotDeps {
   monotonic?: () => number;
   /** Where the logs go when that is a file (the console chat's), told at the chat's start. */
   logFile?: string;
+  /**
+   * Wall clock in epoch ms for scheduled digests and the commands' "now" (default Date.now),
+   * injectable so tests can cross a slot's time.
+   */
+  now?: () => number;
 }
 
 export interface Bot {
@@ -55,6 +61,8 @@ export interface Bot {
   /** One poller per chain, by chain id: each with its own client, cursor, lease and gap count. */
   pollers: ReadonlyMap<string, NewContractPoller>;
   delivery: DeliveryWorker;
+  /** Posts the channels' scheduled digests (on the default chain's lease holder). */
+  digests: DigestScheduler;
   metrics: Metrics;
   health: () => Promise<Health>;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
@@ -225,7 +233,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const runtime = buildRuntime(
     config,
     { api, chains, apis, stores, charts, logger: logger.child({ part: "runtime" }) },
-    shared ? { limiters: shared.limiters } : {},
+    {
+      ...(shared ? { limiters: shared.limiters } : {}),
+      ...(deps.now ? { now: () => new Date((deps.now as () => number)()) } : {}),
+    },
   );
   const { adapters, prune } = await configuredAdapters(config, {
     runtime,
@@ -312,6 +323,27 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     );
   }
   const poller = pollers.get(chains[0]?.id ?? "") as NewContractPoller;
+  const digests = new DigestScheduler({
+    digests: store.digests,
+    apis,
+    chains,
+    collectionIndexes: stores.collectionIndexes,
+    senders,
+    materialize: (platform, chatId, reply) =>
+      runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    // Only the leader looks; the run's claim in the store is what makes a slot post once.
+    isLeader: () => poller.isLeader,
+    holder,
+    moveChat: (platform, from, to) => stores.subscriptions.moveChat(platform, from, to),
+    onOutcome: (outcome) => metrics.onDigest(outcome),
+    logger: logger.child({ part: "digests" }),
+    settings: {
+      tickMs: config.digests.tickMs,
+      lateAfterMs: config.digests.lateAfterMs,
+      maxAttempts: config.alerts.maxAttempts,
+    },
+    ...(deps.now ? { now: deps.now } : {}),
+  });
   const metrics = createMetrics({
     cache: () => api.cacheStats,
     outboxDepth: () => alerts.depth(),
@@ -381,6 +413,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     poller,
     pollers,
     delivery,
+    digests,
     metrics,
     health,
     prune: () => pruneExpired(),
@@ -448,9 +481,11 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     // Stopped first: no new alerts or reports once shutdown begins (closeAll runs last first).
     running.push(() => reportRetries.stop());
     running.push(() => delivery.stop());
+    running.push(() => digests.stop());
     for (const p of pollers.values()) running.push(() => p.stop());
     delivery.start();
     for (const p of pollers.values()) p.start();
+    digests.start();
     await reportRetries.start();
     // In the background: the first command need not wait, and a name it misses joins this refresh.
     for (const refresher of runtime.refreshers.values()) {

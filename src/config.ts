@@ -244,6 +244,15 @@ const SettingsSchema = z.object({
     deliveryConcurrency: env("DELIVERY_CONCURRENCY", int(16, 1, 256)),
     deliveryTickMs: env("DELIVERY_TICK_MS", int(1000, 50, 60_000)),
   }),
+  /** Scheduled digests (/digest). */
+  digests: z.object({
+    /** Digests one channel may have. */
+    perChat: env("DIGESTS_PER_CHAT", int(5, 1, 100)),
+    /** How often the scheduler looks for a slot due. */
+    tickMs: env("DIGEST_TICK_MS", int(30_000, 50, 600_000)),
+    /** A slot posted more than this after its time is marked late (the bot was down). */
+    lateAfterMs: seconds("DIGEST_LATE_AFTER_S", 300, 0, 86_400),
+  }),
   /** The one HTTP server (see resolveHttp): its port has two older names, kept as aliases. */
   http: z.object({
     port: env("HTTP_PORT", optionalPort),

@@ -16,6 +16,7 @@ export interface CommandStores {
   wallets: Store["wallets"];
   reports: Store["reports"];
   chatSettings: Store["chatSettings"];
+  digests: Store["digests"];
   /** The first chain's collection index. */
   collections: KnownCollections;
   /** Each chain's collection index, kept in memory over the store's rows of that chain. */
@@ -51,6 +52,7 @@ export function openStores(
     wallets: store.wallets,
     reports: store.reports,
     chatSettings: store.chatSettings,
+    digests: store.digests,
     collections: collectionIndexes.get(chains[0]?.id ?? "") as KnownCollections,
     collectionIndexes,
   };
@@ -88,10 +90,12 @@ export function buildRuntime(
       wallets: stores.wallets,
       reports: stores.reports,
       chatSettings: stores.chatSettings,
+      digests: stores.digests,
     },
     logger,
     settings: {
       reportsPerHour: config.reportsPerHour,
+      digestsPerChat: config.digests.perChat,
       ipfsGateway: config.ipfsGateway,
     },
     deadlineMs: config.commandDeadlineMs,

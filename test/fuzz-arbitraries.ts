@@ -348,6 +348,7 @@ function headsFor(command: string, f: Fixtures): string[] {
     top: ["volume 1d", "sales"],
     contracts: ["erc721", "all"],
     subscribe: ["erc721"],
+    digest: ["add daily 09:00", "add weekly mon 09:00 Europe/Berlin top", "remove"],
     help: ["top"],
     settings: ["chain ethereum", "chain"],
   };
@@ -394,6 +395,8 @@ export function optionValueArb(option: string, fixtures: Fixtures): fc.Arbitrary
     chain: ["ethereum", "base"],
     setting: ["chain"],
     value: ["ethereum", "default"],
+    action: ["add", "list", "remove"],
+    spec: ["daily 09:00 top volume 1d", "weekly sun 23:59 Asia/Tokyo"],
   };
   const args = argStringArb(fixtures);
   const values = valid[option];

@@ -54,10 +54,15 @@ export interface BotSettings {
   ipfsGateway: string;
   /** Spam / not-spam reports one person may make in an hour. */
   reportsPerHour: number;
+  /** Scheduled digests one channel may have (default 5). */
+  digestsPerChat?: number;
 }
 
 /** The durable state commands may use. */
-export type CommandStore = Pick<Store, "subscriptions" | "wallets" | "reports" | "chatSettings">;
+export type CommandStore = Pick<
+  Store,
+  "subscriptions" | "wallets" | "reports" | "chatSettings" | "digests"
+>;
 
 export interface CommandContext {
   /** The chain this invocation reads: its `chain` option, else the chat's, else the first. */

@@ -19,6 +19,8 @@ export interface Metrics {
   onAlertsHidden(count: number): void;
   /** Alerts not posted: members of the channel reported the contract as spam. */
   onAlertsSuppressed(count: number): void;
+  /** A scheduled digest's slot: posted on time, posted late (the bot was down), or given up. */
+  onDigest(outcome: "posted" | "late" | "failed"): void;
 }
 
 export interface MetricSources {
@@ -94,6 +96,12 @@ export function createMetrics(sources: MetricSources): Metrics {
   const suppressed = new Counter({
     name: "bot_alerts_suppressed_total",
     help: "New-collection alerts not posted: ALERT_SUPPRESS_REPORTS members of the channel reported the contract as spam",
+    registers: [registry],
+  });
+  const digests = new Counter({
+    name: "bot_digests_total",
+    help: "Scheduled digest slots: posted on time, posted late (the bot was down), or given up",
+    labelNames: ["outcome"] as const,
     registers: [registry],
   });
   const alertLag = new Histogram({
@@ -210,6 +218,9 @@ export function createMetrics(sources: MetricSources): Metrics {
     },
     onAlertsSuppressed(count) {
       suppressed.inc(count);
+    },
+    onDigest(outcome) {
+      digests.inc({ outcome });
     },
     onDelivered(count, mintedAt, now) {
       deliveries.inc(count);

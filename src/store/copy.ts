@@ -110,6 +110,38 @@ const TABLES: readonly { name: string; columns: readonly string[]; serial?: stri
     name: "suppressed_alerts",
     columns: ["platform", "chat_id", "chain", "contract", "reports", "noted", "suppressed_at"],
   },
+  {
+    name: "digests",
+    columns: [
+      "id",
+      "platform",
+      "chat_id",
+      "chain",
+      "cadence",
+      "weekday",
+      "time",
+      "zone",
+      "metric",
+      "period",
+      "created_by",
+      "created_at",
+    ],
+    serial: "id",
+  },
+  {
+    // Sent slots stay sent after the move: no digest is posted twice for one slot.
+    name: "digest_runs",
+    columns: [
+      "digest_id",
+      "slot",
+      "status",
+      "attempts",
+      "claimed_by",
+      "claimed_until",
+      "last_error",
+      "finished_at",
+    ],
+  },
 ];
 
 /** Rows per INSERT: well under PostgreSQL's 65,535 parameters for the widest table (16 columns). */

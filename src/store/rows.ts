@@ -9,6 +9,8 @@ import type { CollectionSource, IndexedCollection } from "../core/known-collecti
 import type { ButtonAction } from "../core/reply.ts";
 import type {
   BadActorRule,
+  Digest,
+  DigestRun,
   DueAlert,
   ReportKind,
   ReportStatus,
@@ -178,3 +180,55 @@ export function sameSecret(row: ReplyRow, key: { secret: Buffer }): boolean {
 export function actionAt(row: ReplyRow, index: number): ButtonAction | undefined {
   return (JSON.parse(row.actions) as ButtonAction[])[index];
 }
+
+export interface DigestRow {
+  id: number;
+  platform: string;
+  chat_id: string;
+  chain: string;
+  cadence: Digest["cadence"];
+  weekday: number | null;
+  time: string;
+  zone: string;
+  metric: string;
+  period: string;
+  created_by: string;
+  created_at: number;
+}
+
+export const toDigest = (row: DigestRow): Digest => ({
+  id: row.id,
+  platform: row.platform,
+  chatId: row.chat_id,
+  chain: row.chain,
+  cadence: row.cadence,
+  weekday: row.weekday,
+  time: row.time,
+  zone: row.zone,
+  metric: row.metric,
+  period: row.period,
+  createdBy: row.created_by,
+  createdAt: row.created_at,
+});
+
+export interface DigestRunRow {
+  digest_id: number;
+  slot: number;
+  status: DigestRun["status"];
+  attempts: number;
+  claimed_by: string | null;
+  claimed_until: number | null;
+  last_error: string | null;
+  finished_at: number | null;
+}
+
+export const toDigestRun = (row: DigestRunRow): DigestRun => ({
+  digestId: row.digest_id,
+  slot: row.slot,
+  status: row.status,
+  attempts: row.attempts,
+  claimedBy: row.claimed_by,
+  claimedUntil: row.claimed_until,
+  lastError: row.last_error,
+  finishedAt: row.finished_at,
+});

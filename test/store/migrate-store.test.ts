@@ -104,6 +104,31 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
         expiresAt: Date.now() + 60_000,
       },
     ]);
+    const digest = await sqlite.digests.add(
+      {
+        platform: "telegram",
+        chatId: "c1",
+        chain: "ethereum",
+        cadence: "weekly",
+        weekday: 1,
+        time: "09:00",
+        zone: "Europe/Berlin",
+        metric: "sales",
+        period: "7d",
+        createdBy: "telegram:u1",
+        createdAt: 80,
+      },
+      5,
+    );
+    if (digest === "full") throw new Error("full");
+    await sqlite.digests.claimRun({
+      digestId: digest.id,
+      slot: 1_000,
+      holder: "h",
+      now: 90,
+      claimMs: 1,
+    });
+    await sqlite.digests.finishRun(digest.id, 1_000, "sent", 95);
     await sqlite.close();
 
     const schema = freshSchemaName();
@@ -142,6 +167,18 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     expect(await pg.chatSettings.get("discord", "c2")).toEqual({ chain: "polygon" });
     // A button under an old message works after the move.
     expect(await pg.actions.get(buttons[0] ?? "")).toMatchObject({ chatId: "c1", userId: "u1" });
+    // Digests and their sent slots: a slot posted on SQLite is not posted again on PostgreSQL.
+    expect(await pg.digests.all()).toEqual([digest]);
+    expect(
+      await pg.digests.claimRun({
+        digestId: digest.id,
+        slot: 1_000,
+        holder: "h2",
+        now: 10_000,
+        claimMs: 1,
+      }),
+    ).toBeUndefined();
+    expect(await pg.digests.runs(digest.id)).toMatchObject([{ slot: 1_000, status: "sent" }]);
     // New rows take ids after the copied ones.
     const added = (await subscribe(pg.subscriptions, "c3")).subscription;
     expect(added.id).toBeGreaterThan(onBase.id);

@@ -3,6 +3,7 @@ import { actionsContract } from "./actions.contract.ts";
 import { backends } from "./backends.ts";
 import { chatSettingsContract } from "./chat-settings.contract.ts";
 import { collectionsContract } from "./collections.contract.ts";
+import { digestsContract } from "./digests.contract.ts";
 import { keyValueContract } from "./kv.contract.ts";
 import { outboxContract } from "./outbox.contract.ts";
 import { reportsContract } from "./reports.contract.ts";
@@ -20,5 +21,6 @@ for (const backend of backends.filter((b) => b.name === "sqlite")) {
     keyValueContract(backend.open);
     updatesContract(backend.open);
     chatSettingsContract(backend.open);
+    digestsContract(backend.open);
   });
 }

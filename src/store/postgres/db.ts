@@ -4,7 +4,7 @@ import { StartupError } from "../../errors.ts";
 /**
  * The PostgreSQL schema, in numbered migrations applied in order at start. Migration 1 is what the
  * SQLite migrations 1-8 end up with (without the SQLite-only leftover: the first button table,
- * whose ids no PostgreSQL store ever issued); 2 is SQLite's 9, 3 SQLite's 10. Times are epoch milliseconds in BIGINT, as in
+ * whose ids no PostgreSQL store ever issued); 2 is SQLite's 9, 3 SQLite's 10, 5 SQLite's 12 (4 is 11's). Times are epoch milliseconds in BIGINT, as in
  * SQLite. Never edit one that has shipped: add the next number.
  */
 const MIGRATIONS: readonly string[] = [
@@ -187,9 +187,36 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE spam_reports
     ADD CONSTRAINT spam_reports_same UNIQUE (platform, user_id, chain, wallet, contract, token_id, kind);
   `,
-  // 5: RESERVED for scheduled digests (issue 18), merged separately: an empty migration only
-  // records its number.
-  "",
+  // 5: scheduled digests and their runs, one per (digest, slot) (as SQLite's 12)
+  `
+  CREATE TABLE digests (
+    id BIGSERIAL PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    cadence TEXT NOT NULL CHECK (cadence IN ('daily', 'weekly')),
+    weekday INTEGER CHECK (weekday BETWEEN 1 AND 7),
+    time TEXT NOT NULL,
+    zone TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    period TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX digests_chat ON digests (platform, chat_id);
+
+  CREATE TABLE digest_runs (
+    digest_id BIGINT NOT NULL REFERENCES digests (id) ON DELETE CASCADE,
+    slot BIGINT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('sending', 'sent', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    claimed_by TEXT,
+    claimed_until BIGINT,
+    last_error TEXT,
+    finished_at BIGINT,
+    PRIMARY KEY (digest_id, slot)
+  );
+  `,
   // 6: who minted (as SQLite's 13)
   `
   ALTER TABLE seen_contracts ADD COLUMN minter_behavior TEXT;

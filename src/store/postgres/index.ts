@@ -3,6 +3,7 @@ import { PgActionStore } from "./actions.ts";
 import { PgChatSettingsStore } from "./chat-settings.ts";
 import { PgCollectionIndexStore } from "./collections.ts";
 import { openPgDb, type PgDb, type PgOpenOptions } from "./db.ts";
+import { PgDigestStore } from "./digests.ts";
 import { PgKeyValueStore, PgLeaseStore } from "./kv.ts";
 import { PgOutboxStore } from "./outbox.ts";
 import { PgReportStore } from "./reports.ts";
@@ -47,6 +48,7 @@ export function postgresStore(
     leases: new PgLeaseStore(db),
     updates: new PgUpdateStore(db),
     chatSettings: new PgChatSettingsStore(db),
+    digests: new PgDigestStore(db),
     async healthy() {
       try {
         return (await db.query("SELECT 1 AS ok")).rows.length === 1;

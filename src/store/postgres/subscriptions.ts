@@ -102,7 +102,7 @@ export class PgSubscriptionStore implements SubscriptionStore {
         await client.query("DELETE FROM outbox WHERE subscription_id = $1", [from.id]);
         await client.query("DELETE FROM subscriptions WHERE id = $1", [from.id]);
       }
-      for (const table of ["button_actions", "spam_reports"]) {
+      for (const table of ["button_actions", "spam_reports", "digests"]) {
         await client.query(
           `UPDATE ${table} SET chat_id = $1 WHERE platform = $2 AND chat_id = $3`,
           [toChatId, platform, fromChatId],

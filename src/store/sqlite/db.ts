@@ -321,9 +321,37 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX spam_reports_chat ON spam_reports (platform, chat_id, created_at);
   CREATE INDEX spam_reports_due ON spam_reports (status, next_attempt_at);
   `,
-  // 12: RESERVED for scheduled digests (issue 18), merged separately: an empty migration only
-  // records its number.
-  "",
+  // 12: channels' scheduled digests, and one run row per (digest, slot): claiming the row before
+  // sending is what makes a slot post once across restarts and instances
+  `
+  CREATE TABLE digests (
+    id INTEGER PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    cadence TEXT NOT NULL CHECK (cadence IN ('daily', 'weekly')),
+    weekday INTEGER CHECK (weekday BETWEEN 1 AND 7),
+    time TEXT NOT NULL,
+    zone TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    period TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX digests_chat ON digests (platform, chat_id);
+
+  CREATE TABLE digest_runs (
+    digest_id INTEGER NOT NULL REFERENCES digests (id) ON DELETE CASCADE,
+    slot INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('sending', 'sent', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    claimed_by TEXT,
+    claimed_until INTEGER,
+    last_error TEXT,
+    finished_at INTEGER,
+    PRIMARY KEY (digest_id, slot)
+  );
+  `,
   // 13: who minted. The minter's behavior label is stored with the contract (looked up once, every
   // channel's alert shows it); a subscription hides bad actors' contracts or shows them marked;
   // alerts suppressed in a channel (members reported the contract as spam) are kept, with whether

@@ -4,6 +4,7 @@ import { SqliteActionStore } from "./actions.ts";
 import { SqliteChatSettingsStore } from "./chat-settings.ts";
 import { SqliteCollectionIndexStore } from "./collections.ts";
 import { type Db, migrate, openDatabase } from "./db.ts";
+import { SqliteDigestStore } from "./digests.ts";
 import { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
 import { SqliteOutboxStore } from "./outbox.ts";
 import { SqliteReportStore } from "./reports.ts";
@@ -59,6 +60,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     leases: new SqliteLeaseStore(db),
     updates: new SqliteUpdateStore(db),
     chatSettings: new SqliteChatSettingsStore(db),
+    digests: new SqliteDigestStore(db),
     async healthy() {
       try {
         return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;

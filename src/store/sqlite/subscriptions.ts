@@ -118,7 +118,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
           this.db.prepare("DELETE FROM outbox WHERE subscription_id = ?").run(from.id);
           this.db.prepare("DELETE FROM subscriptions WHERE id = ?").run(from.id);
         }
-        for (const table of ["button_actions", "spam_reports"]) {
+        for (const table of ["button_actions", "spam_reports", "digests"]) {
           this.db
             .prepare(`UPDATE ${table} SET chat_id = ? WHERE platform = ? AND chat_id = ?`)
             .run(toChatId, platform, fromChatId);

@@ -1,0 +1,122 @@
+import type { DurationChoice, MetricChoice } from "../../commands/shared/choices.ts";
+import { scheduleOf } from "../../commands/shared/digests.ts";
+import { topAnswer } from "../../commands/top.ts";
+import type { ApiClient } from "../api/client.ts";
+import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
+import type { Chain } from "../chains.ts";
+import { formatCount } from "../core/format.ts";
+import type { KnownCollections } from "../core/known-collections.ts";
+import type { Reply } from "../core/reply.ts";
+import { describeSchedule, slotDate, slotTime } from "../core/schedule.ts";
+import type { Digest } from "../store/types.ts";
+
+/** Collections in a digest's top list (one page of /top). */
+export const DIGEST_TOP_LIMIT = 10;
+/** Contracts read per page, and pages at most, when counting the day's new collections. */
+const COUNT_PAGE = 500;
+const COUNT_PAGES = 10;
+
+/**
+ * NFT contracts minted in (`since`, `until`] (endpoint 10 with blockTimestampGt, the upper bound
+ * applied here), counted by address over pages; `capped` when there were more than the pages
+ * read. A contract without a mint time counts. Digests of one slot ask the same question, so the
+ * answer cache serves all but the first.
+ */
+export async function countNewCollections(
+  api: Pick<ApiClient, "foundational">,
+  since: number,
+  until: number,
+): Promise<{ count: number; capped: boolean }> {
+  const seen = new Set<string>();
+  let previousFirst: string | undefined;
+  for (let page = 0; page < COUNT_PAGES; page++) {
+    const { contracts } = await api.foundational.contracts(
+      {
+        contractTypes: NFT_CONTRACT_TYPES,
+        blockTimestampGt: new Date(since).toISOString(),
+        limit: COUNT_PAGE,
+        ...(page > 0 ? { offset: page * COUNT_PAGE } : {}),
+      },
+      { background: true },
+    );
+    // A page starting where the last did is a service ignoring the offset: nothing more to read.
+    const first = contracts[0]?.address.toLowerCase();
+    if (page > 0 && first === previousFirst) return { count: seen.size, capped: false };
+    previousFirst = first;
+    for (const contract of contracts) {
+      const minted = Date.parse(contract.mintEvent?.blockTimestamp ?? "");
+      if (!(minted > until)) seen.add(contract.address.toLowerCase());
+    }
+    // A short page is the last.
+    if (contracts.length < COUNT_PAGE) return { count: seen.size, capped: false };
+  }
+  return { count: seen.size, capped: true };
+}
+
+/**
+ * A digest's post for one slot, from what was fetched: the /top answer (with its chart and page
+ * buttons) under a title naming the slot's date, and the number of collections minted in the 24
+ * hours before the slot. `late`: the slot's time passed while the bot was down, which the title
+ * says.
+ */
+export function digestReply(input: {
+  digest: Digest;
+  slot: number;
+  late: boolean;
+  top: Reply;
+  minted: { count: number; capped: boolean };
+  /** The chain's name, when the bot serves several. */
+  chainName?: string | undefined;
+}): Reply {
+  const { digest, slot, late, top, minted } = input;
+  const schedule = scheduleOf(digest);
+  const kind = digest.cadence === "weekly" ? "Weekly" : "Daily";
+  const lateNote = late ? ` (posted late: the bot was down at ${slotTime(schedule, slot)})` : "";
+  const on = input.chainName ? ` on ${input.chainName}` : "";
+  const window = late ? `the 24 hours before ${slotTime(schedule, slot)}` : "the last 24 hours";
+  const count = `${minted.capped ? "more than " : ""}${formatCount(String(minted.count))}`;
+  return {
+    ...top,
+    title: `${kind} digest for ${slotDate(schedule, slot)}${lateNote}`,
+    text: [
+      `New collections minted${on} in ${window}: ${count}.`,
+      `${top.title ?? "Top collections"}:${top.text ? ` ${top.text}` : ""}`,
+    ].join("\n"),
+    footer: `Digest ${digest.id}, ${describeSchedule(schedule)} · /digest list`,
+    replaceOriginal: false,
+  };
+}
+
+/** Fetches what a digest shows (the top list and the day's count) and builds its post. */
+export async function digestPost(input: {
+  digest: Digest;
+  slot: number;
+  late: boolean;
+  api: ApiClient;
+  /** The digest's chain: its id and the symbol its amounts are in. */
+  chain: Pick<Chain, "id" | "symbol">;
+  /** The chain's collection index (names for addresses the top list leaves unnamed). */
+  collections?: KnownCollections | undefined;
+  /** The chain's name, when the bot serves several. */
+  chainName?: string | undefined;
+}): Promise<Reply> {
+  const { digest, api } = input;
+  const [top, minted] = await Promise.all([
+    topAnswer(
+      { chain: input.chain, api, collections: input.collections, background: true },
+      digest.metric as MetricChoice,
+      digest.period as DurationChoice,
+      DIGEST_TOP_LIMIT,
+      0,
+    ),
+    countNewCollections(api, input.slot - 86_400_000, input.slot),
+  ]);
+  return digestReply({
+    digest,
+    slot: input.slot,
+    late: input.late,
+    top,
+    minted,
+    chainName: input.chainName,
+  });
+}

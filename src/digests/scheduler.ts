@@ -1,0 +1,282 @@
+import { createHash } from "node:crypto";
+import { scheduleOf } from "../../commands/shared/digests.ts";
+import type { AlertSender } from "../alerts/delivery.ts";
+import type { ApiClient } from "../api/client.ts";
+import type { Chain } from "../chains.ts";
+import type { Platform } from "../core/command.ts";
+import type { KnownCollections } from "../core/known-collections.ts";
+import type { RenderableReply, Reply } from "../core/reply.ts";
+import { latestSlot } from "../core/schedule.ts";
+import type { Logger } from "../log.ts";
+import type { Digest, DigestRun, DigestStore } from "../store/types.ts";
+import { digestPost } from "./post.ts";
+
+export interface DigestSchedulerSettings {
+  /** How often the digests are looked at. */
+  tickMs: number;
+  /** A slot posted more than this after its time says it is late (the bot was down). */
+  lateAfterMs: number;
+  /** How long a claimed slot stays claimed (default 2 minutes: building and sending one post). */
+  claimMs?: number;
+  /** Failed tries of one slot before it is given up (rate limits do not count). */
+  maxAttempts: number;
+}
+
+export interface DigestSchedulerDeps {
+  digests: DigestStore;
+  /** Each chain's client, by chain id. */
+  apis: ReadonlyMap<string, ApiClient>;
+  /** The chains served, the default first. */
+  chains: readonly Pick<Chain, "id" | "name" | "symbol">[];
+  /** Each chain's collection index, by chain id (names the top list leaves out). */
+  collectionIndexes?: ReadonlyMap<string, KnownCollections>;
+  senders: Partial<Record<Platform, AlertSender>>;
+  /** Stores the post's buttons for its chat and returns what renderers take. */
+  materialize: (platform: Platform, chatId: string, reply: Reply) => Promise<RenderableReply>;
+  /**
+   * Whether this instance looks for due slots (the default chain's poller lease holder). Not
+   * what makes a slot post once: the run's claim in the store is.
+   */
+  isLeader: () => boolean;
+  /** Who claims runs (the lease holder's name). */
+  holder: string;
+  /**
+   * A chat got a new id (a Telegram group became a supergroup): its digests (with its
+   * subscriptions, buttons and reports) follow it (SubscriptionStore.moveChat).
+   */
+  moveChat?: (platform: string, fromChatId: string, toChatId: string) => Promise<unknown>;
+  logger: Logger;
+  settings: DigestSchedulerSettings;
+  now?: () => number;
+  /** Told of every slot posted (on time or late) or given up (metrics). */
+  onOutcome?: (outcome: "posted" | "late" | "failed") => void;
+}
+
+export interface DigestStats {
+  posted: number;
+  late: number;
+  retries: number;
+  failed: number;
+}
+
+export const DIGEST_CLAIM_MS = 120_000;
+
+const backoffMs = (attempts: number) => Math.min(15 * 60_000, 30_000 * 2 ** Math.min(attempts, 10));
+
+/** The same key for every try at one slot of one digest (Discord's nonce drops a re-send). */
+export const digestKey = (digestId: number, slot: number) =>
+  createHash("sha256").update(`digest:${digestId}:${slot}`).digest("base64url").slice(0, 25);
+
+/**
+ * Posts scheduled digests. Every tick (on the leader), each digest's most recent slot is looked
+ * at: a slot not yet posted is claimed in the store (one row per digest and slot), built, sent,
+ * and marked sent once the platform took it. So a slot posts once across restarts and instances;
+ * a slot whose time passed while the bot was down is the most recent one at start, and is posted
+ * then, saying it is late; older missed slots are not. A claimer that dies mid-send leaves its
+ * claim to expire, and the slot is sent again then: one duplicate per crash at most (none on
+ * Discord, whose nonce drops it). A slot before the digest was added is never posted.
+ */
+export class DigestScheduler {
+  readonly stats: DigestStats = { posted: 0, late: 0, retries: 0, failed: 0 };
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<number> | undefined;
+  private stopping = false;
+  /**
+   * Per digest, a slot this instance need not ask the store about again until `until`: posted
+   * or given up (for ever), or held by another claimer (until its claim could have expired). So
+   * a tick writes to the store only for slots that may still be owed.
+   */
+  private readonly settled = new Map<number, { slot: number; until: number }>();
+  /** When this scheduler began: a slot before it passed while this process was not running. */
+  private readonly startedAt: number;
+
+  constructor(private readonly deps: DigestSchedulerDeps) {
+    this.now = deps.now ?? Date.now;
+    this.startedAt = this.now();
+  }
+
+  start(): void {
+    this.stopping = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    await this.running?.catch(() => {});
+  }
+
+  private schedule(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.running = this.tick();
+      this.running
+        .catch((error: unknown) =>
+          this.deps.logger.error({ err: error }, "digest round failed; trying again next tick"),
+        )
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopping) this.schedule(this.deps.settings.tickMs);
+        });
+    }, ms);
+  }
+
+  /** One look at every digest; returns how many posts were sent. */
+  async tick(): Promise<number> {
+    if (!this.deps.isLeader()) return 0;
+    let sent = 0;
+    for (const digest of await this.deps.digests.all()) {
+      if (this.stopping) break;
+      const sender = this.deps.senders[digest.platform as Platform];
+      // A platform not configured in this run: its digests wait for it.
+      if (!sender) continue;
+      let slot: number;
+      try {
+        slot = latestSlot(scheduleOf(digest), this.now());
+      } catch (error) {
+        this.deps.logger.warn({ err: error, digest: digest.id }, "digest has no slot");
+        continue;
+      }
+      if (slot < digest.createdAt) continue;
+      const known = this.settled.get(digest.id);
+      if (known && known.slot === slot && known.until > this.now()) continue;
+      const claimMs = this.deps.settings.claimMs ?? DIGEST_CLAIM_MS;
+      const run = await this.deps.digests.claimRun({
+        digestId: digest.id,
+        slot,
+        holder: this.deps.holder,
+        now: this.now(),
+        claimMs,
+      });
+      if (!run) {
+        this.settled.set(digest.id, { slot, until: this.now() + claimMs });
+        continue;
+      }
+      const outcome = await this.post(digest, run, sender);
+      if (outcome === "sent") sent++;
+      // Sent or given up: never again; to be retried: from when its wait ends.
+      this.settled.set(digest.id, {
+        slot,
+        until: typeof outcome === "number" ? outcome : Number.POSITIVE_INFINITY,
+      });
+    }
+    return sent;
+  }
+
+  /** Builds and sends one slot's post: sent, given up, or the time to try it again from. */
+  private async post(
+    digest: Digest,
+    run: DigestRun,
+    sender: AlertSender,
+  ): Promise<"sent" | "failed" | number> {
+    const { digests, logger, settings } = this.deps;
+    const where = {
+      digest: digest.id,
+      platform: digest.platform,
+      chat: digest.chatId,
+      slot: run.slot,
+    };
+    const api = this.deps.apis.get(digest.chain);
+    const chainOf = this.deps.chains.find((c) => c.id === digest.chain);
+    if (!api || !chainOf) {
+      await digests.finishRun(digest.id, run.slot, "failed", this.now(), "chain not served");
+      this.stats.failed++;
+      this.deps.onOutcome?.("failed");
+      logger.warn({ ...where, chain: digest.chain }, "digest of a chain no longer served: skipped");
+      return "failed";
+    }
+    const now = this.now();
+    // Late: its time passed before this process ran, and its first try comes well after it (a
+    // slot merely queued behind others, or retried, is not "late": the bot was up).
+    const late =
+      run.attempts === 0 && run.slot < this.startedAt && now - run.slot > settings.lateAfterMs;
+    let stage = "build";
+    try {
+      const reply = await digestPost({
+        digest,
+        slot: run.slot,
+        late,
+        api,
+        chain: chainOf,
+        collections: this.deps.collectionIndexes?.get(digest.chain) ?? undefined,
+        chainName:
+          this.deps.chains.length > 1
+            ? (this.deps.chains.find((c) => c.id === digest.chain)?.name ?? digest.chain)
+            : undefined,
+      });
+      const rendered = await this.deps.materialize(
+        digest.platform as Platform,
+        digest.chatId,
+        reply,
+      );
+      stage = "send";
+      await sender.sendToChat(digest.chatId, rendered, digestKey(digest.id, run.slot));
+    } catch (error) {
+      return this.failed(
+        digest,
+        run,
+        stage === "send"
+          ? sender.classifySendError(error)
+          : {
+              kind: "transient",
+              reason: `could not build the digest: ${(error as Error).message}`,
+            },
+      );
+    }
+    await digests.finishRun(digest.id, run.slot, "sent", this.now());
+    this.stats.posted++;
+    if (late) this.stats.late++;
+    this.deps.onOutcome?.(late ? "late" : "posted");
+    logger.info({ ...where, late }, "digest posted");
+    return "sent";
+  }
+
+  private async failed(
+    digest: Digest,
+    run: DigestRun,
+    failure: ReturnType<AlertSender["classifySendError"]>,
+  ): Promise<"failed" | number> {
+    const { digests, logger, settings } = this.deps;
+    const where = {
+      digest: digest.id,
+      platform: digest.platform,
+      chat: digest.chatId,
+      slot: run.slot,
+    };
+    const now = this.now();
+    if (failure.kind === "rate_limited") {
+      this.stats.retries++;
+      const dueAt = now + failure.retryAfterMs;
+      await digests.retryRun(digest.id, run.slot, dueAt, "rate limited", false);
+      return dueAt;
+    }
+    if (failure.kind === "moved" && this.deps.moveChat) {
+      await this.deps.moveChat(digest.platform, digest.chatId, failure.newChatId);
+      logger.info({ ...where, newChat: failure.newChatId }, "chat moved; its digests follow");
+      // At once, to the new id (the next tick reads the digest anew); the try counts, so a chat
+      // that keeps "moving" cannot loop for ever.
+      if (run.attempts + 1 < settings.maxAttempts) {
+        await digests.retryRun(digest.id, run.slot, now, `moved to ${failure.newChatId}`, true);
+        return now;
+      }
+    }
+    const reason =
+      failure.kind === "moved" ? `the chat moved to ${failure.newChatId}` : failure.reason;
+    if (failure.kind === "permanent" || run.attempts + 1 >= settings.maxAttempts) {
+      await digests.finishRun(digest.id, run.slot, "failed", now, reason);
+      this.stats.failed++;
+      this.deps.onOutcome?.("failed");
+      logger.error(
+        { ...where, reason },
+        "digest not posted for this slot; the next slot tries again",
+      );
+      return "failed";
+    }
+    this.stats.retries++;
+    const dueAt = now + backoffMs(run.attempts);
+    await digests.retryRun(digest.id, run.slot, dueAt, reason, true);
+    logger.warn({ ...where, reason, attempts: run.attempts + 1 }, "digest post failed; will retry");
+    return dueAt;
+  }
+}
