@@ -310,7 +310,8 @@ describe("fake Discord with a real discord.js client", () => {
   });
 
   it("refuses a second acknowledgement (40060) and a late one (10062), as Discord does", async () => {
-    fake = await startFakeDiscord({ ackDeadlineMs: 50 });
+    // Long enough for the first acknowledgement on a loaded machine (50 ms was not, once).
+    fake = await startFakeDiscord({ ackDeadlineMs: 500 });
     const c = await connect(fake);
     const twice = nextInteraction<ChatInputCommandInteraction>(c, async (interaction) => {
       if (!interaction.isChatInputCommand()) return undefined;
@@ -327,7 +328,7 @@ describe("fake Discord with a real discord.js client", () => {
 
     const late = nextInteraction<ChatInputCommandInteraction>(c, async (interaction) => {
       if (!interaction.isChatInputCommand()) return undefined;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 1000));
       await interaction.reply({ content: "too late" });
       return interaction;
     });
