@@ -162,8 +162,12 @@ export const validZone = (zone: string) => IANAZone.isValidZone(zone);
 export function zoneNamed(raw: string): string | undefined {
   const zone = raw.trim();
   if (!zone || !IANAZone.isValidZone(zone)) return undefined;
-  const name = DateTime.now().setZone(zone).zoneName;
-  return name ?? zone;
+  try {
+    // Intl spells it canonically ("europe/berlin" -> "Europe/Berlin").
+    return new Intl.DateTimeFormat("en", { timeZone: zone }).resolvedOptions().timeZone;
+  } catch {
+    return zone;
+  }
 }
 
 /** The quiet hours as stored, from "23:00-07:00" and a zone; or the reason it is not one. */
