@@ -401,3 +401,18 @@ describe("/alerts show, test, permissions and bad input", () => {
     }
   });
 });
+
+describe("per chain", () => {
+  it("each chain's subscription has its own rules: chain word or chain: option", async () => {
+    t = await startRuntime({ CHAINS: "ethereum,base" });
+    await say("/subscribe");
+    await say("/subscribe base");
+    expect(await say("/alerts base digest 15")).toMatch(/digest every 15 minutes/);
+    expect(await say("/alerts show chain:base")).toMatch(
+      /Alert rules on Base[\s\S]*every 15 minutes/,
+    );
+    expect(await say("/alerts show")).toMatch(/each mint as it comes/);
+    // A chain not served is no chain word: it reads as the (wrong) subcommand.
+    expect(await say("/alerts polygon show")).toMatch(/action: use one of show, test/);
+  });
+});
