@@ -63,8 +63,18 @@ async function startWorld() {
   }
 
   async function discordSubscribe(channelId: string, memberPermissions: bigint): Promise<string> {
+    return discordSlash("subscribe", {}, channelId, memberPermissions);
+  }
+
+  /** A slash command in a channel; the reply's first embed's description. */
+  async function discordSlash(
+    name: string,
+    options: Record<string, string>,
+    channelId: string,
+    memberPermissions: bigint,
+  ): Promise<string> {
     const payload = discord.sendInteraction(
-      discord.slashCommand("subscribe", {}, { channelId, memberPermissions }),
+      discord.slashCommand(name, options, { channelId, memberPermissions }),
     );
     const callback = await discord.waitForCallback(payload, 10_000);
     const body = callback.body as { type: number; data?: { embeds?: { description?: string }[] } };
@@ -107,6 +117,7 @@ async function startWorld() {
     bot,
     telegramSays,
     discordSubscribe,
+    discordSlash,
     mintCollection,
     pollerStarted,
     async close() {
@@ -205,6 +216,30 @@ describe.concurrent("alerts on Telegram and Discord", () => {
         (r) => r.route === "createMessage" && JSON.stringify(r.body).toLowerCase().includes(bad),
       ),
     ).toEqual([]);
+  });
+
+  it("channel rules on both platforms: managers change them, anyone reads them", async ({
+    world,
+    expect,
+  }) => {
+    const { discord, telegramSays, discordSubscribe, discordSlash } = world;
+    expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
+    expect(await telegramSays(member, "/alerts digest 5")).toMatch(
+      /Only people who can manage this channel/,
+    );
+    expect(await telegramSays(admin, "/alerts digest 5")).toMatch(/one digest every 5 minutes/);
+    expect(await telegramSays(member, "/alerts show")).toMatch(/one digest every 5 minutes/);
+    expect(await discordSubscribe(discord.channelId, CHANNEL_MANAGER)).toMatch(/Subscribed/);
+    const quiet = { action: "quiet", value: "23:00-07:00 Europe/Berlin" };
+    expect(await discordSlash("alerts", quiet, discord.channelId, MEMBER_PERMISSIONS)).toMatch(
+      /Only people who can manage this channel/,
+    );
+    expect(await discordSlash("alerts", quiet, discord.channelId, CHANNEL_MANAGER)).toMatch(
+      /Quiet hours: 23:00 to 07:00 Europe\/Berlin/,
+    );
+    expect(
+      await discordSlash("alerts", { action: "show" }, discord.channelId, MEMBER_PERMISSIONS),
+    ).toMatch(/Quiet hours: 23:00 to 07:00 Europe\/Berlin[\s\S]*each mint as it comes/);
   });
 
   it("pauses a subscription when the platform says the channel is gone, visible in /subscriptions", async ({
