@@ -17,7 +17,7 @@ import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import type { NewContract, Subscription } from "../src/store/types.ts";
 import { hides, wants } from "../src/store/wants.ts";
-import { sliceChars } from "../src/strings.ts";
+import { sliceChars, stripControlCharacters } from "../src/strings.ts";
 import { BAD_ACTOR_CHOICES, namesChains, TYPE_CHOICES } from "./shared/subscriptions.ts";
 
 const ACTIONS = [
@@ -95,7 +95,12 @@ export default defineCommand({
 const items = (raw: string) =>
   (raw.includes(",") ? raw.split(",") : raw.split(/\s+/)).map((s) => s.trim()).filter(Boolean);
 
-function change(action: Exclude<Action, "show" | "test">, raw: string, rules: AlertRules) {
+/** What people typed, without control characters or half surrogate pairs (never stored or echoed). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const clean = (raw: string) => stripControlCharacters(raw).replace(LONE_SURROGATE, "");
+
+function change(action: Exclude<Action, "show" | "test">, typed: string, rules: AlertRules) {
+  const raw = clean(typed);
   const words = raw.trim().split(/\s+/).filter(Boolean);
   const [first = "", ...rest] = words;
   const verb = first.toLowerCase();

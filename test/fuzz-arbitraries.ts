@@ -348,6 +348,7 @@ function headsFor(command: string, f: Fixtures): string[] {
     top: ["volume 1d", "sales"],
     contracts: ["erc721", "all"],
     subscribe: ["erc721"],
+    alerts: ["keywords include", "keywords exclude", "minters include", "quiet", "digest", "test"],
     help: ["top"],
     settings: ["chain ethereum", "chain"],
   };
@@ -393,6 +394,7 @@ export function optionValueArb(option: string, fixtures: Fixtures): fc.Arbitrary
     command: ["nft", "segment"],
     chain: ["ethereum", "base"],
     setting: ["chain"],
+    action: ["show", "test", "keywords", "quiet"],
     value: ["ethereum", "default"],
   };
   const args = argStringArb(fixtures);
