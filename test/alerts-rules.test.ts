@@ -385,6 +385,47 @@ describe("/alerts show, test, permissions and bad input", () => {
     expect((await t.store.subscriptions.find("telegram", "chat-1"))?.rules).toEqual({});
   });
 
+  it("held alerts survive a restart: a new store and worker on the same data send the digest on time", async () => {
+    t = await startRuntime();
+    await say("/subscribe", "held");
+    await say("/alerts digest 20", "held");
+    const { poller } = alertsFor(t);
+    await poller.pollOnce();
+    const minted = mintNfts(3);
+    await poller.pollOnce();
+    // "Restart": another store over the same database, and a new worker.
+    const reopened = openSqliteStore(t.dataDir);
+    try {
+      const sender = new RecordingSender();
+      let now = Date.now();
+      const worker = new DeliveryWorker({
+        alerts: reopened.outbox,
+        subscriptions: reopened.subscriptions,
+        senders: { telegram: sender },
+        materialize: (platform, chatId, reply) =>
+          t.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+        logger: silentLogger(),
+        settings: {
+          digestThreshold: 5,
+          batch: 500,
+          tickMs: 1000,
+          explorerUrl: "https://etherscan.io",
+          maxAttempts: 10,
+        },
+        isLeader: () => true,
+        now: () => now,
+      });
+      await worker.drain();
+      expect(sender.sent).toHaveLength(0);
+      now = Date.now() + 20 * 60_000 + 1;
+      await worker.drain();
+      expect(sender.sent).toHaveLength(1);
+      expect(names(sender.sent[0]?.reply).sort()).toEqual(minted.map((c) => c.name).sort());
+    } finally {
+      await reopened.close();
+    }
+  });
+
   it("rules survive a restart (stored with the subscription)", async () => {
     t = await startRuntime();
     await say("/subscribe");
@@ -397,7 +438,7 @@ describe("/alerts show, test, permissions and bad input", () => {
         keywords: { exclude: ["airdrop"] },
       });
     } finally {
-      reopened.close();
+      await reopened.close();
     }
   });
 });
