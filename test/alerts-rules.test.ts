@@ -318,7 +318,9 @@ describe("/alerts show, test, permissions and bad input", () => {
     expect(shown).toMatch(/Not collections whose name has any of: "airdrop", "free mint"/);
     expect(shown).toMatch(/Quiet hours: 23:00 to 07:00 Europe\/Berlin time/);
     expect(shown).toMatch(/one digest every 30 minutes/);
+    expect(await say("/subscriptions")).toMatch(/alert rules: \/alerts show/);
     await say("/alerts reset");
+    expect(await say("/subscriptions")).not.toMatch(/alert rules/);
     const reset = await say("/alerts show");
     expect(reset).toMatch(/No quiet hours/);
     expect(reset).toMatch(/each mint as it comes/);
