@@ -1,4 +1,5 @@
 import type { AnyCommand } from "../src/core/command.ts";
+import alerts from "./alerts.ts";
 import audience from "./audience.ts";
 import behaviors from "./behaviors.ts";
 import common from "./common.ts";
@@ -40,6 +41,7 @@ export function allCommands(): AnyCommand[] {
     profile,
     segment,
     subscribe,
+    alerts,
     unsubscribe,
     subscriptions,
     digest,

@@ -1,3 +1,4 @@
+import { hasRules } from "../src/alerts/rules.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { formatTimestamp } from "../src/core/format.ts";
 import type { Subscription } from "../src/store/types.ts";
@@ -47,6 +48,9 @@ export default defineCommand({
           { name: "Bad actors' mints", value: badActors(only), inline: true },
           { name: "Since", value: since(only), inline: true },
           { name: "Status", value: status(only) },
+          ...(hasRules(only.rules)
+            ? [{ name: "Rules", value: "This channel has alert rules: /alerts show lists them." }]
+            : []),
         ],
       };
     }
@@ -55,7 +59,7 @@ export default defineCommand({
       title: "New-collection alerts",
       fields: subscriptions.map((subscription) => ({
         name: chainName(subscription),
-        value: `${what(subscription)}; bad actors' mints: ${badActors(subscription).toLowerCase()}; since ${since(subscription)}; ${status(subscription)}`,
+        value: `${what(subscription)}; bad actors' mints: ${badActors(subscription).toLowerCase()}; since ${since(subscription)}; ${status(subscription)}${hasRules(subscription.rules) ? "; with alert rules (/alerts show)" : ""}`,
       })),
     };
   },

@@ -17,6 +17,7 @@ export interface CommandStores {
   reports: Store["reports"];
   chatSettings: Store["chatSettings"];
   digests: Store["digests"];
+  outbox?: Store["outbox"];
   /** The first chain's collection index. */
   collections: KnownCollections;
   /** Each chain's collection index, kept in memory over the store's rows of that chain. */
@@ -53,6 +54,7 @@ export function openStores(
     reports: store.reports,
     chatSettings: store.chatSettings,
     digests: store.digests,
+    outbox: store.outbox,
     collections: collectionIndexes.get(chains[0]?.id ?? "") as KnownCollections,
     collectionIndexes,
   };
@@ -91,6 +93,7 @@ export function buildRuntime(
       reports: stores.reports,
       chatSettings: stores.chatSettings,
       digests: stores.digests,
+      ...(stores.outbox ? { outbox: stores.outbox } : {}),
     },
     logger,
     settings: {

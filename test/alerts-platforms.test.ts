@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Chat } from "grammy/types";
-import { describe, expect, test } from "vitest";
+import { describe, test } from "vitest";
 import { createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
@@ -63,8 +63,18 @@ async function startWorld() {
   }
 
   async function discordSubscribe(channelId: string, memberPermissions: bigint): Promise<string> {
+    return discordSlash("subscribe", {}, channelId, memberPermissions);
+  }
+
+  /** A slash command in a channel; the reply's first embed's description. */
+  async function discordSlash(
+    name: string,
+    options: Record<string, string>,
+    channelId: string,
+    memberPermissions: bigint,
+  ): Promise<string> {
     const payload = discord.sendInteraction(
-      discord.slashCommand("subscribe", {}, { channelId, memberPermissions }),
+      discord.slashCommand(name, options, { channelId, memberPermissions }),
     );
     const callback = await discord.waitForCallback(payload, 10_000);
     const body = callback.body as { type: number; data?: { embeds?: { description?: string }[] } };
@@ -89,15 +99,15 @@ async function startWorld() {
 
   /** Waits until the poller has its cursor: mints from now on are alerted. */
   async function pollerStarted(): Promise<void> {
-    await expect
-      .poll(
-        () =>
-          sqliteDbOf(bot).prepare("SELECT value FROM kv WHERE key = 'poll_cursor:ethereum'").get(),
-        {
-          timeout: 5000,
-        },
-      )
-      .toBeTruthy();
+    // Not expect.poll: the file's global expect belongs to no test once more tests run at once
+    // than vitest's maxConcurrency (5), and a concurrent test that waits then fails.
+    const until = Date.now() + 5000;
+    const cursor = () =>
+      sqliteDbOf(bot).prepare("SELECT value FROM kv WHERE key = 'poll_cursor:ethereum'").get();
+    while (!cursor()) {
+      if (Date.now() > until) throw new Error("the poller did not start within 5 s");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   return {
@@ -107,6 +117,7 @@ async function startWorld() {
     bot,
     telegramSays,
     discordSubscribe,
+    discordSlash,
     mintCollection,
     pollerStarted,
     async close() {
@@ -205,6 +216,30 @@ describe.concurrent("alerts on Telegram and Discord", () => {
         (r) => r.route === "createMessage" && JSON.stringify(r.body).toLowerCase().includes(bad),
       ),
     ).toEqual([]);
+  });
+
+  it("channel rules on both platforms: managers change them, anyone reads them", async ({
+    world,
+    expect,
+  }) => {
+    const { discord, telegramSays, discordSubscribe, discordSlash } = world;
+    expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
+    expect(await telegramSays(member, "/alerts digest 5")).toMatch(
+      /Only people who can manage this channel/,
+    );
+    expect(await telegramSays(admin, "/alerts digest 5")).toMatch(/one digest every 5 minutes/);
+    expect(await telegramSays(member, "/alerts show")).toMatch(/one digest every 5 minutes/);
+    expect(await discordSubscribe(discord.channelId, CHANNEL_MANAGER)).toMatch(/Subscribed/);
+    const quiet = { action: "quiet", value: "23:00-07:00 Europe/Berlin" };
+    expect(await discordSlash("alerts", quiet, discord.channelId, MEMBER_PERMISSIONS)).toMatch(
+      /Only people who can manage this channel/,
+    );
+    expect(await discordSlash("alerts", quiet, discord.channelId, CHANNEL_MANAGER)).toMatch(
+      /Quiet hours: 23:00 to 07:00 Europe\/Berlin/,
+    );
+    expect(
+      await discordSlash("alerts", { action: "show" }, discord.channelId, MEMBER_PERMISSIONS),
+    ).toMatch(/Quiet hours: 23:00 to 07:00 Europe\/Berlin[\s\S]*each mint as it comes/);
   });
 
   it("pauses a subscription when the platform says the channel is gone, visible in /subscriptions", async ({

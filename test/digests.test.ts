@@ -21,12 +21,9 @@ let t: RuntimeSetup;
 let clock = MONDAY_0800_BERLIN;
 
 beforeAll(async () => {
-  t = await startRuntime(
-    { DIGESTS_PER_CHAT: "3", CHAINS: "ethereum,base,polygon" },
-    {},
-    [],
-    { now: () => new Date(clock) },
-  );
+  t = await startRuntime({ DIGESTS_PER_CHAT: "3", CHAINS: "ethereum,base,polygon" }, {}, [], {
+    now: () => new Date(clock),
+  });
 });
 afterAll(async () => {
   await t?.close();

@@ -349,6 +349,7 @@ function headsFor(command: string, f: Fixtures): string[] {
     contracts: ["erc721", "all"],
     subscribe: ["erc721"],
     digest: ["add daily 09:00", "add weekly mon 09:00 Europe/Berlin top", "remove"],
+    alerts: ["keywords include", "keywords exclude", "minters include", "quiet", "digest", "test"],
     help: ["top"],
     settings: ["chain ethereum", "chain"],
   };
@@ -394,8 +395,9 @@ export function optionValueArb(option: string, fixtures: Fixtures): fc.Arbitrary
     command: ["nft", "segment"],
     chain: ["ethereum", "base"],
     setting: ["chain"],
+    // /alerts' actions and /digest's.
+    action: ["show", "test", "keywords", "quiet", "add", "list", "remove"],
     value: ["ethereum", "default"],
-    action: ["add", "list", "remove"],
     spec: ["daily 09:00 top volume 1d", "weekly sun 23:59 Asia/Tokyo"],
   };
   const args = argStringArb(fixtures);

@@ -409,6 +409,7 @@ const COMMAND_NAMES = [
   "profile",
   "segment",
   "subscribe",
+  "alerts",
   "unsubscribe",
   "subscriptions",
   "digest",

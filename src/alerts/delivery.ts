@@ -302,11 +302,19 @@ export class DeliveryWorker {
     };
   }
 
-  /** A channel's alerts (one subscription: one chain) as messages, or one digest for a burst. */
+  /**
+   * A channel's alerts (one subscription: one chain) as messages, or one digest for a burst or
+   * for alerts its rules held.
+   */
   private messagesFor(alerts: DueAlert[]): Message[] {
     const { settings } = this.deps;
     const chain = this.chainOf(alerts[0]?.chain ?? "");
-    if (alerts.length >= settings.digestThreshold) {
+    // Alerts held by the channel's rules (quiet hours, a digest every N minutes) go out as one
+    // digest when there are several; otherwise a burst of digestThreshold makes one.
+    const held = alerts.some((alert) => alert.held);
+    if (
+      alerts.length >= (held ? Math.min(2, settings.digestThreshold) : settings.digestThreshold)
+    ) {
       const note = alerts.find((alert) => alert.note)?.note ?? null;
       return [
         {
@@ -314,6 +322,7 @@ export class DeliveryWorker {
             alerts.map((alert) => alert.contract),
             note,
             chain,
+            held ? "rules" : "burst",
           ),
           alerts,
         },

@@ -96,6 +96,8 @@ export function digestReply(
   contracts: NewContract[],
   note: string | null,
   where: string | AlertChain,
+  /** Why a digest: many at once (default), or the channel's rules held them. */
+  why: "burst" | "rules" = "burst",
 ): Reply {
   const chain = asChain(where);
   const explorerUrl = chain.explorer;
@@ -124,7 +126,9 @@ export function digestReply(
       ]),
     },
     footer:
-      "New-collection alerts, as a digest because many arrived at once · /unsubscribe to stop",
+      why === "rules"
+        ? "New-collection alerts, as a digest by this channel's rules (/alerts show) · /unsubscribe to stop"
+        : "New-collection alerts, as a digest because many arrived at once · /unsubscribe to stop",
   };
 }
 

@@ -62,7 +62,9 @@ export interface BotSettings {
 export type CommandStore = Pick<
   Store,
   "subscriptions" | "wallets" | "reports" | "chatSettings" | "digests"
->;
+> &
+  /** The seen contracts, for /alerts test (absent in runtimes built without the alerts). */
+  Partial<Pick<Store, "outbox">>;
 
 export interface CommandContext {
   /** The chain this invocation reads: its `chain` option, else the chat's, else the first. */

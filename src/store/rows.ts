@@ -4,6 +4,7 @@
  * the two backends cannot drift apart.
  */
 import { timingSafeEqual } from "node:crypto";
+import { parseRules } from "../alerts/rules.ts";
 import type { Address } from "../api/validate.ts";
 import type { CollectionSource, IndexedCollection } from "../core/known-collections.ts";
 import type { ButtonAction } from "../core/reply.ts";
@@ -12,6 +13,7 @@ import type {
   Digest,
   DigestRun,
   DueAlert,
+  NewContract,
   ReportKind,
   ReportStatus,
   SpamReport,
@@ -66,6 +68,7 @@ export interface SubscriptionRow {
   chain: string;
   types: string;
   bad_actors: string;
+  rules?: string | null;
   created_by: string;
   created_at: number;
   paused_at: number | null;
@@ -79,6 +82,7 @@ export const toSubscription = (row: SubscriptionRow): Subscription => ({
   chain: row.chain,
   types: row.types as SubscriptionTypes,
   badActors: (row.bad_actors === "show" ? "show" : "hide") as BadActorRule,
+  rules: parseRules(row.rules),
   createdBy: row.created_by,
   createdAt: row.created_at,
   pausedAt: row.paused_at,
@@ -122,7 +126,24 @@ export interface DueRow {
   tx_hash: string | null;
   minted_at: string | null;
   minter_behavior: string | null;
+  held?: number | null;
 }
+
+export type ContractRow = Pick<
+  DueRow,
+  "address" | "name" | "types" | "minter" | "tx_hash" | "minted_at" | "minter_behavior"
+>;
+
+/** A seen contract's row as a NewContract. */
+export const toContract = (row: ContractRow): NewContract => ({
+  address: row.address,
+  name: row.name,
+  types: JSON.parse(row.types) as string[],
+  minter: row.minter ?? undefined,
+  txHash: row.tx_hash ?? undefined,
+  mintedAt: row.minted_at ?? undefined,
+  minterBehavior: row.minter_behavior ?? undefined,
+});
 
 export const toAlert = (row: DueRow): DueAlert => ({
   id: row.id,
@@ -132,6 +153,7 @@ export const toAlert = (row: DueRow): DueAlert => ({
   chain: row.chain,
   attempts: row.attempts,
   note: row.note,
+  ...(row.held ? { held: true } : {}),
   contract: {
     address: row.address,
     name: row.name,

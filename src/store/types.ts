@@ -4,6 +4,7 @@
  * passes the contract suites under test/store/. What must happen at once (a batch of new contracts
  * with their alerts and the cursor) is one method, one transaction.
  */
+import type { AlertRules } from "../alerts/rules.ts";
 import type { ActionStore, NewAction, StoredAction } from "../core/actions.ts";
 import type {
   ChainCollectionIndexStore,
@@ -39,6 +40,8 @@ export interface Subscription {
   types: SubscriptionTypes;
   /** Contracts minted by bad actors: hidden (default) or shown marked as likely spam. */
   badActors: BadActorRule;
+  /** The channel's rules (/alerts): filters, quiet hours, digest mode; {} when none. */
+  rules: AlertRules;
   createdBy: string;
   createdAt: number;
   pausedAt: number | null;
@@ -85,6 +88,8 @@ export interface SubscriptionStore {
     toChatId: string,
   ): Promise<Subscription | undefined>;
   pause(id: number, reason: string, now: number): Promise<void>;
+  /** Replaces the subscription's rules (/alerts); alerts already queued keep their due time. */
+  setRules(id: number, rules: AlertRules): Promise<void>;
   /** Subscriptions not paused, oldest first. */
   active(): Promise<Subscription[]>;
   all(): Promise<Subscription[]>;
@@ -116,6 +121,8 @@ export interface DueAlert {
   chain: string;
   attempts: number;
   note: string | null;
+  /** Held by the channel's rules (quiet hours, digest mode): sent with the others as one digest. */
+  held?: boolean;
   contract: NewContract;
 }
 
@@ -126,7 +133,8 @@ export interface NewBatch {
   contracts: NewContract[];
   /** Those to alert (of this chain), or "active": every active subscription to this chain. */
   subscriptions:
-    | readonly (Pick<Subscription, "id" | "types"> & Partial<Pick<Subscription, "badActors">>)[]
+    | readonly (Pick<Subscription, "id" | "types"> &
+        Partial<Pick<Subscription, "badActors" | "rules">>)[]
     | "active";
   cursorKey: string;
   cursor: string;
@@ -200,6 +208,8 @@ export interface OutboxStore {
   ): Promise<void>;
   /** Gives up on alerts: out of the outbox and recorded as failed with their last error, at once. */
   giveUp(alerts: readonly DueAlert[], error: string, now: number): Promise<void>;
+  /** Contracts first seen on `chain` since `since` (ms), oldest first (/alerts test). */
+  seenSince(chain: string, since: number, limit: number): Promise<NewContract[]>;
   /** Alerts waiting in the outbox. */
   depth(): Promise<number>;
   /** Alerts delivered since the store was created. */

@@ -39,6 +39,11 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     const sub = (await subscribe(sqlite.subscriptions, "c1")).subscription;
     const paused = (await subscribe(sqlite.subscriptions, "c2", "erc1155", "discord")).subscription;
     await sqlite.subscriptions.pause(paused.id, "gone", 5);
+    // Channel rules (/alerts) are copied with their subscription.
+    await sqlite.subscriptions.setRules(paused.id, {
+      quiet: { from: "23:00", to: "07:00", zone: "Europe/Berlin" },
+      keywords: { exclude: ["airdrop"] },
+    });
     // The same chat on base, owed the same address on base: chains are copied along.
     const onBase = (await subscribe(sqlite.subscriptions, "c1", "all", "telegram", "base"))
       .subscription;
@@ -146,6 +151,10 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
       [paused.id, "c2", "ethereum", 5],
       [onBase.id, "c1", "base", null],
     ]);
+    expect((await pg.subscriptions.find("discord", "c2"))?.rules).toEqual({
+      quiet: { from: "23:00", to: "07:00", zone: "Europe/Berlin" },
+      keywords: { exclude: ["airdrop"] },
+    });
     expect(await pg.kv.get("poll_cursor:ethereum")).toBe("2025-01-01T00:00:00.000Z");
     expect(await pg.kv.get("poll_cursor:base")).toBe("2025-02-01T00:00:00.000Z");
     expect(await pg.outbox.deliveredCount()).toBe(1);

@@ -370,5 +370,56 @@ export function outboxContract(open: OpenStore): void {
         }),
       ).toEqual([]);
     });
+
+    it("a subscription's rules are stored; filters leave mints out at enqueue, quiet hours and digests hold the due time", async () => {
+      const { subscriptions, outbox } = await fresh();
+      const plain = (await subscribe(subscriptions, "plain")).subscription;
+      const ruled = (await subscribe(subscriptions, "ruled")).subscription;
+      expect(plain.rules).toEqual({});
+      await subscriptions.setRules(ruled.id, {
+        keywords: { exclude: ["airdrop"] },
+        minters: { exclude: ["BEHAVIOR_NEWBIE"] },
+        digestMinutes: 30,
+      });
+      const stored = await subscriptions.find("telegram", "ruled");
+      expect(stored?.rules).toEqual({
+        keywords: { exclude: ["airdrop"] },
+        minters: { exclude: ["BEHAVIOR_NEWBIE"] },
+        digestMinutes: 30,
+      });
+      const now = Date.UTC(2026, 0, 10, 10, 3);
+      const result = await outbox.record({
+        contracts: [
+          aContract(1),
+          { ...aContract(2), name: "Free Airdrop Club" },
+          { ...aContract(3), minterBehavior: "BEHAVIOR_NEWBIE" },
+        ],
+        subscriptions: "active",
+        chain: "ethereum",
+        cursorKey: "cursor",
+        cursor: "2026-01-10T10:03:00.000Z",
+        note: null,
+        now,
+      });
+      // plain: 3; ruled: only #1, held until 10:30.
+      expect(result.enqueued).toBe(4);
+      expect((await outbox.due(now, 10)).map((a) => a.chatId)).toEqual(["plain", "plain", "plain"]);
+      expect((await outbox.due(now, 10)).every((a) => !a.held)).toBe(true);
+      const later = await outbox.due(Date.UTC(2026, 0, 10, 10, 30), 10);
+      const held = later.filter((a) => a.chatId === "ruled");
+      expect(held).toHaveLength(1);
+      expect(held[0]).toMatchObject({ held: true, contract: { name: "Collection 1" } });
+      // The seen contracts since a time, for /alerts test.
+      expect((await outbox.seenSince("ethereum", now - 1, 10)).map((c) => c.name)).toEqual([
+        "Collection 1",
+        "Free Airdrop Club",
+        "Collection 3",
+      ]);
+      expect(await outbox.seenSince("ethereum", now + 1, 10)).toEqual([]);
+      expect(await outbox.seenSince("base", now - 1, 10)).toEqual([]);
+      // No rules left: stored as none.
+      await subscriptions.setRules(ruled.id, {});
+      expect((await subscriptions.find("telegram", "ruled"))?.rules).toEqual({});
+    });
   });
 }

@@ -234,6 +234,14 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX spam_reports_chat_contract ON spam_reports (platform, chat_id, contract);
   `,
+  // 7: RESERVED for watches (issue 18), merged separately.
+  "",
+  // 8: channel rules (as SQLite's 15)
+  `
+  ALTER TABLE subscriptions ADD COLUMN rules TEXT;
+  ALTER TABLE outbox ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX seen_contracts_seen ON seen_contracts (chain, seen_at);
+  `,
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

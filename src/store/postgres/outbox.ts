@@ -1,4 +1,5 @@
-import { type DueRow, toAlert } from "../rows.ts";
+import { dueUnder, parseRules, passes } from "../../alerts/rules.ts";
+import { type ContractRow, type DueRow, toAlert, toContract } from "../rows.ts";
 import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import { hides, wants } from "../wants.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
@@ -14,16 +15,22 @@ export class PgOutboxStore implements OutboxStore {
       const subscriptions =
         input.subscriptions === "active"
           ? (
-              await client.query<Pick<Subscription, "id" | "types"> & { bad_actors: string }>(
-                "SELECT id, types, bad_actors FROM subscriptions WHERE paused_at IS NULL AND chain = $1 ORDER BY id",
+              await client.query<
+                Pick<Subscription, "id" | "types"> & { bad_actors: string; rules: string | null }
+              >(
+                "SELECT id, types, bad_actors, rules FROM subscriptions WHERE paused_at IS NULL AND chain = $1 ORDER BY id",
                 [input.chain],
               )
             ).rows.map((row) => ({
               id: row.id,
               types: row.types,
               badActors: row.bad_actors === "show" ? ("show" as const) : ("hide" as const),
+              rules: parseRules(row.rules),
             }))
           : input.subscriptions;
+      const dueAt = new Map(
+        subscriptions.map((s) => [s.id, dueUnder(s.rules ?? {}, input.now)] as const),
+      );
       const fresh: NewContract[] = [];
       let enqueued = 0;
       let hidden = 0;
@@ -47,17 +54,25 @@ export class PgOutboxStore implements OutboxStore {
         if (inserted.rowCount === 0) continue;
         fresh.push(contract);
         const wanted = subscriptions.filter((s) => wants(s.types, contract.types));
-        const ids = wanted
-          .filter((s) => !hides(s.badActors, contract.minterBehavior))
-          .map((s) => s.id);
-        hidden += wanted.length - ids.length;
+        const shown = wanted.filter((s) => !hides(s.badActors, contract.minterBehavior));
+        hidden += wanted.length - shown.length;
+        const ids = shown.filter((s) => !s.rules || passes(s.rules, contract)).map((s) => s.id);
         if (ids.length === 0) continue;
+        const due = ids.map((id) => dueAt.get(id) ?? { dueAt: input.now, held: false });
         // One statement per contract, whatever the number of subscriptions.
         const queued = await client.query(
-          `INSERT INTO outbox (subscription_id, chain, contract, note, due_at, created_at)
-           SELECT id, $5, $2, $3, $4, $4 FROM unnest($1::bigint[]) AS id
+          `INSERT INTO outbox (subscription_id, chain, contract, note, due_at, created_at, held)
+           SELECT id, $5, $2, $3, due, $4, held FROM unnest($1::bigint[], $6::bigint[], $7::int[]) AS t (id, due, held)
            ON CONFLICT DO NOTHING`,
-          [ids, address, input.note, input.now, input.chain],
+          [
+            ids,
+            address,
+            input.note,
+            input.now,
+            input.chain,
+            due.map((d) => d.dueAt),
+            due.map((d) => (d.held ? 1 : 0)),
+          ],
         );
         enqueued += queued.rowCount ?? 0;
       }
@@ -142,7 +157,7 @@ export class PgOutboxStore implements OutboxStore {
   /** Alerts due now for active subscriptions, oldest first, claimed or not. */
   async due(now: number, limit: number, platform?: string): Promise<DueAlert[]> {
     const { rows } = await this.db.query<DueRow>(
-      `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note,
+      `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note, o.held,
               c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at, c.minter_behavior
          FROM outbox o
          JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
@@ -196,7 +211,7 @@ export class PgOutboxStore implements OutboxStore {
        UPDATE outbox o SET claimed_until = ${DB_NOW_MS} + $4, claimed_by = $5
          FROM picked, subscriptions s, seen_contracts c
         WHERE o.id = picked.id AND s.id = o.subscription_id AND c.chain = o.chain AND c.address = o.contract
-       RETURNING o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note, o.due_at,
+       RETURNING o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note, o.held, o.due_at,
                  c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at, c.minter_behavior`,
       [input.now, input.platform ?? null, input.limit, Math.round(input.claimMs), input.holder],
     );
@@ -250,6 +265,15 @@ export class PgOutboxStore implements OutboxStore {
         ],
       );
     });
+  }
+
+  async seenSince(chain: string, since: number, limit: number): Promise<NewContract[]> {
+    const { rows } = await this.db.query<ContractRow>(
+      `SELECT address, name, types, minter, tx_hash, minted_at, minter_behavior
+         FROM seen_contracts WHERE chain = $1 AND seen_at >= $2 ORDER BY seen_at, address LIMIT $3`,
+      [chain, since, limit],
+    );
+    return rows.map(toContract);
   }
 
   async depth(): Promise<number> {

@@ -1,3 +1,4 @@
+import { type AlertRules, serializeRules } from "../../alerts/rules.ts";
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
 import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import type { PgDb, Queryable } from "./db.ts";
@@ -117,6 +118,13 @@ export class PgSubscriptionStore implements SubscriptionStore {
       "UPDATE subscriptions SET paused_at = $1, pause_reason = $2 WHERE id = $3",
       [now, reason, id],
     );
+  }
+
+  async setRules(id: number, rules: AlertRules): Promise<void> {
+    await this.db.query("UPDATE subscriptions SET rules = $1 WHERE id = $2", [
+      serializeRules(rules),
+      id,
+    ]);
   }
 
   async active(): Promise<Subscription[]> {

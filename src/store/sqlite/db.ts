@@ -372,6 +372,16 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX spam_reports_chat_contract ON spam_reports (platform, chat_id, contract);
   `,
+  // 14: RESERVED for watches (issue 18), merged separately.
+  "",
+  // 15: channel rules (/alerts): a subscription's filters, quiet hours and digest mode as JSON
+  // (NULL: none); an alert held by them (quiet hours, digest mode) is sent in one digest with the
+  // others held for the same time.
+  `
+  ALTER TABLE subscriptions ADD COLUMN rules TEXT;
+  ALTER TABLE outbox ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX seen_contracts_seen ON seen_contracts (chain, seen_at);
+  `,
 ];
 
 /** How many migrations the SQLite store has: a store opened by this code is at this version. */

@@ -1,4 +1,5 @@
-import { type DueRow, toAlert } from "../rows.ts";
+import { dueUnder, parseRules, passes } from "../../alerts/rules.ts";
+import { type ContractRow, type DueRow, toAlert, toContract } from "../rows.ts";
 import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import { hides, wants } from "../wants.ts";
 import type { Db } from "./db.ts";
@@ -18,16 +19,16 @@ export class SqliteOutboxStore implements OutboxStore {
       "INSERT OR IGNORE INTO seen_contracts (chain, address, name, types, minter, tx_hash, minted_at, seen_at, minter_behavior) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
     const enqueue = this.db.prepare(
-      "INSERT OR IGNORE INTO outbox (subscription_id, chain, contract, note, due_at, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT OR IGNORE INTO outbox (subscription_id, chain, contract, note, due_at, created_at, held) VALUES (?, ?, ?, ?, ?, ?, ?)",
     );
     const setCursor = this.db.prepare(
       "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
     const active = this.db.prepare<
       [string],
-      Pick<Subscription, "id" | "types"> & { bad_actors: string }
+      Pick<Subscription, "id" | "types"> & { bad_actors: string; rules: string | null }
     >(
-      "SELECT id, types, bad_actors FROM subscriptions WHERE paused_at IS NULL AND chain = ? ORDER BY id",
+      "SELECT id, types, bad_actors, rules FROM subscriptions WHERE paused_at IS NULL AND chain = ? ORDER BY id",
     );
     return this.db
       .transaction(() => {
@@ -37,8 +38,12 @@ export class SqliteOutboxStore implements OutboxStore {
                 id: row.id,
                 types: row.types,
                 badActors: row.bad_actors === "show" ? ("show" as const) : ("hide" as const),
+                rules: parseRules(row.rules),
               }))
             : input.subscriptions;
+        const dueAt = new Map(
+          subscriptions.map((s) => [s.id, dueUnder(s.rules ?? {}, input.now)] as const),
+        );
         const fresh: NewContract[] = [];
         let enqueued = 0;
         let hidden = 0;
@@ -62,13 +67,16 @@ export class SqliteOutboxStore implements OutboxStore {
               hidden++;
               continue;
             }
+            if (subscription.rules && !passes(subscription.rules, contract)) continue;
+            const due = dueAt.get(subscription.id) ?? { dueAt: input.now, held: false };
             enqueued += enqueue.run(
               subscription.id,
               input.chain,
               contract.address.toLowerCase(),
               input.note,
+              due.dueAt,
               input.now,
-              input.now,
+              due.held ? 1 : 0,
             ).changes;
           }
         }
@@ -170,7 +178,7 @@ export class SqliteOutboxStore implements OutboxStore {
   ): DueAlert[] {
     return this.db
       .prepare<[number, string | null, string | null, number, number, number], DueRow>(
-        `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note,
+        `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note, o.held,
                 c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at, c.minter_behavior
            FROM outbox o
            JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
@@ -235,6 +243,16 @@ export class SqliteOutboxStore implements OutboxStore {
         );
       }
     })();
+  }
+
+  async seenSince(chain: string, since: number, limit: number): Promise<NewContract[]> {
+    return this.db
+      .prepare<[string, number, number], ContractRow>(
+        `SELECT address, name, types, minter, tx_hash, minted_at, minter_behavior
+           FROM seen_contracts WHERE chain = ? AND seen_at >= ? ORDER BY seen_at, address LIMIT ?`,
+      )
+      .all(chain, since, limit)
+      .map(toContract);
   }
 
   async depth(): Promise<number> {

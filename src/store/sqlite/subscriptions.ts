@@ -1,3 +1,4 @@
+import { type AlertRules, serializeRules } from "../../alerts/rules.ts";
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
 import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import type { Db } from "./db.ts";
@@ -132,6 +133,12 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     this.db
       .prepare("UPDATE subscriptions SET paused_at = ?, pause_reason = ? WHERE id = ?")
       .run(now, reason, id);
+  }
+
+  async setRules(id: number, rules: AlertRules): Promise<void> {
+    this.db
+      .prepare("UPDATE subscriptions SET rules = ? WHERE id = ?")
+      .run(serializeRules(rules), id);
   }
 
   async active(): Promise<Subscription[]> {
