@@ -174,7 +174,14 @@ export class SharedPacing implements SharedPace {
     for (;;) {
       const waitMs = await consume(limit, key);
       if (waitMs === 0) return;
-      await sleep(waitMs + Math.random() * 10, signal);
+      await sleep(waitMs + (WAIT_MARGIN_MS[name] ?? 0) + Math.random() * 10, signal);
     }
   }
 }
+
+/**
+ * Extra wait after a refusal, for limits whose window is one send: the window starts when a send
+ * is counted, not when Telegram receives it, and a loaded instance can take a few hundred ms in
+ * between, so the next send waits that much longer (seen once: 955 ms apart at Telegram's end).
+ */
+const WAIT_MARGIN_MS: Partial<Record<PlatformLimit, number>> = { "telegram:chat": 250 };

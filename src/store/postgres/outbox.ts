@@ -1,7 +1,7 @@
 import { dueUnder, parseRules, passes } from "../../alerts/rules.ts";
+import { hides, wants } from "../../alerts/wants.ts";
 import { type ContractRow, type DueRow, toAlert, toContract } from "../rows.ts";
 import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
-import { hides, wants } from "../wants.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
 
 /** New contracts and the alerts owed for them, shared by every instance. */

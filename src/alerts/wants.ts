@@ -1,4 +1,5 @@
-import type { BadActorRule, SubscriptionTypes } from "./types.ts";
+/** Which contracts a subscription wants: rules the stores apply at enqueue and /alerts test shows. */
+import type { BadActorRule, SubscriptionTypes } from "../store/types.ts";
 
 const ERC721_TYPES = new Set(["TYPE_ERC721", "TYPE_ERC721_LEGACY", "TYPE_CRYPTOPUNKS"]);
 
