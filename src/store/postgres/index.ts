@@ -9,6 +9,7 @@ import { PgReportStore } from "./reports.ts";
 import { PgSubscriptionStore } from "./subscriptions.ts";
 import { PgUpdateStore } from "./updates.ts";
 import { PgLinkedWalletStore } from "./wallets.ts";
+import { PgWatchStore } from "./watches.ts";
 
 export {
   describeUrl,
@@ -47,6 +48,7 @@ export function postgresStore(
     leases: new PgLeaseStore(db),
     updates: new PgUpdateStore(db),
     chatSettings: new PgChatSettingsStore(db),
+    watches: new PgWatchStore(db),
     async healthy() {
       try {
         return (await db.query("SELECT 1 AS ok")).rows.length === 1;

@@ -10,6 +10,7 @@ import { SqliteReportStore } from "./reports.ts";
 import { SqliteSubscriptionStore } from "./subscriptions.ts";
 import { SqliteUpdateStore } from "./updates.ts";
 import { SqliteLinkedWalletStore } from "./wallets.ts";
+import { SqliteWatchStore } from "./watches.ts";
 
 export { SqliteActionStore } from "./actions.ts";
 export { SqliteChatSettingsStore } from "./chat-settings.ts";
@@ -59,6 +60,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     leases: new SqliteLeaseStore(db),
     updates: new SqliteUpdateStore(db),
     chatSettings: new SqliteChatSettingsStore(db),
+    watches: new SqliteWatchStore(db),
     async healthy() {
       try {
         return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;
