@@ -21,6 +21,7 @@ import { connect, listen } from "./startup.ts";
 import { openStore } from "./store/open.ts";
 import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
+import { WatchChecker } from "./watches/checker.ts";
 import { buildRuntime, openStores } from "./wiring.ts";
 
 export interface BotDeps {
@@ -55,6 +56,8 @@ export interface Bot {
   /** One poller per chain, by chain id: each with its own client, cursor, lease and gap count. */
   pollers: ReadonlyMap<string, NewContractPoller>;
   delivery: DeliveryWorker;
+  /** Checks the channels' watches (under its own lease, `watches`) and posts what moved. */
+  watches: WatchChecker;
   metrics: Metrics;
   health: () => Promise<Health>;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
@@ -279,6 +282,21 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       chains,
     },
   });
+  const watches = new WatchChecker({
+    watches: store.watches,
+    apis,
+    chains,
+    senders,
+    materialize: (platform, chatId, reply) =>
+      runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    leases: store.leases,
+    holder,
+    logger: logger.child({ part: "watches" }),
+    settings: {
+      tickMs: config.watches.tickMs,
+      checksPerMinute: config.watches.checksPerMinute,
+    },
+  });
   // One poller per chain, on that chain's client: a chain whose data service is down stops only
   // its own alerts. Each has its own cursor, gap note and lease (the leaders may differ).
   const several = chains.length > 1;
@@ -381,6 +399,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     poller,
     pollers,
     delivery,
+    watches,
     metrics,
     health,
     prune: () => pruneExpired(),
@@ -448,8 +467,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     // Stopped first: no new alerts or reports once shutdown begins (closeAll runs last first).
     running.push(() => reportRetries.stop());
     running.push(() => delivery.stop());
+    running.push(() => watches.stop());
     for (const p of pollers.values()) running.push(() => p.stop());
     delivery.start();
+    watches.start();
     for (const p of pollers.values()) p.start();
     await reportRetries.start();
     // In the background: the first command need not wait, and a name it misses joins this refresh.

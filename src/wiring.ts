@@ -16,6 +16,7 @@ export interface CommandStores {
   wallets: Store["wallets"];
   reports: Store["reports"];
   chatSettings: Store["chatSettings"];
+  watches: Store["watches"];
   /** The first chain's collection index. */
   collections: KnownCollections;
   /** Each chain's collection index, kept in memory over the store's rows of that chain. */
@@ -51,6 +52,7 @@ export function openStores(
     wallets: store.wallets,
     reports: store.reports,
     chatSettings: store.chatSettings,
+    watches: store.watches,
     collections: collectionIndexes.get(chains[0]?.id ?? "") as KnownCollections,
     collectionIndexes,
   };
@@ -88,10 +90,12 @@ export function buildRuntime(
       wallets: stores.wallets,
       reports: stores.reports,
       chatSettings: stores.chatSettings,
+      watches: stores.watches,
     },
     logger,
     settings: {
       reportsPerHour: config.reportsPerHour,
+      watchesPerChat: config.watches.perChat,
       ipfsGateway: config.ipfsGateway,
     },
     deadlineMs: config.commandDeadlineMs,

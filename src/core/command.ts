@@ -54,10 +54,13 @@ export interface BotSettings {
   ipfsGateway: string;
   /** Spam / not-spam reports one person may make in an hour. */
   reportsPerHour: number;
+  /** Watches one channel may hold (WATCHES_PER_CHAT); default 10. */
+  watchesPerChat?: number;
 }
 
 /** The durable state commands may use. */
-export type CommandStore = Pick<Store, "subscriptions" | "wallets" | "reports" | "chatSettings">;
+export type CommandStore = Pick<Store, "subscriptions" | "wallets" | "reports" | "chatSettings"> &
+  Partial<Pick<Store, "watches">>;
 
 export interface CommandContext {
   /** The chain this invocation reads: its `chain` option, else the chat's, else the first. */
