@@ -201,7 +201,9 @@ export class WatchChecker {
     const replies: Reply[] = [];
     let changed = false;
     const due = (at: number | undefined, every: number) => at === undefined || now - at >= every;
-    const options = { background: true };
+    // Fresh: this schedule already asks no more often than the data changes, and a cached
+    // answer (a command's, read minutes ago) could hide the change it is looking for.
+    const options = { background: true, fresh: true };
     let reading: keyof typeof FRESHNESS_MS | undefined;
     try {
       if (watch.kind === "collection") {
