@@ -173,7 +173,9 @@ describe("watch checker", () => {
       apis: t.apis,
       chains: t.chains,
       senders: { telegram: sender },
-      materialize: async (_platform, _chatId, reply) => reply as RenderableReply,
+      // As the bot does: the reply's buttons stored and its chart drawn for the chat.
+      materialize: (platform, chatId, reply) =>
+        t.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
       leases: store.leases,
       holder: "test-holder",
       logger: silentLogger(),
@@ -385,5 +387,66 @@ describe("watch checker", () => {
     const c = checker(fakeSender());
     expect(await c.tick()).toBe(false);
     await store.close();
+  });
+});
+
+describe("watches per chain", () => {
+  let t: RuntimeSetup;
+  beforeAll(async () => {
+    t = await startRuntime({ CHAINS: "ethereum,base" });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it("a watch is on the chain named (or the channel's), and read on that chain", async () => {
+    const chat = { id: "chains", kind: "group" as const };
+    const base = t.sim.fixturesOf("base");
+    const reply = await t.say(`/watch collection ${base.collection} owners 5 chain:base`, { chat });
+    expect(reply.tone, t.text(reply)).toBe("success");
+    expect(t.text(reply)).toContain("(Base)");
+    const wallet = await t.say(`/watch wallet ${t.sim.fixtures.wallet}`, { chat });
+    expect(wallet.tone, t.text(wallet)).toBe("success");
+    const watches = await t.store.watches.forChat("telegram", "chains");
+    expect(watches.map((w) => [w.kind, w.chain])).toEqual([
+      ["collection", "base"],
+      ["wallet", "ethereum"],
+    ]);
+    const store = t.store;
+    const sent: string[] = [];
+    const checker = new WatchChecker({
+      watches: store.watches,
+      apis: t.apis,
+      chains: t.chains,
+      senders: {
+        telegram: {
+          maxInFlight: 1,
+          async sendToChat(_chatId, r) {
+            sent.push(r.text ?? "");
+          },
+          classifySendError: () => ({ kind: "transient", reason: "" }),
+        },
+      },
+      materialize: async (_p, _c, r) => r as RenderableReply,
+      leases: store.leases,
+      holder: "h",
+      logger: silentLogger(),
+      settings: { tickMs: 1000, checksPerMinute: 100 },
+      now: () => clock,
+    });
+    let clock = Date.now();
+    const before = t.sim.requests.length;
+    await checker.tick();
+    const asked = t.sim.requests.slice(before);
+    expect(asked.find((r) => r.path.includes("/owners_count/"))?.chain).toBe("base");
+    expect(asked.find((r) => r.path.endsWith("/nfts"))?.chain).toBe("ethereum");
+    // Base has no spam data: no spam filter asked for there; ethereum's wallet read has one.
+    expect(asked.find((r) => r.path.endsWith("/nfts"))?.query.spam).toBe("SPAM_FILTER_EXCLUDE");
+    t.sim.bumpOwners(base.collection, 40, "base");
+    // The same address on ethereum does not move.
+    clock += FRESHNESS_MS.owners;
+    await checker.tick();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toContain("on Base");
   });
 });

@@ -194,8 +194,9 @@ export class WatchChecker {
 
   private async check(watch: Watch): Promise<"done" | "spent"> {
     const api = this.deps.apis.get(watch.chain);
-    const chain = this.deps.chains.find((c) => c.id === watch.chain);
-    if (!api || !chain) return "done"; // a chain no longer served: its watches wait
+    const served = this.deps.chains.find((c) => c.id === watch.chain);
+    if (!api || !served) return "done";
+    const chain = { ...served, several: this.deps.chains.length > 1 }; // a chain no longer served: its watches wait
     const state = parseState(watch.state);
     const now = this.now();
     const replies: Reply[] = [];
@@ -358,7 +359,9 @@ function mergeReplies(replies: Reply[]): Reply | undefined {
   };
 }
 
-const on = (chain: Pick<Chain, "name">) => ` on ${chain.name}`;
+/** " on Base" where the bot serves several chains. */
+const on = (chain: Pick<Chain, "name"> & { several?: boolean }) =>
+  chain.several ? ` on ${chain.name}` : "";
 
 function title(watch: Watch): string {
   return `Watch #${watch.id}: ${watch.kind === "collection" ? collectionName(watch.label) : watch.label}`;
@@ -366,7 +369,7 @@ function title(watch: Watch): string {
 
 function ownersReply(
   watch: Watch,
-  chain: Pick<Chain, "name" | "explorer">,
+  chain: Pick<Chain, "name" | "explorer"> & { several?: boolean },
   move: number,
   count: string,
 ): Reply {
@@ -381,7 +384,7 @@ function ownersReply(
 
 function whalesReply(
   watch: Watch,
-  chain: Pick<Chain, "name" | "explorer">,
+  chain: Pick<Chain, "name" | "explorer"> & { several?: boolean },
   whales: { share: number; move: number },
 ): Reply {
   const up = whales.move > 0;
@@ -397,7 +400,7 @@ const MAX_LISTED = 10;
 
 function walletReply(
   watch: Watch,
-  chain: Pick<Chain, "name" | "explorer">,
+  chain: Pick<Chain, "name" | "explorer"> & { several?: boolean },
   fresh: readonly {
     nft: {
       contractAddress: string;
