@@ -348,6 +348,13 @@ function headsFor(command: string, f: Fixtures): string[] {
     top: ["volume 1d", "sales"],
     contracts: ["erc721", "all"],
     subscribe: ["erc721"],
+    watch: [
+      `collection ${f.collection}`,
+      `collection ${f.collection} owners 5 whales`,
+      `wallet ${f.wallet}`,
+      "list",
+      "remove",
+    ],
     help: ["top"],
     settings: ["chain ethereum", "chain"],
   };
@@ -394,6 +401,8 @@ export function optionValueArb(option: string, fixtures: Fixtures): fc.Arbitrary
     chain: ["ethereum", "base"],
     setting: ["chain"],
     value: ["ethereum", "default"],
+    action: ["collection", "wallet", "list", "remove"],
+    target: [f.collection, `${f.collection} owners 5`, f.wallet, "1"],
   };
   const args = argStringArb(fixtures);
   const values = valid[option];

@@ -411,6 +411,7 @@ const COMMAND_NAMES = [
   "subscribe",
   "unsubscribe",
   "subscriptions",
+  "watch",
   "report",
   "reports",
   "link",
