@@ -12,8 +12,9 @@ const MIN = 60_000;
 
 function fakeSender() {
   const sent: { chatId: string; text: string; key: string | undefined }[] = [];
-  let failNext: "transient" | "permanent" | undefined;
-  const sender: AlertSender & { sent: typeof sent; fail(kind: "transient" | "permanent"): void } = {
+  type Failure = "transient" | "permanent" | "moved";
+  let failNext: Failure | undefined;
+  const sender: AlertSender & { sent: typeof sent; fail(kind: Failure): void } = {
     sent,
     maxInFlight: 1,
     fail(kind) {
@@ -28,7 +29,9 @@ function fakeSender() {
       sent.push({ chatId, text: `${reply.title ?? ""}\n${reply.text ?? ""}`, key });
     },
     classifySendError(error) {
-      return (error as { kind?: string }).kind === "permanent"
+      const kind = (error as { kind?: string }).kind;
+      if (kind === "moved") return { kind: "moved", newChatId: "c-new" };
+      return kind === "permanent"
         ? { kind: "permanent", reason: "gone" }
         : { kind: "transient", reason: "try again" };
     },
@@ -357,6 +360,25 @@ describe("watch checker", () => {
     await c.tick();
     expect((await store.watches.all())[0]?.pending).toBeNull();
     expect(sender.sent).toHaveLength(1);
+    await store.close();
+  });
+
+  it("a chat that moved to a new id takes its watches along, and the post goes there", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { wallet } = t.sim.fixtures;
+    await addWatch({ kind: "wallet", target: wallet });
+    const sender = fakeSender();
+    const c = checker(sender);
+    await c.tick();
+    t.sim.giveNft(wallet);
+    clock += FRESHNESS_MS.nfts;
+    sender.fail("moved");
+    await c.tick();
+    expect(await store.watches.forChat("telegram", "c")).toEqual([]);
+    expect(await store.watches.forChat("telegram", "c-new")).toHaveLength(1);
+    await c.tick();
+    expect(sender.sent.map((s) => s.chatId)).toEqual(["c-new"]);
     await store.close();
   });
 

@@ -458,6 +458,12 @@ export interface WatchStore {
   advance(id: number, state: string, pending: string | null): Promise<void>;
   /** The owed post went out: cleared, unless another has replaced it meanwhile. */
   posted(id: number, pending: string): Promise<void>;
+  /**
+   * A chat got a new id (a Telegram group upgraded to a supergroup): its watches follow, except
+   * those the new chat already has (same chain, kind and target), which are kept and the old
+   * ones dropped.
+   */
+  moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void>;
 }
 
 // The whole store --------------------------------------------------------------------------------

@@ -333,6 +333,15 @@ export class WatchChecker {
       await this.deps.watches.posted(watch.id, pending);
     } catch (error) {
       const failure = sender.classifySendError(error);
+      if (failure.kind === "moved") {
+        // The chat's watches follow it; the post goes to the new id at the next round.
+        await this.deps.watches.moveChat(watch.platform, watch.chatId, failure.newChatId);
+        this.deps.logger.info(
+          { watch: watch.id, chatId: watch.chatId, newChat: failure.newChatId },
+          "chat moved to a new id; its watches follow",
+        );
+        return;
+      }
       if (failure.kind === "permanent") {
         this.deps.logger.warn(
           { watch: watch.id, chatId: watch.chatId, reason: failure.reason },

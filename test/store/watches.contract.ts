@@ -87,5 +87,26 @@ export function watchesContract(open: OpenStore): void {
       await watches.advance(id, '{"n":2}', null);
       expect(await watches.all()).toEqual([]);
     });
+
+    it("a moved chat takes its watches along; those the new chat has already are kept", async () => {
+      const { watches } = await fresh();
+      const a = await watches.add({ ...base, platform: "telegram", chatId: "-1" }, 10);
+      await watches.add(
+        { ...base, platform: "telegram", chatId: "-1", target: `0x${"b".repeat(40)}` },
+        10,
+      );
+      const kept = await watches.add(
+        { ...base, platform: "telegram", chatId: "-100", ownersPercent: 30 },
+        10,
+      );
+      if (a.kind === "full" || kept.kind === "full") throw new Error("full");
+      await watches.moveChat("telegram", "-1", "-100");
+      expect(await watches.forChat("telegram", "-1")).toEqual([]);
+      const moved = await watches.forChat("telegram", "-100");
+      expect(moved.map((w) => [w.target, w.ownersPercent]).sort()).toEqual([
+        [base.target, 30],
+        [`0x${"b".repeat(40)}`, 10],
+      ]);
+    });
   });
 }

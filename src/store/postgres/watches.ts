@@ -102,4 +102,20 @@ export class PgWatchStore implements WatchStore {
       pending,
     ]);
   }
+
+  async moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void> {
+    await this.db.tx(async (client) => {
+      await client.query(
+        `UPDATE watches AS w SET chat_id = $3 WHERE w.platform = $1 AND w.chat_id = $2
+           AND NOT EXISTS (SELECT 1 FROM watches AS n WHERE n.platform = $1 AND n.chat_id = $3
+             AND n.chain = w.chain AND n.kind = w.kind AND n.target = w.target)`,
+        [platform, fromChatId, toChatId],
+      );
+      // Left when the new chat watches the same already.
+      await client.query("DELETE FROM watches WHERE platform = $1 AND chat_id = $2", [
+        platform,
+        fromChatId,
+      ]);
+    });
+  }
 }

@@ -98,4 +98,18 @@ export class SqliteWatchStore implements WatchStore {
       .prepare("UPDATE watches SET pending = NULL WHERE id = ? AND pending = ?")
       .run(id, pending);
   }
+
+  async moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void> {
+    this.db
+      .transaction(() => {
+        this.db
+          .prepare("UPDATE OR IGNORE watches SET chat_id = ? WHERE platform = ? AND chat_id = ?")
+          .run(toChatId, platform, fromChatId);
+        // Left when the new chat watches the same already.
+        this.db
+          .prepare("DELETE FROM watches WHERE platform = ? AND chat_id = ?")
+          .run(platform, fromChatId);
+      })
+      .immediate();
+  }
 }
