@@ -388,12 +388,16 @@ describe("watch checker", () => {
     const { collection, erc1155Collection, legacyCollection } = t.sim.fixtures;
     for (const target of [collection, erc1155Collection, legacyCollection])
       await addWatch({ kind: "collection", target, ownersPercent: 50 });
+    // Last in line, a post owed from before: it goes out though the reads are spent.
+    const owed = await addWatch({ kind: "wallet", target: t.sim.fixtures.wallet });
+    await store.watches.advance(owed.id, "{}", JSON.stringify({ reply: { text: "owed post" } }));
     const sender = fakeSender();
     const c = checker(sender, 2);
     const before = reads("/owners_count/");
     await c.tick();
     expect(reads("/owners_count/")).toBe(before + 2);
     expect(c.stats.deferred).toBeGreaterThan(0);
+    expect(sender.sent.map((m) => m.text)).toEqual(["\nowed post"]);
     await c.tick();
     expect(reads("/owners_count/")).toBe(before + 2);
     clock += MIN;

@@ -163,22 +163,30 @@ export class WatchChecker {
   /** One round: takes the lease, sends what is owed, reads what is due. False: not the leader. */
   async tick(): Promise<boolean> {
     const ttl = this.deps.settings.leaseTtlMs ?? Math.max(10_000, 3 * this.deps.settings.tickMs);
-    const holder = await this.deps.leases.acquire(
-      WATCH_LEASE,
-      this.deps.holder,
-      ttl,
-      this.now(),
-      isDeadLocalHolder,
-    );
-    if (holder !== this.deps.holder) return false;
+    const hold = async () =>
+      (await this.deps.leases.acquire(
+        WATCH_LEASE,
+        this.deps.holder,
+        ttl,
+        this.now(),
+        isDeadLocalHolder,
+      )) === this.deps.holder;
+    if (!(await hold())) return false;
+    let heldAt = this.now();
+    let spent = false;
     for (const watch of await this.deps.watches.all()) {
+      // A long round renews the lease as it goes, and stops if another process took it.
+      if (this.now() - heldAt > ttl / 3) {
+        if (!(await hold())) return false;
+        heldAt = this.now();
+      }
       // A post owed from before (a crash, a failed send) goes first; nothing new is read meanwhile.
       if (watch.pending !== null) {
         await this.send(watch, watch.pending);
         continue;
       }
-      const checked = await this.check(watch);
-      if (checked === "spent") break;
+      // Once this minute's reads are spent, only owed posts go out; the reads wait.
+      if (!spent && (await this.check(watch)) === "spent") spent = true;
     }
     return true;
   }
@@ -195,8 +203,9 @@ export class WatchChecker {
   private async check(watch: Watch): Promise<"done" | "spent"> {
     const api = this.deps.apis.get(watch.chain);
     const served = this.deps.chains.find((c) => c.id === watch.chain);
+    // A chain no longer served: its watches wait.
     if (!api || !served) return "done";
-    const chain = { ...served, several: this.deps.chains.length > 1 }; // a chain no longer served: its watches wait
+    const chain = { ...served, several: this.deps.chains.length > 1 };
     const state = parseState(watch.state);
     const now = this.now();
     const replies: Reply[] = [];
