@@ -6,6 +6,12 @@ import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import type { Simulator } from "../src/simulator/index.ts";
+import {
+  type FakeDiscord,
+  MEMBER_PERMISSIONS,
+  PERMISSION,
+  startFakeDiscord,
+} from "./fakes/discord/index.ts";
 import { type FakeTelegram, groupChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
@@ -96,5 +102,76 @@ describe("watches on Telegram", () => {
       (c) => c.method === "sendMessage" && String(c.params.text).includes("Owner count rose"),
     );
     expect(all).toHaveLength(1);
+  });
+});
+
+describe("watches on Discord", () => {
+  let sim: Simulator;
+  let discord: FakeDiscord;
+  let dataDir: string;
+  let bot: Bot | undefined;
+
+  beforeAll(async () => {
+    sim = await startTestSimulator();
+    discord = await startFakeDiscord();
+    dataDir = mkdtempSync(join(tmpdir(), "bot-watches-discord-"));
+    const config = parseConfig({
+      API_BASE_URL: sim.url,
+      API_KEY: sim.apiKey,
+      DATA_DIR: dataDir,
+      DISCORD_TOKEN: discord.token,
+      DISCORD_API_URL: discord.apiBase,
+      DISCORD_GUILD_ID: discord.guildId,
+      DISCORD_REGISTER_ON_START: "true",
+      WATCH_TICK_MS: "100",
+    });
+    bot = await createBot(config, { logger: silentLogger() });
+    await bot.start();
+  });
+  afterAll(async () => {
+    await bot?.stop();
+    await discord?.close();
+    await sim?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function slash(options: Record<string, string>, memberPermissions: bigint) {
+    const payload = discord.sendInteraction(
+      discord.slashCommand("watch", options, { channelId: discord.channelId, memberPermissions }),
+    );
+    const callback = await discord.waitForCallback(payload, 10_000);
+    const body = callback.body as { type: number; data?: { embeds?: { description?: string }[] } };
+    if (body.type === 5) {
+      const edit = await discord.waitForOriginalEdit(payload, 10_000);
+      return String(
+        (edit.body as { embeds?: { description?: string }[] }).embeds?.[0]?.description ?? "",
+      );
+    }
+    return String(body.data?.embeds?.[0]?.description ?? "");
+  }
+
+  it("the slash command with its options adds a watch (managers only) and the move is posted in the channel once", async () => {
+    const { collection } = sim.fixtures;
+    expect(
+      await slash({ action: "collection", target: `${collection} whales 50` }, MEMBER_PERMISSIONS),
+    ).toContain("Only people who can manage this channel");
+    sim.bumpOwners(collection, -25);
+    expect(
+      await slash(
+        { action: "collection", target: `${collection} owners 5` },
+        MEMBER_PERMISSIONS | PERMISSION.ManageChannels,
+      ),
+    ).toContain("Watching #1");
+    const post = await discord.waitFor(
+      (r) => r.route === "createMessage" && JSON.stringify(r.body).includes("Owner count fell"),
+      10_000,
+    );
+    // Sent with a nonce Discord enforces: a re-send after a crash is dropped.
+    expect((post.body as { nonce?: string; enforce_nonce?: boolean }).enforce_nonce).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const posts = discord.requests.filter(
+      (r) => r.route === "createMessage" && JSON.stringify(r.body).includes("Owner count"),
+    );
+    expect(posts).toHaveLength(1);
   });
 });
