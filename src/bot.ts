@@ -346,6 +346,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         }
       : {}),
     charts: () => ({ hits: charts.hits, misses: charts.misses }),
+    watches: () => watches.stats,
   });
   runtime.onOutcome = metrics.onCommand;
   for (const client of apis.values()) client.observeRequests(metrics.onUpstream);

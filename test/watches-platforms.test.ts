@@ -82,6 +82,9 @@ describe("watches on Telegram", () => {
       10_000,
     );
     expect(post.params.chat_id).toBe(group.id);
+    await expect
+      .poll(async () => (await bot?.metrics.registry.metrics()) ?? "")
+      .toMatch(/^bot_watch_posts_total 1$/m);
     // Anyone may list; the cap holds.
     expect(await says(member, "/watch list")).toContain("#1");
     expect(await says(admin, `/watch wallet ${sim.fixtures.wallet}`)).toContain("Watching #2");
