@@ -306,6 +306,37 @@ describe("watch checker", () => {
     await store.close();
   });
 
+  it("owners and whales on one watch: both moves at once make one post, each posted once", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { legacyCollection: collection } = t.sim.fixtures;
+    const { aggregatedBehaviors } = await t.api.audiences.behaviorsByCollection(collection, {
+      fresh: true,
+    });
+    const { whaleShareMove } = await import("../src/watches/checker.ts");
+    const points = Math.ceil(Math.abs(whaleShareMove(aggregatedBehaviors)?.move ?? 0)) + 3;
+    await addWatch({
+      kind: "collection",
+      target: collection,
+      ownersPercent: 10,
+      whalesPoints: points,
+    });
+    const sender = fakeSender();
+    await checker(sender).tick();
+    expect(sender.sent).toEqual([]);
+    t.sim.bumpOwners(collection, 30);
+    t.sim.moveWhales(collection, points + 3);
+    clock += FRESHNESS_MS.whales;
+    await checker(sender).tick();
+    expect(sender.sent).toHaveLength(1);
+    expect(sender.sent[0]?.text).toContain("Owner count rose");
+    expect(sender.sent[0]?.text).toContain("Whale share up");
+    clock += FRESHNESS_MS.whales;
+    await checker(sender).tick();
+    expect(sender.sent).toHaveLength(1);
+    await store.close();
+  });
+
   it("wallet: a new NFT is posted once, spam is not, and a restart does not repost", async () => {
     store = openMemorySqliteStore();
     clock = start;
