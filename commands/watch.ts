@@ -31,7 +31,7 @@ function threshold(raw: string | undefined, what: string, unit: string, max: num
   const value = Number(text);
   if (!/^\d+(\.\d+)?$/.test(text) || !(value > 0) || value > max)
     throw new UserError(
-      `${what} must be a number of ${unit} above 0 and at most ${max}, like ${what.toLowerCase()} 5${unit === "percent" ? "%" : ""}: "${raw ?? ""}" is not.`,
+      `${what} must be ${unit === "percent" ? "a percent" : "a number of points"} above 0 and at most ${max}, like ${what.toLowerCase()} 5: "${raw ?? ""}" is not.`,
     );
   return value;
 }
