@@ -11,12 +11,12 @@ import {
   MAX_KEYWORDS,
   parseQuiet,
 } from "../src/alerts/rules.ts";
+import { hides, wants } from "../src/alerts/wants.ts";
 import { type CommandContext, chatKey, defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import type { NewContract, Subscription } from "../src/store/types.ts";
-import { hides, wants } from "../src/alerts/wants.ts";
 import { sliceChars, stripControlCharacters } from "../src/strings.ts";
 import { BAD_ACTOR_CHOICES, namesChains, TYPE_CHOICES } from "./shared/subscriptions.ts";
 

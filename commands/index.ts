@@ -22,6 +22,7 @@ import unlink from "./unlink.ts";
 import unsubscribe from "./unsubscribe.ts";
 import wallet from "./wallet.ts";
 import walletstats from "./walletstats.ts";
+import watch from "./watch.ts";
 import whois from "./whois.ts";
 
 /** Every chat command, in the order /help lists them. Names must be unique (checked at start). */
@@ -45,6 +46,7 @@ export function allCommands(): AnyCommand[] {
     unsubscribe,
     subscriptions,
     digest,
+    watch,
     report,
     reports,
     link,

@@ -22,6 +22,7 @@ import { connect, listen } from "./startup.ts";
 import { openStore } from "./store/open.ts";
 import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
+import { WatchChecker } from "./watches/checker.ts";
 import { buildRuntime, openStores } from "./wiring.ts";
 
 export interface BotDeps {
@@ -63,6 +64,8 @@ export interface Bot {
   delivery: DeliveryWorker;
   /** Posts the channels' scheduled digests (on the default chain's lease holder). */
   digests: DigestScheduler;
+  /** Checks the channels' watches (under its own lease, `watches`) and posts what moved. */
+  watches: WatchChecker;
   metrics: Metrics;
   health: () => Promise<Health>;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
@@ -290,6 +293,21 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       chains,
     },
   });
+  const watches = new WatchChecker({
+    watches: store.watches,
+    apis,
+    chains,
+    senders,
+    materialize: (platform, chatId, reply) =>
+      runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    leases: store.leases,
+    holder,
+    logger: logger.child({ part: "watches" }),
+    settings: {
+      tickMs: config.watches.tickMs,
+      checksPerMinute: config.watches.checksPerMinute,
+    },
+  });
   // One poller per chain, on that chain's client: a chain whose data service is down stops only
   // its own alerts. Each has its own cursor, gap note and lease (the leaders may differ).
   const several = chains.length > 1;
@@ -360,6 +378,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         }
       : {}),
     charts: () => ({ hits: charts.hits, misses: charts.misses }),
+    watches: () => watches.stats,
   });
   runtime.onOutcome = metrics.onCommand;
   for (const client of apis.values()) client.observeRequests(metrics.onUpstream);
@@ -414,6 +433,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     pollers,
     delivery,
     digests,
+    watches,
     metrics,
     health,
     prune: () => pruneExpired(),
@@ -482,8 +502,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     running.push(() => reportRetries.stop());
     running.push(() => delivery.stop());
     running.push(() => digests.stop());
+    running.push(() => watches.stop());
     for (const p of pollers.values()) running.push(() => p.stop());
     delivery.start();
+    watches.start();
     for (const p of pollers.values()) p.start();
     digests.start();
     await reportRetries.start();

@@ -253,6 +253,13 @@ const SettingsSchema = z.object({
     /** A slot posted more than this after its time is marked late (the bot was down). */
     lateAfterMs: seconds("DIGEST_LATE_AFTER_S", 300, 0, 86_400),
   }),
+  /** Watches (/watch): how many a channel may hold, and their share of upstream reads. */
+  watches: z.object({
+    perChat: env("WATCHES_PER_CHAT", int(10, 1, 1000)),
+    /** Upstream reads all watches together may make in a minute (background, never more). */
+    checksPerMinute: env("WATCH_CHECKS_PER_MINUTE", int(30, 1, 10_000)),
+    tickMs: env("WATCH_TICK_MS", int(30_000, 50, 3_600_000)),
+  }),
   /** The one HTTP server (see resolveHttp): its port has two older names, kept as aliases. */
   http: z.object({
     port: env("HTTP_PORT", optionalPort),

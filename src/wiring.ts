@@ -18,6 +18,7 @@ export interface CommandStores {
   chatSettings: Store["chatSettings"];
   digests: Store["digests"];
   outbox?: Store["outbox"];
+  watches: Store["watches"];
   /** The first chain's collection index. */
   collections: KnownCollections;
   /** Each chain's collection index, kept in memory over the store's rows of that chain. */
@@ -55,6 +56,7 @@ export function openStores(
     chatSettings: store.chatSettings,
     digests: store.digests,
     outbox: store.outbox,
+    watches: store.watches,
     collections: collectionIndexes.get(chains[0]?.id ?? "") as KnownCollections,
     collectionIndexes,
   };
@@ -94,11 +96,13 @@ export function buildRuntime(
       chatSettings: stores.chatSettings,
       digests: stores.digests,
       ...(stores.outbox ? { outbox: stores.outbox } : {}),
+      watches: stores.watches,
     },
     logger,
     settings: {
       reportsPerHour: config.reportsPerHour,
       digestsPerChat: config.digests.perChat,
+      watchesPerChat: config.watches.perChat,
       ipfsGateway: config.ipfsGateway,
     },
     deadlineMs: config.commandDeadlineMs,

@@ -350,6 +350,13 @@ function headsFor(command: string, f: Fixtures): string[] {
     subscribe: ["erc721"],
     digest: ["add daily 09:00", "add weekly mon 09:00 Europe/Berlin top", "remove"],
     alerts: ["keywords include", "keywords exclude", "minters include", "quiet", "digest", "test"],
+    watch: [
+      `collection ${f.collection}`,
+      `collection ${f.collection} owners 5 whales`,
+      `wallet ${f.wallet}`,
+      "list",
+      "remove",
+    ],
     help: ["top"],
     settings: ["chain ethereum", "chain"],
   };
@@ -396,9 +403,10 @@ export function optionValueArb(option: string, fixtures: Fixtures): fc.Arbitrary
     chain: ["ethereum", "base"],
     setting: ["chain"],
     // /alerts' actions and /digest's.
-    action: ["show", "test", "keywords", "quiet", "add", "list", "remove"],
+    action: ["show", "test", "keywords", "quiet", "add", "list", "remove", "collection", "wallet"],
     value: ["ethereum", "default"],
     spec: ["daily 09:00 top volume 1d", "weekly sun 23:59 Asia/Tokyo"],
+    target: [f.collection, `${f.collection} owners 5`, f.wallet, "1"],
   };
   const args = argStringArb(fixtures);
   const values = valid[option];

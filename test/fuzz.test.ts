@@ -413,6 +413,7 @@ const COMMAND_NAMES = [
   "unsubscribe",
   "subscriptions",
   "digest",
+  "watch",
   "report",
   "reports",
   "link",

@@ -9,7 +9,7 @@ import type { ChatAdapter } from "./types.ts";
 export interface AdapterDeps {
   runtime: Runtime;
   logger: Logger;
-  store: Pick<Store, "updates" | "subscriptions" | "chatSettings">;
+  store: Pick<Store, "updates" | "subscriptions" | "chatSettings" | "watches">;
   /** With several instances: the platforms' per-bot limits counted across all of them. */
   sharedPace?: SharedPace | undefined;
   /** For the console chat, used only when no platform is configured: its streams, and for its
@@ -99,6 +99,8 @@ export async function configuredAdapters(
           const moved = await deps.store.subscriptions.moveChat("telegram", from, to);
           // The chat's settings (its default chain) follow too.
           await deps.store.chatSettings.moveChat("telegram", from, to);
+          // And its watches.
+          await deps.store.watches.moveChat("telegram", from, to);
           logger.info(
             { part: "telegram", chat: from, newChat: to, subscription: moved?.id },
             "group upgraded to a supergroup; its subscription follows",

@@ -56,6 +56,8 @@ export interface BotSettings {
   reportsPerHour: number;
   /** Scheduled digests one channel may have (default 5). */
   digestsPerChat?: number;
+  /** Watches one channel may hold (WATCHES_PER_CHAT); default 10. */
+  watchesPerChat?: number;
 }
 
 /** The durable state commands may use. */
@@ -64,7 +66,7 @@ export type CommandStore = Pick<
   "subscriptions" | "wallets" | "reports" | "chatSettings" | "digests"
 > &
   /** The seen contracts, for /alerts test (absent in runtimes built without the alerts). */
-  Partial<Pick<Store, "outbox">>;
+  Partial<Pick<Store, "outbox" | "watches">>;
 
 export interface CommandContext {
   /** The chain this invocation reads: its `chain` option, else the chat's, else the first. */

@@ -35,6 +35,8 @@ export interface MetricSources {
   pollers?: () => readonly { chain: string; lagSeconds: number | undefined; gaps: number }[];
   /** The chart cache: pictures served from it, and pictures drawn, since start. */
   charts: () => { hits: number; misses: number };
+  /** The watch checker's counts since start (/watch). */
+  watches?: () => { checks: number; posts: number; deferred: number; failures: number };
 }
 
 /** Addresses, token ids and names become placeholders, so label values stay few. */
@@ -173,6 +175,25 @@ export function createMetrics(sources: MetricSources): Metrics {
     "Charts drawn (not in the chart cache) since start",
     () => sources.charts().misses,
   );
+  const { watches } = sources;
+  if (watches) {
+    chartCounter(
+      "bot_watch_reads_total",
+      "Upstream reads made by watches (at the data's freshness) since start",
+      () => watches().checks,
+    );
+    chartCounter("bot_watch_posts_total", "Watch posts sent since start", () => watches().posts);
+    chartCounter(
+      "bot_watch_deferred_total",
+      "Watch reads left for a later round: WATCH_CHECKS_PER_MINUTE was spent",
+      () => watches().deferred,
+    );
+    chartCounter(
+      "bot_watch_failures_total",
+      "Watch reads that failed (tried again within 5 minutes)",
+      () => watches().failures,
+    );
+  }
   cacheGauge("bot_cache_bytes", "Bytes of the cached answers as received", (s) => s.bytes);
   new Gauge({
     name: "bot_outbox_depth",

@@ -32,6 +32,7 @@ import {
   type WalletBehaviorJson,
 } from "./types.ts";
 import { apportion, compareText as compare, formatUnits, percentages } from "./units.ts";
+import { extraWhales } from "./watches.ts";
 
 const TOP_COLLECTIONS = 30;
 /** Categories under this share of a collection's owners fold into BEHAVIOR_OTHER. */
@@ -120,10 +121,14 @@ function ownersDaysAgo(contract: ContractRec, days: number): number {
  * Behavior summary of a collection's owners. The 30-day change of the whole audience (from the
  * owner-count series) is apportioned over the categories, so the changes sum to it.
  */
-export function collectionBehaviors(contract: ContractRec): AggregatedBehaviorJson[] {
+export function collectionBehaviors(
+  contract: ContractRec,
+  /** Whales who joined within the window (moveWhales): counted as owners and as change. */
+  newWhales = 0,
+): AggregatedBehaviorJson[] {
   const counts = [...countBehaviors(ownerWallets(contract).map((wallet) => wallet.behavior))];
-  const total = contract.owners.size;
-  const delta = total - ownersDaysAgo(contract, DAYS_IN_CHANGE_WINDOW);
+  const total = contract.owners.size + newWhales;
+  const delta = contract.owners.size - ownersDaysAgo(contract, DAYS_IN_CHANGE_WINDOW);
   const changes = apportion(
     delta,
     counts.map(([, count]) => count),
@@ -133,6 +138,13 @@ export function collectionBehaviors(contract: ContractRec): AggregatedBehaviorJs
     count,
     change: changes[index] ?? 0,
   }));
+  if (newWhales > 0) {
+    const whales = groups.find((group) => group.behavior === "BEHAVIOR_WHALE");
+    if (whales) {
+      whales.count += newWhales;
+      whales.change += newWhales;
+    } else groups.push({ behavior: "BEHAVIOR_WHALE", count: newWhales, change: newWhales });
+  }
   if (contract.groupsRareBehaviors) {
     const isRare = (group: BehaviorGroup) => group.count * 100 < total * RARE_SHARE_PERCENT;
     const rare = groups.filter(isRare);
@@ -150,7 +162,9 @@ export function collectionBehaviors(contract: ContractRec): AggregatedBehaviorJs
 
 function byCollection(context: RequestContext) {
   const contract = requireContract(context.world, param(context, 0));
-  return { aggregatedBehaviors: collectionBehaviors(contract) };
+  return {
+    aggregatedBehaviors: collectionBehaviors(contract, extraWhales(context.world, contract)),
+  };
 }
 
 function walletBehaviorJson(wallet: WalletRec): WalletBehaviorJson {

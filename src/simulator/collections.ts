@@ -12,6 +12,7 @@ import {
   SORT_DIRECTIONS,
 } from "./types.ts";
 import { compareText, formatUnits, isoSeconds, parseTimestamp, SECONDS_PER_DAY } from "./units.ts";
+import { bumpedOwners } from "./watches.ts";
 
 const MS_PER_DAY = SECONDS_PER_DAY * 1000;
 
@@ -178,9 +179,12 @@ function ownersCount(context: RequestContext) {
   const dataPoints = [];
   for (let i = points - 1; i >= 0; i--) {
     const day = lastDay - i * periodDays;
+    const count = ownersOnDay(contract, day, context.world.anchorDay);
+    // Today's point (no timestampLt) carries the owner jumps made on demand (bumpOwners).
+    const latest = i === 0 && (endText === null || endText === "");
     dataPoints.push({
       timestamp: isoSeconds(day * SECONDS_PER_DAY),
-      count: String(ownersOnDay(contract, day, context.world.anchorDay)),
+      count: String(latest ? bumpedOwners(context.world, contract, count) : count),
     });
   }
   return { dataPoints };

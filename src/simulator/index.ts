@@ -26,6 +26,7 @@ import type { Fixtures, World } from "./records.ts";
 import { Router, type SpamReport } from "./router.ts";
 import type { Contract } from "./types.ts";
 import { walletRoutes } from "./wallets.ts";
+import { bumpOwners, giveNft, moveWhales, withChanges } from "./watches.ts";
 
 export {
   CAST_AIRDROP,
@@ -150,6 +151,19 @@ export interface Simulator {
    * 9999). Later mint()s are not pushed after a date more than a day ahead of the clock.
    */
   mintDated(atMs: number, count?: number, chain?: string): Contract[];
+  /** Today's owner count of a collection (endpoint 17's last point) moves by `percent`. */
+  bumpOwners(collection: string, percent: number, chain?: string): void;
+  /**
+   * Whales join a collection, so its whale share's 30-day change (endpoint 2) grows by about
+   * `points` percentage points; returns how many joined.
+   */
+  moveWhales(collection: string, points: number, chain?: string): number;
+  /** A wallet receives an NFT it did not hold (of a spam collection with spam: true). */
+  giveNft(
+    wallet: string,
+    chain?: string,
+    options?: { spam?: boolean },
+  ): { contract: string; tokenId: string };
   /** Ends hung requests, stops minting and closes the server. */
   close(): Promise<void>;
 }
@@ -232,11 +246,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         : buildWorld(hashSeed(seed, `chain:${id}`), now());
     // Minting adds to the contract list and index, and changes no record: with copies of those
     // two, a data set shared with other simulators never sees this one's mints.
-    const world: World = {
+    const world: World = withChanges({
       ...built,
       contracts: [...built.contracts],
       contractByAddress: new Map(built.contractByAddress),
-    };
+    });
     const spam = SPAM_CHAINS.has(id);
     // A world of this simulator's own (the first may be shared): no spam on a chain without it.
     if (!spam && index > 0) for (const contract of world.contracts) contract.spam = false;
@@ -470,6 +484,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       const state = stateOf(chain);
       return mintContracts(state.world, state.mintRng, count, now(), atMs);
     },
+    bumpOwners: (collection, percent, chain = first.id) =>
+      bumpOwners(stateOf(chain).world, collection, percent),
+    moveWhales: (collection, points, chain = first.id) =>
+      moveWhales(stateOf(chain).world, collection, points),
+    giveNft: (wallet, chain = first.id, options = {}) =>
+      giveNft(stateOf(chain).world, wallet, options.spam ?? false),
     close,
   };
 }

@@ -13,6 +13,7 @@ import {
 } from "./params.ts";
 import { param, type RequestContext, type Route, type SpamReport } from "./router.ts";
 import { SPAM_FILTERS } from "./types.ts";
+import { gifts } from "./watches.ts";
 
 /** Endpoint 20 has no path in the spec; the simulator follows endpoint 19's pattern. */
 export const REPORT_NOT_SPAM_PATTERN = "/wallets/v1beta2/:wallet/report_not_spam/:contract";
@@ -39,9 +40,10 @@ export const walletRoutes: Route[] = [
 /** Endpoint 18: every NFT labelled with `spam`; SPAM_FILTER_UNSPECIFIED means no filter. */
 function walletNfts(context: RequestContext) {
   const { world, query } = context;
-  const { wallet } = resolveWallet(world, param(context, 0), "path");
+  const { wallet, address } = resolveWallet(world, param(context, 0), "path");
   const filter = parseEnum(query.get("spam"), SPAM_FILTERS, "spam");
-  const holdings = (wallet?.holdings ?? [])
+  // With the NFTs given on demand (giveNft).
+  const holdings = [...(wallet?.holdings ?? []), ...gifts(world, address)]
     .filter(({ token }) => {
       if (filter === "SPAM_FILTER_EXCLUDE") return !token.contract.spam;
       if (filter === "SPAM_FILTER_ONLY") return token.contract.spam;

@@ -93,6 +93,25 @@ const TABLES: readonly { name: string; columns: readonly string[]; serial?: stri
   },
   { name: "chat_settings", columns: ["platform", "chat_id", "chain", "updated_at"] },
   {
+    name: "watches",
+    columns: [
+      "id",
+      "platform",
+      "chat_id",
+      "chain",
+      "kind",
+      "target",
+      "label",
+      "owners_percent",
+      "whales_points",
+      "state",
+      "pending",
+      "created_by",
+      "created_at",
+    ],
+    serial: "id",
+  },
+  {
     // Same row numbers and secrets: the buttons under old messages keep working.
     name: "button_actions",
     columns: [

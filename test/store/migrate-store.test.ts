@@ -100,6 +100,23 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
       remove: [],
     });
     await sqlite.chatSettings.setChain("discord", "c2", "polygon", 72);
+    const watch = await sqlite.watches.add(
+      {
+        platform: "telegram",
+        chatId: "c1",
+        chain: "base",
+        kind: "collection",
+        target: aContract(1).address.toLowerCase(),
+        label: "Collection 1 on Base",
+        ownersPercent: 7.5,
+        whalesPoints: null,
+        createdBy: "telegram:u1",
+        createdAt: 73,
+      },
+      10,
+    );
+    if (watch.kind === "full") throw new Error("full");
+    await sqlite.watches.advance(watch.watch.id, '{"ownersOver":1}', null);
     const buttons = await sqlite.actions.putMany([
       {
         platform: "telegram",
@@ -174,6 +191,10 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
       { name: "Collection 1 on Base" },
     ]);
     expect(await pg.chatSettings.get("discord", "c2")).toEqual({ chain: "polygon" });
+    // A watch carries on with what it saw (no repost after the move), and new ones follow its id.
+    expect(await pg.watches.all()).toEqual([{ ...watch.watch, state: '{"ownersOver":1}' }]);
+    const nextWatch = await pg.watches.add({ ...watch.watch, chain: "ethereum" }, 10);
+    expect(nextWatch.kind === "added" && nextWatch.watch.id).toBeGreaterThan(watch.watch.id);
     // A button under an old message works after the move.
     expect(await pg.actions.get(buttons[0] ?? "")).toMatchObject({ chatId: "c1", userId: "u1" });
     // Digests and their sent slots: a slot posted on SQLite is not posted again on PostgreSQL.

@@ -234,8 +234,26 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX spam_reports_chat_contract ON spam_reports (platform, chat_id, contract);
   `,
-  // 7: RESERVED for watches (issue 18), merged separately.
-  "",
+  // 7: watches (as SQLite's 14)
+  `
+  CREATE TABLE watches (
+    id BIGSERIAL PRIMARY KEY,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('collection', 'wallet')),
+    target TEXT NOT NULL,
+    label TEXT NOT NULL,
+    owners_percent DOUBLE PRECISION,
+    whales_points DOUBLE PRECISION,
+    state TEXT,
+    pending TEXT,
+    created_by TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    UNIQUE (platform, chat_id, chain, kind, target)
+  );
+  CREATE INDEX watches_chat ON watches (platform, chat_id);
+  `,
   // 8: channel rules (as SQLite's 15)
   `
   ALTER TABLE subscriptions ADD COLUMN rules TEXT;

@@ -10,6 +10,7 @@ import { PgReportStore } from "./reports.ts";
 import { PgSubscriptionStore } from "./subscriptions.ts";
 import { PgUpdateStore } from "./updates.ts";
 import { PgLinkedWalletStore } from "./wallets.ts";
+import { PgWatchStore } from "./watches.ts";
 
 export {
   describeUrl,
@@ -49,6 +50,7 @@ export function postgresStore(
     updates: new PgUpdateStore(db),
     chatSettings: new PgChatSettingsStore(db),
     digests: new PgDigestStore(db),
+    watches: new PgWatchStore(db),
     async healthy() {
       try {
         return (await db.query("SELECT 1 AS ok")).rows.length === 1;

@@ -372,8 +372,28 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX spam_reports_chat_contract ON spam_reports (platform, chat_id, contract);
   `,
-  // 14: RESERVED for watches (issue 18), merged separately.
-  "",
+  // 14: watches (issue 18): a channel watches a collection (owner count, whale share) or a wallet
+  // (new NFTs). `state` is what the checker last saw (JSON, with when it looked), `pending` the post
+  // it owes, written with the state that caused it: a restart neither loses nor repeats a post.
+  `
+  CREATE TABLE watches (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('collection', 'wallet')),
+    target TEXT NOT NULL,
+    label TEXT NOT NULL,
+    owners_percent REAL,
+    whales_points REAL,
+    state TEXT,
+    pending TEXT,
+    created_by TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (platform, chat_id, chain, kind, target)
+  );
+  CREATE INDEX watches_chat ON watches (platform, chat_id);
+  `,
   // 15: channel rules (/alerts): a subscription's filters, quiet hours and digest mode as JSON
   // (NULL: none); an alert held by them (quiet hours, digest mode) is sent in one digest with the
   // others held for the same time.

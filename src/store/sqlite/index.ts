@@ -11,6 +11,7 @@ import { SqliteReportStore } from "./reports.ts";
 import { SqliteSubscriptionStore } from "./subscriptions.ts";
 import { SqliteUpdateStore } from "./updates.ts";
 import { SqliteLinkedWalletStore } from "./wallets.ts";
+import { SqliteWatchStore } from "./watches.ts";
 
 export { SqliteActionStore } from "./actions.ts";
 export { SqliteChatSettingsStore } from "./chat-settings.ts";
@@ -61,6 +62,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     updates: new SqliteUpdateStore(db),
     chatSettings: new SqliteChatSettingsStore(db),
     digests: new SqliteDigestStore(db),
+    watches: new SqliteWatchStore(db),
     async healthy() {
       try {
         return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;

@@ -1,0 +1,261 @@
+import { checkWallet, isAddressLike } from "../src/api/validate.ts";
+import { type CommandContext, defineCommand, personKey } from "../src/core/command.ts";
+import { collectionName, formatNumber, fullAddress } from "../src/core/format.ts";
+import { checkCollectionArg } from "../src/core/links.ts";
+import { opt } from "../src/core/options.ts";
+import type { Reply } from "../src/core/reply.ts";
+import { isLookup } from "../src/core/resolver.ts";
+import { UserError } from "../src/errors.ts";
+import type { Watch, WatchStore } from "../src/store/types.ts";
+import { namesChains } from "./shared/subscriptions.ts";
+
+/** Owner-count move watched when a collection watch names no threshold. */
+export const DEFAULT_OWNERS_PERCENT = 10;
+
+const ACTIONS = [
+  { value: "collection", name: "collection" },
+  { value: "wallet", name: "wallet" },
+  { value: "list", name: "list" },
+  { value: "remove", name: "remove" },
+] as const;
+
+function watchesOf(ctx: CommandContext): WatchStore {
+  const { watches } = ctx.store;
+  if (!watches) throw new Error("the store has no watches");
+  return watches;
+}
+
+/** A threshold as typed: "5", "5%", "2.5"; more than 0, at most `max`. */
+function threshold(raw: string | undefined, what: string, unit: string, max: number): number {
+  const text = (raw ?? "").replace(/%$/, "");
+  const value = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !(value > 0) || value > max)
+    throw new UserError(
+      `${what} must be ${unit === "percent" ? "a percent" : "a number of points"} above 0 and at most ${max}, like ${what.toLowerCase()} 5: "${raw ?? ""}" is not.`,
+    );
+  return value;
+}
+
+/** "bored ape yacht club owners 5 whales 2" → the collection words and the thresholds. */
+export function parseCollectionWatch(text: string): {
+  collection: string;
+  owners: number | undefined;
+  whales: number | undefined;
+} {
+  const words = text.trim().split(/\s+/).filter(Boolean);
+  let owners: number | undefined;
+  let whales: number | undefined;
+  // Thresholds come after the collection, as "owners N" and "whales N" (or owners:N).
+  for (;;) {
+    const last = words.at(-1);
+    const joined = last?.match(/^(owners|whales):(.*)$/i);
+    let key: string | undefined;
+    let value: string | undefined;
+    if (joined) {
+      key = joined[1]?.toLowerCase();
+      value = joined[2];
+      words.pop();
+    } else if (words.length >= 2 && /^(owners|whales)$/i.test(words.at(-2) ?? "")) {
+      key = words.at(-2)?.toLowerCase();
+      value = last;
+      words.splice(-2, 2);
+    } else if (last && /^(owners|whales)$/i.test(last)) {
+      throw new UserError(`Give ${last.toLowerCase()} a number, like ${last.toLowerCase()} 5.`);
+    } else break;
+    if (key === "owners") owners = threshold(value, "Owners", "percent", 1000);
+    else whales = threshold(value, "Whales", "points", 100);
+  }
+  return { collection: words.join(" "), owners, whales };
+}
+
+function describe(watch: Watch, ctx: CommandContext): string {
+  const on = namesChains(ctx)
+    ? ` (${ctx.chains.find((c) => c.id === watch.chain)?.name ?? watch.chain})`
+    : "";
+  if (watch.kind === "wallet") return `#${watch.id} wallet ${watch.label}${on}: new NFTs`;
+  const parts = [
+    watch.ownersPercent !== null
+      ? `owner count moves over ${formatNumber(watch.ownersPercent, 1)}% in a day`
+      : undefined,
+    watch.whalesPoints !== null
+      ? `whale share moves over ${formatNumber(watch.whalesPoints, 1)} points in 30 days`
+      : undefined,
+  ].filter(Boolean);
+  return `#${watch.id} ${collectionName(watch.label)}${on}: ${parts.join("; ")}`;
+}
+
+async function requireManager(ctx: CommandContext): Promise<void> {
+  if (!(await ctx.invocation.canManageChannel()))
+    throw new UserError("Only people who can manage this channel may add or remove watches.");
+}
+
+function added(
+  result: Awaited<ReturnType<WatchStore["add"]>>,
+  ctx: CommandContext,
+  what: string,
+): Reply {
+  if (result.kind === "full")
+    return {
+      text: `This channel already has ${result.count} watches, the most it may have (${result.max}). /watch remove <id> frees one; /watch list shows them.`,
+      tone: "warning",
+    };
+  const verb = result.kind === "added" ? "Watching" : "Changed: watching";
+  return {
+    text: `${verb} ${describe(result.watch, ctx)}. ${what} /watch remove ${result.watch.id} stops it.`,
+    tone: "success",
+  };
+}
+
+async function watchCollection(ctx: CommandContext, text: string): Promise<Reply> {
+  const parsed = parseCollectionWatch(text);
+  if (parsed.collection === "")
+    throw new UserError(
+      "Which collection? /watch collection <collection> [owners <percent>] [whales <points>]",
+    );
+  const checked = checkCollectionArg(parsed.collection);
+  if (!checked.ok) throw new UserError(checked.message);
+  let address: string;
+  if (isLookup(checked.value)) {
+    const resolution = await ctx.resolver.collection(checked.value.lookup);
+    if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };
+    address = resolution.value;
+  } else address = checked.value;
+  // One read now: an address the service does not know is refused here, not at every check.
+  await ctx.api.collections.ownersCount(
+    address,
+    "DURATION_7_DAYS",
+    "GROUP_BY_PERIOD_1_DAY",
+    {},
+    {
+      signal: ctx.signal,
+    },
+  );
+  const owners =
+    parsed.owners ?? (parsed.whales === undefined ? DEFAULT_OWNERS_PERCENT : undefined);
+  const { platform, chat } = ctx.invocation;
+  const result = await watchesOf(ctx).add(
+    {
+      platform,
+      chatId: chat.id,
+      chain: ctx.chain.id,
+      kind: "collection",
+      target: address.toLowerCase(),
+      label: ctx.collections.name(address) || fullAddress(address),
+      ownersPercent: owners ?? null,
+      whalesPoints: parsed.whales ?? null,
+      createdBy: personKey(ctx.invocation),
+      createdAt: ctx.now().getTime(),
+    },
+    ctx.settings.watchesPerChat ?? 10,
+  );
+  return added(
+    result,
+    ctx,
+    "Owner counts are checked every 5 minutes, whale shares daily (as often as the data changes).",
+  );
+}
+
+async function watchWallet(ctx: CommandContext, text: string): Promise<Reply> {
+  const given = text.trim();
+  if (given === "" || /\s/.test(given))
+    throw new UserError("Which wallet? /watch wallet <wallet|name.eth>");
+  let address: string;
+  let label: string;
+  const shortForm = ctx.resolver.wallet(given);
+  if (shortForm.kind === "found") {
+    address = shortForm.value;
+    label = fullAddress(address);
+  } else {
+    const checked = checkWallet(given);
+    if (!checked.ok) throw new UserError(checked.message);
+    if (isAddressLike(checked.value)) {
+      address = checked.value;
+      label = fullAddress(address);
+    } else {
+      const { entity } = await ctx.api.wallets.ensByName(checked.value, { signal: ctx.signal });
+      address = entity.resolvedAddress;
+      label = checked.value;
+    }
+  }
+  const { platform, chat } = ctx.invocation;
+  const result = await watchesOf(ctx).add(
+    {
+      platform,
+      chatId: chat.id,
+      chain: ctx.chain.id,
+      kind: "wallet",
+      target: address.toLowerCase(),
+      label,
+      ownersPercent: null,
+      whalesPoints: null,
+      createdBy: personKey(ctx.invocation),
+      createdAt: ctx.now().getTime(),
+    },
+    ctx.settings.watchesPerChat ?? 10,
+  );
+  return added(
+    result,
+    ctx,
+    `New NFTs are posted as they appear (checked every 5 minutes${ctx.chain.spam ? "; spam left out" : ""}).`,
+  );
+}
+
+export default defineCommand({
+  name: "watch",
+  description: "Post when a collection's owners or whales move, or a wallet gets new NFTs",
+  help: "/watch collection <collection> [owners <percent>] [whales <points>] posts here when the owner count moves by more than the percent in a day (default 10%), or the share of whales among the owners moved by more than the points over 30 days. /watch wallet <wallet|name.eth> posts the new NFTs that appear in the wallet (spam left out where the chain has spam data). Each move over a threshold is posted once. Owner counts and wallets are checked every 5 minutes, whales daily, as often as the data changes. /watch list shows this channel's watches, /watch remove <id> stops one. Watches are per chain (chain:base). Only people who can manage the channel may add or remove them.",
+  options: {
+    action: opt.choice("What to do", ACTIONS, {
+      required: true,
+      placeholder: "collection|wallet|list|remove",
+    }),
+    target: opt.string("The collection (and thresholds), the wallet, or the watch's id", {
+      placeholder: "what",
+      rest: true,
+    }),
+  },
+  examples: [
+    "/watch collection bored ape yacht club owners 5 whales 2",
+    "/watch wallet vitalik.eth",
+    "/watch list",
+    "/watch remove 1",
+  ],
+  async run(ctx, { action, target }) {
+    const { platform, chat } = ctx.invocation;
+    const watches = watchesOf(ctx);
+    switch (action) {
+      case "list": {
+        const mine = await watches.forChat(platform, chat.id);
+        if (mine.length === 0)
+          return {
+            text: "This channel watches nothing. /watch collection <collection> or /watch wallet <wallet> adds a watch.",
+            tone: "info",
+          };
+        return {
+          title: `Watches here (${mine.length} of ${ctx.settings.watchesPerChat ?? 10})`,
+          text: mine.map((watch) => describe(watch, ctx)).join("\n"),
+          tone: "info",
+        };
+      }
+      case "remove": {
+        await requireManager(ctx);
+        const id = (target ?? "").trim().replace(/^#/, "");
+        if (!/^\d{1,15}$/.test(id))
+          throw new UserError("Which watch? /watch remove <id> (the number /watch list shows).");
+        const removed = await watches.remove(platform, chat.id, Number(id));
+        return removed
+          ? { text: `Watch #${id} removed: it posts no more.`, tone: "success" }
+          : {
+              text: `This channel has no watch #${id}. /watch list shows its watches.`,
+              tone: "warning",
+            };
+      }
+      case "collection":
+        await requireManager(ctx);
+        return watchCollection(ctx, target ?? "");
+      case "wallet":
+        await requireManager(ctx);
+        return watchWallet(ctx, target ?? "");
+    }
+  },
+});

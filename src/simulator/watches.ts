@@ -1,0 +1,98 @@
+import type { ContractRec, Holding, World } from "./records.ts";
+
+/**
+ * What tests and demos change in one simulator's data on demand, for watches: owner jumps, whale
+ * moves and NFTs arriving in a wallet. Kept beside the (possibly shared) data set, never in it.
+ */
+export interface WorldChanges {
+  /** Today's owner count of a collection is multiplied by this (bumpOwners). */
+  ownersFactor: Map<string, number>;
+  /** Whales who joined a collection within the last 30 days (moveWhales). */
+  extraWhales: Map<string, number>;
+  /** NFTs given to a wallet (giveNft), by wallet address. */
+  gifts: Map<string, Holding[]>;
+}
+
+export function noChanges(): WorldChanges {
+  return { ownersFactor: new Map(), extraWhales: new Map(), gifts: new Map() };
+}
+
+const changesOf = (world: World): WorldChanges | undefined =>
+  (world as World & { changes?: WorldChanges }).changes;
+
+/** The world of one simulator, with room for its changes. */
+export function withChanges(world: World): World {
+  (world as World & { changes?: WorldChanges }).changes = noChanges();
+  return world;
+}
+
+function contractOf(world: World, address: string): ContractRec {
+  const contract = world.contractByAddress.get(address.toLowerCase());
+  if (!contract) throw new Error(`no collection ${address} in the simulator`);
+  return contract;
+}
+
+/** Today's owner count moves by `percent` (negative: falls). */
+export function bumpOwners(world: World, collection: string, percent: number): void {
+  const { address } = contractOf(world, collection);
+  const changes = changesOf(world) as WorldChanges;
+  changes.ownersFactor.set(address, (changes.ownersFactor.get(address) ?? 1) * (1 + percent / 100));
+}
+
+/** Today's owner count after bumps (the endpoint's last point). */
+export function bumpedOwners(world: World, contract: ContractRec, count: number): number {
+  const factor = changesOf(world)?.ownersFactor.get(contract.address);
+  return factor === undefined ? count : Math.max(0, Math.round(count * factor));
+}
+
+/**
+ * New whales join the collection (within the 30-day window), so the whale share's 30-day change
+ * grows by about `points` percentage points. Returns how many joined.
+ */
+export function moveWhales(world: World, collection: string, points: number): number {
+  const contract = contractOf(world, collection);
+  const changes = changesOf(world) as WorldChanges;
+  const total = contract.owners.size + (changes.extraWhales.get(contract.address) ?? 0);
+  const share = points / 100;
+  const added = Math.max(1, Math.ceil((total * share) / Math.max(0.05, 1 - share)));
+  changes.extraWhales.set(
+    contract.address,
+    (changes.extraWhales.get(contract.address) ?? 0) + added,
+  );
+  return added;
+}
+
+export function extraWhales(world: World, contract: ContractRec): number {
+  return changesOf(world)?.extraWhales.get(contract.address) ?? 0;
+}
+
+/**
+ * The wallet receives one NFT it does not hold: of a spam collection when `spam`, else of an
+ * ordinary one. Returns its contract and token id.
+ */
+export function giveNft(
+  world: World,
+  wallet: string,
+  spam = false,
+): { contract: string; tokenId: string } {
+  const address = wallet.toLowerCase();
+  const record = world.walletByAddress.get(address);
+  const changes = changesOf(world) as WorldChanges;
+  const given = changes.gifts.get(address) ?? [];
+  const held = new Set(
+    [...(record?.holdings ?? []), ...given].map((h) => `${h.token.contract.address}:${h.token.id}`),
+  );
+  for (const contract of world.contracts) {
+    if (contract.spam !== spam || contract.nftType === undefined) continue;
+    const token = contract.tokens.find((t) => !held.has(`${contract.address}:${t.id}`));
+    if (!token) continue;
+    given.push({ token, quantity: 1 });
+    changes.gifts.set(address, given);
+    return { contract: contract.address, tokenId: token.id };
+  }
+  throw new Error(`no ${spam ? "spam " : ""}NFT left to give`);
+}
+
+export function gifts(world: World, wallet: string): Holding[] {
+  return changesOf(world)?.gifts.get(wallet.toLowerCase()) ?? [];
+}

@@ -1,0 +1,442 @@
+import { createHash } from "node:crypto";
+import type { AlertSender } from "../alerts/delivery.ts";
+import { isDeadLocalHolder } from "../alerts/poller.ts";
+import type { ApiClient } from "../api/client.ts";
+import type { Chain } from "../chains.ts";
+import type { Platform } from "../core/command.ts";
+import { collectionName, explorer, formatNumber, short, shortTokenId } from "../core/format.ts";
+import type { RenderableReply, Reply } from "../core/reply.ts";
+import type { Logger } from "../log.ts";
+import type { LeaseStore, Watch, WatchStore } from "../store/types.ts";
+
+/** The watch checker's lease: one process checks every chain's watches. */
+export const WATCH_LEASE = "watches";
+
+/**
+ * How often each kind of data may be asked for, from the service's freshness table: owner counts
+ * and wallets' NFTs (ownership) every 5 minutes, behaviors (whale share) daily. Never more often.
+ */
+export const FRESHNESS_MS = {
+  owners: 5 * 60_000,
+  whales: 24 * 60 * 60_000,
+  nfts: 5 * 60_000,
+} as const;
+
+/** What a watch's checker last saw (the row's `state`, as JSON). */
+export interface WatchState {
+  /** When each part was last read (epoch ms). */
+  ownersAt?: number;
+  whalesAt?: number;
+  nftsAt?: number;
+  /** Whether the owner count's daily move was over the threshold at the last read: -1, 0 or 1. */
+  ownersOver?: number;
+  /** Same for the whale share's 30-day move. */
+  whalesOver?: number;
+  /** The wallet's NFTs at the last read ("contract:tokenId"); undefined: never read. */
+  nfts?: string[];
+}
+
+/** A post owed, stored with the state that caused it. */
+interface Pending {
+  reply: Reply;
+}
+
+export interface WatchCheckerSettings {
+  /** How often the watches are looked at (each part still waits for its freshness). */
+  tickMs: number;
+  /** Upstream reads the watches may make in a minute (WATCH_CHECKS_PER_MINUTE). */
+  checksPerMinute: number;
+  /** Lease lifetime; default 3 ticks, at least 10 s. */
+  leaseTtlMs?: number;
+}
+
+export interface WatchCheckerDeps {
+  watches: WatchStore;
+  apis: ReadonlyMap<string, ApiClient>;
+  chains: readonly Pick<Chain, "id" | "name" | "explorer" | "spam">[];
+  senders: Partial<Record<Platform, AlertSender>>;
+  materialize: (platform: Platform, chatId: string, reply: Reply) => Promise<RenderableReply>;
+  leases: LeaseStore;
+  holder: string;
+  logger: Logger;
+  settings: WatchCheckerSettings;
+  /** Wall clock (check times are stored). */
+  now?: () => number;
+}
+
+export interface WatchCheckStats {
+  checks: number;
+  posts: number;
+  /** Reads left for a later tick: the per-minute share was spent. */
+  deferred: number;
+  failures: number;
+}
+
+const parseState = (text: string | null): WatchState => {
+  if (!text) return {};
+  try {
+    return JSON.parse(text) as WatchState;
+  } catch {
+    return {};
+  }
+};
+
+const sign = (value: number, threshold: number) =>
+  Math.abs(value) > threshold ? Math.sign(value) : 0;
+
+/** Percent change of the last daily owner count against the one before; undefined without both. */
+export function ownersDailyMove(points: readonly { count: string }[]): number | undefined {
+  const last = points.at(-1);
+  const previous = points.at(-2);
+  if (!last || !previous) return undefined;
+  const before = Number(previous.count);
+  if (!(before > 0)) return undefined;
+  return ((Number(last.count) - before) / before) * 100;
+}
+
+/**
+ * The whale share's move over 30 days, in percentage points: today's share less the share the
+ * whales 30 days ago would have had of today's owners (the spec gives the whales' 30-day change,
+ * not the owners' of 30 days ago).
+ */
+export function whaleShareMove(
+  behaviors: readonly {
+    behavior: string;
+    walletsCount: string;
+    walletsPercentage: number;
+    walletsCountChange30d?: string | undefined;
+  }[],
+): { share: number; move: number } | undefined {
+  const whales = behaviors.find((b) => b.behavior === "BEHAVIOR_WHALE");
+  if (!whales) return { share: 0, move: 0 };
+  const count = Number(whales.walletsCount);
+  const change = Number(whales.walletsCountChange30d ?? "0");
+  if (!(count > 0)) return { share: whales.walletsPercentage, move: 0 };
+  return { share: whales.walletsPercentage, move: (whales.walletsPercentage * change) / count };
+}
+
+/**
+ * Checks the channels' watches at the data's freshness and posts what moved. Only the holder of
+ * the `watches` lease checks. Each read's result is stored with the post it causes (one write),
+ * then the post is sent and cleared: a crash between the two sends it once more at most (with
+ * the same idempotency key, which Discord deduplicates), and a restart never reposts a change
+ * already stored.
+ */
+export class WatchChecker {
+  readonly stats: WatchCheckStats = { checks: 0, posts: 0, deferred: 0, failures: 0 };
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private readonly now: () => number;
+  /** Reads made in the current minute (the watches' share of the upstream budget). */
+  private window = { start: 0, used: 0 };
+
+  constructor(private readonly deps: WatchCheckerDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  start(): void {
+    const tick = () => {
+      this.running = this.tick()
+        .catch((error: unknown) => {
+          this.stats.failures++;
+          this.deps.logger.warn({ err: error }, "watch check failed; will try again");
+        })
+        .finally(() => {
+          this.running = undefined;
+          if (this.timer !== undefined) this.timer = setTimeout(tick, this.deps.settings.tickMs);
+        });
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+    try {
+      await this.deps.leases.release(WATCH_LEASE, this.deps.holder);
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, "could not release the watch lease");
+    }
+  }
+
+  /** One round: takes the lease, sends what is owed, reads what is due. False: not the leader. */
+  async tick(): Promise<boolean> {
+    const ttl = this.deps.settings.leaseTtlMs ?? Math.max(10_000, 3 * this.deps.settings.tickMs);
+    const hold = async () =>
+      (await this.deps.leases.acquire(
+        WATCH_LEASE,
+        this.deps.holder,
+        ttl,
+        this.now(),
+        isDeadLocalHolder,
+      )) === this.deps.holder;
+    if (!(await hold())) return false;
+    let heldAt = this.now();
+    let spent = false;
+    for (const watch of await this.deps.watches.all()) {
+      // A long round renews the lease as it goes, and stops if another process took it.
+      if (this.now() - heldAt > ttl / 3) {
+        if (!(await hold())) return false;
+        heldAt = this.now();
+      }
+      // A post owed from before (a crash, a failed send) goes first; nothing new is read meanwhile.
+      if (watch.pending !== null) {
+        await this.send(watch, watch.pending);
+        continue;
+      }
+      // Once this minute's reads are spent, only owed posts go out; the reads wait.
+      if (!spent && (await this.check(watch)) === "spent") spent = true;
+    }
+    return true;
+  }
+
+  /** Takes one read from the per-minute share; false when it is spent. */
+  private takeRead(): boolean {
+    const now = this.now();
+    if (now - this.window.start >= 60_000) this.window = { start: now, used: 0 };
+    if (this.window.used >= this.deps.settings.checksPerMinute) return false;
+    this.window.used++;
+    return true;
+  }
+
+  private async check(watch: Watch): Promise<"done" | "spent"> {
+    const api = this.deps.apis.get(watch.chain);
+    const served = this.deps.chains.find((c) => c.id === watch.chain);
+    // A chain no longer served: its watches wait.
+    if (!api || !served) return "done";
+    const chain = { ...served, several: this.deps.chains.length > 1 };
+    const state = parseState(watch.state);
+    const now = this.now();
+    const replies: Reply[] = [];
+    let changed = false;
+    const due = (at: number | undefined, every: number) => at === undefined || now - at >= every;
+    // Fresh: this schedule already asks no more often than the data changes, and a cached
+    // answer (a command's, read minutes ago) could hide the change it is looking for.
+    const options = { background: true, fresh: true };
+    let reading: keyof typeof FRESHNESS_MS | undefined;
+    try {
+      if (watch.kind === "collection") {
+        if (watch.ownersPercent !== null && due(state.ownersAt, FRESHNESS_MS.owners)) {
+          if (!this.takeRead()) return this.deferred();
+          this.stats.checks++;
+          reading = "owners";
+          const { dataPoints } = await api.collections.ownersCount(
+            watch.target,
+            "DURATION_7_DAYS",
+            "GROUP_BY_PERIOD_1_DAY",
+            {},
+            options,
+          );
+          const move = ownersDailyMove(dataPoints);
+          const over = move === undefined ? 0 : sign(move, watch.ownersPercent);
+          if (over !== 0 && over !== (state.ownersOver ?? 0) && move !== undefined)
+            replies.push(ownersReply(watch, chain, move, dataPoints.at(-1)?.count ?? "0"));
+          state.ownersAt = now;
+          state.ownersOver = over;
+          changed = true;
+        }
+        if (watch.whalesPoints !== null && due(state.whalesAt, FRESHNESS_MS.whales)) {
+          if (!this.takeRead()) return this.finish(watch, state, replies, changed, "spent");
+          this.stats.checks++;
+          reading = "whales";
+          const { aggregatedBehaviors } = await api.audiences.behaviorsByCollection(
+            watch.target,
+            options,
+          );
+          const whales = whaleShareMove(aggregatedBehaviors);
+          const over = whales ? sign(whales.move, watch.whalesPoints) : 0;
+          if (whales && over !== 0 && over !== (state.whalesOver ?? 0))
+            replies.push(whalesReply(watch, chain, whales));
+          state.whalesAt = now;
+          state.whalesOver = over;
+          changed = true;
+        }
+      } else if (due(state.nftsAt, FRESHNESS_MS.nfts)) {
+        if (!this.takeRead()) return this.deferred();
+        this.stats.checks++;
+        reading = "nfts";
+        const { nfts } = await api.wallets.nfts(
+          watch.target,
+          chain.spam ? { spam: "SPAM_FILTER_EXCLUDE" } : {},
+          options,
+        );
+        const keys = nfts
+          .filter((item) => !item.spam)
+          .map((item) => `${item.nft.contractAddress.toLowerCase()}:${item.nft.tokenId}`);
+        // The first read is what the wallet had when the watch began: nothing is posted for it.
+        if (state.nfts !== undefined) {
+          const before = new Set(state.nfts);
+          const fresh = nfts.filter(
+            (item) =>
+              !item.spam &&
+              !before.has(`${item.nft.contractAddress.toLowerCase()}:${item.nft.tokenId}`),
+          );
+          if (fresh.length > 0) replies.push(walletReply(watch, chain, fresh));
+        }
+        state.nfts = [...new Set(keys)].sort();
+        state.nftsAt = now;
+        changed = true;
+      }
+    } catch (error) {
+      this.stats.failures++;
+      this.deps.logger.warn(
+        { err: error, watch: watch.id, chain: watch.chain },
+        "a watch's data could not be read; tried again in 5 minutes at most",
+      );
+      // Not asked again at every tick: in 5 minutes, or at the data's freshness if sooner.
+      if (reading !== undefined) {
+        const every = FRESHNESS_MS[reading];
+        state[`${reading}At`] = now - every + Math.min(every, 5 * 60_000);
+        changed = true;
+      }
+      return this.finish(watch, state, replies, changed, "done");
+    }
+    return this.finish(watch, state, replies, changed, "done");
+  }
+
+  private deferred(): "spent" {
+    this.stats.deferred++;
+    return "spent";
+  }
+
+  private async finish(
+    watch: Watch,
+    state: WatchState,
+    replies: Reply[],
+    changed: boolean,
+    result: "done" | "spent",
+  ): Promise<"done" | "spent"> {
+    if (result === "spent") this.stats.deferred++;
+    if (!changed) return result;
+    const reply = mergeReplies(replies);
+    const pending = reply ? JSON.stringify({ reply } satisfies Pending) : null;
+    await this.deps.watches.advance(watch.id, JSON.stringify(state), pending);
+    if (pending) await this.send(watch, pending);
+    return result;
+  }
+
+  /** Sends the owed post; cleared once the platform took it, or when the chat refuses the bot. */
+  private async send(watch: Watch, pending: string): Promise<void> {
+    const sender = this.deps.senders[watch.platform as Platform];
+    if (!sender) return;
+    let reply: Reply;
+    try {
+      reply = (JSON.parse(pending) as Pending).reply;
+    } catch {
+      await this.deps.watches.posted(watch.id, pending);
+      return;
+    }
+    const key = createHash("sha256")
+      .update(`watch:${watch.id}:${pending}`)
+      .digest("base64url")
+      .slice(0, 25);
+    try {
+      const renderable = await this.deps.materialize(
+        watch.platform as Platform,
+        watch.chatId,
+        reply,
+      );
+      await sender.sendToChat(watch.chatId, renderable, key);
+      this.stats.posts++;
+      await this.deps.watches.posted(watch.id, pending);
+    } catch (error) {
+      const failure = sender.classifySendError(error);
+      if (failure.kind === "moved") {
+        // The chat's watches follow it; the post goes to the new id at the next round.
+        await this.deps.watches.moveChat(watch.platform, watch.chatId, failure.newChatId);
+        this.deps.logger.info(
+          { watch: watch.id, chatId: watch.chatId, newChat: failure.newChatId },
+          "chat moved to a new id; its watches follow",
+        );
+        return;
+      }
+      if (failure.kind === "permanent") {
+        this.deps.logger.warn(
+          { watch: watch.id, chatId: watch.chatId, reason: failure.reason },
+          "the chat refuses the bot: this watch's post is dropped",
+        );
+        await this.deps.watches.posted(watch.id, pending);
+        return;
+      }
+      this.deps.logger.info(
+        { watch: watch.id, failure },
+        "a watch's post could not be sent; tried again next round",
+      );
+    }
+  }
+}
+
+function mergeReplies(replies: Reply[]): Reply | undefined {
+  if (replies.length <= 1) return replies[0];
+  return {
+    title: replies[0]?.title,
+    url: replies[0]?.url,
+    text: replies.map((reply) => reply.text).join("\n"),
+    tone: "info",
+  };
+}
+
+/** " on Base" where the bot serves several chains. */
+const on = (chain: Pick<Chain, "name"> & { several?: boolean }) =>
+  chain.several ? ` on ${chain.name}` : "";
+
+function title(watch: Watch): string {
+  return `Watch #${watch.id}: ${watch.kind === "collection" ? collectionName(watch.label) : watch.label}`;
+}
+
+function ownersReply(
+  watch: Watch,
+  chain: Pick<Chain, "name" | "explorer"> & { several?: boolean },
+  move: number,
+  count: string,
+): Reply {
+  const up = move > 0;
+  return {
+    title: title(watch),
+    url: explorer.address(chain.explorer, watch.target),
+    text: `Owner count ${up ? "rose" : "fell"} ${formatNumber(Math.abs(move), 1)}% in a day${on(chain)}, to ${Number(count).toLocaleString("en-US")} (watching moves over ${formatNumber(watch.ownersPercent ?? 0, 1)}%).`,
+    tone: "info",
+  };
+}
+
+function whalesReply(
+  watch: Watch,
+  chain: Pick<Chain, "name" | "explorer"> & { several?: boolean },
+  whales: { share: number; move: number },
+): Reply {
+  const up = whales.move > 0;
+  return {
+    title: title(watch),
+    url: explorer.address(chain.explorer, watch.target),
+    text: `Whale share ${up ? "up" : "down"} ${formatNumber(Math.abs(whales.move), 1)} points over 30 days${on(chain)}, now ${formatNumber(whales.share, 1)}% of owners (watching moves over ${formatNumber(watch.whalesPoints ?? 0, 1)} points).`,
+    tone: "info",
+  };
+}
+
+const MAX_LISTED = 10;
+
+function walletReply(
+  watch: Watch,
+  chain: Pick<Chain, "name" | "explorer"> & { several?: boolean },
+  fresh: readonly {
+    nft: {
+      contractAddress: string;
+      tokenId: string;
+      metadata?: { name: string } | undefined;
+      collection?: { name: string } | undefined;
+    };
+  }[],
+): Reply {
+  const lines = fresh.slice(0, MAX_LISTED).map(({ nft }) => {
+    const name = nft.metadata?.name || nft.collection?.name || short(nft.contractAddress);
+    return `• ${name} (${short(nft.contractAddress)} #${shortTokenId(nft.tokenId, "text")})`;
+  });
+  if (fresh.length > MAX_LISTED) lines.push(`…and ${fresh.length - MAX_LISTED} more`);
+  return {
+    title: title(watch),
+    url: explorer.address(chain.explorer, watch.target),
+    text: `${fresh.length === 1 ? "A new NFT" : `${fresh.length} new NFTs`} in the wallet${on(chain)}:\n${lines.join("\n")}`,
+    tone: "info",
+  };
+}

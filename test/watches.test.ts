@@ -1,0 +1,509 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseCollectionWatch } from "../commands/watch.ts";
+import type { AlertSender } from "../src/alerts/delivery.ts";
+import type { RenderableReply } from "../src/core/reply.ts";
+import { silentLogger } from "../src/log.ts";
+import { openMemorySqliteStore } from "../src/store/sqlite/index.ts";
+import type { Store } from "../src/store/types.ts";
+import { FRESHNESS_MS, WatchChecker } from "../src/watches/checker.ts";
+import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+
+const MIN = 60_000;
+
+function fakeSender() {
+  const sent: { chatId: string; text: string; key: string | undefined }[] = [];
+  type Failure = "transient" | "permanent" | "moved";
+  let failNext: Failure | undefined;
+  const sender: AlertSender & { sent: typeof sent; fail(kind: Failure): void } = {
+    sent,
+    maxInFlight: 1,
+    fail(kind) {
+      failNext = kind;
+    },
+    async sendToChat(chatId: string, reply: RenderableReply, key?: string) {
+      if (failNext) {
+        const kind = failNext;
+        failNext = undefined;
+        throw Object.assign(new Error(kind), { kind });
+      }
+      sent.push({ chatId, text: `${reply.title ?? ""}\n${reply.text ?? ""}`, key });
+    },
+    classifySendError(error) {
+      const kind = (error as { kind?: string }).kind;
+      if (kind === "moved") return { kind: "moved", newChatId: "c-new" };
+      return kind === "permanent"
+        ? { kind: "permanent", reason: "gone" }
+        : { kind: "transient", reason: "try again" };
+    },
+  };
+  return sender;
+}
+
+describe("/watch", () => {
+  let t: RuntimeSetup;
+  beforeAll(async () => {
+    t = await startRuntime({ WATCHES_PER_CHAT: "3" });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it("parses thresholds after the collection", () => {
+    expect(parseCollectionWatch("bored ape yacht club owners 5 whales 2.5")).toEqual({
+      collection: "bored ape yacht club",
+      owners: 5,
+      whales: 2.5,
+    });
+    expect(parseCollectionWatch("0xabc owners:7%")).toEqual({
+      collection: "0xabc",
+      owners: 7,
+      whales: undefined,
+    });
+  });
+
+  it("adds, lists and removes a collection watch; only managers add and remove", async () => {
+    const { collection } = t.sim.fixtures;
+    const refused = await t.say(`/watch collection ${collection} owners 5`, {
+      chat: { id: "perm", kind: "group" },
+      canManageChannel: async () => false,
+    });
+    expect(t.text(refused)).toContain("Only people who can manage this channel");
+    expect(await t.store.watches.forChat("telegram", "perm")).toEqual([]);
+
+    const added = await t.say(`/watch collection ${collection} owners 5 whales 2`, {
+      chat: { id: "perm", kind: "group" },
+    });
+    expect(t.text(added)).toMatch(
+      /Watching #\d+ .*owner count moves over 5%.*whale share moves over 2 points/s,
+    );
+    const [watch] = await t.store.watches.forChat("telegram", "perm");
+    expect(watch).toMatchObject({
+      kind: "collection",
+      chain: "ethereum",
+      target: collection.toLowerCase(),
+      ownersPercent: 5,
+      whalesPoints: 2,
+    });
+    // Anyone may list.
+    const list = await t.say("/watch list", {
+      chat: { id: "perm", kind: "group" },
+      canManageChannel: async () => false,
+    });
+    expect(t.text(list)).toContain(`#${watch?.id}`);
+    const notRemoved = await t.say(`/watch remove ${watch?.id}`, {
+      chat: { id: "perm", kind: "group" },
+      canManageChannel: async () => false,
+    });
+    expect(t.text(notRemoved)).toContain("Only people who can manage this channel");
+    const otherChat = await t.say(`/watch remove ${watch?.id}`, {
+      chat: { id: "elsewhere", kind: "group" },
+    });
+    expect(t.text(otherChat)).toContain("no watch");
+    const removed = await t.say(`/watch remove ${watch?.id}`, {
+      chat: { id: "perm", kind: "group" },
+    });
+    expect(t.text(removed)).toContain("removed");
+    expect(await t.store.watches.forChat("telegram", "perm")).toEqual([]);
+  });
+
+  it("refuses bad input: a bad percent, an unknown collection, a bad wallet, a bad id", async () => {
+    const { collection } = t.sim.fixtures;
+    const chat = { id: "bad", kind: "group" as const };
+    for (const line of [
+      `/watch collection ${collection} owners abc`,
+      `/watch collection ${collection} owners 0`,
+      `/watch collection ${collection} owners -3`,
+      `/watch collection ${collection} whales 500`,
+      `/watch collection ${collection} owners`,
+    ]) {
+      const reply = await t.say(line, { chat });
+      expect(reply.tone, `${line}: ${t.text(reply)}`).toBe("warning");
+      expect(t.text(reply)).toMatch(/Owners|Whales|owners|whales/);
+    }
+    const unknownAddress = await t.say(`/watch collection 0x${"de".repeat(20)}`, { chat });
+    expect(unknownAddress.tone).not.toBe("success");
+    const unknownName = await t.say("/watch collection no such collection zzqx", { chat });
+    expect(t.text(unknownName)).toContain("I know no collection");
+    expect((await t.say("/watch wallet not-a-wallet", { chat })).tone).toBe("warning");
+    expect((await t.say("/watch remove abc", { chat })).tone).toBe("warning");
+    expect((await t.say("/watch collection", { chat })).tone).toBe("warning");
+    expect(await t.store.watches.forChat("telegram", "bad")).toEqual([]);
+  });
+
+  it("caps a channel's watches at WATCHES_PER_CHAT", async () => {
+    const chat = { id: "cap", kind: "group" as const };
+    const { collection, erc1155Collection, legacyCollection, cryptopunksCollection } =
+      t.sim.fixtures;
+    for (const c of [collection, erc1155Collection, legacyCollection])
+      expect((await t.say(`/watch collection ${c}`, { chat })).tone).toBe("success");
+    const full = await t.say(`/watch collection ${cryptopunksCollection}`, { chat });
+    expect(t.text(full)).toContain("the most it may have (3)");
+    // Changing one it has is not a new one.
+    expect((await t.say(`/watch collection ${collection} owners 20`, { chat })).tone).toBe(
+      "success",
+    );
+    expect(await t.store.watches.forChat("telegram", "cap")).toHaveLength(3);
+  });
+
+  it("watches a wallet given by ENS name", async () => {
+    const chat = { id: "ens", kind: "group" as const };
+    const reply = await t.say(`/watch wallet ${t.sim.fixtures.walletEns}`, { chat });
+    expect(reply.tone, t.text(reply)).toBe("success");
+    const [watch] = await t.store.watches.forChat("telegram", "ens");
+    expect(watch).toMatchObject({
+      kind: "wallet",
+      target: t.sim.fixtures.wallet.toLowerCase(),
+      label: t.sim.fixtures.walletEns,
+    });
+  });
+});
+
+describe("watch checker", () => {
+  let t: RuntimeSetup;
+  let store: Store;
+  let clock: number;
+  const start = Date.now();
+  beforeAll(async () => {
+    t = await startRuntime();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  function checker(sender: AlertSender, checksPerMinute = 1000) {
+    return new WatchChecker({
+      watches: store.watches,
+      apis: t.apis,
+      chains: t.chains,
+      senders: { telegram: sender },
+      // As the bot does: the reply's buttons stored and its chart drawn for the chat.
+      materialize: (platform, chatId, reply) =>
+        t.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+      leases: store.leases,
+      holder: "test-holder",
+      logger: silentLogger(),
+      settings: { tickMs: 1000, checksPerMinute },
+      now: () => clock,
+    });
+  }
+
+  async function addWatch(input: {
+    kind: "collection" | "wallet";
+    target: string;
+    ownersPercent?: number;
+    whalesPoints?: number;
+    chatId?: string;
+  }) {
+    const result = await store.watches.add(
+      {
+        platform: "telegram",
+        chatId: input.chatId ?? "c",
+        chain: "ethereum",
+        kind: input.kind,
+        target: input.target.toLowerCase(),
+        label: "Test",
+        ownersPercent: input.ownersPercent ?? null,
+        whalesPoints: input.whalesPoints ?? null,
+        createdBy: "telegram:u1",
+        createdAt: clock,
+      },
+      100,
+    );
+    if (result.kind === "full") throw new Error("full");
+    return result.watch;
+  }
+
+  const reads = (path: string) => t.sim.requests.filter((r) => r.path.includes(path)).length;
+
+  it("owner count: a move under the threshold does not post, over it posts once, at most every 5 minutes, and not again after a restart", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { collection } = t.sim.fixtures;
+    await addWatch({ kind: "collection", target: collection, ownersPercent: 10 });
+    const sender = fakeSender();
+    const first = checker(sender);
+    expect(await first.tick()).toBe(true);
+    const before = reads("/owners_count/");
+    expect(before).toBeGreaterThan(0);
+    expect(sender.sent).toEqual([]); // the simulator's own daily moves are small
+
+    t.sim.bumpOwners(collection, 4);
+    clock += FRESHNESS_MS.owners;
+    await first.tick();
+    expect(sender.sent).toEqual([]);
+
+    t.sim.bumpOwners(collection, 15);
+    clock += FRESHNESS_MS.owners - 1;
+    await first.tick();
+    // Not yet 5 minutes: not even asked.
+    expect(reads("/owners_count/")).toBe(before + 1);
+    expect(sender.sent).toEqual([]);
+    clock += 1;
+    await first.tick();
+    expect(sender.sent).toHaveLength(1);
+    expect(sender.sent[0]?.text).toMatch(/Owner count rose \d+(\.\d)?% in a day/);
+    expect(sender.sent[0]?.chatId).toBe("c");
+
+    clock += FRESHNESS_MS.owners;
+    await first.tick();
+    expect(sender.sent).toHaveLength(1);
+
+    // A restart: a new checker on the same store posts nothing for the same move.
+    const again = checker(sender);
+    clock += FRESHNESS_MS.owners;
+    await again.tick();
+    expect(sender.sent).toHaveLength(1);
+    expect(first.stats.posts).toBe(1);
+    // The count falls back under the threshold, and a new jump down is a new post.
+    t.sim.bumpOwners(collection, 100 / 1.196 - 100);
+    clock += FRESHNESS_MS.owners;
+    await again.tick();
+    expect(sender.sent).toHaveLength(1);
+    t.sim.bumpOwners(collection, -30);
+    clock += FRESHNESS_MS.owners;
+    await again.tick();
+    expect(sender.sent).toHaveLength(2);
+    expect(sender.sent[1]?.text).toContain("Owner count fell");
+    await store.close();
+  });
+
+  it("whale share: a move under the points does not post, over them posts once; read daily only", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { erc1155Collection: collection } = t.sim.fixtures;
+    // The natural 30-day move, to set the threshold above it.
+    const { aggregatedBehaviors } = await t.api.audiences.behaviorsByCollection(collection, {
+      fresh: true,
+    });
+    const { whaleShareMove } = await import("../src/watches/checker.ts");
+    const natural = Math.abs(whaleShareMove(aggregatedBehaviors)?.move ?? 0);
+    const points = Math.ceil(natural) + 3;
+    await addWatch({ kind: "collection", target: collection, whalesPoints: points });
+    const sender = fakeSender();
+    const c = checker(sender);
+    const ownerReads = reads("/owners_count/");
+    await c.tick();
+    expect(sender.sent).toEqual([]);
+    expect(reads("/owners_count/")).toBe(ownerReads); // no owners threshold: not read
+
+    t.sim.moveWhales(collection, 1);
+    clock += FRESHNESS_MS.whales - 1;
+    const before = reads("/behaviors/by_collection/");
+    await c.tick();
+    expect(reads("/behaviors/by_collection/")).toBe(before); // not a day yet
+    clock += 1;
+    await c.tick();
+    expect(sender.sent).toEqual([]);
+
+    t.sim.moveWhales(collection, points + 2);
+    clock += FRESHNESS_MS.whales;
+    await c.tick();
+    expect(sender.sent).toHaveLength(1);
+    expect(sender.sent[0]?.text).toMatch(/Whale share up [\d.]+ points over 30 days/);
+    clock += FRESHNESS_MS.whales;
+    await checker(sender).tick();
+    expect(sender.sent).toHaveLength(1);
+    await store.close();
+  });
+
+  it("owners and whales on one watch: both moves at once make one post, each posted once", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { legacyCollection: collection } = t.sim.fixtures;
+    const { aggregatedBehaviors } = await t.api.audiences.behaviorsByCollection(collection, {
+      fresh: true,
+    });
+    const { whaleShareMove } = await import("../src/watches/checker.ts");
+    const points = Math.ceil(Math.abs(whaleShareMove(aggregatedBehaviors)?.move ?? 0)) + 3;
+    await addWatch({
+      kind: "collection",
+      target: collection,
+      ownersPercent: 10,
+      whalesPoints: points,
+    });
+    const sender = fakeSender();
+    await checker(sender).tick();
+    expect(sender.sent).toEqual([]);
+    t.sim.bumpOwners(collection, 30);
+    t.sim.moveWhales(collection, points + 3);
+    clock += FRESHNESS_MS.whales;
+    await checker(sender).tick();
+    expect(sender.sent).toHaveLength(1);
+    expect(sender.sent[0]?.text).toContain("Owner count rose");
+    expect(sender.sent[0]?.text).toContain("Whale share up");
+    clock += FRESHNESS_MS.whales;
+    await checker(sender).tick();
+    expect(sender.sent).toHaveLength(1);
+    await store.close();
+  });
+
+  it("wallet: a new NFT is posted once, spam is not, and a restart does not repost", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { wallet } = t.sim.fixtures;
+    await addWatch({ kind: "wallet", target: wallet });
+    const sender = fakeSender();
+    await checker(sender).tick();
+    expect(sender.sent).toEqual([]); // what it held when the watch began
+
+    const gift = t.sim.giveNft(wallet);
+    t.sim.giveNft(wallet, undefined, { spam: true });
+    clock += FRESHNESS_MS.nfts;
+    await checker(sender).tick();
+    expect(sender.sent).toHaveLength(1);
+    expect(sender.sent[0]?.text).toContain("A new NFT in the wallet");
+    expect(sender.sent[0]?.text.toLowerCase()).toContain(gift.contract.slice(2, 6).toLowerCase());
+    // Spam excluded upstream where the chain has spam data.
+    expect(t.sim.requests.filter((r) => r.path.endsWith("/nfts")).at(-1)?.query.spam).toBe(
+      "SPAM_FILTER_EXCLUDE",
+    );
+
+    clock += FRESHNESS_MS.nfts;
+    await checker(sender).tick();
+    expect(sender.sent).toHaveLength(1);
+    await store.close();
+  });
+
+  it("a post that failed to send is sent at the next round, once; a chat that refuses the bot drops it", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { wallet } = t.sim.fixtures;
+    await addWatch({ kind: "wallet", target: wallet });
+    const sender = fakeSender();
+    const c = checker(sender);
+    await c.tick();
+    t.sim.giveNft(wallet);
+    clock += FRESHNESS_MS.nfts;
+    sender.fail("transient");
+    await c.tick();
+    expect(sender.sent).toEqual([]);
+    expect((await store.watches.all())[0]?.pending).not.toBeNull();
+    // After a restart too: the owed post is stored.
+    await checker(sender).tick();
+    expect(sender.sent).toHaveLength(1);
+    expect((await store.watches.all())[0]?.pending).toBeNull();
+    await checker(sender).tick();
+    expect(sender.sent).toHaveLength(1);
+
+    t.sim.giveNft(wallet);
+    clock += FRESHNESS_MS.nfts;
+    sender.fail("permanent");
+    await c.tick();
+    expect((await store.watches.all())[0]?.pending).toBeNull();
+    expect(sender.sent).toHaveLength(1);
+    await store.close();
+  });
+
+  it("a chat that moved to a new id takes its watches along, and the post goes there", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { wallet } = t.sim.fixtures;
+    await addWatch({ kind: "wallet", target: wallet });
+    const sender = fakeSender();
+    const c = checker(sender);
+    await c.tick();
+    t.sim.giveNft(wallet);
+    clock += FRESHNESS_MS.nfts;
+    sender.fail("moved");
+    await c.tick();
+    expect(await store.watches.forChat("telegram", "c")).toEqual([]);
+    expect(await store.watches.forChat("telegram", "c-new")).toHaveLength(1);
+    await c.tick();
+    expect(sender.sent.map((s) => s.chatId)).toEqual(["c-new"]);
+    await store.close();
+  });
+
+  it("reads at most WATCH_CHECKS_PER_MINUTE a minute; the rest wait", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { collection, erc1155Collection, legacyCollection } = t.sim.fixtures;
+    for (const target of [collection, erc1155Collection, legacyCollection])
+      await addWatch({ kind: "collection", target, ownersPercent: 50 });
+    // Last in line, a post owed from before: it goes out though the reads are spent.
+    const owed = await addWatch({ kind: "wallet", target: t.sim.fixtures.wallet });
+    await store.watches.advance(owed.id, "{}", JSON.stringify({ reply: { text: "owed post" } }));
+    const sender = fakeSender();
+    const c = checker(sender, 2);
+    const before = reads("/owners_count/");
+    await c.tick();
+    expect(reads("/owners_count/")).toBe(before + 2);
+    expect(c.stats.deferred).toBeGreaterThan(0);
+    expect(sender.sent.map((m) => m.text)).toEqual(["\nowed post"]);
+    await c.tick();
+    expect(reads("/owners_count/")).toBe(before + 2);
+    clock += MIN;
+    await c.tick();
+    expect(reads("/owners_count/")).toBe(before + 3);
+    await store.close();
+  });
+
+  it("only the holder of the watches lease checks", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    await store.leases.acquire("watches", "someone-else", 60_000, clock);
+    const c = checker(fakeSender());
+    expect(await c.tick()).toBe(false);
+    await store.close();
+  });
+});
+
+describe("watches per chain", () => {
+  let t: RuntimeSetup;
+  beforeAll(async () => {
+    t = await startRuntime({ CHAINS: "ethereum,base" });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it("a watch is on the chain named (or the channel's), and read on that chain", async () => {
+    const chat = { id: "chains", kind: "group" as const };
+    const base = t.sim.fixturesOf("base");
+    const reply = await t.say(`/watch collection ${base.collection} owners 5 chain:base`, { chat });
+    expect(reply.tone, t.text(reply)).toBe("success");
+    expect(t.text(reply)).toContain("(Base)");
+    const wallet = await t.say(`/watch wallet ${t.sim.fixtures.wallet}`, { chat });
+    expect(wallet.tone, t.text(wallet)).toBe("success");
+    const watches = await t.store.watches.forChat("telegram", "chains");
+    expect(watches.map((w) => [w.kind, w.chain])).toEqual([
+      ["collection", "base"],
+      ["wallet", "ethereum"],
+    ]);
+    const store = t.store;
+    const sent: string[] = [];
+    const checker = new WatchChecker({
+      watches: store.watches,
+      apis: t.apis,
+      chains: t.chains,
+      senders: {
+        telegram: {
+          maxInFlight: 1,
+          async sendToChat(_chatId, r) {
+            sent.push(r.text ?? "");
+          },
+          classifySendError: () => ({ kind: "transient", reason: "" }),
+        },
+      },
+      materialize: async (_p, _c, r) => r as RenderableReply,
+      leases: store.leases,
+      holder: "h",
+      logger: silentLogger(),
+      settings: { tickMs: 1000, checksPerMinute: 100 },
+      now: () => clock,
+    });
+    let clock = Date.now();
+    const before = t.sim.requests.length;
+    await checker.tick();
+    const asked = t.sim.requests.slice(before);
+    expect(asked.find((r) => r.path.includes("/owners_count/"))?.chain).toBe("base");
+    expect(asked.find((r) => r.path.endsWith("/nfts"))?.chain).toBe("ethereum");
+    // Base has no spam data: no spam filter asked for there; ethereum's wallet read has one.
+    expect(asked.find((r) => r.path.endsWith("/nfts"))?.query.spam).toBe("SPAM_FILTER_EXCLUDE");
+    t.sim.bumpOwners(base.collection, 40, "base");
+    // The same address on ethereum does not move.
+    clock += FRESHNESS_MS.owners;
+    await checker.tick();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toContain("on Base");
+  });
+});
