@@ -9,6 +9,7 @@ import { openShared, redactRedisUrl, type Shared } from "./cache/index.ts";
 import type { Chain } from "./chains.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
+import type { Reply } from "./core/reply.ts";
 import type { Runtime } from "./core/runtime.ts";
 import { DigestScheduler } from "./digests/scheduler.ts";
 import { HttpHost } from "./http/host.ts";
@@ -19,6 +20,7 @@ import { CachedChartDrawer } from "./render/chart-drawer.ts";
 import { ReportRetryWorker } from "./reports/submit.ts";
 import type { Simulator } from "./simulator/index.ts";
 import { connect, listen } from "./startup.ts";
+import { chatMover } from "./store/move-chat.ts";
 import { openStore } from "./store/open.ts";
 import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
@@ -220,7 +222,6 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     apis.set(chain.id, client);
   }
   const api = apis.get(chains[0]?.id ?? "") as ApiClient;
-  const service = { url: chains[0]?.baseUrl ?? "" };
   const { store, db } = await openStore(config);
   opened.push(() => store.close());
   const stores = openStores(store, logger, chains);
@@ -248,7 +249,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     sharedPace: shared?.pace,
     console: {
       // The simulator's own address (each chain has a path under it), else the first chain's.
-      dataUrl: simulator?.url ?? service.url,
+      dataUrl: simulator?.url ?? chains[0]?.baseUrl ?? "",
       simulated: simulator !== undefined,
       chains: chains.map((chain) => chain.id),
       logFile: deps.logFile,
@@ -257,6 +258,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     },
   });
 
+  const moveChat = chatMover(store);
+  /** A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat. */
+  const materialize = (platform: Platform, chatId: string, reply: Reply) =>
+    runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } });
   const senders: Partial<Record<Platform, AlertSender>> = {};
   for (const adapter of adapters) senders[adapter.platform] = adapter;
   const alerts = store.outbox;
@@ -266,9 +271,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     alerts,
     subscriptions: stores.subscriptions,
     reports: stores.reports,
+    moveChat,
     senders,
-    materialize: (platform, chatId, reply) =>
-      runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    materialize,
     // Called only once delivery has started, after the pollers below exist. One worker delivers
     // every chain's alerts: the holder of the default chain's lease.
     isLeader: () => poller.isLeader,
@@ -295,11 +300,11 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   });
   const watches = new WatchChecker({
     watches: store.watches,
+    moveChat,
     apis,
     chains,
     senders,
-    materialize: (platform, chatId, reply) =>
-      runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    materialize,
     leases: store.leases,
     holder,
     logger: logger.child({ part: "watches" }),
@@ -347,12 +352,11 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     chains,
     collectionIndexes: stores.collectionIndexes,
     senders,
-    materialize: (platform, chatId, reply) =>
-      runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    materialize,
     // Only the leader looks; the run's claim in the store is what makes a slot post once.
     isLeader: () => poller.isLeader,
     holder,
-    moveChat: (platform, from, to) => stores.subscriptions.moveChat(platform, from, to),
+    moveChat,
     onOutcome: (outcome) => metrics.onDigest(outcome),
     logger: logger.child({ part: "digests" }),
     settings: {
@@ -386,9 +390,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     const connected: Record<string, boolean> = {};
     for (const adapter of adapters) connected[adapter.platform] = adapter.healthy();
     const database = await store.healthy();
-    const pollerHealth = poller.health();
     const each: Record<string, ReturnType<NewContractPoller["health"]>> = {};
-    for (const [id, p] of pollers) each[id] = id === poller.chain ? pollerHealth : p.health();
+    for (const [id, p] of pollers) each[id] = p.health();
+    const pollerHealth = each[poller.chain] ?? poller.health();
     return {
       ok:
         database &&

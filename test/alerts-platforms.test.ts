@@ -326,6 +326,21 @@ describe.concurrent("Telegram groups that change under the bot", () => {
     expect(JSON.stringify(answer.params)).not.toMatch(/another chat|expired/);
   });
 
+  it("a group upgraded to a supergroup: the refused alert moves the group's watches with its subscription", async ({
+    world,
+    expect,
+  }) => {
+    const { telegram, telegramSays, mintCollection, pollerStarted } = world;
+    expect(await telegramSays(admin, "/subscribe")).toMatch(/Subscribed/);
+    expect(await telegramSays(admin, "/watch wallet vitalik.eth")).toMatch(/Watching #\d+/);
+    await pollerStarted();
+    telegram.upgradeToSupergroup(group.id, supergroup.id);
+    const address = mintCollection();
+    await telegram.waitFor((c) => c.ok && sendsTo(supergroup)(c) && mentions(address)(c), 10_000);
+    // Everything of the chat follows the new id, whichever part learnt of the move first.
+    expect(await telegramSays(admin, "/watch list", supergroup)).toMatch(/#\d+ .*vitalik\.eth/i);
+  });
+
   it("the upgrade's service message moves the subscription before any alert fails", async ({
     world,
     expect,

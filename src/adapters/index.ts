@@ -1,6 +1,7 @@
 import type { Config } from "../config.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { Logger } from "../log.ts";
+import { chatMover } from "../store/move-chat.ts";
 import type { Store } from "../store/types.ts";
 import { SourceUpdateDedup } from "../store/updates.ts";
 import type { SharedPace } from "./pace.ts";
@@ -96,11 +97,7 @@ export async function configuredAdapters(
         runtime,
         logger: logger.child({ part: "telegram" }),
         onChatMigrated: async (from, to) => {
-          const moved = await deps.store.subscriptions.moveChat("telegram", from, to);
-          // The chat's settings (its default chain) follow too.
-          await deps.store.chatSettings.moveChat("telegram", from, to);
-          // And its watches.
-          await deps.store.watches.moveChat("telegram", from, to);
+          const moved = await chatMover(deps.store)("telegram", from, to);
           logger.info(
             { part: "telegram", chat: from, newChat: to, subscription: moved?.id },
             "group upgraded to a supergroup; its subscription follows",

@@ -3,6 +3,7 @@ import { type Chain, KNOWN_CHAINS } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
+import type { ChatMover } from "../store/move-chat.ts";
 import type { DueAlert, OutboxStore, ReportStore, SubscriptionStore } from "../store/types.ts";
 import { type AlertChain, alertReply, digestReply, suppressedReply } from "./message.ts";
 
@@ -63,6 +64,11 @@ export interface DeliverySettings {
 export interface DeliveryDeps {
   alerts: OutboxStore;
   subscriptions: SubscriptionStore;
+  /**
+   * Moves a chat that got a new id, everything of it (src/store/move-chat.ts); default: its
+   * subscriptions alone.
+   */
+  moveChat?: ChatMover;
   /** The channels' spam reports: contracts reported enough in a channel are not posted there. */
   reports?: Pick<ReportStore, "spamReporters">;
   senders: Partial<Record<Platform, AlertSender>>;
@@ -405,11 +411,9 @@ export class DeliveryWorker {
       return;
     }
     if (failure.kind === "moved") {
-      const serving = await this.deps.subscriptions.moveChat(
-        first.platform,
-        first.chatId,
-        failure.newChatId,
-      );
+      const move =
+        this.deps.moveChat ?? this.deps.subscriptions.moveChat.bind(this.deps.subscriptions);
+      const serving = await move(first.platform, first.chatId, failure.newChatId);
       logger.info(
         { ...where, newChat: failure.newChatId, subscription: serving?.id },
         "chat moved to a new id; its subscription and alerts follow",

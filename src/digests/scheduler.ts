@@ -40,10 +40,7 @@ export interface DigestSchedulerDeps {
   isLeader: () => boolean;
   /** Who claims runs (the lease holder's name). */
   holder: string;
-  /**
-   * A chat got a new id (a Telegram group became a supergroup): its digests (with its
-   * subscriptions, buttons and reports) follow it (SubscriptionStore.moveChat).
-   */
+  /** A chat got a new id (a Telegram group became a supergroup): everything of it follows. */
   moveChat?: (platform: string, fromChatId: string, toChatId: string) => Promise<unknown>;
   logger: Logger;
   settings: DigestSchedulerSettings;

@@ -7,6 +7,7 @@ import type { Platform } from "../core/command.ts";
 import { collectionName, explorer, formatNumber, short, shortTokenId } from "../core/format.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
+import type { ChatMover } from "../store/move-chat.ts";
 import type { LeaseStore, Watch, WatchStore } from "../store/types.ts";
 
 /** The watch checker's lease: one process checks every chain's watches. */
@@ -52,6 +53,11 @@ export interface WatchCheckerSettings {
 
 export interface WatchCheckerDeps {
   watches: WatchStore;
+  /**
+   * Moves a chat that got a new id, everything of it (src/store/move-chat.ts); default: its
+   * watches alone.
+   */
+  moveChat?: ChatMover;
   apis: ReadonlyMap<string, ApiClient>;
   chains: readonly Pick<Chain, "id" | "name" | "explorer" | "spam">[];
   senders: Partial<Record<Platform, AlertSender>>;
@@ -344,7 +350,8 @@ export class WatchChecker {
       const failure = sender.classifySendError(error);
       if (failure.kind === "moved") {
         // The chat's watches follow it; the post goes to the new id at the next round.
-        await this.deps.watches.moveChat(watch.platform, watch.chatId, failure.newChatId);
+        const move = this.deps.moveChat ?? this.deps.watches.moveChat.bind(this.deps.watches);
+        await move(watch.platform, watch.chatId, failure.newChatId);
         this.deps.logger.info(
           { watch: watch.id, chatId: watch.chatId, newChat: failure.newChatId },
           "chat moved to a new id; its watches follow",

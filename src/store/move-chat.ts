@@ -1,0 +1,25 @@
+import type { Store, Subscription } from "./types.ts";
+
+/** Moves everything of a chat from one id to another. */
+export type ChatMover = (
+  platform: string,
+  fromChatId: string,
+  toChatId: string,
+) => Promise<Subscription | undefined>;
+
+/**
+ * A chat got a new id (a Telegram group upgraded to a supergroup): everything of it follows,
+ * whichever part learnt of the move (the service message, or a send refused by an alert, a digest
+ * or a watch): its subscriptions with their queued alerts, buttons, reports and digests, its
+ * settings (the default chain) and its watches. Returns the new chat's oldest subscription.
+ */
+export function chatMover(
+  store: Pick<Store, "subscriptions" | "chatSettings" | "watches">,
+): ChatMover {
+  return async (platform, fromChatId, toChatId) => {
+    const moved = await store.subscriptions.moveChat(platform, fromChatId, toChatId);
+    await store.chatSettings.moveChat(platform, fromChatId, toChatId);
+    await store.watches.moveChat(platform, fromChatId, toChatId);
+    return moved;
+  };
+}
