@@ -9,6 +9,7 @@ import { slashCommands } from "../src/adapters/discord/commands.ts";
 import type { Address } from "../src/api/validate.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
+import { renderTelegram } from "../src/render/telegram.ts";
 import { ReportRetryWorker } from "../src/reports/submit.ts";
 import { replyHelpers } from "./command-helpers.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
@@ -101,6 +102,18 @@ describe("a command on each chain", () => {
       );
       expect(chains).toEqual([]);
     }
+    // Markup, a NUL, a mention and a long id: quoted short, escaped, never pinging, no call made.
+    const hostile = `<b>x</b>\u0000@everyone${"z".repeat(100)}`;
+    const { reply: refused, chains: hit } = await chainsHit(() =>
+      t.say(`/top volume 1d chain:${hostile}`),
+    );
+    expect(refused.tone).toBe("warning");
+    expect(hit).toEqual([]);
+    expect(refused.text).toMatch(/^There is no chain ".{1,40}" here: this bot serves/s);
+    const html = JSON.stringify(renderTelegram(refused));
+    expect(html).toContain("&lt;b&gt;x&lt;/b&gt;");
+    expect(html).not.toMatch(/<b>x|\\u0000/);
+    expect(html).not.toContain("z".repeat(40));
     // A word that is no chain is not taken for one: it goes to the next option.
     expect((await t.say("/top solana")).text).toMatch(/metric: use one of/);
   });
