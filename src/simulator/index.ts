@@ -318,9 +318,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     res.on("close", () => hung.delete(res));
   };
 
-  const route = (method: string, url: URL, body: Body): Answer => {
+  const route = (
+    method: string,
+    url: URL,
+    body: Body,
+    { state, path }: ReturnType<typeof chainOfPath>,
+  ): Answer => {
     try {
-      const { state, path } = chainOfPath(url.pathname);
       if (!state.spam && /\/report_(?:not_)?spam\//.test(path))
         return errorAnswer(404, `spam detection is not available on ${state.id}`);
       const match = router.match(method, path);
@@ -357,13 +361,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const { text, tooLarge } = await readBody(req);
     const body = parseBody(text);
     const key = firstHeader(req.headers["x-api-key"]);
+    const onChain = chainOfPath(url.pathname);
     requests.push({
       method,
       path: url.pathname,
       query: queryRecord(url.searchParams),
       body: body.kind === "json" ? body.value : body.kind === "invalid" ? body.text : undefined,
       apiKey: key,
-      chain: chainOfPath(url.pathname).state.id,
+      chain: onChain.state.id,
       at,
     });
 
@@ -380,10 +385,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       if (step.body !== undefined)
         return respond(res, { status: step.status, text: step.body, headers });
       if (step.status >= 400) return respond(res, { ...errorAnswer(step.status), headers });
-      return respond(res, route(method, url, body));
+      return respond(res, route(method, url, body, onChain));
     }
 
-    const applied = chainFaults.get(chainOfPath(url.pathname).state.id) ?? faults;
+    const applied = chainFaults.get(onChain.state.id) ?? faults;
     const fault = decideFault(applied, faultDraw());
     if (fault.kind === "hang") return hang(res);
     if (fault.kind === "status") {
@@ -391,7 +396,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         fault.status === 429 ? { "retry-after": String(applied.retryAfterSeconds) } : {};
       return respond(res, { ...errorAnswer(fault.status, "simulated fault"), headers });
     }
-    const answer = route(method, url, body);
+    const answer = route(method, url, body, onChain);
     if (answer.status === 200 && fault.kind === "truncate") answer.text = truncateBody(answer.text);
     if (answer.status === 200 && fault.kind === "malform") answer.text = malformedBody(faultDraw());
     return respond(res, answer);
