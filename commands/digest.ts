@@ -22,7 +22,7 @@ import {
   describeDigest,
   scheduleOf,
 } from "./shared/digests.ts";
-import { namesChains, servedChains } from "./shared/subscriptions.ts";
+import { chainNameOf, namesChains } from "./shared/subscriptions.ts";
 import { TOP_OPTIONS } from "./top.ts";
 
 const ACTIONS = [
@@ -111,14 +111,13 @@ function nextPost(ctx: CommandContext, digest: Parameters<typeof scheduleOf>[0])
 async function add(ctx: CommandContext, spec: string | undefined): Promise<Reply> {
   await assertManages(ctx);
   const parsed = await parseDigestSpec(ctx, spec ?? "");
-  const chosen = { chain: ctx.chain };
   const cap = ctx.settings.digestsPerChat ?? DEFAULT_DIGESTS_PER_CHAT;
   const { platform, chat } = ctx.invocation;
   const digest = await ctx.store.digests.add(
     {
       platform,
       chatId: chat.id,
-      chain: chosen.chain.id,
+      chain: ctx.chain.id,
       ...parsed,
       createdBy: personKey(ctx.invocation),
       createdAt: ctx.now().getTime(),
@@ -130,7 +129,7 @@ async function add(ctx: CommandContext, spec: string | undefined): Promise<Reply
       text: `This channel already has ${cap} digests, the most it may have. /digest remove <number> makes room.`,
       tone: "warning",
     };
-  const on = namesChains(ctx) ? ` on ${chosen.chain.name}` : "";
+  const on = namesChains(ctx) ? ` on ${ctx.chain.name}` : "";
   return {
     text: `Digest ${digest.id} added${on}: ${describeDigest(digest)}, with the number of new collections minted in the last 24 hours. Next post: ${nextPost(ctx, digest)}.`,
     tone: "success",
@@ -142,14 +141,11 @@ async function list(ctx: CommandContext): Promise<Reply> {
   const digests = await ctx.store.digests.forChat(platform, chat.id);
   if (digests.length === 0)
     return { text: `This channel has no scheduled digest. Add one: ${command.examples[0]}` };
-  const chains = servedChains(ctx);
-  const chainName = (id: string) =>
-    chains.find((c) => c.id === id)?.name ?? `${id} (no longer served)`;
   return {
     title: "Scheduled digests",
     fields: digests.map((digest) => ({
       name: `Digest ${digest.id}`,
-      value: `${describeDigest(digest)}${namesChains(ctx) ? `, on ${chainName(digest.chain)}` : ""}. Next: ${nextPost(ctx, digest)}.`,
+      value: `${describeDigest(digest)}${namesChains(ctx) ? `, on ${chainNameOf(ctx, digest.chain)}` : ""}. Next: ${nextPost(ctx, digest)}.`,
     })),
     footer: "/digest remove <number> removes one",
   };

@@ -4,8 +4,8 @@ import { formatTimestamp } from "../src/core/format.ts";
 import type { Subscription } from "../src/store/types.ts";
 import {
   BAD_ACTOR_CHOICES,
+  chainNameOf,
   namesChains,
-  servedChains,
   TYPE_CHOICES,
 } from "./shared/subscriptions.ts";
 
@@ -34,10 +34,7 @@ export default defineCommand({
       subscription.pausedAt === null
         ? "active"
         : `paused ${formatTimestamp(new Date(subscription.pausedAt).toISOString(), now)}: ${subscription.pauseReason ?? "unknown reason"}. /subscribe again to resume.`;
-    const chains = servedChains(ctx);
-    const chainName = (subscription: Subscription) =>
-      chains.find((c) => c.id === subscription.chain)?.name ??
-      `${subscription.chain} (no longer served)`;
+    const chainName = (subscription: Subscription) => chainNameOf(ctx, subscription.chain);
     const [only] = subscriptions;
     if (only && subscriptions.length === 1) {
       return {

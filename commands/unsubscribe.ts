@@ -1,5 +1,5 @@
 import { defineCommand } from "../src/core/command.ts";
-import { namesChains, servedChains } from "./shared/subscriptions.ts";
+import { namesChains } from "./shared/subscriptions.ts";
 
 export default defineCommand({
   name: "unsubscribe",
@@ -23,9 +23,7 @@ export default defineCommand({
     }
     const before = await ctx.store.subscriptions.forChat(platform, chat.id);
     const removed = await ctx.store.subscriptions.remove(platform, chat.id);
-    const names = before.map(
-      (s) => servedChains(ctx).find((c) => c.id === s.chain)?.name ?? s.chain,
-    );
+    const names = before.map((s) => ctx.chains.find((c) => c.id === s.chain)?.name ?? s.chain);
     const which = namesChains(ctx) ? names.join(", ") : "";
     return {
       text: removed

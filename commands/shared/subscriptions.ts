@@ -14,9 +14,9 @@ export const BAD_ACTOR_CHOICES = [
   { value: "show", name: "Posted, marked as likely spam" },
 ] as const;
 
-/** The chains the bot serves, the default first. */
-export function servedChains(ctx: Pick<CommandContext, "chains">): readonly Chain[] {
-  return ctx.chains;
+/** A chain's name by its id, or "<id> (no longer served)" for one CHAINS no longer lists. */
+export function chainNameOf(ctx: Pick<CommandContext, "chains">, id: string): string {
+  return ctx.chains.find((chain: Chain) => chain.id === id)?.name ?? `${id} (no longer served)`;
 }
 
 /** Whether replies name chains: only when the bot serves more than one. */
