@@ -4,12 +4,14 @@
  * posted exactly once; an instance that died holding a slot's claim leaves it to the other once
  * the claim expires (it asks again a claim's length after it was told the slot is held).
  */
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AlertSender } from "../src/alerts/delivery.ts";
 import type { Platform } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { DigestScheduler } from "../src/digests/scheduler.ts";
 import { silentLogger } from "../src/log.ts";
+import { chatMover } from "../src/store/move-chat.ts";
 import { openPostgresStore, type PostgresStore } from "../src/store/postgres/index.ts";
 import { type ClientSetup, startClient } from "./helpers.ts";
 import { POSTGRES_URL, postgresAvailable } from "./services.ts";
@@ -46,6 +48,7 @@ describe.runIf(await postgresAvailable())("digests on PostgreSQL, two instances"
     };
     const scheduler = new DigestScheduler({
       digests: store.digests,
+      moveChat: chatMover(store),
       apis: new Map([["ethereum", client.api]]),
       chains: [{ id: "ethereum", name: "Ethereum", symbol: "ETH" }],
       senders: { telegram: sender } as Partial<Record<Platform, AlertSender>>,

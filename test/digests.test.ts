@@ -3,6 +3,7 @@
  * and the scheduler over the simulator with an injected clock: one post per slot, its content,
  * a slot before the digest was added, failures and retries.
  */
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { AlertSender } from "../src/alerts/delivery.ts";
 import type { Platform } from "../src/core/command.ts";
@@ -11,6 +12,7 @@ import { digestReply } from "../src/digests/post.ts";
 import { DigestScheduler, type DigestSchedulerSettings } from "../src/digests/scheduler.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
+import { chatMover } from "../src/store/move-chat.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 const at = (iso: string) => Date.parse(iso);
@@ -164,6 +166,7 @@ function fakeSender(): AlertSender & {
 function scheduler(sender: AlertSender, settings: Partial<DigestSchedulerSettings> = {}) {
   return new DigestScheduler({
     digests: t.store.digests,
+    moveChat: chatMover(t.store),
     apis: new Map([["ethereum", t.api]]),
     chains: [{ id: "ethereum", name: "Ethereum", symbol: "ETH" }],
     senders: { telegram: sender } as Partial<Record<Platform, AlertSender>>,

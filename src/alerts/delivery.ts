@@ -114,13 +114,33 @@ interface Message {
  */
 export const CLAIM_MS = 15_000;
 
-const backoffMs = (attempts: number) =>
-  Math.min(15 * 60_000, 2_000 * 2 ** Math.min(attempts, 10)) * (0.75 + Math.random() / 2);
+/**
+ * The wait before the try after `attempts` failed ones: doubling from `baseMs`, at most 15 min,
+ * spread ±25% unless `jitter` is off. Alerts, digests and watch posts back off with it.
+ */
+export function backoffMs(
+  attempts: number,
+  { baseMs = 2_000, jitter = true }: { baseMs?: number; jitter?: boolean } = {},
+): number {
+  const ms = Math.min(15 * 60_000, baseMs * 2 ** Math.min(attempts, 10));
+  return jitter ? ms * (0.75 + Math.random() / 2) : ms;
+}
+
+/**
+ * A send's idempotency key from what identifies the message: the same for every try at it (Discord
+ * drops a re-send by its nonce, at most 25 characters).
+ */
+export const sendKey = (identity: string): string =>
+  createHash("sha256").update(identity).digest("base64url").slice(0, 25);
 
 /** The same key for every attempt at the same alert (or digest of the same alerts). */
 export function idempotencyKey(alerts: readonly DueAlert[]): string {
-  const parts = alerts.map((alert) => `${alert.subscriptionId}:${alert.contract.address}`).sort();
-  return createHash("sha256").update(parts.join(",")).digest("base64url").slice(0, 25);
+  return sendKey(
+    alerts
+      .map((alert) => `${alert.subscriptionId}:${alert.contract.address}`)
+      .sort()
+      .join(","),
+  );
 }
 
 /** Takes one message per channel in turn, so no channel waits behind another's burst. */

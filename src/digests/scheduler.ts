@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
 import { scheduleOf } from "../../commands/shared/digests.ts";
-import type { AlertSender } from "../alerts/delivery.ts";
+import { type AlertSender, backoffMs, sendKey } from "../alerts/delivery.ts";
 import type { ApiClient } from "../api/client.ts";
 import type { Chain } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
@@ -8,6 +7,7 @@ import type { KnownCollections } from "../core/known-collections.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
 import { latestSlot } from "../core/schedule.ts";
 import type { Logger } from "../log.ts";
+import type { ChatMover } from "../store/move-chat.ts";
 import type { Digest, DigestRun, DigestStore } from "../store/types.ts";
 import { digestPost } from "./post.ts";
 
@@ -41,7 +41,7 @@ export interface DigestSchedulerDeps {
   /** Who claims runs (the lease holder's name). */
   holder: string;
   /** A chat got a new id (a Telegram group became a supergroup): everything of it follows. */
-  moveChat?: (platform: string, fromChatId: string, toChatId: string) => Promise<unknown>;
+  moveChat: ChatMover;
   logger: Logger;
   settings: DigestSchedulerSettings;
   now?: () => number;
@@ -58,11 +58,8 @@ export interface DigestStats {
 
 export const DIGEST_CLAIM_MS = 120_000;
 
-const backoffMs = (attempts: number) => Math.min(15 * 60_000, 30_000 * 2 ** Math.min(attempts, 10));
-
 /** The same key for every try at one slot of one digest (Discord's nonce drops a re-send). */
-export const digestKey = (digestId: number, slot: number) =>
-  createHash("sha256").update(`digest:${digestId}:${slot}`).digest("base64url").slice(0, 25);
+export const digestKey = (digestId: number, slot: number) => sendKey(`digest:${digestId}:${slot}`);
 
 /**
  * Posts scheduled digests. Every tick (on the leader), each digest's most recent slot is looked
@@ -197,10 +194,7 @@ export class DigestScheduler {
         api,
         chain: chainOf,
         collections: this.deps.collectionIndexes?.get(digest.chain) ?? undefined,
-        chainName:
-          this.deps.chains.length > 1
-            ? (this.deps.chains.find((c) => c.id === digest.chain)?.name ?? digest.chain)
-            : undefined,
+        chainName: this.deps.chains.length > 1 ? chainOf.name : undefined,
       });
       const rendered = await this.deps.materialize(
         digest.platform as Platform,
@@ -248,7 +242,7 @@ export class DigestScheduler {
       await digests.retryRun(digest.id, run.slot, dueAt, "rate limited", false);
       return dueAt;
     }
-    if (failure.kind === "moved" && this.deps.moveChat) {
+    if (failure.kind === "moved") {
       await this.deps.moveChat(digest.platform, digest.chatId, failure.newChatId);
       logger.info({ ...where, newChat: failure.newChatId }, "chat moved; its digests follow");
       // At once, to the new id (the next tick reads the digest anew); the try counts, so a chat
@@ -271,7 +265,7 @@ export class DigestScheduler {
       return "failed";
     }
     this.stats.retries++;
-    const dueAt = now + backoffMs(run.attempts);
+    const dueAt = now + backoffMs(run.attempts, { baseMs: 30_000, jitter: false });
     await digests.retryRun(digest.id, run.slot, dueAt, reason, true);
     logger.warn({ ...where, reason, attempts: run.attempts + 1 }, "digest post failed; will retry");
     return dueAt;

@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import type { AlertSender } from "../alerts/delivery.ts";
+import { type AlertSender, sendKey } from "../alerts/delivery.ts";
 import { isDeadLocalHolder } from "../alerts/poller.ts";
 import type { ApiClient } from "../api/client.ts";
 import type { Chain } from "../chains.ts";
@@ -186,6 +185,8 @@ export class WatchChecker {
         if (!(await hold())) return false;
         heldAt = this.now();
       }
+      // A chat on a platform this process does not serve: its reads would buy posts it cannot send.
+      if (!this.deps.senders[watch.platform as Platform]) continue;
       // A post owed from before (a crash, a failed send) goes first; nothing new is read meanwhile.
       if (watch.pending !== null) {
         await this.send(watch, watch.pending);
@@ -333,10 +334,7 @@ export class WatchChecker {
       await this.deps.watches.posted(watch.id, pending);
       return;
     }
-    const key = createHash("sha256")
-      .update(`watch:${watch.id}:${pending}`)
-      .digest("base64url")
-      .slice(0, 25);
+    const key = sendKey(`watch:${watch.id}:${pending}`);
     try {
       const renderable = await this.deps.materialize(
         watch.platform as Platform,
