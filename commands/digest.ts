@@ -9,6 +9,7 @@ import {
   checkZone,
   looksLikeTime,
   nextSlot,
+  type Schedule,
   slotDate,
   slotTime,
 } from "../src/core/schedule.ts";
@@ -16,12 +17,7 @@ import { UserError } from "../src/errors.ts";
 import type { NewDigest } from "../src/store/types.ts";
 import { sliceChars } from "../src/strings.ts";
 import type { DurationChoice, MetricChoice } from "./shared/choices.ts";
-import {
-  DEFAULT_DIGESTS_PER_CHAT,
-  defaultZoneOfChat,
-  describeDigest,
-  scheduleOf,
-} from "./shared/digests.ts";
+import { DEFAULT_DIGEST_ZONE, DEFAULT_DIGESTS_PER_CHAT, describeDigest } from "./shared/digests.ts";
 import { chainNameOf, namesChains } from "./shared/subscriptions.ts";
 import { TOP_OPTIONS } from "./top.ts";
 
@@ -37,10 +33,9 @@ const ADD_USAGE =
 const usageError = (message: string) => new UserError(`${message}\nUsage: ${ADD_USAGE}`);
 
 /** Parses "daily 09:00 Europe/Berlin top volume 1d" (what follows /digest add). */
-export async function parseDigestSpec(
-  ctx: Pick<CommandContext, "invocation">,
+export function parseDigestSpec(
   text: string,
-): Promise<Pick<NewDigest, "cadence" | "weekday" | "time" | "zone" | "metric" | "period">> {
+): Pick<NewDigest, "cadence" | "weekday" | "time" | "zone" | "metric" | "period"> {
   const words = text.trim().split(/\s+/).filter(Boolean);
   const cadenceWord = (words.shift() ?? "").toLowerCase();
   const cadence: Cadence | undefined =
@@ -64,7 +59,7 @@ export async function parseDigestSpec(
   const timeWord = words.shift() ?? "";
   const time = checkTime(timeWord);
   if (!time.ok) throw usageError(timeWord ? time.message : "Say at what time, e.g. 09:00.");
-  let zone = await defaultZoneOfChat(ctx);
+  let zone = DEFAULT_DIGEST_ZONE;
   const isTopWord = (word: string) =>
     word.toLowerCase() === "top" || TOP_OPTIONS.metric.schema.safeParse(word).success;
   if (words[0] !== undefined && !isTopWord(words[0]) && !looksLikeTime(words[0])) {
@@ -99,8 +94,7 @@ async function assertManages(ctx: CommandContext): Promise<void> {
 }
 
 /** "24 Nov 2026 09:00 Europe/Berlin (in 14 hours)": when the digest posts next, in its zone. */
-function nextPost(ctx: CommandContext, digest: Parameters<typeof scheduleOf>[0]): string {
-  const schedule = scheduleOf(digest);
+function nextPost(ctx: CommandContext, schedule: Schedule): string {
   const next = nextSlot(schedule, ctx.now().getTime());
   const relative = /\((.+)\)$/.exec(formatTimestamp(new Date(next).toISOString(), ctx.now()))?.[1];
   const local = `${slotDate({ ...schedule, cadence: "daily" }, next)} ${slotTime(schedule, next)} ${schedule.zone}`;
@@ -110,7 +104,7 @@ function nextPost(ctx: CommandContext, digest: Parameters<typeof scheduleOf>[0])
 /** Adds a digest on the invocation's chain (the runtime's chain option, else the chat's). */
 async function add(ctx: CommandContext, spec: string | undefined): Promise<Reply> {
   await assertManages(ctx);
-  const parsed = await parseDigestSpec(ctx, spec ?? "");
+  const parsed = parseDigestSpec(spec ?? "");
   const cap = ctx.settings.digestsPerChat ?? DEFAULT_DIGESTS_PER_CHAT;
   const { platform, chat } = ctx.invocation;
   const digest = await ctx.store.digests.add(

@@ -1,25 +1,12 @@
-import type { CommandContext } from "../../src/core/command.ts";
-import { describeSchedule, type Schedule } from "../../src/core/schedule.ts";
+import { describeSchedule } from "../../src/core/schedule.ts";
 import type { Digest } from "../../src/store/types.ts";
 import { DURATION_CHOICES, durationName, METRICS } from "./choices.ts";
 
 /** Digests a channel may have when the bot's settings say nothing (DIGESTS_PER_CHAT). */
 export const DEFAULT_DIGESTS_PER_CHAT = 5;
 
-/**
- * The time zone of a digest added without one. UTC for now; a per-chat setting (/settings
- * timezone) takes its place when there is one.
- */
-export async function defaultZoneOfChat(_ctx: Pick<CommandContext, "invocation">): Promise<string> {
-  return "UTC";
-}
-
-export const scheduleOf = (digest: Digest): Schedule => ({
-  cadence: digest.cadence,
-  weekday: digest.weekday,
-  time: digest.time,
-  zone: digest.zone,
-});
+/** The time zone of a digest added without one (there is no per-chat time zone yet). */
+export const DEFAULT_DIGEST_ZONE = "UTC";
 
 /** "top collections by sales volume over 1 day". */
 export function digestWhat(digest: Pick<Digest, "metric" | "period">): string {
@@ -33,4 +20,4 @@ export function digestWhat(digest: Pick<Digest, "metric" | "period">): string {
 
 /** "daily at 09:00 Europe/Berlin: top collections by sales volume over 1 day". */
 export const describeDigest = (digest: Digest) =>
-  `${describeSchedule(scheduleOf(digest))}: ${digestWhat(digest)}`;
+  `${describeSchedule(digest)}: ${digestWhat(digest)}`;

@@ -1,5 +1,4 @@
 import type { DurationChoice, MetricChoice } from "../../commands/shared/choices.ts";
-import { scheduleOf } from "../../commands/shared/digests.ts";
 import { topAnswer } from "../../commands/top.ts";
 import type { ApiClient } from "../api/client.ts";
 import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
@@ -69,20 +68,19 @@ export function digestReply(input: {
   chainName?: string | undefined;
 }): Reply {
   const { digest, slot, late, top, minted } = input;
-  const schedule = scheduleOf(digest);
   const kind = digest.cadence === "weekly" ? "Weekly" : "Daily";
-  const lateNote = late ? ` (posted late: the bot was down at ${slotTime(schedule, slot)})` : "";
+  const lateNote = late ? ` (posted late: the bot was down at ${slotTime(digest, slot)})` : "";
   const on = input.chainName ? ` on ${input.chainName}` : "";
-  const window = late ? `the 24 hours before ${slotTime(schedule, slot)}` : "the last 24 hours";
+  const window = late ? `the 24 hours before ${slotTime(digest, slot)}` : "the last 24 hours";
   const count = `${minted.capped ? "more than " : ""}${formatCount(String(minted.count))}`;
   return {
     ...top,
-    title: `${kind} digest for ${slotDate(schedule, slot)}${lateNote}`,
+    title: `${kind} digest for ${slotDate(digest, slot)}${lateNote}`,
     text: [
       `New collections minted${on} in ${window}: ${count}.`,
       `${top.title ?? "Top collections"}:${top.text ? ` ${top.text}` : ""}`,
     ].join("\n"),
-    footer: `Digest ${digest.id}, ${describeSchedule(schedule)} · /digest list`,
+    footer: `Digest ${digest.id}, ${describeSchedule(digest)} · /digest list`,
     replaceOriginal: false,
   };
 }

@@ -1,4 +1,3 @@
-import { scheduleOf } from "../../commands/shared/digests.ts";
 import { type AlertSender, backoffMs, sendKey } from "../alerts/delivery.ts";
 import type { ApiClient } from "../api/client.ts";
 import type { Chain } from "../chains.ts";
@@ -127,7 +126,7 @@ export class DigestScheduler {
       if (!sender) continue;
       let slot: number;
       try {
-        slot = latestSlot(scheduleOf(digest), this.now());
+        slot = latestSlot(digest, this.now());
       } catch (error) {
         this.deps.logger.warn({ err: error, digest: digest.id }, "digest has no slot");
         continue;
