@@ -9,6 +9,9 @@ import { UserError } from "../src/errors.ts";
 import type { Watch, WatchStore } from "../src/store/types.ts";
 import { namesChains } from "./shared/subscriptions.ts";
 
+/** Watches a channel may hold when the bot's settings say nothing (WATCHES_PER_CHAT). */
+const DEFAULT_WATCHES_PER_CHAT = 10;
+
 /** Owner-count move watched when a collection watch names no threshold. */
 export const DEFAULT_OWNERS_PERCENT = 10;
 
@@ -146,7 +149,7 @@ async function watchCollection(ctx: CommandContext, text: string): Promise<Reply
       createdBy: personKey(ctx.invocation),
       createdAt: ctx.now().getTime(),
     },
-    ctx.settings.watchesPerChat ?? 10,
+    ctx.settings.watchesPerChat ?? DEFAULT_WATCHES_PER_CHAT,
   );
   return added(
     result,
@@ -191,7 +194,7 @@ async function watchWallet(ctx: CommandContext, text: string): Promise<Reply> {
       createdBy: personKey(ctx.invocation),
       createdAt: ctx.now().getTime(),
     },
-    ctx.settings.watchesPerChat ?? 10,
+    ctx.settings.watchesPerChat ?? DEFAULT_WATCHES_PER_CHAT,
   );
   return added(
     result,
@@ -232,7 +235,7 @@ export default defineCommand({
             tone: "info",
           };
         return {
-          title: `Watches here (${mine.length} of ${ctx.settings.watchesPerChat ?? 10})`,
+          title: `Watches here (${mine.length} of ${ctx.settings.watchesPerChat ?? DEFAULT_WATCHES_PER_CHAT})`,
           text: mine.map((watch) => describe(watch, ctx)).join("\n"),
           tone: "info",
         };

@@ -111,7 +111,7 @@ export function whaleShareMove(
     walletsPercentage: number;
     walletsCountChange30d?: string | undefined;
   }[],
-): { share: number; move: number } | undefined {
+): { share: number; move: number } {
   const whales = behaviors.find((b) => b.behavior === "BEHAVIOR_WHALE");
   if (!whales) return { share: 0, move: 0 };
   const count = Number(whales.walletsCount);
@@ -252,8 +252,8 @@ export class WatchChecker {
             options,
           );
           const whales = whaleShareMove(aggregatedBehaviors);
-          const over = whales ? sign(whales.move, watch.whalesPoints) : 0;
-          if (whales && over !== 0 && over !== (state.whalesOver ?? 0))
+          const over = sign(whales.move, watch.whalesPoints);
+          if (over !== 0 && over !== (state.whalesOver ?? 0))
             replies.push(whalesReply(watch, chain, whales));
           state.whalesAt = now;
           state.whalesOver = over;
