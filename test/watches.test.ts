@@ -3,6 +3,8 @@ import { parseCollectionWatch } from "../commands/watch.ts";
 import type { AlertSender } from "../src/alerts/delivery.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
+import { renderDiscord } from "../src/render/discord.ts";
+import { renderTelegram } from "../src/render/telegram.ts";
 import { openMemorySqliteStore } from "../src/store/sqlite/index.ts";
 import type { Store } from "../src/store/types.ts";
 import { FRESHNESS_MS, WatchChecker } from "../src/watches/checker.ts";
@@ -11,7 +13,12 @@ import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 const MIN = 60_000;
 
 function fakeSender() {
-  const sent: { chatId: string; text: string; key: string | undefined }[] = [];
+  const sent: {
+    chatId: string;
+    text: string;
+    key: string | undefined;
+    reply: RenderableReply;
+  }[] = [];
   type Failure = "transient" | "permanent" | "moved";
   let failNext: Failure | undefined;
   const sender: AlertSender & { sent: typeof sent; fail(kind: Failure): void } = {
@@ -26,7 +33,7 @@ function fakeSender() {
         failNext = undefined;
         throw Object.assign(new Error(kind), { kind });
       }
-      sent.push({ chatId, text: `${reply.title ?? ""}\n${reply.text ?? ""}`, key });
+      sent.push({ chatId, text: `${reply.title ?? ""}\n${reply.text ?? ""}`, key, reply });
     },
     classifySendError(error) {
       const kind = (error as { kind?: string }).kind;
@@ -362,6 +369,30 @@ describe("watch checker", () => {
     await checker(sender).tick();
     expect(sender.sent).toHaveLength(1);
     await store.close();
+  });
+
+  it("wallet: a new NFT with a hostile name and a 78-digit token id is posted escaped, never pinging, its id exact", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { wallet, markupCollection, hugeTokenId } = t.sim.fixtures;
+    await addWatch({ kind: "wallet", target: wallet });
+    const sender = fakeSender();
+    await checker(sender).tick();
+    t.sim.giveNft(wallet, undefined, { token: { contract: markupCollection } });
+    t.sim.giveNft(wallet, undefined, { token: hugeTokenId });
+    clock += FRESHNESS_MS.nfts;
+    await checker(sender).tick();
+    const replies = sender.sent.map((s) => s.reply);
+    expect(replies.length).toBeGreaterThan(0);
+    const telegram = JSON.stringify(replies.flatMap((r) => renderTelegram(r)));
+    const discord = replies.map((r) => renderDiscord(r));
+    expect(telegram).toContain("&lt;b&gt;");
+    expect(telegram).not.toMatch(/<b>x<\/b>/);
+    for (const message of discord) expect(message.allowedMentions).toEqual({ parse: [] });
+    expect(JSON.stringify(discord)).not.toMatch(/(?<!\u200b)@everyone/);
+    // The 78-digit id is carried as the string it is, never through a number.
+    expect(telegram).toContain(hugeTokenId.tokenId.slice(0, 12));
+    expect(telegram).not.toMatch(/e\+7\d/);
   });
 
   it("a post that failed to send is sent at the next round, once; a chat that refuses the bot drops it", async () => {

@@ -162,7 +162,7 @@ export interface Simulator {
   giveNft(
     wallet: string,
     chain?: string,
-    options?: { spam?: boolean },
+    options?: { spam?: boolean; token?: { contract: string; tokenId?: string } },
   ): { contract: string; tokenId: string };
   /** Ends hung requests, stops minting and closes the server. */
   close(): Promise<void>;
@@ -494,7 +494,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     moveWhales: (collection, points, chain = first.id) =>
       moveWhales(stateOf(chain).world, collection, points),
     giveNft: (wallet, chain = first.id, options = {}) =>
-      giveNft(stateOf(chain).world, wallet, options.spam ?? false),
+      giveNft(stateOf(chain).world, wallet, options.spam ?? false, options.token),
     close,
   };
 }

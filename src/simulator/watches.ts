@@ -68,12 +68,14 @@ export function extraWhales(world: World, contract: ContractRec): number {
 
 /**
  * The wallet receives one NFT it does not hold: of a spam collection when `spam`, else of an
- * ordinary one. Returns its contract and token id.
+ * ordinary one; or, with `token`, that one (a hostile name, a 78-digit id). Returns its contract
+ * and token id.
  */
 export function giveNft(
   world: World,
   wallet: string,
   spam = false,
+  token?: { contract: string; tokenId?: string | undefined },
 ): { contract: string; tokenId: string } {
   const address = wallet.toLowerCase();
   const record = world.walletByAddress.get(address);
@@ -82,13 +84,20 @@ export function giveNft(
   const held = new Set(
     [...(record?.holdings ?? []), ...given].map((h) => `${h.token.contract.address}:${h.token.id}`),
   );
+  const wanted = token?.contract.toLowerCase();
   for (const contract of world.contracts) {
-    if (contract.spam !== spam || contract.nftType === undefined) continue;
-    const token = contract.tokens.find((t) => !held.has(`${contract.address}:${t.id}`));
-    if (!token) continue;
-    given.push({ token, quantity: 1 });
+    if (wanted !== undefined ? contract.address.toLowerCase() !== wanted : contract.spam !== spam)
+      continue;
+    if (contract.nftType === undefined) continue;
+    const gift = contract.tokens.find(
+      (t) =>
+        !held.has(`${contract.address}:${t.id}`) &&
+        (token?.tokenId === undefined || t.id === token.tokenId),
+    );
+    if (!gift) continue;
+    given.push({ token: gift, quantity: 1 });
     changes.gifts.set(address, given);
-    return { contract: contract.address, tokenId: token.id };
+    return { contract: contract.address, tokenId: gift.id };
   }
   throw new Error(`no ${spam ? "spam " : ""}NFT left to give`);
 }
