@@ -367,6 +367,7 @@ describe("alert messages name their chain", () => {
     const worker = new DeliveryWorker({
       alerts: outbox,
       subscriptions: {} as SubscriptionStore,
+      moveChat: async () => undefined,
       senders: {
         telegram: {
           maxInFlight: 1,

@@ -51,6 +51,7 @@ function alertsFor(
   const worker = new DeliveryWorker({
     alerts,
     subscriptions: setup.subscriptions,
+    moveChat: (platform, from, to) => setup.subscriptions.moveChat(platform, from, to),
     reports: setup.store.reports,
     senders: { telegram: sender },
     materialize: (platform, chatId, reply) =>

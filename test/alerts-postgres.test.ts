@@ -30,6 +30,7 @@ const worker = (store: PostgresStore, holder: string, sender: AlertSender, claim
   new DeliveryWorker({
     alerts: store.outbox,
     subscriptions: store.subscriptions,
+    moveChat: (platform, from, to) => store.subscriptions.moveChat(platform, from, to),
     senders: { telegram: sender },
     materialize: async (_platform, _chat, reply) => reply as unknown as RenderableReply,
     isLeader: () => true,
@@ -280,6 +281,7 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
       new DeliveryWorker({
         alerts: store.outbox,
         subscriptions: store.subscriptions,
+        moveChat: (platform, from, to) => store.subscriptions.moveChat(platform, from, to),
         reports: store.reports,
         senders: { telegram: recording },
         materialize: async (_platform, _chat, reply) => reply as unknown as RenderableReply,

@@ -40,6 +40,7 @@ function alertsFor(setup: RuntimeSetup) {
   const worker = new DeliveryWorker({
     alerts,
     subscriptions: setup.subscriptions,
+    moveChat: (platform, from, to) => setup.subscriptions.moveChat(platform, from, to),
     reports: setup.store.reports,
     senders: { telegram: sender },
     materialize: (platform, chatId, reply) =>
@@ -403,6 +404,7 @@ describe("/alerts show, test, permissions and bad input", () => {
       const worker = new DeliveryWorker({
         alerts: reopened.outbox,
         subscriptions: reopened.subscriptions,
+        moveChat: (platform, from, to) => reopened.subscriptions.moveChat(platform, from, to),
         senders: { telegram: sender },
         materialize: (platform, chatId, reply) =>
           t.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),

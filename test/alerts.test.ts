@@ -60,6 +60,7 @@ function alertsFor(
   const worker = new DeliveryWorker({
     alerts,
     subscriptions: setup.subscriptions,
+    moveChat: (platform, from, to) => setup.subscriptions.moveChat(platform, from, to),
     senders: { telegram: options.sender ?? sender },
     materialize: (platform, chatId, reply) =>
       setup.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),

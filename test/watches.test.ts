@@ -5,6 +5,7 @@ import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderDiscord } from "../src/render/discord.ts";
 import { renderTelegram } from "../src/render/telegram.ts";
+import { chatMover } from "../src/store/move-chat.ts";
 import { openMemorySqliteStore } from "../src/store/sqlite/index.ts";
 import type { Store } from "../src/store/types.ts";
 import { FRESHNESS_MS, WatchChecker } from "../src/watches/checker.ts";
@@ -180,6 +181,7 @@ describe("watch checker", () => {
   function checker(sender: AlertSender, checksPerMinute = 1000) {
     return new WatchChecker({
       watches: store.watches,
+      moveChat: chatMover(store),
       apis: t.apis,
       chains: t.chains,
       senders: { telegram: sender },
@@ -504,6 +506,7 @@ describe("watches per chain", () => {
     const sent: string[] = [];
     const checker = new WatchChecker({
       watches: store.watches,
+      moveChat: chatMover(store),
       apis: t.apis,
       chains: t.chains,
       senders: {

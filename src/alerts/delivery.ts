@@ -64,11 +64,8 @@ export interface DeliverySettings {
 export interface DeliveryDeps {
   alerts: OutboxStore;
   subscriptions: SubscriptionStore;
-  /**
-   * Moves a chat that got a new id, everything of it (src/store/move-chat.ts); default: its
-   * subscriptions alone.
-   */
-  moveChat?: ChatMover;
+  /** Moves a chat that got a new id, everything of it (src/store/move-chat.ts). */
+  moveChat: ChatMover;
   /** The channels' spam reports: contracts reported enough in a channel are not posted there. */
   reports?: Pick<ReportStore, "spamReporters">;
   senders: Partial<Record<Platform, AlertSender>>;
@@ -431,9 +428,7 @@ export class DeliveryWorker {
       return;
     }
     if (failure.kind === "moved") {
-      const move =
-        this.deps.moveChat ?? this.deps.subscriptions.moveChat.bind(this.deps.subscriptions);
-      const serving = await move(first.platform, first.chatId, failure.newChatId);
+      const serving = await this.deps.moveChat(first.platform, first.chatId, failure.newChatId);
       logger.info(
         { ...where, newChat: failure.newChatId, subscription: serving?.id },
         "chat moved to a new id; its subscription and alerts follow",

@@ -52,11 +52,8 @@ export interface WatchCheckerSettings {
 
 export interface WatchCheckerDeps {
   watches: WatchStore;
-  /**
-   * Moves a chat that got a new id, everything of it (src/store/move-chat.ts); default: its
-   * watches alone.
-   */
-  moveChat?: ChatMover;
+  /** Moves a chat that got a new id, everything of it (src/store/move-chat.ts). */
+  moveChat: ChatMover;
   apis: ReadonlyMap<string, ApiClient>;
   chains: readonly Pick<Chain, "id" | "name" | "explorer" | "spam">[];
   senders: Partial<Record<Platform, AlertSender>>;
@@ -348,8 +345,7 @@ export class WatchChecker {
       const failure = sender.classifySendError(error);
       if (failure.kind === "moved") {
         // The chat's watches follow it; the post goes to the new id at the next round.
-        const move = this.deps.moveChat ?? this.deps.watches.moveChat.bind(this.deps.watches);
-        await move(watch.platform, watch.chatId, failure.newChatId);
+        await this.deps.moveChat(watch.platform, watch.chatId, failure.newChatId);
         this.deps.logger.info(
           { watch: watch.id, chatId: watch.chatId, newChat: failure.newChatId },
           "chat moved to a new id; its watches follow",
