@@ -314,15 +314,35 @@ describe("collection names within the chain", () => {
     expect(elsewhere.title).toBeUndefined();
     expect(elsewhere.text).toMatch(/Zebra Baseline Club/);
 
-    expect(t.runtime.autocomplete("stats", "collection", "zebra", { chain: "base" })).toEqual([
-      {
-        name: expect.stringMatching(/^Zebra Baseline Club \(0x.*\) · Base$/),
-        value: expect.any(String),
-      },
-    ]);
-    expect(t.runtime.autocomplete("stats", "collection", "zebra", { chain: "ethereum" })).toEqual(
-      [],
+    expect(await t.runtime.autocomplete("stats", "collection", "zebra", { chain: "base" })).toEqual(
+      [
+        {
+          name: expect.stringMatching(/^Zebra Baseline Club \(0x.*\) · Base$/),
+          value: expect.any(String),
+        },
+      ],
     );
+    expect(
+      await t.runtime.autocomplete("stats", "collection", "zebra", { chain: "ethereum" }),
+    ).toEqual([]);
+  });
+});
+
+describe("autocomplete follows the chat's chain", () => {
+  it("after /settings chain base, suggestions in that chat come from Base at once", async () => {
+    t = await startRuntime({ CHAINS });
+    const base = t.sim.fixturesOf("base");
+    t.runtime
+      .collectionsOf({ id: "base" })
+      .remember([{ address: base.collection as Address, name: "Zebra Baseline Club" }]);
+    const chat = { platform: "telegram" as const, chat: { id: "chat-1", kind: "group" as const } };
+    // A command first, on the chat's chain then (the first); then the chat changes its chain.
+    await t.say("/top volume 1d");
+    expect(await t.runtime.autocomplete("stats", "collection", "zebra", { chat })).toEqual([]);
+    expect((await t.say("/settings chain base")).text).toMatch(/Base/);
+    expect(await t.runtime.autocomplete("stats", "collection", "zebra", { chat })).toEqual([
+      { name: expect.stringMatching(/· Base$/), value: expect.any(String) },
+    ]);
   });
 });
 

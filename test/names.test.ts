@@ -445,7 +445,9 @@ describe("the collection index", () => {
     index.rank([[{ address: address(4), name: "Apes Together" }]]);
     t = await startRuntime({}, {}, [], { collections: index });
     const { runtime } = t;
-    expect(runtime.autocomplete("audience", "collection", "ape").map((c) => c.name)).toEqual([
+    expect(
+      (await runtime.autocomplete("audience", "collection", "ape")).map((c) => c.name),
+    ).toEqual([
       `Ape (${short(address(6))})`,
       `Zeta (${short(address(5))})`,
       `Apes Together (${short(address(4))})`,
@@ -454,7 +456,7 @@ describe("the collection index", () => {
       `Bored Ape Club (${short(address(2))})`,
       `Grapes (${short(address(1))})`,
     ]);
-    expect(runtime.autocomplete("audience", "collection", "ape")[0]?.value).toBe(
+    expect((await runtime.autocomplete("audience", "collection", "ape"))[0]?.value).toBe(
       toChecksumAddress(address(6)),
     );
     // Initials rank after a symbol.

@@ -210,7 +210,7 @@ describe("text cutting never splits a grapheme", () => {
       const index = new KnownCollections();
       index.remember([{ address: `0x${"1".repeat(40)}`, name: `${"A".repeat(95)}${FAMILY}` }]);
       t = await startRuntime({}, {}, [], { collections: index });
-      const [choice] = t.runtime.autocomplete("audience", "collection", "aaa");
+      const [choice] = await t.runtime.autocomplete("audience", "collection", "aaa");
       expect(choice?.name).toBe("A".repeat(95));
     });
   });

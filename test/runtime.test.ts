@@ -806,10 +806,14 @@ describe("autocomplete", () => {
     t = await startRuntime();
     await t.say("/top volume 30d 25");
     await t.say("/top sales 30d 25");
-    const all = t.runtime.autocomplete("audience", "collection", "");
+    const all = await t.runtime.autocomplete("audience", "collection", "");
     expect(all.length).toBe(25);
     const first = all[0]!;
-    const byAddress = t.runtime.autocomplete("audience", "collection", first.value.slice(0, 8));
+    const byAddress = await t.runtime.autocomplete(
+      "audience",
+      "collection",
+      first.value.slice(0, 8),
+    );
     expect(byAddress.map((choice) => choice.value)).toContain(first.value);
     expect(t.runtime.autocomplete("top", "metric", "")).toEqual([]);
   });

@@ -7,7 +7,13 @@ import { cutText, sliceChars } from "../strings.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import { Admission } from "./admission.ts";
 import { apiErrorMessage, asUserError } from "./api-errors.ts";
-import { CHAIN_OPTION, chainNamed, servedCommands, spamUnavailable } from "./chain-option.ts";
+import {
+  CHAIN_OPTION,
+  chainNamed,
+  findChain,
+  servedCommands,
+  spamUnavailable,
+} from "./chain-option.ts";
 import type { ChartDrawer } from "./charts.ts";
 import { CollectionRefresher } from "./collection-refresh.ts";
 import {
@@ -107,7 +113,6 @@ export class Runtime {
   readonly refreshers: ReadonlyMap<string, CollectionRefresher>;
   private readonly apis: ReadonlyMap<string, ApiClient>;
   /** The default chain each chat was last seen with (autocomplete cannot wait for the store). */
-  private readonly chatChains = new Map<string, string>();
   private readonly recentWallets = new RecentWallets();
   /** Told of every outcome, for metrics. */
   onOutcome: ((event: OutcomeEvent) => void) | undefined;
@@ -300,19 +305,21 @@ export class Runtime {
    * the interaction names so far, else the chat's (as last seen), else the first. With several
    * chains each suggestion names its chain.
    */
-  autocomplete(
+  async autocomplete(
     name: string,
     option: string,
     text: string,
     where: { chain?: string | undefined; chat?: Pick<Invocation, "platform" | "chat"> } = {},
-  ): { name: string; value: string }[] {
+  ): Promise<{ name: string; value: string }[]> {
     const source = this.find(name)?.options[option]?.autocomplete;
     if (source !== "collection") return [];
-    const chatChain = where.chat ? this.chatChains.get(chatKey(where.chat)) : undefined;
+    // The chain named so far, else the chat's as a command there would read it (one small read
+    // of its settings, well within Discord's 3 s), else the first.
     const chain =
-      this.chains.find((c) => c.id === where.chain?.trim().toLowerCase()) ??
-      this.chains.find((c) => c.id === chatChain) ??
-      this.defaultChain;
+      (where.chain ? findChain(this.chains, where.chain) : undefined) ??
+      (where.chat
+        ? await this.chainFor(where.chat, undefined, this.options.logger)
+        : this.defaultChain);
     const found = this.collectionsOf(chain).search(text, 25);
     // Discord wants the answer within 3 s: nothing waits, but the next keystroke may find more.
     if (found.length === 0) void this.refreshers.get(chain.id)?.refreshForMiss();
@@ -361,9 +368,6 @@ export class Runtime {
       logger?.warn({ err: error }, "could not read the chat's settings; using the first chain");
       return this.defaultChain;
     }
-    const key = chatKey(invocation);
-    if (chosen === undefined) this.chatChains.delete(key);
-    else this.chatChains.set(key, chosen);
     // A chain no longer configured (CHAINS changed): the first.
     return this.chains.find((chain) => chain.id === chosen) ?? this.defaultChain;
   }

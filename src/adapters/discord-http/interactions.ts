@@ -107,17 +107,17 @@ function basicOptions(
   );
 }
 
-function autocomplete(
+async function autocomplete(
   interaction: APIApplicationCommandAutocompleteInteraction,
   { runtime }: InteractionDeps,
-): Handled {
+): Promise<Handled> {
   const options = basicOptions(interaction);
   const focused = options.find((option) => "focused" in option && option.focused);
   const chain = options.find((option) => option.name === CHAIN_OPTION)?.value;
   const channelId = interaction.channel?.id ?? interaction.channel_id;
   // Suggestions from the chain chosen so far, else the channel's.
   const choices = focused
-    ? runtime.autocomplete(interaction.data.name, focused.name, String(focused.value), {
+    ? await runtime.autocomplete(interaction.data.name, focused.name, String(focused.value), {
         chain: chain === undefined ? undefined : String(chain),
         ...(channelId
           ? { chat: { platform: "discord", chat: { id: channelId, kind: "group" } } }

@@ -194,7 +194,7 @@ export class DiscordAdapter implements ChatAdapter {
   private async onAutocomplete(interaction: AutocompleteInteraction): Promise<void> {
     const focused = interaction.options.getFocused(true);
     // Suggestions from the chain chosen so far, else the channel's.
-    const choices = this.options.runtime.autocomplete(
+    const choices = await this.options.runtime.autocomplete(
       interaction.commandName,
       focused.name,
       String(focused.value),
