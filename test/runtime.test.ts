@@ -815,6 +815,6 @@ describe("autocomplete", () => {
       first.value.slice(0, 8),
     );
     expect(byAddress.map((choice) => choice.value)).toContain(first.value);
-    expect(t.runtime.autocomplete("top", "metric", "")).toEqual([]);
+    expect(await t.runtime.autocomplete("top", "metric", "")).toEqual([]);
   });
 });
