@@ -118,14 +118,6 @@ export async function topAnswer(
   };
 }
 
-const fetchTop = (
-  ctx: CommandContext,
-  metric: MetricChoice,
-  duration: DurationChoice,
-  limit: number,
-  page: number,
-) => topAnswer(ctx, metric, duration, limit, page);
-
 /** /top's metric and period options: /digest parses its "top <metric> <period>" with them. */
 export const TOP_OPTIONS = {
   metric: opt.choice("What to rank by", METRICS, {
@@ -157,7 +149,7 @@ const command = defineCommand({
     "/top max_price 30d",
     "/top volume 1d chain:base",
   ],
-  run: (ctx, { metric, duration, limit }) => fetchTop(ctx, metric, duration, limit, 0),
+  run: (ctx, { metric, duration, limit }) => topAnswer(ctx, metric, duration, limit, 0),
   actions: {
     page: {
       payload: payloadWith(),
@@ -166,7 +158,7 @@ const command = defineCommand({
         const duration = DURATION_CHOICES.find((d) => d.value === payload.duration)?.value ?? "1d";
         const limit =
           typeof payload.limit === "number" ? Math.min(25, Math.max(1, payload.limit)) : 10;
-        return fetchTop(ctx, metric, duration, limit, payloadPage(payload));
+        return topAnswer(ctx, metric, duration, limit, payloadPage(payload));
       },
     },
   },

@@ -51,17 +51,12 @@ export function chainOption(chains: readonly Chain[]): OptionDef<string, false> 
   };
 }
 
-/** Whether a command takes the chain option the runtime adds. */
-export function takesChain(command: AnyCommand): boolean {
-  return !command.chainless;
-}
-
 /**
  * The command as the runtime serves it: with the chain option first (so a leading chain word is
  * read as the chain), unless it reads no chain's data or defines a `chain` option of its own.
  */
 export function withChainOption(command: AnyCommand, option: AnyOption): AnyCommand {
-  if (!takesChain(command) || CHAIN_OPTION in command.options) return command;
+  if (command.chainless || CHAIN_OPTION in command.options) return command;
   return { ...command, options: { [CHAIN_OPTION]: option, ...command.options } };
 }
 

@@ -1,3 +1,4 @@
+import { shownOptions } from "./chain-option.ts";
 import type { AnyCommand } from "./command.ts";
 
 /** The command registry: names checked once, before anything connects, and usage lines. */
@@ -39,11 +40,9 @@ export function buildRegistry(commands: readonly AnyCommand[]): Map<string, AnyC
 
 /** "/top <metric> <duration> [limit]". */
 export function usage(command: AnyCommand): string {
-  const parts = Object.entries(command.options)
-    .filter(([, option]) => !option.hidden)
-    .map(([name, option]) => {
-      const label = option.placeholder || name;
-      return option.required ? `<${label}>` : `[${label}]`;
-    });
+  const parts = shownOptions(command).map(([name, option]) => {
+    const label = option.placeholder || name;
+    return option.required ? `<${label}>` : `[${label}]`;
+  });
   return [`/${command.name}`, ...parts].join(" ");
 }

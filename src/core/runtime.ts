@@ -129,7 +129,8 @@ export class Runtime {
     const indexes = new Map<string, KnownCollections>();
     const refreshers = new Map<string, CollectionRefresher>();
     for (const [index, chain] of this.chains.entries()) {
-      apis.set(chain.id, options.apis?.get(chain.id) ?? options.api);
+      const api = options.apis?.get(chain.id) ?? options.api;
+      apis.set(chain.id, api);
       const collections =
         (index === 0 ? options.collections : undefined) ??
         options.collectionIndexes?.get(chain.id) ??
@@ -138,7 +139,7 @@ export class Runtime {
       refreshers.set(
         chain.id,
         new CollectionRefresher({
-          api: apis.get(chain.id) ?? options.api,
+          api,
           collections,
           logger: options.logger.child({
             part: "collection-index",
