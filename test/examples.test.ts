@@ -37,33 +37,66 @@ const NO_DATA: readonly RegExp[] = [
   /\bno (ENS name|owners?|wallets?|other collection|owner-count|collections ranked|contracts)\b/i,
 ];
 
-let bot: Bot;
-let dataDir: string;
-const input = new PassThrough();
-const outcomes: OutcomeEvent[] = [];
-let waiting: ((text: string) => void) | undefined;
-const output = new Writable({
-  write(chunk, _encoding, callback) {
-    const text = String(chunk);
-    // A new-collection alert is not the answer to the line typed.
-    if (!text.startsWith("[alert]")) {
-      waiting?.(text);
-      waiting = undefined;
-    }
-    callback();
-  },
-});
-
-/** Types a line into the console and returns what it printed and the outcomes it caused. */
-async function type(line: string): Promise<{ text: string; outcomes: OutcomeEvent[] }> {
-  const before = outcomes.length;
-  const printed = new Promise<string>((resolve) => {
-    waiting = resolve;
-  });
-  input.write(`${line}\n`);
-  const text = (await printed).trim();
-  return { text, outcomes: outcomes.slice(before) };
+interface ConsoleBot {
+  bot: Bot;
+  /** Types a line into the console and returns what it printed and the outcomes it caused. */
+  type(line: string): Promise<{ text: string; outcomes: OutcomeEvent[] }>;
+  close(): Promise<void>;
 }
+
+/** A bot as `npm start` builds it (embedded simulator, console chat), in its own data directory. */
+async function startConsoleBot(): Promise<ConsoleBot> {
+  const dataDir = mkdtempSync(join(tmpdir(), "bot-examples-"));
+  const input = new PassThrough();
+  const outcomes: OutcomeEvent[] = [];
+  let waiting: ((text: string) => void) | undefined;
+  const output = new Writable({
+    write(chunk, _encoding, callback) {
+      const text = String(chunk);
+      // A new-collection alert is not the answer to the line typed.
+      if (!text.startsWith("[alert]")) {
+        waiting?.(text);
+        waiting = undefined;
+      }
+      callback();
+    },
+  });
+  const config = parseConfig({
+    DATA_DIR: dataDir,
+    SIMULATOR_MINT_INTERVAL_MS: "0",
+    // The examples come in one quick burst; a person typing them never meets the upstream budget.
+    API_BUDGET_PER_SECOND: "100000",
+    API_BUDGET_BURST: "100000",
+  });
+  const bot = await createBot(config, { logger: silentLogger(), input, output });
+  await bot.start();
+  const metrics = bot.runtime.onOutcome;
+  bot.runtime.onOutcome = (event) => {
+    outcomes.push(event);
+    metrics?.(event);
+  };
+  return {
+    bot,
+    async type(line) {
+      const before = outcomes.length;
+      const printed = new Promise<string>((resolve) => {
+        waiting = resolve;
+      });
+      input.write(`${line}\n`);
+      const text = (await printed).trim();
+      return { text, outcomes: outcomes.slice(before) };
+    },
+    async close() {
+      input.end();
+      await bot.finished;
+      await bot.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+let main: ConsoleBot | undefined;
+const type = (line: string) => (main as ConsoleBot).type(line);
 
 /** The line is answered by `command`, successfully, with no warning and with data. */
 async function expectData(line: string, command: string) {
@@ -74,28 +107,11 @@ async function expectData(line: string, command: string) {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "bot-examples-"));
-  const config = parseConfig({
-    DATA_DIR: dataDir,
-    SIMULATOR_MINT_INTERVAL_MS: "0",
-    // The examples come in one quick burst; a person typing them never meets the upstream budget.
-    API_BUDGET_PER_SECOND: "100000",
-    API_BUDGET_BURST: "100000",
-  });
-  bot = await createBot(config, { logger: silentLogger(), input, output });
-  await bot.start();
-  const metrics = bot.runtime.onOutcome;
-  bot.runtime.onOutcome = (event) => {
-    outcomes.push(event);
-    metrics?.(event);
-  };
+  main = await startConsoleBot();
 });
 
 afterAll(async () => {
-  input.end();
-  await bot?.finished;
-  await bot?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await main?.close();
 });
 
 describe("every /help example on the embedded simulator", () => {
@@ -116,6 +132,55 @@ describe("the famous collections on the embedded simulator", () => {
   );
 
   it.each(lines)("%s", expectData);
+});
+
+/**
+ * The README's examples of the commands that set things up (chains, alerts, rules, digests,
+ * watches), quoted in its prose or in code blocks, in the README's order after a /subscribe on
+ * each chain they name: each is answered without a warning or an error. Lines with a placeholder
+ * (<…>, […], a|b) or a bot's @name are forms, and a subcommand named in prose without its value
+ * ("`/settings chain`", "`/digest add`") is a name: neither is an example.
+ */
+const README_EXAMPLES = [
+  ...new Set(
+    [
+      ...readFileSync(new URL("../README.md", import.meta.url), "utf8").matchAll(
+        /`(\/(?:alerts|settings|subscribe|unsubscribe|digest|watch|top)\b[^`]*)`|^(\/(?:digest|watch) [^\n]+)$/gm,
+      ),
+    ]
+      .map((match) => (match[1] ?? match[2] ?? "").trim())
+      .filter(
+        (line) =>
+          line.includes(" ") && !/[<>[\]|…@]/.test(line) && !/^\/\w+ (add|chain)$/.test(line),
+      ),
+  ),
+];
+
+describe("the README's set-up examples on the embedded simulator", () => {
+  // A bot of their own: the /help examples above leave watches and digests behind.
+  let readme: ConsoleBot | undefined;
+  beforeAll(async () => {
+    readme = await startConsoleBot();
+  });
+  afterAll(async () => {
+    await readme?.close();
+  });
+
+  it("finds them", () => {
+    expect(README_EXAMPLES).toEqual(
+      expect.arrayContaining(["/alerts quiet 23:00-07:00 Europe/Berlin", "/settings chain base"]),
+    );
+  });
+
+  it.each(README_EXAMPLES)("%s", async (line) => {
+    // Subscribed on the chains the examples name, as the README's reader would be by then.
+    const bot = readme as ConsoleBot;
+    await bot.type("/subscribe");
+    await bot.type("/subscribe chain:base");
+    const answer = await bot.type(line);
+    expect(answer.outcomes.map((event) => event.outcome)).not.toContain("error");
+    expect(answer.text).not.toMatch(MARKED);
+  });
 });
 
 describe("README", () => {
