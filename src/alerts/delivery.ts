@@ -130,6 +130,17 @@ export function backoffMs(
 export const sendKey = (identity: string): string =>
   createHash("sha256").update(identity).digest("base64url").slice(0, 25);
 
+/** Alerts grouped by their subscription (one channel on one chain), in order of first appearance. */
+function bySubscription(alerts: readonly DueAlert[]): DueAlert[][] {
+  const groups = new Map<number, DueAlert[]>();
+  for (const alert of alerts) {
+    const group = groups.get(alert.subscriptionId);
+    if (group) group.push(alert);
+    else groups.set(alert.subscriptionId, [alert]);
+  }
+  return [...groups.values()];
+}
+
 /** The same key for every attempt at the same alert (or digest of the same alerts). */
 export function idempotencyKey(alerts: readonly DueAlert[]): string {
   return sendKey(
@@ -214,10 +225,7 @@ export class DeliveryWorker {
       isDead: this.deps.isDeadHolder,
     });
     const { kept, notes } = await this.withoutReported(platform, due);
-    const byChannel = new Map<number, DueAlert[]>();
-    for (const alert of kept)
-      byChannel.set(alert.subscriptionId, [...(byChannel.get(alert.subscriptionId) ?? []), alert]);
-    const groups = [...byChannel.values()].map((alerts) => this.messagesFor(alerts));
+    const groups = bySubscription(kept).map((alerts) => this.messagesFor(alerts));
     groups.push(...notes.map((note) => [note]));
     const queue = interleave(groups);
     // A channel whose send failed is skipped for the rest of the round (its alerts were rescheduled).
@@ -280,10 +288,7 @@ export class DeliveryWorker {
     const noted = await this.deps.alerts.alreadyNoted(suppressed);
     const silent = suppressed.filter((alert) => noted.has(alert.id));
     if (silent.length > 0) await this.dropSuppressed(silent, threshold, false);
-    const byChannel = new Map<number, DueAlert[]>();
-    for (const alert of suppressed.filter((a) => !noted.has(a.id)))
-      byChannel.set(alert.subscriptionId, [...(byChannel.get(alert.subscriptionId) ?? []), alert]);
-    const notes = [...byChannel.values()].map(
+    const notes = bySubscription(suppressed.filter((a) => !noted.has(a.id))).map(
       (alerts): Message => ({
         reply: suppressedReply(
           alerts.map((alert) => ({ contract: alert.contract, reporters: countOf(alert) })),

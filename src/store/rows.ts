@@ -154,15 +154,7 @@ export const toAlert = (row: DueRow): DueAlert => ({
   attempts: row.attempts,
   note: row.note,
   ...(row.held ? { held: true } : {}),
-  contract: {
-    address: row.address,
-    name: row.name,
-    types: JSON.parse(row.types) as string[],
-    minter: row.minter ?? undefined,
-    txHash: row.tx_hash ?? undefined,
-    mintedAt: row.minted_at ?? undefined,
-    minterBehavior: row.minter_behavior ?? undefined,
-  },
+  contract: toContract(row),
 });
 
 export interface CollectionRow {
