@@ -1,7 +1,7 @@
 import { DateTime, IANAZone } from "luxon";
 import { BEHAVIORS } from "../api/schemas.ts";
-import { behaviorLabel } from "../core/format.ts";
 import type { NewContract } from "../store/types.ts";
+import { minterWords } from "./message.ts";
 import { NOT_BAD_ACTOR } from "./minters.ts";
 
 /**
@@ -106,10 +106,7 @@ export const BEHAVIOR_NAMES = [
 
 /** A behavior in words, for /alerts show. */
 export function behaviorWords(behavior: string): string {
-  if (behavior === NOT_BAD_ACTOR) return "No spam history";
-  if (behavior === UNKNOWN_MINTER) return "unknown";
-  if (behavior === "BEHAVIOR_UNSPECIFIED") return "No label";
-  return behaviorLabel(behavior);
+  return minterWords(behavior === UNKNOWN_MINTER ? undefined : behavior, "short");
 }
 
 // Filters ----------------------------------------------------------------------------------------
