@@ -113,8 +113,10 @@ function change(action: Exclude<Action, "show" | "test">, typed: string, rules: 
         delete rules.digestMinutes;
         return rules;
       }
-      const minutes = Number(verb.replace(/m(in(utes?)?)?$/, ""));
-      if (!/^\d+$/.test(String(minutes)) || minutes < 1 || minutes > MAX_DIGEST_MINUTES)
+      // Digits as typed (Number() would take 1e3, 0x1e and 30.0), then an optional unit.
+      const typed = /^(\d{1,6})(?:m|min|minutes?)?$/.exec(verb)?.[1];
+      const minutes = typed === undefined ? Number.NaN : Number(typed);
+      if (!(minutes >= 1 && minutes <= MAX_DIGEST_MINUTES))
         throw new UserError(
           `Use /alerts digest <minutes> (1 to ${MAX_DIGEST_MINUTES}), or /alerts digest off for each mint.`,
         );

@@ -388,6 +388,17 @@ describe("/alerts show, test, permissions and bad input", () => {
     expect((await t.store.subscriptions.find("telegram", "chat-1"))?.rules).toEqual({});
   });
 
+  it("digest minutes are whole minutes as typed: no exponent, hex, fraction or sign slips through", async () => {
+    t = await startRuntime();
+    await say("/subscribe");
+    for (const minutes of ["1e3", "1e1", "0x1e", "30.0", "+30", "-5", "3_0"])
+      expect(await say(`/alerts digest ${minutes}`), minutes).toMatch(
+        /Use \/alerts digest <minutes>/,
+      );
+    expect((await t.store.subscriptions.find("telegram", "chat-1"))?.rules).toEqual({});
+    expect(await say("/alerts digest 30min")).toMatch(/every 30 minutes/);
+  });
+
   it("held alerts survive a restart: a new store and worker on the same data send the digest on time", async () => {
     t = await startRuntime();
     await say("/subscribe", "held");
