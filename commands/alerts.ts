@@ -4,6 +4,7 @@ import {
   BEHAVIOR_NAMES,
   behaviorNamed,
   behaviorWords,
+  clockIn,
   dueUnder,
   filteredBy,
   inQuiet,
@@ -255,7 +256,7 @@ async function testReply(ctx: CommandContext, subscription: Subscription): Promi
     `Test: in the last hour ${seen.length} new collection${seen.length === 1 ? "" : "s"} ${seen.length === 1 ? "was" : "were"} seen; ${kept.length} would have been posted here${left.length ? ` (left out: ${left.join(", ")})` : ""}.`,
     timing,
     held && subscription.rules.quiet && inQuiet(subscription.rules.quiet, now)
-      ? `It is quiet hours now: what comes is held until ${new Date(dueAt).toISOString().slice(11, 16)} UTC.`
+      ? `It is quiet hours now: what comes is held until ${clockIn(dueAt, subscription.rules.quiet.zone)} ${subscription.rules.quiet.zone} time.`
       : "",
     "Nothing was sent anywhere else.",
   ]

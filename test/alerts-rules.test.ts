@@ -388,6 +388,16 @@ describe("/alerts show, test, permissions and bad input", () => {
     expect((await t.store.subscriptions.find("telegram", "chat-1"))?.rules).toEqual({});
   });
 
+  it("/alerts test in quiet hours says when they end on the channel's clock, not in UTC", async () => {
+    // 23:30 in Berlin (UTC+1 in November).
+    t = await startRuntime({}, {}, [], { now: () => new Date("2026-11-23T22:30:00Z") });
+    await say("/subscribe");
+    await say("/alerts quiet 23:00-07:00 Europe/Berlin");
+    const tested = await say("/alerts test");
+    expect(tested).toContain("held until 07:00 Europe/Berlin time");
+    expect(tested).not.toMatch(/06:00 UTC/);
+  });
+
   it("digest minutes are whole minutes as typed: no exponent, hex, fraction or sign slips through", async () => {
     t = await startRuntime();
     await say("/subscribe");

@@ -1,5 +1,6 @@
-import { DateTime, IANAZone } from "luxon";
+import { DateTime } from "luxon";
 import { BEHAVIORS } from "../api/schemas.ts";
+import { checkZone } from "../core/schedule.ts";
 import type { NewContract } from "../store/types.ts";
 import { minterWords } from "./message.ts";
 import { NOT_BAD_ACTOR } from "./minters.ts";
@@ -153,20 +154,6 @@ export function parseClock(raw: string): number | undefined {
 const clock = (minutes: number) =>
   `${String(Math.floor(minutes / 60)).padStart(2, "0")}:${String(minutes % 60).padStart(2, "0")}`;
 
-export const validZone = (zone: string) => IANAZone.isValidZone(zone);
-
-/** The zone as IANA spells it ("europe/berlin" -> "Europe/Berlin"), or undefined. */
-export function zoneNamed(raw: string): string | undefined {
-  const zone = raw.trim();
-  if (!zone || !IANAZone.isValidZone(zone)) return undefined;
-  try {
-    // Intl spells it canonically ("europe/berlin" -> "Europe/Berlin").
-    return new Intl.DateTimeFormat("en", { timeZone: zone }).resolvedOptions().timeZone;
-  } catch {
-    return zone;
-  }
-}
-
 /** The quiet hours as stored, from "23:00-07:00" and a zone; or the reason it is not one. */
 export function parseQuiet(
   range: string,
@@ -178,10 +165,16 @@ export function parseQuiet(
   if (rest.length > 0 || from === undefined || to === undefined)
     return { error: "Quiet hours are two times, like 23:00-07:00." };
   if (from === to) return { error: "Quiet hours must start and end at different times." };
-  const name = zoneNamed(zone);
-  if (!name) return { error: `${zone} is not a time zone: use a name like Europe/Berlin or UTC.` };
-  return { quiet: { from: clock(from), to: clock(to), zone: name } };
+  // The digests' check: the zone database's spelling, and UTC for utc, gmt and z.
+  const name = checkZone(zone);
+  if (!name.ok)
+    return { error: `${zone} is not a time zone: use a name like Europe/Berlin or UTC.` };
+  return { quiet: { from: clock(from), to: clock(to), zone: name.value } };
 }
+
+/** The local "HH:MM" of `at` (ms) in `zone`. */
+export const clockIn = (at: number, zone: string): string =>
+  DateTime.fromMillis(at, { zone }).toFormat("HH:mm");
 
 /** Whether `at` (ms) falls in the quiet hours, by the local clock of their zone. */
 export function inQuiet(quiet: NonNullable<AlertRules["quiet"]>, at: number): boolean {
