@@ -3,6 +3,7 @@
  * are queued, quiet hours and digest mode where they are delivered (a later clock for the worker),
  * /alerts show and test, who may change them, bad input, and rules kept across a restart.
  */
+
 import { afterEach, describe, expect, it } from "vitest";
 import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
 import { BAD_ACTOR } from "../src/alerts/minters.ts";
@@ -10,6 +11,8 @@ import { NewContractPoller } from "../src/alerts/poller.ts";
 import type { Invocation } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
+import { renderDiscord } from "../src/render/discord.ts";
+import { renderTelegram } from "../src/render/telegram.ts";
 import { openSqliteStore } from "../src/store/sqlite/index.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
@@ -386,6 +389,28 @@ describe("/alerts show, test, permissions and bad input", () => {
     ];
     for (const [line, error] of cases) expect(await say(line)).toMatch(error);
     expect((await t.store.subscriptions.find("telegram", "chat-1"))?.rules).toEqual({});
+  });
+
+  it("hostile keywords and minter names: stored without NUL, echoed escaped, never pinging", async () => {
+    t = await startRuntime();
+    await say("/subscribe");
+    const shown = await t.say(
+      "/alerts keywords include @everyone, <b>x</b>\u0000y",
+      chat("chat-1", true),
+    );
+    const rules = (await t.store.subscriptions.find("telegram", "chat-1"))?.rules;
+    expect(JSON.stringify(rules)).not.toContain("\\u0000");
+    const html = JSON.stringify(renderTelegram(shown));
+    expect(html).not.toMatch(/<b>x|\\u0000/);
+    expect(html).toContain("&lt;b&gt;");
+    for (const message of [renderDiscord(shown)])
+      expect(message.allowedMentions).toEqual({ parse: [] });
+    expect(await say("/alerts minters include <b>@everyone</b>")).toMatch(
+      /is not a minter behavior/,
+    );
+    expect(
+      JSON.stringify((await t.store.subscriptions.find("telegram", "chat-1"))?.rules),
+    ).not.toMatch(/everyone<\/b>|<b>@/);
   });
 
   it("/alerts test in quiet hours says when they end on the channel's clock, not in UTC", async () => {
