@@ -1,4 +1,5 @@
 import { digestReply } from "../src/alerts/message.ts";
+import { BAD_ACTOR } from "../src/alerts/minters.ts";
 import {
   type AlertRules,
   BEHAVIOR_NAMES,
@@ -191,7 +192,7 @@ function describe(subscription: Pick<Subscription, "types" | "badActors" | "rule
     lines.push(`• Only mints whose minter is: ${behaviors(minters.include)}.`);
   if (minters?.exclude?.length)
     lines.push(`• Not mints whose minter is: ${behaviors(minters.exclude)}.`);
-  if (subscription.badActors === "hide" && minters?.include?.includes("BEHAVIOR_BADACTOR"))
+  if (subscription.badActors === "hide" && minters?.include?.includes(BAD_ACTOR))
     lines.push("  (Bad actors' mints stay hidden: /subscribe badactors:show posts them.)");
   if (words?.include?.length)
     lines.push(`• Only collections whose name has one of: ${keywords(words.include)}.`);

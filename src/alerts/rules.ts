@@ -3,7 +3,7 @@ import { BEHAVIORS } from "../api/schemas.ts";
 import { checkZone } from "../core/schedule.ts";
 import type { NewContract } from "../store/types.ts";
 import { minterWords } from "./message.ts";
-import { NOT_BAD_ACTOR } from "./minters.ts";
+import { BAD_ACTOR, NOT_BAD_ACTOR } from "./minters.ts";
 
 /**
  * A channel's rules for one subscription (channel + chain): which new collections it gets
@@ -68,9 +68,9 @@ export const hasRules = (rules: AlertRules) => serializeRules(rules) !== null;
 // Minter behaviors -------------------------------------------------------------------------------
 
 const FRIENDLY: Record<string, string> = {
-  bad: "BEHAVIOR_BADACTOR",
-  spammer: "BEHAVIOR_BADACTOR",
-  scammer: "BEHAVIOR_BADACTOR",
+  bad: BAD_ACTOR,
+  spammer: BAD_ACTOR,
+  scammer: BAD_ACTOR,
   new: "BEHAVIOR_NEWBIE",
   clean: NOT_BAD_ACTOR,
   notbadactor: NOT_BAD_ACTOR,

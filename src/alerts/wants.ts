@@ -1,5 +1,7 @@
 /** Which contracts a subscription wants: rules the stores apply at enqueue and /alerts test shows. */
+
 import type { BadActorRule, SubscriptionTypes } from "../store/types.ts";
+import { BAD_ACTOR } from "./minters.ts";
 
 const ERC721_TYPES = new Set(["TYPE_ERC721", "TYPE_ERC721_LEGACY", "TYPE_CRYPTOPUNKS"]);
 
@@ -12,5 +14,5 @@ export function wants(types: SubscriptionTypes, contractTypes: readonly string[]
 
 /** Whether a subscription leaves out a contract for its minter: bad actors' unless it shows them. */
 export function hides(rule: BadActorRule | undefined, minterBehavior: string | undefined): boolean {
-  return minterBehavior === "BEHAVIOR_BADACTOR" && rule !== "show";
+  return minterBehavior === BAD_ACTOR && rule !== "show";
 }
