@@ -7,13 +7,12 @@ import {
   behaviorWords,
   clockIn,
   dueUnder,
-  filteredBy,
   inQuiet,
   MAX_DIGEST_MINUTES,
   MAX_KEYWORDS,
   parseQuiet,
 } from "../src/alerts/rules.ts";
-import { hides, wants } from "../src/alerts/wants.ts";
+import { leftOutBy } from "../src/alerts/wants.ts";
 import { type CommandContext, chatKey, defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
@@ -233,13 +232,9 @@ async function testReply(ctx: CommandContext, subscription: Subscription): Promi
   const count = { types: 0, bad: 0, minter: 0, keyword: 0 };
   const kept: NewContract[] = [];
   for (const contract of seen) {
-    if (!wants(subscription.types, contract.types)) count.types++;
-    else if (hides(subscription.badActors, contract.minterBehavior)) count.bad++;
-    else {
-      const by = filteredBy(subscription.rules, contract);
-      if (by) count[by]++;
-      else kept.push(contract);
-    }
+    const by = leftOutBy(subscription, contract);
+    if (by) count[by]++;
+    else kept.push(contract);
   }
   const left = [
     count.types && `${count.types} for their type`,

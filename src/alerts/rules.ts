@@ -137,9 +137,6 @@ export function filteredBy(
   return undefined;
 }
 
-export const passes = (rules: AlertRules, contract: NewContract) =>
-  filteredBy(rules, contract) === undefined;
-
 // Quiet hours and digests ------------------------------------------------------------------------
 
 /** "7:00", "07:00", "23:5" is refused: HH:MM, 00:00 to 23:59; minutes of the day. */

@@ -1,5 +1,5 @@
-import { dueUnder, parseRules, passes } from "../../alerts/rules.ts";
-import { hides, wants } from "../../alerts/wants.ts";
+import { dueUnder, parseRules } from "../../alerts/rules.ts";
+import { leftOutBy } from "../../alerts/wants.ts";
 import { type ContractRow, type DueRow, toAlert, toContract } from "../rows.ts";
 import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
@@ -53,10 +53,12 @@ export class PgOutboxStore implements OutboxStore {
         );
         if (inserted.rowCount === 0) continue;
         fresh.push(contract);
-        const wanted = subscriptions.filter((s) => wants(s.types, contract.types));
-        const shown = wanted.filter((s) => !hides(s.badActors, contract.minterBehavior));
-        hidden += wanted.length - shown.length;
-        const ids = shown.filter((s) => !s.rules || passes(s.rules, contract)).map((s) => s.id);
+        const ids: number[] = [];
+        for (const subscription of subscriptions) {
+          const leftOut = leftOutBy(subscription, contract);
+          if (leftOut === "bad") hidden++;
+          if (!leftOut) ids.push(subscription.id);
+        }
         if (ids.length === 0) continue;
         const due = ids.map((id) => dueAt.get(id) ?? { dueAt: input.now, held: false });
         // One statement per contract, whatever the number of subscriptions.

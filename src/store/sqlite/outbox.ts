@@ -1,5 +1,5 @@
-import { dueUnder, parseRules, passes } from "../../alerts/rules.ts";
-import { hides, wants } from "../../alerts/wants.ts";
+import { dueUnder, parseRules } from "../../alerts/rules.ts";
+import { leftOutBy } from "../../alerts/wants.ts";
 import { type ContractRow, type DueRow, toAlert, toContract } from "../rows.ts";
 import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import type { Db } from "./db.ts";
@@ -62,12 +62,9 @@ export class SqliteOutboxStore implements OutboxStore {
           if (inserted === 0) continue;
           fresh.push(contract);
           for (const subscription of subscriptions) {
-            if (!wants(subscription.types, contract.types)) continue;
-            if (hides(subscription.badActors, contract.minterBehavior)) {
-              hidden++;
-              continue;
-            }
-            if (subscription.rules && !passes(subscription.rules, contract)) continue;
+            const leftOut = leftOutBy(subscription, contract);
+            if (leftOut === "bad") hidden++;
+            if (leftOut) continue;
             const due = dueAt.get(subscription.id) ?? { dueAt: input.now, held: false };
             enqueued += enqueue.run(
               subscription.id,
