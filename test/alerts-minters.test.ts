@@ -1,17 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
 import {
   BAD_ACTOR,
   lookUpMinters,
   type MinterLookupSettings,
   NOT_BAD_ACTOR,
 } from "../src/alerts/minters.ts";
-import { NewContractPoller } from "../src/alerts/poller.ts";
 import type { ApiClient } from "../src/api/client.ts";
 import { behaviorLabel } from "../src/core/format.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
-import { silentLogger } from "../src/log.ts";
 import type { DueAlert } from "../src/store/types.ts";
+import { alertPipeline } from "./alert-helpers.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 let t: RuntimeSetup;
@@ -24,19 +22,6 @@ afterEach(async () => {
 
 const BEHAVIORS_PATH = "/audiences/v1beta1/behaviors/by_wallets";
 
-class RecordingSender implements AlertSender {
-  maxInFlight = 4;
-  keys: (string | undefined)[] = [];
-  sent: { chatId: string; reply: RenderableReply }[] = [];
-  async sendToChat(chatId: string, reply: RenderableReply, key?: string): Promise<void> {
-    this.keys.push(key);
-    this.sent.push({ chatId, reply });
-  }
-  classifySendError(error: unknown): SendFailure {
-    return error as SendFailure;
-  }
-}
-
 function alertsFor(
   setup: RuntimeSetup,
   options: {
@@ -45,49 +30,20 @@ function alertsFor(
     minterLookup?: MinterLookupSettings;
   } = {},
 ) {
-  const { outbox: alerts, kv } = setup.store;
-  const sender = new RecordingSender();
   const suppressed: DueAlert[] = [];
-  const worker = new DeliveryWorker({
-    alerts,
-    subscriptions: setup.subscriptions,
-    moveChat: (platform, from, to) => setup.subscriptions.moveChat(platform, from, to),
-    reports: setup.store.reports,
-    senders: { telegram: sender },
-    materialize: (platform, chatId, reply) =>
-      setup.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
-    logger: silentLogger(),
-    onSuppressed: (alerts) => suppressed.push(...alerts),
-    settings: {
-      digestThreshold: 5,
-      batch: 500,
-      tickMs: 1000,
-      explorerUrl: "https://etherscan.io",
-      maxAttempts: 10,
-      ...(options.suppressReports !== undefined
-        ? { suppressReports: options.suppressReports }
-        : {}),
+  const pipeline = alertPipeline(setup, {
+    worker: {
+      reports: setup.store.reports,
+      onSuppressed: (alerts) => suppressed.push(...alerts),
     },
-    isLeader: () => true,
-  });
-  const poller = new NewContractPoller({
-    api: setup.api,
-    alerts,
-    kv,
-    leases: setup.store.leases,
-    logger: silentLogger(),
-    settings: {
-      intervalMs: 1000,
-      overlapMs: 60_000,
-      limit: 500,
-      maxPages: 10,
-      maxClockSkewMs: 300_000,
+    workerSettings:
+      options.suppressReports !== undefined ? { suppressReports: options.suppressReports } : {},
+    poller: {
+      ...(options.onHidden ? { onHidden: options.onHidden } : {}),
+      ...(options.minterLookup ? { minterLookup: options.minterLookup } : {}),
     },
-    holder: "test-holder",
-    ...(options.onHidden ? { onHidden: options.onHidden } : {}),
-    ...(options.minterLookup ? { minterLookup: options.minterLookup } : {}),
   });
-  return { alerts, kv, sender, worker, poller, suppressed };
+  return { ...pipeline, suppressed };
 }
 
 const subscribe = (setup: RuntimeSetup, chatId: string, badActors?: "hide" | "show") =>

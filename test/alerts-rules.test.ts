@@ -5,15 +5,15 @@
  */
 
 import { afterEach, describe, expect, it } from "vitest";
-import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
+import { DeliveryWorker } from "../src/alerts/delivery.ts";
 import { BAD_ACTOR } from "../src/alerts/minters.ts";
-import { NewContractPoller } from "../src/alerts/poller.ts";
 import type { Invocation } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderDiscord } from "../src/render/discord.ts";
 import { renderTelegram } from "../src/render/telegram.ts";
 import { openSqliteStore } from "../src/store/sqlite/index.ts";
+import { alertPipeline, RecordingSender } from "./alert-helpers.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 let t: RuntimeSetup;
@@ -23,58 +23,14 @@ afterEach(async () => {
   await setup?.close();
 });
 
-class RecordingSender implements AlertSender {
-  maxInFlight = 4;
-  sent: { chatId: string; reply: RenderableReply }[] = [];
-  async sendToChat(chatId: string, reply: RenderableReply): Promise<void> {
-    this.sent.push({ chatId, reply });
-  }
-  classifySendError(error: unknown): SendFailure {
-    return error as SendFailure;
-  }
-}
-
 /** The poller on the real clock; the worker on `clock.now`, which a test moves on. */
 function alertsFor(setup: RuntimeSetup) {
-  const { outbox: alerts, kv } = setup.store;
-  const sender = new RecordingSender();
   // Undefined: the real clock (what the poller enqueues by).
   const clock: { now: number | undefined } = { now: undefined };
-  const worker = new DeliveryWorker({
-    alerts,
-    subscriptions: setup.subscriptions,
-    moveChat: (platform, from, to) => setup.subscriptions.moveChat(platform, from, to),
-    reports: setup.store.reports,
-    senders: { telegram: sender },
-    materialize: (platform, chatId, reply) =>
-      setup.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
-    logger: silentLogger(),
-    settings: {
-      digestThreshold: 5,
-      batch: 500,
-      tickMs: 1000,
-      explorerUrl: "https://etherscan.io",
-      maxAttempts: 10,
-    },
-    isLeader: () => true,
-    now: () => clock.now ?? Date.now(),
+  const pipeline = alertPipeline(setup, {
+    worker: { reports: setup.store.reports, now: () => clock.now ?? Date.now() },
   });
-  const poller = new NewContractPoller({
-    api: setup.api,
-    alerts,
-    kv,
-    leases: setup.store.leases,
-    logger: silentLogger(),
-    settings: {
-      intervalMs: 1000,
-      overlapMs: 60_000,
-      limit: 500,
-      maxPages: 10,
-      maxClockSkewMs: 300_000,
-    },
-    holder: "test-holder",
-  });
-  return { alerts, sender, worker, poller, clock };
+  return { ...pipeline, clock };
 }
 
 const chat = (id: string, manager = true): Partial<Invocation> => ({

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
+import type { AlertSender } from "../src/alerts/delivery.ts";
 import {
   CURSOR_KEY,
   isDeadLocalHolder,
@@ -8,11 +8,11 @@ import {
   PENDING_GAP_KEY,
 } from "../src/alerts/poller.ts";
 import type { CacheStats } from "../src/api/cache.ts";
-import type { RenderableReply } from "../src/core/reply.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
 import { createMetrics } from "../src/ops/metrics.ts";
 import { migrate, openDatabase, SqliteActionStore } from "../src/store/sqlite/index.ts";
 import type { DueAlert, OutboxStore, Subscription } from "../src/store/types.ts";
+import { alertPipeline } from "./alert-helpers.ts";
 import { startFakeTelegram, telegramErrors } from "./fakes/telegram/index.ts";
 import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";
 import { telegramAdapterFor } from "./telegram-helpers.ts";
@@ -23,21 +23,6 @@ afterEach(async () => {
 });
 
 /** Records what would be sent; can be told to fail the next sends. */
-class RecordingSender implements AlertSender {
-  maxInFlight = 4;
-  keys: (string | undefined)[] = [];
-  sent: { chatId: string; reply: RenderableReply }[] = [];
-  failures: unknown[] = [];
-  async sendToChat(chatId: string, reply: RenderableReply, key?: string): Promise<void> {
-    this.keys.push(key);
-    const failure = this.failures.shift();
-    if (failure) throw failure;
-    this.sent.push({ chatId, reply });
-  }
-  classifySendError(error: unknown): SendFailure {
-    return error as SendFailure;
-  }
-}
 
 const SKEW_MS = 300_000;
 
@@ -55,45 +40,24 @@ function alertsFor(
     onDropped?: (alerts: readonly DueAlert[]) => void;
   } = {},
 ) {
-  const { outbox: alerts, kv } = setup.store;
-  const sender = new RecordingSender();
-  const worker = new DeliveryWorker({
-    alerts,
-    subscriptions: setup.subscriptions,
-    moveChat: (platform, from, to) => setup.subscriptions.moveChat(platform, from, to),
-    senders: { telegram: options.sender ?? sender },
-    materialize: (platform, chatId, reply) =>
-      setup.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
-    logger: options.logger ?? silentLogger(),
-    ...(options.onDropped ? { onDropped: options.onDropped } : {}),
-    settings: {
-      digestThreshold: 5,
-      batch: 500,
-      tickMs: 1000,
-      explorerUrl: "https://etherscan.io",
-      maxAttempts: options.maxAttempts ?? 10,
+  const logger = options.logger ?? silentLogger();
+  return alertPipeline(setup, {
+    ...(options.sender ? { sender: options.sender } : {}),
+    worker: {
+      logger,
+      isLeader: () => options.leader?.() ?? true,
+      ...(options.onDropped ? { onDropped: options.onDropped } : {}),
+      ...(options.now ? { now: options.now } : {}),
     },
-    isLeader: () => options.leader?.() ?? true,
-    ...(options.now ? { now: options.now } : {}),
-  });
-  const poller = new NewContractPoller({
-    api: setup.api,
-    alerts,
-    kv,
-    leases: setup.store.leases,
-    logger: options.logger ?? silentLogger(),
-    settings: {
-      intervalMs: 1000,
-      overlapMs: 60_000,
-      limit: options.limit ?? 100,
-      maxPages: 10,
-      maxClockSkewMs: SKEW_MS,
+    workerSettings: { maxAttempts: options.maxAttempts ?? 10 },
+    poller: {
+      logger,
+      holder: options.holder ?? "test-holder",
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.onFutureMints ? { onFutureMints: options.onFutureMints } : {}),
     },
-    holder: options.holder ?? "test-holder",
-    ...(options.now ? { now: options.now } : {}),
-    ...(options.onFutureMints ? { onFutureMints: options.onFutureMints } : {}),
+    pollerSettings: { limit: options.limit ?? 100, maxClockSkewMs: SKEW_MS },
   });
-  return { alerts, kv, sender, worker, poller };
 }
 
 const subscribe = (
