@@ -584,6 +584,11 @@ export interface Store {
   watches: WatchStore;
   /** Whether the store answers now. */
   healthy(): Promise<boolean>;
+  /**
+   * Why writes fail for lack of room (a full disk), or undefined. Reads still answer meanwhile;
+   * a store on a server of its own (PostgreSQL) has none to say.
+   */
+  diskFull?(): string | undefined;
   /** Closes the store; waits for writes under way. */
   close(): Promise<void>;
 }
