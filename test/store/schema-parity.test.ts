@@ -103,9 +103,9 @@ async function postgresSchema(store: PostgresStore, schema: string): Promise<Sch
     if (ONLY_POSTGRES.has(c.table_name)) continue;
     // SQLite has no boolean: it keeps one as INTEGER 0/1.
     const kind = family(c.data_type) === "boolean" ? "integer" : family(c.data_type);
-    (tables[c.table_name] ??= []).push(
-      `${c.column_name} ${kind}${c.is_nullable === "NO" ? " not null" : ""}`,
-    );
+    const list = tables[c.table_name] ?? [];
+    list.push(`${c.column_name} ${kind}${c.is_nullable === "NO" ? " not null" : ""}`);
+    tables[c.table_name] = list;
   }
   for (const list of Object.values(tables)) list.sort();
   const { rows: indexes } = await store.pg.query<{ table_name: string; columns: string[] }>(
