@@ -6,8 +6,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
+import { ReportRetryWorker } from "../src/reports/submit.ts";
+import { openSqliteStore } from "../src/store/sqlite/index.ts";
 import { groupChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
 import { sqliteDbOf } from "./helpers.ts";
+import { aReport } from "./store/samples.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
 /**
@@ -238,5 +241,31 @@ describe("a full disk degrades the bot, never ends it", () => {
       expect(uncaught).toEqual([]);
     },
     90_000,
+  );
+
+  it.runIf(canMount)(
+    "a real full disk (tmpfs): the spam-report worker starts though it cannot mark what a stopped bot left mid-call",
+    async () => {
+      const dir = mountSmallDisk(8);
+      const store = openSqliteStore(join(dir, "data"));
+      cleanups.push(() => store.close());
+      await store.reports.create(aReport(), 0);
+      // A full log and a full disk, in one turn: the worker's first write finds no room.
+      store.db
+        .prepare("INSERT INTO kv (key, value) VALUES ('test:ballast', zeroblob(1024 * 1024))")
+        .run();
+      fillDisk(dir);
+      const worker = new ReportRetryWorker({
+        reports: store.reports,
+        api: undefined as never,
+        logger: silentLogger(),
+        isLeader: () => false,
+        intervalMs: 60_000,
+        callMaxMs: 1_000,
+      });
+      await worker.start();
+      await worker.stop();
+      expect(store.diskFull()).toMatch(/disk full: SQLITE_FULL/);
+    },
   );
 });
