@@ -7,9 +7,10 @@ import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import { ReportRetryWorker } from "../src/reports/submit.ts";
-import { openSqliteStore } from "../src/store/sqlite/index.ts";
+import { SQLITE_MIGRATIONS } from "../src/store/sqlite/db.ts";
+import { openDatabase, openSqliteStore } from "../src/store/sqlite/index.ts";
 import { groupChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
-import { sqliteDbOf } from "./helpers.ts";
+import { capturingLogger, sqliteDbOf } from "./helpers.ts";
 import { aReport } from "./store/samples.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
@@ -42,8 +43,9 @@ async function startWorld(dataDir: string) {
     POLL_INTERVAL_S: "1",
     DELIVERY_TICK_MS: "100",
   });
+  const { logger, lines } = capturingLogger();
   const start = async () => {
-    const bot = await createBot(config, { logger: silentLogger() });
+    const bot = await createBot(config, { logger });
     await bot.start();
     return bot;
   };
@@ -95,6 +97,7 @@ async function startWorld(dataDir: string) {
       await bot.stop();
       bot = await start();
     },
+    lines,
     says,
     until,
     mintCollection,
@@ -231,7 +234,11 @@ describe("a full disk degrades the bot, never ends it", () => {
       expect((await world.says("/help")).text).toMatch(/\/top/);
       expect(world.alerted(address)).toBe(false);
       // A restart on the still-full disk starts, and says why it is not healthy.
+      const logged = world.lines.length;
       await world.restart();
+      const told = world.lines.slice(logged).filter((line) => line.includes("full disk"));
+      expect(told).toHaveLength(1);
+      expect(told[0]).toMatch(/starting on a full disk \(disk full/);
       expect((await world.bot.health()).disk).toMatch(/disk full/);
       expect((await world.says("/help")).text).toMatch(/\/top/);
       // Room again: the alert minted meanwhile goes out, and health is ok.
@@ -266,6 +273,19 @@ describe("a full disk degrades the bot, never ends it", () => {
       await worker.start();
       await worker.stop();
       expect(store.diskFull()).toMatch(/disk full: SQLITE_FULL/);
+    },
+  );
+
+  it.runIf(canMount)(
+    "a real full disk (tmpfs): a start that must migrate says it cannot, and why",
+    () => {
+      const dir = mountSmallDisk(8);
+      const dataDir = join(dir, "data");
+      openDatabase(dataDir, "bot.sqlite", SQLITE_MIGRATIONS - 1).close();
+      fillDisk(dir);
+      expect(() => openSqliteStore(dataDir)).toThrow(
+        /Cannot migrate the database .*bot\.sqlite: the disk is full \(SQLITE_[A-Z_]+\); free space under DATA_DIR/,
+      );
     },
   );
 });

@@ -28,6 +28,7 @@ export { SqliteLinkedWalletStore } from "./wallets.ts";
 /** The SQLite store; `db` is there for operators' checks and tests that look at the tables. */
 export interface SqliteStore extends Store {
   readonly db: Db;
+  diskFull(): string | undefined;
 }
 
 export interface SqliteStoreOptions {
