@@ -68,21 +68,21 @@ export class DiskState {
 
   private roomAgain(): boolean {
     if (this.dir !== undefined && this.freeBytes() === 0) return false;
-    const probe = this.db.transaction(() => {
-      this.db.prepare("INSERT INTO kv (key, value) VALUES ('disk_probe', zeroblob(?))").run(
-        // More than a page: it needs pages of its own, as a growing table would.
-        (this.db.pragma("page_size", { simple: true }) as number) * 2,
-      );
-      throw new RolledBack();
-    });
+    this.db.exec("SAVEPOINT disk_probe");
     try {
-      probe();
-    } catch (error) {
-      if (error instanceof RolledBack) return true;
-      if (isNoRoom(error)) return false;
-      throw error;
+      // More than a page: it needs pages of its own, as a growing table would.
+      const bytes = (this.db.pragma("page_size", { simple: true }) as number) * 2;
+      this.db
+        .prepare("INSERT OR REPLACE INTO kv (key, value) VALUES ('disk_probe', zeroblob(?))")
+        .run(bytes);
+      return true;
+    } catch {
+      // No room, or another process holding the write lock: no answer yet; the next tick asks.
+      return false;
+    } finally {
+      // A write that finds no room may have rolled the whole transaction back already.
+      if (this.db.inTransaction) this.db.exec("ROLLBACK TO disk_probe; RELEASE disk_probe");
     }
-    return true;
   }
 
   private freeBytes(): number {
@@ -95,8 +95,6 @@ export class DiskState {
     }
   }
 }
-
-class RolledBack extends Error {}
 
 /**
  * Makes every write on `db` report a failure for lack of room to `disk` (and still throw it):
