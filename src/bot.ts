@@ -224,6 +224,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const api = apis.get(chains[0]?.id ?? "") as ApiClient;
   const { store, db } = await openStore(config);
   opened.push(() => store.close());
+  const diskFull = store.diskFull?.();
+  if (diskFull) logger.warn(`starting on a full disk (${diskFull}): commands answer, alerts wait`);
   const stores = openStores(store, logger, chains);
   for (const [chain, index] of stores.collectionIndexes) {
     try {
@@ -390,16 +392,19 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     const connected: Record<string, boolean> = {};
     for (const adapter of adapters) connected[adapter.platform] = adapter.healthy();
     const database = await store.healthy();
+    const disk = store.diskFull?.();
     const each: Record<string, ReturnType<NewContractPoller["health"]>> = {};
     for (const [id, p] of pollers) each[id] = p.health();
     const pollerHealth = each[poller.chain] ?? poller.health();
     return {
       ok:
         database &&
+        disk === undefined &&
         Object.values(each).every((h) => h.healthy) &&
         Object.values(connected).every(Boolean),
       adapters: connected,
       database,
+      ...(disk ? { disk } : {}),
       poller: pollerHealth,
       ...(several ? { pollers: each } : {}),
       ...(shared ? { redis: shared.link.healthy ? "ok" : "degraded" } : {}),

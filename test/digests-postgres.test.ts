@@ -2,7 +2,8 @@
  * Scheduled digests on one PostgreSQL store shared by two instances: however their ticks
  * interleave (both believing they lead, as during a lease hand-over), each digest's slot is
  * posted exactly once; an instance that died holding a slot's claim leaves it to the other once
- * the claim expires (it asks again a claim's length after it was told the slot is held).
+ * the claim expires on the database's clock (it asks again a claim's length after it was told the
+ * slot is held).
  */
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -104,25 +105,27 @@ describe.runIf(await postgresAvailable())("digests on PostgreSQL, two instances"
     const [digest] = await a.digests.all();
     if (!digest) throw new Error("no digest");
     const next = SLOT + 86_400_000;
-    // Instance A claimed the next slot and died before sending.
+    // Instance A claimed the next slot for 1 s (on the database's clock) and died before sending.
     expect(
       await a.digests.claimRun({
         digestId: digest.id,
         slot: next,
         holder: "host-a:1:aa",
         now: next,
-        claimMs: 60_000,
+        claimMs: 1_000,
       }),
     ).toBeDefined();
     let now = next + 30_000;
     const two = instance(b, "host-b:2:bb", () => now);
     await two.scheduler.tick();
     expect(two.sent).not.toContain(digest.chatId);
-    // A's claim ends at +60 s; B, told "held" at +30 s, asks again a claim's length later.
-    now = next + 61_000;
+    // B, told "held" at +30 s, asks again a claim's length (60 s on its clock) later: A's claim is
+    // over on the database's clock only after 1 s has really passed.
+    now = next + 91_000;
     await two.scheduler.tick();
     expect(two.sent).not.toContain(digest.chatId);
-    now = next + 91_000;
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    now = next + 152_000;
     await two.scheduler.tick();
     expect(two.sent.filter((chat) => chat === digest.chatId)).toEqual([digest.chatId]);
   });

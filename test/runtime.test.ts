@@ -600,6 +600,7 @@ describe("stored button actions", () => {
     const reply = await runtime.runText(testInvocation(), "withbuttons", "");
     expect(reply.text).toBe("the data");
     expect(reply.buttons ?? []).toEqual([]);
+    expect(reply.footer).toMatch(/^Buttons left out/);
     const warning = lines.find((line) => line.includes("without buttons"));
     expect(warning).toMatch(/"level":40/);
     expect(warning).toMatch(/SQLITE_FULL/);

@@ -4,6 +4,9 @@ import type { ChartDrawer } from "./charts.ts";
 import type { Invocation } from "./command.ts";
 import type { RenderableReply, Reply } from "./reply.ts";
 
+/** Said under a reply whose buttons could not be stored, so nobody looks for them. */
+const BUTTONS_LEFT_OUT = "Buttons left out: the bot cannot store them right now.";
+
 /**
  * A reply made ready for the renderers: its chart drawn (through the render side's port) and the
  * actions behind its buttons stored, the renderers getting only their ids.
@@ -30,7 +33,7 @@ export class ReplyMaterializer {
    * (one transaction) and gives the renderers only their ids. The buttons belong to the chat the
    * reply goes to (a confidential one's is the private chat) and count against the invoking
    * person's cap; an alert's, with nobody invoking, against the chat's. If they cannot be stored
-   * (a full disk), the reply goes without buttons.
+   * (a full disk), the reply goes without buttons, with a note saying so.
    */
   async materialize(
     reply: Reply,
@@ -59,7 +62,7 @@ export class ReplyMaterializer {
         { err: error, platform: target.platform, chat: chatId },
         "could not store button actions; the reply goes without buttons",
       );
-      return rest;
+      return { ...rest, footer: [rest.footer, BUTTONS_LEFT_OUT].filter(Boolean).join(" · ") };
     }
     return {
       ...rest,

@@ -6,6 +6,8 @@ export interface Health {
   ok: boolean;
   adapters: Record<string, boolean>;
   database: boolean;
+  /** Why the store's writes fail for lack of room (a full disk); absent while they do not. */
+  disk?: string;
   /** The default chain's poller. */
   poller: PollerHealth;
   /** With several chains: each chain's poller, by chain id (ok only when all are healthy). */

@@ -153,7 +153,10 @@ export class ReportRetryWorker {
 
   /** Marks what a stopped process left mid-call as unknown, then retries queued reports. */
   async start(): Promise<void> {
-    await this.markInterrupted();
+    // On a full disk this write fails; each round marks them again, so the start goes on.
+    await this.markInterrupted().catch((error: unknown) =>
+      this.deps.logger.warn({ err: error }, "could not mark interrupted spam reports yet"),
+    );
     this.timer = setInterval(() => {
       if (this.running) return;
       this.running = this.retryDue()

@@ -390,10 +390,11 @@ export interface DigestStore {
   /** Every digest, oldest first. */
   all(): Promise<Digest[]>;
   /**
-   * Claims the run of (digest, slot) for `holder` until `now + claimMs`: when there is no run
-   * yet (created), or its run is 'sending' and unclaimed since `claimedUntil <= now` (a failed
-   * try's wait is over, or its claimer died). Returns the run claimed, or undefined: it is sent,
-   * failed, held by another, or the digest is gone.
+   * Claims the run of (digest, slot) for `holder` for `claimMs`: when there is no run yet
+   * (created), or its run is 'sending' and free: a failed try's wait is over (`claimedUntil <=
+   * now`) or its claimer died (its claim is over; a shared store times claims by the database's
+   * clock, not `now`). Returns the run claimed, or undefined: it is sent, failed, held by
+   * another, or the digest is gone.
    */
   claimRun(input: {
     digestId: number;
@@ -583,6 +584,11 @@ export interface Store {
   watches: WatchStore;
   /** Whether the store answers now. */
   healthy(): Promise<boolean>;
+  /**
+   * Why writes fail for lack of room (a full disk), or undefined. Reads still answer meanwhile;
+   * a store on a server of its own (PostgreSQL) has none to say.
+   */
+  diskFull?(): string | undefined;
   /** Closes the store; waits for writes under way. */
   close(): Promise<void>;
 }

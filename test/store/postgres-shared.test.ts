@@ -63,6 +63,44 @@ describe.runIf(await postgresAvailable())("postgres store shared by instances", 
     expect(await a.leases.acquire("poller", "A", ttl, Date.now() - 3_600_000)).toBe("B");
   });
 
+  it("a digest slot's claim is timed by the database clock, whatever clocks the instances have", async () => {
+    const name = schema();
+    const [a, b] = await Promise.all([open(name), open(name)]);
+    const digest = await a.digests.add(
+      {
+        platform: "telegram",
+        chatId: "c1",
+        chain: "ethereum",
+        cadence: "daily",
+        weekday: null,
+        time: "09:00",
+        zone: "UTC",
+        metric: "volume",
+        period: "1d",
+        createdBy: "telegram:u1",
+        createdAt: 0,
+      },
+      5,
+    );
+    if (digest === "full") throw new Error("full");
+    const claim = (store: PostgresStore, holder: string, now: number, claimMs: number) =>
+      store.digests.claimRun({ digestId: digest.id, slot: 1, holder, now, claimMs });
+    // A's clock is an hour behind: its 1.5 s claim still holds against B for 1.5 s.
+    expect(await claim(a, "A", Date.now() - 3_600_000, 1_500)).toMatchObject({ claimedBy: "A" });
+    expect(await claim(b, "B", Date.now(), 60_000)).toBeUndefined();
+    // B's clock is an hour ahead: A's claim is not over for it either.
+    expect(await claim(b, "B", Date.now() + 3_600_000, 60_000)).toBeUndefined();
+    // A died: B takes the slot once 1.5 s have passed on the database's clock.
+    const started = Date.now();
+    let run = await claim(b, "B", 0, 60_000);
+    while (!run && Date.now() - started < 5_000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      run = await claim(b, "B", 0, 60_000);
+    }
+    expect(run).toMatchObject({ claimedBy: "B" });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+  });
+
   it("a button made on one instance works on another; an update id is first seen once across them", async () => {
     const name = schema();
     const [a, b] = await Promise.all([open(name), open(name)]);

@@ -1,6 +1,6 @@
 import { type DigestRow, type DigestRunRow, toDigest, toDigestRun } from "../rows.ts";
 import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
-import type { PgDb } from "./db.ts";
+import { DB_NOW_MS, type PgDb } from "./db.ts";
 
 /** Channels' scheduled digests and each slot's run, shared by every instance (see DigestStore). */
 export class PgDigestStore implements DigestStore {
@@ -69,15 +69,21 @@ export class PgDigestStore implements DigestStore {
   }): Promise<DigestRun | undefined> {
     // One statement (see the SQLite store): two instances at once both reach the conflict, and
     // the row lock makes the second re-check the WHERE against the first's claim, so it gets none.
+    // A live claim (claimed_by set) ends on the DATABASE's clock, so instances whose clocks
+    // disagree never take each other's; a failed try's wait (claimed_by NULL, see retryRun) is a
+    // due time on the instances' clocks, like an alert's due_at.
     const { rows } = await this.db.query<DigestRunRow>(
       `INSERT INTO digest_runs (digest_id, slot, status, attempts, claimed_by, claimed_until)
-       SELECT $1, $2, 'sending', 0, $3, $4 WHERE EXISTS (SELECT 1 FROM digests WHERE id = $1)
+       SELECT $1, $2, 'sending', 0, $3, ${DB_NOW_MS} + $4
+        WHERE EXISTS (SELECT 1 FROM digests WHERE id = $1)
        ON CONFLICT (digest_id, slot) DO UPDATE
          SET claimed_by = excluded.claimed_by, claimed_until = excluded.claimed_until
          WHERE digest_runs.status = 'sending'
-           AND (digest_runs.claimed_until IS NULL OR digest_runs.claimed_until <= $5)
+           AND (digest_runs.claimed_until IS NULL
+             OR (digest_runs.claimed_by IS NULL AND digest_runs.claimed_until <= $5)
+             OR (digest_runs.claimed_by IS NOT NULL AND digest_runs.claimed_until <= ${DB_NOW_MS}))
        RETURNING *`,
-      [input.digestId, input.slot, input.holder, input.now + input.claimMs, input.now],
+      [input.digestId, input.slot, input.holder, Math.round(input.claimMs), input.now],
     );
     return rows[0] ? toDigestRun(rows[0]) : undefined;
   }

@@ -2,6 +2,7 @@ import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { StartupError } from "../../errors.ts";
+import { isNoRoom } from "./disk.ts";
 
 export type Db = Database.Database;
 
@@ -440,6 +441,11 @@ export function openDatabase(
     return db;
   } catch (error) {
     db?.close();
+    if (isNoRoom(error))
+      throw new StartupError(
+        `Cannot migrate the database ${path}: the disk is full (${(error as { code: string }).code}); free space under DATA_DIR and start again`,
+        { cause: error },
+      );
     throw new StartupError(`Cannot open the database ${path}: ${(error as Error).message}`, {
       cause: error,
     });

@@ -5,6 +5,7 @@ import { SqliteChatSettingsStore } from "./chat-settings.ts";
 import { SqliteCollectionIndexStore } from "./collections.ts";
 import { type Db, migrate, openDatabase } from "./db.ts";
 import { SqliteDigestStore } from "./digests.ts";
+import { DiskState, watchWrites } from "./disk.ts";
 import { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
 import { SqliteOutboxStore } from "./outbox.ts";
 import { SqliteReportStore } from "./reports.ts";
@@ -27,6 +28,7 @@ export { SqliteLinkedWalletStore } from "./wallets.ts";
 /** The SQLite store; `db` is there for operators' checks and tests that look at the tables. */
 export interface SqliteStore extends Store {
   readonly db: Db;
+  diskFull(): string | undefined;
 }
 
 export interface SqliteStoreOptions {
@@ -37,15 +39,23 @@ export interface SqliteStoreOptions {
    * that crosses 1,000 pages (a command in a few hundred waited for its fsyncs). Off when absent.
    */
   checkpointEveryMs?: number;
+  /** The directory the database is in: its free space is looked at (see DiskState). */
+  dataDir?: string;
 }
 
 /** The store over an open, migrated database; closing the store closes the database. */
 export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteStore {
+  const disk = new DiskState(db, options.dataDir);
+  watchWrites(db, disk);
+  disk.checkFreeSpace();
   let checkpointTimer: NodeJS.Timeout | undefined;
   if (options.checkpointEveryMs !== undefined) {
     db.pragma("wal_autocheckpoint = 0");
+    // At once: what a previous run left in the log on a full disk says so before any write.
+    disk.checkpoint();
+    // A checkpoint on a full disk fails: the disk is marked full, the process goes on.
     checkpointTimer = setInterval(() => {
-      if (db.open) db.pragma("wal_checkpoint(PASSIVE)");
+      if (db.open) disk.checkpoint();
     }, options.checkpointEveryMs);
     checkpointTimer.unref();
   }
@@ -70,6 +80,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
         return false;
       }
     },
+    diskFull: () => disk.full,
     async close() {
       clearInterval(checkpointTimer);
       if (db.open) db.close();
@@ -82,7 +93,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
  * database that cannot be used is a StartupError saying which path and why.
  */
 export function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): SqliteStore {
-  return sqliteStore(openDatabase(dataDir), options);
+  return sqliteStore(openDatabase(dataDir), { ...options, dataDir });
 }
 
 /** A store in memory, gone when closed: for tests and runs that keep nothing. */
