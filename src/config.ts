@@ -328,7 +328,12 @@ const SettingsSchema = z.object({
         emptyToUndefined,
         z
           .string()
-          .regex(/^[A-Za-z0-9_-]{1,256}$/, "must be 1 to 256 characters of A-Z, a-z, 0-9, _ and -")
+          // Telegram takes 1 to 256 characters; whoever knows it can post updates as Telegram,
+          // so a short one is refused as guessable.
+          .regex(
+            /^[A-Za-z0-9_-]{16,256}$/,
+            "must be 16 to 256 characters of A-Z, a-z, 0-9, _ and -",
+          )
           .optional(),
       ),
     ),
