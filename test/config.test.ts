@@ -106,6 +106,36 @@ describe("config", () => {
     });
   });
 
+  it("bounds what an HTTP client may make the server hold, each bound its own setting", () => {
+    expect(parseConfig({}).http.limits).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 15_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 1_000,
+      unauthenticatedBodyBytes: 16 * 1024 * 1024,
+    });
+    expect(
+      parseConfig({
+        HTTP_HEADERS_TIMEOUT_MS: "2000",
+        HTTP_REQUEST_TIMEOUT_MS: "3000",
+        HTTP_KEEP_ALIVE_TIMEOUT_MS: "65000",
+        HTTP_MAX_CONNECTIONS: "200",
+        HTTP_UNAUTHENTICATED_BODY_BYTES: "1048576",
+      }).http.limits,
+    ).toEqual({
+      headersTimeoutMs: 2_000,
+      requestTimeoutMs: 3_000,
+      keepAliveTimeoutMs: 65_000,
+      maxConnections: 200,
+      unauthenticatedBodyBytes: 1024 * 1024,
+    });
+    // Less than one interaction of the largest size read could never be verified.
+    expect(() => parseConfig({ HTTP_UNAUTHENTICATED_BODY_BYTES: "1000" })).toThrow(
+      /HTTP_UNAUTHENTICATED_BODY_BYTES: must be at least 262144/,
+    );
+    expect(() => parseConfig({ HTTP_MAX_CONNECTIONS: "0" })).toThrow(/HTTP_MAX_CONNECTIONS/);
+  });
+
   it.each([
     ["x", "one character"],
     ["s3cr3t", "six characters"],

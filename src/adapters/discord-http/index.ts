@@ -13,7 +13,7 @@ import { LRUCache } from "lru-cache";
 import type { SendFailure } from "../../alerts/delivery.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import { StartupError } from "../../errors.ts";
-import type { HttpRoute } from "../../http/host.ts";
+import type { HttpRoute, RequestBody } from "../../http/host.ts";
 import type { UpdateDedup } from "../../store/types.ts";
 import { registerSlashCommands } from "../discord/commands.ts";
 import type { DiscordAdapterOptions } from "../discord/index.ts";
@@ -95,7 +95,9 @@ export class DiscordHttpAdapter implements ChatAdapter {
         "discord rate limit",
       ),
     );
-    this.routes = [{ path: INTERACTIONS_PATH, handle: (req, res) => this.serve(req, res) }];
+    this.routes = [
+      { path: INTERACTIONS_PATH, handle: (req, res, body) => this.serve(req, res, body) },
+    ];
   }
 
   /**
@@ -152,23 +154,19 @@ export class DiscordHttpAdapter implements ChatAdapter {
   }
 
   /** The signature first, on the raw bytes; only a request Discord signed is parsed. */
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestBody: RequestBody,
+  ): Promise<void> {
     if (req.method !== "POST") {
       req.resume();
       res.writeHead(405, { allow: "POST" }).end();
       return;
     }
-    const declared = Number(req.headers["content-length"] ?? 0);
-    if (declared > MAX_BODY_BYTES) {
-      req.resume();
-      res.writeHead(413).end();
-      return;
-    }
-    const body = await readBounded(req, MAX_BODY_BYTES);
-    if (body === undefined) {
-      res.writeHead(413, { connection: "close" }).end();
-      return;
-    }
+    // Anyone can send one: its bytes count against the host's budget until the signature holds.
+    const body = await requestBody.read(MAX_BODY_BYTES, "unauthenticated");
+    if (body === undefined) return;
     const verdict = verifyInteraction(
       this.key,
       req.headers["x-signature-ed25519"],
@@ -303,20 +301,4 @@ function alreadyHandled(interaction: APIInteraction): APIInteractionResponse {
     type: InteractionResponseType.ChannelMessageWithSource,
     data: { content: "This interaction was already handled.", flags: MessageFlags.Ephemeral },
   };
-}
-
-/** The body, or undefined when it is larger than `maxBytes` (the rest is not read). */
-async function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > maxBytes) {
-      req.destroy();
-      return undefined;
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
 }
