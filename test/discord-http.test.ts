@@ -13,6 +13,7 @@ import { defineCommand } from "../src/core/command.ts";
 import { UserError } from "../src/errors.ts";
 import { HttpHost } from "../src/http/host.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
+import type { UpdateDedup } from "../src/store/types.ts";
 import { SourceUpdateDedup } from "../src/store/updates.ts";
 import {
   type FakeDiscord,
@@ -79,7 +80,9 @@ let adapter: DiscordHttpAdapter;
 let host: HttpHost;
 let endpoint: string;
 
-async function serve(options: { deferAfterMs?: number; logger?: Logger } = {}): Promise<void> {
+async function serve(
+  options: { deferAfterMs?: number; logger?: Logger; interactions?: UpdateDedup } = {},
+): Promise<void> {
   adapter = new DiscordHttpAdapter({
     token: fake.token,
     publicKey: fake.publicKey,
@@ -255,6 +258,27 @@ describe("verification before parsing", () => {
       await other.stop();
       await otherHost.close();
     }
+  });
+
+  it("when the store cannot say, the interaction still runs, and this instance refuses its replay", async () => {
+    await adapter.stop();
+    await host.close();
+    await serve({
+      interactions: {
+        firstSeen: async () => {
+          throw new Error("SQLITE_FULL: database or disk is full");
+        },
+      },
+    });
+    const payload = fake.slashCommand("countme");
+    const body = JSON.stringify(payload);
+    const ts = String(now());
+    const headers = { "x-signature-timestamp": ts, "x-signature-ed25519": fake.sign(ts, body) };
+    const send = async () =>
+      JSON.stringify(await (await fetch(endpoint, { method: "POST", headers, body })).json());
+    expect(await send()).toContain("run 1");
+    expect(await send()).toContain("already handled");
+    expect(countRuns).toBe(1);
   });
 
   it("a forged command runs nothing; a body over the bound is not read; only POST", async () => {
