@@ -16,10 +16,9 @@ import {
 import { UserError } from "../src/errors.ts";
 import type { NewDigest } from "../src/store/types.ts";
 import { sliceChars } from "../src/strings.ts";
-import type { DurationChoice, MetricChoice } from "./shared/choices.ts";
+import { type DurationChoice, type MetricChoice, TOP_OPTIONS } from "./shared/choices.ts";
 import { DEFAULT_DIGEST_ZONE, DEFAULT_DIGESTS_PER_CHAT, describeDigest } from "./shared/digests.ts";
 import { chainNameOf, namesChains } from "./shared/subscriptions.ts";
-import { TOP_OPTIONS } from "./top.ts";
 
 const ACTIONS = [
   { value: "list", name: "List this channel's digests", aliases: ["show", "ls"] },

@@ -14,6 +14,7 @@ import {
   METRIC_FIELD,
   METRICS,
   type MetricChoice,
+  TOP_OPTIONS,
 } from "./shared/choices.ts";
 
 function metricValue(metric: MetricChoice, item: TopCollection, symbol: string): string {
@@ -117,18 +118,6 @@ export async function topAnswer(
     },
   };
 }
-
-/** /top's metric and period options: /digest parses its "top <metric> <period>" with them. */
-export const TOP_OPTIONS = {
-  metric: opt.choice("What to rank by", METRICS, {
-    fallback: "volume",
-    placeholder: "volume|sales|max_price",
-  }),
-  duration: opt.choice("Over which period", DURATION_CHOICES, {
-    fallback: "1d",
-    placeholder: "1d|7d|30d|365d",
-  }),
-};
 
 const command = defineCommand({
   name: "top",

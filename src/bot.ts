@@ -410,7 +410,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       ...(shared ? { redis: shared.link.healthy ? "ok" : "degraded" } : {}),
     };
   };
-  const http = new HttpHost(logger.child({ part: "http" }));
+  const http = new HttpHost(logger.child({ part: "http" }), {
+    limits: config.http.limits,
+    registry: metrics.registry,
+  });
   for (const route of opsRoutes({ metrics, health })) http.mount(route);
   for (const adapter of adapters) for (const route of adapter.routes) http.mount(route);
   const reportRetries = new ReportRetryWorker({

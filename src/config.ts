@@ -14,6 +14,7 @@ import {
   seconds,
   variableAt,
 } from "./env.ts";
+import { DEFAULT_HTTP_LIMITS } from "./http/limits.ts";
 
 /**
  * Every setting of the bot, read from the environment once at start-up. `.env.example` documents
@@ -272,6 +273,30 @@ const SettingsSchema = z.object({
      * prints the Discord interactions endpoint from it.
      */
     publicUrl: env("PUBLIC_URL", optionalUrl),
+    /** What a client may make the server hold (src/http/limits.ts says why these defaults). */
+    limits: z.object({
+      headersTimeoutMs: env(
+        "HTTP_HEADERS_TIMEOUT_MS",
+        int(DEFAULT_HTTP_LIMITS.headersTimeoutMs, 100, 300_000),
+      ),
+      requestTimeoutMs: env(
+        "HTTP_REQUEST_TIMEOUT_MS",
+        int(DEFAULT_HTTP_LIMITS.requestTimeoutMs, 100, 600_000),
+      ),
+      keepAliveTimeoutMs: env(
+        "HTTP_KEEP_ALIVE_TIMEOUT_MS",
+        int(DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs, 100, 600_000),
+      ),
+      maxConnections: env(
+        "HTTP_MAX_CONNECTIONS",
+        int(DEFAULT_HTTP_LIMITS.maxConnections, 1, 1_000_000),
+      ),
+      // At least one Discord interaction of the largest size read.
+      unauthenticatedBodyBytes: env(
+        "HTTP_UNAUTHENTICATED_BODY_BYTES",
+        int(DEFAULT_HTTP_LIMITS.unauthenticatedBodyBytes, 256 * 1024, 1024 * 1024 * 1024),
+      ),
+    }),
   }),
   simulator: z.object({
     port: env("SIMULATOR_PORT", int(0, 0, 65_535)),
@@ -328,7 +353,12 @@ const SettingsSchema = z.object({
         emptyToUndefined,
         z
           .string()
-          .regex(/^[A-Za-z0-9_-]{1,256}$/, "must be 1 to 256 characters of A-Z, a-z, 0-9, _ and -")
+          // Telegram takes 1 to 256 characters; whoever knows it can post updates as Telegram,
+          // so a short one is refused as guessable.
+          .regex(
+            /^[A-Za-z0-9_-]{16,256}$/,
+            "must be 16 to 256 characters of A-Z, a-z, 0-9, _ and -",
+          )
           .optional(),
       ),
     ),
@@ -394,6 +424,7 @@ function complete(settings: Settings) {
     http: {
       ...resolveHttp(http, webhook !== undefined || discord.publicKey !== undefined),
       publicUrl: http.publicUrl,
+      limits: http.limits,
     },
     telegram: { token: telegram.token, apiRoot: telegram.apiRoot, webhook },
     /**

@@ -106,6 +106,58 @@ describe("config", () => {
     });
   });
 
+  it("bounds what an HTTP client may make the server hold, each bound its own setting", () => {
+    expect(parseConfig({}).http.limits).toEqual({
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 15_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 1_000,
+      unauthenticatedBodyBytes: 16 * 1024 * 1024,
+    });
+    expect(
+      parseConfig({
+        HTTP_HEADERS_TIMEOUT_MS: "2000",
+        HTTP_REQUEST_TIMEOUT_MS: "3000",
+        HTTP_KEEP_ALIVE_TIMEOUT_MS: "65000",
+        HTTP_MAX_CONNECTIONS: "200",
+        HTTP_UNAUTHENTICATED_BODY_BYTES: "1048576",
+      }).http.limits,
+    ).toEqual({
+      headersTimeoutMs: 2_000,
+      requestTimeoutMs: 3_000,
+      keepAliveTimeoutMs: 65_000,
+      maxConnections: 200,
+      unauthenticatedBodyBytes: 1024 * 1024,
+    });
+    // Less than one interaction of the largest size read could never be verified.
+    expect(() => parseConfig({ HTTP_UNAUTHENTICATED_BODY_BYTES: "1000" })).toThrow(
+      /HTTP_UNAUTHENTICATED_BODY_BYTES: must be at least 262144/,
+    );
+    expect(() => parseConfig({ HTTP_MAX_CONNECTIONS: "0" })).toThrow(/HTTP_MAX_CONNECTIONS/);
+  });
+
+  it.each([
+    ["x", "one character"],
+    ["s3cr3t", "six characters"],
+    ["abcdefghijklmno", "fifteen characters"],
+  ])("refuses a webhook secret that is guessable: %j (%s)", (secret) => {
+    try {
+      parseConfig({ TELEGRAM_WEBHOOK_SECRET: secret, TELEGRAM_WEBHOOK_URL: "https://x.example" });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as Error).message).toMatch(/TELEGRAM_WEBHOOK_SECRET: must be 16 to 256/);
+      expect((error as Error).message).not.toContain(secret);
+    }
+  });
+
+  it("takes a webhook secret of 16 characters of Telegram's alphabet", () => {
+    const secret = "abcdefghijklm_-9";
+    expect(
+      parseConfig({ TELEGRAM_WEBHOOK_SECRET: secret, TELEGRAM_WEBHOOK_URL: "https://x.example" })
+        .telegram.webhook?.secret,
+    ).toBe(secret);
+  });
+
   it("never echoes a secret's value", () => {
     const secret = "super secret value with spaces";
     try {
@@ -120,7 +172,7 @@ describe("config", () => {
   describe("one HTTP port: HTTP_PORT, with METRICS_PORT and TELEGRAM_WEBHOOK_PORT as its older names", () => {
     const webhook = {
       TELEGRAM_WEBHOOK_URL: "https://bot.example.com/telegram/hook",
-      TELEGRAM_WEBHOOK_SECRET: "s3cr3t",
+      TELEGRAM_WEBHOOK_SECRET: "s3cr3t-webhook-token",
     };
 
     it("is off unless set, and takes any of its names", () => {
@@ -140,7 +192,7 @@ describe("config", () => {
       expect(config.http).toMatchObject({ port: 8443, host: "0.0.0.0" });
       expect(config.telegram.webhook).toEqual({
         url: "https://bot.example.com/telegram/hook",
-        secret: "s3cr3t",
+        secret: "s3cr3t-webhook-token",
         path: "/telegram/hook",
       });
       // An .env from the older example: METRICS_PORT=0 and METRICS_HOST=127.0.0.1 beside a webhook.
@@ -151,7 +203,9 @@ describe("config", () => {
     });
 
     it("a webhook secret without its URL is no webhook", () => {
-      expect(parseConfig({ TELEGRAM_WEBHOOK_SECRET: "s3cr3t" }).telegram.webhook).toBeUndefined();
+      expect(
+        parseConfig({ TELEGRAM_WEBHOOK_SECRET: "s3cr3t-webhook-token" }).telegram.webhook,
+      ).toBeUndefined();
     });
 
     it.each([

@@ -4,11 +4,17 @@
  * (deferred answers, uploads, alerts) reaches the fake's REST server through @discordjs/rest.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DiscordHttpAdapter, INTERACTIONS_PATH } from "../src/adapters/discord-http/index.ts";
+import {
+  DiscordHttpAdapter,
+  INTERACTION_REPLAY_WINDOW_MS,
+  INTERACTIONS_PATH,
+} from "../src/adapters/discord-http/index.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { UserError } from "../src/errors.ts";
 import { HttpHost } from "../src/http/host.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
+import type { UpdateDedup } from "../src/store/types.ts";
+import { SourceUpdateDedup } from "../src/store/updates.ts";
 import {
   type FakeDiscord,
   MEMBER_PERMISSIONS,
@@ -17,6 +23,19 @@ import {
   startFakeDiscord,
 } from "./fakes/discord/index.ts";
 import { capturingLogger, freePort, type RuntimeSetup, startRuntime } from "./helpers.ts";
+
+let countRuns = 0;
+/** Counts its runs: a replayed request must not add one. */
+const countCommand = defineCommand({
+  name: "countme",
+  description: "Counts",
+  options: {},
+  examples: [],
+  run: async () => {
+    countRuns++;
+    return { text: `run ${countRuns}` };
+  },
+});
 
 let adminRuns = 0;
 const adminCommand = defineCommand({
@@ -61,7 +80,9 @@ let adapter: DiscordHttpAdapter;
 let host: HttpHost;
 let endpoint: string;
 
-async function serve(options: { deferAfterMs?: number; logger?: Logger } = {}): Promise<void> {
+async function serve(
+  options: { deferAfterMs?: number; logger?: Logger; interactions?: UpdateDedup } = {},
+): Promise<void> {
   adapter = new DiscordHttpAdapter({
     token: fake.token,
     publicKey: fake.publicKey,
@@ -70,6 +91,10 @@ async function serve(options: { deferAfterMs?: number; logger?: Logger } = {}): 
     apiUrl: fake.apiBase,
     guildId: fake.guildId,
     registerOnStart: true,
+    interactions: new SourceUpdateDedup(t.store.updates, {
+      source: "discord",
+      windowMs: INTERACTION_REPLAY_WINDOW_MS,
+    }),
     ...options,
   });
   await adapter.start();
@@ -82,7 +107,8 @@ async function serve(options: { deferAfterMs?: number; logger?: Logger } = {}): 
 
 beforeEach(async () => {
   adminRuns = 0;
-  t = await startRuntime({}, {}, [adminCommand, slowRefusal, slowAnswer]);
+  countRuns = 0;
+  t = await startRuntime({}, {}, [adminCommand, slowRefusal, slowAnswer, countCommand]);
   fake = await startFakeDiscord();
   await serve();
 });
@@ -180,6 +206,79 @@ describe("verification before parsing", () => {
     expect(await status(now() + 6 * 60)).toBe(401);
     expect(await status(now() - 4 * 60)).toBe(200);
     expect(await status(now() + 4 * 60)).toBe(200);
+  });
+
+  it("a captured request sent again within the signature window is answered but never runs again", async () => {
+    const payload = fake.slashCommand("countme");
+    const body = JSON.stringify(payload);
+    const ts = String(now());
+    const headers = {
+      "content-type": "application/json",
+      "x-signature-timestamp": ts,
+      "x-signature-ed25519": fake.sign(ts, body),
+    };
+    const send = async () => {
+      const response = await fetch(endpoint, { method: "POST", headers, body });
+      return { status: response.status, answer: (await response.json()) as unknown };
+    };
+    const first = await send();
+    expect(first).toMatchObject({ status: 200, answer: { type: 4 } });
+    expect(JSON.stringify(first.answer)).toContain("run 1");
+    for (const _ of [1, 2]) {
+      const again = await send();
+      expect(again.status).toBe(200);
+      expect(again.answer).toMatchObject({ type: 4, data: { flags: 64 } });
+      expect(JSON.stringify(again.answer)).toContain("already handled");
+    }
+    expect(countRuns).toBe(1);
+    // Another instance sharing the store refuses it too.
+    const other = new DiscordHttpAdapter({
+      token: fake.token,
+      publicKey: fake.publicKey,
+      runtime: t.runtime,
+      logger: silentLogger(),
+      apiUrl: fake.apiBase,
+      interactions: new SourceUpdateDedup(t.store.updates, { source: "discord" }),
+    });
+    await other.start();
+    const otherHost = new HttpHost(silentLogger());
+    for (const route of other.routes) otherHost.mount(route);
+    const port = await freePort();
+    await otherHost.listen(port, "127.0.0.1");
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}${INTERACTIONS_PATH}`, {
+        method: "POST",
+        headers,
+        body,
+      });
+      expect(response.status).toBe(200);
+      expect(JSON.stringify(await response.json())).toContain("already handled");
+      expect(countRuns).toBe(1);
+    } finally {
+      await other.stop();
+      await otherHost.close();
+    }
+  });
+
+  it("when the store cannot say, the interaction still runs, and this instance refuses its replay", async () => {
+    await adapter.stop();
+    await host.close();
+    await serve({
+      interactions: {
+        firstSeen: async () => {
+          throw new Error("SQLITE_FULL: database or disk is full");
+        },
+      },
+    });
+    const payload = fake.slashCommand("countme");
+    const body = JSON.stringify(payload);
+    const ts = String(now());
+    const headers = { "x-signature-timestamp": ts, "x-signature-ed25519": fake.sign(ts, body) };
+    const send = async () =>
+      JSON.stringify(await (await fetch(endpoint, { method: "POST", headers, body })).json());
+    expect(await send()).toContain("run 1");
+    expect(await send()).toContain("already handled");
+    expect(countRuns).toBe(1);
   });
 
   it("a forged command runs nothing; a body over the bound is not read; only POST", async () => {
@@ -396,6 +495,7 @@ describe("start and stop", () => {
         runtime: t.runtime,
         logger: silentLogger(),
         apiUrl: fake.apiBase,
+        interactions: new SourceUpdateDedup(t.store.updates, { source: "discord" }),
       });
       await expect(wrong.start()).rejects.toThrow(/DISCORD_PUBLIC_KEY is not the public key/);
       expect(wrong.healthy()).toBe(false);

@@ -83,6 +83,17 @@ function layerViolation(file: string, target: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Commands stand alone: what two commands share lives in commands/shared/. Only the loader
+ * (commands/index.ts) imports command files.
+ */
+function commandViolation(file: string, target: string): string | undefined {
+  if (!file.startsWith("commands/") || file === "commands/index.ts") return undefined;
+  if (target.startsWith("commands/") && !target.startsWith("commands/shared/"))
+    return "another command (share through commands/shared/)";
+  return undefined;
+}
+
 function homeViolation(file: string, target: string): string | undefined {
   const pkg = packageOf(target);
   const home = pkg === undefined ? undefined : HOMES[pkg];
@@ -93,7 +104,11 @@ function violations(files: Record<string, string>): string[] {
   const found: string[] = [];
   for (const [file, text] of Object.entries(files)) {
     for (const target of importsOf(file, text)) {
-      for (const why of [layerViolation(file, target), homeViolation(file, target)]) {
+      for (const why of [
+        layerViolation(file, target),
+        commandViolation(file, target),
+        homeViolation(file, target),
+      ]) {
         if (why) found.push(`${file} imports ${target}: ${why}`);
       }
     }
@@ -109,7 +124,7 @@ const project = Object.fromEntries(
 );
 
 describe("layers", () => {
-  it("the core and the commands import no renderer, store implementation, adapter or platform library; each platform library stays home", () => {
+  it("the core and the commands import no renderer, store implementation, adapter or platform library; no command imports another; each platform library stays home", () => {
     expect(
       Object.keys(project).filter((file) => file.startsWith("src/core/")).length,
     ).toBeGreaterThan(10);
@@ -129,7 +144,11 @@ describe("layers", () => {
       "src/alerts/f.ts": 'import { Bot } from "grammy";',
       "src/render/g.ts": 'import { Client } from "discord.js";',
       "src/api/h.ts": 'import Database from "better-sqlite3";',
+      "commands/i.ts": 'import { TOP_OPTIONS } from "./top.ts";',
+      "commands/shared/j.ts": 'import { opt } from "../k.ts";',
       "src/core/fine.ts": 'import type { Reply } from "./reply.ts";\nimport { z } from "zod";',
+      "commands/fine.ts": 'import { METRICS } from "./shared/choices.ts";',
+      "commands/index.ts": 'import top from "./top.ts";',
       "src/adapters/discord/fine.ts": 'import { Client } from "discord.js";',
     });
     expect(found.map((line) => line.split(" imports ")[0])).toEqual([
@@ -141,6 +160,8 @@ describe("layers", () => {
       "src/alerts/f.ts",
       "src/render/g.ts",
       "src/api/h.ts",
+      "commands/i.ts",
+      "commands/shared/j.ts",
     ]);
   });
 });

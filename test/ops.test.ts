@@ -173,7 +173,7 @@ describe.concurrent("health and metrics over HTTP", () => {
         TELEGRAM_BOT_TOKEN: fake.token,
         TELEGRAM_API_ROOT: fake.apiRoot,
         TELEGRAM_WEBHOOK_URL: "https://bot.example.com/telegram",
-        TELEGRAM_WEBHOOK_SECRET: "s3cr3t",
+        TELEGRAM_WEBHOOK_SECRET: "s3cr3t-webhook-token",
       }),
       { logger: silentLogger() },
     );
@@ -196,7 +196,7 @@ describe.concurrent("health and metrics over HTTP", () => {
         }),
       });
     expect((await post("wrong")).status).toBe(401);
-    expect((await post("s3cr3t")).status).toBe(200);
+    expect((await post("s3cr3t-webhook-token")).status).toBe(200);
     const reply = await fake.waitFor((c) => c.ok && c.method === "sendMessage", 10_000);
     expect(String(reply.params.text)).toContain("/whois");
   });

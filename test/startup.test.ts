@@ -102,7 +102,7 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
       "Invalid setting EXPLORER_URL: must be an http(s) URL",
       "Invalid setting POLL_LIMIT: must be at most 500",
       "Invalid setting SIMULATOR_PORT: must be a whole number",
-      "Invalid setting TELEGRAM_WEBHOOK_SECRET: must be 1 to 256 characters of A-Z, a-z, 0-9, _ and -",
+      "Invalid setting TELEGRAM_WEBHOOK_SECRET: must be 16 to 256 characters of A-Z, a-z, 0-9, _ and -",
     ]);
     expect(stderr).not.toContain("has spaces");
   }, 30_000);

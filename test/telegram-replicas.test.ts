@@ -45,7 +45,7 @@ describe.runIf(await postgresAvailable())("Telegram webhook replicas on one stor
           TELEGRAM_BOT_TOKEN: telegram.token,
           TELEGRAM_API_ROOT: telegram.apiRoot,
           TELEGRAM_WEBHOOK_URL: "https://bot.example.com/telegram",
-          TELEGRAM_WEBHOOK_SECRET: "replica-secret",
+          TELEGRAM_WEBHOOK_SECRET: "replica-webhook-secret",
           HTTP_PORT: String(port),
           HTTP_HOST: "127.0.0.1",
         }),
@@ -61,7 +61,7 @@ describe.runIf(await postgresAvailable())("Telegram webhook replicas on one stor
         method: "POST",
         headers: {
           "content-type": "application/json",
-          "x-telegram-bot-api-secret-token": "replica-secret",
+          "x-telegram-bot-api-secret-token": "replica-webhook-secret",
         },
         body: JSON.stringify(update),
       });

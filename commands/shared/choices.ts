@@ -1,4 +1,5 @@
 import type { Duration, TopCollection, TopMetric } from "../../src/api/schemas.ts";
+import { opt } from "../../src/core/options.ts";
 
 export const METRICS = [
   { value: "volume", name: "Sales volume", api: "METRIC_SALES_VOLUME", aliases: ["vol"] },
@@ -51,3 +52,15 @@ export const METRIC_FIELD = {
   sales: "salesCount",
   max_price: "maxPrice",
 } as const satisfies Record<MetricChoice, keyof TopCollection>;
+
+/** /top's metric and period options: /digest parses its "top <metric> <period>" with them. */
+export const TOP_OPTIONS = {
+  metric: opt.choice("What to rank by", METRICS, {
+    fallback: "volume",
+    placeholder: "volume|sales|max_price",
+  }),
+  duration: opt.choice("Over which period", DURATION_CHOICES, {
+    fallback: "1d",
+    placeholder: "1d|7d|30d|365d",
+  }),
+};

@@ -28,8 +28,7 @@ export interface AdapterDeps {
 
 export interface ConfiguredAdapters {
   adapters: ChatAdapter[];
-  /** Hourly housekeeping of what the adapters keep (old update ids). */
-  /** Expired rows the adapters keep (Telegram's update ids), for the bot's hourly clean-up. */
+  /** Expired rows the adapters keep (update and interaction ids), for the bot's hourly clean-up. */
   prune: { what: string; run: () => Promise<unknown> }[];
 }
 
@@ -52,11 +51,20 @@ export async function configuredAdapters(
   const prune: { what: string; run: () => Promise<unknown> }[] = [];
   if (config.discord.token !== undefined && config.discord.publicKey !== undefined) {
     // HTTP interactions (see Config's discord.mode): no gateway, and discord.js is never loaded.
-    const { DiscordHttpAdapter } = await import("./discord-http/index.ts");
+    const { DiscordHttpAdapter, INTERACTION_REPLAY_WINDOW_MS } = await import(
+      "./discord-http/index.ts"
+    );
+    // Interaction ids are unique across Discord: one source for every application.
+    const interactions = new SourceUpdateDedup(deps.store.updates, {
+      source: "discord",
+      windowMs: INTERACTION_REPLAY_WINDOW_MS,
+    });
+    prune.push({ what: "Discord interaction ids", run: () => interactions.prune() });
     adapters.push(
       new DiscordHttpAdapter({
         token: config.discord.token,
         publicKey: config.discord.publicKey,
+        interactions,
         runtime,
         logger: logger.child({ part: "discord" }),
         apiUrl: config.discord.apiUrl,

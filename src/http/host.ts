@@ -1,8 +1,28 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { Gauge, type Registry } from "prom-client";
 import type { Logger } from "../log.ts";
+import { DEFAULT_HTTP_LIMITS, type HttpLimits } from "./limits.ts";
+
+export type { HttpLimits } from "./limits.ts";
+
+/** What a route reads its request's body with; see HttpHost's `readBody`. */
+export interface RequestBody {
+  /**
+   * The whole body, or undefined when it was refused and answered already (larger than
+   * `maxBytes`: 413; over the host's budget for bodies not yet authenticated: 503; cut off).
+   * `unauthenticated`: nothing yet tells this request comes from whom it claims (a signature
+   * over the body is still to check), so its bytes count against the shared budget.
+   */
+  read(maxBytes: number, trust: "authenticated" | "unauthenticated"): Promise<Buffer | undefined>;
+}
 
 /** Answers one request; a thrown error is logged and answered 500. */
-export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+export type RouteHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: RequestBody,
+) => Promise<void> | void;
 
 export interface HttpRoute {
   /** The exact path, without query string ("/healthz", "/telegram/webhook"). */
@@ -10,15 +30,52 @@ export interface HttpRoute {
   handle: RouteHandler;
 }
 
+export interface HttpStats {
+  connections: number;
+  /** Connections closed at once because `maxConnections` were open. */
+  refusedConnections: number;
+  /** Bytes of unauthenticated bodies held now, and the most ever held at once. */
+  unauthenticatedBodyBytes: number;
+  peakUnauthenticatedBodyBytes: number;
+  /** Unauthenticated bodies refused (503) to keep within the budget. */
+  shedBodies: number;
+}
+
+/** An unauthenticated body being read: its bytes so far, and how to refuse it. */
+interface PendingBody {
+  bytes: number;
+  shed(): void;
+}
+
 /**
  * The bot's one HTTP server, on one port: the operators' /healthz and /metrics, the Telegram
  * webhook, and whatever else mounts a route (`host.mount(route)`). Paths nobody mounted are 404.
+ *
+ * Bounded against a hostile client: headers and whole requests must arrive within their timeouts,
+ * connections are capped, and bodies not yet authenticated (Discord's interactions before their
+ * signature is checked) share one byte budget. Over the budget the body being read the longest is
+ * refused 503: Discord sends its few kilobytes at once, so the oldest partial body is the one a
+ * slow sender holds.
  */
 export class HttpHost {
   private readonly routes = new Map<string, RouteHandler>();
+  private readonly limits: HttpLimits;
   private server: Server | undefined;
+  /** Insertion order is reading order: the first is the oldest. */
+  private readonly pending = new Set<PendingBody>();
+  private held = 0;
+  private peak = 0;
+  private shed = 0;
+  private connections = 0;
+  private refused = 0;
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    options: { limits?: Partial<HttpLimits>; registry?: Registry } = {},
+  ) {
+    this.limits = { ...DEFAULT_HTTP_LIMITS, ...options.limits };
+    if (options.registry) this.registerMetrics(options.registry);
+  }
 
   /** Serves a route; mounting a path twice is a wiring bug. */
   mount(route: HttpRoute): void {
@@ -34,8 +91,41 @@ export class HttpHost {
     return this.server?.listening ?? false;
   }
 
+  stats(): HttpStats {
+    return {
+      connections: this.connections,
+      refusedConnections: this.refused,
+      unauthenticatedBodyBytes: this.held,
+      peakUnauthenticatedBodyBytes: this.peak,
+      shedBodies: this.shed,
+    };
+  }
+
   async listen(port: number, host: string): Promise<void> {
-    const server = createServer((req, res) => this.dispatch(req, res));
+    const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections } = this.limits;
+    const server = createServer(
+      {
+        // Node refuses a header timeout longer than the request's.
+        headersTimeout: Math.min(headersTimeoutMs, requestTimeoutMs),
+        requestTimeout: requestTimeoutMs,
+        keepAliveTimeout: keepAliveTimeoutMs,
+        // Node looks for expired requests every 30 s by default: a short timeout would be
+        // overrun by that much.
+        connectionsCheckingInterval: Math.max(
+          25,
+          Math.min(1_000, Math.floor(Math.min(headersTimeoutMs, requestTimeoutMs) / 4)),
+        ),
+      },
+      (req, res) => this.dispatch(req, res),
+    );
+    server.maxConnections = maxConnections;
+    server.on("connection", (socket: Socket) => {
+      this.connections++;
+      socket.once("close", () => this.connections--);
+    });
+    server.on("drop", () => {
+      this.refused++;
+    });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(port, host, () => resolve());
@@ -52,12 +142,128 @@ export class HttpHost {
       res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
       return;
     }
+    const body: RequestBody = {
+      read: (maxBytes, trust) => this.readBody(req, res, maxBytes, trust),
+    };
     Promise.resolve()
-      .then(() => handle(req, res))
+      .then(() => handle(req, res, body))
       .catch((error: unknown) => {
         this.logger.error({ err: error, path }, "http request failed");
         if (!res.headersSent) res.writeHead(500).end();
       });
+  }
+
+  private readBody(
+    req: IncomingMessage,
+    res: ServerResponse,
+    maxBytes: number,
+    trust: "authenticated" | "unauthenticated",
+  ): Promise<Buffer | undefined> {
+    const refuse = (status: number) => {
+      if (!res.headersSent) res.writeHead(status, { connection: "close" }).end();
+      // The rest of the body is never read: the connection goes once the answer is out.
+      if (res.writableFinished) req.socket.destroy();
+      else res.once("finish", () => req.socket.destroy());
+    };
+    if (Number(req.headers["content-length"] ?? 0) > maxBytes) {
+      refuse(413);
+      return Promise.resolve(undefined);
+    }
+    return new Promise((resolve) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let settled = false;
+      const pending: PendingBody | undefined =
+        trust === "unauthenticated"
+          ? {
+              bytes: 0,
+              shed: () => {
+                this.shed++;
+                finish(undefined, 503);
+              },
+            }
+          : undefined;
+      const finish = (result: Buffer | undefined, status?: number) => {
+        if (settled) return;
+        settled = true;
+        req.off("data", onData);
+        req.off("end", onEnd);
+        req.off("close", onClose);
+        if (pending) {
+          this.pending.delete(pending);
+          this.held -= pending.bytes;
+          pending.bytes = 0;
+        }
+        chunks.length = 0;
+        if (status !== undefined) refuse(status);
+        resolve(result);
+      };
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBytes) return finish(undefined, 413);
+        if (pending && !this.admit(pending, chunk.length)) return;
+        chunks.push(chunk);
+      };
+      const onEnd = () => finish(Buffer.concat(chunks));
+      const onClose = () => finish(undefined);
+      if (pending) this.pending.add(pending);
+      req.on("data", onData);
+      req.on("end", onEnd);
+      req.on("close", onClose);
+    });
+  }
+
+  /**
+   * Counts `bytes` more of an unauthenticated body, refusing the oldest bodies (possibly this
+   * one) until they fit the budget; false when this body itself was refused.
+   */
+  private admit(body: PendingBody, bytes: number): boolean {
+    while (this.held + bytes > this.limits.unauthenticatedBodyBytes) {
+      const oldest = this.pending.values().next().value;
+      if (oldest === undefined) break;
+      oldest.shed();
+      if (oldest === body) return false;
+    }
+    if (this.held + bytes > this.limits.unauthenticatedBodyBytes) return false;
+    body.bytes += bytes;
+    this.held += bytes;
+    this.peak = Math.max(this.peak, this.held);
+    return true;
+  }
+
+  private registerMetrics(registry: Registry): void {
+    const read = (name: string, help: string, value: (stats: HttpStats) => number) => {
+      const host = this;
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(value(host.stats()));
+        },
+      });
+    };
+    read("bot_http_connections", "Open HTTP connections", (s) => s.connections);
+    read(
+      "bot_http_refused_connections",
+      "HTTP connections closed at once since start: HTTP_MAX_CONNECTIONS were open",
+      (s) => s.refusedConnections,
+    );
+    read(
+      "bot_http_unauthenticated_body_bytes",
+      "Bytes of request bodies held before their authentication (Discord's signature check)",
+      (s) => s.unauthenticatedBodyBytes,
+    );
+    read(
+      "bot_http_unauthenticated_body_bytes_peak",
+      "The most bytes of unauthenticated request bodies held at once since start",
+      (s) => s.peakUnauthenticatedBodyBytes,
+    );
+    read(
+      "bot_http_shed_bodies",
+      "Unauthenticated request bodies refused (503) since start to stay within HTTP_UNAUTHENTICATED_BODY_BYTES",
+      (s) => s.shedBodies,
+    );
   }
 
   async close(): Promise<void> {

@@ -21,13 +21,13 @@ export interface Health {
 
 /** Operators read; nothing else is allowed. */
 function readOnly(handle: RouteHandler): RouteHandler {
-  return (req, res) => {
+  return (req, res, body) => {
     if (req.method !== "GET" && req.method !== "HEAD") {
       req.resume();
       res.writeHead(405, { allow: "GET, HEAD" }).end();
       return;
     }
-    return handle(req, res);
+    return handle(req, res, body);
   };
 }
 

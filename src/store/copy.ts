@@ -8,7 +8,12 @@ import type { Db } from "./sqlite/index.ts";
  * takes them anew: one per chain), claims on alerts (nobody holds them after the copy), and button ids issued
  * before SQLite migration 8 (button_actions_v1: the PostgreSQL store never reads them).
  */
-const TABLES: readonly { name: string; columns: readonly string[]; serial?: string }[] = [
+const TABLES: readonly {
+  name: string;
+  columns: readonly string[];
+  serial?: string;
+  bigints?: boolean;
+}[] = [
   {
     name: "subscriptions",
     columns: [
@@ -86,7 +91,8 @@ const TABLES: readonly { name: string; columns: readonly string[]; serial?: stri
     ],
     serial: "id",
   },
-  { name: "seen_updates", columns: ["source", "update_id", "seen_at"] },
+  // Discord interaction ids are 64-bit: read as bigints, or a double would round them.
+  { name: "seen_updates", columns: ["source", "update_id", "seen_at"], bigints: true },
   {
     name: "known_collections",
     columns: ["chain", "address", "name", "symbol", "name_key", "top_rank", "source", "seen_at"],
@@ -208,8 +214,11 @@ async function copyTable(
   client: Queryable,
   table: (typeof TABLES)[number],
 ): Promise<number> {
-  const { name, columns, serial } = table;
-  const select = sqlite.prepare(`SELECT ${columns.join(", ")} FROM ${name}`).raw(true);
+  const { name, columns, serial, bigints = false } = table;
+  const select = sqlite
+    .prepare(`SELECT ${columns.join(", ")} FROM ${name}`)
+    .raw(true)
+    .safeIntegers(bigints);
   let copied = 0;
   let chunk: unknown[][] = [];
   const flush = async () => {

@@ -459,16 +459,19 @@ export interface LeaseStore {
  * was confirmed, brings the same update again.
  */
 export interface UpdateStore {
-  /** True the first time (source, update id) is offered, false for every later offer. */
-  firstSeen(source: string, updateId: number, now: number): Promise<boolean>;
-  /** Forgets ids seen before `before`; returns how many. */
-  prune(before: number): Promise<number>;
+  /**
+   * True the first time (source, update id) is offered, false for every later offer. Ids are
+   * 64-bit: a Discord interaction id (a snowflake) is a bigint, a double would merge neighbours.
+   */
+  firstSeen(source: string, updateId: number | bigint, now: number): Promise<boolean>;
+  /** Forgets the source's ids seen before `before` (each source has its own window); how many. */
+  prune(source: string, before: number): Promise<number>;
 }
 
 /** One source's view of the update store, as an adapter uses it. */
 export interface UpdateDedup {
   /** True the first time an update id is offered, false for every later delivery of it. */
-  firstSeen(updateId: number): Promise<boolean>;
+  firstSeen(updateId: number | bigint): Promise<boolean>;
 }
 
 // Chat settings ---------------------------------------------------------------------------------

@@ -19,12 +19,12 @@ export class SourceUpdateDedup implements UpdateDedup {
     this.now = options.now ?? Date.now;
   }
 
-  firstSeen(updateId: number): Promise<boolean> {
+  firstSeen(updateId: number | bigint): Promise<boolean> {
     return this.store.firstSeen(this.source, updateId, this.now());
   }
 
-  /** Drops ids (of every source) older than the window; returns how many. */
+  /** Drops this source's ids older than the window; returns how many. */
   prune(): Promise<number> {
-    return this.store.prune(this.now() - this.windowMs);
+    return this.store.prune(this.source, this.now() - this.windowMs);
   }
 }

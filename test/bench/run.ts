@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { benchAlertFanOut, benchScaleOutFanOut } from "./alerts.bench.ts";
 import { benchCharts } from "./charts.bench.ts";
+import { benchSlowBodies } from "./http.bench.ts";
 import { benchProcess } from "./process.bench.ts";
 import { markdownTable } from "./report.ts";
 import { benchColdNft, benchDispatch } from "./runtime.bench.ts";
@@ -29,6 +30,11 @@ async function main(): Promise<void> {
       () => benchDispatch(true),
     ],
     ["charts", "Charts (800x400 PNG)", benchCharts],
+    [
+      "http-slow-bodies",
+      "HTTP host: 1,500 connections each stalling 1 byte short of a 256 KiB Discord interaction (compiled bot)",
+      benchSlowBodies,
+    ],
     [
       "cold-nft",
       "Cold /nft vs its two GETs made bare in parallel, service on loopback with no latency",

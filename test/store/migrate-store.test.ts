@@ -72,6 +72,8 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     await sqlite.reports.queue(report.id, "HTTP 503", 40, 35);
     await sqlite.wallets.link("telegram", "u1", "0xabc", "me.eth", 50);
     await sqlite.updates.firstSeen("telegram:1", 77, 60);
+    // A Discord interaction id past 2^53, where a double would round it to its neighbour.
+    await sqlite.updates.firstSeen("discord", 2n ** 60n + 1n, 60);
     await sqlite.leases.acquire("new-contract-poller", "old-host:1:a", 60_000, Date.now());
     await sqlite.collections.write({
       put: [
@@ -186,6 +188,8 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
       linkedAt: 50,
     });
     expect(await pg.updates.firstSeen("telegram:1", 77, 80)).toBe(false);
+    expect(await pg.updates.firstSeen("discord", 2n ** 60n + 1n, 80)).toBe(false);
+    expect(await pg.updates.firstSeen("discord", 2n ** 60n, 80)).toBe(true);
     expect(await pg.collections.load()).toMatchObject([{ name: "Collection 1", rank: 3 }]);
     expect(await pg.collections.forChain("base").load()).toMatchObject([
       { name: "Collection 1 on Base" },

@@ -15,6 +15,24 @@ export function updatesContract(open: OpenStore): void {
       expect(await updates.firstSeen("telegram:2", 10, 5)).toBe(true);
     });
 
+    it("keeps 64-bit ids (Discord snowflakes) apart where a double would merge them", async () => {
+      const { updates } = await fresh();
+      // 2^60 + 1 and 2^60 + 2 are one double.
+      const id = 2n ** 60n + 1n;
+      expect(await updates.firstSeen("discord", id, 0)).toBe(true);
+      expect(await updates.firstSeen("discord", id + 1n, 0)).toBe(true);
+      expect(await updates.firstSeen("discord", id, 1)).toBe(false);
+    });
+
+    it("prunes one source's ids only: each source has its own window", async () => {
+      const { updates } = await fresh();
+      await updates.firstSeen("telegram:1", 1, 0);
+      await updates.firstSeen("discord", 1n, 0);
+      expect(await updates.prune("discord", 10)).toBe(1);
+      expect(await updates.firstSeen("telegram:1", 1, 20)).toBe(false);
+      expect(await updates.firstSeen("discord", 1n, 20)).toBe(true);
+    });
+
     it("forgets ids once the redelivery window has passed", async () => {
       const { updates } = await fresh();
       let now = Date.parse("2025-06-01T12:00:00Z");

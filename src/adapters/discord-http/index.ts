@@ -1,10 +1,20 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { DiscordAPIError, HTTPError, RateLimitError, REST } from "@discordjs/rest";
-import { type APIApplication, type APIInteraction, Routes } from "discord-api-types/v10";
+import {
+  type APIApplication,
+  type APIInteraction,
+  type APIInteractionResponse,
+  InteractionResponseType,
+  InteractionType,
+  MessageFlags,
+  Routes,
+} from "discord-api-types/v10";
+import { LRUCache } from "lru-cache";
 import type { SendFailure } from "../../alerts/delivery.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import { StartupError } from "../../errors.ts";
-import type { HttpRoute } from "../../http/host.ts";
+import type { HttpRoute, RequestBody } from "../../http/host.ts";
+import type { UpdateDedup } from "../../store/types.ts";
 import { registerSlashCommands } from "../discord/commands.ts";
 import type { DiscordAdapterOptions } from "../discord/index.ts";
 import { alertPace, classifyDiscordSendError, postAlert } from "../discord/rest-messages.ts";
@@ -12,9 +22,17 @@ import type { SteadyPace } from "../pace.ts";
 import type { ChatAdapter } from "../types.ts";
 import { INTERACTIONS_PATH } from "./endpoint.ts";
 import { handleInteraction, UnsupportedInteraction } from "./interactions.ts";
-import { ed25519PublicKey, verifyInteraction } from "./verify.ts";
+import { ed25519PublicKey, INTERACTION_REPLAY_WINDOW_MS, verifyInteraction } from "./verify.ts";
 
 export { INTERACTIONS_PATH } from "./endpoint.ts";
+export { INTERACTION_REPLAY_WINDOW_MS } from "./verify.ts";
+
+/** A snowflake: 64-bit, so it fits the store's BIGINT (below 2^63). */
+const SNOWFLAKE = /^\d{1,19}$/;
+const MAX_SNOWFLAKE = 2n ** 63n - 1n;
+
+/** Ids this process saw, for when the shared store cannot answer (a full disk, an outage). */
+const LOCAL_REPLAY_IDS = 50_000;
 
 /**
  * Interactions are a few kilobytes (a button's carries the message it sits under, at most some
@@ -30,6 +48,12 @@ export interface DiscordHttpAdapterOptions extends DiscordAdapterOptions {
   publicKey: string;
   /** The wall clock in ms, against which signature timestamps are judged. */
   now?: () => number;
+  /**
+   * Interaction ids already taken, shared by every instance and kept for
+   * INTERACTION_REPLAY_WINDOW_MS: a signed request captured and sent again is valid for that
+   * long, and Discord itself never sends one interaction twice.
+   */
+  interactions: UpdateDedup;
 }
 
 /**
@@ -52,6 +76,10 @@ export class DiscordHttpAdapter implements ChatAdapter {
   private readonly key;
   private readonly pace: SteadyPace;
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly seenHere = new LRUCache<string, true>({
+    max: LOCAL_REPLAY_IDS,
+    ttl: INTERACTION_REPLAY_WINDOW_MS,
+  });
   private started = false;
   private stopping = false;
 
@@ -67,7 +95,9 @@ export class DiscordHttpAdapter implements ChatAdapter {
         "discord rate limit",
       ),
     );
-    this.routes = [{ path: INTERACTIONS_PATH, handle: (req, res) => this.serve(req, res) }];
+    this.routes = [
+      { path: INTERACTIONS_PATH, handle: (req, res, body) => this.serve(req, res, body) },
+    ];
   }
 
   /**
@@ -124,23 +154,19 @@ export class DiscordHttpAdapter implements ChatAdapter {
   }
 
   /** The signature first, on the raw bytes; only a request Discord signed is parsed. */
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestBody: RequestBody,
+  ): Promise<void> {
     if (req.method !== "POST") {
       req.resume();
       res.writeHead(405, { allow: "POST" }).end();
       return;
     }
-    const declared = Number(req.headers["content-length"] ?? 0);
-    if (declared > MAX_BODY_BYTES) {
-      req.resume();
-      res.writeHead(413).end();
-      return;
-    }
-    const body = await readBounded(req, MAX_BODY_BYTES);
-    if (body === undefined) {
-      res.writeHead(413, { connection: "close" }).end();
-      return;
-    }
+    // Anyone can send one: its bytes count against the host's budget until the signature holds.
+    const body = await requestBody.read(MAX_BODY_BYTES, "unauthenticated");
+    if (body === undefined) return;
     const verdict = verifyInteraction(
       this.key,
       req.headers["x-signature-ed25519"],
@@ -162,13 +188,46 @@ export class DiscordHttpAdapter implements ChatAdapter {
       res.writeHead(400).end();
       return;
     }
-    if (this.stopping && interaction.type !== 1) {
-      res.writeHead(503).end();
-      return;
+    if (interaction.type !== InteractionType.Ping) {
+      if (typeof interaction.id !== "string" || !SNOWFLAKE.test(interaction.id)) {
+        res.writeHead(400).end();
+        return;
+      }
+      if (this.stopping) {
+        res.writeHead(503).end();
+        return;
+      }
+      if (!(await this.firstTime(interaction.id))) {
+        this.options.logger.warn({ interaction: interaction.id }, "discord interaction replayed");
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify(alreadyHandled(interaction)));
+        return;
+      }
     }
     const work = this.answer(interaction, res);
     this.inFlight.add(work);
     await work.finally(() => this.inFlight.delete(work));
+  }
+
+  /**
+   * True the first time an interaction id comes, on any instance. When the shared store fails the
+   * interaction still runs (commands answer through an outage), refused only if seen here.
+   */
+  private async firstTime(id: string): Promise<boolean> {
+    const snowflake = BigInt(id);
+    if (snowflake > MAX_SNOWFLAKE) return false;
+    const seenHere = this.seenHere.has(id);
+    this.seenHere.set(id, true);
+    try {
+      return (await this.options.interactions.firstSeen(snowflake)) && !seenHere;
+    } catch (error) {
+      this.options.logger.warn(
+        { err: error, interaction: id },
+        "interaction ids unavailable: replays refused on this instance only",
+      );
+      return !seenHere;
+    }
   }
 
   private async answer(interaction: APIInteraction, res: ServerResponse): Promise<void> {
@@ -231,18 +290,15 @@ function restFailure(error: unknown, token: string): Record<string, unknown> {
   };
 }
 
-/** The body, or undefined when it is larger than `maxBytes` (the rest is not read). */
-async function readBounded(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > maxBytes) {
-      req.destroy();
-      return undefined;
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
+/** What a replayed interaction gets: nothing runs, and only its sender sees why. */
+function alreadyHandled(interaction: APIInteraction): APIInteractionResponse {
+  if (interaction.type === InteractionType.ApplicationCommandAutocomplete)
+    return {
+      type: InteractionResponseType.ApplicationCommandAutocompleteResult,
+      data: { choices: [] },
+    };
+  return {
+    type: InteractionResponseType.ChannelMessageWithSource,
+    data: { content: "This interaction was already handled.", flags: MessageFlags.Ephemeral },
+  };
 }

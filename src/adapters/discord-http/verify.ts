@@ -27,6 +27,12 @@ export function ed25519PublicKey(hex: string): KeyObject {
  */
 export const MAX_SIGNATURE_AGE_MS = 5 * 60_000;
 
+/**
+ * How long an interaction id is remembered so a captured request cannot run twice: a timestamp
+ * may be up to the bound ahead of our clock when first seen and as far behind when replayed.
+ */
+export const INTERACTION_REPLAY_WINDOW_MS = 2 * MAX_SIGNATURE_AGE_MS;
+
 export type Verdict = { ok: true } | { ok: false; reason: string };
 
 export function verifyInteraction(

@@ -5,17 +5,19 @@ import type { PgDb } from "./db.ts";
 export class PgUpdateStore implements UpdateStore {
   constructor(private readonly db: PgDb) {}
 
-  async firstSeen(source: string, updateId: number, now: number): Promise<boolean> {
+  async firstSeen(source: string, updateId: number | bigint, now: number): Promise<boolean> {
     const result = await this.db.query(
       "INSERT INTO seen_updates (source, update_id, seen_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-      [source, updateId, now],
+      [source, String(updateId), now],
     );
     return result.rowCount === 1;
   }
 
-  async prune(before: number): Promise<number> {
-    return (
-      (await this.db.query("DELETE FROM seen_updates WHERE seen_at < $1", [before])).rowCount ?? 0
+  async prune(source: string, before: number): Promise<number> {
+    const result = await this.db.query(
+      "DELETE FROM seen_updates WHERE source = $1 AND seen_at < $2",
+      [source, before],
     );
+    return result.rowCount ?? 0;
   }
 }
