@@ -147,6 +147,10 @@ function canMountTmpfs(): boolean {
 }
 
 const canMount = canMountTmpfs();
+if (!canMount)
+  console.warn(
+    "\n!!! this machine does not let the test mount a small tmpfs (root and mount needed): SKIPPING the real-disk cases of disk-full.test.ts; the max_page_count case still runs !!!\n",
+  );
 
 function mountSmallDisk(mib: number): string {
   const dir = mkdtempSync(join(tmpdir(), "bot-tmpfs-"));
