@@ -48,6 +48,10 @@ end
 local oldest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2])
 return math.max(1, math.ceil(oldest + window - now))`;
 
+/**
+ * The scripts' keys are named after the algorithm (gcra:, slots:), apart from the fixed-window
+ * counters of earlier versions: during a rolling upgrade neither misreads the other's keys.
+ */
 interface LimitScripts {
   takeToken(key: string, intervalMs: number, burst: number): Promise<number>;
   takeSlot(key: string, limit: number, windowMs: number, grant: string): Promise<number>;
@@ -155,7 +159,7 @@ export class SharedRateLimiter implements KeyedLimiter {
       this.link,
       () =>
         this.scripts.takeToken(
-          `${this.link.prefix}limit:${this.scope}:${key}`,
+          `${this.link.prefix}gcra:${this.scope}:${key}`,
           this.intervalMs,
           burst,
         ),
@@ -207,7 +211,7 @@ export class SharedBudget implements Budget {
       if (signal?.aborted) throw signal.reason;
       const waitMs = await sharedOrLocal(
         this.link,
-        () => this.scripts.takeToken(`${this.link.prefix}limit:upstream`, this.intervalMs, burst),
+        () => this.scripts.takeToken(`${this.link.prefix}gcra:upstream`, this.intervalMs, burst),
         () => this.local.take("upstream", this.intervalMs, burst),
       );
       if (waitMs === 0) return;
@@ -272,7 +276,7 @@ export class SharedPacing implements SharedPace {
 
   async acquire(name: PlatformLimit, key = "bot", signal?: AbortSignal): Promise<void> {
     const { limit, windowMs } = this.limits[name];
-    const redisKey = `${this.link.prefix}pace:${name}:${key}`;
+    const redisKey = `${this.link.prefix}slots:${name}:${key}`;
     for (;;) {
       const waitMs = await sharedOrLocal(
         this.link,
