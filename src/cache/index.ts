@@ -4,7 +4,7 @@ import { SharedAnswerCache } from "./answer-cache.ts";
 import { PLATFORM_LIMITS, SharedBudget, SharedPacing, sharedLimiters } from "./limits.ts";
 import { RedisLink } from "./redis.ts";
 
-export { type RedisHealth, redactRedisUrl } from "./redis.ts";
+export { redactRedisUrl } from "./redis.ts";
 
 /** What the shared parts are built from: plain values, so src/cache knows nothing of Config. */
 export interface SharedSettings {
