@@ -53,10 +53,7 @@ export function openShared(settings: SharedSettings, logger: Logger) {
     budget: new SharedBudget(link, settings.budget),
     limiters: sharedLimiters(link),
     pace: new SharedPacing(link, {
-      "discord:global": {
-        limit: settings.discordPerSecond,
-        windowMs: PLATFORM_LIMITS["discord:global"].windowMs,
-      },
+      "discord:global": { ...PLATFORM_LIMITS["discord:global"], limit: settings.discordPerSecond },
     }),
   };
 }
