@@ -264,7 +264,7 @@ export class SharedPacing implements SharedPace {
   private readonly scripts: LimitScripts;
   private readonly local = new LocalSlots();
   private readonly limits: Record<PlatformLimit, PlatformWindow>;
-  /** Names this instance's grants in the logs (a sorted set needs distinct members). */
+  /** Names this instance's grants in the sliding logs (a sorted set needs distinct members). */
   private readonly instance = randomBytes(6).toString("base64url");
   private grants = 0;
 
