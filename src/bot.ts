@@ -188,6 +188,8 @@ function sharedParts(
     {
       url: redis.url,
       keyPrefix: redis.keyPrefix,
+      commandTimeoutMs: redis.commandTimeoutMs,
+      coolingMs: redis.breakerCoolingMs,
       local: { ttlSeconds: redis.localTtlSeconds, maxBytes: redis.localMaxBytes },
       cache: config.cache,
       budget: config.api.budget,
@@ -407,7 +409,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       ...(disk ? { disk } : {}),
       poller: pollerHealth,
       ...(several ? { pollers: each } : {}),
-      ...(shared ? { redis: shared.link.healthy ? "ok" : "degraded" } : {}),
+      ...shared?.link.health(),
     };
   };
   const http = new HttpHost(logger.child({ part: "http" }), {

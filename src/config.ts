@@ -150,6 +150,13 @@ const SettingsSchema = z.object({
     /** The in-process layer over Redis: short, so instances disagree for seconds at most. */
     localTtlSeconds: env("REDIS_CACHE_LOCAL_TTL_S", int(5, 1, 300)),
     localMaxBytes: env("REDIS_CACHE_LOCAL_MAX_BYTES", int(1024 * 1024, 1024, 256 * 1024 * 1024)),
+    /** A Redis command not answered this soon fails; the caller uses its in-process fallback. */
+    commandTimeoutMs: env("REDIS_COMMAND_TIMEOUT_MS", int(500, 20, 10_000)),
+    /**
+     * After repeated failures Redis is left alone this long (every caller on its in-process
+     * fallback at once), then one probe decides whether it is back.
+     */
+    breakerCoolingMs: env("REDIS_BREAKER_COOLING_MS", int(10_000, 100, 600_000)),
   }),
   dataDir: env("DATA_DIR", z.preprocess(emptyToUndefined, z.string().default("./data"))),
   /**

@@ -64,6 +64,8 @@ describe("config", () => {
         keyPrefix: "nftbot:",
         localTtlSeconds: 5,
         localMaxBytes: 1024 * 1024,
+        commandTimeoutMs: 500,
+        breakerCoolingMs: 10_000,
       });
       const config = parseConfig({
         REDIS_URL: "rediss://cache.example:6380/2",

@@ -73,6 +73,7 @@ describe.runIf(await redisAvailable())("a bot with REDIS_URL", () => {
     const two = await startBot(sim, {
       REDIS_URL: proxy.url.replace("redis://", "redis://:s3cret-pass@"),
       REDIS_KEY_PREFIX: prefix,
+      REDIS_BREAKER_COOLING_MS: "1000",
     });
 
     // A command on each: the second is answered from the first's answer, kept in Redis
@@ -100,7 +101,9 @@ describe.runIf(await redisAvailable())("a bot with REDIS_URL", () => {
     await expect
       .poll(async () => (await healthOf(two.port)).body.redis, { timeout: 5_000 })
       .toBe("degraded");
-    expect((await healthOf(two.port)).status).toBe(200);
+    const down = await healthOf(two.port);
+    expect(down.status).toBe(200);
+    expect(down.body.redisDown).toMatchObject({ reason: expect.stringMatching(/closed/) });
     two.input.write("/top volume 7d 3\n");
     await expect
       .poll(() => two.printed().split("Top collections").length, { timeout: 5_000 })

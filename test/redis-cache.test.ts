@@ -1,3 +1,4 @@
+import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { apiClientSettings } from "../src/bot.ts";
@@ -134,4 +135,50 @@ describe.runIf(await redisAvailable())("shared answer cache over Redis", () => {
     expect(sim.countRequests(BEHAVIORS)).toBe(2);
     expect(await countKeys(prefix, "answer:*")).toBe(1);
   });
+
+  it("a value in Redis that is not a valid answer is a miss: loaded again and overwritten, never a crash", async () => {
+    sim = await startTestSimulator();
+    prefix = testPrefix("cache-check");
+    const started = sim;
+    const { collection } = sim.fixtures;
+    const first = await instance(started, prefix);
+    instances.push(first);
+    const good = await first.api.audiences.behaviorsByCollection(collection);
+    expect(sim.countRequests(BEHAVIORS)).toBe(1);
+
+    // Whatever another version of the bot (or anyone) left under the key
+    const foreign = [
+      "not json{",
+      JSON.stringify({ aggregatedBehaviors: "many" }),
+      JSON.stringify({ aggregatedBehaviors: [{ behavior: 7, walletsCount: 1 }] }),
+      "null",
+    ];
+    for (const [i, value] of foreign.entries()) {
+      await overwriteAnswers(prefix, value);
+      // A fresh instance, so the read goes past the in-process layer to Redis
+      const reader = await instance(started, prefix);
+      instances.push(reader);
+      expect(await reader.api.audiences.behaviorsByCollection(collection)).toEqual(good);
+      expect(sim.countRequests(BEHAVIORS)).toBe(2 + i);
+    }
+
+    // The load overwrote the foreign value: the next instance finds a good answer in Redis
+    const last = await instance(started, prefix);
+    instances.push(last);
+    expect(await last.api.audiences.behaviorsByCollection(collection)).toEqual(good);
+    expect(sim.countRequests(BEHAVIORS)).toBe(1 + foreign.length);
+    expect(last.cache.sharedStats.sharedHits).toBe(1);
+  });
 });
+
+/** Puts `value` under every answer key of the prefix. */
+async function overwriteAnswers(prefix: string, value: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  try {
+    const keys = await redis.keys(`${prefix}answer:*`);
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) await redis.set(key, value, "PX", 60_000);
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { BudgetExceededError } from "../src/api/budget.ts";
-import { SharedBudget, SharedPacing, sharedLimiters, windowOf } from "../src/cache/limits.ts";
+import { SharedBudget, SharedPacing, sharedLimiters } from "../src/cache/limits.ts";
 import { RedisLink } from "../src/cache/redis.ts";
 import { Admission } from "../src/core/admission.ts";
 import type { Invocation } from "../src/core/command.ts";
@@ -17,14 +17,6 @@ function invocation(user: string, chat: string): Invocation {
     canManageChannel: async () => false,
   };
 }
-
-describe("windowOf", () => {
-  it("keeps the bucket's burst and long-run rate, in whole seconds", () => {
-    expect(windowOf({ burst: 8, perMinute: 10 })).toEqual({ points: 8, duration: 48 });
-    expect(windowOf({ burst: 20, perMinute: 20 })).toEqual({ points: 20, duration: 60 });
-    expect(windowOf({ burst: 1, perMinute: 600 })).toEqual({ points: 10, duration: 1 });
-  });
-});
 
 describe.runIf(await redisAvailable())("rate limits shared over Redis", () => {
   let links: RedisLink[] = [];
@@ -92,7 +84,7 @@ describe.runIf(await redisAvailable())("rate limits shared over Redis", () => {
 
   it("a platform limit of 10 a second paces two instances' sends as one: 30 sends take 3 windows", async () => {
     prefix = testPrefix("limits-pace");
-    const window = { "discord:global": { points: 10, duration: 1 } };
+    const window = { "discord:global": { limit: 10, windowMs: 1000 } };
     const pacers = [new SharedPacing(await link(), window), new SharedPacing(await link(), window)];
     const started = performance.now();
     const times = await Promise.all(

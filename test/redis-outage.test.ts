@@ -50,7 +50,7 @@ describe.runIf(await redisAvailable())("Redis down", () => {
     sim = await startTestSimulator();
     prefix = testPrefix("outage");
     const { logger, lines } = capturingLogger();
-    link = new RedisLink({ url: proxy.url, prefix, logger });
+    link = new RedisLink({ url: proxy.url, prefix, logger, coolingMs: 1_000 });
     expect(await link.ready(2_000)).toBe(true);
     const config = parseConfig({ API_BUDGET_PER_SECOND: "1000", API_BUDGET_BURST: "1000" });
     const cache = new SharedAnswerCache(link, {

@@ -55,7 +55,7 @@ describe.runIf(await redisAvailable())("platform limits counted across instances
     setup = await startClient();
     const runtime = runtimeWith(setup, []);
     // The group's limit made 3 a second, so the test need not wait minutes
-    const window = { "telegram:group": { points: 3, duration: 1 } };
+    const window = { "telegram:group": { limit: 3, windowMs: 1000 } };
     const started = fake;
     const adapters = [
       telegramAdapterFor(started, runtime, { sharedPace: await pacing(window) }),
@@ -96,7 +96,7 @@ describe.runIf(await redisAvailable())("platform limits counted across instances
 
   it("two instances' steady paces are held to Discord's global limit together", async () => {
     prefix = testPrefix("pace-discord");
-    const window = { "discord:global": { points: 10, duration: 1 } };
+    const window = { "discord:global": { limit: 10, windowMs: 1000 } };
     const paces = await Promise.all(
       [1, 2].map(async () => {
         const shared = await pacing(window);

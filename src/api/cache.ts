@@ -37,8 +37,19 @@ export interface AnswerCache {
     key: string,
     ttlSeconds: number,
     load: () => Promise<Sized<T>>,
-    signal?: AbortSignal,
+    options?: ReadOptions<T>,
   ): Promise<T>;
+}
+
+export interface ReadOptions<T> {
+  /** This caller stops waiting when it aborts (the load goes on for the others). */
+  signal?: AbortSignal | undefined;
+  /**
+   * Checks an answer read back from outside the process (Redis) as the loaded one was checked: a
+   * value it throws on is a miss, loaded again. Another version of the bot, or anyone who can
+   * write to Redis, may have put anything there.
+   */
+  check?: ((stored: unknown) => T) | undefined;
 }
 
 export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
@@ -90,7 +101,7 @@ export class ResponseCache implements AnswerCache {
     key: string,
     ttlSeconds: number,
     load: () => Promise<Sized<T>>,
-    signal?: AbortSignal,
+    { signal }: ReadOptions<T> = {},
   ): Promise<T> {
     if (ttlSeconds > 0) {
       const cached = this.store.get(key);

@@ -162,6 +162,9 @@ export function createCall({ transport, cache, ttlSeconds, logger }: CallDeps): 
       request.query ?? {},
       request.body ?? null,
     ]);
-    return cache.getOrLoad(key, ttlSeconds[request.ttl], load, options?.signal);
+    return cache.getOrLoad(key, ttlSeconds[request.ttl], load, {
+      signal: options?.signal,
+      check: (stored) => parse(schema, stored, request),
+    });
   };
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import {
   type AnswerCache,
   type CacheStats,
+  type ReadOptions,
   ResponseCache,
   type ResponseCacheOptions,
   type Sized,
@@ -35,12 +36,14 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
  * when the lock is gone without an answer (the loader failed) and they win it, or after `waitMs`. Within an instance, the L1's single flight makes one caller per key
  * do this.
  *
- * Answers are kept in Redis as JSON of the parsed value (the schemas' output is plain JSON data).
- * When Redis fails, the load goes straight upstream: a command never fails for the cache.
+ * Answers are kept in Redis as JSON of the parsed value (the schemas' output is plain JSON data),
+ * and read back through the caller's check (the schema the answer was parsed with): a value that
+ * fails it is a miss. When Redis fails or its breaker is open, the load goes straight upstream: a
+ * command never fails, nor waits long, for the cache.
  */
 export class SharedAnswerCache implements AnswerCache {
   private readonly local: ResponseCache;
-  private readonly counts = { sharedHits: 0, sharedLoads: 0, sharedWaits: 0 };
+  private readonly counts = { sharedHits: 0, sharedLoads: 0, sharedWaits: 0, sharedRefused: 0 };
 
   constructor(
     private readonly redis: RedisLink,
@@ -54,7 +57,10 @@ export class SharedAnswerCache implements AnswerCache {
     return this.local.stats;
   }
 
-  /** What happened past the L1: answers found in Redis, loads made here, waits on another's load. */
+  /**
+   * What happened past the L1: answers found in Redis, loads made here, waits on another's load,
+   * values in Redis that did not pass the answer's check (loaded again).
+   */
   get sharedStats() {
     return { ...this.counts };
   }
@@ -63,27 +69,44 @@ export class SharedAnswerCache implements AnswerCache {
     key: string,
     ttlSeconds: number,
     load: () => Promise<Sized<T>>,
-    signal?: AbortSignal,
+    options: ReadOptions<T> = {},
   ): Promise<T> {
-    if (ttlSeconds <= 0) return this.local.getOrLoad(key, 0, load, signal);
+    if (ttlSeconds <= 0) return this.local.getOrLoad(key, 0, load, options);
     const localTtl = Math.min(ttlSeconds, this.options.local.ttlSeconds);
-    return this.local.getOrLoad(key, localTtl, () => this.shared(key, ttlSeconds, load), signal);
+    return this.local.getOrLoad(
+      key,
+      localTtl,
+      () => this.shared(key, ttlSeconds, load, options.check),
+      options,
+    );
   }
 
   private async shared<T>(
     key: string,
     ttlSeconds: number,
     load: () => Promise<Sized<T>>,
+    check: ((stored: unknown) => T) | undefined,
   ): Promise<Sized<T>> {
     const digest = createHash("sha256").update(key).digest("base64url");
     const valueKey = `${this.redis.prefix}answer:${digest}`;
     const lockKey = `${this.redis.prefix}answer-lock:${digest}`;
     const stored = async (): Promise<Sized<T> | undefined> => {
-      const found = await this.redis.client.get(valueKey);
+      const found = await this.redis.run((client) => client.get(valueKey));
       if (found === null) return undefined;
+      let value: T;
+      try {
+        const json: unknown = JSON.parse(found);
+        value = check ? check(json) : (json as T);
+      } catch {
+        // Not an answer this version would accept: a miss, and the load overwrites it.
+        this.counts.sharedRefused++;
+        return undefined;
+      }
       this.counts.sharedHits++;
-      return { value: JSON.parse(found) as T, bytes: Buffer.byteLength(found) };
+      return { value, bytes: Buffer.byteLength(found) };
     };
+    const release = (token: string) =>
+      this.redis.run((client) => client.eval(RELEASE, 1, lockKey, token));
     const token = randomBytes(9).toString("base64url");
     const deadline = performance.now() + this.options.waitMs;
     let waited = false;
@@ -92,15 +115,17 @@ export class SharedAnswerCache implements AnswerCache {
         const found = await stored();
         if (found) return found;
         if (performance.now() >= deadline) break;
-        const locked = await this.redis.client.set(lockKey, token, "PX", this.options.waitMs, "NX");
+        const locked = await this.redis.run((client) =>
+          client.set(lockKey, token, "PX", this.options.waitMs, "NX"),
+        );
         if (locked === "OK") {
           // The lock may be free because its loader just finished: its answer is there then.
           const justStored = await stored();
           if (justStored) {
-            await this.redis.client.eval(RELEASE, 1, lockKey, token);
+            await release(token);
             return justStored;
           }
-          return await this.loadAndShare(valueKey, lockKey, token, ttlSeconds, load);
+          return await this.loadAndShare(valueKey, token, ttlSeconds, load, release);
         }
         if (!waited) this.counts.sharedWaits++;
         waited = true;
@@ -109,7 +134,7 @@ export class SharedAnswerCache implements AnswerCache {
     } catch (error) {
       if (error instanceof LoadFailed) throw error.cause;
       if (error instanceof RedisUnusable) return error.answer as Sized<T>;
-      this.redis.failed(error);
+      // Redis failed or is not asked (its link counts the failure and reports the outage).
     }
     // Redis failed, or the loader elsewhere took longer than we wait: load it here.
     this.counts.sharedLoads++;
@@ -119,10 +144,10 @@ export class SharedAnswerCache implements AnswerCache {
   /** Loads under the lock, writes the answer to Redis, lets the lock go. */
   private async loadAndShare<T>(
     valueKey: string,
-    lockKey: string,
     token: string,
     ttlSeconds: number,
     load: () => Promise<Sized<T>>,
+    release: (token: string) => Promise<unknown>,
   ): Promise<Sized<T>> {
     this.counts.sharedLoads++;
     let answer: Sized<T>;
@@ -130,21 +155,16 @@ export class SharedAnswerCache implements AnswerCache {
       answer = await load();
     } catch (error) {
       // The waiting instances try again (one of them takes the lock) rather than wait it out.
-      await this.redis.client.eval(RELEASE, 1, lockKey, token).catch(() => {});
+      await release(token).catch(() => {});
       throw new LoadFailed(error);
     }
     try {
       if (answer.bytes <= this.options.maxEntryBytes) {
-        await this.redis.client.set(
-          valueKey,
-          JSON.stringify(answer.value),
-          "PX",
-          ttlSeconds * 1000,
-        );
+        const json = JSON.stringify(answer.value);
+        await this.redis.run((client) => client.set(valueKey, json, "PX", ttlSeconds * 1000));
       }
-      await this.redis.client.eval(RELEASE, 1, lockKey, token);
-    } catch (error) {
-      this.redis.failed(error);
+      await release(token);
+    } catch {
       // The answer is good: Redis failing to keep it is no reason to load it again.
       throw new RedisUnusable(answer);
     }

@@ -1,7 +1,7 @@
 import type { BudgetOptions } from "../api/budget.ts";
 import type { Logger } from "../log.ts";
 import { SharedAnswerCache } from "./answer-cache.ts";
-import { SharedBudget, SharedPacing, sharedLimiters } from "./limits.ts";
+import { PLATFORM_LIMITS, SharedBudget, SharedPacing, sharedLimiters } from "./limits.ts";
 import { RedisLink } from "./redis.ts";
 
 export { redactRedisUrl } from "./redis.ts";
@@ -10,6 +10,10 @@ export { redactRedisUrl } from "./redis.ts";
 export interface SharedSettings {
   url: string;
   keyPrefix: string;
+  /** A command not answered this soon fails and counts towards opening the breaker. */
+  commandTimeoutMs: number;
+  /** How long the breaker keeps Redis out once open, before one probe decides. */
+  coolingMs: number;
   /** The in-process layer over Redis. */
   local: { ttlSeconds: number; maxBytes: number };
   /** The answer cache's own bounds: its per-answer cap also bounds what goes to Redis. */
@@ -26,7 +30,13 @@ const SINGLE_FLIGHT_WAIT_MS = 5_000;
 
 /** Everything the bot shares with its other instances over one Redis connection. */
 export function openShared(settings: SharedSettings, logger: Logger) {
-  const link = new RedisLink({ url: settings.url, prefix: settings.keyPrefix, logger });
+  const link = new RedisLink({
+    url: settings.url,
+    prefix: settings.keyPrefix,
+    logger,
+    commandTimeoutMs: settings.commandTimeoutMs,
+    coolingMs: settings.coolingMs,
+  });
   const { local } = settings;
   return {
     link,
@@ -43,7 +53,7 @@ export function openShared(settings: SharedSettings, logger: Logger) {
     budget: new SharedBudget(link, settings.budget),
     limiters: sharedLimiters(link),
     pace: new SharedPacing(link, {
-      "discord:global": { points: settings.discordPerSecond, duration: 1 },
+      "discord:global": { ...PLATFORM_LIMITS["discord:global"], limit: settings.discordPerSecond },
     }),
   };
 }

@@ -1,42 +1,121 @@
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import { randomBytes } from "node:crypto";
 import type { PlatformLimit, SharedPace } from "../adapters/pace.ts";
 import { type Budget, BudgetExceededError, type BudgetOptions } from "../api/budget.ts";
 import type { Admission, KeyedLimiter, Limit, LimiterFactory } from "../core/rate-limit.ts";
 import type { RedisLink } from "./redis.ts";
 
 /**
- * Limits counted in Redis, so every instance of the bot spends one shared allowance, on
- * rate-limiter-flexible's Redis counters (fixed windows, atomic in Redis). Each has an in-memory
- * insurance limiter with the same numbers: while Redis is unreachable an instance counts alone
- * (the limit then holds per instance, as it did before Redis), and goes back to the shared count
- * once Redis answers again.
+ * Limits counted in Redis, so every instance of the bot spends one shared allowance. Each is one
+ * Lua script, so the check and the count are one atomic step whatever the number of instances, on
+ * Redis's clock. Two kinds:
  *
- * Our token buckets (`burst` at once, `perMinute` after) become a window of `burst` points lasting
- * the time the bucket takes to refill (rounded to whole seconds, Redis's unit): the same burst and
- * the same long-run rate. A window's edge can let up to two windows' worth through close
- * together, once; the burst is still bounded, unlike a limit per instance.
+ * - token buckets (a person, a chat, the data service's budget: `burst` at once, then a steady
+ *   rate) as GCRA: one timestamp per key, the same arithmetic as the in-process buckets;
+ * - platform limits ("at most N in any window of T") as a sliding log: the grants of the last
+ *   window, so no rolling window ever holds more than N, however the instances' waits line up (a
+ *   fixed window lets a second window's worth through the moment it resets).
+ *
+ * When Redis cannot be asked (the link's breaker is open, or the command fails) the same algorithm
+ * runs in this process: the limit then holds per instance, as it did before Redis, and the shared
+ * count resumes when Redis answers again.
  */
 
-/** A window of whole seconds with the limit's burst and rate. */
-export function windowOf(limit: Limit): { points: number; duration: number } {
-  const duration = Math.max(1, Math.round((limit.burst * 60) / limit.perMinute));
-  const points = Math.max(limit.burst, Math.round((limit.perMinute * duration) / 60));
-  return { points, duration };
+/** GCRA: 0 when a token was taken, else the ms until one is there. */
+const TAKE_TOKEN = `
+local clock = redis.call('TIME')
+local now = clock[1] * 1000 + clock[2] / 1000
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local tat = math.max(tonumber(redis.call('GET', KEYS[1]) or 0), now)
+local wait = tat - (burst - 1) * interval - now
+if wait > 0 then return math.ceil(wait) end
+tat = tat + interval
+redis.call('SET', KEYS[1], tostring(tat), 'PX', math.ceil(tat - now))
+return 0`;
+
+/** Sliding log: 0 when a slot was taken, else the ms until the oldest grant leaves the window. */
+const TAKE_SLOT = `
+local clock = redis.call('TIME')
+local now = clock[1] * 1000 + clock[2] / 1000
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) < limit then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window))
+  return 0
+end
+local oldest = tonumber(redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2])
+return math.max(1, math.ceil(oldest + window - now))`;
+
+/**
+ * The scripts' keys are named after the algorithm (gcra:, slots:), apart from the fixed-window
+ * counters of earlier versions: during a rolling upgrade neither misreads the other's keys.
+ */
+interface LimitScripts {
+  takeToken(key: string, intervalMs: number, burst: number): Promise<number>;
+  takeSlot(key: string, limit: number, windowMs: number, grant: string): Promise<number>;
 }
 
-function limiter(
-  redis: RedisLink,
-  name: string,
-  window: { points: number; duration: number },
-): RateLimiterRedis {
-  return new RateLimiterRedis({
-    storeClient: redis.client,
-    keyPrefix: `${redis.prefix}limit:${name}`,
-    ...window,
-    // Not ready (reconnecting): go to the insurance at once instead of waiting on a timeout.
-    rejectIfRedisNotReady: true,
-    insuranceLimiter: new RateLimiterMemory({ keyPrefix: `local:${name}`, ...window }),
-  });
+/** The scripts as commands of the link's client (EVALSHA, loaded on first use). */
+function scripts(link: RedisLink): LimitScripts {
+  link.client.defineCommand("takeToken", { numberOfKeys: 1, lua: TAKE_TOKEN });
+  link.client.defineCommand("takeSlot", { numberOfKeys: 1, lua: TAKE_SLOT });
+  return link.client as unknown as LimitScripts;
+}
+
+/** Keys not touched for this long hold nothing worth keeping (a full bucket, an empty log). */
+const MAX_LOCAL_KEYS = 10_000;
+
+/** TAKE_TOKEN in this process, for when Redis cannot be asked. */
+class LocalTokens {
+  private readonly due = new Map<string, number>();
+
+  take(key: string, intervalMs: number, burst: number): number {
+    const now = performance.now();
+    const tat = Math.max(this.due.get(key) ?? 0, now);
+    const wait = tat - (burst - 1) * intervalMs - now;
+    if (wait > 0) return Math.ceil(wait);
+    this.due.set(key, tat + intervalMs);
+    if (this.due.size > MAX_LOCAL_KEYS)
+      for (const [other, until] of this.due) if (until <= now) this.due.delete(other);
+    return 0;
+  }
+}
+
+/** TAKE_SLOT in this process, for when Redis cannot be asked. */
+class LocalSlots {
+  private readonly grants = new Map<string, number[]>();
+
+  take(key: string, limit: number, windowMs: number): number {
+    const now = performance.now();
+    const log = (this.grants.get(key) ?? []).filter((at) => at > now - windowMs);
+    this.grants.set(key, log);
+    if (log.length < limit) {
+      log.push(now);
+      if (this.grants.size > MAX_LOCAL_KEYS)
+        for (const [other, times] of this.grants)
+          if ((times.at(-1) ?? 0) <= now - windowMs) this.grants.delete(other);
+      return 0;
+    }
+    return Math.max(1, Math.ceil((log[0] ?? now) + windowMs - now));
+  }
+}
+
+/**
+ * Redis's answer, or this process's when Redis cannot be asked. The link has counted the failure
+ * towards its breaker and logs the outage; a limit never blocks a command on Redis.
+ */
+async function sharedOrLocal(
+  link: RedisLink,
+  shared: () => Promise<number>,
+  local: () => number,
+): Promise<number> {
+  try {
+    return await link.run(shared);
+  } catch {
+    return local();
+  }
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -53,34 +132,39 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 
-/** Consumes a point, or says how long until the window has one again. */
-async function consume(limit: RateLimiterRedis, key: string): Promise<number> {
-  try {
-    await limit.consume(key);
-    return 0;
-  } catch (refused) {
-    if (refused instanceof RateLimiterRes) return Math.max(1, refused.msBeforeNext);
-    // Only when the insurance itself failed (it cannot): never block a command on the limiter.
-    return 0;
-  }
-}
-
 /**
  * A person's or a chat's limit shared across instances. Whether a refusal repeats one already
  * given (and is answered quietly) is remembered per instance: at worst a person hears "slow down"
  * once from each instance.
  */
 export class SharedRateLimiter implements KeyedLimiter {
-  private readonly limit: RateLimiterRedis;
+  private readonly scripts: LimitScripts;
+  private readonly local = new LocalTokens();
+  private readonly intervalMs: number;
   /** Keys refused, with when their wait ends (monotonic ms). */
   private readonly refused = new Map<string, number>();
 
-  constructor(redis: RedisLink, scope: string, limit: Limit) {
-    this.limit = limiter(redis, scope, windowOf(limit));
+  constructor(
+    private readonly link: RedisLink,
+    private readonly scope: string,
+    private readonly limit: Limit,
+  ) {
+    this.scripts = scripts(link);
+    this.intervalMs = 60_000 / limit.perMinute;
   }
 
   async take(key: string): Promise<Admission> {
-    const waitMs = await consume(this.limit, key);
+    const { burst } = this.limit;
+    const waitMs = await sharedOrLocal(
+      this.link,
+      () =>
+        this.scripts.takeToken(
+          `${this.link.prefix}gcra:${this.scope}:${key}`,
+          this.intervalMs,
+          burst,
+        ),
+      () => this.local.take(key, this.intervalMs, burst),
+    );
     const now = performance.now();
     if (waitMs === 0) {
       this.refused.delete(key);
@@ -88,7 +172,7 @@ export class SharedRateLimiter implements KeyedLimiter {
     }
     const repeated = (this.refused.get(key) ?? 0) > now;
     this.refused.set(key, now + waitMs);
-    if (this.refused.size > 10_000)
+    if (this.refused.size > MAX_LOCAL_KEYS)
       for (const [other, until] of this.refused) if (until <= now) this.refused.delete(other);
     return { allowed: false, waitMs, repeated };
   }
@@ -101,32 +185,35 @@ export function sharedLimiters(redis: RedisLink): LimiterFactory {
 
 /**
  * The budget of requests to the data service, shared by every instance: `perSecond` on average,
- * `burst` at once (a window of `burst / perSecond` seconds, at least one). A request finding it
- * spent waits for the next window while that is within `maxWaitMs`, else is refused (busy, try
- * again); background work (the alert poller) waits as long as it takes.
+ * `burst` at once. A request finding it spent waits for a token while that is within `maxWaitMs`,
+ * else is refused (busy, try again); background work (the alert poller) waits as long as it takes.
  */
 export class SharedBudget implements Budget {
-  private readonly limit: RateLimiterRedis;
+  private readonly scripts: LimitScripts;
+  private readonly local = new LocalTokens();
+  private readonly intervalMs: number;
 
   constructor(
-    redis: RedisLink,
+    private readonly link: RedisLink,
     private readonly options: Omit<BudgetOptions, "now">,
   ) {
-    const duration = Math.max(1, Math.round(options.burst / options.perSecond));
-    this.limit = limiter(redis, "upstream", {
-      points: Math.max(options.burst, Math.round(options.perSecond * duration)),
-      duration,
-    });
+    this.scripts = scripts(link);
+    this.intervalMs = 1000 / options.perSecond;
   }
 
   async take(
     options: { background?: boolean | undefined; signal?: AbortSignal | undefined } = {},
   ): Promise<void> {
     const { signal } = options;
+    const { burst } = this.options;
     const started = performance.now();
     for (;;) {
       if (signal?.aborted) throw signal.reason;
-      const waitMs = await consume(this.limit, "all");
+      const waitMs = await sharedOrLocal(
+        this.link,
+        () => this.scripts.takeToken(`${this.link.prefix}gcra:upstream`, this.intervalMs, burst),
+        () => this.local.take("upstream", this.intervalMs, burst),
+      );
       if (waitMs === 0) return;
       const waited = performance.now() - started;
       if (!options.background && waited + waitMs > this.options.maxWaitMs)
@@ -137,51 +224,71 @@ export class SharedBudget implements Budget {
   }
 }
 
-/** The per-bot limits the platforms set, as windows: one name per limit. */
-export const PLATFORM_LIMITS: Record<PlatformLimit, { points: number; duration: number }> = {
-  /** Discord: 50 requests a second per bot (alert sends; interaction answers are exempt). */
-  "discord:global": { points: 47, duration: 1 },
-  /** Telegram: about 30 messages a second per bot. */
-  "telegram:global": { points: 30, duration: 1 },
+/** At most `limit` sends in any window of `windowMs`, as the platform counts them. */
+export interface PlatformWindow {
+  limit: number;
+  windowMs: number;
   /**
-   * Telegram: one message a second per chat. A window of one point starts at the send it counts,
-   * so the next send to the chat, from any instance, comes a second after it.
+   * A send starts a little after its grant and reaches the platform later still, by how much
+   * depending on load: the window is counted this much longer than the platform's (default
+   * 100 ms), so the platform, counting by arrival, still finds no more than the limit in any of its
+   * windows.
    */
-  "telegram:chat": { points: 1, duration: 1 },
+  marginMs?: number;
+}
+
+const DEFAULT_MARGIN_MS = 100;
+
+/** The per-bot limits the platforms set: one name per limit. */
+export const PLATFORM_LIMITS: Record<PlatformLimit, PlatformWindow> = {
+  /** Discord: 50 requests a second per bot (alert sends; interaction answers are exempt). */
+  "discord:global": { limit: 47, windowMs: 1000 },
+  /** Telegram: about 30 messages a second per bot. */
+  "telegram:global": { limit: 30, windowMs: 1000 },
+  /**
+   * Telegram: one message a second per chat. A loaded instance can take a few hundred ms between
+   * the grant and Telegram's arrival (seen once: 955 ms apart at Telegram's end).
+   */
+  "telegram:chat": { limit: 1, windowMs: 1000, marginMs: 250 },
   /** Telegram: 20 messages a minute per group. */
-  "telegram:group": { points: 20, duration: 60 },
+  "telegram:group": { limit: 20, windowMs: 60_000, marginMs: 1000 },
 };
 
 /**
  * The platforms' per-bot limits counted over every instance: `acquire` resolves when a send under
  * that limit (and key: the group, for a per-group limit) may start. Each instance still paces its
- * own sends evenly (SteadyPace, the Telegram throttler); this keeps their sum under the limit.
+ * own sends evenly (SteadyPace, the Telegram throttler); this keeps their sum under the limit in
+ * any rolling window.
  */
 export class SharedPacing implements SharedPace {
-  private readonly limits = new Map<string, RateLimiterRedis>();
+  private readonly scripts: LimitScripts;
+  private readonly local = new LocalSlots();
+  private readonly limits: Record<PlatformLimit, PlatformWindow>;
+  /** Names this instance's grants in the sliding logs (a sorted set needs distinct members). */
+  private readonly instance = randomBytes(6).toString("base64url");
+  private grants = 0;
 
   constructor(
-    redis: RedisLink,
-    overrides: Partial<Record<PlatformLimit, { points: number; duration: number }>> = {},
+    private readonly link: RedisLink,
+    overrides: Partial<Record<PlatformLimit, PlatformWindow>> = {},
   ) {
-    for (const [name, window] of Object.entries({ ...PLATFORM_LIMITS, ...overrides }))
-      this.limits.set(name, limiter(redis, `pace:${name}`, window));
+    this.scripts = scripts(link);
+    this.limits = { ...PLATFORM_LIMITS, ...overrides };
   }
 
   async acquire(name: PlatformLimit, key = "bot", signal?: AbortSignal): Promise<void> {
-    const limit = this.limits.get(name);
-    if (!limit) throw new Error(`no platform limit named ${name}`);
+    const { limit, windowMs: platformMs, marginMs = DEFAULT_MARGIN_MS } = this.limits[name];
+    const windowMs = platformMs + marginMs;
+    const redisKey = `${this.link.prefix}slots:${name}:${key}`;
     for (;;) {
-      const waitMs = await consume(limit, key);
+      const waitMs = await sharedOrLocal(
+        this.link,
+        () => this.scripts.takeSlot(redisKey, limit, windowMs, `${this.instance}:${++this.grants}`),
+        () => this.local.take(`${name}:${key}`, limit, windowMs),
+      );
       if (waitMs === 0) return;
-      await sleep(waitMs + (WAIT_MARGIN_MS[name] ?? 0) + Math.random() * 10, signal);
+      // A little spread, so the instances waiting do not all ask again at the same instant.
+      await sleep(waitMs + Math.random() * 10, signal);
     }
   }
 }
-
-/**
- * Extra wait after a refusal, for limits whose window is one send: the window starts when a send
- * is counted, not when Telegram receives it, and a loaded instance can take a few hundred ms in
- * between, so the next send waits that much longer (seen once: 955 ms apart at Telegram's end).
- */
-const WAIT_MARGIN_MS: Partial<Record<PlatformLimit, number>> = { "telegram:chat": 250 };
