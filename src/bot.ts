@@ -512,7 +512,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     checks.push({
       name: "database",
       ok: database,
-      ...(database ? {} : { reason: `database: the store did not answer within ${STORE_PROBE_MS} ms` }),
+      ...(database
+        ? {}
+        : { reason: `database: the store did not answer within ${STORE_PROBE_MS} ms` }),
     });
     for (const job of jobs) checks.push(...job.checks());
     const each: Record<string, ReturnType<NewContractPoller["health"]>> = {};
@@ -536,8 +538,13 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const startedJobs: Job[] = [];
   let started = false;
   let stopped = false;
-  /** Monotonic ms by which stop() must be done (set when stopping begins). */
+  /** Monotonic ms by which stop() must be done, and the jobs stopped (set when stopping begins). */
   let stopBy = Number.POSITIVE_INFINITY;
+  let jobsStopBy = Number.POSITIVE_INFINITY;
+  const stopping = () => {
+    stopBy = performance.now() + STOP_WITHIN_MS;
+    jobsStopBy = performance.now() + JOBS_STOP_WITHIN_MS;
+  };
   const bot: Bot = {
     runtime,
     api,
@@ -564,7 +571,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         await startParts();
       } catch (error) {
         stopped = true;
-        stopBy = performance.now() + STOP_WITHIN_MS;
+        stopping();
         await closeAll(running, logger, stopBy);
         await http.close();
         await closeAll(opened, logger, stopBy);
@@ -576,7 +583,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       stopped = true;
       // Bounded, whatever hangs (a frozen database): a step not done by the deadline is logged
       // and left behind, and the process can still exit cleanly.
-      stopBy = performance.now() + STOP_WITHIN_MS;
+      stopping();
       // No new alerts, and the send in flight finishes; then no new commands, and the replies
       // in flight finish; then the connections and the database close.
       await closeAll(running, logger, stopBy);
@@ -633,9 +640,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     }
     // The jobs stop before the adapters (closeAll runs last first), and among themselves in the
     // reverse of their order, within the first part of the shutdown's time.
-    running.push(() =>
-      stopJobs(startedJobs, stopBy - STOP_WITHIN_MS + JOBS_STOP_WITHIN_MS, logger),
-    );
+    running.push(() => stopJobs(startedJobs, jobsStopBy, logger));
     for (const job of jobs) {
       await job.start();
       startedJobs.push(job);
