@@ -275,8 +275,7 @@ export class NewContractPoller {
           ...(health.reason ? { reason: `poller ${this.chain}: ${health.reason}` } : {}),
         },
       ];
-    if (!this.renewals) return [];
-    return [this.lease.check(this.lease.ttlMs + this.leaseRenewMs, this.renewals.startedAt)];
+    return this.renewals ? [this.lease.check(this.lease.ttlMs + this.leaseRenewMs)] : [];
   }
 
   async stop(): Promise<void> {

@@ -37,6 +37,8 @@ export class Lease {
   private leaderUntil = 0;
   private since: number | undefined;
   private confirmedAt: number | undefined;
+  /** Start of the first attempt that failed since the last confirmed one. */
+  private failingSince: number | undefined;
   /** The `before` of the newest answer applied: an older answer arriving later changes nothing. */
   private appliedBefore = Number.NEGATIVE_INFINITY;
   private readonly monotonic: () => number;
@@ -99,17 +101,18 @@ export class Lease {
       if (before < this.appliedBefore) return current;
       this.appliedBefore = before;
       this.confirmedAt = this.monotonic();
+      this.failingSince = undefined;
       if (current === holder) {
-        // After a break (or the first time), leadership starts anew from this call.
-        if (!this.isLeader) this.since = before;
+        // Held without a break since the first of these answers: only another holder's answer or
+        // a failed attempt ends that (a late answer leads for no time, but nobody else took it).
+        this.since ??= before;
         this.leaderUntil = before + within;
-        // A late answer is no leadership at all: the lease may have lapsed while it travelled.
-        if (!this.isLeader) this.since = undefined;
       } else this.lose();
       return current;
     } catch (error) {
       if (before >= this.appliedBefore) {
         this.appliedBefore = before;
+        this.failingSince ??= before;
         this.lose();
       }
       throw error;
@@ -143,18 +146,18 @@ export class Lease {
   }
 
   /**
-   * Unhealthy when no attempt got an answer for `boundMs` (counted from `startedAt` before the
-   * first): a process whose lease attempts cannot complete would never take over from a dead
-   * leader, and must not look healthy.
+   * Unhealthy once attempts have failed (an error, or no answer in time) for `boundMs` without
+   * one confirmed: a process whose lease attempts cannot complete would never take over from a
+   * dead leader, and must not look healthy.
    */
-  check(boundMs: number, startedAt: number): Check {
+  check(boundMs: number): Check {
     const checkName = `lease ${this.options.name}`;
-    const lagMs = this.monotonic() - Math.max(startedAt, this.confirmedAt ?? startedAt);
-    if (lagMs < boundMs) return { name: checkName, ok: true };
+    const failingMs = this.failingSince === undefined ? 0 : this.monotonic() - this.failingSince;
+    if (failingMs < boundMs) return { name: checkName, ok: true };
     return {
       name: checkName,
       ok: false,
-      reason: `${checkName}: no attempt confirmed for ${Math.round(lagMs / 1000)} s (the store does not answer)`,
+      reason: `${checkName}: no attempt confirmed for ${Math.round(failingMs / 1000)} s (the store does not answer)`,
     };
   }
 }

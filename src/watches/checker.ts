@@ -181,7 +181,7 @@ export class WatchChecker {
     if (!loop) return [];
     const since = this.lease.leaderSince;
     if (since !== undefined) return [loop.liveness.check(boundMs, since)];
-    return [this.lease.check(this.lease.ttlMs + this.deps.settings.tickMs, loop.startedAt)];
+    return [this.lease.check(this.lease.ttlMs + this.deps.settings.tickMs)];
   }
 
   /** One round: takes the lease, sends what is owed, reads what is due. False: not the leader. */
