@@ -227,3 +227,19 @@ describe("Lease", () => {
     expect(lease.lastConfirmedAt).toBeDefined();
   });
 });
+
+describe("settings", () => {
+  it("PostgreSQL waits are bounded by default, and a lease renewed less than twice a TTL is refused", async () => {
+    const { parseConfig } = await import("../src/config.ts");
+    expect(parseConfig({}).postgres).toEqual({
+      statementTimeoutMs: 10_000,
+      queryTimeoutMs: 15_000,
+      connectTimeoutMs: 5_000,
+      keepAliveDelayMs: 10_000,
+    });
+    expect(parseConfig({}).lease).toEqual({ ttlMs: 6_000, renewMs: 2_000 });
+    expect(() => parseConfig({ LEASE_TTL_MS: "1000", LEASE_RENEW_MS: "600" })).toThrow(
+      /LEASE_RENEW_MS: must be at most half of LEASE_TTL_MS/,
+    );
+  });
+});

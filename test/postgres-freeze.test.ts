@@ -101,10 +101,19 @@ describe.runIf(await postgresAvailable())("a frozen PostgreSQL", () => {
     await expect.poll(() => sentTo(first), { timeout: 10_000 }).toBe(true);
 
     proxy.freeze();
+    const frozenAt = performance.now();
+    let slowestHealthMs = 0;
+    const timedHealthz = async () => {
+      const started = performance.now();
+      const answer = await healthz(port);
+      slowestHealthMs = Math.max(slowestHealthMs, performance.now() - started);
+      return answer;
+    };
     // Every answer comes within its bound; soon one is 503 and says why.
     await expect
-      .poll(async () => (await healthz(port)).status, { timeout: 15_000, interval: 200 })
+      .poll(async () => (await timedHealthz()).status, { timeout: 15_000, interval: 200 })
       .toBe(503);
+    const unhealthyAfterMs = performance.now() - frozenAt;
     const frozen = await healthz(port);
     expect(frozen.status).toBe(503);
     expect(frozen.body).toMatchObject({ ok: false, database: false });
@@ -121,18 +130,25 @@ describe.runIf(await postgresAvailable())("a frozen PostgreSQL", () => {
     expect(bot.poller.isLeader).toBe(false);
 
     proxy.thaw();
+    const thawedAt = performance.now();
     const second = mint();
     await expect.poll(() => sentTo(second), { timeout: 30_000, interval: 200 }).toBe(true);
+    const alertAfterThawMs = performance.now() - thawedAt;
     await expect.poll(async () => (await healthz(port)).status, { timeout: 10_000 }).toBe(200);
 
     // Frozen again: shutdown still completes.
     proxy.freeze();
     stopped = true;
+    const stopStarted = performance.now();
     await expect(
       Promise.race([
         bot.stop().then(() => "stopped"),
         new Promise((resolve) => setTimeout(() => resolve("hung"), 20_000)),
       ]),
     ).resolves.toBe("stopped");
+    const ms = (value: number) => `${(value / 1000).toFixed(1)} s`;
+    process.stdout.write(
+      `postgres-freeze: 503 ${ms(unhealthyAfterMs)} after the freeze (slowest /healthz ${ms(slowestHealthMs)}); alert ${ms(alertAfterThawMs)} after the thaw; stop while frozen ${ms(performance.now() - stopStarted)}\n`,
+    );
   }, 90_000);
 });
