@@ -145,7 +145,7 @@ describe("startLoop", () => {
       "round 2 failed",
     ]);
     expect(loop.liveness.lastGoodAt).toBeDefined();
-    expect(loop.liveness.check(60_000, loop.startedAt)).toEqual({ name: "flaky", ok: true });
+    expect(loop.liveness.check(60_000, 0)).toEqual({ name: "flaky", ok: true });
   });
 });
 

@@ -27,8 +27,6 @@ export interface LoopHandle {
   readonly isRunning: boolean;
   /** The last good round; health reads it. */
   readonly liveness: Liveness;
-  /** Monotonic time the loop started. */
-  readonly startedAt: number;
 }
 
 /**
@@ -88,6 +86,5 @@ export function startLoop(options: LoopOptions): LoopHandle {
       return !stopping.signal.aborted;
     },
     liveness,
-    startedAt: monotonic(),
   };
 }
