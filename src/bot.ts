@@ -1,7 +1,12 @@
 import { configuredAdapters } from "./adapters/index.ts";
 import type { ChatAdapter } from "./adapters/types.ts";
 import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
-import { isDeadLocalHolder, leaseHolderName, NewContractPoller } from "./alerts/poller.ts";
+import {
+  isDeadLocalHolder,
+  leaseHolderName,
+  NewContractPoller,
+  pollerLeaseName,
+} from "./alerts/poller.ts";
 import { UpstreamBudget } from "./api/budget.ts";
 import { ResponseCache } from "./api/cache.ts";
 import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
@@ -14,6 +19,9 @@ import type { Runtime } from "./core/runtime.ts";
 import { DigestScheduler } from "./digests/scheduler.ts";
 import { HttpHost } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
+import { boundedProbe, type Job, ledBy, settledBy, stopJobs } from "./jobs/job.ts";
+import { Lease } from "./jobs/lease.ts";
+import type { Check } from "./jobs/liveness.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./ops/metrics.ts";
 import { CachedChartDrawer } from "./render/chart-drawer.ts";
@@ -89,14 +97,40 @@ export interface Bot {
 /** How long start() waits for Redis to answer before serving without it. */
 const REDIS_READY_WAIT_MS = 3_000;
 
-/** Closes what was opened, last first; a failure to close is logged, not thrown. */
-async function closeAll(closers: (() => unknown)[], logger: Logger): Promise<void> {
+/**
+ * How long stop() may take in all (main.ts exits by force after 10 s), and the part of it the
+ * jobs' rounds in flight get.
+ */
+const STOP_WITHIN_MS = 8_000;
+const JOBS_STOP_WITHIN_MS = 4_000;
+/** /healthz answers within 1 s: the store's SELECT 1 gets half of it. */
+const STORE_PROBE_MS = 500;
+/** How often queued spam reports are looked at. */
+const REPORT_RETRY_MS = 5_000;
+/**
+ * How long the leader's delivery may go without completing a round before health fails: a round
+ * of 500 alerts at the platforms' pace takes well under this.
+ */
+const DELIVERY_BOUND_MS = 120_000;
+/** The same for the slower jobs (digests and watches read the data service per item). */
+const SLOW_JOB_BOUND_MS = 300_000;
+
+/**
+ * Closes what was opened, last first; a failure to close is logged, not thrown. With a deadline
+ * (monotonic ms), a part not closed by then is logged and left behind.
+ */
+async function closeAll(
+  closers: (() => unknown)[],
+  logger: Logger,
+  deadline = Number.POSITIVE_INFINITY,
+): Promise<void> {
   for (const close of closers.splice(0).reverse()) {
-    try {
-      await close();
-    } catch (error) {
+    const closing = (async () => close())().catch((error: unknown) => {
       logger.warn({ err: error }, "could not close a part");
-    }
+    });
+    if (deadline === Number.POSITIVE_INFINITY) await closing;
+    else if (!(await settledBy(closing, deadline)))
+      logger.warn("a part did not close in time at shutdown; going on");
   }
 }
 
@@ -269,8 +303,63 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const senders: Partial<Record<Platform, AlertSender>> = {};
   for (const adapter of adapters) senders[adapter.platform] = adapter;
   const alerts = store.outbox;
-  // One name for this process in the poller's lease and on the alerts it claims.
+  // One name for this process in every lease and on the alerts and digests it claims.
   const holder = leaseHolderName();
+  const several = chains.length > 1;
+  // One lease per chain (the leaders may differ). The default chain's also decides who delivers,
+  // posts digests and retries reports: built first, so every job below can name it.
+  const leases = new Map<string, Lease>();
+  for (const chain of chains)
+    leases.set(
+      chain.id,
+      new Lease({
+        store: store.leases,
+        name: pollerLeaseName(chain.id),
+        holder,
+        ttlMs: config.lease.ttlMs,
+        isDead: isDeadLocalHolder,
+        ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
+      }),
+    );
+  const leader = leases.get(chains[0]?.id ?? "") as Lease;
+  const watches = new WatchChecker({
+    watches: store.watches,
+    moveChat,
+    apis,
+    chains,
+    senders,
+    materialize,
+    leases: store.leases,
+    holder,
+    logger: logger.child({ part: "watches" }),
+    settings: {
+      tickMs: config.watches.tickMs,
+      checksPerMinute: config.watches.checksPerMinute,
+    },
+  });
+  // Filled below, once metrics exist: metrics read the pollers at scrape time only.
+  const pollers = new Map<string, NewContractPoller>();
+  const pollerOf = (chain: string) => pollers.get(chain) as NewContractPoller;
+  const metrics = createMetrics({
+    cache: () => api.cacheStats,
+    outboxDepth: () => alerts.depth(),
+    pollerLagSeconds: () => pollerOf(chains[0]?.id ?? "").health().lagSeconds ?? undefined,
+    pollerGaps: () => pollerOf(chains[0]?.id ?? "").stats.gaps,
+    ...(several
+      ? {
+          pollers: () =>
+            [...pollers.values()].map((p) => ({
+              chain: p.chain,
+              lagSeconds: p.health().lagSeconds ?? undefined,
+              gaps: p.stats.gaps,
+            })),
+        }
+      : {}),
+    charts: () => ({ hits: charts.hits, misses: charts.misses }),
+    watches: () => watches.stats,
+  });
+  runtime.onOutcome = metrics.onCommand;
+  for (const client of apis.values()) client.observeRequests(metrics.onUpstream);
   const delivery = new DeliveryWorker({
     alerts,
     subscriptions: stores.subscriptions,
@@ -278,9 +367,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     moveChat,
     senders,
     materialize,
-    // Called only once delivery has started, after the pollers below exist. One worker delivers
-    // every chain's alerts: the holder of the default chain's lease.
-    isLeader: () => poller.isLeader,
+    // One worker delivers every chain's alerts: the holder of the default chain's lease.
+    isLeader: () => leader.isLeader,
     holder,
     isDeadHolder: isDeadLocalHolder,
     onDelivered: (delivered) =>
@@ -302,25 +390,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       chains,
     },
   });
-  const watches = new WatchChecker({
-    watches: store.watches,
-    moveChat,
-    apis,
-    chains,
-    senders,
-    materialize,
-    leases: store.leases,
-    holder,
-    logger: logger.child({ part: "watches" }),
-    settings: {
-      tickMs: config.watches.tickMs,
-      checksPerMinute: config.watches.checksPerMinute,
-    },
-  });
   // One poller per chain, on that chain's client: a chain whose data service is down stops only
-  // its own alerts. Each has its own cursor, gap note and lease (the leaders may differ).
-  const several = chains.length > 1;
-  const pollers = new Map<string, NewContractPoller>();
+  // its own alerts. Each has its own cursor, gap note and lease.
   for (const chain of chains) {
     pollers.set(
       chain.id,
@@ -330,6 +401,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         alerts,
         kv: store.kv,
         leases: store.leases,
+        lease: leases.get(chain.id) as Lease,
         logger: logger.child({ part: "poller", ...(several ? { chain: chain.id } : {}) }),
         settings: {
           intervalMs: config.alerts.pollIntervalMs,
@@ -337,6 +409,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
           limit: config.alerts.pollLimit,
           maxPages: config.alerts.maxPages,
           maxClockSkewMs: config.alerts.maxClockSkewMs,
+          leaseTtlMs: config.lease.ttlMs,
+          leaseRenewMs: config.lease.renewMs,
         },
         holder,
         ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
@@ -349,7 +423,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       }),
     );
   }
-  const poller = pollers.get(chains[0]?.id ?? "") as NewContractPoller;
+  const poller = pollerOf(chains[0]?.id ?? "");
   const digests = new DigestScheduler({
     digests: store.digests,
     apis,
@@ -358,7 +432,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     senders,
     materialize,
     // Only the leader looks; the run's claim in the store is what makes a slot post once.
-    isLeader: () => poller.isLeader,
+    isLeader: () => leader.isLeader,
     holder,
     moveChat,
     onOutcome: (outcome) => metrics.onDigest(outcome),
@@ -370,46 +444,96 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     },
     ...(deps.now ? { now: deps.now } : {}),
   });
-  const metrics = createMetrics({
-    cache: () => api.cacheStats,
-    outboxDepth: () => alerts.depth(),
-    pollerLagSeconds: () => poller.health().lagSeconds ?? undefined,
-    pollerGaps: () => poller.stats.gaps,
-    ...(several
-      ? {
-          pollers: () =>
-            [...pollers.values()].map((p) => ({
-              chain: p.chain,
-              lagSeconds: p.health().lagSeconds ?? undefined,
-              gaps: p.stats.gaps,
-            })),
-        }
-      : {}),
-    charts: () => ({ hits: charts.hits, misses: charts.misses }),
-    watches: () => watches.stats,
+  const reportRetries = new ReportRetryWorker({
+    api,
+    apis,
+    reports: stores.reports,
+    logger: logger.child({ part: "reports" }),
+    isLeader: () => leader.isLeader,
+    intervalMs: REPORT_RETRY_MS,
+    // Every attempt's timeout and the waits between them, and a second of slack.
+    callMaxMs: config.api.retryMaxTotalMs + config.api.timeoutMs + 1_000,
   });
-  runtime.onOutcome = metrics.onCommand;
-  for (const client of apis.values()) client.observeRequests(metrics.onUpstream);
+
+  /**
+   * The background jobs, started in this order and stopped in the reverse: what feeds another
+   * comes after it (the pollers poke delivery), so it stops first and nothing new is produced once
+   * shutdown begins. Each says, without I/O, whether its rounds complete within their bound.
+   */
+  const jobs: Job[] = [
+    {
+      name: "delivery",
+      start: () => delivery.start(),
+      stop: () => delivery.stop(),
+      checks: () =>
+        delivery.liveness.flatMap((lane) =>
+          ledBy(leader, lane, Math.max(3 * config.alerts.deliveryTickMs, DELIVERY_BOUND_MS)),
+        ),
+    },
+    {
+      name: "report retries",
+      start: () => reportRetries.start(),
+      stop: () => reportRetries.stop(),
+      checks: () =>
+        ledBy(leader, reportRetries.liveness, Math.max(3 * REPORT_RETRY_MS, SLOW_JOB_BOUND_MS)),
+    },
+    {
+      name: "digests",
+      start: () => digests.start(),
+      stop: () => digests.stop(),
+      checks: () =>
+        ledBy(leader, digests.liveness, Math.max(3 * config.digests.tickMs, SLOW_JOB_BOUND_MS)),
+    },
+    {
+      name: "watches",
+      start: () => watches.start(),
+      stop: () => watches.stop(),
+      checks: () => watches.checks(Math.max(3 * config.watches.tickMs, SLOW_JOB_BOUND_MS)),
+    },
+    ...[...pollers.values()].map(
+      (p): Job => ({
+        name: `poller ${p.chain}`,
+        start: () => p.start(),
+        stop: () => p.stop(),
+        checks: () => p.checks(),
+      }),
+    ),
+  ];
+
+  const databaseAnswers = boundedProbe(() => store.healthy(), STORE_PROBE_MS);
   const health = async (): Promise<Health> => {
+    const checks: Check[] = [];
     const connected: Record<string, boolean> = {};
-    for (const adapter of adapters) connected[adapter.platform] = adapter.healthy();
-    const database = await store.healthy();
+    for (const adapter of adapters) {
+      connected[adapter.platform] = adapter.healthy();
+      checks.push({
+        name: `adapter ${adapter.platform}`,
+        ok: connected[adapter.platform] as boolean,
+        ...(connected[adapter.platform] ? {} : { reason: `${adapter.label} is not connected` }),
+      });
+    }
+    const database = await databaseAnswers();
+    checks.push({
+      name: "database",
+      ok: database,
+      ...(database
+        ? {}
+        : { reason: `database: the store did not answer within ${STORE_PROBE_MS} ms` }),
+    });
     const disk = store.diskFull?.();
+    checks.push({ name: "disk", ok: disk === undefined, ...(disk ? { reason: disk } : {}) });
+    for (const job of jobs) checks.push(...job.checks());
     const each: Record<string, ReturnType<NewContractPoller["health"]>> = {};
     for (const [id, p] of pollers) each[id] = p.health();
-    const pollerHealth = each[poller.chain] ?? poller.health();
     return {
-      ok:
-        database &&
-        disk === undefined &&
-        Object.values(each).every((h) => h.healthy) &&
-        Object.values(connected).every(Boolean),
+      ok: checks.every((check) => check.ok),
       adapters: connected,
       database,
       ...(disk ? { disk } : {}),
-      poller: pollerHealth,
+      poller: each[poller.chain] ?? poller.health(),
       ...(several ? { pollers: each } : {}),
       ...shared?.link.health(),
+      checks,
     };
   };
   const http = new HttpHost(logger.child({ part: "http" }), {
@@ -418,21 +542,19 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   });
   for (const route of opsRoutes({ metrics, health })) http.mount(route);
   for (const adapter of adapters) for (const route of adapter.routes) http.mount(route);
-  const reportRetries = new ReportRetryWorker({
-    api,
-    apis,
-    reports: stores.reports,
-    logger: logger.child({ part: "reports" }),
-    isLeader: () => poller.isLeader,
-    intervalMs: 5_000,
-    // Every attempt's timeout and the waits between them, and a second of slack.
-    callMaxMs: config.api.retryMaxTotalMs + config.api.timeoutMs + 1_000,
-  });
 
   /** What start() set going, to undo when a later step fails. */
   const running: (() => unknown)[] = [];
+  const startedJobs: Job[] = [];
   let started = false;
   let stopped = false;
+  /** Monotonic ms by which stop() must be done, and the jobs stopped (set when stopping begins). */
+  let stopBy = Number.POSITIVE_INFINITY;
+  let jobsStopBy = Number.POSITIVE_INFINITY;
+  const stopping = () => {
+    stopBy = performance.now() + STOP_WITHIN_MS;
+    jobsStopBy = performance.now() + JOBS_STOP_WITHIN_MS;
+  };
   const bot: Bot = {
     runtime,
     api,
@@ -459,23 +581,37 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         await startParts();
       } catch (error) {
         stopped = true;
-        await closeAll(running, logger);
+        stopping();
+        await closeAll(running, logger, stopBy);
         await http.close();
-        await closeAll(opened, logger);
+        await closeAll(opened, logger, stopBy);
         throw error;
       }
     },
     async stop() {
       if (stopped) return;
       stopped = true;
+      // Bounded, whatever hangs (a frozen database): a step not done by the deadline is logged
+      // and left behind, and the process can still exit cleanly.
+      stopping();
       // No new alerts, and the send in flight finishes; then no new commands, and the replies
       // in flight finish; then the connections and the database close.
-      await closeAll(running, logger);
-      await runtime.drain();
-      await http.close();
-      for (const index of stores.collectionIndexes.values()) await index.flush();
+      await closeAll(running, logger, stopBy);
+      const steps: [string, () => Promise<unknown>][] = [
+        ["the commands in flight", () => runtime.drain()],
+        ["the HTTP host", () => http.close()],
+        [
+          "the collection index",
+          async () => {
+            for (const index of stores.collectionIndexes.values()) await index.flush();
+          },
+        ],
+      ];
+      for (const [what, step] of steps)
+        if (!(await settledBy(step(), stopBy)))
+          logger.warn({ what }, "did not finish in time at shutdown; going on");
       // The database, the client, then the embedded simulator.
-      await closeAll(opened, logger);
+      await closeAll(opened, logger, stopBy);
     },
   };
 
@@ -512,17 +648,13 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       if (connectsTo === undefined) await adapter.start();
       else await connect(adapter.label, connectsTo, config.connectTimeoutMs, () => adapter.start());
     }
-    // Stopped first: no new alerts or reports once shutdown begins (closeAll runs last first).
-    running.push(() => reportRetries.stop());
-    running.push(() => delivery.stop());
-    running.push(() => digests.stop());
-    running.push(() => watches.stop());
-    for (const p of pollers.values()) running.push(() => p.stop());
-    delivery.start();
-    watches.start();
-    for (const p of pollers.values()) p.start();
-    digests.start();
-    await reportRetries.start();
+    // The jobs stop before the adapters (closeAll runs last first), and among themselves in the
+    // reverse of their order, within the first part of the shutdown's time.
+    running.push(() => stopJobs(startedJobs, jobsStopBy, logger));
+    for (const job of jobs) {
+      await job.start();
+      startedJobs.push(job);
+    }
     // In the background: the first command need not wait, and a name it misses joins this refresh.
     for (const refresher of runtime.refreshers.values()) {
       refresher.start();

@@ -189,6 +189,26 @@ const SettingsSchema = z.object({
         .default("public"),
     ),
   ),
+  /**
+   * Bounds on every wait on PostgreSQL: a connection frozen without a reset (a failover, a NAT
+   * table that dropped the flow) fails the query in flight and leaves the pool, rather than
+   * holding the bot for ever.
+   */
+  postgres: z.object({
+    /** The server cancels a statement running longer (statement_timeout). */
+    statementTimeoutMs: env("PG_STATEMENT_TIMEOUT_MS", int(10_000, 100, 600_000)),
+    /** The client gives up on a query with no answer after this (query_timeout). */
+    queryTimeoutMs: env("PG_QUERY_TIMEOUT_MS", int(15_000, 100, 600_000)),
+    /** A new connection not made within this fails (connectionTimeoutMillis). */
+    connectTimeoutMs: env("PG_CONNECT_TIMEOUT_MS", int(5_000, 100, 120_000)),
+    /** TCP keepalive probes start after a connection is idle this long. */
+    keepAliveDelayMs: env("PG_KEEPALIVE_DELAY_MS", int(10_000, 1_000, 600_000)),
+  }),
+  /** The leases that elect one instance per job (each chain's poller, which also leads delivery). */
+  lease: z.object({
+    ttlMs: env("LEASE_TTL_MS", int(6_000, 500, 600_000)),
+    renewMs: env("LEASE_RENEW_MS", int(2_000, 100, 300_000)),
+  }),
   logLevel: env(
     "LOG_LEVEL",
     z.preprocess(
@@ -391,6 +411,11 @@ function complete(settings: Settings) {
   if (api.retryMinDelayMs > api.retryMaxDelayMs) {
     throw new ConfigError(
       "Invalid setting API_RETRY_MIN_DELAY_MS: must not exceed API_RETRY_MAX_DELAY_MS",
+    );
+  }
+  if (settings.lease.renewMs * 2 > settings.lease.ttlMs) {
+    throw new ConfigError(
+      "Invalid setting LEASE_RENEW_MS: must be at most half of LEASE_TTL_MS (a renewal may fail once without losing the lease)",
     );
   }
   if (cache.maxEntryBytes !== undefined && cache.maxEntryBytes > cache.maxBytes) {

@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import { type Chain, KNOWN_CHAINS } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
+import type { Liveness } from "../jobs/liveness.ts";
+import { type LoopHandle, startLoop } from "../jobs/loop.ts";
 import type { Logger } from "../log.ts";
 import type { ChatMover } from "../store/move-chat.ts";
 import type { DueAlert, OutboxStore, ReportStore, SubscriptionStore } from "../store/types.ts";
@@ -497,6 +499,16 @@ export class DeliveryWorker {
   }
 
   /** @internal */
+  get logger(): Logger {
+    return this.deps.logger;
+  }
+
+  /** Each platform lane's last good round (health judges them on the leader). */
+  get liveness(): Liveness[] {
+    return [...this.lanes.values()].flatMap((lane) => (lane.liveness ? [lane.liveness] : []));
+  }
+
+  /** @internal */
   logRoundFailure(platform: Platform, error: unknown): void {
     this.deps.logger.error({ err: error, platform }, "alert delivery round failed");
   }
@@ -504,11 +516,8 @@ export class DeliveryWorker {
 
 /** One platform's delivery loop: rounds back to back while there is work, else every tick. */
 class Lane {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
-  private again = false;
-  private started = false;
-  private stopping = false;
+  private loop: LoopHandle | undefined;
+  private stopped = false;
 
   constructor(
     private readonly platform: Platform,
@@ -517,44 +526,29 @@ class Lane {
   ) {}
 
   start(): void {
-    this.started = true;
-    this.schedule(0);
+    this.loop = startLoop({
+      name: `delivery ${this.platform}`,
+      everyMs: this.worker.tickMs,
+      round: async () => (await this.round()) >= this.worker.batch,
+      logger: this.worker.logger,
+      onError: (error) => this.worker.logRoundFailure(this.platform, error),
+    });
   }
 
   poke(): void {
-    if (!this.started || this.stopping) return;
-    if (this.running) this.again = true;
-    else this.schedule(0);
+    this.loop?.poke();
+  }
+
+  get liveness(): Liveness | undefined {
+    return this.loop?.liveness;
   }
 
   async stop(): Promise<void> {
-    this.stopping = true;
-    clearTimeout(this.timer);
-    await this.running;
+    this.stopped = true;
+    await this.loop?.stop();
   }
 
   round(): Promise<number> {
-    return this.worker.drainPlatform(this.platform, this.sender, () => this.stopping);
-  }
-
-  private schedule(ms: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.running = this.round();
-      this.running
-        .then(
-          (count) => {
-            if (count >= this.worker.batch) this.again = true;
-          },
-          (error: unknown) => this.worker.logRoundFailure(this.platform, error),
-        )
-        .finally(() => {
-          this.running = undefined;
-          if (this.stopping) return;
-          const soon = this.again;
-          this.again = false;
-          this.schedule(soon ? 0 : this.worker.tickMs);
-        });
-    }, ms);
+    return this.worker.drainPlatform(this.platform, this.sender, () => this.stopped);
   }
 }

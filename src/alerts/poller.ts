@@ -4,6 +4,9 @@ import type { ApiClient } from "../api/client.ts";
 import type { Contract } from "../api/schemas.ts";
 import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
 import { DEFAULT_CHAIN_ID } from "../chains.ts";
+import { Lease } from "../jobs/lease.ts";
+import type { Check } from "../jobs/liveness.ts";
+import { type LoopHandle, startLoop } from "../jobs/loop.ts";
 import type { Logger } from "../log.ts";
 import type { KeyValueStore, LeaseStore, NewContract, OutboxStore } from "../store/types.ts";
 import { lookUpMinters, type MinterLookupSettings } from "./minters.ts";
@@ -52,6 +55,11 @@ export interface PollerDeps {
   alerts: OutboxStore;
   kv: KeyValueStore;
   leases: LeaseStore;
+  /**
+   * This chain's lease, when the caller shares it (bot.ts: the default chain's also leads delivery,
+   * digests and report retries); default: one made from `leases`, `holder` and the settings.
+   */
+  lease?: Lease;
   logger: Logger;
   settings: PollerSettings;
   /** Identifies this process in the lease. */
@@ -154,102 +162,76 @@ function toNewContract(contract: Contract): NewContract {
  */
 export class NewContractPoller {
   readonly stats: PollerStats = { polls: 0, gaps: 0, failures: 0 };
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
-  private leaseTimer: NodeJS.Timeout | undefined;
-  private renewing: Promise<unknown> | undefined;
+  private polls: LoopHandle | undefined;
+  private renewals: LoopHandle | undefined;
   private warnedNotLeader = false;
-  // Monotonic times (ms): how long this process may count itself the leader, since when it holds
-  // the lease without a break, and when a poll last succeeded.
-  private leaderUntil = 0;
-  private leaderSince: number | undefined;
+  /** Monotonic time a poll last succeeded. */
   private lastSuccessAt: number | undefined;
   private readonly now: () => number;
   private readonly monotonic: () => number;
   /** The chain polled. */
   readonly chain: string;
-  private readonly keys: { cursor: string; gap: string; lease: string };
+  /** One leader per chain. */
+  readonly lease: Lease;
+  private readonly keys: { cursor: string; gap: string };
 
   constructor(private readonly deps: PollerDeps) {
     this.chain = deps.chain ?? DEFAULT_CHAIN_ID;
-    this.keys = {
-      cursor: cursorKey(this.chain),
-      gap: pendingGapKey(this.chain),
-      lease: pollerLeaseName(this.chain),
-    };
+    this.keys = { cursor: cursorKey(this.chain), gap: pendingGapKey(this.chain) };
     this.now = deps.now ?? Date.now;
     this.monotonic = deps.monotonic ?? (() => performance.now());
+    this.lease =
+      deps.lease ??
+      new Lease({
+        store: deps.leases,
+        name: pollerLeaseName(this.chain),
+        holder: deps.holder,
+        ttlMs: deps.settings.leaseTtlMs ?? LEASE_TTL_MS,
+        isDead: isDeadLocalHolder,
+        now: this.now,
+        monotonic: this.monotonic,
+      });
   }
 
+  /** Polls every interval (on the leader), and takes or renews the lease every LEASE_RENEW_MS. */
   start(): void {
-    const tick = () => {
-      this.running = this.pollOnce()
-        .catch((error: unknown) => {
-          this.stats.failures++;
-          this.deps.logger.warn({ err: error }, "new-contract poll failed; will try again");
-        })
-        .finally(() => {
-          this.running = undefined;
-          if (this.timer !== undefined)
-            this.timer = setTimeout(tick, this.deps.settings.intervalMs);
-        });
-    };
-    this.timer = setTimeout(tick, 0);
-    const renew = () => {
-      this.leaseTimer = setTimeout(() => {
+    const { logger } = this.deps;
+    this.polls = startLoop({
+      name: `poller ${this.chain}`,
+      everyMs: this.deps.settings.intervalMs,
+      round: async () => {
+        await this.pollOnce();
+      },
+      logger,
+      monotonic: this.monotonic,
+      onError: (error) => {
+        this.stats.failures++;
+        logger.warn({ err: error }, "new-contract poll failed; will try again");
+      },
+    });
+    this.renewals = startLoop({
+      name: `lease ${this.lease.name}`,
+      everyMs: this.leaseRenewMs,
+      firstAfterMs: this.leaseRenewMs,
+      round: async () => {
         const wasLeader = this.isLeader;
-        this.renewing = this.holdLease()
-          .catch((error: unknown) => {
-            this.deps.logger.warn({ err: error }, "could not renew the poller lease");
-          })
-          .finally(() => {
-            this.renewing = undefined;
-            if (this.leaseTimer === undefined) return;
-            // Just became the leader (the last one died): poll now, not at the next interval.
-            if (!wasLeader && this.isLeader && this.running === undefined && this.timer) {
-              clearTimeout(this.timer);
-              this.timer = setTimeout(tick, 0);
-            }
-            renew();
-          });
-      }, this.leaseRenewMs);
-    };
-    renew();
-  }
-
-  private get leaseTtlMs(): number {
-    return this.deps.settings.leaseTtlMs ?? LEASE_TTL_MS;
+        await this.lease.attempt();
+        // Just became the leader (the last one died): poll now, not at the next interval.
+        if (!wasLeader && this.isLeader) this.polls?.poke();
+      },
+      logger,
+      monotonic: this.monotonic,
+      onError: (error) => logger.warn({ err: error }, "could not renew the poller lease"),
+    });
   }
 
   private get leaseRenewMs(): number {
     return this.deps.settings.leaseRenewMs ?? LEASE_RENEW_MS;
   }
 
-  /**
-   * Takes or renews the lease and returns its holder. This process counts itself the leader until
-   * a little before the lease can have expired, measured from before the call (the store may time
-   * the lease by another clock, the database's: what counts is that the span is the same).
-   */
-  private async holdLease(): Promise<string> {
-    const ttl = this.leaseTtlMs;
-    const before = this.monotonic();
-    const holder = await this.deps.leases.acquire(
-      this.keys.lease,
-      this.deps.holder,
-      ttl,
-      this.now(),
-      isDeadLocalHolder,
-    );
-    const mine = holder === this.deps.holder;
-    this.leaderUntil = mine ? before + ttl - Math.min(1_000, ttl / 4) : 0;
-    if (mine) this.leaderSince ??= before;
-    else this.leaderSince = undefined;
-    return holder;
-  }
-
   /** Whether this process holds the lease (and so polls and delivers). */
   get isLeader(): boolean {
-    return this.monotonic() < this.leaderUntil;
+    return this.lease.isLeader;
   }
 
   /**
@@ -257,11 +239,12 @@ export class NewContractPoller {
    * from when it took the lease if none succeeded since: alerts are then not being found.
    */
   health(): PollerHealth {
-    if (!this.isLeader || this.leaderSince === undefined)
+    const leaderSince = this.lease.leaderSince;
+    if (leaderSince === undefined)
       return { leader: false, lagSeconds: null, lastSuccessAgoSeconds: null, healthy: true };
     const now = this.monotonic();
     const seconds = (ms: number) => Math.round(ms / 100) / 10;
-    const lagMs = now - Math.max(this.leaderSince, this.lastSuccessAt ?? this.leaderSince);
+    const lagMs = now - Math.max(leaderSince, this.lastSuccessAt ?? leaderSince);
     const limitMs = Math.max(3 * this.deps.settings.intervalMs, 30_000);
     const health: PollerHealth = {
       leader: true,
@@ -278,15 +261,27 @@ export class NewContractPoller {
     return health;
   }
 
+  /**
+   * For /healthz, without I/O: on the leader, whether polls succeed; on the others, whether their
+   * lease attempts get answers (one that cannot reach the store could never take over).
+   */
+  checks(): Check[] {
+    const health = this.health();
+    if (health.leader)
+      return [
+        {
+          name: `poller ${this.chain}`,
+          ok: health.healthy,
+          ...(health.reason ? { reason: `poller ${this.chain}: ${health.reason}` } : {}),
+        },
+      ];
+    return this.renewals ? [this.lease.check(this.lease.ttlMs + this.leaseRenewMs)] : [];
+  }
+
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    clearTimeout(this.leaseTimer);
-    this.leaseTimer = undefined;
-    await this.running;
-    await this.renewing;
+    await Promise.all([this.polls?.stop(), this.renewals?.stop()]);
     try {
-      await this.deps.leases.release(this.keys.lease, this.deps.holder);
+      await this.lease.release();
     } catch (error) {
       // Shutdown goes on without the database: the lease then simply expires.
       this.deps.logger.warn({ err: error }, "could not release the poller lease");
@@ -296,8 +291,8 @@ export class NewContractPoller {
   async pollOnce(): Promise<PollResult> {
     const { kv, settings, logger } = this.deps;
     const now = this.now();
-    const holder = await this.holdLease();
-    if (holder !== this.deps.holder) {
+    const holder = await this.lease.attempt();
+    if (holder !== this.lease.holder) {
       if (!this.warnedNotLeader) {
         logger.warn(
           { holder, chain: this.chain },

@@ -5,6 +5,8 @@ import type { Platform } from "../core/command.ts";
 import type { KnownCollections } from "../core/known-collections.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
 import { latestSlot } from "../core/schedule.ts";
+import type { Liveness } from "../jobs/liveness.ts";
+import { type LoopHandle, startLoop } from "../jobs/loop.ts";
 import type { Logger } from "../log.ts";
 import type { ChatMover } from "../store/move-chat.ts";
 import type { Digest, DigestRun, DigestStore } from "../store/types.ts";
@@ -72,8 +74,7 @@ export const digestKey = (digestId: number, slot: number) => sendKey(`digest:${d
 export class DigestScheduler {
   readonly stats: DigestStats = { posted: 0, late: 0, retries: 0, failed: 0 };
   private readonly now: () => number;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<number> | undefined;
+  private loop: LoopHandle | undefined;
   private stopping = false;
   /**
    * Per digest, a slot this instance need not ask the store about again until `until`: posted
@@ -91,28 +92,26 @@ export class DigestScheduler {
 
   start(): void {
     this.stopping = false;
-    this.schedule(0);
+    this.loop = startLoop({
+      name: "digests",
+      everyMs: this.deps.settings.tickMs,
+      round: async () => {
+        await this.tick();
+      },
+      logger: this.deps.logger,
+      onError: (error) =>
+        this.deps.logger.error({ err: error }, "digest round failed; trying again next tick"),
+    });
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.timer);
-    await this.running?.catch(() => {});
+    await this.loop?.stop();
   }
 
-  private schedule(ms: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.running = this.tick();
-      this.running
-        .catch((error: unknown) =>
-          this.deps.logger.error({ err: error }, "digest round failed; trying again next tick"),
-        )
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopping) this.schedule(this.deps.settings.tickMs);
-        });
-    }, ms);
+  /** The last good round (health judges it on the leader). */
+  get liveness(): Liveness | undefined {
+    return this.loop?.liveness;
   }
 
   /** One look at every digest; returns how many posts were sent. */

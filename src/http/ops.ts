@@ -1,4 +1,5 @@
 import type { PollerHealth } from "../alerts/poller.ts";
+import type { Check } from "../jobs/liveness.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { HttpRoute, RouteHandler } from "./host.ts";
 
@@ -17,7 +18,17 @@ export interface Health {
    * and limits; it still serves, so this alone keeps the status 200.
    */
   redis?: "ok" | "degraded";
+  /** Why Redis is treated as down (unreachable, or its breaker open after repeated timeouts). */
+  redisDown?: { reason: string; since?: string | undefined };
+  /**
+   * Every part's verdict (adapters, the database, each background job or its lease); `ok` is
+   * false when one is not, and its reason says why. A new part adds its check here.
+   */
+  checks: Check[];
 }
+
+/** /healthz answers within this however long the checks take (they should never be this slow). */
+export const HEALTH_ANSWER_MS = 1_000;
 
 /** Operators read; nothing else is allowed. */
 function readOnly(handle: RouteHandler): RouteHandler {
@@ -43,7 +54,26 @@ export function opsRoutes(options: {
     {
       path: "/healthz",
       handle: readOnly(async (_req, res) => {
-        const health = await options.health();
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<{ ok: false; checks: Check[] }>((resolve) => {
+          timer = setTimeout(
+            () =>
+              resolve({
+                ok: false,
+                checks: [
+                  {
+                    name: "health",
+                    ok: false,
+                    reason: `the checks did not complete within ${HEALTH_ANSWER_MS} ms`,
+                  },
+                ],
+              }),
+            HEALTH_ANSWER_MS,
+          );
+        });
+        const health = await Promise.race([options.health(), late]).finally(() =>
+          clearTimeout(timer),
+        );
         res
           .writeHead(health.ok ? 200 : 503, { "content-type": "application/json" })
           .end(JSON.stringify(health));

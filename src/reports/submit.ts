@@ -1,6 +1,8 @@
 import type { ApiClient } from "../api/client.ts";
 import { ApiError } from "../api/errors.ts";
 import { InvalidInputError } from "../api/validate.ts";
+import type { Liveness } from "../jobs/liveness.ts";
+import { type LoopHandle, startLoop } from "../jobs/loop.ts";
 import type { Logger } from "../log.ts";
 import type { ReportStore, SpamReport } from "../store/types.ts";
 
@@ -129,8 +131,7 @@ export async function attemptReport(
 
 /** Retries queued reports, only in the leader process. */
 export class ReportRetryWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private loop: LoopHandle | undefined;
 
   constructor(
     private readonly deps: {
@@ -157,21 +158,23 @@ export class ReportRetryWorker {
     await this.markInterrupted().catch((error: unknown) =>
       this.deps.logger.warn({ err: error }, "could not mark interrupted spam reports yet"),
     );
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.retryDue()
-        .catch((error: unknown) =>
-          this.deps.logger.error({ err: error }, "report retry round failed"),
-        )
-        .finally(() => {
-          this.running = undefined;
-        });
-    }, this.deps.intervalMs);
+    this.loop = startLoop({
+      name: "report retries",
+      everyMs: this.deps.intervalMs,
+      firstAfterMs: this.deps.intervalMs,
+      round: () => this.retryDue(),
+      logger: this.deps.logger,
+      onError: (error) => this.deps.logger.error({ err: error }, "report retry round failed"),
+    });
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+    await this.loop?.stop();
+  }
+
+  /** The last good round (health judges it on the leader). */
+  get liveness(): Liveness | undefined {
+    return this.loop?.liveness;
   }
 
   /**

@@ -21,12 +21,16 @@ export interface OpenedStore {
  * opened is a StartupError naming the setting and where (never a password).
  */
 export async function openStore(
-  config: Pick<Config, "dataDir" | "databaseUrl" | "databaseSchema" | "buttonMaxPerUser">,
+  config: Pick<
+    Config,
+    "dataDir" | "databaseUrl" | "databaseSchema" | "buttonMaxPerUser" | "postgres"
+  >,
 ): Promise<OpenedStore> {
   if (config.databaseUrl !== undefined) {
     const store = await openPostgresStore({
       url: config.databaseUrl,
       schema: config.databaseSchema,
+      bounds: config.postgres,
       maxButtonsPerUser: config.buttonMaxPerUser,
     });
     return { store, db: undefined };

@@ -5,6 +5,9 @@ import type { Chain } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
 import { collectionName, explorer, formatNumber, short, shortTokenId } from "../core/format.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
+import { Lease } from "../jobs/lease.ts";
+import type { Check } from "../jobs/liveness.ts";
+import { type LoopHandle, startLoop } from "../jobs/loop.ts";
 import type { Logger } from "../log.ts";
 import type { ChatMover } from "../store/move-chat.ts";
 import type { LeaseStore, Watch, WatchStore } from "../store/types.ts";
@@ -126,53 +129,65 @@ export function whaleShareMove(
  */
 export class WatchChecker {
   readonly stats: WatchCheckStats = { checks: 0, posts: 0, deferred: 0, failures: 0 };
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private loop: LoopHandle | undefined;
   private readonly now: () => number;
+  /** One process checks every chain's watches. */
+  readonly lease: Lease;
   /** Reads made in the current minute (the watches' share of the upstream budget). */
   private window = { start: 0, used: 0 };
 
   constructor(private readonly deps: WatchCheckerDeps) {
     this.now = deps.now ?? Date.now;
+    this.lease = new Lease({
+      store: deps.leases,
+      name: WATCH_LEASE,
+      holder: deps.holder,
+      ttlMs: deps.settings.leaseTtlMs ?? Math.max(10_000, 3 * deps.settings.tickMs),
+      isDead: isDeadLocalHolder,
+      now: this.now,
+    });
   }
 
   start(): void {
-    const tick = () => {
-      this.running = this.tick()
-        .catch((error: unknown) => {
-          this.stats.failures++;
-          this.deps.logger.warn({ err: error }, "watch check failed; will try again");
-        })
-        .finally(() => {
-          this.running = undefined;
-          if (this.timer !== undefined) this.timer = setTimeout(tick, this.deps.settings.tickMs);
-        });
-    };
-    this.timer = setTimeout(tick, 0);
+    this.loop = startLoop({
+      name: "watches",
+      everyMs: this.deps.settings.tickMs,
+      round: async () => {
+        await this.tick();
+      },
+      logger: this.deps.logger,
+      onError: (error) => {
+        this.stats.failures++;
+        this.deps.logger.warn({ err: error }, "watch check failed; will try again");
+      },
+    });
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.loop?.stop();
     try {
-      await this.deps.leases.release(WATCH_LEASE, this.deps.holder);
+      await this.lease.release();
     } catch (error) {
       this.deps.logger.warn({ err: error }, "could not release the watch lease");
     }
   }
 
+  /**
+   * For /healthz, without I/O: on the lease holder, whether rounds complete; on the others,
+   * whether their lease attempts (one a round) get answers.
+   */
+  checks(boundMs: number): Check[] {
+    const loop = this.loop;
+    if (!loop) return [];
+    const since = this.lease.leaderSince;
+    if (since !== undefined) return [loop.liveness.check(boundMs, since)];
+    return [this.lease.check(this.lease.ttlMs + this.deps.settings.tickMs)];
+  }
+
   /** One round: takes the lease, sends what is owed, reads what is due. False: not the leader. */
   async tick(): Promise<boolean> {
-    const ttl = this.deps.settings.leaseTtlMs ?? Math.max(10_000, 3 * this.deps.settings.tickMs);
-    const hold = async () =>
-      (await this.deps.leases.acquire(
-        WATCH_LEASE,
-        this.deps.holder,
-        ttl,
-        this.now(),
-        isDeadLocalHolder,
-      )) === this.deps.holder;
+    const ttl = this.lease.ttlMs;
+    const hold = async () => (await this.lease.attempt()) === this.deps.holder;
     if (!(await hold())) return false;
     let heldAt = this.now();
     let spent = false;

@@ -352,7 +352,29 @@ export interface PgOpenOptions {
   through?: number;
   /** See IDLE_IN_TRANSACTION_MS (tests shorten it). */
   idleInTransactionMs?: number;
+  /** Bounds on every wait (PG_* settings); see PG_BOUNDS for the defaults. */
+  bounds?: Partial<PgBounds>;
 }
+
+/** How long any wait on PostgreSQL may last (src/config.ts names the settings). */
+export interface PgBounds {
+  statementTimeoutMs: number;
+  queryTimeoutMs: number;
+  connectTimeoutMs: number;
+  keepAliveDelayMs: number;
+}
+
+/**
+ * The server cancels a long statement first (the connection stays usable); the client's own
+ * limit, a little longer, catches what the server cannot: a connection frozen without a reset,
+ * whose answer never comes. That client then leaves the pool, and the next query opens a new one.
+ */
+export const PG_BOUNDS: PgBounds = {
+  statementTimeoutMs: 10_000,
+  queryTimeoutMs: 15_000,
+  connectTimeoutMs: 5_000,
+  keepAliveDelayMs: 10_000,
+};
 
 /**
  * How long the server lets one of our sessions sit idle inside a transaction before ending it
@@ -372,10 +394,15 @@ export const IDLE_IN_TRANSACTION_MS = 15_000;
  */
 export async function openPgDb(options: PgOpenOptions): Promise<PgDb> {
   const schema = options.schema ?? "public";
+  const bounds = { ...PG_BOUNDS, ...options.bounds };
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.max ?? 10,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: bounds.connectTimeoutMs,
+    query_timeout: bounds.queryTimeoutMs,
+    statement_timeout: bounds.statementTimeoutMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: bounds.keepAliveDelayMs,
     options: `-c search_path=${quoteIdent(schema)}`,
     idle_in_transaction_session_timeout: options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS,
     types,
