@@ -376,6 +376,8 @@ describe("a digest's post (pure)", () => {
     period: "7d",
     createdBy: "telegram:u1",
     createdAt: 0,
+    pausedAt: null,
+    pauseReason: null,
   };
   const top = {
     title: "Top collections by number of sales, last 7 days",
