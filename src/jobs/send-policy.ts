@@ -41,11 +41,28 @@ export function backoffMs(
   return jitter ? ms * (0.75 + Math.random() / 2) : ms;
 }
 
+/** The failures worth another try of the same send (a report retry meets only these). */
+export type RetryableFailure = Extract<SendFailure, { kind: "rate_limited" | "transient" }>;
+
 /**
- * The one send policy that alerts, digests, watches and report retries follow: a rate limit
- * waits its Retry-After, a transient failure backs off, a move is followed, a refusal pauses.
- * `attempts`: the failed tries before this one. A new kind of failure fails to compile here
- * until it has its step.
+ * When to try again: a rate limit waits exactly its Retry-After and never counts a try; a
+ * transient failure backs off from the `attempts` failed tries before it, and counts.
+ */
+export function retryWait(
+  failure: RetryableFailure,
+  attempts: number,
+  backoff: BackoffOptions = {},
+): { afterMs: number; countsTry: boolean; reason: string } {
+  return failure.kind === "rate_limited"
+    ? { afterMs: Math.max(0, failure.retryAfterMs), countsTry: false, reason: "rate limited" }
+    : { afterMs: backoffMs(attempts, backoff), countsTry: true, reason: failure.reason };
+}
+
+/**
+ * The one send policy that alerts, digests and watches follow: a rate limit waits its
+ * Retry-After, a transient failure backs off, a move is followed, a refusal pauses. `attempts`:
+ * the failed tries before this one. A new kind of failure fails to compile here until it has its
+ * step.
  */
 export function sendStep(
   failure: SendFailure,
@@ -54,19 +71,8 @@ export function sendStep(
 ): SendStep {
   switch (failure.kind) {
     case "rate_limited":
-      return {
-        step: "retry",
-        afterMs: Math.max(0, failure.retryAfterMs),
-        countsTry: false,
-        reason: "rate limited",
-      };
     case "transient":
-      return {
-        step: "retry",
-        afterMs: backoffMs(attempts, backoff),
-        countsTry: true,
-        reason: failure.reason,
-      };
+      return { step: "retry", ...retryWait(failure, attempts, backoff) };
     case "moved":
       return {
         step: "follow",
