@@ -139,29 +139,35 @@ describe("watch checker: fair reads and the send policy", () => {
     await store.close();
   });
 
-  it("a rate-limited post waits its Retry-After, then goes out once", async () => {
+  it("a rate-limited post waits its Retry-After, then goes out once; the chat's other watches wait too", async () => {
     store = openMemorySqliteStore();
     clock = Date.parse("2026-11-25T00:00:00Z");
     const wallet = walletOf(3000);
+    const neighbour = walletOf(3001);
     await addWallet("limited", wallet);
+    await addWallet("limited", neighbour);
     const sender = scriptedSender();
     const c = checker(sender, { checksPerMinute: 100, tickMs: 1000 });
     await c.tick();
     t.sim.giveNft(wallet);
     clock += FRESHNESS_MS.nfts;
-    sender.failWith({ kind: "rate_limited", retryAfterMs: 90_000 });
+    const from = t.sim.requests.length;
+    sender.failWith({ kind: "rate_limited", retryAfterMs: 10 * MIN });
     await c.tick();
     expect(sender.tries()).toBe(1);
-    // Every tick for 80 s: not tried again before the platform said.
-    for (let i = 0; i < 8; i++) {
-      clock += 10_000;
+    // Every minute for 9 minutes: not tried again before the platform said, and the neighbour,
+    // due since the limited read, is not read either (its post would meet the same limit).
+    for (let i = 0; i < 9; i++) {
+      clock += MIN;
       await c.tick();
     }
     expect(sender.tries()).toBe(1);
-    clock += 10_000;
+    expect(readsOf([wallet, neighbour], from)).toEqual([1, 0]);
+    clock += MIN;
     await c.tick();
     expect(sender.tries()).toBe(2);
     expect(sender.sent).toHaveLength(1);
+    expect(readsOf([wallet, neighbour], from)).toEqual([1, 1]);
     await store.close();
   });
 

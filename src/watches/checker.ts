@@ -197,10 +197,11 @@ export class WatchChecker {
       if (!this.deps.senders[watch.platform as Platform]) continue;
       // A chat that refuses the bot: nothing is read for it until it works again.
       if (watch.pausedAt !== null || this.pausedNow.has(chatKey(watch))) continue;
+      // A chat whose post failed waits (Retry-After, back-off): nothing read or sent for it.
+      if ((this.waits.get(chatKey(watch))?.until ?? 0) > this.now()) continue;
       // A post owed from before (a crash, a failed send) goes first; nothing new is read meanwhile.
       if (watch.pending !== null) {
-        if ((this.waits.get(chatKey(watch))?.until ?? 0) <= this.now())
-          await this.send(watch, watch.pending);
+        await this.send(watch, watch.pending);
         continue;
       }
       // Once this minute's reads are spent, only owed posts go out; the reads wait.
