@@ -18,6 +18,7 @@ import type { NewDigest } from "../src/store/types.ts";
 import { sliceChars } from "../src/strings.ts";
 import { type DurationChoice, type MetricChoice, TOP_OPTIONS } from "./shared/choices.ts";
 import { DEFAULT_DIGEST_ZONE, DEFAULT_DIGESTS_PER_CHAT, describeDigest } from "./shared/digests.ts";
+import { pausedNote } from "./shared/paused.ts";
 import { chainNameOf, namesChains } from "./shared/subscriptions.ts";
 
 const ACTIONS = [
@@ -136,10 +137,13 @@ async function list(ctx: CommandContext): Promise<Reply> {
     return { text: `This channel has no scheduled digest. Add one: ${command.examples[0]}` };
   return {
     title: "Scheduled digests",
-    fields: digests.map((digest) => ({
-      name: `Digest ${digest.id}`,
-      value: `${describeDigest(digest)}${namesChains(ctx) ? `, on ${chainNameOf(ctx, digest.chain)}` : ""}. Next: ${nextPost(ctx, digest)}.`,
-    })),
+    fields: digests.map((digest) => {
+      const paused = pausedNote(digest, ctx.now());
+      return {
+        name: `Digest ${digest.id}`,
+        value: `${describeDigest(digest)}${namesChains(ctx) ? `, on ${chainNameOf(ctx, digest.chain)}` : ""}. ${paused ? `${paused.charAt(0).toUpperCase()}${paused.slice(1)}.` : `Next: ${nextPost(ctx, digest)}.`}`,
+      };
+    }),
     footer: "/digest remove <number> removes one",
   };
 }

@@ -7,6 +7,7 @@ import type { Reply } from "../src/core/reply.ts";
 import { isLookup } from "../src/core/resolver.ts";
 import { UserError } from "../src/errors.ts";
 import type { Watch, WatchStore } from "../src/store/types.ts";
+import { pausedNote } from "./shared/paused.ts";
 import { namesChains } from "./shared/subscriptions.ts";
 
 /** Watches a channel may hold when the bot's settings say nothing (WATCHES_PER_CHAT). */
@@ -236,7 +237,12 @@ export default defineCommand({
           };
         return {
           title: `Watches here (${mine.length} of ${ctx.settings.watchesPerChat ?? DEFAULT_WATCHES_PER_CHAT})`,
-          text: mine.map((watch) => describe(watch, ctx)).join("\n"),
+          text: mine
+            .map((watch) => {
+              const paused = pausedNote(watch, ctx.now());
+              return `${describe(watch, ctx)}${paused ? ` (${paused})` : ""}`;
+            })
+            .join("\n"),
           tone: "info",
         };
       }

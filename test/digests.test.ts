@@ -13,7 +13,7 @@ import { DigestScheduler, type DigestSchedulerSettings } from "../src/digests/sc
 import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { chatMover } from "../src/store/move-chat.ts";
-import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 const at = (iso: string) => Date.parse(iso);
 /** Monday 23 Nov 2026, 08:00 in Berlin (07:00 UTC). */
@@ -266,7 +266,7 @@ describe("the digest scheduler", () => {
     ]);
   });
 
-  it("a failed send is retried after a wait and posts once; a refusing chat ends the slot", async () => {
+  it("a failed send is retried after a wait and posts once; a refusing chat pauses the digest", async () => {
     await say("/digest add daily 09:00 Europe/Berlin");
     const [digest] = await t.store.digests.all();
     clock = at("2026-11-23T08:00:00Z");
@@ -294,7 +294,58 @@ describe("the digest scheduler", () => {
     expect(await s.tick()).toBe(0);
     clock += 3_600_000;
     expect(await s.tick()).toBe(0);
-    expect((await t.store.digests.runs(digest?.id ?? 0))[0]).toMatchObject({ status: "failed" });
+    expect((await t.store.digests.all())[0]).toMatchObject({ pauseReason: "forbidden" });
+  });
+
+  it("a chat that refuses the bot pauses its digests: not attempted, no failure logged each day; resumed, it posts", async () => {
+    await say("/digest add daily 09:00 Europe/Berlin");
+    await say("/digest add daily 18:00 Europe/Berlin");
+    clock = at("2026-11-23T08:00:00Z");
+    const sender = fakeSender();
+    const { logger, lines } = capturingLogger();
+    const s = new DigestScheduler({
+      ...(
+        scheduler(sender) as unknown as { deps: ConstructorParameters<typeof DigestScheduler>[0] }
+      ).deps,
+      logger,
+    });
+    sender.fail = new Error("forbidden");
+    let tries = 0;
+    const send = sender.sendToChat.bind(sender);
+    sender.sendToChat = (...args) => {
+      tries++;
+      return send(...args);
+    };
+    expect(await s.tick()).toBe(0);
+    expect(tries).toBe(1);
+    const paused = await t.store.digests.forChat("telegram", "chat-1");
+    expect(paused.map((d) => d.pauseReason)).toEqual(["forbidden", "forbidden"]);
+    const logged = lines.length;
+    // A week of ticks: nothing tried, nothing logged.
+    for (let day = 0; day < 7; day++) {
+      clock += 12 * 3_600_000;
+      await s.tick();
+      clock += 12 * 3_600_000;
+      await s.tick();
+    }
+    expect(tries).toBe(1);
+    expect(lines.slice(logged).filter((line) => /"level":(40|50)/.test(line))).toEqual([]);
+    expect(await say("/digest list")).toMatch(
+      /Paused .*: the chat refused the bot \(forbidden\); using the bot here resumes it\./,
+    );
+
+    // The bot was used in the chat: its digests resume, and the next slot posts.
+    await expect
+      .poll(async () => (await t.store.digests.forChat("telegram", "chat-1"))[0]?.pausedAt)
+      .toBeNull();
+    sender.fail = undefined;
+    clock = at("2026-12-01T08:00:00Z");
+    // Each digest's most recent slot, as after the bot was down: 18:00 yesterday, 09:00 today.
+    expect(await s.tick()).toBe(2);
+    expect(sender.sent.map((p) => p.text.split("\n")[0])).toEqual([
+      expect.stringContaining("Daily digest for 1 Dec 2026"),
+      expect.stringContaining("Daily digest for 30 Nov 2026"),
+    ]);
   });
 
   it("once a slot is posted, later ticks do not ask the store to claim it again", async () => {
@@ -376,6 +427,8 @@ describe("a digest's post (pure)", () => {
     period: "7d",
     createdBy: "telegram:u1",
     createdAt: 0,
+    pausedAt: null,
+    pauseReason: null,
   };
   const top = {
     title: "Top collections by number of sales, last 7 days",

@@ -397,7 +397,7 @@ describe("watch checker", () => {
     expect(telegram).not.toMatch(/e\+7\d/);
   });
 
-  it("a post that failed to send is sent at the next round, once; a chat that refuses the bot drops it", async () => {
+  it("a post that failed to send is sent at the next round, once; a chat that refuses the bot pauses with the post kept", async () => {
     store = openMemorySqliteStore();
     clock = start;
     const { wallet } = t.sim.fixtures;
@@ -422,7 +422,8 @@ describe("watch checker", () => {
     clock += FRESHNESS_MS.nfts;
     sender.fail("permanent");
     await c.tick();
-    expect((await store.watches.all())[0]?.pending).toBeNull();
+    expect((await store.watches.all())[0]).toMatchObject({ pauseReason: "gone" });
+    expect((await store.watches.all())[0]?.pending).not.toBeNull();
     expect(sender.sent).toHaveLength(1);
     await store.close();
   });

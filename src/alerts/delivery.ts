@@ -4,21 +4,15 @@ import type { Platform } from "../core/command.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
 import type { Liveness } from "../jobs/liveness.ts";
 import { type LoopHandle, startLoop } from "../jobs/loop.ts";
+import { type SendFailure, sendStep } from "../jobs/send-policy.ts";
 import type { Logger } from "../log.ts";
 import type { ChatMover } from "../store/move-chat.ts";
 import type { DueAlert, OutboxStore, ReportStore, SubscriptionStore } from "../store/types.ts";
 import { type AlertChain, alertReply, digestReply, suppressedReply } from "./message.ts";
 
-/**
- * How a send failed, as the platform adapter tells it. `permanent`: the chat refuses the bot
- * (gone, blocked, no right to post), so its subscription pauses; `moved`: the chat has a new id
- * (a Telegram group upgraded to a supergroup), which its subscription follows.
- */
-export type SendFailure =
-  | { kind: "rate_limited"; retryAfterMs: number }
-  | { kind: "transient"; reason: string }
-  | { kind: "permanent"; reason: string }
-  | { kind: "moved"; newChatId: string };
+// The failure kinds and the back-off live with the one send policy; re-exported where the
+// adapters and the other senders have always found them.
+export { backoffMs, type SendFailure } from "../jobs/send-policy.ts";
 
 /** What an adapter offers the alert delivery: send to a chat, and say what an error means. */
 export interface AlertSender {
@@ -112,18 +106,6 @@ interface Message {
  * leader's alerts are taken again soon after its successor starts.
  */
 export const CLAIM_MS = 15_000;
-
-/**
- * The wait before the try after `attempts` failed ones: doubling from `baseMs`, at most 15 min,
- * spread ±25% unless `jitter` is off. Alerts, digests and watch posts back off with it.
- */
-export function backoffMs(
-  attempts: number,
-  { baseMs = 2_000, jitter = true }: { baseMs?: number; jitter?: boolean } = {},
-): number {
-  const ms = Math.min(15 * 60_000, baseMs * 2 ** Math.min(attempts, 10));
-  return jitter ? ms * (0.75 + Math.random() / 2) : ms;
-}
 
 /**
  * A send's idempotency key from what identifies the message: the same for every try at it (Discord
@@ -414,44 +396,49 @@ export class DeliveryWorker {
       subscription: first.subscriptionId,
     };
     const now = this.now();
-    if (failure.kind === "permanent") {
-      await this.deps.subscriptions.pause(first.subscriptionId, failure.reason, now);
-      this.stats.paused++;
-      logger.warn(
-        { ...where, reason: failure.reason },
-        "alerts paused: the channel refuses messages",
-      );
-      return;
+    const attempts = Math.max(...failed.map((alert) => alert.attempts));
+    const next = sendStep(failure, attempts + 1);
+    switch (next.step) {
+      case "pause":
+        await this.deps.subscriptions.pause(first.subscriptionId, next.reason, now);
+        this.stats.paused++;
+        logger.warn(
+          { ...where, reason: next.reason },
+          "alerts paused: the channel refuses messages",
+        );
+        return;
+      case "follow": {
+        this.stats.retries++;
+        const serving = await this.deps.moveChat(first.platform, first.chatId, next.newChatId);
+        logger.info(
+          { ...where, newChat: next.newChatId, subscription: serving?.id },
+          "chat moved to a new id; its subscription and alerts follow",
+        );
+        // At once, to the new id (re-rendered there, so its buttons belong to the new chat). The
+        // try counts, so a chat that keeps "moving" cannot loop for ever.
+        await this.retry(failed, others, now, `moved to ${next.newChatId}`);
+        this.poke();
+        return;
+      }
+      case "retry":
+        this.stats.retries++;
+        if (!next.countsTry) {
+          await this.deps.alerts.retryLater(
+            [...failed, ...others],
+            now + next.afterMs,
+            next.reason,
+            false,
+          );
+          logger.info({ ...where, retryAfterMs: next.afterMs }, "alert delivery rate limited");
+          return;
+        }
+        await this.retry(failed, others, now + next.afterMs, next.reason);
+        logger.warn(
+          { ...where, reason: next.reason, attempts: attempts + 1 },
+          "alert delivery failed; will retry",
+        );
+        return;
     }
-    this.stats.retries++;
-    if (failure.kind === "rate_limited") {
-      await this.deps.alerts.retryLater(
-        [...failed, ...others],
-        now + failure.retryAfterMs,
-        "rate limited",
-        false,
-      );
-      logger.info({ ...where, retryAfterMs: failure.retryAfterMs }, "alert delivery rate limited");
-      return;
-    }
-    if (failure.kind === "moved") {
-      const serving = await this.deps.moveChat(first.platform, first.chatId, failure.newChatId);
-      logger.info(
-        { ...where, newChat: failure.newChatId, subscription: serving?.id },
-        "chat moved to a new id; its subscription and alerts follow",
-      );
-      // At once, to the new id (re-rendered there, so its buttons belong to the new chat). The
-      // try counts, so a chat that keeps "moving" cannot loop for ever.
-      await this.retry(failed, others, now, `moved to ${failure.newChatId}`);
-      this.poke();
-      return;
-    }
-    const attempts = Math.max(...failed.map((alert) => alert.attempts)) + 1;
-    await this.retry(failed, others, now + backoffMs(attempts), failure.reason);
-    logger.warn(
-      { ...where, reason: failure.reason, attempts },
-      "alert delivery failed; will retry",
-    );
   }
 
   /** Counts a try for the failed alerts, dropping those out of tries; the others just wait. */

@@ -406,6 +406,7 @@ export class Runtime {
       const ms = performance.now() - started;
       logger.info({ outcome, ms: Math.round(ms) }, "invocation answered");
       this.onOutcome?.({ command, kind, outcome, ms });
+      if (this.accepting && outcome !== "rate_limited") this.chatWorks(invocation, logger);
       return { reply, outcome };
     };
     if (!this.accepting) {
@@ -500,6 +501,33 @@ export class Runtime {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * The bot was used in the chat, so the chat works again: its watches and digests that paused
+   * when it refused the bot resume (a chat that still refuses pauses them at their next post).
+   * After the command ran, so /watch list and /digest list show the pause; not awaited by the
+   * answer, only by stop().
+   */
+  private chatWorks(invocation: Invocation, logger: Logger): void {
+    const { platform, chat } = invocation;
+    const { digests, watches } = this.options.store;
+    const resuming = Promise.all([
+      digests.resumeChat(platform, chat.id),
+      watches?.resumeChat(platform, chat.id) ?? 0,
+    ]).then(
+      ([resumedDigests, resumedWatches]) => {
+        if (resumedDigests + resumedWatches > 0)
+          logger.info(
+            { digests: resumedDigests, watches: resumedWatches },
+            "the bot is used in the chat again: its paused digests and watches resume",
+          );
+      },
+      (error: unknown) =>
+        logger.warn({ err: error }, "could not resume the chat's paused digests and watches"),
+    );
+    this.inFlight.add(resuming);
+    resuming.finally(() => this.inFlight.delete(resuming));
   }
 
   /**

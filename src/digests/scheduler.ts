@@ -1,4 +1,4 @@
-import { type AlertSender, backoffMs, sendKey } from "../alerts/delivery.ts";
+import { type AlertSender, sendKey } from "../alerts/delivery.ts";
 import type { ApiClient } from "../api/client.ts";
 import type { Chain } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
@@ -7,6 +7,7 @@ import type { RenderableReply, Reply } from "../core/reply.ts";
 import { latestSlot } from "../core/schedule.ts";
 import type { Liveness } from "../jobs/liveness.ts";
 import { type LoopHandle, startLoop } from "../jobs/loop.ts";
+import { sendStep } from "../jobs/send-policy.ts";
 import type { Logger } from "../log.ts";
 import type { ChatMover } from "../store/move-chat.ts";
 import type { Digest, DigestRun, DigestStore } from "../store/types.ts";
@@ -55,6 +56,8 @@ export interface DigestStats {
   late: number;
   retries: number;
   failed: number;
+  /** Chats whose digests paused because the chat refused the bot. */
+  paused: number;
 }
 
 export const DIGEST_CLAIM_MS = 120_000;
@@ -72,7 +75,7 @@ export const digestKey = (digestId: number, slot: number) => sendKey(`digest:${d
  * Discord, whose nonce drops it). A slot before the digest was added is never posted.
  */
 export class DigestScheduler {
-  readonly stats: DigestStats = { posted: 0, late: 0, retries: 0, failed: 0 };
+  readonly stats: DigestStats = { posted: 0, late: 0, retries: 0, failed: 0, paused: 0 };
   private readonly now: () => number;
   private loop: LoopHandle | undefined;
   private stopping = false;
@@ -118,11 +121,16 @@ export class DigestScheduler {
   async tick(): Promise<number> {
     if (!this.deps.isLeader()) return 0;
     let sent = 0;
+    // Chats that refused the bot in this round (its digests were read before).
+    const pausedNow = new Set<string>();
     for (const digest of await this.deps.digests.all()) {
       if (this.stopping) break;
       const sender = this.deps.senders[digest.platform as Platform];
       // A platform not configured in this run: its digests wait for it.
       if (!sender) continue;
+      // A chat that refuses the bot: its digests wait until it works again, untried.
+      const chat = `${digest.platform}\u0000${digest.chatId}`;
+      if (digest.pausedAt !== null || pausedNow.has(chat)) continue;
       let slot: number;
       try {
         slot = latestSlot(digest, this.now());
@@ -147,6 +155,12 @@ export class DigestScheduler {
       }
       const outcome = await this.post(digest, run, sender);
       if (outcome === "sent") sent++;
+      if (outcome === "paused") {
+        pausedNow.add(chat);
+        // Resumed before its next slot, this one is still owed.
+        this.settled.delete(digest.id);
+        continue;
+      }
       // Sent or given up: never again; to be retried: from when its wait ends.
       this.settled.set(digest.id, {
         slot,
@@ -161,7 +175,7 @@ export class DigestScheduler {
     digest: Digest,
     run: DigestRun,
     sender: AlertSender,
-  ): Promise<"sent" | "failed" | number> {
+  ): Promise<"sent" | "failed" | "paused" | number> {
     const { digests, logger, settings } = this.deps;
     const where = {
       digest: digest.id,
@@ -225,7 +239,7 @@ export class DigestScheduler {
     digest: Digest,
     run: DigestRun,
     failure: ReturnType<AlertSender["classifySendError"]>,
-  ): Promise<"failed" | number> {
+  ): Promise<"failed" | "paused" | number> {
     const { digests, logger, settings } = this.deps;
     const where = {
       digest: digest.id,
@@ -234,38 +248,54 @@ export class DigestScheduler {
       slot: run.slot,
     };
     const now = this.now();
-    if (failure.kind === "rate_limited") {
-      this.stats.retries++;
-      const dueAt = now + failure.retryAfterMs;
-      await digests.retryRun(digest.id, run.slot, dueAt, "rate limited", false);
-      return dueAt;
-    }
-    if (failure.kind === "moved") {
-      await this.deps.moveChat(digest.platform, digest.chatId, failure.newChatId);
-      logger.info({ ...where, newChat: failure.newChatId }, "chat moved; its digests follow");
-      // At once, to the new id (the next tick reads the digest anew); the try counts, so a chat
-      // that keeps "moving" cannot loop for ever.
-      if (run.attempts + 1 < settings.maxAttempts) {
-        await digests.retryRun(digest.id, run.slot, now, `moved to ${failure.newChatId}`, true);
-        return now;
+    const next = sendStep(failure, run.attempts, { baseMs: 30_000, jitter: false });
+    switch (next.step) {
+      case "pause":
+        // Not a failure of the slot: the chat's digests wait, the reason shown in /digest list,
+        // and this slot stays owed (posted if the chat works again before the next).
+        await digests.pauseChat(digest.platform, digest.chatId, next.reason, now);
+        await digests.retryRun(digest.id, run.slot, now, next.reason, false);
+        this.stats.paused++;
+        logger.warn(
+          { ...where, reason: next.reason },
+          "the chat refuses the bot: its digests pause until it works again",
+        );
+        return "paused";
+      case "follow":
+        await this.deps.moveChat(digest.platform, digest.chatId, next.newChatId);
+        logger.info({ ...where, newChat: next.newChatId }, "chat moved; its digests follow");
+        // At once, to the new id (the next tick reads the digest anew); the try counts, so a chat
+        // that keeps "moving" cannot loop for ever.
+        if (run.attempts + 1 < settings.maxAttempts) {
+          await digests.retryRun(digest.id, run.slot, now, next.reason, true);
+          return now;
+        }
+        return this.giveUp(digest, run, next.reason);
+      case "retry": {
+        if (next.countsTry && run.attempts + 1 >= settings.maxAttempts)
+          return this.giveUp(digest, run, next.reason);
+        this.stats.retries++;
+        const dueAt = now + next.afterMs;
+        await digests.retryRun(digest.id, run.slot, dueAt, next.reason, next.countsTry);
+        if (next.countsTry)
+          logger.warn(
+            { ...where, reason: next.reason, attempts: run.attempts + 1 },
+            "digest post failed; will retry",
+          );
+        return dueAt;
       }
     }
-    const reason =
-      failure.kind === "moved" ? `the chat moved to ${failure.newChatId}` : failure.reason;
-    if (failure.kind === "permanent" || run.attempts + 1 >= settings.maxAttempts) {
-      await digests.finishRun(digest.id, run.slot, "failed", now, reason);
-      this.stats.failed++;
-      this.deps.onOutcome?.("failed");
-      logger.error(
-        { ...where, reason },
-        "digest not posted for this slot; the next slot tries again",
-      );
-      return "failed";
-    }
-    this.stats.retries++;
-    const dueAt = now + backoffMs(run.attempts, { baseMs: 30_000, jitter: false });
-    await digests.retryRun(digest.id, run.slot, dueAt, reason, true);
-    logger.warn({ ...where, reason, attempts: run.attempts + 1 }, "digest post failed; will retry");
-    return dueAt;
+  }
+
+  /** The slot's tries are spent: it is not posted; the next slot tries again. */
+  private async giveUp(digest: Digest, run: DigestRun, reason: string): Promise<"failed"> {
+    await this.deps.digests.finishRun(digest.id, run.slot, "failed", this.now(), reason);
+    this.stats.failed++;
+    this.deps.onOutcome?.("failed");
+    this.deps.logger.error(
+      { digest: digest.id, platform: digest.platform, chat: digest.chatId, slot: run.slot, reason },
+      "digest not posted for this slot; the next slot tries again",
+    );
+    return "failed";
   }
 }

@@ -3,6 +3,7 @@ import { ApiError } from "../api/errors.ts";
 import { InvalidInputError } from "../api/validate.ts";
 import type { Liveness } from "../jobs/liveness.ts";
 import { type LoopHandle, startLoop } from "../jobs/loop.ts";
+import { type RetryableFailure, retryWait } from "../jobs/send-policy.ts";
 import type { Logger } from "../log.ts";
 import type { ReportStore, SpamReport } from "../store/types.ts";
 
@@ -16,11 +17,18 @@ export type ReportOutcome =
   | { status: "unknown"; reason: string }
   | { status: "failed"; reason: string };
 
-const retryDelayMs = (attempts: number, retryAfter?: number) =>
-  Math.max(
-    (retryAfter ?? 0) * 1000,
-    Math.min(30 * 60_000, 10_000 * 2 ** attempts) * (0.75 + Math.random() / 2),
-  );
+/**
+ * The wait before a report's next try, by the one send policy: a 429 that says when waits that
+ * long, anything else the service certainly did not take backs off from 10 s. (A refusal of the
+ * report itself is not retried at all, and nothing pauses: a report is no chat's sender.)
+ */
+function retryDelayMs(error: ApiError, attempts: number): number {
+  const failure: RetryableFailure =
+    error.kind === "rate_limited" && error.retryAfter !== undefined
+      ? { kind: "rate_limited", retryAfterMs: error.retryAfter * 1000 }
+      : { kind: "transient", reason: error.message };
+  return retryWait(failure, attempts, { baseMs: 10_000 }).afterMs;
+}
 
 /** Network errors raised before the request was written: nothing reached the service. */
 const NOT_SENT_CODES: ReadonlySet<string> = new Set([
@@ -98,7 +106,7 @@ export async function attemptReport(
     }
     if (certainlyNotReceived(error)) {
       if (report.attempts < MAX_REPORT_ATTEMPTS) {
-        const retryInMs = retryDelayMs(report.attempts - 1, error.retryAfter);
+        const retryInMs = retryDelayMs(error, report.attempts - 1);
         await reports.queue(report.id, upstream, now() + retryInMs, now());
         logger.warn(
           { report: report.id, kind: error.kind, retryInMs },

@@ -15,6 +15,8 @@ export interface WatchRow {
   pending: string | null;
   created_by: string;
   created_at: number;
+  paused_at: number | null;
+  pause_reason: string | null;
 }
 
 export function watchFromRow(row: WatchRow): Watch {
@@ -32,5 +34,7 @@ export function watchFromRow(row: WatchRow): Watch {
     pending: row.pending,
     createdBy: row.created_by,
     createdAt: Number(row.created_at),
+    pausedAt: row.paused_at === null ? null : Number(row.paused_at),
+    pauseReason: row.pause_reason,
   };
 }

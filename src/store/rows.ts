@@ -208,6 +208,8 @@ export interface DigestRow {
   period: string;
   created_by: string;
   created_at: number;
+  paused_at: number | null;
+  pause_reason: string | null;
 }
 
 export const toDigest = (row: DigestRow): Digest => ({
@@ -223,6 +225,8 @@ export const toDigest = (row: DigestRow): Digest => ({
   period: row.period,
   createdBy: row.created_by,
   createdAt: row.created_at,
+  pausedAt: row.paused_at === null ? null : Number(row.paused_at),
+  pauseReason: row.pause_reason,
 });
 
 export interface DigestRunRow {

@@ -353,9 +353,13 @@ export interface Digest {
   period: string;
   createdBy: string;
   createdAt: number;
+  /** When the chat refused the bot's post (null: not paused); a paused digest is not attempted. */
+  pausedAt: number | null;
+  /** Why, as the platform said it: shown in /digest list. */
+  pauseReason: string | null;
 }
 
-export type NewDigest = Omit<Digest, "id">;
+export type NewDigest = Omit<Digest, "id" | "pausedAt" | "pauseReason">;
 
 /**
  * One slot's post of one digest. 'sending': claimed by `claimedBy` until `claimedUntil` (or,
@@ -421,6 +425,10 @@ export interface DigestStore {
   ): Promise<void>;
   /** A digest's runs, newest slot first (inspection and tests). */
   runs(digestId: number): Promise<DigestRun[]>;
+  /** The chat refuses the bot: its digests pause, with the reason (an earlier pause is kept). */
+  pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void>;
+  /** The chat works again: its paused digests resume; how many. */
+  resumeChat(platform: string, chatId: string): Promise<number>;
 }
 
 // Key-value and lease ----------------------------------------------------------------------------
@@ -521,6 +529,10 @@ export interface Watch {
   pending: string | null;
   createdBy: string;
   createdAt: number;
+  /** When the chat refused the bot's post (null: not paused); a paused watch is not read. */
+  pausedAt: number | null;
+  /** Why, as the platform said it: shown in /watch list. */
+  pauseReason: string | null;
 }
 
 export type NewWatch = Pick<
@@ -568,6 +580,10 @@ export interface WatchStore {
    * ones dropped.
    */
   moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void>;
+  /** The chat refuses the bot: its watches pause, with the reason (an earlier pause is kept). */
+  pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void>;
+  /** The chat works again: its paused watches resume; how many. */
+  resumeChat(platform: string, chatId: string): Promise<number>;
 }
 
 // The whole store --------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import type { RenderableReply, Reply } from "../core/reply.ts";
 import { Lease } from "../jobs/lease.ts";
 import type { Check } from "../jobs/liveness.ts";
 import { type LoopHandle, startLoop } from "../jobs/loop.ts";
+import { sendStep } from "../jobs/send-policy.ts";
 import type { Logger } from "../log.ts";
 import type { ChatMover } from "../store/move-chat.ts";
 import type { LeaseStore, Watch, WatchStore } from "../store/types.ts";
@@ -75,6 +76,8 @@ export interface WatchCheckStats {
   /** Reads left for a later tick: the per-minute share was spent. */
   deferred: number;
   failures: number;
+  /** Chats whose watches paused because the chat refused the bot. */
+  paused: number;
 }
 
 const parseState = (text: string | null): WatchState => {
@@ -128,13 +131,20 @@ export function whaleShareMove(
  * already stored.
  */
 export class WatchChecker {
-  readonly stats: WatchCheckStats = { checks: 0, posts: 0, deferred: 0, failures: 0 };
+  readonly stats: WatchCheckStats = { checks: 0, posts: 0, deferred: 0, failures: 0, paused: 0 };
   private loop: LoopHandle | undefined;
   private readonly now: () => number;
   /** One process checks every chain's watches. */
   readonly lease: Lease;
   /** Reads made in the current minute (the watches' share of the upstream budget). */
   private window = { start: 0, used: 0 };
+  /**
+   * Chats whose post failed, by chatKey: not sent to again before `until` (a rate limit's
+   * Retry-After, or the back-off after `attempts` failed tries). In memory: a restart tries once.
+   */
+  private readonly waits = new Map<string, { until: number; attempts: number }>();
+  /** Chats paused during this round (the round's watch list was read before). */
+  private readonly pausedNow = new Set<string>();
 
   constructor(private readonly deps: WatchCheckerDeps) {
     this.now = deps.now ?? Date.now;
@@ -191,7 +201,8 @@ export class WatchChecker {
     if (!(await hold())) return false;
     let heldAt = this.now();
     let spent = false;
-    for (const watch of await this.deps.watches.all()) {
+    this.pausedNow.clear();
+    for (const watch of readOrder(await this.deps.watches.all())) {
       // A long round renews the lease as it goes, and stops if another process took it.
       if (this.now() - heldAt > ttl / 3) {
         if (!(await hold())) return false;
@@ -199,6 +210,10 @@ export class WatchChecker {
       }
       // A chat on a platform this process does not serve: its reads would buy posts it cannot send.
       if (!this.deps.senders[watch.platform as Platform]) continue;
+      // A chat that refuses the bot: nothing is read for it until it works again.
+      if (watch.pausedAt !== null || this.pausedNow.has(chatKey(watch))) continue;
+      // A chat whose post failed waits (Retry-After, back-off): nothing read or sent for it.
+      if ((this.waits.get(chatKey(watch))?.until ?? 0) > this.now()) continue;
       // A post owed from before (a crash, a failed send) goes first; nothing new is read meanwhile.
       if (watch.pending !== null) {
         await this.send(watch, watch.pending);
@@ -347,6 +362,7 @@ export class WatchChecker {
       return;
     }
     const key = sendKey(`watch:${watch.id}:${pending}`);
+    const chat = chatKey(watch);
     try {
       const renderable = await this.deps.materialize(
         watch.platform as Platform,
@@ -354,33 +370,95 @@ export class WatchChecker {
         reply,
       );
       await sender.sendToChat(watch.chatId, renderable, key);
+      this.waits.delete(chat);
       this.stats.posts++;
       await this.deps.watches.posted(watch.id, pending);
     } catch (error) {
-      const failure = sender.classifySendError(error);
-      if (failure.kind === "moved") {
-        // The chat's watches follow it; the post goes to the new id at the next round.
-        await this.deps.moveChat(watch.platform, watch.chatId, failure.newChatId);
-        this.deps.logger.info(
-          { watch: watch.id, chatId: watch.chatId, newChat: failure.newChatId },
-          "chat moved to a new id; its watches follow",
-        );
-        return;
+      const where = { watch: watch.id, platform: watch.platform, chat: watch.chatId };
+      const attempts = this.waits.get(chat)?.attempts ?? 0;
+      const next = sendStep(sender.classifySendError(error), attempts, { baseMs: 30_000 });
+      switch (next.step) {
+        case "retry":
+          // The post stays owed; the chat's posts wait, and its watches read nothing new meanwhile.
+          this.waits.set(chat, {
+            until: this.now() + next.afterMs,
+            attempts: attempts + (next.countsTry ? 1 : 0),
+          });
+          this.deps.logger.info(
+            { ...where, reason: next.reason, retryInMs: Math.round(next.afterMs) },
+            "a watch's post could not be sent; tried again later",
+          );
+          return;
+        case "follow":
+          // The chat's watches follow it; the post goes to the new id at the next round.
+          await this.deps.moveChat(watch.platform, watch.chatId, next.newChatId);
+          this.deps.logger.info(
+            { ...where, newChat: next.newChatId },
+            "chat moved to a new id; its watches follow",
+          );
+          return;
+        case "pause":
+          // The post stays owed: it goes out when the chat works again.
+          await this.deps.watches.pauseChat(watch.platform, watch.chatId, next.reason, this.now());
+          this.pausedNow.add(chat);
+          this.waits.delete(chat);
+          this.stats.paused++;
+          this.deps.logger.warn(
+            { ...where, reason: next.reason },
+            "the chat refuses the bot: its watches pause until it works again",
+          );
+          return;
       }
-      if (failure.kind === "permanent") {
-        this.deps.logger.warn(
-          { watch: watch.id, chatId: watch.chatId, reason: failure.reason },
-          "the chat refuses the bot: this watch's post is dropped",
-        );
-        await this.deps.watches.posted(watch.id, pending);
-        return;
-      }
-      this.deps.logger.info(
-        { watch: watch.id, failure },
-        "a watch's post could not be sent; tried again next round",
-      );
     }
   }
+}
+
+/** One key per chat (a chat id is unique on its platform only). */
+const chatKey = (watch: Pick<Watch, "platform" | "chatId">) =>
+  `${watch.platform}\u0000${watch.chatId}`;
+
+/** When a watch's next read is due (its earliest part); never read: at once. */
+function dueAt(watch: Watch): number {
+  const state = parseState(watch.state);
+  const due = (at: number | undefined, every: number) =>
+    at === undefined ? Number.NEGATIVE_INFINITY : at + every;
+  if (watch.kind === "wallet") return due(state.nftsAt, FRESHNESS_MS.nfts);
+  return Math.min(
+    watch.ownersPercent === null
+      ? Number.POSITIVE_INFINITY
+      : due(state.ownersAt, FRESHNESS_MS.owners),
+    watch.whalesPoints === null
+      ? Number.POSITIVE_INFINITY
+      : due(state.whalesAt, FRESHNESS_MS.whales),
+  );
+}
+
+/**
+ * The order a round looks at the watches in, so the read budget is shared fairly: within a chat
+ * the watch due longest (least recently read) first, and chats taking turns, one watch each, the
+ * chat whose first watch is due longest leading. A chat with many watches gets no bigger share of
+ * a scarce budget than one with a few, and a watch passed over in one round is earlier in the next.
+ */
+export function readOrder(watches: readonly Watch[]): Watch[] {
+  const chats = new Map<string, { watch: Watch; due: number }[]>();
+  for (const watch of watches) {
+    const key = chatKey(watch);
+    const list = chats.get(key) ?? [];
+    list.push({ watch, due: dueAt(watch) });
+    chats.set(key, list);
+  }
+  const byDue = (a: { watch: Watch; due: number }, b: { watch: Watch; due: number }) =>
+    a.due - b.due || a.watch.id - b.watch.id;
+  const queues = [...chats.values()].map((list) => list.sort(byDue));
+  queues.sort((a, b) => byDue(a[0] as (typeof a)[0], b[0] as (typeof b)[0]));
+  const out: Watch[] = [];
+  for (let turn = 0; out.length < watches.length; turn++) {
+    for (const queue of queues) {
+      const next = queue[turn];
+      if (next) out.push(next.watch);
+    }
+  }
+  return out;
 }
 
 function mergeReplies(replies: Reply[]): Reply | undefined {

@@ -123,5 +123,29 @@ export function digestsContract(open: OpenStore): void {
       );
       expect(claims.filter(Boolean)).toHaveLength(1);
     });
+
+    it("a chat's digests pause with the reason (the first pause kept) and resume; other chats are untouched", async () => {
+      const { digests } = await fresh();
+      const mine = await digests.add(aDigest("c1"), 5);
+      const other = await digests.add(aDigest("c2"), 5);
+      const discord = await digests.add(aDigest("c1", { platform: "discord" }), 5);
+      if (mine === "full" || other === "full" || discord === "full") throw new Error("full");
+      expect(mine).toMatchObject({ pausedAt: null, pauseReason: null });
+
+      await digests.pauseChat("telegram", "c1", "Telegram: Bad Request: chat not found", 7_000);
+      await digests.pauseChat("telegram", "c1", "a later refusal", 8_000);
+      expect(await digests.forChat("telegram", "c1")).toMatchObject([
+        { id: mine.id, pausedAt: 7_000, pauseReason: "Telegram: Bad Request: chat not found" },
+      ]);
+      expect((await digests.forChat("telegram", "c2"))[0]?.pausedAt).toBeNull();
+      expect((await digests.forChat("discord", "c1"))[0]?.pausedAt).toBeNull();
+      expect((await digests.all()).find((d) => d.id === mine.id)?.pausedAt).toBe(7_000);
+
+      expect(await digests.resumeChat("telegram", "c1")).toBe(1);
+      expect(await digests.resumeChat("telegram", "c1")).toBe(0);
+      expect(await digests.forChat("telegram", "c1")).toMatchObject([
+        { id: mine.id, pausedAt: null, pauseReason: null },
+      ]);
+    });
   });
 }

@@ -108,5 +108,38 @@ export function watchesContract(open: OpenStore): void {
         [`0x${"b".repeat(40)}`, 10],
       ]);
     });
+
+    it("a chat's watches pause with the reason (the first pause kept) and resume; other chats are untouched", async () => {
+      const { watches } = await fresh();
+      const mine = await watches.add(base, 10);
+      const mineToo = await watches.add(
+        { ...base, kind: "wallet", target: `0x${"1".repeat(40)}` },
+        10,
+      );
+      const other = await watches.add({ ...base, chatId: "c2" }, 10);
+      const telegram = await watches.add({ ...base, platform: "telegram" }, 10);
+      if ([mine, mineToo, other, telegram].some((r) => r.kind === "full")) throw new Error("full");
+      expect(mine).toMatchObject({ watch: { pausedAt: null, pauseReason: null } });
+
+      await watches.pauseChat("discord", "c1", "Discord: Unknown Channel", 5_000);
+      await watches.pauseChat("discord", "c1", "a later refusal", 6_000);
+      const paused = await watches.forChat("discord", "c1");
+      expect(paused.map((w) => [w.pausedAt, w.pauseReason])).toEqual([
+        [5_000, "Discord: Unknown Channel"],
+        [5_000, "Discord: Unknown Channel"],
+      ]);
+      expect((await watches.forChat("discord", "c2"))[0]?.pausedAt).toBeNull();
+      expect((await watches.forChat("telegram", "c1"))[0]?.pausedAt).toBeNull();
+      expect((await watches.all()).filter((w) => w.pausedAt !== null)).toHaveLength(2);
+
+      expect(await watches.resumeChat("discord", "c1")).toBe(2);
+      expect(await watches.resumeChat("discord", "c1")).toBe(0);
+      expect(
+        (await watches.forChat("discord", "c1")).map((w) => [w.pausedAt, w.pauseReason]),
+      ).toEqual([
+        [null, null],
+        [null, null],
+      ]);
+    });
   });
 }

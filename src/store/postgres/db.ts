@@ -260,6 +260,13 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE outbox ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX seen_contracts_seen ON seen_contracts (chain, seen_at);
   `,
+  // 9: watches and digests pause (as SQLite's 16)
+  `
+  ALTER TABLE watches ADD COLUMN paused_at BIGINT;
+  ALTER TABLE watches ADD COLUMN pause_reason TEXT;
+  ALTER TABLE digests ADD COLUMN paused_at BIGINT;
+  ALTER TABLE digests ADD COLUMN pause_reason TEXT;
+  `,
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

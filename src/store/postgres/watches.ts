@@ -118,4 +118,21 @@ export class PgWatchStore implements WatchStore {
       ]);
     });
   }
+
+  async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
+    await this.db.query(
+      `UPDATE watches SET paused_at = $3, pause_reason = $4
+        WHERE platform = $1 AND chat_id = $2 AND paused_at IS NULL`,
+      [platform, chatId, now, reason.slice(0, 500)],
+    );
+  }
+
+  async resumeChat(platform: string, chatId: string): Promise<number> {
+    const { rowCount } = await this.db.query(
+      `UPDATE watches SET paused_at = NULL, pause_reason = NULL
+        WHERE platform = $1 AND chat_id = $2 AND paused_at IS NOT NULL`,
+      [platform, chatId],
+    );
+    return rowCount ?? 0;
+  }
 }

@@ -403,6 +403,14 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE outbox ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX seen_contracts_seen ON seen_contracts (chain, seen_at);
   `,
+  // 16: watches and digests pause like subscriptions when their chat refuses the bot (issue 25):
+  // when and why, shown in /watch list and /digest list; a paused one is neither read nor sent.
+  `
+  ALTER TABLE watches ADD COLUMN paused_at INTEGER;
+  ALTER TABLE watches ADD COLUMN pause_reason TEXT;
+  ALTER TABLE digests ADD COLUMN paused_at INTEGER;
+  ALTER TABLE digests ADD COLUMN pause_reason TEXT;
+  `,
 ];
 
 /** How many migrations the SQLite store has: a store opened by this code is at this version. */

@@ -112,4 +112,22 @@ export class SqliteWatchStore implements WatchStore {
       })
       .immediate();
   }
+
+  async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
+    this.db
+      .prepare(
+        `UPDATE watches SET paused_at = ?, pause_reason = ?
+          WHERE platform = ? AND chat_id = ? AND paused_at IS NULL`,
+      )
+      .run(now, reason.slice(0, 500), platform, chatId);
+  }
+
+  async resumeChat(platform: string, chatId: string): Promise<number> {
+    return this.db
+      .prepare(
+        `UPDATE watches SET paused_at = NULL, pause_reason = NULL
+          WHERE platform = ? AND chat_id = ? AND paused_at IS NOT NULL`,
+      )
+      .run(platform, chatId).changes;
+  }
 }
