@@ -281,6 +281,30 @@ describe("verification before parsing", () => {
     expect(countRuns).toBe(1);
   });
 
+  it("when the store hangs (a frozen database), the interaction still runs within Discord's 3 s, and this instance refuses its replay", async () => {
+    await adapter.stop();
+    await host.close();
+    await serve({ interactions: { firstSeen: () => new Promise<boolean>(() => {}) } });
+    const payload = fake.slashCommand("countme");
+    const body = JSON.stringify(payload);
+    const ts = String(now());
+    const headers = { "x-signature-timestamp": ts, "x-signature-ed25519": fake.sign(ts, body) };
+    const send = async () =>
+      JSON.stringify(
+        await (
+          await fetch(endpoint, {
+            method: "POST",
+            headers,
+            body,
+            signal: AbortSignal.timeout(2_900),
+          })
+        ).json(),
+      );
+    expect(await send()).toContain("run 1");
+    expect(await send()).toContain("already handled");
+    expect(countRuns).toBe(1);
+  });
+
   it("a forged command runs nothing; a body over the bound is not read; only POST", async () => {
     const payload = fake.slashCommand(
       "adminonly",

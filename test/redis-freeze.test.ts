@@ -99,3 +99,54 @@ describe.runIf(await redisAvailable())("Redis frozen without a reset", () => {
     expect(await countKeys(prefix, "answer:*")).toBeGreaterThanOrEqual(2);
   }, 40_000);
 });
+
+describe.runIf(await redisAvailable())("Redis slow or reset", () => {
+  let proxy: FaultProxy | undefined;
+  let link: RedisLink | undefined;
+  let prefix = "";
+  afterEach(async () => {
+    await link?.close();
+    await proxy?.close();
+    await deleteKeys(prefix);
+  });
+
+  it("a slow link (150 ms each way) is still Redis: no breaker, answers shared; a reset is reconnected and shared again", async () => {
+    // Given an instance whose Redis is behind a proxy
+    proxy = FaultProxy.forUrl(REDIS_URL, 6379);
+    await proxy.start();
+    prefix = testPrefix("slow");
+    const { logger } = capturingLogger();
+    link = new RedisLink({ url: proxy.urlFor(REDIS_URL), prefix, logger, coolingMs: 1_000 });
+    expect(await link.ready(2_000)).toBe(true);
+    const cache = new SharedAnswerCache(link, {
+      local: { maxKeys: 10, maxBytes: 1024, maxEntryBytes: 1, ttlSeconds: 1 },
+      maxEntryBytes: 1024,
+      waitMs: 2_000,
+    });
+    let loads = 0;
+    const load = async () => ({ value: { n: ++loads }, bytes: 8 });
+
+    // When every byte takes 150 ms each way (under the command timeout)
+    proxy.slow(150);
+    for (let i = 0; i < 3; i++) await cache.getOrLoad(`slow-${i}`, 60, load);
+    // Then it stays a working Redis: the answers are stored there and the breaker stays closed
+    expect(link.health()).toEqual({ redis: "ok" });
+    const shared = await countKeys(prefix, "answer:*");
+    expect(shared).toBeGreaterThanOrEqual(3);
+
+    // When the connection is reset (a restart, a failover that sends RST)
+    proxy.slow(0);
+    proxy.reset();
+    // Then the instance gets back to Redis and shares answers there again
+    await until(() => link?.healthy === true, 15_000);
+    await expect
+      .poll(
+        async () => {
+          await cache.getOrLoad(`after-reset-${loads}`, 60, load);
+          return countKeys(prefix, "answer:*");
+        },
+        { timeout: 15_000, interval: 200 },
+      )
+      .toBeGreaterThan(shared);
+  }, 40_000);
+});

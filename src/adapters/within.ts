@@ -15,3 +15,26 @@ export async function within<T>(promise: Promise<T>, ms: number): Promise<Outcom
     clearTimeout(timer);
   }
 }
+
+/** The store did not answer in time; the caller goes on as it would if the store had failed. */
+export class TooSlowError extends Error {
+  constructor(what: string, ms: number) {
+    super(`${what} did not answer within ${ms} ms`);
+    this.name = "TooSlowError";
+  }
+}
+
+/**
+ * The value if it comes within `ms`, else a TooSlowError (the call goes on unwatched). For the
+ * awaits on a shared store that stand before an acknowledgement with a deadline: Discord's 3 s,
+ * Telegram's webhook answer.
+ */
+export async function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  const outcome = await within(promise, ms);
+  if (outcome.done) return outcome.value;
+  outcome.pending.catch(() => {});
+  throw new TooSlowError(what, ms);
+}
+
+/** How long an update's or interaction's "seen before?" may take before it is answered anyway. */
+export const SEEN_CHECK_MS = 1_000;

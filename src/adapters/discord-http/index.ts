@@ -20,6 +20,7 @@ import type { DiscordAdapterOptions } from "../discord/index.ts";
 import { alertPace, classifyDiscordSendError, postAlert } from "../discord/rest-messages.ts";
 import type { SteadyPace } from "../pace.ts";
 import type { ChatAdapter } from "../types.ts";
+import { bounded, SEEN_CHECK_MS } from "../within.ts";
 import { INTERACTIONS_PATH } from "./endpoint.ts";
 import { handleInteraction, UnsupportedInteraction } from "./interactions.ts";
 import { ed25519PublicKey, INTERACTION_REPLAY_WINDOW_MS, verifyInteraction } from "./verify.ts";
@@ -220,7 +221,13 @@ export class DiscordHttpAdapter implements ChatAdapter {
     const seenHere = this.seenHere.has(id);
     this.seenHere.set(id, true);
     try {
-      return (await this.options.interactions.firstSeen(snowflake)) && !seenHere;
+      return (
+        (await bounded(
+          this.options.interactions.firstSeen(snowflake),
+          SEEN_CHECK_MS,
+          "the interaction id store",
+        )) && !seenHere
+      );
     } catch (error) {
       this.options.logger.warn(
         { err: error, interaction: id },

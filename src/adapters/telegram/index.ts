@@ -11,7 +11,7 @@ import { escapeHtml, renderTelegram, type TelegramMessage } from "../../render/t
 import type { UpdateDedup } from "../../store/types.ts";
 import type { SharedPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
-import { within } from "../within.ts";
+import { bounded, SEEN_CHECK_MS, within } from "../within.ts";
 import { classifyTelegramError, isPermanentTelegramError } from "./errors.ts";
 import { senderOf, telegramInvocation } from "./invocation.ts";
 import { sendTelegramMessage } from "./messages.ts";
@@ -104,7 +104,11 @@ export class TelegramAdapter implements ChatAdapter {
       this.bot.use(async (ctx, next) => {
         let first = true;
         try {
-          first = await updates.firstSeen(ctx.update.update_id);
+          first = await bounded(
+            updates.firstSeen(ctx.update.update_id),
+            SEEN_CHECK_MS,
+            "the update id store",
+          );
         } catch (error) {
           // Answering twice is better than not at all.
           logger.warn({ err: error, update: ctx.update.update_id }, "update id not recorded");
