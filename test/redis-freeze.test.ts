@@ -21,7 +21,7 @@ async function until(check: () => boolean, ms: number): Promise<void> {
  */
 const WAITED_MS = 300;
 
-describe.runIf(await redisAvailable())("Redis frozen without a reset", () => {
+describe.runIf(await redisAvailable())("Redis frozen, slowed or reset", () => {
   let proxy: FaultProxy | undefined;
   let link: RedisLink | undefined;
   let prefix = "";
@@ -31,24 +31,26 @@ describe.runIf(await redisAvailable())("Redis frozen without a reset", () => {
     await deleteKeys(prefix);
   });
 
-  it("opens the breaker after a few timeouts: every Redis user answers at once from its fallback, health says why, and it closes after the thaw and the cooling", async () => {
-    // Given an instance whose Redis is behind a proxy that can freeze the connection
+  /** A link to the shared Redis through a fault proxy, under a fresh prefix, and a cache on it. */
+  async function behindProxy(name: string, coolingMs: number) {
     proxy = FaultProxy.forUrl(REDIS_URL, 6379);
     await proxy.start();
-    prefix = testPrefix("freeze");
+    prefix = testPrefix(name);
     const { logger, lines } = capturingLogger();
-    link = new RedisLink({
-      url: proxy.urlFor(REDIS_URL),
-      prefix,
-      logger,
-      coolingMs: 1_500,
-    });
+    link = new RedisLink({ url: proxy.urlFor(REDIS_URL), prefix, logger, coolingMs });
     expect(await link.ready(2_000)).toBe(true);
     const cache = new SharedAnswerCache(link, {
+      // No L1 to speak of: every read goes to Redis (or to its fallback)
       local: { maxKeys: 10, maxBytes: 1024, maxEntryBytes: 1, ttlSeconds: 1 },
       maxEntryBytes: 1024,
       waitMs: 2_000,
     });
+    return { proxy, link, lines, cache };
+  }
+
+  it("opens the breaker after a few timeouts: every Redis user answers at once from its fallback, health says why, and it closes after the thaw and the cooling", async () => {
+    // Given an instance whose Redis is behind a proxy that can freeze the connection
+    const { proxy, link, lines, cache } = await behindProxy("freeze", 1_500);
     const person = sharedLimiters(link)("person", { burst: 2, perMinute: 2 });
     const pace = new SharedPacing(link);
     const budget = new SharedBudget(link, { perSecond: 1000, burst: 1000, maxWaitMs: 1000 });
@@ -91,38 +93,17 @@ describe.runIf(await redisAvailable())("Redis frozen without a reset", () => {
 
     // When the network heals, the breaker closes after its cooling, on a fresh connection
     proxy.thaw();
-    await until(() => link?.healthy === true, 10_000);
+    await until(() => link.healthy === true, 10_000);
     expect(link.health()).toEqual({ redis: "ok" });
     expect(lines.filter((line) => line.includes("Redis is reachable again"))).toHaveLength(1);
     // And answers are shared through Redis again
     await cache.getOrLoad("after", 60, load);
     expect(await countKeys(prefix, "answer:*")).toBeGreaterThanOrEqual(2);
   }, 40_000);
-});
-
-describe.runIf(await redisAvailable())("Redis slow or reset", () => {
-  let proxy: FaultProxy | undefined;
-  let link: RedisLink | undefined;
-  let prefix = "";
-  afterEach(async () => {
-    await link?.close();
-    await proxy?.close();
-    await deleteKeys(prefix);
-  });
 
   it("a slow link (150 ms each way) is still Redis: no breaker, answers shared; a reset is reconnected and shared again", async () => {
     // Given an instance whose Redis is behind a proxy
-    proxy = FaultProxy.forUrl(REDIS_URL, 6379);
-    await proxy.start();
-    prefix = testPrefix("slow");
-    const { logger } = capturingLogger();
-    link = new RedisLink({ url: proxy.urlFor(REDIS_URL), prefix, logger, coolingMs: 1_000 });
-    expect(await link.ready(2_000)).toBe(true);
-    const cache = new SharedAnswerCache(link, {
-      local: { maxKeys: 10, maxBytes: 1024, maxEntryBytes: 1, ttlSeconds: 1 },
-      maxEntryBytes: 1024,
-      waitMs: 2_000,
-    });
+    const { proxy, link, cache } = await behindProxy("slow", 1_000);
     let loads = 0;
     const load = async () => ({ value: { n: ++loads }, bytes: 8 });
 
@@ -138,7 +119,7 @@ describe.runIf(await redisAvailable())("Redis slow or reset", () => {
     proxy.slow(0);
     proxy.reset();
     // Then the instance gets back to Redis and shares answers there again
-    await until(() => link?.healthy === true, 15_000);
+    await until(() => link.healthy === true, 15_000);
     await expect
       .poll(
         async () => {

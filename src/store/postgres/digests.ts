@@ -1,5 +1,6 @@
 import { type DigestRow, type DigestRunRow, toDigest, toDigestRun } from "../rows.ts";
 import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
+import { chatPause } from "./chat-pause.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
 
 /** Channels' scheduled digests and each slot's run, shared by every instance (see DigestStore). */
@@ -126,20 +127,11 @@ export class PgDigestStore implements DigestStore {
     return rows.map(toDigestRun);
   }
 
-  async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    await this.db.query(
-      `UPDATE digests SET paused_at = $3, pause_reason = $4
-        WHERE platform = $1 AND chat_id = $2 AND paused_at IS NULL`,
-      [platform, chatId, now, reason.slice(0, 500)],
-    );
+  pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
+    return chatPause(this.db, "digests").pauseChat(platform, chatId, reason, now);
   }
 
-  async resumeChat(platform: string, chatId: string): Promise<number> {
-    const { rowCount } = await this.db.query(
-      `UPDATE digests SET paused_at = NULL, pause_reason = NULL
-        WHERE platform = $1 AND chat_id = $2 AND paused_at IS NOT NULL`,
-      [platform, chatId],
-    );
-    return rowCount ?? 0;
+  resumeChat(platform: string, chatId: string): Promise<number> {
+    return chatPause(this.db, "digests").resumeChat(platform, chatId);
   }
 }

@@ -1,5 +1,6 @@
 import { type WatchRow, watchFromRow } from "../rows-watch.ts";
 import type { NewWatch, Watch, WatchStore } from "../types.ts";
+import { chatPause } from "./chat-pause.ts";
 import type { PgDb } from "./db.ts";
 
 /** Watches in PostgreSQL, shared by every instance. */
@@ -119,20 +120,11 @@ export class PgWatchStore implements WatchStore {
     });
   }
 
-  async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    await this.db.query(
-      `UPDATE watches SET paused_at = $3, pause_reason = $4
-        WHERE platform = $1 AND chat_id = $2 AND paused_at IS NULL`,
-      [platform, chatId, now, reason.slice(0, 500)],
-    );
+  pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
+    return chatPause(this.db, "watches").pauseChat(platform, chatId, reason, now);
   }
 
-  async resumeChat(platform: string, chatId: string): Promise<number> {
-    const { rowCount } = await this.db.query(
-      `UPDATE watches SET paused_at = NULL, pause_reason = NULL
-        WHERE platform = $1 AND chat_id = $2 AND paused_at IS NOT NULL`,
-      [platform, chatId],
-    );
-    return rowCount ?? 0;
+  resumeChat(platform: string, chatId: string): Promise<number> {
+    return chatPause(this.db, "watches").resumeChat(platform, chatId);
   }
 }

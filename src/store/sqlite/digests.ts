@@ -1,5 +1,6 @@
 import { type DigestRow, type DigestRunRow, toDigest, toDigestRun } from "../rows.ts";
 import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
+import { chatPause } from "./chat-pause.ts";
 import type { Db } from "./db.ts";
 
 /** Channels' scheduled digests and each slot's run (see DigestStore). */
@@ -128,21 +129,11 @@ export class SqliteDigestStore implements DigestStore {
       .map(toDigestRun);
   }
 
-  async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    this.db
-      .prepare(
-        `UPDATE digests SET paused_at = ?, pause_reason = ?
-          WHERE platform = ? AND chat_id = ? AND paused_at IS NULL`,
-      )
-      .run(now, reason.slice(0, 500), platform, chatId);
+  pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
+    return chatPause(this.db, "digests").pauseChat(platform, chatId, reason, now);
   }
 
-  async resumeChat(platform: string, chatId: string): Promise<number> {
-    return this.db
-      .prepare(
-        `UPDATE digests SET paused_at = NULL, pause_reason = NULL
-          WHERE platform = ? AND chat_id = ? AND paused_at IS NOT NULL`,
-      )
-      .run(platform, chatId).changes;
+  resumeChat(platform: string, chatId: string): Promise<number> {
+    return chatPause(this.db, "digests").resumeChat(platform, chatId);
   }
 }

@@ -1,5 +1,6 @@
 import { type WatchRow, watchFromRow } from "../rows-watch.ts";
 import type { NewWatch, Watch, WatchStore } from "../types.ts";
+import { chatPause } from "./chat-pause.ts";
 import type { Db } from "./db.ts";
 
 /** Watches in SQLite. */
@@ -113,21 +114,11 @@ export class SqliteWatchStore implements WatchStore {
       .immediate();
   }
 
-  async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    this.db
-      .prepare(
-        `UPDATE watches SET paused_at = ?, pause_reason = ?
-          WHERE platform = ? AND chat_id = ? AND paused_at IS NULL`,
-      )
-      .run(now, reason.slice(0, 500), platform, chatId);
+  pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
+    return chatPause(this.db, "watches").pauseChat(platform, chatId, reason, now);
   }
 
-  async resumeChat(platform: string, chatId: string): Promise<number> {
-    return this.db
-      .prepare(
-        `UPDATE watches SET paused_at = NULL, pause_reason = NULL
-          WHERE platform = ? AND chat_id = ? AND paused_at IS NOT NULL`,
-      )
-      .run(platform, chatId).changes;
+  resumeChat(platform: string, chatId: string): Promise<number> {
+    return chatPause(this.db, "watches").resumeChat(platform, chatId);
   }
 }
