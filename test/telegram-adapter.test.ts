@@ -831,6 +831,15 @@ describe("updates Telegram delivers twice", () => {
     ]);
   });
 
+  it("a store that hangs (a frozen database) delays an update by at most a second: it is answered", async () => {
+    await adapter.stop();
+    adapter = newAdapter({ updates: { firstSeen: () => new Promise<boolean>(() => {}) } });
+    await adapter.start();
+    fake.pushUpdate(fake.message(dm, alice, "/help"));
+    await fake.waitFor(sentOk("sendMessage"), 4_000);
+    await adapter.stop();
+  });
+
   it("polling: an update delivered again after a restart is answered once", async () => {
     const updates = new SourceUpdateDedup(t.store.updates, { source: "telegram:test" });
     await adapter.stop();
