@@ -27,7 +27,7 @@ import {
   telegramErrors,
   user,
 } from "./fakes/telegram/index.ts";
-import { capturingLogger } from "./helpers.ts";
+import { capturingLogger, worldEnv } from "./helpers.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
 const admin = user(4001, "Ada", "ada");
@@ -81,15 +81,9 @@ describe("a Telegram group that kicked the bot", () => {
     const captured = capturingLogger();
     lines = captured.lines;
     bot = await createBot(
-      parseConfig({
-        API_BASE_URL: sim.url,
-        API_KEY: sim.apiKey,
-        DATA_DIR: dataDir,
-        TELEGRAM_BOT_TOKEN: telegram.token,
-        TELEGRAM_API_ROOT: telegram.apiRoot,
-        WATCH_TICK_MS: "100",
-        DIGEST_TICK_MS: "100",
-      }),
+      parseConfig(
+        worldEnv({ sim, dataDir, telegram }, { WATCH_TICK_MS: "100", DIGEST_TICK_MS: "100" }),
+      ),
       { logger: captured.logger, now: () => clock },
     );
     await bot.start();
@@ -202,17 +196,9 @@ describe("a Discord channel that was deleted", () => {
     discord = await startFakeDiscord();
     dataDir = mkdtempSync(join(tmpdir(), "bot-dead-channel-"));
     bot = await createBot(
-      parseConfig({
-        API_BASE_URL: sim.url,
-        API_KEY: sim.apiKey,
-        DATA_DIR: dataDir,
-        DISCORD_TOKEN: discord.token,
-        DISCORD_API_URL: discord.apiBase,
-        DISCORD_GUILD_ID: discord.guildId,
-        DISCORD_REGISTER_ON_START: "true",
-        WATCH_TICK_MS: "100",
-        DIGEST_TICK_MS: "100",
-      }),
+      parseConfig(
+        worldEnv({ sim, dataDir, discord }, { WATCH_TICK_MS: "100", DIGEST_TICK_MS: "100" }),
+      ),
       { logger: silentLogger(), now: () => clock },
     );
     await bot.start();

@@ -10,7 +10,7 @@ import { ReportRetryWorker } from "../src/reports/submit.ts";
 import { SQLITE_MIGRATIONS } from "../src/store/sqlite/db.ts";
 import { openDatabase, openSqliteStore } from "../src/store/sqlite/index.ts";
 import { groupChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
-import { capturingLogger, sqliteDbOf } from "./helpers.ts";
+import { capturingLogger, sqliteDbOf, worldEnv } from "./helpers.ts";
 import { aReport } from "./store/samples.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
@@ -34,15 +34,9 @@ async function startWorld(dataDir: string) {
   const sim = await startTestSimulator();
   const telegram = await startFakeTelegram();
   telegram.setMemberStatus(group.id, admin.id, "administrator");
-  const config = parseConfig({
-    API_BASE_URL: sim.url,
-    API_KEY: sim.apiKey,
-    DATA_DIR: dataDir,
-    TELEGRAM_BOT_TOKEN: telegram.token,
-    TELEGRAM_API_ROOT: telegram.apiRoot,
-    POLL_INTERVAL_S: "1",
-    DELIVERY_TICK_MS: "100",
-  });
+  const config = parseConfig(
+    worldEnv({ sim, dataDir, telegram }, { POLL_INTERVAL_S: "1", DELIVERY_TICK_MS: "100" }),
+  );
   const { logger, lines } = capturingLogger();
   const start = async () => {
     const bot = await createBot(config, { logger });

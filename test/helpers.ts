@@ -250,3 +250,36 @@ export function sqliteDbOf(bot: { db: Db | undefined }): Db {
   if (!bot.db) throw new Error("this bot's store is not SQLite: it has no SQLite database");
   return bot.db;
 }
+
+/**
+ * The settings of a bot on the test simulator and the fake platforms given, in `dataDir`: what
+ * every bot-level test writes first; `extra` adds or overrides settings.
+ */
+export function worldEnv(
+  parts: {
+    sim: { url: string; apiKey: string };
+    dataDir: string;
+    telegram?: { token: string; apiRoot: string };
+    discord?: { token: string; apiBase: string; guildId: string };
+  },
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  const { sim, dataDir, telegram, discord } = parts;
+  return {
+    API_BASE_URL: sim.url,
+    API_KEY: sim.apiKey,
+    DATA_DIR: dataDir,
+    ...(telegram
+      ? { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot }
+      : {}),
+    ...(discord
+      ? {
+          DISCORD_TOKEN: discord.token,
+          DISCORD_API_URL: discord.apiBase,
+          DISCORD_GUILD_ID: discord.guildId,
+          DISCORD_REGISTER_ON_START: "true",
+        }
+      : {}),
+    ...extra,
+  };
+}

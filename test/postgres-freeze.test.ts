@@ -13,7 +13,7 @@ import { parseConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import { FaultProxy } from "./fakes/tcp-proxy.ts";
 import { groupChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
-import { freePort } from "./helpers.ts";
+import { freePort, worldEnv } from "./helpers.ts";
 import { POSTGRES_URL, postgresAvailable } from "./services.ts";
 import { dropSchema, freshSchemaName } from "./store/backends.ts";
 import { startTestSimulator } from "./test-simulator.ts";
@@ -50,25 +50,25 @@ async function botBehindProxy() {
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const port = await freePort();
   const bot = await createBot(
-    parseConfig({
-      API_BASE_URL: sim.url,
-      API_KEY: sim.apiKey,
-      DATA_DIR: dataDir,
-      DATABASE_URL: proxy.urlFor(POSTGRES_URL),
-      DATABASE_SCHEMA: schema,
-      TELEGRAM_BOT_TOKEN: telegram.token,
-      TELEGRAM_API_ROOT: telegram.apiRoot,
-      HTTP_PORT: String(port),
-      HTTP_HOST: "127.0.0.1",
-      POLL_INTERVAL_S: "1",
-      DELIVERY_TICK_MS: "100",
-      COLLECTION_INDEX_REFRESH_S: "0",
-      // Short bounds, so the test takes seconds: every wait on PostgreSQL ends within 1 s.
-      PG_QUERY_TIMEOUT_MS: "1000",
-      PG_CONNECT_TIMEOUT_MS: "1000",
-      LEASE_TTL_MS: "1500",
-      LEASE_RENEW_MS: "300",
-    }),
+    parseConfig(
+      worldEnv(
+        { sim, dataDir, telegram },
+        {
+          DATABASE_URL: proxy.urlFor(POSTGRES_URL),
+          DATABASE_SCHEMA: schema,
+          HTTP_PORT: String(port),
+          HTTP_HOST: "127.0.0.1",
+          POLL_INTERVAL_S: "1",
+          DELIVERY_TICK_MS: "100",
+          COLLECTION_INDEX_REFRESH_S: "0",
+          // Short bounds, so the test takes seconds: every wait on PostgreSQL ends within 1 s.
+          PG_QUERY_TIMEOUT_MS: "1000",
+          PG_CONNECT_TIMEOUT_MS: "1000",
+          LEASE_TTL_MS: "1500",
+          LEASE_RENEW_MS: "300",
+        },
+      ),
+    ),
     { logger: silentLogger() },
   );
   const state = { stopped: false };
