@@ -305,6 +305,27 @@ describe("verification before parsing", () => {
     expect(countRuns).toBe(1);
   });
 
+  it("the time spent asking the store comes out of the deferral: a slow store and a slow command are still acknowledged within Discord's 3 s", async () => {
+    await adapter.stop();
+    await host.close();
+    // The store answers just under its 1 s bound; the command takes 2.6 s.
+    await serve({
+      interactions: {
+        firstSeen: () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 900)),
+      },
+    });
+    const payload = fake.slashCommand("slowanswer");
+    const started = performance.now();
+    const posted = await fake.postInteraction(endpoint, payload);
+    const ackMs = performance.now() - started;
+    expect(posted.status).toBe(200);
+    expect((posted.body as { type: number }).type).toBe(5);
+    // 2 s of deferral counted from when the request came, not from after the store's answer.
+    expect(ackMs).toBeLessThan(2_600);
+    const edit = await fake.waitForOriginalEdit(payload, 10_000);
+    expect(JSON.stringify(edit.body)).toContain("finally");
+  });
+
   it("a forged command runs nothing; a body over the bound is not read; only POST", async () => {
     const payload = fake.slashCommand(
       "adminonly",

@@ -160,6 +160,8 @@ export class DiscordHttpAdapter implements ChatAdapter {
     res: ServerResponse,
     requestBody: RequestBody,
   ): Promise<void> {
+    // Discord waits 3 s from here: reading the body and asking the store come out of the deferral.
+    const arrivedAt = performance.now();
     if (req.method !== "POST") {
       req.resume();
       res.writeHead(405, { allow: "POST" }).end();
@@ -206,7 +208,7 @@ export class DiscordHttpAdapter implements ChatAdapter {
         return;
       }
     }
-    const work = this.answer(interaction, res);
+    const work = this.answer(interaction, res, arrivedAt);
     this.inFlight.add(work);
     await work.finally(() => this.inFlight.delete(work));
   }
@@ -237,14 +239,21 @@ export class DiscordHttpAdapter implements ChatAdapter {
     }
   }
 
-  private async answer(interaction: APIInteraction, res: ServerResponse): Promise<void> {
+  private async answer(
+    interaction: APIInteraction,
+    res: ServerResponse,
+    arrivedAt: number,
+  ): Promise<void> {
     const { logger } = this.options;
     let handled: Awaited<ReturnType<typeof handleInteraction>>;
     try {
       handled = await handleInteraction(interaction, {
         runtime: this.options.runtime,
         rest: this.rest,
-        deferAfterMs: this.options.deferAfterMs ?? 2000,
+        deferAfterMs: Math.max(
+          0,
+          (this.options.deferAfterMs ?? 2000) - (performance.now() - arrivedAt),
+        ),
       });
     } catch (error) {
       if (!(error instanceof UnsupportedInteraction)) throw error;
