@@ -408,6 +408,14 @@ describe("commands, buttons and autocomplete on the runtime", () => {
     expect(message?.embeds[0]?.image?.url).toMatch(/^https:\/\/cdn\.discordapp\.com\//);
   });
 
+  it("an edit that races Discord taking in the acknowledgement (no message yet) is tried again, not lost", async () => {
+    const payload = fake.slashCommand("owners", { collection: t.sim.fixtures.collection });
+    const delivered = await fake.postInteraction(endpoint, payload, { ackDelayMs: 300 });
+    expect(delivered.body).toEqual({ type: 5 });
+    const edit = await fake.waitForOriginalEdit(payload, 10_000);
+    expect(embedOf(edit).image?.url).toBe("attachment://owners.png");
+  });
+
   it("an edit Discord refuses is logged without the interaction's token", async () => {
     const { logger, lines } = capturingLogger();
     await adapter.stop();

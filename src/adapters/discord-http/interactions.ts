@@ -1,4 +1,4 @@
-import type { REST } from "@discordjs/rest";
+import { DiscordAPIError, type REST } from "@discordjs/rest";
 import {
   type APIApplicationCommandAutocompleteInteraction,
   type APIApplicationCommandInteractionDataBasicOption,
@@ -14,6 +14,7 @@ import {
   PermissionFlagsBits,
   Routes,
 } from "discord-api-types/v10";
+import pRetry from "p-retry";
 import { CHAIN_OPTION } from "../../core/chain-option.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { Answered } from "../../core/outcome.ts";
@@ -132,24 +133,44 @@ async function autocomplete(
   };
 }
 
+/** Unknown Message, Unknown Webhook: what an edit meets when it overtakes its acknowledgement. */
+const NOT_YET_ACKNOWLEDGED = new Set<unknown>([10008, 10015]);
+
+/**
+ * A call on the interaction's webhook, sent right after the HTTP answer that acknowledged it: it
+ * can reach Discord before Discord has acted on that answer, and then finds no message. Tried
+ * again for a few seconds (the token lasts 15 minutes); any other error is final.
+ */
+function afterAcknowledged(call: () => Promise<unknown>): Promise<unknown> {
+  return pRetry(call, {
+    retries: 4,
+    minTimeout: 250,
+    factor: 2,
+    shouldRetry: ({ error }) =>
+      error instanceof DiscordAPIError && NOT_YET_ACKNOWLEDGED.has(error.code),
+  });
+}
+
 /** Through REST with the interaction's token (no bot token: these routes take none). */
 function webhooks(interaction: APIInteraction, rest: REST) {
   const original = Routes.webhookMessage(interaction.application_id, interaction.token);
   return {
     editOriginal: async (answer: Answered) => {
       const { body, files } = apiMessage(withoutFlags(renderDiscord(answer.reply)));
-      await rest.patch(original, { body, files, auth: false });
+      await afterAcknowledged(() => rest.patch(original, { body, files, auth: false }));
     },
     deleteOriginal: async () => {
-      await rest.delete(original, { auth: false });
+      await afterAcknowledged(() => rest.delete(original, { auth: false }));
     },
     followUp: async (answer: Answered, ephemeral: boolean) => {
       const { body, files } = apiMessage(renderDiscord(answer.reply), ephemeral);
-      await rest.post(Routes.webhook(interaction.application_id, interaction.token), {
-        body,
-        files,
-        auth: false,
-      });
+      await afterAcknowledged(() =>
+        rest.post(Routes.webhook(interaction.application_id, interaction.token), {
+          body,
+          files,
+          auth: false,
+        }),
+      );
     },
   };
 }

@@ -77,6 +77,11 @@ export interface PostInteractionOptions {
   signature?: string | null;
   /** Sent instead of the signed body (a body changed on its way). */
   sentBody?: string;
+  /**
+   * Discord takes this long to act on the bot's answer once it has it (its own processing, a
+   * busy machine): a webhook edit the bot sends at once races it, and finds no message yet.
+   */
+  ackDelayMs?: number;
 }
 
 export interface EndpointDelivery {
@@ -363,6 +368,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       const text = await response.text();
       const answer: unknown = text === "" ? undefined : safeJson(text);
       if (response.status !== 200 || isPing) return { status: response.status, body: answer };
+      if (postOptions.ackDelayMs)
+        await new Promise((resolve) => setTimeout(resolve, postOptions.ackDelayMs));
       return {
         status: response.status,
         body: answer,
