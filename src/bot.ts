@@ -19,7 +19,7 @@ import type { Runtime } from "./core/runtime.ts";
 import { DigestScheduler } from "./digests/scheduler.ts";
 import { HttpHost } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
-import { boundedProbe, type Job, ledBy, settledBy, stopJobs } from "./jobs/job.ts";
+import { boundedProbe, type Job, ledBy, stopJobs } from "./jobs/job.ts";
 import { Lease } from "./jobs/lease.ts";
 import type { Check } from "./jobs/liveness.ts";
 import type { Logger } from "./log.ts";
@@ -34,6 +34,7 @@ import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
 import { WatchChecker } from "./watches/checker.ts";
 import { buildRuntime, openStores } from "./wiring.ts";
+import { settledBy } from "./within.ts";
 
 export interface BotDeps {
   logger: Logger;

@@ -1,4 +1,5 @@
 import type { Logger } from "../log.ts";
+import { settledBy, within } from "../within.ts";
 import type { Lease } from "./lease.ts";
 import type { Check, Liveness } from "./liveness.ts";
 
@@ -19,24 +20,6 @@ export interface Job {
 export function ledBy(lease: Lease, liveness: Liveness | undefined, boundMs: number): Check[] {
   const since = lease.leaderSince;
   return since === undefined || liveness === undefined ? [] : [liveness.check(boundMs, since)];
-}
-
-/** Resolves when `promise` settles or at `deadline` (monotonic ms), whichever is first: true if it settled. */
-export async function settledBy(promise: Promise<unknown>, deadline: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise.then(
-        () => true,
-        () => true,
-      ),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), Math.max(0, deadline - performance.now()));
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
@@ -70,11 +53,7 @@ export function boundedProbe(
       .finally(() => {
         inFlight = undefined;
       });
-    let answered = false;
-    const result = inFlight.then((ok) => {
-      answered = true;
-      return ok;
-    });
-    return (await settledBy(result, performance.now() + withinMs)) && answered && (await result);
+    const outcome = await within(inFlight, withinMs);
+    return outcome.done && outcome.value;
   };
 }

@@ -1,4 +1,5 @@
 import type { LeaseStore } from "../store/types.ts";
+import { bounded } from "../within.ts";
 import type { Check } from "./liveness.ts";
 
 export interface LeaseOptions {
@@ -89,15 +90,13 @@ export class Lease {
   async attempt(): Promise<string> {
     const { store, name, holder, ttlMs, isDead } = this.options;
     const before = this.monotonic();
-    const within = this.confirmWithinMs;
-    let timer: NodeJS.Timeout | undefined;
+    const withinMs = this.confirmWithinMs;
     try {
-      const current = await Promise.race([
+      const current = await bounded(
         store.acquire(name, holder, ttlMs, this.now(), isDead),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new LeaseTimeoutError(name, within)), within);
-        }),
-      ]);
+        withinMs,
+        () => new LeaseTimeoutError(name, withinMs),
+      );
       if (before < this.appliedBefore) return current;
       this.appliedBefore = before;
       this.confirmedAt = this.monotonic();
@@ -106,7 +105,7 @@ export class Lease {
         // Held without a break since the first of these answers: only another holder's answer or
         // a failed attempt ends that (a late answer leads for no time, but nobody else took it).
         this.since ??= before;
-        this.leaderUntil = before + within;
+        this.leaderUntil = before + withinMs;
       } else this.lose();
       return current;
     } catch (error) {
@@ -116,28 +115,18 @@ export class Lease {
         this.lose();
       }
       throw error;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
   /** Gives the lease up in the store (bounded like an attempt); it simply expires if that fails. */
   async release(): Promise<void> {
     this.lose();
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        this.options.store.release(this.options.name, this.options.holder),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new LeaseTimeoutError(this.options.name, this.confirmWithinMs)),
-            this.confirmWithinMs,
-          );
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+    const { store, name, holder } = this.options;
+    await bounded(
+      store.release(name, holder),
+      this.confirmWithinMs,
+      () => new LeaseTimeoutError(name, this.confirmWithinMs),
+    );
   }
 
   private lose(): void {

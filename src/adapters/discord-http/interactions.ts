@@ -20,9 +20,9 @@ import type { Invocation } from "../../core/command.ts";
 import type { Answered } from "../../core/outcome.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
+import { within } from "../../within.ts";
 import { apiMessage } from "../discord/rest-messages.ts";
 import { isRefusal } from "../types.ts";
-import { within } from "../within.ts";
 
 /**
  * One interaction from Discord's HTTP POST, answered by the same runtime as the gateway mode: the

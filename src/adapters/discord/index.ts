@@ -21,9 +21,9 @@ import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
+import { within } from "../../within.ts";
 import type { SharedPace, SteadyPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
-import { within } from "../within.ts";
 import { registerSlashCommands } from "./commands.ts";
 import { alertPace, classifyDiscordSendError, postAlert } from "./rest-messages.ts";
 

@@ -25,15 +25,28 @@ export class TooSlowError extends Error {
 }
 
 /**
- * The value if it comes within `ms`, else a TooSlowError (the call goes on unwatched). For the
- * awaits on a shared store that stand before an acknowledgement with a deadline: Discord's 3 s,
- * Telegram's webhook answer.
+ * The value if it comes within `ms`, else the error `late` makes (by default a TooSlowError naming
+ * `what`); the call goes on unwatched. For every await on a network or a disk that must not hold
+ * what waits on it: a lease renewal, an update's "seen before?" before Discord's 3 s.
  */
-export async function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export async function bounded<T>(
+  promise: Promise<T>,
+  ms: number,
+  late: string | (() => Error),
+): Promise<T> {
   const outcome = await within(promise, ms);
   if (outcome.done) return outcome.value;
   outcome.pending.catch(() => {});
-  throw new TooSlowError(what, ms);
+  throw typeof late === "string" ? new TooSlowError(late, ms) : late();
+}
+
+/** Whether `promise` settled (either way) by `deadline` (monotonic ms). */
+export async function settledBy(promise: Promise<unknown>, deadline: number): Promise<boolean> {
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  return (await within(settled, Math.max(0, deadline - performance.now()))).done;
 }
 
 /** How long an update's or interaction's "seen before?" may take before it is answered anyway. */
