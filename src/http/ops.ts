@@ -1,6 +1,7 @@
 import type { PollerHealth } from "../alerts/poller.ts";
 import type { Check } from "../jobs/liveness.ts";
 import type { Metrics } from "../ops/metrics.ts";
+import { within } from "../within.ts";
 import type { HttpRoute, RouteHandler } from "./host.ts";
 
 export interface Health {
@@ -54,26 +55,19 @@ export function opsRoutes(options: {
     {
       path: "/healthz",
       handle: readOnly(async (_req, res) => {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<{ ok: false; checks: Check[] }>((resolve) => {
-          timer = setTimeout(
-            () =>
-              resolve({
-                ok: false,
-                checks: [
-                  {
-                    name: "health",
-                    ok: false,
-                    reason: `the checks did not complete within ${HEALTH_ANSWER_MS} ms`,
-                  },
-                ],
-              }),
-            HEALTH_ANSWER_MS,
-          );
-        });
-        const health = await Promise.race([options.health(), late]).finally(() =>
-          clearTimeout(timer),
-        );
+        const answered = await within(options.health(), HEALTH_ANSWER_MS);
+        const health = answered.done
+          ? answered.value
+          : {
+              ok: false,
+              checks: [
+                {
+                  name: "health",
+                  ok: false,
+                  reason: `the checks did not complete within ${HEALTH_ANSWER_MS} ms`,
+                },
+              ],
+            };
         res
           .writeHead(health.ok ? 200 : 503, { "content-type": "application/json" })
           .end(JSON.stringify(health));
