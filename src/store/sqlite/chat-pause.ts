@@ -16,6 +16,14 @@ export function chatPause(db: Db, table: PausedPerChat) {
       ).run(now, reason.slice(0, 500), platform, chatId);
     },
     async resumeChat(platform: string, chatId: string): Promise<number> {
+      // Asked after every command: a read first, so a chat with nothing paused (nearly all) never
+      // takes the database's write lock.
+      const paused = db
+        .prepare(
+          `SELECT 1 FROM ${table} WHERE platform = ? AND chat_id = ? AND paused_at IS NOT NULL LIMIT 1`,
+        )
+        .get(platform, chatId);
+      if (paused === undefined) return 0;
       return db
         .prepare(
           `UPDATE ${table} SET paused_at = NULL, pause_reason = NULL
