@@ -326,6 +326,14 @@ describe("verification before parsing", () => {
     expect(JSON.stringify(edit.body)).toContain("finally");
   });
 
+  it("a signed interaction whose id is no Discord id (letters, 79 digits, past 64 bits) gets 400 and runs nothing", async () => {
+    for (const id of ["abc", "1".repeat(79), "9999999999999999999", ""]) {
+      const posted = await fake.postInteraction(endpoint, { ...fake.slashCommand("countme"), id });
+      expect(posted.status, id).toBe(400);
+    }
+    expect(countRuns).toBe(0);
+  });
+
   it("a forged command runs nothing; a body over the bound is not read; only POST", async () => {
     const payload = fake.slashCommand(
       "adminonly",

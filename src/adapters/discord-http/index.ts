@@ -29,8 +29,10 @@ export { INTERACTIONS_PATH } from "./endpoint.ts";
 export { INTERACTION_REPLAY_WINDOW_MS } from "./verify.ts";
 
 /** A snowflake: 64-bit, so it fits the store's BIGINT (below 2^63). */
-const SNOWFLAKE = /^\d{1,19}$/;
-const MAX_SNOWFLAKE = 2n ** 63n - 1n;
+/** A Discord id: a 64-bit integer in decimal (Discord's ids never set the sign bit). */
+function isSnowflake(id: unknown): id is string {
+  return typeof id === "string" && /^\d{1,19}$/.test(id) && BigInt(id) < 2n ** 63n;
+}
 
 /** Ids this process saw, for when the shared store cannot answer (a full disk, an outage). */
 const LOCAL_REPLAY_IDS = 50_000;
@@ -192,7 +194,7 @@ export class DiscordHttpAdapter implements ChatAdapter {
       return;
     }
     if (interaction.type !== InteractionType.Ping) {
-      if (typeof interaction.id !== "string" || !SNOWFLAKE.test(interaction.id)) {
+      if (!isSnowflake(interaction.id)) {
         res.writeHead(400).end();
         return;
       }
@@ -219,7 +221,6 @@ export class DiscordHttpAdapter implements ChatAdapter {
    */
   private async firstTime(id: string): Promise<boolean> {
     const snowflake = BigInt(id);
-    if (snowflake > MAX_SNOWFLAKE) return false;
     const seenHere = this.seenHere.has(id);
     this.seenHere.set(id, true);
     try {
