@@ -1,5 +1,6 @@
 import { allCommands } from "../commands/index.ts";
 import { registerSlashCommands } from "./adapters/discord/commands.ts";
+import { inviteUrl } from "./adapters/discord/invite.ts";
 import { interactionsEndpointHint } from "./adapters/discord-http/endpoint.ts";
 import { ConfigError, loadDotEnv, parseConfig } from "./config.ts";
 import { servedCommands } from "./core/chain-option.ts";
@@ -23,7 +24,8 @@ async function main(): Promise<void> {
     apiUrl: config.discord.apiUrl,
   });
   process.stdout.write(
-    `Registered ${result.count} commands (${result.scope}) for application ${result.applicationId}.\n`,
+    `Registered ${result.count} commands (${result.scope}) for application ${result.applicationId}.\n` +
+      `Add the bot to a server with ${inviteUrl(result.applicationId)}\n`,
   );
   const hint = interactionsEndpointHint(config.http.publicUrl, config.discord.mode === "http");
   process.stdout.write(`${hint.join("\n")}\n`);

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { inviteUrl } from "../src/adapters/discord/invite.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import {
   type FakeDiscord,
@@ -201,6 +202,10 @@ describe("the compiled bot in HTTP-interactions mode", () => {
     });
     expect(withUrl.code).toBe(0);
     expect(withUrl.stdout).toMatch(/^Registered \d+ commands \(global\)/m);
+    // The invite link with the application's own id, so a newcomer has nothing to assemble.
+    expect(withUrl.stdout).toContain(
+      `Add the bot to a server with ${inviteUrl(fake.applicationId)}\n`,
+    );
     expect(withUrl.stdout).toContain(
       "Interactions Endpoint URL: https://bot.example.com/discord/interactions\n",
     );

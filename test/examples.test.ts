@@ -15,6 +15,7 @@ import { parseConfig } from "../src/config.ts";
 import type { OutcomeEvent } from "../src/core/outcome.ts";
 import { silentLogger } from "../src/log.ts";
 import { CAST_COLLECTIONS } from "../src/simulator/index.ts";
+import { DOC_PAGES } from "./doc-pages.ts";
 
 const COMMANDS = allCommands();
 const EXAMPLES = COMMANDS.flatMap((command) =>
@@ -135,19 +136,20 @@ describe("the famous collections on the embedded simulator", () => {
 });
 
 /**
- * The README's examples of the commands that set things up (chains, alerts, rules, digests,
- * watches), quoted in its prose or in code blocks, in the README's order after a /subscribe on
- * each chain they name: each is answered without a warning or an error. Lines with a placeholder
- * (<…>, […], a|b) or a bot's @name are forms, and a subcommand named in prose without its value
+ * The documentation's examples of the commands that set things up (chains, alerts, rules,
+ * digests, watches), quoted in prose or in code blocks of the README and every page under docs/,
+ * in their order (README first, then the pages by name) after a /subscribe on each chain they
+ * name: each is answered without a warning or an error. Lines with a placeholder (<…>, […], a|b)
+ * or a bot's @name are forms, and a subcommand named in prose without its value
  * ("`/settings chain`", "`/digest add`") is a name: neither is an example.
  */
-const README_EXAMPLES = [
+const DOC_EXAMPLES = [
   ...new Set(
-    [
-      ...readFileSync(new URL("../README.md", import.meta.url), "utf8").matchAll(
+    DOC_PAGES.flatMap((page) => [
+      ...readFileSync(page, "utf8").matchAll(
         /`(\/(?:alerts|settings|subscribe|unsubscribe|digest|watch|top)\b[^`]*)`|^(\/(?:digest|watch) [^\n]+)$/gm,
       ),
-    ]
+    ])
       .map((match) => (match[1] ?? match[2] ?? "").trim())
       .filter(
         (line) =>
@@ -156,7 +158,7 @@ const README_EXAMPLES = [
   ),
 ];
 
-describe("the README's set-up examples on the embedded simulator", () => {
+describe("the set-up examples of the README and docs/ on the embedded simulator", () => {
   // A bot of their own: the /help examples above leave watches and digests behind.
   let readme: ConsoleBot | undefined;
   beforeAll(async () => {
@@ -166,13 +168,21 @@ describe("the README's set-up examples on the embedded simulator", () => {
     await readme?.close();
   });
 
-  it("finds them", () => {
-    expect(README_EXAMPLES).toEqual(
-      expect.arrayContaining(["/alerts quiet 23:00-07:00 Europe/Berlin", "/settings chain base"]),
+  it("finds them in the README and under docs/", () => {
+    expect(DOC_EXAMPLES).toEqual(
+      expect.arrayContaining([
+        // README.md
+        "/top volume 1d chain:base",
+        // docs/alerts.md, docs/commands.md, docs/digests-and-watches.md
+        "/alerts quiet 23:00-07:00 Europe/Berlin",
+        "/settings chain base",
+        "/digest add weekly mon 09:00 Europe/Berlin top sales 7d",
+        "/watch collection 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D owners 10",
+      ]),
     );
   });
 
-  it.each(README_EXAMPLES)("%s", async (line) => {
+  it.each(DOC_EXAMPLES)("%s", async (line) => {
     // Subscribed on the chains the examples name, as the README's reader would be by then.
     const bot = readme as ConsoleBot;
     await bot.type("/subscribe");
