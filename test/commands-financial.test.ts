@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { flattenProfile } from "../commands/profile.ts";
 import { formatNativeNumber } from "../commands/shared/stats.ts";
 import { formatCount, formatDecimal, fullAddress, short } from "../src/core/format.ts";
 import { addresses, replyHelpers } from "./command-helpers.ts";
