@@ -107,7 +107,8 @@ function scalar(value: unknown, unit: Unit = "plain", symbol = "ETH"): string {
         ? value
         : undefined;
   if (numeric !== undefined) {
-    const shown = formatDecimal(numeric, unit === "count" || unit === "days" ? 2 : 4);
+    // Amounts keep four decimals (formatNative); counts, days and ratios read well with two.
+    const shown = formatDecimal(numeric, 2);
     switch (unit) {
       case "native":
         return formatNative(numeric, symbol);

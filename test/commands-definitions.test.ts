@@ -54,7 +54,7 @@ describe("pure builders", () => {
     expect(value("List")).toBe("A: 1\nA: 2\nA: 3\nA: 4");
     expect(odd.fields.some((f) => f.name.startsWith("Deep › A › B"))).toBe(true);
     expect(value("Empty")).toBe("none");
-    expect(value("Amount")).toBe("12,345.6789");
+    expect(value("Amount")).toBe("12,345.68");
     expect(flattenProfile({}).fields).toEqual([]);
   });
 
