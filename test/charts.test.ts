@@ -217,6 +217,29 @@ describe("charts in replies", () => {
     );
   });
 
+  it("/audience with one category answers with its row and says why there is no chart", async () => {
+    t = await startRuntime();
+    t.sim.script([
+      {
+        status: 200,
+        body: JSON.stringify({
+          aggregatedBehaviors: [
+            {
+              behavior: "BEHAVIOR_WHALE",
+              walletsCount: "5",
+              walletsPercentage: 100,
+              walletsCountChange30d: "1",
+            },
+          ],
+        }),
+      },
+    ]);
+    const reply = await t.say(`/audience ${t.sim.fixtures.collection}`);
+    expect(reply.table?.rows).toHaveLength(1);
+    expect(reply.image).toBeUndefined();
+    expect(reply.text).toBe("All owners fall in one category: a chart needs two.");
+  });
+
   it("the console writes the PNG to a temp file, prints its path, and removes it when it stops", async () => {
     t = await startRuntime();
     let printed = "";
