@@ -282,8 +282,8 @@ describe("the chart port", () => {
     run: async () => ({ text: "with a chart", chart: spec }),
   });
 
-  it("a reply's chart spec reaches the drawer, and the reply carries its picture, not the spec", async () => {
-    const setup = await startClient();
+  /** A drawer that records what it is asked for and answers a tiny stand-in picture. */
+  function recordingDrawer(): { asked: ChartSpec[]; charts: ChartDrawer } {
     const asked: ChartSpec[] = [];
     const charts: ChartDrawer = {
       draw: async (chart) => {
@@ -291,6 +291,12 @@ describe("the chart port", () => {
         return { kind: "png", data: new Uint8Array([1, 2, 3]), name: "a.png", alt: chart.title };
       },
     };
+    return { asked, charts };
+  }
+
+  it("a reply's chart spec reaches the drawer, and the reply carries its picture, not the spec", async () => {
+    const setup = await startClient();
+    const { asked, charts } = recordingDrawer();
     const reply = await runtimeWith(setup, [charted], { charts }).run(
       testInvocation(),
       "charted",
@@ -309,13 +315,7 @@ describe("the chart port", () => {
 
   it("a chart of fewer than two points never reaches the drawer: no empty plot goes out", async () => {
     const setup = await startClient();
-    const asked: ChartSpec[] = [];
-    const charts: ChartDrawer = {
-      draw: async (chart) => {
-        asked.push(chart);
-        return { kind: "png", data: new Uint8Array([1]), name: "a.png", alt: chart.title };
-      },
-    };
+    const { asked, charts } = recordingDrawer();
     const lonely = (chart: ChartSpec) =>
       defineCommand({
         name: "lonely",
