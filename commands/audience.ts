@@ -1,4 +1,5 @@
 import type { AggregatedBehavior, WalletBehavior } from "../src/api/schemas.ts";
+import { chartable } from "../src/core/charts.ts";
 import { defineCommand, payloadWith } from "../src/core/command.ts";
 import {
   behaviorLabel,
@@ -14,7 +15,7 @@ import {
 } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
-import type { Reply } from "../src/core/reply.ts";
+import type { ChartSpec, Reply } from "../src/core/reply.ts";
 import { to } from "./shared/buttons.ts";
 
 const SAMPLE_PAGE_SIZE = 10;
@@ -118,10 +119,16 @@ export default defineCommand({
       change: formatChange(row.walletsCountChange30d),
     }));
     const title = reply.title ?? "Audience";
-    return {
-      ...reply,
-      chart: { kind: "audience", subject: `audience:${collection.toLowerCase()}`, title, rows },
+    const chart: ChartSpec = {
+      kind: "audience",
+      subject: `audience:${collection.toLowerCase()}`,
+      title,
+      rows,
     };
+    if (chartable(chart)) return { ...reply, chart };
+    // No rows: the reply says there is no data. One bar would be the table's row drawn again.
+    if (rows.length === 0) return reply;
+    return { ...reply, text: "All owners fall in one category: a chart needs two." };
   },
   actions: {
     samples: {

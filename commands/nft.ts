@@ -23,9 +23,108 @@ import { payloadString } from "../src/core/paging.ts";
 import type { Reply, ReplyField, ReplyImage } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { reportButton } from "../src/reports/buttons.ts";
+import { cutText, presentText } from "../src/strings.ts";
 import { to } from "./shared/buttons.ts";
 
 const OWNERS_SHOWN = 10;
+/**
+ * Traits shown as fields; the rest are counted in one more. With the at most 8 other fields, the
+ * reply stays within Discord's 25 fields, and its 6,000 characters with the cuts below.
+ */
+const TRAITS_SHOWN = 12;
+const TRAIT_NAME_MAX = 60;
+const TRAIT_VALUE_MAX = 100;
+const NAME_MAX = 100;
+const DESCRIPTION_MAX = 1000;
+
+/** One trait of a token, as a person reads it. */
+export interface Trait {
+  type: string;
+  value: string;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A trait's value as text, by its OpenSea display_type; undefined when it says nothing. */
+function traitValue(entry: Record<string, unknown>): string | undefined {
+  const value = presentText(entry.value);
+  if (value === undefined) return undefined;
+  const number = typeof entry.value === "number" ? entry.value : undefined;
+  switch (entry.display_type) {
+    case "date": {
+      // Unix seconds (OpenSea); a value in milliseconds is told by its size.
+      if (number === undefined) return value;
+      const date = new Date(number > 1e11 ? number : number * 1000);
+      return Number.isNaN(date.getTime()) ? value : date.toISOString().slice(0, 10);
+    }
+    case "boost_percentage":
+      return `${number !== undefined && number >= 0 ? "+" : ""}${value}%`;
+    case "boost_number":
+      return `${number !== undefined && number >= 0 ? "+" : ""}${value}`;
+    default: {
+      const max = presentText(entry.max_value);
+      return max === undefined ? value : `${value} of ${max}`;
+    }
+  }
+}
+
+/**
+ * The traits of a raw metadata document: OpenSea's `attributes: [{trait_type, value,
+ * display_type?}]`, the `traits` variant, or either as a map of trait to value. Anything else
+ * (not JSON, no traits) gives none; a trait that says nothing (a null, "None", an object) is left
+ * out.
+ */
+export function metadataTraits(raw: string): Trait[] {
+  let document: unknown;
+  try {
+    document = JSON.parse(raw);
+  } catch {
+    return [];
+  }
+  if (!isRecord(document)) return [];
+  const list = document.attributes ?? document.traits;
+  const entries: unknown[] = Array.isArray(list)
+    ? list
+    : isRecord(list)
+      ? Object.entries(list).map(([trait_type, value]) => ({ trait_type, value }))
+      : [];
+  return entries.flatMap((entry): Trait[] => {
+    const item = isRecord(entry) ? entry : { value: entry };
+    const value = traitValue(item);
+    if (value === undefined) return [];
+    return [{ type: presentText(item.trait_type) ?? "Trait", value }];
+  });
+}
+
+/** The traits as inline fields, the ones past TRAITS_SHOWN counted in a last field. */
+function traitFields(traits: readonly Trait[]): ReplyField[] {
+  const shown = traits.slice(0, TRAITS_SHOWN).map(
+    (trait): ReplyField => ({
+      name: cutText(trait.type, TRAIT_NAME_MAX),
+      value: cutText(trait.value, TRAIT_VALUE_MAX),
+      inline: true,
+    }),
+  );
+  const more = traits.length - shown.length;
+  return more > 0
+    ? [...shown, { name: "More traits", value: `and ${more} more (Raw metadata shows them all)` }]
+    : shown;
+}
+
+/**
+ * The title: the token's name once. Indexers often name a token "<collection> #<id>" already; the
+ * id is added only to a name without it, and to the collection's name where the token has none.
+ */
+function nftTitle(name: string | undefined, collection: string, tokenId: string): string {
+  const id = `#${shortTokenId(tokenId, "text")}`;
+  // A name that is only the id ("1", "#1") names nothing more than the id does.
+  const own = name === undefined || name.replace(/^#/, "") === tokenId ? undefined : name;
+  if (own === undefined) return `${collection} ${id}`;
+  const cut = cutText(own, NAME_MAX);
+  return new RegExp(`#${tokenId}(?!\\d)`).test(own) ? cut : `${cut} ${id}`;
+}
 /** Raw metadata longer than this goes out as a file rather than in the message. */
 const RAW_INLINE_MAX = 1500;
 
@@ -35,11 +134,13 @@ export function nftReply(
   now: Date,
   chain: Pick<Chain, "explorer" | "symbol" | "marketplace" | "spam">,
   ipfsGateway = "https://ipfs.io/ipfs/",
+  /** From the raw metadata (metadataTraits); none when it could not be read. */
+  traits: readonly Trait[] = [],
 ): Reply {
   const explorerUrl = chain.explorer;
   const { nft, metrics, lastSale } = details;
-  const name = nft.metadata?.name?.trim();
-  const collection = collectionName(nft.collection?.name);
+  const name = presentText(nft.metadata?.name);
+  const collection = collectionName(presentText(nft.collection?.name));
   const fields: ReplyField[] = [
     { name: "Collection", value: `${collection} (${fullAddress(nft.contractAddress)})` },
     { name: "Token id", value: nft.tokenId },
@@ -84,17 +185,18 @@ export function nftReply(
   } else {
     fields.push({ name: "Last sale", value: "never sold" });
   }
-  if (nft.metadata?.description?.trim()) {
-    fields.push({ name: "Description", value: nft.metadata.description.trim() });
-  }
+  const description = presentText(nft.metadata?.description);
+  if (description)
+    fields.push({ name: "Description", value: cutText(description, DESCRIPTION_MAX) });
+  fields.push(...traitFields(traits));
   const imageUrl =
     publicImageUrl(nft.metadata?.image?.uri, ipfsGateway) ??
     publicImageUrl(nft.metadata?.image?.uriOriginal, ipfsGateway);
   const image: ReplyImage | undefined = imageUrl
-    ? { kind: "url", url: imageUrl, alt: name || collection }
+    ? { kind: "url", url: imageUrl, alt: cutText(name ?? collection, NAME_MAX) }
     : undefined;
   const reply: Reply = {
-    title: `${name || collection} #${shortTokenId(nft.tokenId, "text")}`,
+    title: nftTitle(name, collection, nft.tokenId),
     url: explorer.token(explorerUrl, nft.contractAddress, nft.tokenId),
     fields,
     links,
@@ -198,7 +300,7 @@ export default defineCommand({
       );
     }
     const options = { signal: ctx.signal };
-    const [details, owners] = await Promise.all([
+    const [details, owners, traits] = await Promise.all([
       ctx.api.foundational.nftDetails(item.contract, tokenId, options),
       ctx.api.foundational
         .tokenOwners(item.contract, tokenId, { limit: OWNERS_SHOWN }, options)
@@ -210,6 +312,15 @@ export default defineCommand({
             throw error;
           },
         ),
+      // The normalized metadata has no traits: they are read from the document itself.
+      ctx.api.foundational.rawMetadata(item.contract, tokenId, options).then(
+        ({ metadata }) => metadataTraits(metadata.raw),
+        (error: unknown) => {
+          // Traits are a bonus too: without them the details still answer.
+          if (error instanceof ApiError) return [];
+          throw error;
+        },
+      ),
     ]);
     ctx.collections.remember([
       { address: details.nft.contractAddress, name: details.nft.collection?.name ?? "" },
@@ -217,7 +328,7 @@ export default defineCommand({
     ctx.resolver.rememberWallets(
       (owners ?? []).slice(0, OWNERS_SHOWN).map((owner) => owner.address),
     );
-    return nftReply(details, owners, ctx.now(), ctx.chain, ctx.settings.ipfsGateway);
+    return nftReply(details, owners, ctx.now(), ctx.chain, ctx.settings.ipfsGateway, traits);
   },
   actions: {
     raw: {

@@ -1,3 +1,4 @@
+import { MIN_CHART_POINTS } from "../src/core/charts.ts";
 import { defineCommand } from "../src/core/command.ts";
 import {
   collectionName,
@@ -64,7 +65,17 @@ export function percentChange(from: string, to: string): string | undefined {
 const at = (point: OwnerCountPoint) =>
   `${formatCount(point.count)} on ${formatDate(point.timestamp)}`;
 
-function ownersReply(input: {
+/** The next longer period, suggested when this one has too few points for a chart. */
+function longerDuration(duration: DurationChoice): DurationChoice | undefined {
+  const index = DURATION_CHOICES.findIndex((choice) => choice.value === duration);
+  return DURATION_CHOICES[index + 1]?.value;
+}
+
+/**
+ * The owners answer, with its chart when the period has the two points a line needs; with fewer,
+ * the point (if any) and why there is no chart, in words.
+ */
+export function ownersReply(input: {
   collection: string;
   name: string | undefined;
   duration: DurationChoice;
@@ -74,8 +85,10 @@ function ownersReply(input: {
 }): Reply {
   const period = durationName(input.duration);
   const summary = summarizeOwnerCounts(input.points);
+  const charted = input.points.length >= MIN_CHART_POINTS;
+  const longer = longerDuration(input.duration);
   const fields: ReplyField[] = [];
-  if (summary) {
+  if (summary && charted) {
     const percent = percentChange(summary.first.count, summary.last.count);
     fields.push(
       { name: "First", value: at(summary.first), inline: true },
@@ -89,16 +102,21 @@ function ownersReply(input: {
       { name: "Max", value: at(summary.max), inline: true },
     );
   }
-  const text = [
-    summary
+  const noChart = longer ? `A chart needs two; try ${longer}.` : "A chart needs two.";
+  const history = !summary
+    ? `No owner-count data in the last ${period}, so there is no chart.${longer ? ` Try ${longer}.` : ""}`
+    : charted
       ? `Owner count over the last ${period}, one point per day (UTC).`
-      : `No owner-count history for the last ${period}.`,
+      : `One data point in the last ${period}: ${formatCount(summary.last.count)} owners on ${formatDate(summary.last.timestamp)}. ${noChart}`;
+  const text = [
+    history,
     input.holders.length === 0 ? "No owners are listed for this collection." : undefined,
   ]
     .filter((line) => line !== undefined)
     .join("\n");
+  const name = input.name ? collectionName(input.name) : undefined;
   return {
-    title: `Owners of ${input.name ? collectionName(input.name) : fullAddress(input.collection)}`,
+    title: `Owners of ${name ?? fullAddress(input.collection)}`,
     url: explorer.address(input.explorerUrl, input.collection),
     text,
     fields,
@@ -115,6 +133,14 @@ function ownersReply(input: {
           }
         : undefined,
     footer: `${formatCount(String(input.points.length))} daily ${input.points.length === 1 ? "point" : "points"} · ${fullAddress(input.collection)} · refreshed every 5 minutes`,
+    chart: charted
+      ? {
+          kind: "owners-history",
+          subject: `owners:${input.collection.toLowerCase()}:${input.duration}`,
+          title: `Owners of ${name ?? short(input.collection)}, last ${period}`,
+          points: input.points,
+        }
+      : undefined,
   };
 }
 
@@ -155,24 +181,13 @@ export default defineCommand({
     if (history.status === "rejected") throw history.reason;
     const name = ctx.collections.name(collection);
     ctx.resolver.rememberWallets(list.value.owner.map((holder) => holder.address));
-    const points = history.value.dataPoints;
-    const reply = ownersReply({
+    return ownersReply({
       collection,
       name,
       duration,
       holders: list.value.owner,
-      points,
+      points: history.value.dataPoints,
       explorerUrl: ctx.chain.explorer,
     });
-    const title = `Owners of ${name ? collectionName(name) : short(collection)}, last ${durationName(duration)}`;
-    return {
-      ...reply,
-      chart: {
-        kind: "owners-history",
-        subject: `owners:${collection.toLowerCase()}:${duration}`,
-        title,
-        points,
-      },
-    };
   },
 });

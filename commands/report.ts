@@ -141,7 +141,7 @@ export async function submitReport(ctx: CommandContext, target: ReportTarget): P
       };
     case "unsupported":
       return {
-        text: `The data service does not take not-spam reports at the address this bot knows (it is not in its specification). Your report of ${what} is kept on record as unsupported.`,
+        text: `The data service does not take not-spam reports at the address this bot knows. Your report of ${what} is kept on record as unsupported.`,
         tone: "warning",
         replaceOriginal: true,
       };

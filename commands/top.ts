@@ -1,10 +1,11 @@
 import type { TopCollection } from "../src/api/schemas.ts";
 import type { Chain } from "../src/chains.ts";
+import { chartable } from "../src/core/charts.ts";
 import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
 import { collectionName, formatCount, formatNative, short } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import { pageButtons, payloadPage } from "../src/core/paging.ts";
-import type { Reply } from "../src/core/reply.ts";
+import type { ChartSpec, Reply } from "../src/core/reply.ts";
 import { to } from "./shared/buttons.ts";
 import {
   DURATION_CHOICES,
@@ -107,16 +108,23 @@ export async function topAnswer(
   }));
   const axis = metric === "sales" ? "Sales" : `${metricInfo.name} (${source.chain.symbol})`;
   const title = reply.title ?? "Top collections";
-  return {
-    ...reply,
-    chart: {
-      kind: "ranking",
-      subject: `top:${source.chain.id}:${metric}:${duration}:${page}:${limit}`,
-      title,
-      axis,
-      items,
-    },
+  const chart: ChartSpec = {
+    kind: "ranking",
+    subject: `top:${source.chain.id}:${metric}:${duration}:${page}:${limit}`,
+    title,
+    axis,
+    items,
   };
+  if (chartable(chart)) return { ...reply, chart };
+  // No collections: topReply already says so. One bar would be the table's row drawn again.
+  if (items.length === 0) return reply;
+  const why =
+    items.length === 1
+      ? limit === 1
+        ? `One collection on this page: a chart needs two; ask for more, like /top ${metric} ${duration} 10.`
+        : "Only one collection on this page: a chart needs two."
+      : `Fewer than two of these collections have a ${metricInfo.name.toLowerCase()} to plot, so there is no chart.`;
+  return { ...reply, text: reply.text ? `${reply.text}\n${why}` : why };
 }
 
 const command = defineCommand({

@@ -69,3 +69,25 @@ const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f
 export function stripControlCharacters(value: string): string {
   return value.replace(CONTROL_CHARACTERS, "");
 }
+
+/**
+ * What indexers write where a value is missing: a language's null printed as text ("None" from
+ * Python, "null", "undefined", "NaN" from JavaScript, "[object Object]" from an object made text).
+ * No name, description or trait means any of them, so they are shown as missing.
+ */
+const PLACEHOLDERS = new Set(["none", "null", "undefined", "nan", "[object object]"]);
+
+export function isPlaceholderText(value: string): boolean {
+  return PLACEHOLDERS.has(value.trim().toLowerCase());
+}
+
+/**
+ * Text the data service sent for people to read (a name, a description, a trait), trimmed and
+ * without control characters; undefined when it says nothing (empty, or a placeholder).
+ */
+export function presentText(value: unknown): string | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? String(value) : undefined;
+  if (typeof value !== "string") return undefined;
+  const text = stripControlCharacters(value).trim();
+  return text === "" || isPlaceholderText(text) ? undefined : text;
+}

@@ -1,9 +1,11 @@
 import { existsSync } from "node:fs";
 import { createCanvas, loadImage } from "@napi-rs/canvas";
 import { afterEach, describe, expect, it } from "vitest";
+import { ownersReply } from "../commands/owners.ts";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
 import type { ChartDrawer } from "../src/core/charts.ts";
 import { defineCommand } from "../src/core/command.ts";
+import { formatCount } from "../src/core/format.ts";
 import { publicImageUrl } from "../src/core/images.ts";
 import type { ChartSpec } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
@@ -173,6 +175,71 @@ describe("charts in replies", () => {
     expect(t.charts.hits).toBe(before + 1);
   });
 
+  it("/owners over one day has one point: no chart, the value and its day in words, and why", async () => {
+    t = await startRuntime();
+    const { collection } = t.sim.fixtures;
+    const reply = await t.say(`/owners ${collection} 1d`);
+    const { dataPoints } = await t.api.collections.ownersCount(collection, "DURATION_1_DAY");
+    expect(dataPoints).toHaveLength(1);
+    const point = dataPoints[0]!;
+    expect(reply.image).toBeUndefined();
+    expect(reply.text).toContain(
+      `One data point in the last 1 day: ${formatCount(point.count)} owners on ${point.timestamp.slice(0, 10)}.`,
+    );
+    expect(reply.text).toContain("A chart needs two; try 7d.");
+    // One point is no change: no first/last/min/max fields repeating the same number.
+    expect(reply.fields?.map((f) => f.name) ?? []).not.toContain("Change");
+  });
+
+  it("/owners with no points says so and draws nothing", async () => {
+    t = await startRuntime();
+    const reply = await t.say(`/owners ${t.sim.fixtures.collection} 7d`);
+    expect(reply.image?.kind).toBe("png");
+    const empty = ownersReply({
+      collection: t.sim.fixtures.collection,
+      name: "Things",
+      duration: "365d",
+      holders: [],
+      points: [],
+      explorerUrl: "https://etherscan.io",
+    });
+    expect(empty.chart).toBeUndefined();
+    expect(empty.text).toContain("No owner-count data in the last 365 days, so there is no chart.");
+  });
+
+  it("/top with one collection on the page answers with its table and says why there is no chart", async () => {
+    t = await startRuntime();
+    const reply = await t.say("/top volume 7d 1");
+    expect(reply.table?.rows).toHaveLength(1);
+    expect(reply.image).toBeUndefined();
+    expect(reply.text).toBe(
+      "One collection on this page: a chart needs two; ask for more, like /top volume 7d 10.",
+    );
+  });
+
+  it("/audience with one category answers with its row and says why there is no chart", async () => {
+    t = await startRuntime();
+    t.sim.script([
+      {
+        status: 200,
+        body: JSON.stringify({
+          aggregatedBehaviors: [
+            {
+              behavior: "BEHAVIOR_WHALE",
+              walletsCount: "5",
+              walletsPercentage: 100,
+              walletsCountChange30d: "1",
+            },
+          ],
+        }),
+      },
+    ]);
+    const reply = await t.say(`/audience ${t.sim.fixtures.collection}`);
+    expect(reply.table?.rows).toHaveLength(1);
+    expect(reply.image).toBeUndefined();
+    expect(reply.text).toBe("All owners fall in one category: a chart needs two.");
+  });
+
   it("the console writes the PNG to a temp file, prints its path, and removes it when it stops", async () => {
     t = await startRuntime();
     let printed = "";
@@ -202,7 +269,10 @@ describe("the chart port", () => {
     kind: "audience",
     subject: "audience:0xabc",
     title: "Audience of X",
-    rows: [{ label: "Whale", share: 20, change: "+3" }],
+    rows: [
+      { label: "Whale", share: 20, change: "+3" },
+      { label: "Collector", share: 80, change: "-3" },
+    ],
   };
   const charted = defineCommand({
     name: "charted",
@@ -212,8 +282,8 @@ describe("the chart port", () => {
     run: async () => ({ text: "with a chart", chart: spec }),
   });
 
-  it("a reply's chart spec reaches the drawer, and the reply carries its picture, not the spec", async () => {
-    const setup = await startClient();
+  /** A drawer that records what it is asked for and answers a tiny stand-in picture. */
+  function recordingDrawer(): { asked: ChartSpec[]; charts: ChartDrawer } {
     const asked: ChartSpec[] = [];
     const charts: ChartDrawer = {
       draw: async (chart) => {
@@ -221,6 +291,12 @@ describe("the chart port", () => {
         return { kind: "png", data: new Uint8Array([1, 2, 3]), name: "a.png", alt: chart.title };
       },
     };
+    return { asked, charts };
+  }
+
+  it("a reply's chart spec reaches the drawer, and the reply carries its picture, not the spec", async () => {
+    const setup = await startClient();
+    const { asked, charts } = recordingDrawer();
     const reply = await runtimeWith(setup, [charted], { charts }).run(
       testInvocation(),
       "charted",
@@ -234,6 +310,43 @@ describe("the chart port", () => {
       alt: "Audience of X",
     });
     expect("chart" in reply).toBe(false);
+    await setup.close();
+  });
+
+  it("a chart of fewer than two points never reaches the drawer: no empty plot goes out", async () => {
+    const setup = await startClient();
+    const { asked, charts } = recordingDrawer();
+    const lonely = (chart: ChartSpec) =>
+      defineCommand({
+        name: "lonely",
+        description: "d",
+        options: {},
+        examples: [],
+        run: async () => ({ text: "one point", chart }),
+      });
+    for (const chart of [
+      { ...spec, rows: spec.rows.slice(0, 1) },
+      { kind: "owners-history", subject: "o", title: "O", points: [] },
+      {
+        kind: "ranking",
+        subject: "r",
+        title: "R",
+        axis: "Sales",
+        items: [
+          { label: "A", value: "3" },
+          { label: "B", value: undefined },
+        ],
+      },
+    ] satisfies ChartSpec[]) {
+      const reply = await runtimeWith(setup, [lonely(chart)], { charts }).run(
+        testInvocation(),
+        "lonely",
+        {},
+      );
+      expect(reply.text).toBe("one point");
+      expect(reply.image).toBeUndefined();
+    }
+    expect(asked).toEqual([]);
     await setup.close();
   });
 

@@ -50,11 +50,11 @@ describe("pure builders", () => {
       },
     });
     const value = (name: string) => odd.fields.find((f) => f.name === name)?.value;
-    expect([...(value("long") ?? "")].length).toBeLessThanOrEqual(200);
-    expect(value("list")).toMatch(/^4 items: \{a: 1\}; \{a: 2\}; \{a: 3\}; …$/);
-    expect(odd.fields.some((f) => f.name.startsWith("deep.a.b"))).toBe(true);
-    expect(value("empty")).toBe("empty");
-    expect(value("amount")).toBe("12,345.6789");
+    expect([...(value("Long") ?? "")].length).toBeLessThanOrEqual(200);
+    expect(value("List")).toBe("A: 1\nA: 2\nA: 3\nA: 4");
+    expect(odd.fields.some((f) => f.name.startsWith("Deep › A › B"))).toBe(true);
+    expect(value("Empty")).toBe("none");
+    expect(value("Amount")).toBe("12,345.68");
     expect(flattenProfile({}).fields).toEqual([]);
   });
 
@@ -76,6 +76,20 @@ describe("pure builders", () => {
 });
 
 describe("definitions", () => {
+  it("what /help says of every command speaks of the data service, never of its spec, API, endpoints or schema", () => {
+    for (const command of allCommands()) {
+      const texts = [
+        command.description,
+        command.help ?? "",
+        ...Object.values(command.options).map((option) => option.description),
+      ];
+      for (const text of texts)
+        expect(text, `/${command.name}`).not.toMatch(
+          /\b(spec|specs|specification|schema|endpoints?)\b|\bAPI\b/i,
+        );
+    }
+  });
+
   it("every button target names a registered command's action, and every action is a target", () => {
     const targets = Object.entries(BUTTON_TARGETS).flatMap(([command, actions]) =>
       actions.map((action) => `${command}.${action}`),

@@ -24,7 +24,7 @@ describe("each test on its own runtime", () => {
       ["503", { status: 503 }, /unavailable right now/],
       ["429 past the budget", { status: 429, retryAfterSeconds: 120 }, /busy, try again in 120 s/],
       ["malformed JSON", { status: 200, body: "{oops" }, /could not read/],
-      ["401", { status: 401 }, /API key was refused/],
+      ["401", { status: 401 }, /refused the bot's key/],
     ];
     it.each(cases)("%s gets its sentence from every command", async (_label, scripted, message) => {
       t = await startRuntime({ API_RETRIES: "0", API_RETRY_MAX_TOTAL_MS: "1000" });

@@ -38,6 +38,12 @@ const NO_DATA: readonly RegExp[] = [
   /\bno (ENS name|owners?|wallets?|other collection|owner-count|collections ranked|contracts)\b/i,
 ];
 
+/**
+ * Words of the bot's inner workings that mean nothing to the person asking: the data service's
+ * interface document ("the spec"), its endpoints and schemas, "API".
+ */
+const INNER_WORDS = /\b(spec|specs|specification|schema|endpoints?)\b|\bAPI\b/i;
+
 interface ConsoleBot {
   bot: Bot;
   /** Types a line into the console and returns what it printed and the outcomes it caused. */
@@ -105,6 +111,7 @@ async function expectData(line: string, command: string) {
   expect(answer.outcomes.map((event) => [event.command, event.outcome])).toEqual([[command, "ok"]]);
   expect(answer.text).not.toMatch(MARKED);
   for (const pattern of NO_DATA) expect(answer.text).not.toMatch(pattern);
+  expect(answer.text).not.toMatch(INNER_WORDS);
 }
 
 beforeAll(async () => {

@@ -45,7 +45,7 @@ const API_SENTENCES: [kind: string, pattern: RegExp][] = [
   ["not_found", /^No data for wallet .+\.$/],
   ["not_found", /^The data service has nothing for that\.$/],
   ["bad_request", /^The data service refused that request: /],
-  ["unauthorized", /^The bot's API key was refused: tell the bot's operator\.$/],
+  ["unauthorized", /^The data service refused the bot's key: tell the bot's operator\.$/],
   ["rate_limited", /^The data service is busy, try again in \d+ s\.$/],
   ["unavailable", /^The data service is unavailable right now\. Try again in a minute\.$/],
   ["timeout", /^The data service did not answer in time\. Try again shortly\.$/],

@@ -172,7 +172,7 @@ describe("dispatch", () => {
     });
     const cases: [Parameters<typeof t.sim.script>[0][number], RegExp][] = [
       [{ status: 404 }, /No collection 0x[0-9a-fA-F]{4}…[0-9a-fA-F]{4} on this chain/],
-      [{ status: 401 }, /API key was refused: tell the bot's operator/],
+      [{ status: 401 }, /The data service refused the bot's key: tell the bot's operator/],
       [{ status: 429, retryAfterSeconds: 20 }, /busy, try again in 20 s/],
       [{ status: 503 }, /unavailable right now/],
       [{ status: 200, hang: true }, /did not answer in time/],

@@ -136,7 +136,7 @@ export function createCall({ transport, cache, ttlSeconds, logger }: CallDeps): 
       path: request.path,
       resource: request.resource,
       field,
-      message: `The data service's answer did not match the spec at ${field}: ${issue?.message ?? "invalid"}.`,
+      message: `The data service's answer was not in the expected form at ${field}: ${issue?.message ?? "invalid"}.`,
     });
   };
 

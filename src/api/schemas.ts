@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { stripControlCharacters } from "../strings.ts";
+import { isPlaceholderText, stripControlCharacters } from "../strings.ts";
 
 /**
  * Enum values named by the spec. Responses may carry values outside these lists (the spec itself
@@ -89,6 +89,11 @@ function cleanDeep(value: unknown, depth = 0): unknown {
 
 /** Every string field of an answer: it enters the bot without control characters. */
 const text = z.string().transform(stripControlCharacters);
+/**
+ * Names and descriptions, for people to read: a placeholder an indexer wrote for a missing value
+ * ("None", "null", …) arrives as the empty string the spec uses for "none", so no reply shows it.
+ */
+const label = text.transform((value) => (isPlaceholderText(value) ? "" : value));
 
 /** int64 fields: decimal strings, possibly signed (changes). Never converted to Number here. */
 const int64 = z.string().regex(/^-?\d+$/, "expected an int64 decimal string");
@@ -148,7 +153,7 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
   });
   const contract = z.object({
     address: text,
-    name: text.default(""),
+    name: label.default(""),
     symbol: text.default(""),
     decimals: z.number().int().default(0),
     types: z.array(contractType).default([]),
@@ -163,8 +168,8 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
   /** Normalized metadata, shared by NFT details and the tokens-by-owner list. */
   const nftMetadata = z.object({
     metadataUri: metadataUri.optional(),
-    name: text.default(""),
-    description: text.default(""),
+    name: label.default(""),
+    description: label.default(""),
     image: image.optional(),
   });
   const nft = z.object({
@@ -179,7 +184,7 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
         blockTimestamp: timestamp.optional(),
       })
       .optional(),
-    collection: z.object({ name: text.default("") }).optional(),
+    collection: z.object({ name: label.default("") }).optional(),
   });
   const lastSale = z.object({
     blockchainEvent: z.object({
@@ -221,7 +226,7 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
       collections: z.array(
         z.object({
           contractAddress: text,
-          name: text.default(""),
+          name: label.default(""),
           minterAddress: text.default(""),
           commonOwnersCount: int64,
           ownersCount: int64,
@@ -232,7 +237,7 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
       collections: z.array(
         z.object({
           contractAddress: text,
-          name: text.default(""),
+          name: label.default(""),
           ownersCountChange: int64,
           commonOwnersCount: int64,
         }),
@@ -266,7 +271,7 @@ export function createSchemas(onUnknownEnum: UnknownEnumListener) {
       collections: z.array(
         z.object({
           contractAddress: text,
-          contractName: text.default(""),
+          contractName: label.default(""),
           salesVolume: decimal.optional(),
           salesCount: int64.optional(),
           maxPrice: decimal.optional(),

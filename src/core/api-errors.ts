@@ -11,7 +11,7 @@ export function apiErrorMessage(error: ApiError): string {
     case "bad_request":
       return `The data service refused that request: ${error.message}`;
     case "unauthorized":
-      return "The bot's API key was refused: tell the bot's operator.";
+      return "The data service refused the bot's key: tell the bot's operator.";
     case "rate_limited":
       return `The data service is busy, try again in ${Math.max(1, Math.ceil(error.retryAfter ?? 30))} s.`;
     case "unavailable":

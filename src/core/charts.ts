@@ -12,3 +12,26 @@ export interface ChartDrawer {
    */
   draw(spec: ChartSpec, logger: Logger): Promise<ReplyImage | undefined>;
 }
+
+/**
+ * A chart shows how values compare or change: one dot on an empty plot, or one bar, says nothing
+ * the text does not. Below this many points a command answers in text and says why.
+ */
+export const MIN_CHART_POINTS = 2;
+
+/** The points (owner counts, bars with a value) a chart would plot. */
+export function chartPoints(spec: ChartSpec): number {
+  switch (spec.kind) {
+    case "owners-history":
+      return spec.points.length;
+    case "ranking":
+      return spec.items.filter((item) => item.value !== undefined).length;
+    case "audience":
+      return spec.rows.length;
+  }
+}
+
+/** Whether the spec has enough points to be worth a picture. */
+export function chartable(spec: ChartSpec): boolean {
+  return chartPoints(spec) >= MIN_CHART_POINTS;
+}

@@ -1,6 +1,6 @@
 import type { Logger } from "../log.ts";
 import type { ActionStore } from "./actions.ts";
-import type { ChartDrawer } from "./charts.ts";
+import { type ChartDrawer, chartable } from "./charts.ts";
 import type { Invocation } from "./command.ts";
 import type { RenderableReply, Reply } from "./reply.ts";
 
@@ -24,7 +24,8 @@ export class ReplyMaterializer {
 
   async drawChart(reply: Reply, logger: Logger): Promise<Omit<Reply, "chart">> {
     const { chart, ...rest } = reply;
-    if (!chart) return rest;
+    // Commands say in words why they show no chart; this only keeps an empty plot from going out.
+    if (!chart || !chartable(chart)) return rest;
     return { ...rest, image: await this.options.charts.draw(chart, logger) };
   }
 

@@ -132,7 +132,7 @@ export async function attemptReport(
     logger.warn({ report: report.id, kind: error.kind }, "spam report failed");
     return {
       status: "failed",
-      reason: error.kind === "unauthorized" ? "the bot's API key was refused" : error.message,
+      reason: error.kind === "unauthorized" ? "it refused the bot's key" : error.message,
     };
   }
 }

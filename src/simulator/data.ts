@@ -377,6 +377,8 @@ function pickFixtures(
   const huge = at(HUGE_IDS).tokens.find((token) => token.id.length === 78);
   const textToken = main.tokens[5];
   if (textToken) textToken.textMetadata = true;
+  const noneToken = main.tokens[0];
+  if (noneToken) noneToken.noneDescription = true;
   const multiOwner = at(ERC1155_FIXTURE).tokens.find((token) => token.owners.length >= 3);
   const other = nfts.find((contract) => contract.groupsRareBehaviors && contract.owners.size > 30);
   if (!other) throw new Error("no collection groups rare behaviors");
@@ -403,6 +405,7 @@ function pickFixtures(
     hugeTokenId: ref(huge),
     token: ref(main.tokens[3]),
     tokenWithTextMetadata: ref(textToken),
+    tokenWithNoneDescription: ref(noneToken),
     tokenWithoutSale: ref(main.tokens[main.tokens.length - 1]),
     multiOwnerToken: ref(multiOwner),
     wallet: wallet(FIXTURE_WALLET).address,

@@ -54,20 +54,39 @@ export function tokenDetails(world: World, token: TokenRec): TokenDetails {
     trait_type: trait,
     value: rng.pick(TRAIT_VALUES),
   }));
-  const description = rng.chance(0.3)
+  // A trait of "None" is a real value, but no word for a piece: "None piece from…" read as a bug.
+  const look = traits.find((trait) => trait.value !== "None")?.value ?? "Plain";
+  let description = rng.chance(0.3)
     ? ""
-    : `${traits[0]?.value ?? "Plain"} piece from ${contract.name || "an unnamed collection"}.`;
+    : `${look} piece from ${contract.name || "an unnamed collection"}.`;
   const uriOriginal = `ipfs://bafybei${rng.hex(52)}/${id}.${extension}`;
   const metadataUri = token.textMetadata
     ? { uri: `https://meta.sim.example/${contract.address}/${id}.txt`, mimeType: "text/plain" }
     : rng.chance(0.5)
       ? { uri: `https://meta.sim.example/${contract.address}/${id}`, mimeType: "application/json" }
       : { uri: `ipfs://bafybei${rng.hex(52)}/${id}`, mimeType: "application/json" };
-  const raw = token.textMetadata
-    ? `Token ${id} of ${contract.name || "an unnamed collection"}.\nThis document is plain text, {not JSON`
-    : JSON.stringify({ name, description, image: uriOriginal, attributes: traits });
   const indexedSec = Math.min(world.anchorSec, token.mintSec + rng.int(60, 86_400));
   const indexedAt = `${isoSeconds(indexedSec).slice(0, 19)}.${rng.digits(6)}Z`;
+  const imageCached = rng.chance(0.8);
+  const mintTx = rng.txHash();
+  const mintLogIndex = rng.int(0, 300);
+  // Drawn last, so the values above stay what they were. Indexers that stringify a null send
+  // "None"; metadata documents carry traits as OpenSea's `attributes` list, as `traits`, or as a
+  // map of trait to value, some with a numeric trait.
+  if (token.noneDescription || rng.chance(0.1)) description = "None";
+  const form = token.noneDescription ? 0 : rng.int(0, 5);
+  const numeric = rng.chance(0.3)
+    ? [{ display_type: "number", trait_type: "Generation", value: rng.int(1, 5), max_value: 5 }]
+    : [];
+  const traitFields =
+    form === 4
+      ? { traits }
+      : form === 5
+        ? { attributes: Object.fromEntries(traits.map((trait) => [trait.trait_type, trait.value])) }
+        : { attributes: [...traits, ...numeric] };
+  const raw = token.textMetadata
+    ? `Token ${id} of ${contract.name || "an unnamed collection"}.\nThis document is plain text, {not JSON`
+    : JSON.stringify({ name, description, image: uriOriginal, ...traitFields });
   return {
     metadata: {
       metadataUri,
@@ -79,9 +98,9 @@ export function tokenDetails(world: World, token: TokenRec): TokenDetails {
         mimeType: imageMime,
       },
     },
-    imageCached: rng.chance(0.8),
-    mintTx: rng.txHash(),
-    mintLogIndex: rng.int(0, 300),
+    imageCached,
+    mintTx,
+    mintLogIndex,
     raw,
     indexedAt,
   };

@@ -66,6 +66,8 @@ export interface TokenRec {
   mintSec: number;
   /** Raw metadata is plain text instead of JSON. */
   textMetadata: boolean;
+  /** Its metadata says "None" for the description, as indexers that stringify a null do. */
+  noneDescription?: boolean;
   lastSale: SaleRec | undefined;
 }
 
@@ -126,6 +128,8 @@ export interface Fixtures {
   token: TokenRef;
   /** Token whose raw metadata is plain text (metadataUri.mimeType "text/plain"). */
   tokenWithTextMetadata: TokenRef;
+  /** Named "<collection> #<id>", its description "None", with attributes: what real indexers send. */
+  tokenWithNoneDescription: TokenRef;
   /** Token of `collection` that never sold: its details have no lastSale. */
   tokenWithoutSale: TokenRef;
   /** ERC1155 token of `erc1155Collection` with several owners. */
