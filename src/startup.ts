@@ -55,11 +55,16 @@ export async function connect(
   let last: Cause | undefined;
   const gaveUp = (): StartupError => {
     const after = `${timeoutMs / 1000} s (STARTUP_CONNECT_TIMEOUT_S)`;
-    return last
-      ? new ConnectError({ ...last, line: `${last.line}; still failing after ${after}` })
-      : new StartupError(
-          `Cannot reach ${target.service} at ${target.url}: not connected after ${after}`,
-        );
+    // A start that hung without an error (a firewall dropping packets) timed out: a known cause.
+    const failure: Cause = last
+      ? { ...last, line: `${last.line}; still failing after ${after}` }
+      : {
+          kind: "timeout",
+          line: `Cannot reach ${target.service} at ${target.url}: not connected after ${after}`,
+          lasting: false,
+          known: true,
+        };
+    return new ConnectError(failure);
   };
   let delay = FIRST_RETRY_MS;
   for (;;) {

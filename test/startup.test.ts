@@ -48,14 +48,18 @@ async function closedPort(): Promise<number> {
 
 /**
  * Runs the bot until it exits; its exit code, the lines of stderr that are not JSON logs, and the
- * fatal log lines (on stderr, or in the console chat's log file). `before` is module code run in the same process before the entry is imported.
+ * fatal log lines (on stderr, or in the console chat's log file). `before` is module code run in
+ * the same process before the entry is imported; `script` is another entry than the bot's
+ * (dist/register.js).
  */
-async function runBot(settings: Record<string, string>, before?: string) {
+async function runBot(settings: Record<string, string>, before?: string, script?: string) {
   const env: Record<string, string> = {};
   for (const key of ["PATH", "HOME"]) if (process.env[key]) env[key] = process.env[key];
   const args =
     before === undefined
-      ? COMPILED_BOT
+      ? script
+        ? ["--enable-source-maps", script]
+        : COMPILED_BOT
       : [
           "--enable-source-maps",
           "--input-type=module",
@@ -200,21 +204,11 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
   it("`npm run register` with Discord's host name not resolving: the cause in words, exit 1", async ({
     expect,
   }) => {
-    const child = spawn(process.execPath, ["--enable-source-maps", "dist/register.js"], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? "",
-        DATA_DIR: tempDir(),
-        DISCORD_TOKEN: TOKEN,
-        DISCORD_API_URL: "http://discord.invalid/api",
-      },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    const { code, stderr } = await runBot(
+      { DATA_DIR: tempDir(), DISCORD_TOKEN: TOKEN, DISCORD_API_URL: "http://discord.invalid/api" },
+      undefined,
+      "dist/register.js",
+    );
     expect(code).toBe(1);
     expect(stderr).toBe(
       "Cannot reach Discord at http://discord.invalid/api: DNS lookup failed for discord.invalid (no such host name)\n",
