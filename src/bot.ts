@@ -50,6 +50,11 @@ export interface BotDeps {
    * injectable so tests can cross a slot's time.
    */
   now?: () => number;
+  /**
+   * Told at once, in one line, of a start-up failure the bot waits out (a platform that times
+   * out): main.ts prints it, so the cause shows long before the start gives up.
+   */
+  notice?: (line: string) => void;
 }
 
 export interface Bot {
@@ -645,9 +650,20 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     }
     for (const adapter of adapters) {
       running.push(() => adapter.stop());
-      const { connectsTo } = adapter;
+      const { connectsTo, label, tokenSetting } = adapter;
       if (connectsTo === undefined) await adapter.start();
-      else await connect(adapter.label, connectsTo, config.connectTimeoutMs, () => adapter.start());
+      else
+        await connect(
+          {
+            service: label,
+            url: connectsTo,
+            credential: tokenSetting,
+            credentialName: "bot token",
+          },
+          config.connectTimeoutMs,
+          () => adapter.start(),
+          deps.notice,
+        );
     }
     // The jobs stop before the adapters (closeAll runs last first), and among themselves in the
     // reverse of their order, within the first part of the shutdown's time.

@@ -217,7 +217,10 @@ const SettingsSchema = z.object({
     ),
   ),
   commandDeadlineMs: env("COMMAND_DEADLINE_MS", int(20_000, 1_000, 600_000)),
-  /** A chat platform not connected this long after start is a start-up failure. */
+  /**
+   * How long a chat platform's start is retried after a failure that may pass by itself (a
+   * timeout, a 5xx) or waited for when it hangs; then it is a start-up failure.
+   */
   connectTimeoutMs: seconds("STARTUP_CONNECT_TIMEOUT_S", 60, 1, 3600),
   rateLimit: z.object({
     burst: env("RATE_LIMIT_BURST", int(8, 1, 1000)),

@@ -5,6 +5,7 @@ import { type Bot, createBot } from "./bot.ts";
 import { ConfigError, loadDotEnv, parseConfig, secretsOf } from "./config.ts";
 import { StartupError } from "./errors.ts";
 import { createLogger, logFileDestination, scrubSecrets } from "./log.ts";
+import { ConnectError, checkDataServices } from "./startup.ts";
 
 /**
  * A log file, or undefined when it cannot be opened: the logs then stay on stderr, and the
@@ -84,8 +85,28 @@ async function main(): Promise<void> {
   process.on("unhandledRejection", crash("unhandled rejection"));
   process.on("uncaughtException", crash("uncaught exception"));
 
+  const say = (line: string) =>
+    process.stderr.write(`${scrubSecrets(line, secrets).replace(/\s*\n\s*/g, " ")}\n`);
   try {
-    bot = await createBot(config, { logger, ...(logFile ? { logFile: logFile.path } : {}) });
+    bot = await createBot(config, {
+      logger,
+      notice: say,
+      ...(logFile ? { logFile: logFile.path } : {}),
+    });
+    // The data service, once, before the platforms: a refused key stops here with its cause.
+    if (!config.simulated) {
+      const services = bot.chains.map(({ name, baseUrl, apiKey }) => ({
+        name,
+        baseUrl: baseUrl ?? "",
+        apiKey,
+      }));
+      await checkDataServices(services, config.api.timeoutMs, logger, say).catch(
+        async (error: unknown) => {
+          await bot?.stop();
+          throw error;
+        },
+      );
+    }
     await bot.start();
   } catch (error) {
     const line = scrubSecrets(
@@ -95,8 +116,13 @@ async function main(): Promise<void> {
       secrets,
     ).replace(/\s*\n\s*/g, " ");
     exiting = true;
-    logger.fatal({ err: error }, line);
-    process.stderr.write(`${line}\n`);
+    say(line);
+    // A known cause (DNS, refused, TLS, a refused token) is all in its line: the details, stack
+    // included, only at debug level, after it.
+    if (error instanceof ConnectError) {
+      logger.debug({ err: error }, line);
+      logger.fatal({ cause: error.failure.kind }, line);
+    } else logger.fatal({ err: error }, line);
     exitAfterFlush(1);
     return;
   }

@@ -1,10 +1,12 @@
 import { allCommands } from "../commands/index.ts";
-import { registerSlashCommands } from "./adapters/discord/commands.ts";
+import { DISCORD_API_URL, registerSlashCommands } from "./adapters/discord/commands.ts";
 import { inviteUrl } from "./adapters/discord/invite.ts";
 import { interactionsEndpointHint } from "./adapters/discord-http/endpoint.ts";
-import { ConfigError, loadDotEnv, parseConfig } from "./config.ts";
+import { explainFailure } from "./cause.ts";
+import { ConfigError, loadDotEnv, parseConfig, secretsOf } from "./config.ts";
 import { servedCommands } from "./core/chain-option.ts";
 import { buildRegistry } from "./core/registry.ts";
+import { scrubSecrets } from "./log.ts";
 
 /**
  * `npm run register`: publishes the slash commands (globally, or to DISCORD_GUILD_ID), and says
@@ -17,12 +19,24 @@ async function main(): Promise<void> {
     throw new ConfigError("DISCORD_TOKEN is required to register slash commands.");
   // As the bot serves them: with the chain option and its choices when CHAINS names several.
   const commands = [...buildRegistry(servedCommands(allCommands(), config.chains)).values()];
-  const result = await registerSlashCommands({
-    token: config.discord.token,
-    commands,
-    guildId: config.discord.guildId,
-    apiUrl: config.discord.apiUrl,
-  });
+  const { token, guildId, apiUrl } = config.discord;
+  let result: Awaited<ReturnType<typeof registerSlashCommands>>;
+  try {
+    result = await registerSlashCommands({ token, commands, guildId, apiUrl });
+  } catch (error) {
+    const cause = explainFailure(error, {
+      service: "Discord",
+      url: apiUrl ?? DISCORD_API_URL,
+      credential: "DISCORD_TOKEN",
+      credentialName: "bot token",
+    });
+    // A guild's commands need the application in that guild, with the applications.commands scope.
+    const hint =
+      cause.kind === "forbidden" && guildId
+        ? `. Is the bot in the server DISCORD_GUILD_ID (${guildId}), invited with the applications.commands scope?`
+        : "";
+    throw new Error(scrubSecrets(`${cause.line}${hint}`, secretsOf(config)));
+  }
   process.stdout.write(
     `Registered ${result.count} commands (${result.scope}) for application ${result.applicationId}.\n` +
       `Add the bot to a server with ${inviteUrl(result.applicationId)}\n`,

@@ -8,6 +8,7 @@ import { createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { StartupError } from "../src/errors.ts";
 import { silentLogger } from "../src/log.ts";
+import { startSimulator } from "../src/simulator/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 
 /**
@@ -20,6 +21,10 @@ import { COMPILED_BOT, ROOT } from "./compiled.ts";
  */
 
 const TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.secret-discord-token-value";
+
+/** What the start says of API_BASE_URL=http://127.0.0.1:9 (the discard port: nothing there). */
+const NOTHING_AT_PORT_9 =
+  "Cannot reach the data service at http://127.0.0.1:9: connection refused by 127.0.0.1:9 (nothing listening there)";
 
 const cleanups: (() => void)[] = [];
 afterAll(() => {
@@ -43,14 +48,18 @@ async function closedPort(): Promise<number> {
 
 /**
  * Runs the bot until it exits; its exit code, the lines of stderr that are not JSON logs, and the
- * fatal log lines (on stderr, or in the console chat's log file). `before` is module code run in the same process before the entry is imported.
+ * fatal log lines (on stderr, or in the console chat's log file). `before` is module code run in
+ * the same process before the entry is imported; `script` is another entry than the bot's
+ * (dist/register.js).
  */
-async function runBot(settings: Record<string, string>, before?: string) {
+async function runBot(settings: Record<string, string>, before?: string, script?: string) {
   const env: Record<string, string> = {};
   for (const key of ["PATH", "HOME"]) if (process.env[key]) env[key] = process.env[key];
   const args =
     before === undefined
-      ? COMPILED_BOT
+      ? script
+        ? ["--enable-source-maps", script]
+        : COMPILED_BOT
       : [
           "--enable-source-maps",
           "--input-type=module",
@@ -137,34 +146,73 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
 
   it("Discord unreachable at boot, without the token in any line", async ({ expect }) => {
     const url = `http://127.0.0.1:${await closedPort()}`;
-    const { code, plain, stderr } = await runBot({
+    const { code, plain, stderr, fatal } = await runBot({
       DATA_DIR: tempDir(),
       DISCORD_TOKEN: TOKEN,
       DISCORD_API_URL: url,
     });
     expect(code).not.toBe(0);
     expect(code).not.toBeNull();
-    expect(plain).toEqual([`Cannot reach Discord at ${url}: ECONNREFUSED`]);
+    const hostPort = url.slice("http://".length);
+    const line = `Cannot reach Discord at ${url}: connection refused by ${hostPort} (nothing listening there)`;
+    expect(plain).toEqual([line]);
     expect(stderr).not.toContain(TOKEN);
+    // A known cause is all in its line: no stack anywhere, and no error logged before it.
+    expect(stderr).not.toMatch(/\n\s+at /);
+    const before = stderr.slice(0, stderr.indexOf(line)).split("\n").filter(Boolean);
+    expect(before.map((json) => (JSON.parse(json) as { level: number }).level)).not.toContain(60);
+    expect(fatal).toEqual([expect.objectContaining({ msg: line, cause: "refused" })]);
   }, 30_000);
 
-  it("Telegram unreachable at boot (its client retries for ever): gives up after the connect timeout", async ({
+  it("Telegram's host name does not resolve: said at once, long before the connect timeout (60 s, more than the test waits)", async ({
     expect,
   }) => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
     const token = "123456789:secret-telegram-token-value";
     const { code, plain, stderr } = await runBot({
       DATA_DIR: tempDir(),
       TELEGRAM_BOT_TOKEN: token,
-      TELEGRAM_API_ROOT: url,
-      STARTUP_CONNECT_TIMEOUT_S: "1",
+      TELEGRAM_API_ROOT: "http://api.telegram.invalid",
     });
-    expect(code).not.toBe(0);
-    expect(code).not.toBeNull();
+    expect(code).toBe(1);
     expect(plain).toEqual([
-      `Cannot reach Telegram at ${url}: not connected after 1 s (STARTUP_CONNECT_TIMEOUT_S)`,
+      "Cannot reach Telegram at http://api.telegram.invalid: DNS lookup failed for api.telegram.invalid (no such host name)",
     ]);
     expect(stderr).not.toContain(token);
+  }, 30_000);
+
+  it("the data service refuses the API key: one line naming API_KEY, without the key, and exit 1", async ({
+    expect,
+  }) => {
+    const simulator = await startSimulator({
+      port: 0,
+      apiKey: "the-right-key",
+      chains: ["ethereum"],
+    });
+    cleanups.push(() => void simulator.close());
+    const { code, plain, stderr } = await runBot({
+      DATA_DIR: tempDir(),
+      API_BASE_URL: simulator.urlOf("ethereum"),
+      API_KEY: "secret-wrong-api-key",
+    });
+    expect(code).toBe(1);
+    expect(plain).toEqual([
+      "The data service rejected the API key (401 Unauthorized): check API_KEY",
+    ]);
+    expect(stderr).not.toContain("secret-wrong-api-key");
+  }, 30_000);
+
+  it("`npm run register` with Discord's host name not resolving: the cause in words, exit 1", async ({
+    expect,
+  }) => {
+    const { code, stderr } = await runBot(
+      { DATA_DIR: tempDir(), DISCORD_TOKEN: TOKEN, DISCORD_API_URL: "http://discord.invalid/api" },
+      undefined,
+      "dist/register.js",
+    );
+    expect(code).toBe(1);
+    expect(stderr).toBe(
+      "Cannot reach Discord at http://discord.invalid/api: DNS lookup failed for discord.invalid (no such host name)\n",
+    );
   }, 30_000);
 
   it("the health and metrics port already taken", async ({ expect }) => {
@@ -180,6 +228,7 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
     expect(code).not.toBe(0);
     expect(code).not.toBeNull();
     expect(plain).toEqual([
+      `${NOTHING_AT_PORT_9}; starting anyway, commands will fail until it answers`,
       `Cannot listen on 127.0.0.1:${port} for health and metrics (METRICS_PORT): EADDRINUSE`,
     ]);
   }, 30_000);
@@ -203,6 +252,7 @@ describe.concurrent("after start", () => {
     expect(code).toBe(1);
     // The console chat's logs are in a file: one plain line says where to look.
     expect(plain).toEqual([
+      `${NOTHING_AT_PORT_9}; starting anyway, commands will fail until it answers`,
       `The bot stops on a bug (unhandled rejection): see ${join(dataDir, "bot.log")}`,
     ]);
     expect(fatal).toEqual([
@@ -229,7 +279,9 @@ describe.concurrent("createBot cleans up after itself when it fails", () => {
       .then((bot) => bot.start())
       .catch((error) => error);
     expect(failure).toBeInstanceOf(StartupError);
-    expect(failure.message).toBe(`Cannot reach Discord at ${discordUrl}: ECONNREFUSED`);
+    expect(failure.message).toBe(
+      `Cannot reach Discord at ${discordUrl}: connection refused by ${discordUrl.slice("http://".length)} (nothing listening there)`,
+    );
     // The last connection to close removes SQLite's write-ahead log.
     expect(existsSync(join(dataDir, "bot.sqlite"))).toBe(true);
     expect(existsSync(join(dataDir, "bot.sqlite-wal"))).toBe(false);

@@ -14,6 +14,8 @@ export interface ChatAdapter extends AlertSender {
   readonly label: string;
   /** Where start() connects (a start that fails or hangs names it); none for a local chat. */
   readonly connectsTo: string | undefined;
+  /** The setting holding the bot token, named when the platform refuses it. */
+  readonly tokenSetting?: string;
   /** Connects and starts taking messages; resolves once it does. */
   start(): Promise<void>;
   /** Stops taking messages and lets the replies in flight finish. */

@@ -257,12 +257,14 @@ export class Transport {
       const code =
         (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code;
       const known = code && NETWORK_ERROR_CODES.has(code) ? code : undefined;
+      // Any system code is kept (a certificate's too), for the start's one line (src/cause.ts);
+      // the message, which people may see, names only the codes above.
       throw fail(
         "unavailable",
         `Could not reach the data service (${known ?? "network error"}).`,
         undefined,
         undefined,
-        known,
+        typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code) ? code : undefined,
       );
     } finally {
       clearTimeout(timer);

@@ -16,7 +16,7 @@ import { StartupError } from "../../errors.ts";
 import type { HttpRoute, RequestBody } from "../../http/host.ts";
 import type { UpdateDedup } from "../../store/types.ts";
 import { bounded, SEEN_CHECK_MS } from "../../within.ts";
-import { registerSlashCommands } from "../discord/commands.ts";
+import { DISCORD_API_URL, registerSlashCommands } from "../discord/commands.ts";
 import type { DiscordAdapterOptions } from "../discord/index.ts";
 import { alertPace, classifyDiscordSendError, postAlert } from "../discord/rest-messages.ts";
 import type { SteadyPace } from "../pace.ts";
@@ -43,8 +43,6 @@ const LOCAL_REPLAY_IDS = 50_000;
  */
 const MAX_BODY_BYTES = 256 * 1024;
 
-const DISCORD_API_URL = "https://discord.com/api";
-
 /** The gateway adapter's options, with the key interactions are signed with. */
 export interface DiscordHttpAdapterOptions extends DiscordAdapterOptions {
   /** The application's public key (hex), that every interaction is signed with. */
@@ -70,6 +68,7 @@ export class DiscordHttpAdapter implements ChatAdapter {
   readonly platform = "discord";
   readonly label = "Discord";
   readonly connectsTo: string;
+  readonly tokenSetting = "DISCORD_TOKEN";
   readonly routes: readonly HttpRoute[];
   readonly rest: REST;
   /** Sends carry an enforced nonce, so several may be in flight without risking duplicates. */

@@ -11,6 +11,9 @@ import { shownOptions } from "../../core/chain-option.ts";
 import type { AnyCommand, AnyOption } from "../../core/command.ts";
 import { cutText } from "../../strings.ts";
 
+/** Discord's REST base, unless DISCORD_API_URL points elsewhere (a proxy, a fake in tests). */
+export const DISCORD_API_URL = "https://discord.com/api";
+
 const MAX_CHOICES = 25;
 const MAX_DESCRIPTION = 100;
 

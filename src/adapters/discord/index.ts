@@ -24,7 +24,7 @@ import { renderDiscord, withoutFlags } from "../../render/discord.ts";
 import { within } from "../../within.ts";
 import type { SharedPace, SteadyPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
-import { registerSlashCommands } from "./commands.ts";
+import { DISCORD_API_URL, registerSlashCommands } from "./commands.ts";
 import { alertPace, classifyDiscordSendError, postAlert } from "./rest-messages.ts";
 
 export interface DiscordAdapterOptions {
@@ -51,8 +51,6 @@ export interface DiscordAdapterOptions {
   sharedPace?: SharedPace | undefined;
 }
 
-const DISCORD_API_URL = "https://discord.com/api";
-
 /** Refusals, errors, private and confidential answers are for the invoker's eyes only. */
 const isForInvoker = ({ reply, outcome }: { reply: RenderableReply; outcome: Outcome }) =>
   isRefusal(outcome) || reply.private === true || reply.confidential !== undefined;
@@ -65,6 +63,7 @@ export class DiscordAdapter implements ChatAdapter {
   readonly platform = "discord";
   readonly label = "Discord";
   readonly connectsTo: string;
+  readonly tokenSetting = "DISCORD_TOKEN";
   /** Gateway mode: nothing on the HTTP host (HTTP interactions are src/adapters/discord-http/). */
   readonly routes: readonly HttpRoute[] = [];
   readonly client: Client;

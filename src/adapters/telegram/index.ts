@@ -64,6 +64,7 @@ export class TelegramAdapter implements ChatAdapter {
   readonly platform = "telegram";
   readonly label = "Telegram";
   readonly connectsTo: string;
+  readonly tokenSetting = "TELEGRAM_BOT_TOKEN";
   readonly routes: readonly HttpRoute[];
   readonly bot: Bot;
   /** Telegram has no idempotent send: one alert in flight, so a crash duplicates at most one. */
@@ -140,7 +141,10 @@ export class TelegramAdapter implements ChatAdapter {
   /** Connects: getMe, the command list, then polling or the webhook. */
   async start(): Promise<void> {
     const { logger } = this.options;
-    await this.bot.init();
+    // Not bot.init(): it retries a network failure for ever, silently. One getMe (after the quick
+    // network tries of shapeRequests) lets the start say why it cannot connect; src/startup.ts
+    // tries again what may pass by itself.
+    if (!this.bot.isInited()) this.bot.botInfo = await this.bot.api.getMe();
     // Outside bot.catch: a failure here must be handled, or it ends the process.
     try {
       await this.bot.api.setMyCommands(
