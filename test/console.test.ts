@@ -1,19 +1,20 @@
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { Readable, Writable } from "node:stream";
-import { describe, expect, it } from "vitest";
+import { dirname, isAbsolute, join } from "node:path";
+import { PassThrough, Readable, Writable } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
 import { breakdownReply } from "../commands/audience.ts";
 import { nftReply } from "../commands/nft.ts";
 import { topReply } from "../commands/top.ts";
+import { safeFileName } from "../src/adapters/console/exports.ts";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
 import { type Chain, parseChains } from "../src/chains.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
-import { startRuntime } from "./helpers.ts";
+import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
 const now = new Date("2026-11-22T12:00:00Z");
@@ -122,6 +123,8 @@ interface BotRun {
   stderr: string;
   /** DATA_DIR/bot.log as the bot left it ("" when there is none). */
   log: string;
+  /** The files DATA_DIR/exports held when the bot had exited, by absolute path. */
+  exported: string[];
 }
 
 function cleanEnv(settings: Record<string, string>): Record<string, string> {
@@ -154,8 +157,12 @@ function runBot(lines: string[], settings: Record<string, string> = {}): Promise
     child.on("close", (code) => {
       const logFile = join(dataDir, "bot.log");
       const log = existsSync(logFile) ? readFileSync(logFile, "utf8") : "";
+      const exports = join(dataDir, "exports");
+      const exported = existsSync(exports)
+        ? readdirSync(exports).map((name) => join(exports, name))
+        : [];
       rmSync(dataDir, { recursive: true, force: true });
-      resolve({ code, stdout, stderr, log });
+      resolve({ code, stdout, stderr, log, exported });
     });
     child.stdin.end(`${lines.join("\n")}\n`);
   });
@@ -214,10 +221,10 @@ describe.concurrent("a quiet, friendly console", () => {
     }
   }, 30_000);
 
-  it("greets with what it runs against, the missing tokens, the log file and how to leave; then shows only the conversation, and removes its pictures at exit", async ({
+  it("greets with what it runs against, the missing tokens, the log file and how to leave; then shows only the conversation, and keeps its pictures in DATA_DIR/exports", async ({
     expect,
   }) => {
-    const { code, stdout, stderr, log } = await runBot(
+    const { code, stdout, stderr, log, exported } = await runBot(
       [
         "/whois nosuchname123.eth",
         "/nft 0x0000000000000000000000000000000000000001 1",
@@ -255,7 +262,7 @@ describe.concurrent("a quiet, friendly console", () => {
     expect(log).not.toContain("stack");
     const pictures = picturePaths(stdout);
     expect(pictures).toHaveLength(1);
-    expect(existsSync(dirname(pictures[0] ?? ""))).toBe(false);
+    expect(exported).toEqual(pictures);
   }, 30_000);
 
   it("/quit and exit leave at once; the lines after them are not run", async ({ expect }) => {
@@ -275,6 +282,7 @@ describe.concurrent("a quiet, friendly console", () => {
           input: Readable.from([`/top volume 1d 1\n${quit}\n/nope\n`]),
           output,
           interactive: false,
+          exportDir: join(t.dataDir, "exports"),
         });
         adapter.start();
         await adapter.done;
@@ -287,7 +295,7 @@ describe.concurrent("a quiet, friendly console", () => {
     }
   });
 
-  it("SIGINT and SIGTERM stop it cleanly and remove the pictures", async ({ expect }) => {
+  it("SIGINT and SIGTERM stop it cleanly and keep the pictures", async ({ expect }) => {
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
       const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
       const child = spawn(process.execPath, COMPILED_BOT, {
@@ -308,9 +316,225 @@ describe.concurrent("a quiet, friendly console", () => {
       await pictured;
       child.kill(signal);
       const code = await exited;
+      const picture = picturePaths(stdout)[0] ?? "";
+      const kept = existsSync(picture);
       rmSync(dataDir, { recursive: true, force: true });
       expect(code, signal).toBe(0);
-      expect(existsSync(dirname(picturePaths(stdout)[0] ?? "")), signal).toBe(false);
+      expect(dirname(picture), signal).toBe(join(dataDir, "exports"));
+      expect(kept, signal).toBe(true);
     }
   }, 30_000);
 });
+
+/** What a console printed, and a way to wait until it prints something. */
+function screen(tty = false) {
+  let printed = "";
+  let wake: () => void = () => {};
+  const output = new Writable({
+    write(chunk, _encoding, callback) {
+      printed += String(chunk);
+      wake();
+      callback();
+    },
+  });
+  // A terminal as readline sees one: a stream that says it is a TTY, and its width.
+  if (tty) Object.assign(output, { isTTY: true, columns: 80, rows: 24 });
+  return {
+    output,
+    get printed() {
+      return printed;
+    },
+    /** Resolves once what was printed after `from` characters matches, as a person reads it. */
+    async until(pattern: RegExp, from = 0): Promise<string> {
+      while (!pattern.test(visible(printed.slice(from))))
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+      return printed.slice(from);
+    },
+  };
+}
+
+/** The terminal's colour and cursor sequences taken out: what a person reads. */
+const visible = (text: string) => text.replace(/\u001b\[[0-9;]*[A-Za-z]/g, "");
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A console chat on a test runtime, its exports in a fresh DATA_DIR/exports. */
+async function consoleChat(options: { tty?: boolean; exportDir?: string } = {}): Promise<{
+  t: RuntimeSetup;
+  adapter: ConsoleAdapter;
+  shown: ReturnType<typeof screen>;
+  input: PassThrough;
+  exportDir: string;
+}> {
+  const t = await startRuntime();
+  const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
+  const exportDir = options.exportDir ?? join(dataDir, "exports");
+  const shown = screen(options.tty);
+  const input = new PassThrough();
+  const adapter = new ConsoleAdapter({
+    runtime: t.runtime,
+    logger: silentLogger(),
+    input,
+    output: shown.output,
+    interactive: options.tty ?? false,
+    exportDir,
+  });
+  cleanups.push(async () => {
+    await adapter.stop();
+    await t.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { t, adapter, shown, input, exportDir };
+}
+
+/** The replies the runtime gave the console, as it gave them (files and pictures included). */
+function keepReplies(t: RuntimeSetup): RenderableReply[] {
+  const replies: RenderableReply[] = [];
+  const { runtime } = t;
+  const answerText = runtime.answerText.bind(runtime);
+  const answerButton = runtime.answerButton.bind(runtime);
+  runtime.answerText = async (...args) => {
+    const answered = await answerText(...args);
+    replies.push(answered.reply);
+    return answered;
+  };
+  runtime.answerButton = async (...args) => {
+    const answered = await answerButton(...args);
+    replies.push(answered.reply);
+    return answered;
+  };
+  return replies;
+}
+
+/** The number printed on the button with this label, the last time it was printed. */
+function buttonNumber(printed: string, label: string): string {
+  const numbers = [...printed.matchAll(/\[!(\d+) ([^\]]+)\]/g)].filter(
+    (match) => match[2] === label,
+  );
+  const number = numbers.at(-1)?.[1];
+  if (!number) throw new Error(`no button "${label}" in:\n${printed}`);
+  return number;
+}
+
+describe("files the console saves", () => {
+  it("a CSV export is written under DATA_DIR/exports, at the absolute path it prints, with the reply's bytes", async () => {
+    const { t, adapter, shown, exportDir } = await consoleChat();
+    const replies = keepReplies(t);
+    await adapter.handleLine(`/segment ${t.sim.fixtures.collection}`);
+    await adapter.handleLine(`!${buttonNumber(shown.printed, "Export CSV")}`);
+    const sent = replies.at(-1)?.files?.[0];
+    expect(sent?.name).toMatch(/\.csv$/);
+    const path = /^File: (.+\.csv) \((\d+) bytes\)$/m.exec(shown.printed);
+    expect(path?.[1]).toBeDefined();
+    const printedPath = path?.[1] ?? "";
+    expect(isAbsolute(printedPath)).toBe(true);
+    expect(dirname(printedPath)).toBe(exportDir);
+    expect(readFileSync(printedPath)).toEqual(Buffer.from(sent?.data ?? []));
+    expect(Number(path?.[2])).toBe(sent?.data.byteLength);
+  });
+
+  it("two /top give two pictures, each kept with its own bytes; stopping the chat removes neither", async () => {
+    const { t, adapter, shown, exportDir } = await consoleChat();
+    const replies = keepReplies(t);
+    await adapter.handleLine("/top volume 1d 3");
+    await adapter.handleLine("/top sales 7d 3");
+    const paths = picturePaths(shown.printed);
+    expect(paths).toHaveLength(2);
+    expect(new Set(paths).size).toBe(2);
+    for (const [i, path] of paths.entries()) {
+      expect(dirname(path)).toBe(exportDir);
+      const image = replies[i]?.image;
+      expect(image?.kind).toBe("png");
+      expect(readFileSync(path)).toEqual(Buffer.from(image?.kind === "png" ? image.data : []));
+    }
+    await adapter.stop();
+    for (const path of paths) expect(existsSync(path)).toBe(true);
+  });
+
+  it("the same /top twice in one second still gives two files (names never collide)", async () => {
+    const { adapter, shown, exportDir } = await consoleChat();
+    await Promise.all([
+      adapter.handleLine("/top volume 1d 3"),
+      adapter.handleLine("/top volume 1d 3"),
+    ]);
+    expect(new Set(picturePaths(shown.printed)).size).toBe(2);
+    expect(readdirSync(exportDir)).toHaveLength(2);
+  });
+
+  it("an exports folder it cannot write says so in one line, prints the answer, and the chat goes on", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    // A file where the folder should be: no folder can be made there (root may write anywhere).
+    writeFileSync(join(dataDir, "exports"), "");
+    const { adapter, shown } = await consoleChat({ exportDir: join(dataDir, "exports") });
+    await adapter.handleLine("/top volume 1d 3");
+    expect(shown.printed).toMatch(/Top collections by sales volume/);
+    const said = shown.printed.split("\n").filter((line) => /not saved/.test(line));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^Picture not saved: .*exports.*\((ENOTDIR|EEXIST)\)/);
+    expect(shown.printed).not.toMatch(/^\s+at /m);
+    await adapter.handleLine("/top volume 1d 1");
+    expect(shown.printed.match(/Top collections by sales volume/g)).toHaveLength(2);
+  });
+
+  it.skipIf(!canMountTmpfs())(
+    "a full disk (a small tmpfs) says so in one line, leaves no half file, and the chat goes on",
+    async () => {
+      const disk = mkdtempSync(join(tmpdir(), "bot-tmpfs-"));
+      // Room for the folder, not for a chart.
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=4k", "tmpfs", disk]);
+      cleanups.push(() => {
+        execFileSync("umount", ["-l", disk]);
+        rmSync(disk, { recursive: true, force: true });
+      });
+      const { adapter, shown } = await consoleChat({ exportDir: join(disk, "exports") });
+      await adapter.handleLine("/top volume 1d 3");
+      expect(shown.printed).toMatch(/Top collections by sales volume/);
+      expect(shown.printed).toMatch(/^Picture not saved: the disk is full \(no room under .+\)$/m);
+      expect(readdirSync(join(disk, "exports"))).toEqual([]);
+    },
+  );
+
+  it("a file name from upstream data cannot leave the folder or carry control characters", () => {
+    for (const hostile of [
+      "../../etc/passwd",
+      "..",
+      ".",
+      "",
+      "a/../../b.csv",
+      "C:\\Windows\\x.png",
+      "nul\u0000byte.csv",
+      "bell\u0007\u001b[2Jclear\u202e.csv",
+      `${"x".repeat(10_000)}.csv`,
+      ".hidden",
+    ]) {
+      const name = safeFileName(hostile);
+      expect(name, hostile).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*$/);
+      expect(name, hostile).not.toContain("..");
+      expect(name.length, hostile).toBeLessThanOrEqual(100);
+    }
+    expect(safeFileName("segment-0xbc4ca0ed-2026-11-25.csv")).toBe(
+      "segment-0xbc4ca0ed-2026-11-25.csv",
+    );
+    expect(safeFileName(`${"x".repeat(10_000)}.csv`)).toMatch(/\.csv$/);
+  });
+});
+
+/** Whether this machine lets a test mount a small tmpfs (root, and mount allowed). */
+function canMountTmpfs(): boolean {
+  const dir = mkdtempSync(join(tmpdir(), "bot-tmpfs-"));
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=4k", "tmpfs", dir], { stdio: "ignore" });
+    execFileSync("umount", [dir]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,6 +1,3 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createInterface, type Interface } from "node:readline";
 import type { SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
@@ -8,8 +5,9 @@ import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
-import { renderConsole } from "../../render/console.ts";
+import { type ConsoleContext, renderConsole, type SavedFile } from "../../render/console.ts";
 import type { ChatAdapter } from "../types.ts";
+import { ExportFolder } from "./exports.ts";
 
 export interface ConsoleAdapterOptions {
   runtime: Runtime;
@@ -18,6 +16,8 @@ export interface ConsoleAdapterOptions {
   output?: NodeJS.WritableStream;
   /** Show a prompt and keep history; default: whether input is a terminal. */
   interactive?: boolean;
+  /** Where pictures and files the chat is sent are saved, kept after the run (DATA_DIR/exports). */
+  exportDir: string;
   /** Printed first: what the bot runs against, where its logs go, how to leave. */
   greeting?: string;
 }
@@ -29,7 +29,7 @@ const LEAVE = /^\/?(?:quit|exit)$/i;
  * A chat on stdin/stdout: one command per line, with or without the slash; buttons are pressed by
  * typing !1, !2; /quit or exit leaves. It runs on the same runtime as Discord and Telegram. Piped
  * input is processed line by line in order, and `done` resolves after the last reply is printed.
- * Pictures are written to a temporary folder, removed when the chat stops.
+ * Pictures and files (a CSV export) are saved under DATA_DIR/exports, and their paths printed.
  */
 export class ConsoleAdapter implements ChatAdapter {
   readonly platform = "console";
@@ -40,7 +40,7 @@ export class ConsoleAdapter implements ChatAdapter {
   private readonly output: NodeJS.WritableStream;
   private readline: Interface | undefined;
   private lastButtons: string[] = [];
-  private pictureDir: Promise<string> | undefined;
+  private readonly exports: ExportFolder;
   private leaving = false;
   /** The lines read so far, answered one after another. */
   private queue: Promise<void> = Promise.resolve();
@@ -49,6 +49,7 @@ export class ConsoleAdapter implements ChatAdapter {
 
   constructor(private readonly options: ConsoleAdapterOptions) {
     this.output = options.output ?? process.stdout;
+    this.exports = new ExportFolder(options.exportDir);
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
     });
@@ -94,13 +95,10 @@ export class ConsoleAdapter implements ChatAdapter {
     return true;
   }
 
-  /** Stops reading, waits until the lines already read are answered, and removes the pictures. */
+  /** Stops reading and waits until the lines already read are answered. */
   async stop(): Promise<void> {
     this.readline?.close();
     await this.queue;
-    const pictures = await this.pictureDir?.catch(() => undefined);
-    this.pictureDir = undefined;
-    if (pictures) await rm(pictures, { recursive: true, force: true });
   }
 
   private invocation(): Invocation {
@@ -135,40 +133,47 @@ export class ConsoleAdapter implements ChatAdapter {
       }
       ({ reply } = await runtime.answerText(this.invocation(), match[1], match[2] ?? ""));
     }
-    const pngPaths = await this.savePictures(reply);
-    const rendered = renderConsole(reply, pngPaths);
-    if (rendered.buttons.length > 0) this.lastButtons = rendered.buttons;
-    this.print(rendered.text);
+    await this.show(reply);
   }
 
   /** Alert delivery to the console: printed like any reply, marked as an alert. */
   async sendToChat(_chatId: string, reply: RenderableReply): Promise<void> {
-    const rendered = renderConsole(reply, await this.savePictures(reply));
-    if (rendered.buttons.length > 0) this.lastButtons = rendered.buttons;
-    this.print(`[alert] ${rendered.text}`);
+    await this.show(reply, "[alert] ");
   }
 
   classifySendError(error: unknown): SendFailure {
     return { kind: "transient", reason: error instanceof Error ? error.message : String(error) };
   }
 
-  /** PNG pictures go to a temp file whose path is printed (a terminal cannot show them). */
-  private async savePictures(reply: RenderableReply): Promise<string[]> {
-    if (reply.image?.kind !== "png") return [];
-    // One folder for the session, made once even when two replies bring pictures at once.
-    this.pictureDir ??= mkdtemp(join(tmpdir(), "nft-bot-")).catch((error: unknown) => {
-      this.pictureDir = undefined;
-      throw error;
-    });
-    const path = join(await this.pictureDir, reply.image.name.replace(/[^A-Za-z0-9._-]/g, "_"));
-    await writeFile(path, reply.image.data);
-    return [path];
+  private async show(reply: RenderableReply, mark = ""): Promise<void> {
+    const rendered = renderConsole(reply, await this.saveFiles(reply));
+    if (rendered.buttons.length > 0) this.lastButtons = rendered.buttons;
+    this.print(`${mark}${rendered.text}`);
+  }
+
+  /** A PNG picture or a file cannot be shown in a terminal: it is saved and its path printed. */
+  private async saveFiles(
+    reply: RenderableReply,
+  ): Promise<Pick<ConsoleContext, "picture" | "files">> {
+    const picture =
+      reply.image?.kind === "png" ? await this.save(reply.image.name, reply.image.data) : undefined;
+    const files: SavedFile[] = [];
+    for (const file of reply.files ?? []) files.push(await this.save(file.name, file.data));
+    return { picture, files };
+  }
+
+  private async save(name: string, data: Uint8Array): Promise<SavedFile> {
+    const saved = await this.exports.save(name, data);
+    if ("problem" in saved)
+      this.options.logger.warn({ file: name, problem: saved.problem }, "could not save a file");
+    return saved;
   }
 
   private print(text: string): void {
     this.output.write(`${text}\n\n`);
   }
 }
+
 /**
  * The console chat's first words: why it is the console, what data it shows, where the logs are,
  * how to leave. A URL is shown without any user name or password in it (the API key never is).
