@@ -9,6 +9,7 @@ import { nftReply } from "../commands/nft.ts";
 import { topReply } from "../commands/top.ts";
 import { safeFileName } from "../src/adapters/console/exports.ts";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
+import { alertReply } from "../src/alerts/message.ts";
 import { type Chain, parseChains } from "../src/chains.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
@@ -179,15 +180,17 @@ describe.concurrent("console end to end", () => {
     const sim = await startTestSimulator();
     const f = sim.fixtures;
     await sim.close();
+    // Button numbers go on from reply to reply: /top's Next is !1, page 2's are !2 and !3, the
+    // NFT's Report spam and Raw metadata !4 and !5.
     const { code, stdout } = await runBot([
       "/help",
       `whois ${f.walletEns}`,
       "/top volume 1d 3",
       "!1",
       `/nft ${f.token.contract} ${f.token.tokenId}`,
-      "!2",
+      "!5",
       "/nft 0x12 1",
-      "!9",
+      "!99",
       "/nope",
     ]);
     expect(code).toBe(0);
@@ -199,7 +202,8 @@ describe.concurrent("console end to end", () => {
     expect(stdout).toMatch(/Top collections by sales volume, last 1 day[\s\S]*Page 1[\s\S]*Page 2/);
     expect(stdout).toMatch(/Raw metadata of #/);
     expect(stdout).toMatch(/"0x12" is not a valid contract address/);
-    expect(stdout).toMatch(/There is no button 9/);
+    expect(stdout).toMatch(/\[!4 Report spam\] {2}\[!5 Raw metadata\]/);
+    expect(stdout).toMatch(/There is no button 99 on screen/);
     expect(replies.at(-1)).toMatch(/There is no \/nope command/);
   }, 30_000);
 });
@@ -538,3 +542,68 @@ function canMountTmpfs(): boolean {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+describe("buttons and alerts at the console", () => {
+  const alertFor = async (t: RuntimeSetup) =>
+    t.runtime.materialize(
+      alertReply(
+        {
+          address: "0x00000000000000000000000000000000000a1e47",
+          name: "Fresh Mint",
+          types: ["TYPE_ERC721"],
+          minter: undefined,
+          mintedAt: "2026-11-22T12:00:00Z",
+          txHash: undefined,
+        },
+        null,
+        t.chains[0] as Chain,
+        now,
+      ),
+      { platform: "console", chat: { id: "console", kind: "private" } },
+    );
+
+  it("an alert between an answer and the press does not change what !N presses", async () => {
+    const { t, adapter, shown } = await consoleChat();
+    await adapter.handleLine("/top volume 1d 3");
+    const next = buttonNumber(shown.printed, "Next ▶");
+    const alert = await alertFor(t);
+    expect(alert.buttons?.length).toBeGreaterThan(0);
+    await adapter.sendToChat("console", alert);
+    const before = shown.printed.length;
+    await adapter.handleLine(`!${next}`);
+    expect(shown.printed.slice(before)).toMatch(/Top collections by sales volume[\s\S]*Page 2/);
+    // The alert's own buttons got numbers of their own, after the answer's.
+    const alertButton = buttonNumber(
+      shown.printed.slice(0, before),
+      alert.buttons?.[0]?.label ?? "",
+    );
+    expect(Number(alertButton)).toBeGreaterThan(Number(next));
+  });
+
+  it("a number never printed, or too old to be kept, is refused with a clear message", async () => {
+    const { adapter, shown } = await consoleChat();
+    await adapter.handleLine("/top volume 1d 3");
+    const first = buttonNumber(shown.printed, "Next ▶");
+    await adapter.handleLine("!999");
+    expect(shown.printed).toMatch(/^! There is no button 999 on screen/m);
+    // A hundred more answers with buttons: the first answer's buttons are forgotten.
+    for (let i = 0; i < 100; i++) await adapter.handleLine("/top volume 1d 1");
+    await adapter.handleLine(`!${first}`);
+    expect(shown.printed).toMatch(new RegExp(`^! Button ${first} is too old`, "m"));
+  }, 60_000);
+
+  it("on a terminal, an alert is printed above the prompt, which is drawn again with what was typed", async () => {
+    const { t, adapter, shown, input } = await consoleChat({ tty: true });
+    await adapter.start();
+    await shown.until(/> $/);
+    input.write("/top vol");
+    await shown.until(/\/top vol$/);
+    const before = shown.printed.length;
+    await adapter.sendToChat("console", await alertFor(t));
+    const after = visible(shown.printed.slice(before));
+    expect(after).toMatch(/New collection[\s\S]*Fresh Mint[\s\S]*\n> \/top vol$/);
+    // The line typed is still the line being typed: finishing it runs the whole command.
+    input.write("ume 1d 1\r");
+    await shown.until(/Top collections by sales volume, last 1 day[\s\S]*> $/, before);
+  });
+});

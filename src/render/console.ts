@@ -3,19 +3,21 @@ import { formatTable, stripControl } from "./text.ts";
 
 export interface ConsoleRendering {
   text: string;
-  /** The button ids in the order they are numbered (!1, !2, …). */
+  /** The button ids in the order they are numbered (!first, !first+1, …). */
   buttons: string[];
 }
 
 /** Where the console saved a file of the reply, or why it could not (one line). */
 export type SavedFile = { path: string } | { problem: string };
 
-/** What the console adds to a reply: where its files went. */
+/** What the console adds to a reply: where its files went, and the numbers of its buttons. */
 export interface ConsoleContext {
   /** The reply's PNG picture, saved. */
   picture?: SavedFile | undefined;
   /** The reply's files, saved, in the reply's order. */
   files?: readonly SavedFile[] | undefined;
+  /** The number of the reply's first button: numbers go on from the replies before it. */
+  firstButton?: number | undefined;
 }
 
 /**
@@ -60,7 +62,8 @@ export function renderConsole(
   if (reply.footer) lines.push(`— ${clean(reply.footer)}`);
   const buttons = reply.buttons ?? [];
   if (buttons.length > 0) {
-    lines.push(buttons.map((button, i) => `[!${i + 1} ${clean(button.label)}]`).join("  "));
+    const first = context.firstButton ?? 1;
+    lines.push(buttons.map((button, i) => `[!${first + i} ${clean(button.label)}]`).join("  "));
   }
   return { text: lines.join("\n"), buttons: buttons.map((button) => button.id) };
 }

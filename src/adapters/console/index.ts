@@ -1,4 +1,10 @@
-import { createInterface, type Interface } from "node:readline";
+import {
+  clearScreenDown,
+  createInterface,
+  cursorTo,
+  type Interface,
+  moveCursor,
+} from "node:readline";
 import type { SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
@@ -7,6 +13,7 @@ import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { type ConsoleContext, renderConsole, type SavedFile } from "../../render/console.ts";
 import type { ChatAdapter } from "../types.ts";
+import { ButtonNumbers } from "./buttons.ts";
 import { ExportFolder } from "./exports.ts";
 
 export interface ConsoleAdapterOptions {
@@ -30,6 +37,9 @@ const LEAVE = /^\/?(?:quit|exit)$/i;
  * typing !1, !2; /quit or exit leaves. It runs on the same runtime as Discord and Telegram. Piped
  * input is processed line by line in order, and `done` resolves after the last reply is printed.
  * Pictures and files (a CSV export) are saved under DATA_DIR/exports, and their paths printed.
+ * Button numbers go on from message to message, so an alert printed in between does not change
+ * what a number on screen presses. On a terminal, what is printed unasked (an alert, a digest)
+ * goes above the prompt, which is drawn again with what was being typed.
  */
 export class ConsoleAdapter implements ChatAdapter {
   readonly platform = "console";
@@ -39,7 +49,10 @@ export class ConsoleAdapter implements ChatAdapter {
   readonly maxInFlight = 1;
   private readonly output: NodeJS.WritableStream;
   private readline: Interface | undefined;
-  private lastButtons: string[] = [];
+  /** Output is a terminal the prompt is drawn on (else lines are printed as they are). */
+  private tty = false;
+  private closed = false;
+  private readonly buttons = new ButtonNumbers();
   private readonly exports: ExportFolder;
   private leaving = false;
   /** The lines read so far, answered one after another. */
@@ -58,18 +71,24 @@ export class ConsoleAdapter implements ChatAdapter {
   async start(): Promise<void> {
     const input = this.options.input ?? process.stdin;
     const interactive = this.options.interactive ?? Boolean((input as NodeJS.ReadStream).isTTY);
+    this.tty = interactive && Boolean((this.output as NodeJS.WriteStream).isTTY);
     const rl = createInterface({
       input,
       output: interactive ? this.output : undefined,
-      terminal: interactive,
+      terminal: this.tty,
       historySize: 200,
+      // No prompt while a line is being answered: it is shown when the answer is out.
+      prompt: "",
     });
     this.readline = rl;
     if (this.options.greeting) this.print(this.options.greeting);
-    if (interactive) {
+    const prompt = () => {
+      if (!interactive || this.closed) return;
       rl.setPrompt("> ");
-      rl.prompt();
-    }
+      // Keeps what was typed meanwhile, and where the cursor is in it.
+      rl.prompt(true);
+    };
+    prompt();
     // Lines are handled strictly in order: each waits for the one before it.
     rl.on("line", (line) => {
       if (this.leaving) return;
@@ -79,13 +98,11 @@ export class ConsoleAdapter implements ChatAdapter {
         rl.close();
         return;
       }
-      this.queue = this.queue
-        .then(() => this.handleLine(line))
-        .then(() => {
-          if (interactive) rl.prompt();
-        });
+      rl.setPrompt("");
+      this.queue = this.queue.then(() => this.handleLine(line)).then(prompt);
     });
     rl.on("close", () => {
+      this.closed = true;
       void this.queue.then(() => this.resolveDone());
     });
   }
@@ -117,14 +134,14 @@ export class ConsoleAdapter implements ChatAdapter {
     if (text.length === 0 || text.startsWith("#")) return;
     const { runtime } = this.options;
     let reply: RenderableReply;
-    const press = /^!(\d{1,2})$/.exec(text);
+    const press = /^!(\d{1,9})$/.exec(text);
     if (press) {
-      const id = this.lastButtons[Number(press[1]) - 1];
-      if (!id) {
-        this.print(`! There is no button ${press[1]} under the last reply.`);
+      const button = this.buttons.find(Number(press[1]));
+      if ("problem" in button) {
+        this.print(`! ${button.problem}`);
         return;
       }
-      ({ reply } = await runtime.answerButton(this.invocation(), id));
+      ({ reply } = await runtime.answerButton(this.invocation(), button.id));
     } else {
       const match = /^\/?([A-Za-z0-9_]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text);
       if (!match?.[1]) {
@@ -145,10 +162,14 @@ export class ConsoleAdapter implements ChatAdapter {
     return { kind: "transient", reason: error instanceof Error ? error.message : String(error) };
   }
 
+  /**
+   * Saves the reply's picture and files, then numbers its buttons and prints it at once: nothing
+   * printed between numbering and printing, so numbers appear on screen in the order given.
+   */
   private async show(reply: RenderableReply, mark = ""): Promise<void> {
-    const rendered = renderConsole(reply, await this.saveFiles(reply));
-    if (rendered.buttons.length > 0) this.lastButtons = rendered.buttons;
-    this.print(`${mark}${rendered.text}`);
+    const saved = await this.saveFiles(reply);
+    const firstButton = this.buttons.add((reply.buttons ?? []).map((button) => button.id));
+    this.print(`${mark}${renderConsole(reply, { ...saved, firstButton }).text}`);
   }
 
   /** A PNG picture or a file cannot be shown in a terminal: it is saved and its path printed. */
@@ -169,11 +190,26 @@ export class ConsoleAdapter implements ChatAdapter {
     return saved;
   }
 
+  /**
+   * On a terminal, the prompt and the line being typed are taken off the screen, the text printed
+   * in their place, and they are drawn again under it, the typed text and cursor kept.
+   */
   private print(text: string): void {
-    this.output.write(`${text}\n\n`);
+    const rl = this.readline;
+    if (!this.tty || !rl || this.closed) {
+      this.output.write(`${text}\n\n`);
+      return;
+    }
+    const { rows } = rl.getCursorPos();
+    moveCursor(this.output, 0, -rows);
+    cursorTo(this.output, 0);
+    clearScreenDown(this.output);
+    // readline's redraw first moves up as many rows as the typed line took, believing it still
+    // there: as many blank rows below the text are what it moves over (and clears).
+    this.output.write(`${text}\n\n${"\n".repeat(rows)}`);
+    rl.prompt(true);
   }
 }
-
 /**
  * The console chat's first words: why it is the console, what data it shows, where the logs are,
  * how to leave. A URL is shown without any user name or password in it (the API key never is).
