@@ -17,6 +17,7 @@ import { renderConsole } from "../src/render/console.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 import { startTestSimulator } from "./test-simulator.ts";
+import { canMountTmpfs } from "./tmpfs.ts";
 
 const now = new Date("2026-11-22T12:00:00Z");
 const plain = (reply: RenderableReply) => renderConsole(reply).text;
@@ -528,20 +529,6 @@ describe("files the console saves", () => {
     expect(safeFileName(`${"x".repeat(10_000)}.csv`)).toMatch(/\.csv$/);
   });
 });
-
-/** Whether this machine lets a test mount a small tmpfs (root, and mount allowed). */
-function canMountTmpfs(): boolean {
-  const dir = mkdtempSync(join(tmpdir(), "bot-tmpfs-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=4k", "tmpfs", dir], { stdio: "ignore" });
-    execFileSync("umount", [dir]);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe("buttons and alerts at the console", () => {
   const alertFor = async (t: RuntimeSetup) =>
