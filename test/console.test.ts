@@ -332,7 +332,7 @@ describe.concurrent("a quiet, friendly console", () => {
 });
 
 /** What a console printed, and a way to wait until it prints something. */
-function screen(tty = false) {
+function screen(tty = false, columns = 80) {
   let printed = "";
   let wake: () => void = () => {};
   const output = new Writable({
@@ -343,7 +343,7 @@ function screen(tty = false) {
     },
   });
   // A terminal as readline sees one: a stream that says it is a TTY, and its width.
-  if (tty) Object.assign(output, { isTTY: true, columns: 80, rows: 24 });
+  if (tty) Object.assign(output, { isTTY: true, columns, rows: 24 });
   return {
     output,
     get printed() {
@@ -363,13 +363,60 @@ function screen(tty = false) {
 /** The terminal's colour and cursor sequences taken out: what a person reads. */
 const visible = (text: string) => text.replace(/\u001b\[[0-9;]*[A-Za-z]/g, "");
 
+/**
+ * What a terminal `columns` wide would show for this output: text that wraps at the edge, and
+ * the cursor moves and clears readline writes (ESC [ n A/B/C/D/G, ESC [ J/K). The last row is
+ * the cursor's.
+ */
+function terminalScreen(output: string, columns: number): { rows: string[]; cursor: number[] } {
+  const rows: string[][] = [[]];
+  let row = 0;
+  let column = 0;
+  const lineOf = (at: number) => {
+    while (rows.length <= at) rows.push([]);
+    return rows[at] as string[];
+  };
+  for (const [, sequence, count, command, char] of output.matchAll(
+    /(\u001b\[(\d*)([A-Za-z]))|([\s\S])/g,
+  )) {
+    const n = count ? Number(count) : 1;
+    if (sequence && command === "A") row = Math.max(0, row - n);
+    else if (sequence && command === "B") row += n;
+    else if (sequence && command === "C") column += n;
+    else if (sequence && command === "D") column = Math.max(0, column - n);
+    else if (sequence && command === "G") column = n - 1;
+    else if (sequence && command === "J") {
+      lineOf(row).length = Math.min(lineOf(row).length, column);
+      rows.length = row + 1;
+    } else if (sequence && command === "K")
+      lineOf(row).length = Math.min(lineOf(row).length, column);
+    else if (char === "\n") {
+      row++;
+      column = 0;
+    } else if (char === "\r") column = 0;
+    else if (char !== undefined) {
+      if (column >= columns) {
+        row++;
+        column = 0;
+      }
+      const line = lineOf(row);
+      while (line.length < column) line.push(" ");
+      line[column++] = char;
+    }
+  }
+  lineOf(row);
+  return { rows: rows.slice(0, row + 1).map((line) => line.join("")), cursor: [row, column] };
+}
+
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
 /** A console chat on a test runtime, its exports in a fresh DATA_DIR/exports. */
-async function consoleChat(options: { tty?: boolean; exportDir?: string } = {}): Promise<{
+async function consoleChat(
+  options: { tty?: boolean; columns?: number; exportDir?: string } = {},
+): Promise<{
   t: RuntimeSetup;
   adapter: ConsoleAdapter;
   shown: ReturnType<typeof screen>;
@@ -379,7 +426,7 @@ async function consoleChat(options: { tty?: boolean; exportDir?: string } = {}):
   const t = await startRuntime();
   const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
   const exportDir = options.exportDir ?? join(dataDir, "exports");
-  const shown = screen(options.tty);
+  const shown = screen(options.tty, options.columns);
   const input = new PassThrough();
   const adapter = new ConsoleAdapter({
     runtime: t.runtime,
@@ -592,5 +639,33 @@ describe("buttons and alerts at the console", () => {
     // The line typed is still the line being typed: finishing it runs the whole command.
     input.write("ume 1d 1\r");
     await shown.until(/Top collections by sales volume, last 1 day[\s\S]*> $/, before);
+  });
+
+  it("on a narrow terminal, a typed line that wraps is drawn once under each alert, the cursor where it was", async () => {
+    const { adapter, shown, input } = await consoleChat({ tty: true, columns: 20 });
+    await adapter.start();
+    await shown.until(/> $/);
+    const typed = "/top volume 1d 3 and more words";
+    input.write(typed);
+    await shown.until(/words$/);
+    // Two steps left: the cursor is inside the typed line, on its second row.
+    input.write("\u001b[D\u001b[D");
+    const typing = terminalScreen(shown.printed, 20);
+    expect(typing.rows.slice(-2)).toEqual([`> ${typed}`.slice(0, 20), `> ${typed}`.slice(20)]);
+    const cursorColumn = typing.cursor[1];
+    for (const title of ["First alert", "Second alert"])
+      await adapter.sendToChat("console", { title, footer: "New-collection alert" });
+    const { rows, cursor } = terminalScreen(shown.printed, 20);
+    expect(rows.slice(-6)).toEqual([
+      "[alert] Second alert",
+      "— New-collection ale",
+      "rt",
+      "",
+      `> ${typed}`.slice(0, 20),
+      `> ${typed}`.slice(20),
+    ]);
+    expect(rows.filter((row) => row.startsWith("> /top")).length).toBe(1);
+    expect(rows[0]).toBe("[alert] First alert");
+    expect(cursor).toEqual([rows.length - 1, cursorColumn]);
   });
 });

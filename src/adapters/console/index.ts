@@ -200,13 +200,13 @@ export class ConsoleAdapter implements ChatAdapter {
       this.output.write(`${text}\n\n`);
       return;
     }
-    const { rows } = rl.getCursorPos();
-    moveCursor(this.output, 0, -rows);
+    moveCursor(this.output, 0, -rl.getCursorPos().rows);
     cursorTo(this.output, 0);
     clearScreenDown(this.output);
-    // readline's redraw first moves up as many rows as the typed line took, believing it still
-    // there: as many blank rows below the text are what it moves over (and clears).
-    this.output.write(`${text}\n\n${"\n".repeat(rows)}`);
+    // readline's redraw first moves up the rows it last saw the typed line take (its prevRows),
+    // believing the line still there: as many blank rows under the text are what it moves over.
+    const redrawMovesUp = (rl as { prevRows?: number }).prevRows ?? 0;
+    this.output.write(`${text}\n\n${"\n".repeat(redrawMovesUp)}`);
     rl.prompt(true);
   }
 }
