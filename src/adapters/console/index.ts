@@ -210,6 +210,7 @@ export class ConsoleAdapter implements ChatAdapter {
     rl.prompt(true);
   }
 }
+
 /**
  * The console chat's first words: why it is the console, what data it shows, where the logs are,
  * how to leave. A URL is shown without any user name or password in it (the API key never is).
