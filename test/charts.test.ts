@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { createCanvas, loadImage } from "@napi-rs/canvas";
 import { afterEach, describe, expect, it } from "vitest";
 import { ownersReply } from "../commands/owners.ts";
@@ -240,7 +241,7 @@ describe("charts in replies", () => {
     expect(reply.text).toBe("All owners fall in one category: a chart needs two.");
   });
 
-  it("the console writes the PNG to a temp file, prints its path, and removes it when it stops", async () => {
+  it("the console writes the PNG under its exports folder, prints its path, and keeps it when it stops", async () => {
     t = await startRuntime();
     let printed = "";
     const output = new (await import("node:stream")).Writable({
@@ -254,13 +255,14 @@ describe("charts in replies", () => {
       logger: silentLogger(),
       output,
       interactive: false,
+      exportDir: join(t.dataDir, "exports"),
     });
     await adapter.handleLine(`/owners ${t.sim.fixtures.collection}`);
     const path = /Picture: (\S+\.png)/.exec(printed)?.[1];
     expect(path).toBeDefined();
     expect(existsSync(path ?? "")).toBe(true);
     await adapter.stop();
-    expect(existsSync(path ?? "")).toBe(false);
+    expect(existsSync(path ?? "")).toBe(true);
   });
 });
 

@@ -1,20 +1,23 @@
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { Readable, Writable } from "node:stream";
-import { describe, expect, it } from "vitest";
+import { dirname, isAbsolute, join } from "node:path";
+import { PassThrough, Readable, Writable } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
 import { breakdownReply } from "../commands/audience.ts";
 import { nftReply } from "../commands/nft.ts";
 import { topReply } from "../commands/top.ts";
+import { safeFileName } from "../src/adapters/console/exports.ts";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
+import { alertReply } from "../src/alerts/message.ts";
 import { type Chain, parseChains } from "../src/chains.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
-import { startRuntime } from "./helpers.ts";
+import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 import { startTestSimulator } from "./test-simulator.ts";
+import { canMountTmpfs } from "./tmpfs.ts";
 
 const now = new Date("2026-11-22T12:00:00Z");
 const plain = (reply: RenderableReply) => renderConsole(reply).text;
@@ -122,6 +125,8 @@ interface BotRun {
   stderr: string;
   /** DATA_DIR/bot.log as the bot left it ("" when there is none). */
   log: string;
+  /** The files DATA_DIR/exports held when the bot had exited, by absolute path. */
+  exported: string[];
 }
 
 function cleanEnv(settings: Record<string, string>): Record<string, string> {
@@ -154,8 +159,12 @@ function runBot(lines: string[], settings: Record<string, string> = {}): Promise
     child.on("close", (code) => {
       const logFile = join(dataDir, "bot.log");
       const log = existsSync(logFile) ? readFileSync(logFile, "utf8") : "";
+      const exports = join(dataDir, "exports");
+      const exported = existsSync(exports)
+        ? readdirSync(exports).map((name) => join(exports, name))
+        : [];
       rmSync(dataDir, { recursive: true, force: true });
-      resolve({ code, stdout, stderr, log });
+      resolve({ code, stdout, stderr, log, exported });
     });
     child.stdin.end(`${lines.join("\n")}\n`);
   });
@@ -172,15 +181,17 @@ describe.concurrent("console end to end", () => {
     const sim = await startTestSimulator();
     const f = sim.fixtures;
     await sim.close();
+    // Button numbers go on from reply to reply: /top's Next is !1, page 2's are !2 and !3, the
+    // NFT's Report spam and Raw metadata !4 and !5.
     const { code, stdout } = await runBot([
       "/help",
       `whois ${f.walletEns}`,
       "/top volume 1d 3",
       "!1",
       `/nft ${f.token.contract} ${f.token.tokenId}`,
-      "!2",
+      "!5",
       "/nft 0x12 1",
-      "!9",
+      "!99",
       "/nope",
     ]);
     expect(code).toBe(0);
@@ -192,7 +203,8 @@ describe.concurrent("console end to end", () => {
     expect(stdout).toMatch(/Top collections by sales volume, last 1 day[\s\S]*Page 1[\s\S]*Page 2/);
     expect(stdout).toMatch(/Raw metadata of #/);
     expect(stdout).toMatch(/"0x12" is not a valid contract address/);
-    expect(stdout).toMatch(/There is no button 9/);
+    expect(stdout).toMatch(/\[!4 Report spam\] {2}\[!5 Raw metadata\]/);
+    expect(stdout).toMatch(/There is no button 99 on screen/);
     expect(replies.at(-1)).toMatch(/There is no \/nope command/);
   }, 30_000);
 });
@@ -214,10 +226,10 @@ describe.concurrent("a quiet, friendly console", () => {
     }
   }, 30_000);
 
-  it("greets with what it runs against, the missing tokens, the log file and how to leave; then shows only the conversation, and removes its pictures at exit", async ({
+  it("greets with what it runs against, the missing tokens, the log file and how to leave; then shows only the conversation, and keeps its pictures in DATA_DIR/exports", async ({
     expect,
   }) => {
-    const { code, stdout, stderr, log } = await runBot(
+    const { code, stdout, stderr, log, exported } = await runBot(
       [
         "/whois nosuchname123.eth",
         "/nft 0x0000000000000000000000000000000000000001 1",
@@ -255,7 +267,7 @@ describe.concurrent("a quiet, friendly console", () => {
     expect(log).not.toContain("stack");
     const pictures = picturePaths(stdout);
     expect(pictures).toHaveLength(1);
-    expect(existsSync(dirname(pictures[0] ?? ""))).toBe(false);
+    expect(exported).toEqual(pictures);
   }, 30_000);
 
   it("/quit and exit leave at once; the lines after them are not run", async ({ expect }) => {
@@ -275,6 +287,7 @@ describe.concurrent("a quiet, friendly console", () => {
           input: Readable.from([`/top volume 1d 1\n${quit}\n/nope\n`]),
           output,
           interactive: false,
+          exportDir: join(t.dataDir, "exports"),
         });
         adapter.start();
         await adapter.done;
@@ -287,7 +300,7 @@ describe.concurrent("a quiet, friendly console", () => {
     }
   });
 
-  it("SIGINT and SIGTERM stop it cleanly and remove the pictures", async ({ expect }) => {
+  it("SIGINT and SIGTERM stop it cleanly and keep the pictures", async ({ expect }) => {
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
       const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
       const child = spawn(process.execPath, COMPILED_BOT, {
@@ -308,9 +321,351 @@ describe.concurrent("a quiet, friendly console", () => {
       await pictured;
       child.kill(signal);
       const code = await exited;
+      const picture = picturePaths(stdout)[0] ?? "";
+      const kept = existsSync(picture);
       rmSync(dataDir, { recursive: true, force: true });
       expect(code, signal).toBe(0);
-      expect(existsSync(dirname(picturePaths(stdout)[0] ?? "")), signal).toBe(false);
+      expect(dirname(picture), signal).toBe(join(dataDir, "exports"));
+      expect(kept, signal).toBe(true);
     }
   }, 30_000);
+});
+
+/** What a console printed, and a way to wait until it prints something. */
+function screen(tty = false, columns = 80) {
+  let printed = "";
+  let wake: () => void = () => {};
+  const output = new Writable({
+    write(chunk, _encoding, callback) {
+      printed += String(chunk);
+      wake();
+      callback();
+    },
+  });
+  // A terminal as readline sees one: a stream that says it is a TTY, and its width.
+  if (tty) Object.assign(output, { isTTY: true, columns, rows: 24 });
+  return {
+    output,
+    get printed() {
+      return printed;
+    },
+    /** Resolves once what was printed after `from` characters matches, as a person reads it. */
+    async until(pattern: RegExp, from = 0): Promise<string> {
+      while (!pattern.test(visible(printed.slice(from))))
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+      return printed.slice(from);
+    },
+  };
+}
+
+/** The terminal's colour and cursor sequences taken out: what a person reads. */
+const visible = (text: string) => text.replace(/\u001b\[[0-9;]*[A-Za-z]/g, "");
+
+/**
+ * What a terminal `columns` wide would show for this output: text that wraps at the edge, and
+ * the cursor moves and clears readline writes (ESC [ n A/B/C/D/G, ESC [ J/K). The last row is
+ * the cursor's.
+ */
+function terminalScreen(output: string, columns: number): { rows: string[]; cursor: number[] } {
+  const rows: string[][] = [[]];
+  let row = 0;
+  let column = 0;
+  const lineOf = (at: number) => {
+    while (rows.length <= at) rows.push([]);
+    return rows[at] as string[];
+  };
+  for (const [, sequence, count, command, char] of output.matchAll(
+    /(\u001b\[(\d*)([A-Za-z]))|([\s\S])/g,
+  )) {
+    const n = count ? Number(count) : 1;
+    if (sequence && command === "A") row = Math.max(0, row - n);
+    else if (sequence && command === "B") row += n;
+    else if (sequence && command === "C") column += n;
+    else if (sequence && command === "D") column = Math.max(0, column - n);
+    else if (sequence && command === "G") column = n - 1;
+    else if (sequence && command === "J") {
+      lineOf(row).length = Math.min(lineOf(row).length, column);
+      rows.length = row + 1;
+    } else if (sequence && command === "K")
+      lineOf(row).length = Math.min(lineOf(row).length, column);
+    else if (char === "\n") {
+      row++;
+      column = 0;
+    } else if (char === "\r") column = 0;
+    else if (char !== undefined) {
+      if (column >= columns) {
+        row++;
+        column = 0;
+      }
+      const line = lineOf(row);
+      while (line.length < column) line.push(" ");
+      line[column++] = char;
+    }
+  }
+  lineOf(row);
+  return { rows: rows.slice(0, row + 1).map((line) => line.join("")), cursor: [row, column] };
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A console chat on a test runtime, its exports in a fresh DATA_DIR/exports. */
+async function consoleChat(
+  options: { tty?: boolean; columns?: number; exportDir?: string } = {},
+): Promise<{
+  t: RuntimeSetup;
+  adapter: ConsoleAdapter;
+  shown: ReturnType<typeof screen>;
+  input: PassThrough;
+  exportDir: string;
+}> {
+  const t = await startRuntime();
+  const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
+  const exportDir = options.exportDir ?? join(dataDir, "exports");
+  const shown = screen(options.tty, options.columns);
+  const input = new PassThrough();
+  const adapter = new ConsoleAdapter({
+    runtime: t.runtime,
+    logger: silentLogger(),
+    input,
+    output: shown.output,
+    interactive: options.tty ?? false,
+    exportDir,
+  });
+  cleanups.push(async () => {
+    await adapter.stop();
+    await t.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { t, adapter, shown, input, exportDir };
+}
+
+/** The replies the runtime gave the console, as it gave them (files and pictures included). */
+function keepReplies(t: RuntimeSetup): RenderableReply[] {
+  const replies: RenderableReply[] = [];
+  const { runtime } = t;
+  const answerText = runtime.answerText.bind(runtime);
+  const answerButton = runtime.answerButton.bind(runtime);
+  runtime.answerText = async (...args) => {
+    const answered = await answerText(...args);
+    replies.push(answered.reply);
+    return answered;
+  };
+  runtime.answerButton = async (...args) => {
+    const answered = await answerButton(...args);
+    replies.push(answered.reply);
+    return answered;
+  };
+  return replies;
+}
+
+/** The number printed on the button with this label, the last time it was printed. */
+function buttonNumber(printed: string, label: string): string {
+  const numbers = [...printed.matchAll(/\[!(\d+) ([^\]]+)\]/g)].filter(
+    (match) => match[2] === label,
+  );
+  const number = numbers.at(-1)?.[1];
+  if (!number) throw new Error(`no button "${label}" in:\n${printed}`);
+  return number;
+}
+
+describe("files the console saves", () => {
+  it("a CSV export is written under DATA_DIR/exports, at the absolute path it prints, with the reply's bytes", async () => {
+    const { t, adapter, shown, exportDir } = await consoleChat();
+    const replies = keepReplies(t);
+    await adapter.handleLine(`/segment ${t.sim.fixtures.collection}`);
+    await adapter.handleLine(`!${buttonNumber(shown.printed, "Export CSV")}`);
+    const sent = replies.at(-1)?.files?.[0];
+    expect(sent?.name).toMatch(/\.csv$/);
+    const path = /^File: (.+\.csv) \((\d+) bytes\)$/m.exec(shown.printed);
+    expect(path?.[1]).toBeDefined();
+    const printedPath = path?.[1] ?? "";
+    expect(isAbsolute(printedPath)).toBe(true);
+    expect(dirname(printedPath)).toBe(exportDir);
+    expect(readFileSync(printedPath)).toEqual(Buffer.from(sent?.data ?? []));
+    expect(Number(path?.[2])).toBe(sent?.data.byteLength);
+  });
+
+  it("two /top give two pictures, each kept with its own bytes; stopping the chat removes neither", async () => {
+    const { t, adapter, shown, exportDir } = await consoleChat();
+    const replies = keepReplies(t);
+    await adapter.handleLine("/top volume 1d 3");
+    await adapter.handleLine("/top sales 7d 3");
+    const paths = picturePaths(shown.printed);
+    expect(paths).toHaveLength(2);
+    expect(new Set(paths).size).toBe(2);
+    for (const [i, path] of paths.entries()) {
+      expect(dirname(path)).toBe(exportDir);
+      const image = replies[i]?.image;
+      expect(image?.kind).toBe("png");
+      expect(readFileSync(path)).toEqual(Buffer.from(image?.kind === "png" ? image.data : []));
+    }
+    await adapter.stop();
+    for (const path of paths) expect(existsSync(path)).toBe(true);
+  });
+
+  it("the same /top twice in one second still gives two files (names never collide)", async () => {
+    const { adapter, shown, exportDir } = await consoleChat();
+    await Promise.all([
+      adapter.handleLine("/top volume 1d 3"),
+      adapter.handleLine("/top volume 1d 3"),
+    ]);
+    expect(new Set(picturePaths(shown.printed)).size).toBe(2);
+    expect(readdirSync(exportDir)).toHaveLength(2);
+  });
+
+  it("an exports folder it cannot write says so in one line, prints the answer, and the chat goes on", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "bot-console-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    // A file where the folder should be: no folder can be made there (root may write anywhere).
+    writeFileSync(join(dataDir, "exports"), "");
+    const { adapter, shown } = await consoleChat({ exportDir: join(dataDir, "exports") });
+    await adapter.handleLine("/top volume 1d 3");
+    expect(shown.printed).toMatch(/Top collections by sales volume/);
+    const said = shown.printed.split("\n").filter((line) => /not saved/.test(line));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^Picture not saved: .*exports.*\((ENOTDIR|EEXIST)\)/);
+    expect(shown.printed).not.toMatch(/^\s+at /m);
+    await adapter.handleLine("/top volume 1d 1");
+    expect(shown.printed.match(/Top collections by sales volume/g)).toHaveLength(2);
+  });
+
+  it.skipIf(!canMountTmpfs())(
+    "a full disk (a small tmpfs) says so in one line, leaves no half file, and the chat goes on",
+    async () => {
+      const disk = mkdtempSync(join(tmpdir(), "bot-tmpfs-"));
+      // Room for the folder, not for a chart.
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=4k", "tmpfs", disk]);
+      cleanups.push(() => {
+        execFileSync("umount", ["-l", disk]);
+        rmSync(disk, { recursive: true, force: true });
+      });
+      const { adapter, shown } = await consoleChat({ exportDir: join(disk, "exports") });
+      await adapter.handleLine("/top volume 1d 3");
+      expect(shown.printed).toMatch(/Top collections by sales volume/);
+      expect(shown.printed).toMatch(/^Picture not saved: the disk is full \(no room under .+\)$/m);
+      expect(readdirSync(join(disk, "exports"))).toEqual([]);
+    },
+  );
+
+  it("a file name from upstream data cannot leave the folder or carry control characters", () => {
+    for (const hostile of [
+      "../../etc/passwd",
+      "..",
+      ".",
+      "",
+      "a/../../b.csv",
+      "C:\\Windows\\x.png",
+      "nul\u0000byte.csv",
+      "bell\u0007\u001b[2Jclear\u202e.csv",
+      `${"x".repeat(10_000)}.csv`,
+      ".hidden",
+    ]) {
+      const name = safeFileName(hostile);
+      expect(name, hostile).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*$/);
+      expect(name, hostile).not.toContain("..");
+      expect(name.length, hostile).toBeLessThanOrEqual(100);
+    }
+    expect(safeFileName("segment-0xbc4ca0ed-2026-11-25.csv")).toBe(
+      "segment-0xbc4ca0ed-2026-11-25.csv",
+    );
+    expect(safeFileName(`${"x".repeat(10_000)}.csv`)).toMatch(/\.csv$/);
+  });
+});
+
+describe("buttons and alerts at the console", () => {
+  const alertFor = async (t: RuntimeSetup) =>
+    t.runtime.materialize(
+      alertReply(
+        {
+          address: "0x00000000000000000000000000000000000a1e47",
+          name: "Fresh Mint",
+          types: ["TYPE_ERC721"],
+          minter: undefined,
+          mintedAt: "2026-11-22T12:00:00Z",
+          txHash: undefined,
+        },
+        null,
+        t.chains[0] as Chain,
+        now,
+      ),
+      { platform: "console", chat: { id: "console", kind: "private" } },
+    );
+
+  it("an alert between an answer and the press does not change what !N presses", async () => {
+    const { t, adapter, shown } = await consoleChat();
+    await adapter.handleLine("/top volume 1d 3");
+    const next = buttonNumber(shown.printed, "Next ▶");
+    const alert = await alertFor(t);
+    expect(alert.buttons?.length).toBeGreaterThan(0);
+    await adapter.sendToChat("console", alert);
+    const before = shown.printed.length;
+    await adapter.handleLine(`!${next}`);
+    expect(shown.printed.slice(before)).toMatch(/Top collections by sales volume[\s\S]*Page 2/);
+    // The alert's own buttons got numbers of their own, after the answer's.
+    const alertButton = buttonNumber(
+      shown.printed.slice(0, before),
+      alert.buttons?.[0]?.label ?? "",
+    );
+    expect(Number(alertButton)).toBeGreaterThan(Number(next));
+  });
+
+  it("a number never printed, or too old to be kept, is refused with a clear message", async () => {
+    const { adapter, shown } = await consoleChat();
+    await adapter.handleLine("/top volume 1d 3");
+    const first = buttonNumber(shown.printed, "Next ▶");
+    await adapter.handleLine("!999");
+    expect(shown.printed).toMatch(/^! There is no button 999 on screen/m);
+    // A hundred more answers with buttons: the first answer's buttons are forgotten.
+    for (let i = 0; i < 100; i++) await adapter.handleLine("/top volume 1d 1");
+    await adapter.handleLine(`!${first}`);
+    expect(shown.printed).toMatch(new RegExp(`^! Button ${first} is too old`, "m"));
+  }, 60_000);
+
+  it("on a terminal, an alert is printed above the prompt, which is drawn again with what was typed", async () => {
+    const { t, adapter, shown, input } = await consoleChat({ tty: true });
+    await adapter.start();
+    await shown.until(/> $/);
+    input.write("/top vol");
+    await shown.until(/\/top vol$/);
+    const before = shown.printed.length;
+    await adapter.sendToChat("console", await alertFor(t));
+    const after = visible(shown.printed.slice(before));
+    expect(after).toMatch(/New collection[\s\S]*Fresh Mint[\s\S]*\n> \/top vol$/);
+    // The line typed is still the line being typed: finishing it runs the whole command.
+    input.write("ume 1d 1\r");
+    await shown.until(/Top collections by sales volume, last 1 day[\s\S]*> $/, before);
+  });
+
+  it("on a narrow terminal, a typed line that wraps is drawn once under each alert, the cursor where it was", async () => {
+    const { adapter, shown, input } = await consoleChat({ tty: true, columns: 20 });
+    await adapter.start();
+    await shown.until(/> $/);
+    const typed = "/top volume 1d 3 and more words";
+    input.write(typed);
+    await shown.until(/words$/);
+    // Two steps left: the cursor is inside the typed line, on its second row.
+    input.write("\u001b[D\u001b[D");
+    const typing = terminalScreen(shown.printed, 20);
+    expect(typing.rows.slice(-2)).toEqual([`> ${typed}`.slice(0, 20), `> ${typed}`.slice(20)]);
+    const cursorColumn = typing.cursor[1];
+    for (const title of ["First alert", "Second alert"])
+      await adapter.sendToChat("console", { title, footer: "New-collection alert" });
+    const { rows, cursor } = terminalScreen(shown.printed, 20);
+    expect(rows.slice(-6)).toEqual([
+      "[alert] Second alert",
+      "— New-collection ale",
+      "rt",
+      "",
+      `> ${typed}`.slice(0, 20),
+      `> ${typed}`.slice(20),
+    ]);
+    expect(rows.filter((row) => row.startsWith("> /top")).length).toBe(1);
+    expect(rows[0]).toBe("[alert] First alert");
+    expect(cursor).toEqual([rows.length - 1, cursorColumn]);
+  });
 });

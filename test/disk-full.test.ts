@@ -13,6 +13,7 @@ import { groupChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
 import { capturingLogger, sqliteDbOf, worldEnv } from "./helpers.ts";
 import { aReport } from "./store/samples.ts";
 import { startTestSimulator } from "./test-simulator.ts";
+import { canMountTmpfs } from "./tmpfs.ts";
 
 /**
  * A full disk degrades the bot and never ends it: commands answer (a reply whose buttons cannot be
@@ -124,20 +125,6 @@ function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "bot-disk-"));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
-}
-
-/** Whether this machine lets the test mount a small tmpfs (root, and mount allowed). */
-function canMountTmpfs(): boolean {
-  const dir = mkdtempSync(join(tmpdir(), "bot-tmpfs-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir], { stdio: "ignore" });
-    execFileSync("umount", [dir]);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 const canMount = canMountTmpfs();

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { Config } from "../config.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { Logger } from "../log.ts";
@@ -125,6 +126,7 @@ export async function configuredAdapters(
         runtime,
         logger: logger.child({ part: "console" }),
         greeting: consoleGreeting(dataUrl, simulated, logFile, chains),
+        exportDir: join(config.dataDir, "exports"),
         ...(input ? { input } : {}),
         ...(output ? { output } : {}),
       }),

@@ -3,8 +3,21 @@ import { formatTable, stripControl } from "./text.ts";
 
 export interface ConsoleRendering {
   text: string;
-  /** The button ids in the order they are numbered (!1, !2, …). */
+  /** The button ids in the order they are numbered (!first, !first+1, …). */
   buttons: string[];
+}
+
+/** Where the console saved a file of the reply, or why it could not (one line). */
+export type SavedFile = { path: string } | { problem: string };
+
+/** What the console adds to a reply: where its files went, and the numbers of its buttons. */
+export interface ConsoleContext {
+  /** The reply's PNG picture, saved. */
+  picture?: SavedFile | undefined;
+  /** The reply's files, saved, in the reply's order. */
+  files?: readonly SavedFile[] | undefined;
+  /** The number of the reply's first button: numbers go on from the replies before it. */
+  firstButton?: number | undefined;
 }
 
 /**
@@ -13,7 +26,7 @@ export interface ConsoleRendering {
  */
 export function renderConsole(
   reply: RenderableReply,
-  pngPaths: readonly string[] = [],
+  context: ConsoleContext = {},
 ): ConsoleRendering {
   const clean = (text: string) => stripControl(text);
   const lines: string[] = [];
@@ -34,13 +47,23 @@ export function renderConsole(
     lines.push(reply.links.map((link) => `${clean(link.label)}: ${clean(link.url)}`).join("\n"));
   }
   if (reply.image?.kind === "url") lines.push(`Image: ${clean(reply.image.url)}`);
-  for (const path of pngPaths) lines.push(`Picture: ${path}`);
-  for (const file of reply.files ?? [])
-    lines.push(`File: ${clean(file.name)} (${file.data.byteLength} bytes)`);
+  if (context.picture)
+    lines.push(
+      "path" in context.picture
+        ? `Picture: ${clean(context.picture.path)}`
+        : `Picture not saved: ${clean(context.picture.problem)}`,
+    );
+  for (const [i, file] of (reply.files ?? []).entries()) {
+    const where = context.files?.[i];
+    if (where && "problem" in where)
+      lines.push(`File ${clean(file.name)} not saved: ${clean(where.problem)}`);
+    else lines.push(`File: ${clean(where?.path ?? file.name)} (${file.data.byteLength} bytes)`);
+  }
   if (reply.footer) lines.push(`— ${clean(reply.footer)}`);
   const buttons = reply.buttons ?? [];
   if (buttons.length > 0) {
-    lines.push(buttons.map((button, i) => `[!${i + 1} ${clean(button.label)}]`).join("  "));
+    const first = context.firstButton ?? 1;
+    lines.push(buttons.map((button, i) => `[!${first + i} ${clean(button.label)}]`).join("  "));
   }
   return { text: lines.join("\n"), buttons: buttons.map((button) => button.id) };
 }

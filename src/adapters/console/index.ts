@@ -1,15 +1,20 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createInterface, type Interface } from "node:readline";
+import {
+  clearScreenDown,
+  createInterface,
+  cursorTo,
+  type Interface,
+  moveCursor,
+} from "node:readline";
 import type { SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
-import { renderConsole } from "../../render/console.ts";
+import { type ConsoleContext, renderConsole, type SavedFile } from "../../render/console.ts";
 import type { ChatAdapter } from "../types.ts";
+import { ButtonNumbers } from "./buttons.ts";
+import { ExportFolder } from "./exports.ts";
 
 export interface ConsoleAdapterOptions {
   runtime: Runtime;
@@ -18,6 +23,8 @@ export interface ConsoleAdapterOptions {
   output?: NodeJS.WritableStream;
   /** Show a prompt and keep history; default: whether input is a terminal. */
   interactive?: boolean;
+  /** Where pictures and files the chat is sent are saved, kept after the run (DATA_DIR/exports). */
+  exportDir: string;
   /** Printed first: what the bot runs against, where its logs go, how to leave. */
   greeting?: string;
 }
@@ -29,7 +36,10 @@ const LEAVE = /^\/?(?:quit|exit)$/i;
  * A chat on stdin/stdout: one command per line, with or without the slash; buttons are pressed by
  * typing !1, !2; /quit or exit leaves. It runs on the same runtime as Discord and Telegram. Piped
  * input is processed line by line in order, and `done` resolves after the last reply is printed.
- * Pictures are written to a temporary folder, removed when the chat stops.
+ * Pictures and files (a CSV export) are saved under DATA_DIR/exports, and their paths printed.
+ * Button numbers go on from message to message, so an alert printed in between does not change
+ * what a number on screen presses. On a terminal, what is printed unasked (an alert, a digest)
+ * goes above the prompt, which is drawn again with what was being typed.
  */
 export class ConsoleAdapter implements ChatAdapter {
   readonly platform = "console";
@@ -39,8 +49,11 @@ export class ConsoleAdapter implements ChatAdapter {
   readonly maxInFlight = 1;
   private readonly output: NodeJS.WritableStream;
   private readline: Interface | undefined;
-  private lastButtons: string[] = [];
-  private pictureDir: Promise<string> | undefined;
+  /** Output is a terminal the prompt is drawn on (else lines are printed as they are). */
+  private tty = false;
+  private closed = false;
+  private readonly buttons = new ButtonNumbers();
+  private readonly exports: ExportFolder;
   private leaving = false;
   /** The lines read so far, answered one after another. */
   private queue: Promise<void> = Promise.resolve();
@@ -49,6 +62,7 @@ export class ConsoleAdapter implements ChatAdapter {
 
   constructor(private readonly options: ConsoleAdapterOptions) {
     this.output = options.output ?? process.stdout;
+    this.exports = new ExportFolder(options.exportDir);
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
     });
@@ -57,18 +71,24 @@ export class ConsoleAdapter implements ChatAdapter {
   async start(): Promise<void> {
     const input = this.options.input ?? process.stdin;
     const interactive = this.options.interactive ?? Boolean((input as NodeJS.ReadStream).isTTY);
+    this.tty = interactive && Boolean((this.output as NodeJS.WriteStream).isTTY);
     const rl = createInterface({
       input,
       output: interactive ? this.output : undefined,
-      terminal: interactive,
+      terminal: this.tty,
       historySize: 200,
+      // No prompt while a line is being answered: it is shown when the answer is out.
+      prompt: "",
     });
     this.readline = rl;
     if (this.options.greeting) this.print(this.options.greeting);
-    if (interactive) {
+    const prompt = () => {
+      if (!interactive || this.closed) return;
       rl.setPrompt("> ");
-      rl.prompt();
-    }
+      // Keeps what was typed meanwhile, and where the cursor is in it.
+      rl.prompt(true);
+    };
+    prompt();
     // Lines are handled strictly in order: each waits for the one before it.
     rl.on("line", (line) => {
       if (this.leaving) return;
@@ -78,13 +98,11 @@ export class ConsoleAdapter implements ChatAdapter {
         rl.close();
         return;
       }
-      this.queue = this.queue
-        .then(() => this.handleLine(line))
-        .then(() => {
-          if (interactive) rl.prompt();
-        });
+      rl.setPrompt("");
+      this.queue = this.queue.then(() => this.handleLine(line)).then(prompt);
     });
     rl.on("close", () => {
+      this.closed = true;
       void this.queue.then(() => this.resolveDone());
     });
   }
@@ -94,13 +112,10 @@ export class ConsoleAdapter implements ChatAdapter {
     return true;
   }
 
-  /** Stops reading, waits until the lines already read are answered, and removes the pictures. */
+  /** Stops reading and waits until the lines already read are answered. */
   async stop(): Promise<void> {
     this.readline?.close();
     await this.queue;
-    const pictures = await this.pictureDir?.catch(() => undefined);
-    this.pictureDir = undefined;
-    if (pictures) await rm(pictures, { recursive: true, force: true });
   }
 
   private invocation(): Invocation {
@@ -119,14 +134,14 @@ export class ConsoleAdapter implements ChatAdapter {
     if (text.length === 0 || text.startsWith("#")) return;
     const { runtime } = this.options;
     let reply: RenderableReply;
-    const press = /^!(\d{1,2})$/.exec(text);
+    const press = /^!(\d{1,9})$/.exec(text);
     if (press) {
-      const id = this.lastButtons[Number(press[1]) - 1];
-      if (!id) {
-        this.print(`! There is no button ${press[1]} under the last reply.`);
+      const button = this.buttons.find(Number(press[1]));
+      if ("problem" in button) {
+        this.print(`! ${button.problem}`);
         return;
       }
-      ({ reply } = await runtime.answerButton(this.invocation(), id));
+      ({ reply } = await runtime.answerButton(this.invocation(), button.id));
     } else {
       const match = /^\/?([A-Za-z0-9_]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text);
       if (!match?.[1]) {
@@ -135,40 +150,67 @@ export class ConsoleAdapter implements ChatAdapter {
       }
       ({ reply } = await runtime.answerText(this.invocation(), match[1], match[2] ?? ""));
     }
-    const pngPaths = await this.savePictures(reply);
-    const rendered = renderConsole(reply, pngPaths);
-    if (rendered.buttons.length > 0) this.lastButtons = rendered.buttons;
-    this.print(rendered.text);
+    await this.show(reply);
   }
 
   /** Alert delivery to the console: printed like any reply, marked as an alert. */
   async sendToChat(_chatId: string, reply: RenderableReply): Promise<void> {
-    const rendered = renderConsole(reply, await this.savePictures(reply));
-    if (rendered.buttons.length > 0) this.lastButtons = rendered.buttons;
-    this.print(`[alert] ${rendered.text}`);
+    await this.show(reply, "[alert] ");
   }
 
   classifySendError(error: unknown): SendFailure {
     return { kind: "transient", reason: error instanceof Error ? error.message : String(error) };
   }
 
-  /** PNG pictures go to a temp file whose path is printed (a terminal cannot show them). */
-  private async savePictures(reply: RenderableReply): Promise<string[]> {
-    if (reply.image?.kind !== "png") return [];
-    // One folder for the session, made once even when two replies bring pictures at once.
-    this.pictureDir ??= mkdtemp(join(tmpdir(), "nft-bot-")).catch((error: unknown) => {
-      this.pictureDir = undefined;
-      throw error;
-    });
-    const path = join(await this.pictureDir, reply.image.name.replace(/[^A-Za-z0-9._-]/g, "_"));
-    await writeFile(path, reply.image.data);
-    return [path];
+  /**
+   * Saves the reply's picture and files, then numbers its buttons and prints it at once: nothing
+   * printed between numbering and printing, so numbers appear on screen in the order given.
+   */
+  private async show(reply: RenderableReply, mark = ""): Promise<void> {
+    const saved = await this.saveFiles(reply);
+    const firstButton = this.buttons.add((reply.buttons ?? []).map((button) => button.id));
+    this.print(`${mark}${renderConsole(reply, { ...saved, firstButton }).text}`);
   }
 
+  /** A PNG picture or a file cannot be shown in a terminal: it is saved and its path printed. */
+  private async saveFiles(
+    reply: RenderableReply,
+  ): Promise<Pick<ConsoleContext, "picture" | "files">> {
+    const picture =
+      reply.image?.kind === "png" ? await this.save(reply.image.name, reply.image.data) : undefined;
+    const files: SavedFile[] = [];
+    for (const file of reply.files ?? []) files.push(await this.save(file.name, file.data));
+    return { picture, files };
+  }
+
+  private async save(name: string, data: Uint8Array): Promise<SavedFile> {
+    const saved = await this.exports.save(name, data);
+    if ("problem" in saved)
+      this.options.logger.warn({ file: name, problem: saved.problem }, "could not save a file");
+    return saved;
+  }
+
+  /**
+   * On a terminal, the prompt and the line being typed are taken off the screen, the text printed
+   * in their place, and they are drawn again under it, the typed text and cursor kept.
+   */
   private print(text: string): void {
-    this.output.write(`${text}\n\n`);
+    const rl = this.readline;
+    if (!this.tty || !rl || this.closed) {
+      this.output.write(`${text}\n\n`);
+      return;
+    }
+    moveCursor(this.output, 0, -rl.getCursorPos().rows);
+    cursorTo(this.output, 0);
+    clearScreenDown(this.output);
+    // readline's redraw first moves up the rows it last saw the typed line take (its prevRows),
+    // believing the line still there: as many blank rows under the text are what it moves over.
+    const redrawMovesUp = (rl as { prevRows?: number }).prevRows ?? 0;
+    this.output.write(`${text}\n\n${"\n".repeat(redrawMovesUp)}`);
+    rl.prompt(true);
   }
 }
+
 /**
  * The console chat's first words: why it is the console, what data it shows, where the logs are,
  * how to leave. A URL is shown without any user name or password in it (the API key never is).
