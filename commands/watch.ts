@@ -1,10 +1,9 @@
-import { checkWallet, isAddressLike } from "../src/api/validate.ts";
+import { isAddressLike } from "../src/api/validate.ts";
 import { type CommandContext, defineCommand, personKey } from "../src/core/command.ts";
 import { collectionName, formatNumber, fullAddress } from "../src/core/format.ts";
-import { checkCollectionArg } from "../src/core/links.ts";
-import { opt } from "../src/core/options.ts";
+import { checkCollectionArg, checkWalletArg } from "../src/core/links.ts";
+import { opt, resolveCollection, resolveWallet } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
-import { isLookup } from "../src/core/resolver.ts";
 import { UserError } from "../src/errors.ts";
 import type { Watch, WatchStore } from "../src/store/types.ts";
 import { pausedNote } from "./shared/paused.ts";
@@ -118,12 +117,9 @@ async function watchCollection(ctx: CommandContext, text: string): Promise<Reply
     );
   const checked = checkCollectionArg(parsed.collection);
   if (!checked.ok) throw new UserError(checked.message);
-  let address: string;
-  if (isLookup(checked.value)) {
-    const resolution = await ctx.resolver.collection(checked.value.lookup);
-    if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };
-    address = resolution.value;
-  } else address = checked.value;
+  const resolution = await resolveCollection(checked.value, ctx.resolver);
+  if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };
+  const address = resolution.value;
   // One read now: an address the service does not know is refused here, not at every check.
   await ctx.api.collections.ownersCount(
     address,
@@ -163,23 +159,20 @@ async function watchWallet(ctx: CommandContext, text: string): Promise<Reply> {
   const given = text.trim();
   if (given === "" || /\s/.test(given))
     throw new UserError("Which wallet? /watch wallet <wallet|name.eth>");
+  const checked = checkWalletArg(given);
+  if (!checked.ok) throw new UserError(checked.message);
+  const resolution = await resolveWallet(checked.value, ctx.resolver);
+  if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };
+  const wallet = resolution.value;
   let address: string;
   let label: string;
-  const shortForm = ctx.resolver.wallet(given);
-  if (shortForm.kind === "found") {
-    address = shortForm.value;
+  if (isAddressLike(wallet)) {
+    address = wallet;
     label = fullAddress(address);
   } else {
-    const checked = checkWallet(given);
-    if (!checked.ok) throw new UserError(checked.message);
-    if (isAddressLike(checked.value)) {
-      address = checked.value;
-      label = fullAddress(address);
-    } else {
-      const { entity } = await ctx.api.wallets.ensByName(checked.value, { signal: ctx.signal });
-      address = entity.resolvedAddress;
-      label = checked.value;
-    }
+    const { entity } = await ctx.api.wallets.ensByName(wallet, { signal: ctx.signal });
+    address = entity.resolvedAddress;
+    label = wallet;
   }
   const { platform, chat } = ctx.invocation;
   const result = await watchesOf(ctx).add(

@@ -16,8 +16,12 @@ function tokenize(text: string): string[] {
   return tokens;
 }
 
-/** An address, a short form or a link: one word that is never part of a name. */
-const isReference = (token: string) => /^<?(0x|https?:)/i.test(token);
+/**
+ * An address (with or without 0x: 40 hex digits with a letter among them, as 40 decimal digits
+ * may be a token id), a short form or a link: one word that is never part of a name.
+ */
+const isReference = (token: string) =>
+  /^<?(0x|https?:)/i.test(token) || /^<?(?=[0-9]*[a-f])[0-9a-f]{40}>?$/i.test(token);
 
 /**
  * Whether an option would take this word. An option that takes names takes any word, so it counts
