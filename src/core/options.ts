@@ -40,6 +40,13 @@ function def<T, R extends boolean, P = T>(
   return { ...base, required: required ?? false };
 }
 
+/**
+ * Words meant as a wallet even when they do not parse: an address or its short form (0x…), 40
+ * hex digits, a link, or a name ending in a top-level part (name.eth). Other words are no wallet
+ * (the first word of a note, after an optional wallet).
+ */
+const WALLET_SHAPED = /^<?(?:0x|https?:\/\/|[0-9a-f]{40}>?$|[^\s.]+(?:\.[^\s.]+)*\.\p{L}{2,}$)/iu;
+
 /** A wallet as checkWalletArg reads it: a short form is looked up, a link's chain checked. */
 export const resolveWallet = async (
   value: Address | EnsName | Linked<Address> | Lookup,
@@ -239,6 +246,7 @@ export const opt = {
         kind: "string",
         placeholder: "wallet|name.eth",
         schema: parserSchema(checkWalletArg),
+        claims: WALLET_SHAPED,
         resolve: resolveWallet,
         chainOf: linkedChainOf,
       },

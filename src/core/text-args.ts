@@ -75,6 +75,15 @@ export function parseTextArgs(command: AnyCommand, text: string): Record<string,
     const token = positional[0] ?? "";
     // A leading chain word: taken when it is one, left for the next option otherwise.
     if (option.onlyIfValid && !option.schema.safeParse(token).success) continue;
+    // An optional option before a rest-of-line one (a note) takes only words of its own shape:
+    // any other word starts the note ("/report spam azuki 5 this looks fake").
+    if (
+      !option.required &&
+      option.claims &&
+      !option.claims.test(token) &&
+      open.slice(index + 1).some((laterName) => command.options[laterName]?.rest)
+    )
+      continue;
     // An optional option that cannot take this word lets it pass to the next option that can
     // ("/report spam 0x… name.eth": the name is the wallet, not the optional token id).
     if (
