@@ -1,7 +1,7 @@
 import { isAddressLike } from "../src/api/validate.ts";
 import { type CommandContext, defineCommand, personKey } from "../src/core/command.ts";
 import { collectionName, formatNumber, fullAddress } from "../src/core/format.ts";
-import { checkCollectionArg, checkWalletArg } from "../src/core/links.ts";
+import { checkCollectionArg, checkWalletArg, linkedChainOf } from "../src/core/links.ts";
 import { opt, resolveCollection, resolveWallet } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
@@ -284,10 +284,14 @@ export default defineCommand({
       required: true,
       placeholder: "collection|wallet|list|remove",
     }),
-    target: opt.string("The collection (and thresholds), the wallet, or the watch's id", {
-      placeholder: "what",
-      rest: true,
-    }),
+    target: {
+      ...opt.string("The collection (and thresholds), the wallet, or the watch's id", {
+        placeholder: "what",
+        rest: true,
+      }),
+      // A pasted link's chain is the watch's, when none is named.
+      chainOf: linkedChainOf,
+    },
   },
   examples: [
     "/watch collection bored ape yacht club owners 5 whales 2",

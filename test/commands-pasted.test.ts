@@ -67,6 +67,8 @@ describe("one chain (ethereum)", () => {
     expect((await t.say(`/link https://etherscan.io/address/${VITALIK}`)).text).toMatch(
       new RegExp(`^Linked: .*${fullAddress(VITALIK)}`),
     );
+    // /link reads no chain: a wallet's link on any chain is that wallet.
+    expect((await t.say(`/link https://basescan.org/address/${VITALIK}`)).text).toMatch(/^Linked/);
     const chat = { id: "pasted-wallet", kind: "group" as const };
     expect((await t.say(`/watch wallet https://opensea.io/${VITALIK}`, { chat })).tone).toBe(
       "success",
@@ -192,6 +194,14 @@ describe("several chains", () => {
     );
     expect(result.title, t.text(result)).toMatch(/^Audience of/);
     expect([...new Set(requests.map((request) => request.chain))]).toEqual(["base"]);
+    const chat = { id: "pasted-chains", kind: "group" as const };
+    const watched = await t.say(`/watch wallet https://basescan.org/address/${base.wallet}`, {
+      chat,
+    });
+    expect(watched.tone, t.text(watched)).toBe("success");
+    expect(await t.store.watches.forChat("telegram", chat.id)).toMatchObject([
+      { kind: "wallet", chain: "base", target: base.wallet.toLowerCase() },
+    ]);
     const polygon = t.sim.fixturesOf("polygon");
     const { requests: walletRequests } = await sent(() =>
       t.say(`/wallet https://polygonscan.com/address/${polygon.wallet}`),

@@ -147,6 +147,7 @@ describe("readPasted", () => {
       refusal(readPasted(`https://opensea.io/assets/ethereum/${A}/${"1".repeat(79)}`)),
     ).toMatch(/79 digits/);
     expect(refusal(readPasted("ftp://etherscan.io/address/x"))).toBeTruthy();
+    expect(refusal(readPasted("https://app.ens.domains/%E0%A4%A"))).toMatch(/app\.ens\.domains/);
   });
 
   it("refuses NUL bytes, markup and huge links with a message that shows none of it", () => {
@@ -192,6 +193,9 @@ describe("readPasted", () => {
           fc.string({ maxLength: 300 }),
           fc.webUrl({ withQueryParameters: true, withFragments: true }),
           fc.string({ unit: "binary", maxLength: 300 }).map((s) => `https://opensea.io/${s}`),
+          fc
+            .string({ unit: "binary", maxLength: 60 })
+            .map((s) => `https://app.ens.domains/${encodeURIComponent(s).slice(0, -1)}`),
         ),
         (text) => {
           const read = readPasted(text);

@@ -226,7 +226,13 @@ export function readPasted(input: string, what = "address"): Checked<Pasted> | u
   if (site) return readMarketplace(segments, host, site, what);
   if (ENS_APP_HOSTS.has(host)) {
     const name = segments[0] === "name" ? segments[1] : segments[0];
-    if (name) return valid({ kind: "name", name: decodeURIComponent(name), host });
+    let decoded: string | undefined;
+    try {
+      decoded = name === undefined ? undefined : decodeURIComponent(name);
+    } catch {
+      // A broken %-escape: no name to read.
+    }
+    if (decoded) return valid({ kind: "name", name: decoded, host });
   }
   return invalid(
     `I cannot read links of ${quoteInput(host, 60)}: paste the address (0x…), or a link of ${KNOWN_SITES}.`,
