@@ -102,7 +102,11 @@ export default defineCommand({
   options: {
     collection: opt.collection("Collection: name, symbol, address or link", { required: true }),
   },
-  examples: ["/audience cryptopunks", "/audience 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D"],
+  examples: [
+    "/audience cryptopunks",
+    "/audience 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
+    "/audience https://opensea.io/collection/boredapeyachtclub",
+  ],
   async run(ctx, { collection }) {
     const { aggregatedBehaviors } = await ctx.api.audiences.behaviorsByCollection(collection, {
       signal: ctx.signal,

@@ -4,6 +4,7 @@ import {
   parseAddress,
   parseEnsName,
   parseTokenId,
+  quoteInput,
 } from "../src/api/validate.ts";
 import {
   type ActionPayload,
@@ -47,7 +48,7 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
   const linked = await ctx.store.wallets.find(ctx.invocation.platform, ctx.invocation.user.id);
   if (!linked) {
     throw new UserError(
-      "Spam is judged per wallet, so a report needs yours: link it with /link <address or name.eth>, then press the button again.",
+      "Spam is judged per wallet, so a report needs yours: link it with /link <address or name.eth> and try again, or give the wallet after the NFT.",
     );
   }
   return parseAddress(linked.address, "wallet address");
@@ -123,7 +124,8 @@ export async function submitReport(ctx: CommandContext, target: ReportTarget): P
   const outcome = await attemptReport(ctx.api, reports, report, ctx.logger, () =>
     ctx.now().getTime(),
   );
-  const by = `Reported as ${kindWords(target.kind)} by ${user.name}: ${what}, for wallet ${fullAddress(target.wallet)}.`;
+  const note = target.feedback ? ` Note: ${quoteInput(target.feedback, 200)}.` : "";
+  const by = `Reported as ${kindWords(target.kind)} by ${user.name}: ${what}, for wallet ${fullAddress(target.wallet)}.${note}`;
   switch (outcome.status) {
     case "sent":
       return { text: by, tone: "success", replaceOriginal: true };
@@ -157,7 +159,7 @@ export async function submitReport(ctx: CommandContext, target: ReportTarget): P
 export default defineCommand({
   name: "report",
   description: "Report an NFT as spam or not spam for a wallet",
-  help: "Spam is classified per wallet. Give the kind, the NFT (contract and token id, or a link; no token id means the whole collection) and the wallet; without a wallet, your linked one (/link) is used. A note after the wallet is sent as feedback. The buttons under /wallet, /nft and alerts do the same with a confirmation.",
+  help: "Spam is classified per wallet. Give the kind, the NFT (contract and token id, or a link; no token id means the whole collection) and the wallet; without a wallet, your linked one (/link) is used. A note after the NFT (and the wallet, if given) is sent as feedback: a word that is no wallet (no address, name.eth or link) starts the note. The buttons under /wallet, /nft and alerts do the same with a confirmation.",
   options: {
     kind: opt.choice("spam or not_spam", KINDS, { required: true, placeholder: "spam|not_spam" }),
     item: opt.nft("Collection (name, symbol, address) or an OpenSea/Etherscan item link", {

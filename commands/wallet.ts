@@ -228,6 +228,7 @@ export default defineCommand({
     "/wallet vitalik.eth",
     "/wallet 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045 exclude",
     "/wallet vitalik.eth collection:0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
+    "/wallet https://etherscan.io/address/0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045",
   ],
   async run(ctx, { wallet, spam, collection }) {
     if (collection !== undefined && spam !== "all") {

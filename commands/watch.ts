@@ -1,10 +1,9 @@
-import { checkWallet, isAddressLike } from "../src/api/validate.ts";
+import { isAddressLike } from "../src/api/validate.ts";
 import { type CommandContext, defineCommand, personKey } from "../src/core/command.ts";
 import { collectionName, formatNumber, fullAddress } from "../src/core/format.ts";
-import { checkCollectionArg } from "../src/core/links.ts";
-import { opt } from "../src/core/options.ts";
+import { checkCollectionArg, checkWalletArg, linkedChainOf } from "../src/core/links.ts";
+import { opt, resolveCollection, resolveWallet } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
-import { isLookup } from "../src/core/resolver.ts";
 import { UserError } from "../src/errors.ts";
 import type { Watch, WatchStore } from "../src/store/types.ts";
 import { pausedNote } from "./shared/paused.ts";
@@ -40,15 +39,21 @@ function threshold(raw: string | undefined, what: string, unit: string, max: num
   return value;
 }
 
-/** "bored ape yacht club owners 5 whales 2" → the collection words and the thresholds. */
+/** Words that turn a rule off: "whales off". */
+const OFF = /^(off|none|remove)$/i;
+
+/**
+ * "bored ape yacht club owners 5 whales 2" → the collection words and the thresholds; a rule
+ * given as "off" is null (removed from the watch), one not given undefined (kept).
+ */
 export function parseCollectionWatch(text: string): {
   collection: string;
-  owners: number | undefined;
-  whales: number | undefined;
+  owners: number | null | undefined;
+  whales: number | null | undefined;
 } {
   const words = text.trim().split(/\s+/).filter(Boolean);
-  let owners: number | undefined;
-  let whales: number | undefined;
+  let owners: number | null | undefined;
+  let whales: number | null | undefined;
   // Thresholds come after the collection, as "owners N" and "whales N" (or owners:N).
   for (;;) {
     const last = words.at(-1);
@@ -66,8 +71,9 @@ export function parseCollectionWatch(text: string): {
     } else if (last && /^(owners|whales)$/i.test(last)) {
       throw new UserError(`Give ${last.toLowerCase()} a number, like ${last.toLowerCase()} 5.`);
     } else break;
-    if (key === "owners") owners = threshold(value, "Owners", "percent", 1000);
-    else whales = threshold(value, "Whales", "points", 100);
+    const off = OFF.test(value ?? "");
+    if (key === "owners") owners = off ? null : threshold(value, "Owners", "percent", 1000);
+    else whales = off ? null : threshold(value, "Whales", "points", 100);
   }
   return { collection: words.join(" "), owners, whales };
 }
@@ -118,12 +124,37 @@ async function watchCollection(ctx: CommandContext, text: string): Promise<Reply
     );
   const checked = checkCollectionArg(parsed.collection);
   if (!checked.ok) throw new UserError(checked.message);
-  let address: string;
-  if (isLookup(checked.value)) {
-    const resolution = await ctx.resolver.collection(checked.value.lookup);
-    if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };
-    address = resolution.value;
-  } else address = checked.value;
+  const resolution = await resolveCollection(checked.value, ctx.resolver);
+  if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };
+  const address = resolution.value;
+  const { platform, chat } = ctx.invocation;
+  const target = address.toLowerCase();
+  const existing = (await watchesOf(ctx).forChat(platform, chat.id)).find(
+    (watch) =>
+      watch.chain === ctx.chain.id && watch.kind === "collection" && watch.target === target,
+  );
+  // A rule not given is kept from the watch there is; a new watch with none gets the default.
+  const owners =
+    parsed.owners !== undefined
+      ? parsed.owners
+      : existing
+        ? existing.ownersPercent
+        : parsed.whales
+          ? null
+          : DEFAULT_OWNERS_PERCENT;
+  const whales = parsed.whales !== undefined ? parsed.whales : (existing?.whalesPoints ?? null);
+  if (existing && parsed.owners === undefined && parsed.whales === undefined)
+    return {
+      text: `Already watching ${describe(existing, ctx)}: nothing changed. ${RULES_HINT} /watch remove ${existing.id} stops it.`,
+      tone: "info",
+    };
+  if (owners === null && whales === null)
+    return {
+      text: existing
+        ? `Watch #${existing.id} would have no rule left: /watch remove ${existing.id} stops it.`
+        : `A watch needs a rule: owners <percent> or whales <points>.`,
+      tone: "warning",
+    };
   // One read now: an address the service does not know is refused here, not at every check.
   await ctx.api.collections.ownersCount(
     address,
@@ -134,24 +165,44 @@ async function watchCollection(ctx: CommandContext, text: string): Promise<Reply
       signal: ctx.signal,
     },
   );
-  const owners =
-    parsed.owners ?? (parsed.whales === undefined ? DEFAULT_OWNERS_PERCENT : undefined);
-  const { platform, chat } = ctx.invocation;
   const result = await watchesOf(ctx).add(
     {
       platform,
       chatId: chat.id,
       chain: ctx.chain.id,
       kind: "collection",
-      target: address.toLowerCase(),
+      target,
       label: ctx.collections.name(address) || fullAddress(address),
-      ownersPercent: owners ?? null,
-      whalesPoints: parsed.whales ?? null,
+      ownersPercent: owners,
+      whalesPoints: whales,
       createdBy: personKey(ctx.invocation),
       createdAt: ctx.now().getTime(),
     },
     ctx.settings.watchesPerChat ?? DEFAULT_WATCHES_PER_CHAT,
   );
+  if (existing && result.kind === "updated")
+    return {
+      // The rules given first, then those kept.
+      text: `Changed watch #${result.watch.id} ${collectionName(result.watch.label)}: ${[
+        {
+          given: parsed.owners !== undefined,
+          rule: "owners" as const,
+          was: existing.ownersPercent,
+          now: owners,
+        },
+        {
+          given: parsed.whales !== undefined,
+          rule: "whales" as const,
+          was: existing.whalesPoints,
+          now: whales,
+        },
+      ]
+        .sort((a, b) => Number(b.given) - Number(a.given))
+        .map(({ given, rule, was, now }) => ruleChange(rule, was, now, given))
+        .filter(Boolean)
+        .join("; ")}. ${RULES_HINT} /watch remove ${result.watch.id} stops it.`,
+      tone: "success",
+    };
   return added(
     result,
     ctx,
@@ -159,27 +210,47 @@ async function watchCollection(ctx: CommandContext, text: string): Promise<Reply
   );
 }
 
+const RULES_HINT =
+  "owners <percent> or whales <points> changes one rule and keeps the other; owners off or whales off removes one.";
+
+/** A rule's value as the replies show it: "5%", "2 points". */
+function ruleValue(rule: "owners" | "whales", value: number): string {
+  return rule === "owners" ? `${formatNumber(value, 1)}%` : `${formatNumber(value, 1)} points`;
+}
+
+/** What became of one rule of a watch: "owners rule set to 10% (was 5%)", "whales rule 2 points kept". */
+function ruleChange(
+  rule: "owners" | "whales",
+  was: number | null,
+  now: number | null,
+  given: boolean,
+): string | undefined {
+  if (now === null)
+    return was === null ? undefined : `${rule} rule removed (was ${ruleValue(rule, was)})`;
+  if (!given || was === now) return `${rule} rule ${ruleValue(rule, now)} kept`;
+  return was === null
+    ? `${rule} rule added: ${ruleValue(rule, now)}`
+    : `${rule} rule set to ${ruleValue(rule, now)} (was ${ruleValue(rule, was)})`;
+}
+
 async function watchWallet(ctx: CommandContext, text: string): Promise<Reply> {
   const given = text.trim();
   if (given === "" || /\s/.test(given))
     throw new UserError("Which wallet? /watch wallet <wallet|name.eth>");
+  const checked = checkWalletArg(given);
+  if (!checked.ok) throw new UserError(checked.message);
+  const resolution = await resolveWallet(checked.value, ctx.resolver);
+  if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };
+  const wallet = resolution.value;
   let address: string;
   let label: string;
-  const shortForm = ctx.resolver.wallet(given);
-  if (shortForm.kind === "found") {
-    address = shortForm.value;
+  if (isAddressLike(wallet)) {
+    address = wallet;
     label = fullAddress(address);
   } else {
-    const checked = checkWallet(given);
-    if (!checked.ok) throw new UserError(checked.message);
-    if (isAddressLike(checked.value)) {
-      address = checked.value;
-      label = fullAddress(address);
-    } else {
-      const { entity } = await ctx.api.wallets.ensByName(checked.value, { signal: ctx.signal });
-      address = entity.resolvedAddress;
-      label = checked.value;
-    }
+    const { entity } = await ctx.api.wallets.ensByName(wallet, { signal: ctx.signal });
+    address = entity.resolvedAddress;
+    label = wallet;
   }
   const { platform, chat } = ctx.invocation;
   const result = await watchesOf(ctx).add(
@@ -207,16 +278,20 @@ async function watchWallet(ctx: CommandContext, text: string): Promise<Reply> {
 export default defineCommand({
   name: "watch",
   description: "Post when a collection's owners or whales move, or a wallet gets new NFTs",
-  help: "/watch collection <collection> [owners <percent>] [whales <points>] posts here when the owner count moves by more than the percent in a day (default 10%), or the share of whales among the owners moved by more than the points over 30 days. /watch wallet <wallet|name.eth> posts the new NFTs that appear in the wallet (spam left out where the chain has spam data). Each move over a threshold is posted once. Owner counts and wallets are checked every 5 minutes, whales daily, as often as the data changes. /watch list shows this channel's watches, /watch remove <id> stops one. Watches are per chain (chain:base). Only people who can manage the channel may add or remove them.",
+  help: "/watch collection <collection> [owners <percent>] [whales <points>] posts here when the owner count moves by more than the percent in a day (default 10%), or the share of whales among the owners moved by more than the points over 30 days. Given again for a watched collection, a rule replaces that rule only and the other is kept; owners off or whales off removes one. /watch wallet <wallet|name.eth> posts the new NFTs that appear in the wallet (spam left out where the chain has spam data). Each move over a threshold is posted once. Owner counts and wallets are checked every 5 minutes, whales daily, as often as the data changes. /watch list shows this channel's watches, /watch remove <id> stops one. Watches are per chain (chain:base). Only people who can manage the channel may add or remove them.",
   options: {
     action: opt.choice("What to do", ACTIONS, {
       required: true,
       placeholder: "collection|wallet|list|remove",
     }),
-    target: opt.string("The collection (and thresholds), the wallet, or the watch's id", {
-      placeholder: "what",
-      rest: true,
-    }),
+    target: {
+      ...opt.string("The collection (and thresholds), the wallet, or the watch's id", {
+        placeholder: "what",
+        rest: true,
+      }),
+      // A pasted link's chain is the watch's, when none is named.
+      chainOf: linkedChainOf,
+    },
   },
   examples: [
     "/watch collection bored ape yacht club owners 5 whales 2",

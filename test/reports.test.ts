@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createApiClient } from "../src/api/client.ts";
 import { apiClientSettings, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
+import { fullAddress } from "../src/core/format.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { attemptReport, ReportRetryWorker } from "../src/reports/submit.ts";
@@ -399,6 +400,37 @@ describe("rules", () => {
     );
     expect((await t.say(`/report maybe ${f.collection}`)).text).toMatch(
       /kind: use one of spam, not_spam/,
+    );
+  });
+
+  it("a note needs no wallet before it: a word that is no wallet starts the note, for the linked wallet", async () => {
+    t = await startRuntime();
+    const { fixtures: f } = t.sim;
+    const linked = await t.say(`/link ${f.wallet}`);
+    expect(linked.text).toMatch(/^Linked/);
+    // The issue's line, with a collection name and a token id.
+    const reply = await t.say(`/report spam ${f.spamCollection} 5 this looks fake`);
+    expect(reply.text, t.text(reply)).toMatch(/^Reported as spam by Tester/);
+    expect(reply.text).toContain(fullAddress(f.wallet));
+    expect(reply.text).toContain('Note: "this looks fake"');
+    expect(t.sim.reports.at(-1)).toMatchObject({
+      feedback: "this looks fake",
+      tokenId: "5",
+      walletAddress: f.wallet.toLowerCase(),
+    });
+    // No token id: the note still starts at its first word.
+    const whole = await t.say(`/report spam ${f.spamCollection} airdropped to me`);
+    expect(whole.text, t.text(whole)).toMatch(/^Reported as spam/);
+    expect(t.sim.reports.at(-1)?.feedback).toBe("airdropped to me");
+    expect(t.sim.reports.at(-1)?.tokenId).toBeUndefined();
+    // A wallet given before the note is still the wallet: an address, a name.eth, a link.
+    await t.say(`/report spam ${f.spamCollection} 6 ${f.walletEns} mine, fake`);
+    expect(t.sim.reports.at(-1)).toMatchObject({ feedback: "mine, fake", tokenId: "6" });
+    await t.say(`/report spam ${f.spamCollection} 7 https://etherscan.io/address/${f.wallet} x`);
+    expect(t.sim.reports.at(-1)).toMatchObject({ feedback: "x", tokenId: "7" });
+    // A mistyped address is refused, not taken as a note.
+    expect((await t.say(`/report spam ${f.spamCollection} 8 0x1234 fake`)).text).toMatch(
+      /not a valid wallet address/,
     );
   });
 });

@@ -155,7 +155,8 @@ describe("dispatch", () => {
     ["/top volume 1d 99", /limit: must be a whole number from 1 to 25/],
     ["/whois bad_name.eth", /not a valid ENS name: .*underscore/],
     ["/nope", /There is no \/nope command/],
-    ["/nft https://opensea.io/collection/boredapeyachtclub", /collection links hold a name/],
+    ["/nft https://opensea.io/vitalik", /profile link holds a user name/],
+    ["/nft https://example.com/nft/0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D/1", /example\.com/],
   ])("%s gets a clear message and sends nothing upstream", async (line, message) => {
     t = await startRuntime();
     const reply = await t.say(line);

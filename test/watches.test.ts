@@ -138,6 +138,47 @@ describe("/watch", () => {
     expect(await t.store.watches.forChat("telegram", "bad")).toEqual([]);
   });
 
+  it("a rule given again changes that rule only, the reply says what changed, and off removes one", async () => {
+    const chat = { id: "merge", kind: "group" as const };
+    const { collection, erc1155Collection } = t.sim.fixtures;
+    const stored = async () => {
+      const [watch] = await t.store.watches.forChat("telegram", chat.id);
+      return { owners: watch?.ownersPercent, whales: watch?.whalesPoints };
+    };
+    const say = async (line: string) => {
+      const reply = await t.say(line, { chat });
+      return { tone: reply.tone, text: t.text(reply) };
+    };
+    await say(`/watch collection ${collection} owners 5 whales 2`);
+    // The issue's line: the whales rule was dropped without a word.
+    const owners = await say(`/watch collection ${collection} owners 10`);
+    expect(owners.tone).toBe("success");
+    expect(owners.text).toMatch(/owners rule set to 10% \(was 5%\); whales rule 2 points kept/);
+    expect(await stored()).toEqual({ owners: 10, whales: 2 });
+    const whales = await say(`/watch collection ${collection} whales 3`);
+    expect(whales.text).toMatch(
+      /whales rule set to 3 points \(was 2 points\); owners rule 10% kept/,
+    );
+    expect(await stored()).toEqual({ owners: 10, whales: 3 });
+    const off = await say(`/watch collection ${collection} whales off`);
+    expect(off.text).toMatch(/whales rule removed \(was 3 points\); owners rule 10% kept/);
+    expect(await stored()).toEqual({ owners: 10, whales: null });
+    // Nothing to change, or no rule left: said, and nothing changes.
+    const same = await say(`/watch collection ${collection}`);
+    expect(same.text).toMatch(/nothing changed.*owners <percent>.*whales off/s);
+    const none = await say(`/watch collection ${collection} owners off`);
+    expect(none.tone).toBe("warning");
+    expect(none.text).toMatch(/would have no rule left: \/watch remove \d+ stops it/);
+    expect(await stored()).toEqual({ owners: 10, whales: null });
+    const fresh = await say(`/watch collection ${erc1155Collection} owners off`);
+    expect(fresh.tone).toBe("warning");
+    expect(await t.store.watches.forChat("telegram", chat.id)).toHaveLength(1);
+    // A new watch with one rule off has the other.
+    const whalesOnly = await say(`/watch collection ${erc1155Collection} whales 4 owners off`);
+    expect(whalesOnly.text).toMatch(/^Watching #\d+ .*whale share moves over 4 points/);
+    expect(whalesOnly.text).not.toMatch(/owner count/);
+  });
+
   it("caps a channel's watches at WATCHES_PER_CHAT", async () => {
     const chat = { id: "cap", kind: "group" as const };
     const { collection, erc1155Collection, legacyCollection, cryptopunksCollection } =

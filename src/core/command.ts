@@ -121,6 +121,11 @@ export interface OptionDef<T, Present extends boolean = boolean, Parsed = T> {
    * digits): a name before it stops there, so the person hears this option's own error.
    */
   claims?: RegExp;
+  /**
+   * The chain a value names (a pasted explorer or marketplace link): the command reads that
+   * chain when it names none.
+   */
+  chainOf?: (raw: string) => string | undefined;
   /** Fixed values (shown as choices on Discord and in /help). */
   choices?: readonly { name: string; value: string }[];
   /** Suggest values while typing (Discord autocomplete). */

@@ -5,15 +5,23 @@ import {
   checkCount,
   checkDecimal,
   checkTokenId,
-  checkWallet,
-  checkWalletList,
   type EnsName,
+  invalid,
+  MAX_WALLETS_PER_CALL,
   type TokenId,
   valid,
 } from "../api/validate.ts";
 import { type OptionDef, parserSchema } from "./command.ts";
-import { parseShortForm } from "./known-collections.ts";
-import { checkCollectionArg, checkNftArg, type NftRef, unwrap } from "./links.ts";
+import {
+  checkCollectionArg,
+  checkNftArg,
+  checkWalletArg,
+  isLinked,
+  type Linked,
+  linkedChainOf,
+  type NftRef,
+  unwrap,
+} from "./links.ts";
 import { found, isLookup, type Lookup, type NameResolver, type Resolution } from "./resolver.ts";
 
 /** Builders for command options: each carries the zod schema that parses what a person typed. */
@@ -32,17 +40,34 @@ function def<T, R extends boolean, P = T>(
   return { ...base, required: required ?? false };
 }
 
-/** A wallet: an address or ENS name, or the short form of one the bot showed in this chat. */
-function checkWalletArg(raw: string): Checked<Address | EnsName | Lookup> {
-  const value = unwrap(raw);
-  return parseShortForm(value) ? valid({ lookup: value }) : checkWallet(value);
-}
+/**
+ * Words meant as a wallet even when they do not parse: an address or its short form (0x…), 40
+ * hex digits, a link, or a name ending in a top-level part (name.eth). Other words are no wallet
+ * (the first word of a note, after an optional wallet).
+ */
+const WALLET_SHAPED = /^<?(?:0x|https?:\/\/|[0-9a-f]{40}>?$|[^\s.]+(?:\.[^\s.]+)*\.\p{L}{2,}$)/iu;
 
-const resolveWallet = async (
-  value: Address | EnsName | Lookup,
+/** A wallet as checkWalletArg reads it: a short form is looked up, a link's chain checked. */
+export const resolveWallet = async (
+  value: Address | EnsName | Linked<Address> | Lookup,
   resolver: NameResolver,
 ): Promise<Resolution<Address | EnsName>> =>
-  isLookup(value) ? resolver.wallet(value.lookup) : found(value);
+  isLookup(value)
+    ? resolver.wallet(value.lookup)
+    : isLinked(value)
+      ? resolver.linked(value)
+      : found(value);
+
+/** A collection as checkCollectionArg reads it: a name is looked up, a link's chain checked. */
+export const resolveCollection = async (
+  value: Address | Linked<Address> | Lookup,
+  resolver: NameResolver,
+): Promise<Resolution<Address>> =>
+  isLookup(value)
+    ? resolver.collection(value.lookup, value.slug)
+    : isLinked(value)
+      ? resolver.linked(value)
+      : found(value);
 
 /** A text option checked by one of validate.ts's checks, named in its errors by its description. */
 function checkedString<R extends boolean>(
@@ -154,7 +179,7 @@ export const opt = {
   collection<const R extends boolean = false>(
     description: string,
     o: Common<R> = {},
-  ): OptionDef<Address, R, Address | Lookup> {
+  ): OptionDef<Address, R, Address | Linked<Address> | Lookup> {
     return def(
       {
         description,
@@ -163,8 +188,8 @@ export const opt = {
         autocomplete: "collection",
         words: true,
         schema: parserSchema(checkCollectionArg),
-        resolve: async (value, resolver) =>
-          isLookup(value) ? resolver.collection(value.lookup) : found(value),
+        resolve: resolveCollection,
+        chainOf: linkedChainOf,
       },
       o.required,
     );
@@ -174,7 +199,7 @@ export const opt = {
   nft<const R extends boolean = false>(
     description: string,
     o: Common<R> = {},
-  ): OptionDef<NftRef, R, NftRef | Lookup> {
+  ): OptionDef<NftRef, R, NftRef | Linked<NftRef> | Lookup> {
     return def(
       {
         description,
@@ -183,9 +208,11 @@ export const opt = {
         autocomplete: "collection",
         words: true,
         schema: parserSchema(checkNftArg),
+        chainOf: linkedChainOf,
         resolve: async (value, resolver) => {
+          if (isLinked(value)) return resolver.linked(value);
           if (!isLookup(value)) return found(value);
-          const resolution = await resolver.collection(value.lookup);
+          const resolution = await resolver.collection(value.lookup, value.slug);
           return resolution.kind === "found" ? found({ contract: resolution.value }) : resolution;
         },
       },
@@ -212,14 +239,16 @@ export const opt = {
   wallet<const R extends boolean = false>(
     description: string,
     o: Common<R> = {},
-  ): OptionDef<Address | EnsName, R, Address | EnsName | Lookup> {
+  ): OptionDef<Address | EnsName, R, Address | EnsName | Linked<Address> | Lookup> {
     return def(
       {
         description,
         kind: "string",
         placeholder: "wallet|name.eth",
         schema: parserSchema(checkWalletArg),
+        claims: WALLET_SHAPED,
         resolve: resolveWallet,
+        chainOf: linkedChainOf,
       },
       o.required,
     );
@@ -229,24 +258,34 @@ export const opt = {
   walletList<const R extends boolean = false>(
     description: string,
     o: Common<R> = {},
-  ): OptionDef<(Address | EnsName)[], R, (Address | EnsName | Lookup)[]> {
+  ): OptionDef<(Address | EnsName)[], R, (Address | EnsName | Linked<Address> | Lookup)[]> {
     return def(
       {
         description,
         kind: "string",
         placeholder: "wallets…",
         rest: true,
+        chainOf: linkedChainOf,
         schema: parserSchema((raw) => {
           const items = raw
             .split(/[\s,;]+/)
             .map(unwrap)
             .filter((item) => item.length > 0);
-          const short = items.filter((item) => parseShortForm(item));
-          const full = items.filter((item) => !parseShortForm(item));
-          const wallets = full.length > 0 || short.length === 0 ? checkWalletList(full) : valid([]);
-          return wallets.ok
-            ? valid([...wallets.value, ...short.map((lookup) => ({ lookup }))])
-            : wallets;
+          if (items.length === 0) return invalid("Give at least one wallet address or ENS name.");
+          // Checked one by one (an address, a name, a link, a short form), duplicates counted once.
+          const wallets = new Map<string, Address | EnsName | Linked<Address> | Lookup>();
+          for (const item of items) {
+            const wallet = checkWalletArg(item);
+            if (!wallet.ok) return wallet;
+            const value = wallet.value;
+            const key = typeof value === "string" ? value : isLinked(value) ? value.linked : item;
+            if (!wallets.has(key)) wallets.set(key, value);
+          }
+          if (wallets.size > MAX_WALLETS_PER_CALL)
+            return invalid(
+              `That is ${wallets.size} wallets; the data service takes at most ${MAX_WALLETS_PER_CALL} at once.`,
+            );
+          return valid([...wallets.values()]);
         }),
         resolve: async (values, resolver) => {
           const wallets: (Address | EnsName)[] = [];

@@ -1,4 +1,5 @@
 import { type Address, quoteInput } from "../api/validate.ts";
+import { type Chain, chainList, KNOWN_CHAINS } from "../chains.ts";
 import { cutText } from "../strings.ts";
 import type { CollectionRefresher } from "./collection-refresh.ts";
 import { short } from "./format.ts";
@@ -13,6 +14,8 @@ import type { RecentWallets } from "./recent-wallets.ts";
 /** What an option's parser leaves to look up before the command runs: a name, a short form. */
 export interface Lookup {
   readonly lookup: string;
+  /** The name came from this site's collection link (opensea.io/collection/<name>). */
+  readonly slug?: string;
 }
 
 export function isLookup(value: unknown): value is Lookup {
@@ -68,7 +71,15 @@ export interface NameResolverDeps {
   wallets: RecentWallets;
   /** The chat the invocation comes from (`platform:id`): wallets are remembered per chat. */
   chat: string;
+  /** The chain the invocation reads, and whether it was asked for (else the chat's or the first). */
+  chain?: Pick<Chain, "id" | "name">;
+  chainAsked?: boolean;
+  /** Every chain served. */
+  chains?: readonly Pick<Chain, "id">[];
 }
+
+/** A chain's name for messages, served or not. */
+const chainName = (id: string) => KNOWN_CHAINS[id]?.name ?? id;
 
 /**
  * Turns what people type for a collection (a name, a symbol, initials, a prefix, the short form
@@ -78,7 +89,28 @@ export interface NameResolverDeps {
 export class NameResolver {
   constructor(private readonly deps: NameResolverDeps) {}
 
-  async collection(text: string): Promise<Resolution<Address>> {
+  /**
+   * A value read from a link, when the link is on the chain this invocation reads (or names no
+   * chain); else what to do instead.
+   */
+  linked<T>(link: { linked: T; chain?: string }): Resolution<T> {
+    const { chain, chainAsked, chains } = this.deps;
+    if (link.chain === undefined || chain === undefined || link.chain === chain.id)
+      return found(link.linked);
+    const on = `That link is on ${chainName(link.chain)}`;
+    const served = chains?.some((c) => c.id === link.chain) ?? false;
+    return {
+      kind: "unknown",
+      text: !served
+        ? `${on}, which this bot does not serve (it serves ${chainList(chains ?? [chain])}).`
+        : chainAsked
+          ? `${on}, and you asked about ${chain.name}: leave the chain out, or ask with chain:${link.chain}.`
+          : `${on}, and this reads ${chain.name}: ask with chain:${link.chain}.`,
+      choices: [],
+    };
+  }
+
+  async collection(text: string, slug?: string): Promise<Resolution<Address>> {
     let decision = this.decide(text);
     let stale = false;
     if (decision.kind === "none" || decision.kind === "maybe") {
@@ -108,6 +140,13 @@ export class NameResolver {
         };
       case "none": {
         const staleNote = stale ? " (I could not update my list of collections just now.)" : "";
+        if (slug) {
+          return {
+            kind: "unknown",
+            text: `That ${slug} collection link names ${asked}, and I know no collection by that name: paste the collection's contract address (0x…), or a link to one of its items.${staleNote}`,
+            choices: [],
+          };
+        }
         if (parseShortForm(text)) {
           return {
             kind: "unknown",

@@ -202,9 +202,31 @@ export class Runtime {
     const command = this.find(name);
     if (!command) return this.unknownCommand(name);
     const chain = CHAIN_OPTION in command.options ? raw[CHAIN_OPTION] : undefined;
-    return this.execute(invocation, command, "command", chain, (ctx) =>
-      this.invoke(ctx, command, raw, `/${command.name}`),
+    return this.execute(
+      invocation,
+      command,
+      "command",
+      chain,
+      (ctx) => this.invoke(ctx, command, raw, `/${command.name}`),
+      this.linkedChain(command, raw),
     );
+  }
+
+  /**
+   * The served chain a pasted link names (basescan.org, opensea.io/item/base/…), read when the
+   * command names none: a link is answered from its own chain rather than refused.
+   */
+  private linkedChain(
+    command: AnyCommand,
+    raw: Record<string, string | undefined>,
+  ): string | undefined {
+    if (!(CHAIN_OPTION in command.options)) return undefined;
+    for (const [name, option] of Object.entries(command.options)) {
+      const value = raw[name];
+      const chain = value === undefined ? undefined : option.chainOf?.(value);
+      if (chain && this.chains.some((served) => served.id === chain)) return chain;
+    }
+    return undefined;
   }
 
   /** A button click: the id is looked up, checked against the chat, and its action run. */
@@ -223,8 +245,13 @@ export class Runtime {
       const raw: Record<string, string> = {};
       for (const [key, value] of Object.entries(payload))
         if (typeof value === "string") raw[key] = value;
-      return this.execute(invocation, command, "button", raw[CHAIN_OPTION], (ctx) =>
-        this.invoke(ctx, command, raw, "this button"),
+      return this.execute(
+        invocation,
+        command,
+        "button",
+        raw[CHAIN_OPTION],
+        (ctx) => this.invoke(ctx, command, raw, "this button"),
+        this.linkedChain(command, raw),
       );
     }
     const handler = command?.actions?.[action];
@@ -393,6 +420,8 @@ export class Runtime {
     kind: "command" | "button",
     requestedChain: string | undefined,
     body: (ctx: CommandContext) => Promise<Answer>,
+    /** The chain read when none is requested, before the chat's: a pasted link's. */
+    linkedChain?: string,
   ): Promise<Answered> {
     const command = found.name;
     const started = performance.now();
@@ -421,7 +450,11 @@ export class Runtime {
       chain =
         found.chainless && requestedChain === undefined
           ? this.defaultChain
-          : await this.chainFor(invocation, requestedChain, logger);
+          : await this.chainFor(
+              invocation,
+              requestedChain?.trim() ? requestedChain : linkedChain,
+              logger,
+            );
     } catch (error) {
       // An unknown chain: the message lists those served, and nothing else happens.
       const userError = asUserError(error);
@@ -446,6 +479,10 @@ export class Runtime {
         refresher: this.refreshers.get(chain.id),
         wallets: this.recentWallets,
         chat: chatKey(invocation),
+        // A command that reads no chain takes a link of any chain (a wallet to /link).
+        ...(found.chainless ? {} : { chain }),
+        chainAsked: requestedChain !== undefined && requestedChain.trim() !== "",
+        chains: this.chains,
       }),
       actions: this.options.actions,
       store: this.options.store,

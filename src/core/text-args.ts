@@ -16,8 +16,12 @@ function tokenize(text: string): string[] {
   return tokens;
 }
 
-/** An address, a short form or a link: one word that is never part of a name. */
-const isReference = (token: string) => /^<?(0x|https?:)/i.test(token);
+/**
+ * An address (with or without 0x: 40 hex digits with a letter among them, as 40 decimal digits
+ * may be a token id), a short form or a link: one word that is never part of a name.
+ */
+const isReference = (token: string) =>
+  /^<?(0x|https?:)/i.test(token) || /^<?(?=[0-9]*[a-f])[0-9a-f]{40}>?$/i.test(token);
 
 /**
  * Whether an option would take this word. An option that takes names takes any word, so it counts
@@ -71,6 +75,15 @@ export function parseTextArgs(command: AnyCommand, text: string): Record<string,
     const token = positional[0] ?? "";
     // A leading chain word: taken when it is one, left for the next option otherwise.
     if (option.onlyIfValid && !option.schema.safeParse(token).success) continue;
+    // An optional option before a rest-of-line one (a note) takes only words of its own shape:
+    // any other word starts the note ("/report spam azuki 5 this looks fake").
+    if (
+      !option.required &&
+      option.claims &&
+      !option.claims.test(token) &&
+      open.slice(index + 1).some((laterName) => command.options[laterName]?.rest)
+    )
+      continue;
     // An optional option that cannot take this word lets it pass to the next option that can
     // ("/report spam 0x… name.eth": the name is the wallet, not the optional token id).
     if (
