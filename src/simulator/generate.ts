@@ -85,7 +85,9 @@ export function assignOwners(
   for (const [position, token] of contract.tokens.entries()) {
     const must = forced(position);
     if (!multi) {
-      token.owners.push({ wallet: must ?? draw(), quantity: 1 });
+      // A literal of one, not a push: a pushed-to array keeps room for 16 more, and most tokens
+      // have one owner (a third of the built world's memory was that room).
+      token.owners = [{ wallet: must ?? draw(), quantity: 1 }];
       continue;
     }
     const ownerCount = contract.spam ? rng.int(50, 150) : rng.int(2, 30);
@@ -95,10 +97,10 @@ export function assignOwners(
       const wallet = draw();
       chosen.set(wallet.index, wallet);
     }
-    for (const wallet of chosen.values()) {
-      const quantity = contract.spam ? 1 : rng.chance(0.6) ? 1 : rng.int(2, 20);
-      token.owners.push({ wallet, quantity });
-    }
+    token.owners = Array.from(chosen.values(), (wallet) => ({
+      wallet,
+      quantity: contract.spam ? 1 : rng.chance(0.6) ? 1 : rng.int(2, 20),
+    }));
   }
 }
 
