@@ -69,7 +69,10 @@ export interface SimulatorOptions {
   host?: string;
   /** Default 0 (ephemeral). */
   port?: number;
-  /** A new contract every N ms; 0 (the default) disables minting on a timer. */
+  /**
+   * A new contract every N ms on each chain; 0 (the default) disables minting on a timer. Each is
+   * the contract of the clock's slot (see mintSlot): a simulator started again never repeats one.
+   */
   mintIntervalMs?: number;
   /**
    * Every Nth contract minted on the timer is minted by a bad actor (a wallet endpoint 1 labels

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ROOT } from "../compiled.ts";
@@ -56,11 +56,21 @@ function revisionOf(dir: string): string {
   }
 }
 
-/** One `npm start` (scripts/start.mjs main) of a checkout, until a while after its first answer. */
+/** Node's arguments for `npm start` in a checkout: its package.json's start script, as written. */
+function startArgs(dir: string): string[] {
+  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+    scripts: { start: string };
+  };
+  const [command, ...args] = pkg.scripts.start.split(/\s+/);
+  if (command !== "node") throw new Error(`${dir}: npm start runs ${command}, not node`);
+  return args;
+}
+
+/** One `npm start` of a checkout (as npm runs it, npm aside), until a while after its first answer. */
 async function oneStart(dir: string, laterMs: number): Promise<Start> {
   const dataDir = mkdtempSync(join(tmpdir(), "bench-embedded-"));
   const started = performance.now();
-  const bot = startChild(baseEnv(dataDir), ["scripts/start.mjs", "main"], dir);
+  const bot = startChild(baseEnv(dataDir), startArgs(dir), dir);
   try {
     bot.child.stdin?.write("/whois vitalik.eth\n");
     await until("the /whois answer", () => /^Address: 0x/m.test(bot.output()), 120_000);
