@@ -12,7 +12,8 @@ import type { BenchRow } from "./report.ts";
  * 1 s and 15 s after it, and the processes left once it answered after building dist/ (a fresh
  * clone's start). With BENCH_COMPARE_DIR (another checkout with its own node_modules, e.g. a
  * `git worktree` of the main branch before a change), the same for it, in the same run, the
- * starts taking turns so that a busy machine weighs on both alike.
+ * starts taking turns so that a busy machine weighs on both alike. It deletes and rebuilds each
+ * checkout's dist/ (for the fresh clone's start).
  */
 
 const RUNS = 5;
