@@ -1,5 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  BUILT_CONTRACTS_MIN_AGE_SEC,
+  buildPopulation,
+  buildWorld,
+  populationWorld,
+} from "../src/simulator/data.ts";
+import {
   type AggregatedBehaviorJson,
   CAST_AIRDROP,
   CAST_COLLECTIONS,
@@ -994,6 +1000,135 @@ describe("minting", () => {
     await timed.close();
     expect(reply.json.contracts.length).toBeGreaterThanOrEqual(2);
     expect(reply.json.contracts[0]?.mintEvent.blockTimestamp).toBe("2030-01-01T00:01:00Z");
+  });
+});
+
+describe("the mint timer across restarts", () => {
+  type Contracts = { contracts: Contract[] };
+  /** A simulator on a clock that stands at `atMs`, minting every 10 ms until `count` timed mints. */
+  async function timedMints(atMs: number, count: number, chains = ["ethereum"]) {
+    const timed = await startSimulator({ seed: 5, mintIntervalMs: 10, now: () => atMs, chains });
+    try {
+      const since = new Date(atMs - 60_000).toISOString();
+      const minted = async (chain: string) =>
+        (
+          await call<Contracts>(
+            timed,
+            // The first `count` stay the same while the timer mints on.
+            `/${chain}/foundational/v1beta2/contracts?limit=${count}&blockTimestampGt=${since}`,
+          )
+        ).json.contracts.map((contract) => contract.address);
+      await expect
+        .poll(() => minted(timed.chains[0] as string), { timeout: 10_000, interval: 20 })
+        .toHaveLength(count);
+      return Object.fromEntries(
+        await Promise.all(timed.chains.map(async (chain) => [chain, await minted(chain)] as const)),
+      );
+    } finally {
+      await timed.close();
+    }
+  }
+
+  it("a simulator started again later on the same seed mints none of the contracts it minted before; on the same clock, the same ones", async () => {
+    const start = Date.UTC(2030, 0, 1);
+    const first = await timedMints(start, 5);
+    // Started again ten minutes on: the clock's slots are new ones.
+    const again = await timedMints(start + 600_000, 5);
+    expect(again.ethereum?.filter((address) => first.ethereum?.includes(address))).toEqual([]);
+    // On the same clock, the same contracts (deterministic for tests).
+    expect((await timedMints(start, 5)).ethereum).toEqual(first.ethereum);
+  });
+
+  it("each chain mints contracts of its own on a slot", async () => {
+    const minted = await timedMints(Date.UTC(2030, 0, 1), 3, ["ethereum", "base"]);
+    expect(minted.base).toHaveLength(3);
+    expect(minted.base?.filter((address) => minted.ethereum?.includes(address))).toEqual([]);
+  });
+});
+
+describe("a chain's data set is built when it is first needed", () => {
+  it("the pollers' requests (recent contracts, minters' behaviors) need only the population, and answer as the whole world does", async () => {
+    const clock = Date.UTC(2030, 0, 1);
+    const lazy = await startSimulator({
+      seed: 4,
+      chains: ["ethereum", "base"],
+      mintIntervalMs: 10,
+      badActorEvery: 3,
+      now: () => clock,
+    });
+    try {
+      expect(lazy.built("ethereum")).toBe("nothing");
+      expect(lazy.built("base")).toBe("nothing");
+      // The first six after the time stay the same while the timer mints on.
+      const recent = `/base/foundational/v1beta2/contracts?limit=6&blockTimestampGt=${new Date(clock - 600_000).toISOString()}`;
+      await expect
+        .poll(async () => (await call<{ contracts: Contract[] }>(lazy, recent)).json.contracts, {
+          timeout: 10_000,
+          interval: 20,
+        })
+        .toHaveLength(6);
+      const minters = [
+        ...new Set(
+          (await call<{ contracts: Contract[] }>(lazy, recent)).json.contracts.map(
+            (contract) => contract.mintEvent.minterAddress,
+          ),
+        ),
+      ];
+      const labels = (
+        await call(lazy, "/base/audiences/v1beta1/behaviors/by_wallets", {
+          body: { walletAddresses: minters },
+        })
+      ).json;
+      const lightContracts = (await call(lazy, recent)).json;
+      expect(lazy.built("base")).toBe("population");
+      expect(labels).toMatchObject({
+        aggregatedBehaviors: expect.arrayContaining([
+          expect.objectContaining({ behavior: "BEHAVIOR_BADACTOR" }),
+        ]),
+      });
+      // Anything else builds the whole world, which has the mints too and answers alike.
+      const wallet = lazy.fixturesOf("base").wallet;
+      expect(lazy.built("base")).toBe("world");
+      expect((await call(lazy, `/base/wallets/v1beta2/${wallet}/nfts`)).status).toBe(200);
+      expect((await call(lazy, recent)).json).toEqual(lightContracts);
+      expect(
+        (
+          await call(lazy, "/base/audiences/v1beta1/behaviors/by_wallets", {
+            body: { walletAddresses: minters },
+          })
+        ).json,
+      ).toEqual(labels);
+      // Older contracts, a name, or a wallet the population does not have: the whole world.
+      expect(lazy.built("ethereum")).toBe("population");
+      await call(lazy, "/audiences/v1beta1/behaviors/by_wallets", {
+        body: { walletAddresses: [VITALIK] },
+      });
+      expect(lazy.built("ethereum")).toBe("world");
+    } finally {
+      await lazy.close();
+    }
+  });
+
+  it("every contract of a built world is older than the population's answers reach", () => {
+    const world = buildWorld(1, Date.UTC(2030, 0, 1));
+    const newest = Math.max(...world.contracts.map((contract) => contract.mintSec));
+    expect(newest).toBeLessThanOrEqual(world.anchorSec - BUILT_CONTRACTS_MIN_AGE_SEC);
+  });
+
+  it("the whole world built from a population is the world built at once", () => {
+    const at = Date.UTC(2030, 0, 1);
+    const population = buildPopulation(2, at);
+    populationWorld(population);
+    const a = buildWorld(2, at, population);
+    const b = buildWorld(2, at);
+    expect(a.fixtures).toEqual(b.fixtures);
+    expect(a.contracts.map((contract) => contract.address)).toEqual(
+      b.contracts.map((contract) => contract.address),
+    );
+    expect(a.wallets.map((wallet) => [wallet.address, wallet.behavior])).toEqual(
+      b.wallets.map((wallet) => [wallet.address, wallet.behavior]),
+    );
+    expect(a.sales.length).toBe(b.sales.length);
   });
 });
 

@@ -29,6 +29,7 @@ export class CollectionRefresher {
   private startedAt: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private startOnMiss = false;
   private readonly monotonic: () => number;
   private readonly missIntervalMs: number;
 
@@ -43,6 +44,15 @@ export class CollectionRefresher {
     void this.refresh();
     this.timer = setInterval(() => void this.refresh(), this.options.intervalMs);
     this.timer.unref();
+  }
+
+  /**
+   * Like `start()`, but at the first name the index misses (`refreshForMiss`): a chain nobody
+   * asks about costs its data service nothing (the embedded simulator builds a chain's data set
+   * on its first request other than the pollers').
+   */
+  startWhenUsed(): void {
+    this.startOnMiss = true;
   }
 
   /** No more refreshes; one in flight is not written to the index. */
@@ -72,6 +82,10 @@ export class CollectionRefresher {
    * `missIntervalMs` ago (then undefined: the index is as fresh as it will be for now).
    */
   refreshForMiss(): Promise<boolean> | undefined {
+    if (this.startOnMiss && !this.stopped) {
+      this.startOnMiss = false;
+      this.start();
+    }
     if (this.running) return this.running;
     if (this.startedAt !== undefined && this.monotonic() - this.startedAt < this.missIntervalMs)
       return undefined;

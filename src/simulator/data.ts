@@ -94,7 +94,21 @@ const SCORE_WEIGHTS: readonly (readonly [Score, number])[] = [
   ["SCORE_VERY_HIGH", 1],
 ];
 
-export function buildWorld(seed: number, nowMs: number): World {
+/**
+ * The first stage of a world: its synthetic wallets (with their final behaviors) and collections
+ * (with their tokens, but no owners or sales yet). Cheap next to the rest, it is enough to mint on
+ * and to label minters (endpoint 1), so a chain nobody asks about yet needs no more than this.
+ */
+export interface Population {
+  seed: number;
+  anchorSec: number;
+  /** The synthetic wallets; building the world appends the cast's to this array. */
+  wallets: WalletRec[];
+  contracts: ContractRec[];
+  uniqueAddress: (rng: Rng) => string;
+}
+
+export function buildPopulation(seed: number, nowMs: number): Population {
   const anchorSec = Math.floor(nowMs / 1000);
   const taken = new Set<string>();
   const uniqueAddress = (rng: Rng): string => {
@@ -106,7 +120,6 @@ export function buildWorld(seed: number, nowMs: number): World {
       }
     }
   };
-
   const wallets = buildWallets(new Rng(hashSeed(seed, "wallets")), uniqueAddress);
   const contracts = buildContracts(
     new Rng(hashSeed(seed, "contracts")),
@@ -114,14 +127,30 @@ export function buildWorld(seed: number, nowMs: number): World {
     wallets,
     uniqueAddress,
   );
+  return { seed, anchorSec, wallets, contracts, uniqueAddress };
+}
+
+/**
+ * Every contract of a built world was minted at least this long before its anchor (the youngest
+ * synthetic and spam collections are 2 days old, the cast's a year): a list of contracts minted
+ * after `anchor - BUILT_CONTRACTS_MIN_AGE_SEC` holds minted ones only.
+ */
+export const BUILT_CONTRACTS_MIN_AGE_SEC = SECONDS_PER_DAY;
+
+/** The whole world, continued from its population when that was built already. */
+export function buildWorld(
+  seed: number,
+  nowMs: number,
+  population = buildPopulation(seed, nowMs),
+): World {
+  if (population.seed !== seed || population.anchorSec !== Math.floor(nowMs / 1000))
+    throw new Error("a population continues into the world of its own seed and clock only");
+  const { anchorSec, wallets, contracts, uniqueAddress } = population;
   const nfts = contracts.filter((contract) => contract.nftType !== undefined);
   buildOwnership(new Rng(hashSeed(seed, "ownership")), nfts, wallets);
   buildOwnerSeries(new Rng(hashSeed(seed, "series")), nfts, anchorSec);
 
-  const fungibles = contracts.filter((contract) => contract.nftType === undefined);
-  const weth = fungibles[0];
-  const usdc = fungibles[1];
-  if (!weth || !usdc) throw new Error("fungible contracts missing");
+  const { weth, usdc } = fungiblePair(contracts);
   const sales = buildSales(new Rng(hashSeed(seed, "sales")), nfts, anchorSec);
 
   const ens = buildEns(new Rng(hashSeed(seed, "ens")), wallets, anchorSec, {
@@ -134,7 +163,7 @@ export function buildWorld(seed: number, nowMs: number): World {
 
   addCast(seed, anchorSec, { wallets, contracts, sales, ens }, uniqueAddress);
   countCollectionsOwned(wallets, contracts);
-  contracts.sort((a, b) => a.mintSec - b.mintSec || compareText(a.address, b.address));
+  contracts.sort(byMintTime);
   const world: World = {
     seed,
     anchorSec,
@@ -151,6 +180,46 @@ export function buildWorld(seed: number, nowMs: number): World {
   };
   world.fixtures = pickFixtures(world, nfts, new Rng(hashSeed(seed, "fixtures")), uniqueAddress);
   return world;
+}
+
+/** The order of a world's contract list: by mint time, then address. */
+function byMintTime(a: ContractRec, b: ContractRec): number {
+  return a.mintSec - b.mintSec || compareText(a.address, b.address);
+}
+
+/** The WETH and USDC look-alikes: the first two fungible contracts, in the order made. */
+function fungiblePair(contracts: readonly ContractRec[]): { weth: ContractRec; usdc: ContractRec } {
+  const [weth, usdc] = contracts.filter((contract) => contract.nftType === undefined);
+  if (!weth || !usdc) throw new Error("fungible contracts missing");
+  return { weth, usdc };
+}
+
+/** The wallets of the synthetic world (the cast's come after them): random minters' pool. */
+export function syntheticWallets(wallets: readonly WalletRec[]): WalletRec[] {
+  return wallets.filter((wallet) => wallet.index < WALLET_COUNT);
+}
+
+/**
+ * A world of the population alone: no owners, sales, names or cast yet. It answers alike the
+ * requests that need no more (see startSimulator), and is minted on until the world is built.
+ */
+export function populationWorld(population: Population): World {
+  const { weth, usdc } = fungiblePair(population.contracts);
+  const contracts = [...population.contracts].sort(byMintTime);
+  return {
+    seed: population.seed,
+    anchorSec: population.anchorSec,
+    anchorDay: Math.floor(population.anchorSec / SECONDS_PER_DAY),
+    wallets: [...population.wallets],
+    walletByAddress: new Map(population.wallets.map((wallet) => [wallet.address, wallet])),
+    contracts,
+    contractByAddress: new Map(contracts.map((contract) => [contract.address, contract])),
+    ens: new Map(),
+    sales: [],
+    weth,
+    usdc,
+    fixtures: undefined as unknown as Fixtures,
+  };
 }
 
 function buildWallets(rng: Rng, uniqueAddress: (rng: Rng) => string): WalletRec[] {

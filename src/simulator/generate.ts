@@ -22,7 +22,7 @@ export function newContract(
     spam: false,
     groupsRareBehaviors: false,
     tokens: [],
-    tokenById: new Map(),
+    tokenById: undefined,
     owners: new Map(),
     ownerSeries: [],
     sales: [],
@@ -39,13 +39,15 @@ export interface TokenPlan {
 export function buildTokens(rng: Rng, contract: ContractRec, plan: TokenPlan, anchorSec: number) {
   const latestMint = Math.max(contract.mintSec, anchorSec - 120);
   const start = plan.firstId ?? (rng.chance(0.5) ? 0 : 1);
+  const byId = plan.hugeIds ? new Map<string, TokenRec>() : undefined;
+  contract.tokenById = byId;
   for (let i = 0; i < plan.tokenCount; i++) {
     let id: string;
-    if (plan.hugeIds) {
+    if (byId) {
       do {
         // 77 or 78 digits, always below 2^256 (which starts 1157...).
         id = i % 3 === 2 ? `${rng.int(1, 9)}${rng.digits(76)}` : `10${rng.digits(76)}`;
-      } while (contract.tokenById.has(id));
+      } while (byId.has(id));
     } else {
       id = String(start + i);
     }
@@ -59,8 +61,18 @@ export function buildTokens(rng: Rng, contract: ContractRec, plan: TokenPlan, an
       lastSale: undefined,
     };
     contract.tokens.push(token);
-    contract.tokenById.set(id, token);
+    byId?.set(id, token);
   }
+}
+
+/** A collection's token by its id (canonical decimal), if it has one. */
+export function tokenOf(contract: ContractRec, id: string): TokenRec | undefined {
+  if (contract.tokenById) return contract.tokenById.get(id);
+  const first = contract.tokens[0];
+  if (!first) return undefined;
+  // Consecutive ids: by position, and the id read back, so "007" or "1e3" find nothing.
+  const token = contract.tokens[Number(id) - Number(first.id)];
+  return token?.id === id ? token : undefined;
 }
 
 /** Skewed pick: the first wallets of the list hold a lot, most hold a little. */
@@ -85,7 +97,9 @@ export function assignOwners(
   for (const [position, token] of contract.tokens.entries()) {
     const must = forced(position);
     if (!multi) {
-      token.owners.push({ wallet: must ?? draw(), quantity: 1 });
+      // A literal of one, not a push: a pushed-to array keeps room for 16 more, and most tokens
+      // have one owner (a third of the built world's memory was that room).
+      token.owners = [{ wallet: must ?? draw(), token, quantity: 1 }];
       continue;
     }
     const ownerCount = contract.spam ? rng.int(50, 150) : rng.int(2, 30);
@@ -95,10 +109,11 @@ export function assignOwners(
       const wallet = draw();
       chosen.set(wallet.index, wallet);
     }
-    for (const wallet of chosen.values()) {
-      const quantity = contract.spam ? 1 : rng.chance(0.6) ? 1 : rng.int(2, 20);
-      token.owners.push({ wallet, quantity });
-    }
+    token.owners = Array.from(chosen.values(), (wallet) => ({
+      wallet,
+      token,
+      quantity: contract.spam ? 1 : rng.chance(0.6) ? 1 : rng.int(2, 20),
+    }));
   }
 }
 
@@ -106,8 +121,9 @@ export function assignOwners(
 export function recordHoldings(contracts: readonly ContractRec[]) {
   for (const contract of contracts) {
     for (const token of contract.tokens) {
-      for (const { wallet, quantity } of token.owners) {
-        wallet.holdings.push({ token, quantity });
+      for (const owner of token.owners) {
+        const { wallet, quantity } = owner;
+        wallet.holdings.push(owner);
         const stat = contract.owners.get(wallet.index);
         if (stat) {
           stat.quantity += quantity;

@@ -8,7 +8,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { audienceRoutes } from "./audiences.ts";
 import { collectionRoutes } from "./collections.ts";
-import { buildWorld } from "./data.ts";
+import {
+  BUILT_CONTRACTS_MIN_AGE_SEC,
+  buildPopulation,
+  buildWorld,
+  type Population,
+  populationWorld,
+  syntheticWallets,
+} from "./data.ts";
 import { errorBody, HttpError } from "./errors.ts";
 import {
   decideFault,
@@ -20,11 +27,12 @@ import {
   truncateBody,
 } from "./faults.ts";
 import { foundationalRoutes } from "./foundational.ts";
-import { chosenMinter, mintContracts } from "./minting.ts";
+import { chosenMinter, insertContract, mintContracts, mintSlot } from "./minting.ts";
 import { hashSeed, mulberry32, Rng } from "./random.ts";
-import type { Fixtures, World } from "./records.ts";
+import type { ContractRec, Fixtures, WalletRec, World } from "./records.ts";
 import { Router, type SpamReport } from "./router.ts";
 import type { Contract } from "./types.ts";
+import { parseTimestamp } from "./units.ts";
 import { walletRoutes } from "./wallets.ts";
 import { bumpOwners, giveNft, moveWhales, withChanges } from "./watches.ts";
 
@@ -61,7 +69,10 @@ export interface SimulatorOptions {
   host?: string;
   /** Default 0 (ephemeral). */
   port?: number;
-  /** A new contract every N ms; 0 (the default) disables minting on a timer. */
+  /**
+   * A new contract every N ms on each chain; 0 (the default) disables minting on a timer. Each is
+   * the contract of the clock's slot (see mintSlot): a simulator started again never repeats one.
+   */
   mintIntervalMs?: number;
   /**
    * Every Nth contract minted on the timer is minted by a bad actor (a wallet endpoint 1 labels
@@ -164,6 +175,11 @@ export interface Simulator {
     chain?: string,
     options?: { spam?: boolean; token?: { contract: string; tokenId?: string } },
   ): { contract: string; tokenId: string };
+  /**
+   * How much of a chain's data set is built: nothing yet, its population (wallets and collections,
+   * enough to mint on and to answer the pollers), or the whole world (any other request).
+   */
+  built(chain?: string): "nothing" | "population" | "world";
   /** Ends hung requests, stops minting and closes the server. */
   close(): Promise<void>;
 }
@@ -216,10 +232,31 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
 
 interface ChainState {
   id: string;
-  world: World;
   spam: boolean;
   mintRng: Rng;
+  /** Its world's seed. */
+  seed: number;
+  /** A world given to share (the first chain's, SimulatorOptions.world): never changed. */
+  given: World | undefined;
+  /** Not the first chain: its world is this simulator's own (the first's may be shared). */
+  own: boolean;
+  /**
+   * Its wallets and collections, built when first needed (a mint, or a request), and continued
+   * into `full` when a request needs more (see worldFor).
+   */
+  population: Population | undefined;
+  /** The population's world, with the mints so far, until `full` is built. */
+  light: World | undefined;
+  /** Contracts minted on `light`: carried into `full` when it is built. */
+  lightMints: ContractRec[];
+  full: World | undefined;
+  /** Where the timer's random minters come from: the synthetic wallets. */
+  minters: readonly WalletRec[] | undefined;
 }
+
+/** The one path the new-contract poller reads: endpoint 10, and endpoint 1 for the minters. */
+const CONTRACTS_PATTERN = "/foundational/v1beta2/contracts";
+const BEHAVIORS_PATTERN = "/audiences/v1beta1/behaviors/by_wallets";
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   if (options.world && options.seed !== undefined && options.seed !== options.world.seed) {
@@ -238,12 +275,29 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     chainIds.some((id) => !/^[a-z][a-z0-9-]*$/.test(id))
   )
     throw new Error(`chains must be distinct lower-case ids: ${chainIds.join(", ")}`);
+  // Every chain's world is anchored here, whenever it is built: building all of them at start
+  // took most of the embedded simulator's start-up time and memory, for chains nobody asked about.
+  const anchorMs = now();
   const chainStates = new Map<string, ChainState>();
   for (const [index, id] of chainIds.entries()) {
-    const built =
-      index === 0
-        ? (options.world ?? buildWorld(seed, now()))
-        : buildWorld(hashSeed(seed, `chain:${id}`), now());
+    chainStates.set(id, {
+      id,
+      spam: SPAM_CHAINS.has(id),
+      mintRng: new Rng(hashSeed(seed, index === 0 ? "minting" : `minting:${id}`)),
+      seed: index === 0 ? seed : hashSeed(seed, `chain:${id}`),
+      given: index === 0 ? options.world : undefined,
+      own: index > 0,
+      population: undefined,
+      light: undefined,
+      lightMints: [],
+      full: undefined,
+      minters: undefined,
+    });
+  }
+  /** A chain's whole world, built (from its population, if that was) the first time it is asked for. */
+  const fullWorld = (state: ChainState): World => {
+    if (state.full) return state.full;
+    const built = state.given ?? buildWorld(state.seed, anchorMs, state.population);
     // Minting adds to the contract list and index, and changes no record: with copies of those
     // two, a data set shared with other simulators never sees this one's mints.
     const world: World = withChanges({
@@ -251,17 +305,53 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       contracts: [...built.contracts],
       contractByAddress: new Map(built.contractByAddress),
     });
-    const spam = SPAM_CHAINS.has(id);
     // A world of this simulator's own (the first may be shared): no spam on a chain without it.
-    if (!spam && index > 0) for (const contract of world.contracts) contract.spam = false;
-    chainStates.set(id, {
-      id,
-      world,
-      spam,
-      mintRng: new Rng(hashSeed(seed, index === 0 ? "minting" : `minting:${id}`)),
-    });
-  }
+    if (!state.spam && state.own) for (const contract of world.contracts) contract.spam = false;
+    for (const contract of state.lightMints) insertContract(world, contract);
+    state.full = world;
+    state.light = undefined;
+    state.lightMints = [];
+    return world;
+  };
+  /** The world to mint on: the whole one once built, else the population's. */
+  const mintingWorld = (state: ChainState): World => {
+    if (state.full || state.given) return fullWorld(state);
+    state.population ??= buildPopulation(state.seed, anchorMs);
+    state.light ??= populationWorld(state.population);
+    return state.light;
+  };
+  /**
+   * The world that answers a request: the population's while it answers it as the whole world
+   * would (so the pollers of chains nobody asked about yet need no more), else the whole one.
+   */
+  const worldFor = (state: ChainState, pattern: string, query: URLSearchParams, body: Body) => {
+    if (state.full || state.given) return fullWorld(state);
+    const light = mintingWorld(state);
+    if (pattern === CONTRACTS_PATTERN) {
+      // Every built contract is older than this: what was minted after it is all in `light`.
+      const after = parseTimestamp(query.get("blockTimestampGt") ?? "");
+      if (after !== undefined && after >= (light.anchorSec - BUILT_CONTRACTS_MIN_AGE_SEC) * 1000)
+        return light;
+    }
+    if (pattern === BEHAVIORS_PATTERN && body.kind === "json") {
+      // Synthetic wallets' behaviors are final in the population; the cast's and names are not.
+      const wallets = (body.value as { walletAddresses?: unknown } | null)?.walletAddresses;
+      if (
+        Array.isArray(wallets) &&
+        wallets.every(
+          (wallet) => typeof wallet === "string" && light.walletByAddress.has(wallet.toLowerCase()),
+        )
+      )
+        return light;
+    }
+    return fullWorld(state);
+  };
+  const mintersOf = (state: ChainState): readonly WalletRec[] => {
+    state.minters ??= syntheticWallets(mintingWorld(state).wallets);
+    return state.minters;
+  };
   const first = chainStates.get(chainIds[0] as string) as ChainState;
+  let fixtures: Fixtures | undefined;
   const stateOf = (chain: string): ChainState => {
     const state = chainStates.get(chain);
     if (!state) throw new Error(`the simulator serves ${chainIds.join(", ")}, not ${chain}`);
@@ -339,7 +429,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         return errorAnswer(400, "request body is not valid JSON");
       }
       const value = match.route.handler({
-        world: state.world,
+        world: worldFor(state, match.route.pattern, url.searchParams, body),
         params: match.params,
         query: url.searchParams,
         body: body.kind === "json" ? body.value : undefined,
@@ -429,20 +519,33 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   const mint = (count = 1, chain = first.id, mintOptions: MintOptions = {}) => {
     const state = stateOf(chain);
-    const minter = chosenMinter(state.world, mintOptions.minter);
-    return mintContracts(state.world, state.mintRng, count, now(), undefined, minter);
+    const world = fullWorld(state);
+    const minter = chosenMinter(world, mintOptions.minter);
+    return mintContracts(world, state.mintRng, count, now(), undefined, minter);
   };
   const mintIntervalMs = options.mintIntervalMs ?? 0;
   const badActorEvery = options.badActorEvery ?? 0;
-  let timedMints = 0;
-  const mintTimer =
-    mintIntervalMs > 0
-      ? setInterval(() => {
-          timedMints++;
-          const bad = badActorEvery > 0 && timedMints % badActorEvery === 0;
-          for (const id of chainIds) mint(1, id, bad ? { minter: "badactor" } : {});
-        }, mintIntervalMs)
-      : undefined;
+  /**
+   * The timer's slots are the clock's (its time divided by the interval), each minting a contract
+   * of its own per chain (mintSlot): a simulator started again on the same seed, even on the same
+   * data directory's bot, never mints what it minted before. A clock that stands still (a test's)
+   * moves on a slot a tick.
+   */
+  let lastSlot = Number.NEGATIVE_INFINITY;
+  const mintOnTimer = () => {
+    const slot = Math.max(Math.floor(now() / mintIntervalMs), lastSlot + 1);
+    lastSlot = slot;
+    const bad = badActorEvery > 0 && slot % badActorEvery === 0;
+    for (const state of chainStates.values()) {
+      const world = mintingWorld(state);
+      const minter = bad ? chosenMinter(world, "badactor") : undefined;
+      const slotMs = slot * mintIntervalMs;
+      const slotMint = { seed, chain: state.id, slotMs, nowMs: now() };
+      const contract = mintSlot(world, slotMint, mintersOf(state), minter);
+      if (world === state.light) state.lightMints.push(contract);
+    }
+  };
+  const mintTimer = mintIntervalMs > 0 ? setInterval(mintOnTimer, mintIntervalMs) : undefined;
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -462,8 +565,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     apiKey,
     chains: chainIds,
     urlOf: (chain) => `${url}/${stateOf(chain).id}`,
-    fixturesOf: (chain) => structuredClone(stateOf(chain).world.fixtures),
-    fixtures: structuredClone(first.world.fixtures),
+    fixturesOf: (chain) => structuredClone(fullWorld(stateOf(chain)).fixtures),
+    // Read, it builds the first chain's world: the bot never reads it, tests do.
+    get fixtures() {
+      fixtures ??= structuredClone(fullWorld(first).fixtures);
+      return fixtures;
+    },
     requests,
     reports,
     countRequests: (pathPrefix) =>
@@ -487,14 +594,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     mint,
     mintDated: (atMs, count = 1, chain = first.id) => {
       const state = stateOf(chain);
-      return mintContracts(state.world, state.mintRng, count, now(), atMs);
+      return mintContracts(fullWorld(state), state.mintRng, count, now(), atMs);
     },
     bumpOwners: (collection, percent, chain = first.id) =>
-      bumpOwners(stateOf(chain).world, collection, percent),
+      bumpOwners(fullWorld(stateOf(chain)), collection, percent),
     moveWhales: (collection, points, chain = first.id) =>
-      moveWhales(stateOf(chain).world, collection, points),
+      moveWhales(fullWorld(stateOf(chain)), collection, points),
+    built: (chain = first.id) => {
+      const state = stateOf(chain);
+      return state.full || state.given ? "world" : state.population ? "population" : "nothing";
+    },
     giveNft: (wallet, chain = first.id, options = {}) =>
-      giveNft(stateOf(chain).world, wallet, options.spam ?? false, options.token),
+      giveNft(fullWorld(stateOf(chain)), wallet, options.spam ?? false, options.token),
     close,
   };
 }

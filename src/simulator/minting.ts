@@ -1,14 +1,70 @@
 /** New contracts appearing over time, so the new-collection poller has something to post. */
 
+import { createHash } from "node:crypto";
 import { newContract } from "./generate.ts";
 import { contractJson } from "./json.ts";
 import { collectionName, symbolOf } from "./names.ts";
-import type { Rng } from "./random.ts";
-import type { ContractRec, World } from "./records.ts";
+import { hashSeed, Rng } from "./random.ts";
+import type { ContractRec, WalletRec, World } from "./records.ts";
 import { type Contract, FUNGIBLE_CONTRACT_TYPE } from "./types.ts";
 
 /** A contract dated more than this past the clock is a bad datum: later mints do not follow it. */
 const FAR_AHEAD_SEC = 86_400;
+
+/** The mint time of the next contract: after every one listed (but those far ahead), at least now. */
+function nextMintSec(world: World, nowSec: number): number {
+  for (let j = world.contracts.length - 1; j >= 0; j--) {
+    const sec = world.contracts[j]?.mintSec ?? 0;
+    if (sec <= nowSec + FAR_AHEAD_SEC) return Math.max(nowSec, sec + 1);
+  }
+  return nowSec;
+}
+
+const taken = (world: World, address: string) =>
+  world.contractByAddress.has(address) || world.walletByAddress.has(address);
+
+/** Draws one contract's type, name and transaction (address and minter given) and lists it. */
+function addContract(
+  world: World,
+  rng: Rng,
+  type: string,
+  address: string,
+  mintSec: number,
+  minter: (rng: Rng) => string,
+): ContractRec {
+  const fungible = type === FUNGIBLE_CONTRACT_TYPE;
+  const name = collectionName(rng);
+  const contract: ContractRec = {
+    ...newContract({
+      address,
+      name: fungible ? `${name} Token` : name,
+      symbol: symbolOf(name),
+      decimals: fungible ? 18 : 0,
+      types: [type],
+      mintSec,
+      mintTx: rng.txHash(),
+      minter: minter(rng),
+    }),
+    nftType: fungible ? undefined : type,
+  };
+  insertContract(world, contract);
+  return contract;
+}
+
+/** Lists a contract in a world, in mint-time order. */
+export function insertContract(world: World, contract: ContractRec): void {
+  let at = world.contracts.length;
+  while (at > 0 && (world.contracts[at - 1]?.mintSec ?? 0) > contract.mintSec) at--;
+  world.contracts.splice(at, 0, contract);
+  world.contractByAddress.set(contract.address, contract);
+}
+
+const drawType = (rng: Rng) =>
+  rng.weighted([
+    ["TYPE_ERC721", 55],
+    ["TYPE_ERC1155", 35],
+    [FUNGIBLE_CONTRACT_TYPE, 10],
+  ] as const);
 
 /**
  * Adds `count` contracts with mint timestamps (whole seconds) strictly after every contract
@@ -27,56 +83,52 @@ export function mintContracts(
   const minted: Contract[] = [];
   const nowSec = Math.floor(nowMs / 1000);
   for (let i = 0; i < count; i++) {
-    let lastSec = 0;
-    for (let j = world.contracts.length - 1; j >= 0; j--) {
-      const sec = world.contracts[j]?.mintSec ?? 0;
-      if (sec <= nowSec + FAR_AHEAD_SEC) {
-        lastSec = sec;
-        break;
-      }
-    }
-    const mintSec =
-      datedMs === undefined ? Math.max(nowSec, lastSec + 1) : Math.floor(datedMs / 1000);
-    const type = rng.weighted([
-      ["TYPE_ERC721", 55],
-      ["TYPE_ERC1155", 35],
-      [FUNGIBLE_CONTRACT_TYPE, 10],
-    ] as const);
-    const fungible = type === FUNGIBLE_CONTRACT_TYPE;
+    const mintSec = datedMs === undefined ? nextMintSec(world, nowSec) : Math.floor(datedMs / 1000);
+    const type = drawType(rng);
     let address = rng.address();
-    while (world.contractByAddress.has(address) || world.walletByAddress.has(address)) {
-      address = rng.address();
-    }
-    const name = collectionName(rng);
-    const contract: ContractRec = {
-      ...newContract({
-        address,
-        name: fungible ? `${name} Token` : name,
-        symbol: symbolOf(name),
-        decimals: fungible ? 18 : 0,
-        types: [type],
-        mintSec,
-        mintTx: rng.txHash(),
-        minter: minter ?? randomMinter(world, rng),
-      }),
-      nftType: fungible ? undefined : type,
-    };
-    let at = world.contracts.length;
-    while (at > 0 && (world.contracts[at - 1]?.mintSec ?? 0) > mintSec) at--;
-    world.contracts.splice(at, 0, contract);
-    world.contractByAddress.set(address, contract);
-    minted.push(contractJson(contract));
+    while (taken(world, address)) address = rng.address();
+    const pickMinter = () => minter ?? randomMinter(world.wallets, rng);
+    minted.push(contractJson(addContract(world, rng, type, address, mintSec, pickMinter)));
   }
   return minted;
+}
+
+/**
+ * The contract of one slot of the mint timer, `slotMs` (a multiple of the interval): everything
+ * about it comes from the seed, the chain and the slot, so a simulator started again (on the same
+ * seed, later) mints contracts the last one never did, and one on the same clock mints the same.
+ * The address is a SHA-256 of the three, so slots never share one; the minter is one of
+ * `minters` (or `minter`).
+ */
+export function mintSlot(
+  world: World,
+  slot: { seed: number; chain: string; slotMs: number; nowMs: number },
+  minters: readonly WalletRec[],
+  minter?: string,
+): ContractRec {
+  const { seed, chain, slotMs, nowMs } = slot;
+  const rng = new Rng(hashSeed(seed, `mint:${chain}:${slotMs}`));
+  const type = drawType(rng);
+  let address = `0x${createHash("sha256").update(`${seed}:${chain}:${slotMs}`).digest("hex").slice(0, 40)}`;
+  while (taken(world, address)) address = rng.address();
+  const mintSec = nextMintSec(world, Math.floor(nowMs / 1000));
+  return addContract(
+    world,
+    rng,
+    type,
+    address,
+    mintSec,
+    () => minter ?? randomMinter(minters, rng),
+  );
 }
 
 /**
  * A random minter who is not a bad actor: those mint only when asked (mint with a bad-actor
  * minter), so a test's ordinary burst never turns into a hidden one by chance.
  */
-function randomMinter(world: World, rng: Rng): string {
+function randomMinter(wallets: readonly WalletRec[], rng: Rng): string {
   for (;;) {
-    const wallet = rng.pick(world.wallets);
+    const wallet = rng.pick(wallets);
     if (wallet.behavior !== "BEHAVIOR_BADACTOR") return wallet.address;
   }
 }

@@ -4,6 +4,7 @@
  */
 
 import { badRequest, notFound } from "./errors.ts";
+import { tokenOf } from "./generate.ts";
 import type { ContractRec, TokenRec, WalletRec, World } from "./records.ts";
 import { parseUnits } from "./units.ts";
 
@@ -79,7 +80,7 @@ export function parseTokenId(value: string): string {
 
 export function requireToken(contract: ContractRec, value: string): TokenRec {
   const id = parseTokenId(value);
-  const token = contract.tokenById.get(id);
+  const token = tokenOf(contract, id);
   if (!token) throw notFound(`token ${id} of contract ${contract.address} not found`);
   return token;
 }

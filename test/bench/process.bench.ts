@@ -26,12 +26,12 @@ import type { BenchRow } from "./report.ts";
 const RUNS = 7;
 /** The chart worker stops after 60 s idle (src/render/charts.ts); a few seconds more for V8. */
 const SETTLE_MS = 66_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const median = (values: number[]) =>
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const median = (values: number[]) =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
-const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+export const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
-function baseEnv(dataDir: string): Record<string, string> {
+export function baseEnv(dataDir: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of ["PATH", "HOME"]) if (process.env[key]) env[key] = process.env[key];
   // BENCH_CHILD_NODE_OPTIONS: Node options for the bot only (e.g. --heap-prof), to see where
@@ -58,14 +58,19 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-interface Child {
+export interface Child {
   child: ChildProcess;
   output: () => string;
   stop(): Promise<void>;
 }
 
-function startChild(env: Record<string, string>): Child {
-  const child = spawn(process.execPath, COMPILED_BOT, { cwd: ROOT, env, stdio: "pipe" });
+/** The compiled bot (or, with `args` and `cwd`, another entry of another checkout) as a child. */
+export function startChild(
+  env: Record<string, string>,
+  args: readonly string[] = COMPILED_BOT,
+  cwd = ROOT,
+): Child {
+  const child = spawn(process.execPath, args, { cwd, env, stdio: "pipe" });
   let output = "";
   child.stdout?.on("data", (chunk) => {
     output += chunk;
@@ -84,7 +89,11 @@ function startChild(env: Record<string, string>): Child {
   };
 }
 
-async function until(what: string, done: () => boolean | Promise<boolean>, timeoutMs = 30_000) {
+export async function until(
+  what: string,
+  done: () => boolean | Promise<boolean>,
+  timeoutMs = 30_000,
+) {
   const deadline = Date.now() + timeoutMs;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { benchAlertFanOut, benchScaleOutFanOut } from "./alerts.bench.ts";
 import { benchCharts } from "./charts.bench.ts";
+import { benchEmbeddedStart } from "./embedded.bench.ts";
 import { benchSlowBodies } from "./http.bench.ts";
 import { benchProcess } from "./process.bench.ts";
 import { markdownTable } from "./report.ts";
@@ -23,6 +24,11 @@ async function main(): Promise<void> {
   // [key for `npm run bench -- key`, title, run]
   const suites: [string, string, () => Promise<{ name: string; value: string }[]>][] = [
     ["process", "Process (compiled bot, fresh children)", benchProcess],
+    [
+      "embedded",
+      "`npm start` with no settings (console, embedded simulator), fresh children; with BENCH_COMPARE_DIR, side by side with that checkout",
+      benchEmbeddedStart,
+    ],
     ["dispatch", "Warm commands through the production wiring", () => benchDispatch()],
     [
       "dispatch-shared",
