@@ -1,0 +1,95 @@
+/**
+ * Proved wallets (issue 27): the contract between the verification service, the page served on the
+ * HTTP host, the commands and the chat adapters. A person asks /verify, gets a one-time link to the
+ * bot's page, signs a Sign-In with Ethereum (EIP-4361) message there, and the service keeps the
+ * message and signature as the proof. Nothing here holds a private key.
+ */
+import type { Platform } from "../core/command.ts";
+
+/** Where a /verify was asked, and so where its success is told. */
+export interface VerifyOrigin {
+  platform: Platform;
+  userId: string;
+  /** The chat the person asked in (Telegram: the private chat a group's button opened). */
+  chatId: string;
+  /**
+   * How the adapter confirms privately, opaque to the service (e.g. a Discord interaction's
+   * application id and token for an ephemeral follow-up, valid 15 minutes). Stored with the link,
+   * dropped when the link is used or expires; never logged.
+   */
+  confirm?: string;
+}
+
+/** A one-time link: the token is secret (only its hash is stored); valid 10 minutes, used once. */
+export interface VerifyLink {
+  url: string;
+  expiresAt: number;
+  chain: string;
+}
+
+/** Why the page or the service refused; `message` is plain words for the person. */
+export interface VerifyRefusal {
+  code:
+    | "unknown_link"
+    | "expired"
+    | "used"
+    | "wrong_domain"
+    | "wrong_chain"
+    | "bad_message"
+    | "stale_nonce"
+    | "bad_signature"
+    | "contract_wallet_needs_rpc"
+    | "rate_limited"
+    | "too_many_wallets"
+    | "unavailable";
+  message: string;
+}
+
+export type VerifyResult<T> = ({ ok: true } & T) | { ok: false; refusal: VerifyRefusal };
+
+/** What the page shows before Connect wallet. */
+export interface VerifyPageState {
+  chain: string;
+  chainName: string;
+  chainId: number;
+  expiresAt: number;
+}
+
+/** A message for the page to have signed with personal_sign. */
+export interface VerifyChallenge {
+  message: string;
+}
+
+/** Told to the chat where /verify was asked, once a wallet is proved. */
+export interface VerifiedNotice {
+  origin: VerifyOrigin;
+  address: string;
+  chain: string;
+  /** What kind of account signed: an externally owned account, or a contract wallet. */
+  kind: "eoa" | "contract";
+}
+
+export interface VerifyService {
+  /** A new link for this person (rate-limited per person). */
+  createLink(origin: VerifyOrigin, chain: string): Promise<VerifyResult<{ link: VerifyLink }>>;
+  /** The page opening its link: still valid? */
+  open(token: string): Promise<VerifyResult<{ state: VerifyPageState }>>;
+  /**
+   * A fresh SIWE message for `address` with a single-use nonce (rate-limited per address and per
+   * link); a newer challenge replaces the older one of the same link.
+   */
+  challenge(token: string, address: string): Promise<VerifyResult<{ challenge: VerifyChallenge }>>;
+  /**
+   * The signed message: domain, URI, chain id, nonce, times and signature checked; on success the
+   * nonce and link are used up (only then: garbage cannot burn a pending nonce), the wallet is
+   * kept with its proof, and the origin's chat is told.
+   */
+  prove(
+    token: string,
+    message: string,
+    signature: string,
+  ): Promise<VerifyResult<{ address: string; chain: string }>>;
+}
+
+/** How the service tells a chat that a wallet was proved (each adapter knows its platform). */
+export type VerifiedNotifier = (notice: VerifiedNotice) => Promise<void>;
