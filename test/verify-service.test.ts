@@ -247,6 +247,33 @@ for (const backend of backends) {
         await expect.poll(() => notices.map((notice) => notice.origin.userId)).toEqual(["alice"]);
       });
 
+      it("a store that fails is 'try again' in plain words, never a crash", async () => {
+        const { store } = await setup();
+        const failing = {
+          ...store,
+          verifyLinks: {
+            ...store.verifyLinks,
+            find: async () => {
+              throw new Error("connection terminated");
+            },
+          },
+        };
+        const service = createVerifyService({
+          store: failing,
+          chains: parseChains("ethereum", undefined),
+          baseUrl: () => BASE,
+          logger: silentLogger(),
+        });
+        const answer = await service.open("A".repeat(43));
+        expect(answer).toEqual({
+          ok: false,
+          refusal: {
+            code: "unavailable",
+            message: "The bot cannot check this right now. Try again in a minute.",
+          },
+        });
+      });
+
       it("refuses a chain the bot does not serve", async () => {
         const { service } = await setup();
         expect(refusalOf(await service.createLink(ALICE, "solana"))).toBe("wrong_chain");
