@@ -461,6 +461,17 @@ describe("verify service: contract wallets, checked over the chain's RPC", () =>
     expect((await store.verifyLinks.find(tokenHash(token)))?.usedAt).toBeUndefined();
   });
 
+  it("a node over its quota (a JSON-RPC error that is no revert) is 'try again' too", async () => {
+    const { owner, node, service, token, message } = await withNode();
+    node.overQuota();
+    const answer = await service.prove(
+      token,
+      message,
+      await owner.sign({ hash: hashMessage(message) }),
+    );
+    expect(refusalOf(answer)).toBe("unavailable");
+  });
+
   it("checks an EOA without asking the node", async () => {
     const { node, service, token } = await withNode();
     const account = privateKeyToAccount(generatePrivateKey());

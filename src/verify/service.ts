@@ -3,11 +3,10 @@ import {
   createPublicClient,
   getAddress,
   type Hex,
-  HttpRequestError,
   http,
   isAddress,
   isHex,
-  TimeoutError,
+  RpcRequestError,
   type Transport,
 } from "viem";
 import {
@@ -123,7 +122,8 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
   /**
    * A client for one check of a contract wallet, and whether its node failed to answer. viem's
    * verifyHash reads any failed eth_call as "not valid": an outage (HTTP error, timeout, refused
-   * connection) must not tell a person their own signature is wrong, so the transport notes it.
+   * connection, a provider's quota error) must not tell a person their own signature is wrong, so
+   * the transport notes every failure but a revert (the wallet's own "no").
    */
   const checkClient = (chain: Chain, rpcUrl: string) => {
     const inner =
@@ -135,8 +135,7 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
         try {
           return await made.request(args);
         } catch (error) {
-          if (error instanceof HttpRequestError || error instanceof TimeoutError)
-            seen.outage = error;
+          if (!isRevert(error)) seen.outage = error;
           throw error;
         }
       }) as typeof made.request;
@@ -459,6 +458,12 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
       `You already have ${MAX_WALLETS_PER_PERSON} wallets: forget one with /unlink first.`,
     );
   }
+}
+
+/** A JSON-RPC "execution reverted" (code 3, or a node's -32000 saying so): the contract said no. */
+function isRevert(error: unknown): boolean {
+  if (!(error instanceof RpcRequestError)) return false;
+  return error.code === 3 || /revert/i.test(error.details);
 }
 
 /** An RPC error without its URL (an RPC URL often holds an API key). */

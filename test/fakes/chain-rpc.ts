@@ -37,7 +37,7 @@ export class FakeChainNode {
   readonly asked: Hex[] = [];
   /** JSON-RPC methods called, in order. */
   readonly methods: string[] = [];
-  private failing = false;
+  private failing: "no" | "down" | "limited" = "no";
   url = "";
 
   constructor(
@@ -55,8 +55,13 @@ export class FakeChainNode {
           res.writeHead(200, { "content-type": "application/json" });
           res.end(JSON.stringify({ jsonrpc: "2.0", id: request.id, ...payload }));
         };
-        if (this.failing) {
+        if (this.failing === "down") {
           res.writeHead(503).end("down");
+          return;
+        }
+        // A provider over its plan's quota answers 200 with a JSON-RPC error (as Infura does).
+        if (this.failing === "limited") {
+          answer({ error: { code: -32005, message: "daily request count exceeded" } });
           return;
         }
         void this.handle(request.method, request.params).then(
@@ -74,7 +79,12 @@ export class FakeChainNode {
 
   /** From now on every request fails (503), as a node that is down. */
   down(): void {
-    this.failing = true;
+    this.failing = "down";
+  }
+
+  /** From now on every request gets a JSON-RPC error that is no revert: over the quota. */
+  overQuota(): void {
+    this.failing = "limited";
   }
 
   async close(): Promise<void> {
