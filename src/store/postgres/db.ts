@@ -1,5 +1,6 @@
 import pg from "pg";
 import { StartupError } from "../../errors.ts";
+import { provedWalletsMigration } from "../rows-wallet.ts";
 
 /**
  * The PostgreSQL schema, in numbered migrations applied in order at start. Migration 1 is what the
@@ -267,6 +268,10 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE digests ADD COLUMN paused_at BIGINT;
   ALTER TABLE digests ADD COLUMN pause_reason TEXT;
   `,
+  // 10: proved wallets (as SQLite's 17; issue 27): up to 10 per person, each with the signed message and signature
+  // that prove it; the wallets linked before (on the person's word) are kept as not proved
+  // (proved_at NULL, no chain). And the one-time /verify links: only the token's SHA-256.
+  provedWalletsMigration("BIGINT"),
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

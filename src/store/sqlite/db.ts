@@ -2,6 +2,7 @@ import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { StartupError } from "../../errors.ts";
+import { provedWalletsMigration } from "../rows-wallet.ts";
 import { isNoRoom } from "./disk.ts";
 
 export type Db = Database.Database;
@@ -411,6 +412,10 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE digests ADD COLUMN paused_at INTEGER;
   ALTER TABLE digests ADD COLUMN pause_reason TEXT;
   `,
+  // 17: proved wallets (issue 27): up to 10 per person, each with the signed message and signature
+  // that prove it; the wallets linked before (on the person's word) are kept as not proved
+  // (proved_at NULL, no chain). And the one-time /verify links: only the token's SHA-256.
+  provedWalletsMigration("INTEGER"),
 ];
 
 /** How many migrations the SQLite store has: a store opened by this code is at this version. */
