@@ -644,9 +644,11 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     if (shared && !(await shared.link.ready(REDIS_READY_WAIT_MS)))
       logger.warn("Redis is not answering yet: serving on this instance's own cache and limits");
     const { port, host, variable } = config.http;
-    if (port > 0) {
+    if (port !== undefined) {
       const serves = http.paths.length > 2 ? "health, metrics and webhooks" : "health and metrics";
-      await listen(`${serves} (${variable})`, `${host}:${port}`, () => http.listen(port, host));
+      await listen(`${serves} (${variable})`, `${host}:${port || "a free port"}`, () =>
+        http.listen(port, host),
+      );
     }
     for (const adapter of adapters) {
       running.push(() => adapter.stop());
