@@ -32,6 +32,7 @@ import { chatMover } from "./store/move-chat.ts";
 import { openStore } from "./store/open.ts";
 import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
+import { verifyBaseUrl } from "./verify/routes.ts";
 import { WatchChecker } from "./watches/checker.ts";
 import { buildRuntime, openStores } from "./wiring.ts";
 import { settledBy } from "./within.ts";
@@ -286,6 +287,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       ...(deps.now ? { now: () => new Date((deps.now as () => number)()) } : {}),
     },
   );
+  /** Where the /verify page is reached, once the HTTP host listens. */
+  let pageUrl = (): string | undefined => undefined;
   const { adapters, prune } = await configuredAdapters(config, {
     runtime,
     logger,
@@ -297,6 +300,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       simulated: simulator !== undefined,
       chains: chains.map((chain) => chain.id),
       logFile: deps.logFile,
+      pageUrl: () => pageUrl(),
       input: deps.input,
       output: deps.output,
     },
@@ -546,6 +550,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     limits: config.http.limits,
     registry: metrics.registry,
   });
+  pageUrl = () => {
+    const port = http.port;
+    return port === undefined ? undefined : `${verifyBaseUrl(config.http.publicUrl, port)}/verify/`;
+  };
   for (const route of opsRoutes({ metrics, health })) http.mount(route);
   for (const adapter of adapters) for (const route of adapter.routes) http.mount(route);
 
@@ -645,9 +653,14 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       logger.warn("Redis is not answering yet: serving on this instance's own cache and limits");
     const { port, host, variable } = config.http;
     if (port !== undefined) {
-      const serves = http.paths.length > 2 ? "health, metrics and webhooks" : "health and metrics";
+      const webhooks = adapters.some((adapter) => adapter.routes.length > 0);
+      const serves = webhooks ? "health, metrics and webhooks" : "health and metrics";
       await listen(`${serves} (${variable})`, `${host}:${port || "a free port"}`, () =>
         http.listen(port, host),
+      );
+      logger.info(
+        { url: pageUrl() },
+        "the /verify page is served here: /verify gives each person a link",
       );
     }
     for (const adapter of adapters) {

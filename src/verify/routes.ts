@@ -28,7 +28,7 @@ const TOKEN = /^[A-Za-z0-9_-]{20,128}$/;
 
 /** A challenge's body is an address; a proof's a message and a signature (ERC-6492 ones are long). */
 const CHALLENGE_BYTES = 1024;
-const PROOF_BYTES = 16 * 1024;
+const PROOF_BYTES = 24 * 1024;
 
 const ChallengeBody = z.object({ address: z.string().regex(/^0x[0-9a-fA-F]{40}$/) });
 const ProofBody = z.object({
@@ -36,7 +36,7 @@ const ProofBody = z.object({
   signature: z
     .string()
     .regex(/^0x[0-9a-fA-F]+$/)
-    .max(PROOF_BYTES - 4096),
+    .max(20_000),
 });
 
 /** The HTTP status a refusal is answered with (the page reads the JSON either way). */
@@ -59,6 +59,14 @@ const UNAVAILABLE: VerifyRefusal = {
   code: "unavailable",
   message: "The bot could not check this right now. Try again in a minute.",
 };
+
+/**
+ * Where people reach the HTTP host: PUBLIC_URL (without a trailing slash), else loopback on the
+ * port listened on (the page works from the machine the bot runs on).
+ */
+export function verifyBaseUrl(publicUrl: string | undefined, port: number): string {
+  return publicUrl ? publicUrl.replace(/\/+$/, "") : `http://127.0.0.1:${port}`;
+}
 
 export interface VerifyRoutesOptions {
   service: VerifyService;
