@@ -32,7 +32,9 @@ import { chatMover } from "./store/move-chat.ts";
 import { openStore } from "./store/open.ts";
 import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
-import { verifyBaseUrl } from "./verify/routes.ts";
+import { verifyBaseUrl, verifyRoutes } from "./verify/routes.ts";
+import { createVerifyService } from "./verify/service.ts";
+import type { VerifyService } from "./verify/types.ts";
 import { WatchChecker } from "./watches/checker.ts";
 import { buildRuntime, openStores } from "./wiring.ts";
 import { settledBy } from "./within.ts";
@@ -74,6 +76,11 @@ export interface Bot {
   /** The chat platforms configured (the console when none is). */
   adapters: readonly ChatAdapter[];
   http: HttpHost;
+  /**
+   * Proved wallets (issue 27): /verify's links, and the page's challenges and proofs (the routes
+   * on `http` call it). The commands get the same service as `ctx.verify`.
+   */
+  verify: VerifyService;
   /** The default chain's poller (its lease also decides who delivers and retries reports). */
   poller: NewContractPoller;
   /** One poller per chain, by chain id: each with its own client, cursor, lease and gap count. */
@@ -279,12 +286,30 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     }
   }
   const charts = new CachedChartDrawer();
+  // The adapters and the HTTP host come later; the service reads them when a link is made or a
+  // wallet proved, never at build time.
+  let notifiers: readonly ChatAdapter[] = [];
+  let listeningOn = (): number | undefined => config.http.port;
+  const pageBase = () => verifyBaseUrl(config.http.publicUrl, listeningOn() ?? 0);
+  const verify = createVerifyService({
+    store,
+    chains,
+    baseUrl: pageBase,
+    limiters: shared?.limiters,
+    notify: async (notice) => {
+      const adapter = notifiers.find((each) => each.platform === notice.origin.platform);
+      await adapter?.notifyVerified?.(notice);
+    },
+    ...(deps.now ? { now: deps.now } : {}),
+    logger: logger.child({ part: "verify" }),
+  });
   const runtime = buildRuntime(
     config,
     { api, chains, apis, stores, charts, logger: logger.child({ part: "runtime" }) },
     {
       ...(shared ? { limiters: shared.limiters } : {}),
       ...(deps.now ? { now: () => new Date((deps.now as () => number)()) } : {}),
+      verify,
     },
   );
   /** Where the /verify page is reached, once the HTTP host listens. */
@@ -306,6 +331,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     },
   });
 
+  notifiers = adapters;
   const moveChat = chatMover(store);
   /** A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat. */
   const materialize = (platform: Platform, chatId: string, reply: Reply) =>
@@ -550,12 +576,17 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     limits: config.http.limits,
     registry: metrics.registry,
   });
-  pageUrl = () => {
-    const port = http.port;
-    return port === undefined ? undefined : `${verifyBaseUrl(config.http.publicUrl, port)}/verify/`;
-  };
+  // Port 0 is the system's choice: the links name the port actually listened on.
+  listeningOn = () => http.port;
+  pageUrl = () => (http.port === undefined ? undefined : `${pageBase()}/verify/`);
   for (const route of opsRoutes({ metrics, health })) http.mount(route);
   for (const adapter of adapters) for (const route of adapter.routes) http.mount(route);
+  for (const route of verifyRoutes({
+    service: verify,
+    logger: logger.child({ part: "verify-page" }),
+    publicUrl: config.http.publicUrl,
+  }))
+    http.mount(route);
 
   /** What start() set going, to undo when a later step fails. */
   const running: (() => unknown)[] = [];
@@ -579,6 +610,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     simulator,
     adapters,
     http,
+    verify,
     poller,
     pollers,
     delivery,
@@ -632,6 +664,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   async function pruneExpired(): Promise<void> {
     const jobs: [string, () => Promise<unknown>][] = [
       ["button actions", () => stores.actions.prune(Date.now())],
+      ["verify links", () => verify.prune()],
       ...prune.map((job) => [job.what, job.run] as [string, () => Promise<unknown>]),
     ];
     for (const [what, run] of jobs) {

@@ -2,6 +2,7 @@ import type { AlertSender } from "../alerts/delivery.ts";
 import type { Platform } from "../core/command.ts";
 import type { Outcome } from "../core/outcome.ts";
 import type { HttpRoute } from "../http/host.ts";
+import type { VerifiedNotifier } from "../verify/types.ts";
 
 /**
  * What every chat platform implements, and all the bot knows of one: it is built with its
@@ -26,6 +27,11 @@ export interface ChatAdapter extends AlertSender {
   readonly routes: readonly HttpRoute[];
   /** Resolves when the chat ended by itself (the console's input closed); absent otherwise. */
   readonly done?: Promise<void>;
+  /**
+   * Tells the chat where /verify was asked that a wallet was proved (issue 27); any instance may
+   * call it. Absent: the platform says nothing (the page has said Verified).
+   */
+  notifyVerified?: VerifiedNotifier;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Checked } from "../api/validate.ts";
 import type { Chain } from "../chains.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/types.ts";
+import type { VerifyService } from "../verify/types.ts";
 import type { ActionStore } from "./actions.ts";
 import type { KnownCollections } from "./known-collections.ts";
 import type { Reply } from "./reply.ts";
@@ -91,6 +92,8 @@ export interface CommandContext {
   store: CommandStore;
   /** The commands as people see them here (with the chain option where it applies): for /help. */
   commands: readonly AnyCommand[];
+  /** Proved wallets (/verify's links); absent only in tests that build a runtime without it. */
+  verify?: VerifyService;
 }
 
 /** Discord option types the definitions map to; text platforms parse every value from a string. */

@@ -4,6 +4,7 @@ import { type Chain, parseChains } from "../chains.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cutText, sliceChars } from "../strings.ts";
+import type { VerifyService } from "../verify/types.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import { Admission } from "./admission.ts";
 import { apiErrorMessage, asUserError } from "./api-errors.ts";
@@ -78,6 +79,8 @@ export interface RuntimeOptions {
   monotonic?: () => number;
   /** Builds the rate limiters (default: this process's own; shared over Redis when set up). */
   limiters?: LimiterFactory | undefined;
+  /** Proved wallets (/verify): links, challenges and proofs; absent where a test needs none. */
+  verify?: VerifyService | undefined;
 }
 
 /** A short id for an invocation: in the log and in the apology a person sees. */
@@ -487,6 +490,7 @@ export class Runtime {
       actions: this.options.actions,
       store: this.options.store,
       commands: this.commands,
+      ...(this.options.verify ? { verify: this.options.verify } : {}),
     };
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
