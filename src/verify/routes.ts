@@ -24,7 +24,7 @@ const SECURITY_HEADERS = {
 };
 
 /** A token as the service makes them (32 random bytes, base64url); anything else is not looked up. */
-const TOKEN = /^[A-Za-z0-9_-]{20,128}$/;
+const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
 
 /** A challenge's body is an address; a proof's a message and a signature (ERC-6492 ones are long). */
 const CHALLENGE_BYTES = 1024;
