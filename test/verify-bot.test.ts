@@ -87,10 +87,12 @@ async function connectAndRead(page: Page): Promise<{ verified: boolean; text: st
   return { verified, text };
 }
 
-/** What the console shows after `line`, once the bot has answered. */
+const LINK = /http:\/\/127\.0\.0\.1:\d+\/verify\/[\w-]+/;
+
+/** What the console shows after `line` (none: just waits), once `until` shows. */
 async function ask(line: string, until: RegExp): Promise<string> {
   const from = printed.length;
-  input.write(`${line}\n`);
+  if (line) input.write(`${line}\n`);
   for (let i = 0; i < 200 && !until.test(printed.slice(from)); i++)
     await new Promise((resolve) => setTimeout(resolve, 25));
   return printed.slice(from);
@@ -185,17 +187,39 @@ describe("the real bot's page, in Chromium", () => {
   });
 
   // The console's /verify and /wallets come with the chat commands (branch i27-chat): until they
-  // are merged, this one is skipped and the links above come from the service directly.
-  it.runIf(allCommands().some((command) => command.name === "verify"))(
-    "at the console: /verify prints the link, the page proves the wallet, /wallets lists it",
+  // are merged, these are skipped and the links above come from the service directly.
+  const has = (name: string) => allCommands().some((command) => command.name === name);
+
+  /** /verify at the console, its link opened and signed: what the console printed meanwhile. */
+  async function verifyAtConsole(account: WalletOptions["account"]): Promise<string> {
+    const from = printed.length;
+    const answer = await ask("/verify", LINK);
+    const url = LINK.exec(answer)?.[0];
+    expect(url).toBeDefined();
+    const { page } = await open(url ?? "", { account });
+    expect(await connectAndRead(page)).toMatchObject({ verified: true });
+    // The bot confirms in the chat where /verify was asked.
+    await ask("", new RegExp(account.address, "i"));
+    return printed.slice(from);
+  }
+
+  it.runIf(has("verify"))(
+    "at the console: /verify prints a link on the bot's port; signed on the page, the console confirms",
     async (ctx) => {
       if (!browser) return ctx.skip();
       const account = privateKeyToAccount(generatePrivateKey());
-      const answer = await ask("/verify", /http:\/\/127\.0\.0\.1:\d+\/verify\/[\w-]+/);
-      const url = /http:\/\/127\.0\.0\.1:\d+\/verify\/[\w-]+/.exec(answer)?.[0];
-      expect(url).toBeDefined();
-      const { page } = await open(url ?? "", { account });
-      expect((await connectAndRead(page)).verified).toBe(true);
+      const shown = await verifyAtConsole(account);
+      expect(shown).toContain(`http://127.0.0.1:${bot.http.port}/verify/`);
+      expect(shown).toContain(account.address);
+    },
+  );
+
+  it.runIf(has("verify") && has("wallets"))(
+    "at the console: /verify, then /wallets lists the wallet proved",
+    async (ctx) => {
+      if (!browser) return ctx.skip();
+      const account = privateKeyToAccount(generatePrivateKey());
+      await verifyAtConsole(account);
       const wallets = await ask("/wallets", new RegExp(account.address.slice(2, 10), "i"));
       expect(wallets.toLowerCase()).toContain(account.address.toLowerCase());
     },
