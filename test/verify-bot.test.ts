@@ -89,13 +89,18 @@ async function connectAndRead(page: Page): Promise<{ verified: boolean; text: st
 
 const LINK = /http:\/\/127\.0\.0\.1:\d+\/verify\/[\w-]+/;
 
-/** What the console shows after `line` (none: just waits), once `until` shows. */
-async function ask(line: string, until: RegExp): Promise<string> {
-  const from = printed.length;
-  if (line) input.write(`${line}\n`);
+/** What the console printed since `from`, once `until` shows in it (or some 5 s passed). */
+async function printedSince(from: number, until: RegExp): Promise<string> {
   for (let i = 0; i < 200 && !until.test(printed.slice(from)); i++)
     await new Promise((resolve) => setTimeout(resolve, 25));
   return printed.slice(from);
+}
+
+/** What the console shows after `line`, once `until` shows. */
+async function ask(line: string, until: RegExp): Promise<string> {
+  const from = printed.length;
+  input.write(`${line}\n`);
+  return printedSince(from, until);
 }
 
 const proved = async (userId = `person-${people}`) =>
@@ -199,7 +204,7 @@ describe("the real bot's page, in Chromium", () => {
     const { page } = await open(url ?? "", { account });
     expect(await connectAndRead(page)).toMatchObject({ verified: true });
     // The bot confirms in the chat where /verify was asked.
-    await ask("", new RegExp(account.address, "i"));
+    await printedSince(from, new RegExp(account.address, "i"));
     return printed.slice(from);
   }
 
