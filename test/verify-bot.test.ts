@@ -15,6 +15,7 @@ import { allCommands } from "../commands/index.ts";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
+import { DEMO_WALLET } from "../src/simulator/index.ts";
 import { LINK_TTL_MS, VERIFY_LIMITS } from "../src/verify/service.ts";
 import type { VerifyOrigin } from "../src/verify/types.ts";
 import { type BrowserHarness, launchBrowser, type WalletOptions } from "./browser.ts";
@@ -125,6 +126,17 @@ describe("the real bot's page, in Chromium", () => {
     const again = await connectAndRead(page);
     expect(again.verified).toBe(false);
     expect(again.text).toMatch(/already used/);
+  });
+
+  it("the simulator's demo wallet, its published key imported in a browser wallet, proves its address", async (ctx) => {
+    if (!browser) return ctx.skip();
+    const account = privateKeyToAccount(DEMO_WALLET.privateKey);
+    expect(account.address).toBe(DEMO_WALLET.address);
+    const { page } = await open(await linkFor(), { account });
+    const result = await connectAndRead(page);
+    expect(result.verified).toBe(true);
+    expect(result.text).toContain(DEMO_WALLET.address);
+    expect((await proved()).map((w) => w.address)).toEqual([DEMO_WALLET.address.toLowerCase()]);
   });
 
   it("refuses an expired link, saying to ask /verify again", async (ctx) => {
