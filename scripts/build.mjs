@@ -30,12 +30,55 @@ export async function buildDist(root = process.cwd()) {
       chunkNames: "chunks/[name]-[hash]",
       logLevel: "warning",
     });
+    await buildVerifyPage(root);
   } finally {
     // esbuild keeps its service process for the next call until this process exits: under
     // `npm start` that was a second process of some 46 MB beside the bot for its whole run.
     await stop();
   }
   writeFileSync(`${root}/dist/.build-stamp`, `${new Date().toISOString()}\n`);
+}
+
+/** Where the verification page's files go, beside their manifest (read by src/verify/assets.ts). */
+export const PAGE_DIR = "dist/verify";
+
+/**
+ * The verification page's script and style (issue 27), for browsers: one file each, minified,
+ * named by their content's hash so a browser may keep them for good, and nothing loaded from
+ * elsewhere (the page's Content-Security-Policy allows its own origin only). The manifest maps
+ * each to its hashed name.
+ */
+export async function buildVerifyPage(root = process.cwd(), outdir = `${root}/${PAGE_DIR}`) {
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: { page: "src/verify/page/page.ts", style: "src/verify/page/page.css" },
+    outdir,
+    bundle: true,
+    format: "iife",
+    platform: "browser",
+    // Wallets' in-app browsers lag behind: what phones from some five years ago run.
+    target: ["es2020", "safari14", "chrome87", "firefox78"],
+    minify: true,
+    entryNames: "[name]-[hash]",
+    metafile: true,
+    logLevel: "warning",
+  });
+  const manifest = {};
+  for (const [file, output] of Object.entries(result.metafile.outputs)) {
+    const name = file.slice(file.lastIndexOf("/") + 1);
+    if (output.entryPoint?.endsWith(".ts")) manifest.script = name;
+    else if (name.endsWith(".css")) manifest.style = name;
+  }
+  writeFileSync(`${outdir}/manifest.json`, `${JSON.stringify(manifest)}\n`);
+}
+
+/** The page alone (running from the sources without dist/), leaving no esbuild process behind. */
+export async function buildVerifyPageAlone(root, outdir) {
+  try {
+    await buildVerifyPage(root, outdir);
+  } finally {
+    await stop();
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await buildDist();

@@ -32,6 +32,7 @@ import { chatMover } from "./store/move-chat.ts";
 import { openStore } from "./store/open.ts";
 import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
+import { verifyBaseUrl, verifyRoutes } from "./verify/routes.ts";
 import { createVerifyService } from "./verify/service.ts";
 import type { VerifyService } from "./verify/types.ts";
 import { WatchChecker } from "./watches/checker.ts";
@@ -288,11 +289,12 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   // The adapters and the HTTP host come later; the service reads them when a link is made or a
   // wallet proved, never at build time.
   let notifiers: readonly ChatAdapter[] = [];
-  let listeningOn = () => config.http.port;
+  let listeningOn = (): number | undefined => config.http.port;
+  const pageBase = () => verifyBaseUrl(config.http.publicUrl, listeningOn() ?? 0);
   const verify = createVerifyService({
     store,
     chains,
-    baseUrl: () => config.http.publicUrl ?? `http://127.0.0.1:${listeningOn()}`,
+    baseUrl: pageBase,
     limiters: shared?.limiters,
     notify: async (notice) => {
       const adapter = notifiers.find((each) => each.platform === notice.origin.platform);
@@ -310,6 +312,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       verify,
     },
   );
+  /** Where the /verify page is reached, once the HTTP host listens. */
+  let pageUrl = (): string | undefined => undefined;
   const { adapters, prune } = await configuredAdapters(config, {
     runtime,
     logger,
@@ -321,6 +325,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       simulated: simulator !== undefined,
       chains: chains.map((chain) => chain.id),
       logFile: deps.logFile,
+      pageUrl: () => pageUrl(),
       input: deps.input,
       output: deps.output,
     },
@@ -572,9 +577,16 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     registry: metrics.registry,
   });
   // Port 0 is the system's choice: the links name the port actually listened on.
-  listeningOn = () => http.port ?? config.http.port;
+  listeningOn = () => http.port;
+  pageUrl = () => (http.port === undefined ? undefined : `${pageBase()}/verify/`);
   for (const route of opsRoutes({ metrics, health })) http.mount(route);
   for (const adapter of adapters) for (const route of adapter.routes) http.mount(route);
+  for (const route of verifyRoutes({
+    service: verify,
+    logger: logger.child({ part: "verify-page" }),
+    publicUrl: config.http.publicUrl,
+  }))
+    http.mount(route);
 
   /** What start() set going, to undo when a later step fails. */
   const running: (() => unknown)[] = [];
@@ -673,9 +685,16 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     if (shared && !(await shared.link.ready(REDIS_READY_WAIT_MS)))
       logger.warn("Redis is not answering yet: serving on this instance's own cache and limits");
     const { port, host, variable } = config.http;
-    if (port > 0) {
-      const serves = http.paths.length > 2 ? "health, metrics and webhooks" : "health and metrics";
-      await listen(`${serves} (${variable})`, `${host}:${port}`, () => http.listen(port, host));
+    if (port !== undefined) {
+      const webhooks = adapters.some((adapter) => adapter.routes.length > 0);
+      const serves = webhooks ? "health, metrics and webhooks" : "health and metrics";
+      await listen(`${serves} (${variable})`, `${host}:${port || "a free port"}`, () =>
+        http.listen(port, host),
+      );
+      logger.info(
+        { url: pageUrl() },
+        "the /verify page is served here: /verify gives each person a link",
+      );
     }
     for (const adapter of adapters) {
       running.push(() => adapter.stop());

@@ -504,8 +504,9 @@ function resolveChains(settings: Settings): Chain[] {
 
 /**
  * HTTP_PORT, or its aliases METRICS_PORT and TELEGRAM_WEBHOOK_PORT (from when each had its own
- * server): two set to different ports cannot both hold, and the bot refuses to start. 0 is "no
- * server", as METRICS_PORT=0 always was: it gives way to a port set under another name, and to
+ * server): two set to different ports cannot both hold, and the bot refuses to start. None set:
+ * a free loopback port (the verification page needs a server). 0 is "no server", as
+ * METRICS_PORT=0 always was: it gives way to a port set under another name, and to
  * the webhook's 8443 (an .env copied from an older example has METRICS_PORT=0 beside a webhook).
  * The address is HTTP_HOST; METRICS_HOST, the metrics server's own, counts only without the
  * webhook, which has always listened on every interface. `called`: the Telegram webhook or Discord
@@ -524,9 +525,17 @@ function resolveHttp(http: Settings["http"], called: boolean) {
       `Invalid settings ${given.map(([name, port]) => `${name}=${port}`).join(", ")}: one HTTP server serves health, metrics and the Telegram webhook; set HTTP_PORT only (the others are its older names)`,
     );
   }
-  const [variable, port] = given[0] ?? ["HTTP_PORT", called ? DEFAULT_WEBHOOK_PORT : 0];
+  const off = [http.port, http.metricsPort, http.webhookPort].includes(0);
+  const [variable, port] = given[0] ?? [
+    "HTTP_PORT",
+    called ? DEFAULT_WEBHOOK_PORT : off ? undefined : 0,
+  ];
   const host = http.host ?? (called ? "0.0.0.0" : (http.metricsHost ?? "127.0.0.1"));
-  /** 0: no HTTP server. `variable` names the setting the port came from, for errors. */
+  /**
+   * undefined: no HTTP server (a port name set to 0). 0, when none is set: a free port the system
+   * picks on loopback, so the verification page (/verify) works with no settings at all.
+   * `variable` names the setting the port came from, for errors.
+   */
   return { port, host, variable };
 }
 

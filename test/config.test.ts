@@ -177,8 +177,10 @@ describe("config", () => {
       TELEGRAM_WEBHOOK_SECRET: "s3cr3t-webhook-token",
     };
 
-    it("is off unless set, and takes any of its names", () => {
+    it("serves a free loopback port unless set (the /verify page needs it), is off at 0, and takes any of its names", () => {
       expect(parseConfig({}).http).toMatchObject({ port: 0, host: "127.0.0.1" });
+      for (const name of ["HTTP_PORT", "METRICS_PORT", "TELEGRAM_WEBHOOK_PORT"])
+        expect(parseConfig({ [name]: "0" }).http.port).toBeUndefined();
       expect(parseConfig({ HTTP_PORT: "9464" }).http.port).toBe(9464);
       expect(parseConfig({ METRICS_PORT: "9464", METRICS_HOST: "10.0.0.2" }).http).toMatchObject({
         port: 9464,

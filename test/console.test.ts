@@ -247,6 +247,8 @@ describe.concurrent("a quiet, friendly console", () => {
     expect(greeting).toMatch(/DISCORD_TOKEN/);
     expect(greeting).toMatch(/TELEGRAM_BOT_TOKEN/);
     expect(greeting).toMatch(/bot-console-[^\s]*\/bot\.log/);
+    // With no settings the HTTP host is on a loopback port of its own, and the greeting names it.
+    expect(greeting).toMatch(/^Wallets: \/verify .*\(http:\/\/127\.0\.0\.1:[1-9]\d*\/verify\/…\)/m);
     expect(greeting).toMatch(/Ctrl\+D/);
     expect(greeting).toMatch(/\/quit/);
     expect(stdout).toMatch(/No ENS name nosuchname123\.eth is registered/);

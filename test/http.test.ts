@@ -46,6 +46,39 @@ describe("the one HTTP host", () => {
     expect((await fetch(`${base}/flaky`)).status).toBe(200);
   });
 
+  it("serves a prefix route every path under it; exact paths still win, and the longest prefix", async () => {
+    const answer = (text: string) => (_req: unknown, res: import("node:http").ServerResponse) =>
+      void res.writeHead(200).end(text);
+    const base = await listening((host) => {
+      host.mount({ path: "/v/", prefix: true, handle: answer("prefix") });
+      host.mount({ path: "/v/assets/", prefix: true, handle: answer("assets") });
+      host.mount({ path: "/v/exact", handle: answer("exact") });
+    });
+    const text = async (path: string) => {
+      const response = await fetch(`${base}${path}`);
+      return response.status === 200 ? response.text() : response.status;
+    };
+    expect(await text("/v/abc?x=1")).toBe("prefix");
+    expect(await text("/v/abc/challenge")).toBe("prefix");
+    expect(await text("/v/")).toBe("prefix");
+    expect(await text("/v/assets/page.js")).toBe("assets");
+    expect(await text("/v/exact")).toBe("exact");
+    expect(await text("/v/exact/more")).toBe("prefix");
+    // Only under the prefix: not the bare word, nor a longer one.
+    expect(await text("/v")).toBe(404);
+    expect(await text("/vx/abc")).toBe(404);
+  });
+
+  it("refuses a prefix route not ending in / and a prefix mounted twice", () => {
+    const host = new HttpHost(silentLogger());
+    expect(() => host.mount({ path: "/v", prefix: true, handle: () => {} })).toThrow(/end with/);
+    host.mount({ path: "/v/", prefix: true, handle: () => {} });
+    expect(() => host.mount({ path: "/v/", prefix: true, handle: () => {} })).toThrow(
+      /mounted twice/,
+    );
+    expect(host.paths).toEqual(["/v/*"]);
+  });
+
   it("refuses a path mounted twice", () => {
     const host = new HttpHost(silentLogger());
     host.mount({ path: "/x", handle: () => {} });

@@ -22,6 +22,8 @@ export interface AdapterDeps {
     /** The chains served, the default first. */
     chains?: readonly string[] | undefined;
     logFile?: string | undefined;
+    /** Where the /verify page is served, once the HTTP host listens (undefined: it does not). */
+    pageUrl?: (() => string | undefined) | undefined;
     input?: NodeJS.ReadableStream | undefined;
     output?: NodeJS.WritableStream | undefined;
   };
@@ -120,12 +122,12 @@ export async function configuredAdapters(
   }
   if (consoleOnly(config)) {
     const { ConsoleAdapter, consoleGreeting } = await import("./console/index.ts");
-    const { input, output, dataUrl, simulated, logFile, chains } = deps.console;
+    const { input, output, dataUrl, simulated, logFile, chains, pageUrl } = deps.console;
     adapters.push(
       new ConsoleAdapter({
         runtime,
         logger: logger.child({ part: "console" }),
-        greeting: consoleGreeting(dataUrl, simulated, logFile, chains),
+        greeting: () => consoleGreeting(dataUrl, simulated, logFile, chains, pageUrl?.()),
         exportDir: join(config.dataDir, "exports"),
         ...(input ? { input } : {}),
         ...(output ? { output } : {}),

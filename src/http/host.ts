@@ -25,8 +25,13 @@ export type RouteHandler = (
 ) => Promise<void> | void;
 
 export interface HttpRoute {
-  /** The exact path, without query string ("/healthz", "/telegram/webhook"). */
+  /**
+   * The exact path, without query string ("/healthz", "/telegram/webhook"); with `prefix`, a
+   * path ending in "/" that every path under it goes to ("/verify/" serves "/verify/<token>").
+   */
   path: string;
+  /** Serve every path under `path` too (exact routes still win over a prefix). */
+  prefix?: boolean;
   handle: RouteHandler;
 }
 
@@ -59,6 +64,8 @@ interface PendingBody {
  */
 export class HttpHost {
   private readonly routes = new Map<string, RouteHandler>();
+  /** Prefix routes, the longest first: the most specific one serves a path. */
+  private prefixes: { path: string; handle: RouteHandler }[] = [];
   private readonly limits: HttpLimits;
   private server: Server | undefined;
   /** Insertion order is reading order: the first is the oldest. */
@@ -79,22 +86,32 @@ export class HttpHost {
 
   /** Serves a route; mounting a path twice is a wiring bug. */
   mount(route: HttpRoute): void {
-    if (this.routes.has(route.path)) throw new Error(`HTTP path mounted twice: ${route.path}`);
-    this.routes.set(route.path, route.handle);
+    const { path, handle } = route;
+    if (this.routes.has(path) || this.prefixes.some((p) => p.path === path))
+      throw new Error(`HTTP path mounted twice: ${path}`);
+    if (!route.prefix) {
+      this.routes.set(path, handle);
+      return;
+    }
+    if (!path.endsWith("/")) throw new Error(`HTTP prefix must end with "/": ${path}`);
+    this.prefixes = [...this.prefixes, { path, handle }].sort(
+      (a, b) => b.path.length - a.path.length,
+    );
   }
 
+  /** The paths served: exact ones as they are, prefixes followed by "*". */
   get paths(): string[] {
-    return [...this.routes.keys()];
+    return [...this.routes.keys(), ...this.prefixes.map((p) => `${p.path}*`)];
+  }
+
+  /** The port listened on (the one the system chose when asked for 0); undefined before listen. */
+  get port(): number | undefined {
+    const address = this.server?.address();
+    return typeof address === "object" && address ? address.port : undefined;
   }
 
   get listening(): boolean {
     return this.server?.listening ?? false;
-  }
-
-  /** The port listened on (the one the system chose for port 0); undefined before listen(). */
-  get port(): number | undefined {
-    const address = this.server?.address();
-    return typeof address === "object" && address !== null ? address.port : undefined;
   }
 
   stats(): HttpStats {
@@ -137,12 +154,13 @@ export class HttpHost {
       server.listen(port, host, () => resolve());
     });
     this.server = server;
-    this.logger.info({ host, port, paths: this.paths }, "http listening");
+    this.logger.info({ host, port: this.port, paths: this.paths }, "http listening");
   }
 
   private dispatch(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
-    const handle = this.routes.get(path);
+    const handle =
+      this.routes.get(path) ?? this.prefixes.find((p) => path.startsWith(p.path))?.handle;
     if (!handle) {
       req.resume();
       res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");

@@ -25,8 +25,11 @@ export interface ConsoleAdapterOptions {
   interactive?: boolean;
   /** Where pictures and files the chat is sent are saved, kept after the run (DATA_DIR/exports). */
   exportDir: string;
-  /** Printed first: what the bot runs against, where its logs go, how to leave. */
-  greeting?: string;
+  /**
+   * Printed first: what the bot runs against, where its logs go, how to leave. A function is
+   * called when the chat starts: the HTTP host listens by then, on a port it may have been given.
+   */
+  greeting?: string | (() => string);
 }
 
 /** Words that end the chat like the end of input does (Ctrl+D). */
@@ -81,7 +84,8 @@ export class ConsoleAdapter implements ChatAdapter {
       prompt: "",
     });
     this.readline = rl;
-    if (this.options.greeting) this.print(this.options.greeting);
+    const { greeting } = this.options;
+    if (greeting) this.print(typeof greeting === "function" ? greeting() : greeting);
     const prompt = () => {
       if (!interactive || this.closed) return;
       rl.setPrompt("> ");
@@ -220,6 +224,7 @@ export function consoleGreeting(
   simulated: boolean,
   logFile: string | undefined,
   chains: readonly string[] = [],
+  pageUrl?: string,
 ): string {
   const url = new URL(dataUrl);
   url.username = "";
@@ -233,6 +238,11 @@ export function consoleGreeting(
     ...(chains.length > 1
       ? [
           `Chains: ${chains.join(", ")} (${chains[0]} unless a command names another: /top ${chains[1]} volume 1d, or /settings chain ${chains[1]}).`,
+        ]
+      : []),
+    ...(pageUrl
+      ? [
+          `Wallets: /verify gives you a link to this bot's page (${pageUrl}…) where you prove a wallet by signing in your browser wallet.`,
         ]
       : []),
     ...(logFile ? [`Logs: ${logFile}`] : []),

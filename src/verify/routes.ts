@@ -1,0 +1,314 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { z } from "zod";
+import type { HttpRoute, RequestBody } from "../http/host.ts";
+import type { Logger } from "../log.ts";
+import { escapeHtml } from "../render/telegram.ts";
+import { type PageAssets, pageAssets } from "./assets.ts";
+import type { VerifyPageState, VerifyRefusal, VerifyService } from "./types.ts";
+
+/** Where the page lives on the HTTP host: `/verify/<token>`, its calls under it. */
+export const VERIFY_PREFIX = "/verify/";
+
+/**
+ * What the page may load and reach: its own script, style and API, nothing else; no framing, no
+ * form posting anywhere, no base rewriting. Wallet icons (EIP-6963) are data: URIs.
+ */
+export const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const SECURITY_HEADERS = {
+  "content-security-policy": PAGE_CSP,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+};
+
+/** A token as the service makes them (32 random bytes, base64url); anything else is not looked up. */
+const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
+
+/** A challenge's body is an address; a proof's a message and a signature (ERC-6492 ones are long). */
+const CHALLENGE_BYTES = 1024;
+const PROOF_BYTES = 24 * 1024;
+
+const ChallengeBody = z.object({ address: z.string().regex(/^0x[0-9a-fA-F]{40}$/) });
+const ProofBody = z.object({
+  message: z.string().min(1).max(4096),
+  signature: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]+$/)
+    .max(20_000),
+});
+
+/** The HTTP status a refusal is answered with (the page reads the JSON either way). */
+const STATUS: Record<VerifyRefusal["code"], number> = {
+  unknown_link: 404,
+  expired: 410,
+  used: 410,
+  wrong_domain: 400,
+  wrong_chain: 400,
+  bad_message: 400,
+  stale_nonce: 409,
+  bad_signature: 400,
+  contract_wallet_needs_rpc: 400,
+  rate_limited: 429,
+  too_many_wallets: 409,
+  unavailable: 503,
+};
+
+const UNAVAILABLE: VerifyRefusal = {
+  code: "unavailable",
+  message: "The bot could not check this right now. Try again in a minute.",
+};
+
+/**
+ * Where people reach the HTTP host: PUBLIC_URL (without a trailing slash), else loopback on the
+ * port listened on (the page works from the machine the bot runs on).
+ */
+export function verifyBaseUrl(publicUrl: string | undefined, port: number): string {
+  return publicUrl ? publicUrl.replace(/\/+$/, "") : `http://127.0.0.1:${port}`;
+}
+
+export interface VerifyRoutesOptions {
+  service: VerifyService;
+  logger: Logger;
+  /** PUBLIC_URL: the page's calls come from its origin (else from the host they were sent to). */
+  publicUrl?: string | undefined;
+}
+
+/**
+ * The verification page's routes on the HTTP host (issue 27): GET /verify/<token> (the page, or
+ * why the link does not work), GET /verify/assets/<hashed name> (its script and style), POST
+ * /verify/<token>/challenge {address} → {message}, POST /verify/<token>/proof {message,
+ * signature} → {address, chain}. The calls take small JSON bodies from the page's own origin
+ * only; no CORS, so no other site's script can make them.
+ */
+export function verifyRoutes(options: VerifyRoutesOptions): HttpRoute[] {
+  const { service, logger } = options;
+  const publicOrigin = options.publicUrl ? new URL(options.publicUrl).origin : undefined;
+
+  const json = (res: ServerResponse, status: number, value: unknown) => {
+    res
+      .writeHead(status, {
+        ...SECURITY_HEADERS,
+        "content-type": "application/json; charset=utf-8",
+        "cache-control": "no-store",
+      })
+      .end(JSON.stringify(value));
+  };
+  const refuse = (res: ServerResponse, refusal: VerifyRefusal) =>
+    json(res, STATUS[refusal.code] ?? 400, { ok: false, refusal });
+  const html = (res: ServerResponse, status: number, page: string) => {
+    res
+      .writeHead(status, {
+        ...SECURITY_HEADERS,
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+      })
+      .end(page);
+  };
+
+  /** A browser's call from another site (or a form) is refused: only the page calls. */
+  const sameOrigin = (req: IncomingMessage): boolean => {
+    const site = req.headers["sec-fetch-site"];
+    if (site !== undefined && site !== "same-origin") return false;
+    const origin = req.headers.origin;
+    if (origin === undefined) return true;
+    if (origin === publicOrigin) return true;
+    try {
+      return new URL(origin).host === req.headers.host;
+    } catch {
+      return false;
+    }
+  };
+
+  async function readJson<T>(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: RequestBody,
+    maxBytes: number,
+    schema: z.ZodType<T>,
+  ): Promise<T | undefined> {
+    if (!sameOrigin(req)) {
+      req.resume();
+      json(res, 403, {
+        ok: false,
+        refusal: { code: "bad_message", message: "Only the verification page may call this." },
+      });
+      return undefined;
+    }
+    const type = req.headers["content-type"] ?? "";
+    if (!/^application\/json\s*(;|$)/i.test(type)) {
+      req.resume();
+      json(res, 415, {
+        ok: false,
+        refusal: { code: "bad_message", message: "The request must be JSON." },
+      });
+      return undefined;
+    }
+    const raw = await body.read(maxBytes, "unauthenticated");
+    if (raw === undefined) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw.toString("utf8"));
+    } catch {
+      value = undefined;
+    }
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      refuse(res, {
+        code: "bad_message",
+        message: "The page sent something the bot does not understand. Reload it and try again.",
+      });
+      return undefined;
+    }
+    return parsed.data;
+  }
+
+  /** The service's own failure (a database down) is logged; the person hears plain words. */
+  async function ask<T>(
+    res: ServerResponse,
+    what: string,
+    call: () => Promise<T>,
+  ): Promise<T | undefined> {
+    try {
+      return await call();
+    } catch (error) {
+      logger.error({ err: error, what }, "verification failed");
+      refuse(res, UNAVAILABLE);
+      return undefined;
+    }
+  }
+
+  async function page(res: ServerResponse, token: string, assets: PageAssets): Promise<void> {
+    const opened = TOKEN.test(token)
+      ? await ask(res, "open", () => service.open(token))
+      : { ok: false as const, refusal: unknownLink() };
+    if (opened === undefined) return;
+    if (!opened.ok) {
+      html(res, STATUS[opened.refusal.code] ?? 400, refusalPage(opened.refusal, assets));
+      return;
+    }
+    html(res, 200, verifyPage(opened.state, assets));
+  }
+
+  return [
+    {
+      path: VERIFY_PREFIX,
+      prefix: true,
+      handle: async (req, res, body) => {
+        const path = (req.url ?? "/").split("?")[0] ?? "/";
+        const rest = path.slice(VERIFY_PREFIX.length).split("/");
+        const [first = "", action, extra] = rest;
+        const method = req.method ?? "GET";
+        if (first === "assets" && action !== undefined && extra === undefined) {
+          if (method !== "GET" && method !== "HEAD") return notAllowed(req, res, "GET, HEAD");
+          const file = (await pageAssets()).files.get(action);
+          if (!file) return notFound(req, res);
+          res
+            .writeHead(200, {
+              ...SECURITY_HEADERS,
+              "content-type": file.type,
+              // Named by their content's hash: a new build has new names.
+              "cache-control": "public, max-age=31536000, immutable",
+            })
+            .end(file.body);
+          return;
+        }
+        if (action === undefined) {
+          if (method !== "GET" && method !== "HEAD") return notAllowed(req, res, "GET, HEAD");
+          return page(res, first, await pageAssets());
+        }
+        if ((action !== "challenge" && action !== "proof") || extra !== undefined)
+          return notFound(req, res);
+        if (method !== "POST") return notAllowed(req, res, "POST");
+        if (!TOKEN.test(first)) {
+          req.resume();
+          return refuse(res, unknownLink());
+        }
+        if (action === "challenge") {
+          const input = await readJson(req, res, body, CHALLENGE_BYTES, ChallengeBody);
+          if (!input) return;
+          const answer = await ask(res, "challenge", () => service.challenge(first, input.address));
+          if (!answer) return;
+          if (!answer.ok) return refuse(res, answer.refusal);
+          return json(res, 200, { ok: true, message: answer.challenge.message });
+        }
+        const input = await readJson(req, res, body, PROOF_BYTES, ProofBody);
+        if (!input) return;
+        const answer = await ask(res, "proof", () =>
+          service.prove(first, input.message, input.signature),
+        );
+        if (!answer) return;
+        if (!answer.ok) return refuse(res, answer.refusal);
+        return json(res, 200, { ok: true, address: answer.address, chain: answer.chain });
+      },
+    },
+  ];
+}
+
+function unknownLink(): VerifyRefusal {
+  return {
+    code: "unknown_link",
+    message: "This link is not one the bot made. Ask the bot for a new one with /verify.",
+  };
+}
+
+function notFound(req: IncomingMessage, res: ServerResponse): void {
+  req.resume();
+  res.writeHead(404, { ...SECURITY_HEADERS, "content-type": "text/plain" }).end("not found\n");
+}
+
+function notAllowed(req: IncomingMessage, res: ServerResponse, allow: string): void {
+  req.resume();
+  res.writeHead(405, { ...SECURITY_HEADERS, allow }).end();
+}
+
+/** The page's frame: readable on a phone, its style and script from this host only. */
+function layout(title: string, content: string, assets: PageAssets, script: boolean): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="assets/${escapeHtml(assets.style)}">
+${script ? `<script src="assets/${escapeHtml(assets.script)}" defer></script>\n` : ""}</head>
+<body>
+<main>
+${content}
+</main>
+</body>
+</html>
+`;
+}
+
+function verifyPage(state: VerifyPageState, assets: PageAssets): string {
+  const minutes = Math.max(1, Math.ceil((state.expiresAt - Date.now()) / 60_000));
+  return layout(
+    "Prove your wallet",
+    `<h1>Prove your wallet</h1>
+<p>Connect the wallet you hold on ${escapeHtml(state.chainName)} and sign a message: that proves to the bot the wallet is yours. Signing is free: it sends no transaction and moves nothing.</p>
+<p>The bot never asks for your recovery phrase or private key. Never type them anywhere.</p>
+<button type="button" id="connect">Connect wallet</button>
+<div id="wallets"></div>
+<p id="status" role="status"></p>
+<section id="verified" hidden>
+<h2>Verified</h2>
+<p class="address" id="address"></p>
+</section>
+<p class="small">This link works once, for ${minutes} more minute${minutes === 1 ? "" : "s"}.</p>`,
+    assets,
+    true,
+  );
+}
+
+function refusalPage(refusal: VerifyRefusal, assets: PageAssets): string {
+  return layout(
+    "This link does not work",
+    `<h1>This link does not work</h1>
+<p id="status" class="refused" role="alert">${escapeHtml(refusal.message)}</p>`,
+    assets,
+    false,
+  );
+}
