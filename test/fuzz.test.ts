@@ -180,6 +180,7 @@ function telegramShape(messages: TelegramMessage[], problems: string[]): string[
       }
     }
     for (const button of message.replyMarkup?.inline_keyboard.flat() ?? []) {
+      if (!("callback_data" in button)) continue;
       const bytes = Buffer.byteLength(button.callback_data, "utf8");
       if (bytes < 1 || bytes > TELEGRAM_CALLBACK_DATA_MAX_BYTES) {
         problems.push(`telegram callback_data of ${bytes} bytes`);
