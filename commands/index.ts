@@ -20,6 +20,7 @@ import subscriptions from "./subscriptions.ts";
 import top from "./top.ts";
 import unlink from "./unlink.ts";
 import unsubscribe from "./unsubscribe.ts";
+import verify from "./verify.ts";
 import wallet from "./wallet.ts";
 import walletstats from "./walletstats.ts";
 import watch from "./watch.ts";
@@ -49,6 +50,7 @@ export function allCommands(): AnyCommand[] {
     watch,
     report,
     reports,
+    verify,
     link,
     unlink,
     settings,

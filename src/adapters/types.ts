@@ -2,6 +2,7 @@ import type { AlertSender } from "../alerts/delivery.ts";
 import type { Platform } from "../core/command.ts";
 import type { Outcome } from "../core/outcome.ts";
 import type { HttpRoute } from "../http/host.ts";
+import type { VerifiedNotifier } from "../verify/types.ts";
 
 /**
  * What every chat platform implements, and all the bot knows of one: it is built with its
@@ -26,6 +27,12 @@ export interface ChatAdapter extends AlertSender {
   readonly routes: readonly HttpRoute[];
   /** Resolves when the chat ended by itself (the console's input closed); absent otherwise. */
   readonly done?: Promise<void>;
+  /**
+   * Tells the chat where /verify was asked that a wallet is proved (see src/verify/notice.ts).
+   * Any instance may be the one the page was signed on, so it needs nothing this process holds
+   * but the platform's API (the console, which is one process, prints it).
+   */
+  readonly notifyVerified?: VerifiedNotifier;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Checked } from "../api/validate.ts";
 import type { Chain } from "../chains.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/types.ts";
+import type { VerifyService } from "../verify/types.ts";
 import type { ActionStore } from "./actions.ts";
 import type { KnownCollections } from "./known-collections.ts";
 import type { Reply } from "./reply.ts";
@@ -99,6 +100,8 @@ export interface CommandContext {
   resolver: NameResolver;
   actions: ActionStore;
   store: CommandStore;
+  /** Proving wallets on the bot's page (/verify); absent where the bot has none. */
+  verify?: VerifyService;
   /** The commands as people see them here (with the chain option where it applies): for /help. */
   commands: readonly AnyCommand[];
 }

@@ -4,6 +4,7 @@ import { type Chain, parseChains } from "../chains.ts";
 import { UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { cutText, sliceChars } from "../strings.ts";
+import type { VerifyService } from "../verify/types.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import { Admission } from "./admission.ts";
 import { apiErrorMessage, asUserError } from "./api-errors.ts";
@@ -72,6 +73,8 @@ export interface RuntimeOptions {
   collectionRefreshMs?: number;
   /** Durable state for commands that keep it (subscriptions, linked wallets, reports). */
   store: CommandStore;
+  /** Proving wallets on the bot's page (/verify); absent where the bot has none (some tests). */
+  verify?: VerifyService | undefined;
   /** The wall clock: dates shown and stored, button expiry. */
   now?: () => Date;
   /** Monotonic milliseconds for in-process durations (rate limits); default performance.now. */
@@ -486,6 +489,7 @@ export class Runtime {
       }),
       actions: this.options.actions,
       store: this.options.store,
+      ...(this.options.verify ? { verify: this.options.verify } : {}),
       commands: this.commands,
     };
     let timer: NodeJS.Timeout | undefined;
