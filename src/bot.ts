@@ -32,6 +32,8 @@ import { chatMover } from "./store/move-chat.ts";
 import { openStore } from "./store/open.ts";
 import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
+import { createVerifyService } from "./verify/service.ts";
+import type { VerifyService } from "./verify/types.ts";
 import { WatchChecker } from "./watches/checker.ts";
 import { buildRuntime, openStores } from "./wiring.ts";
 import { settledBy } from "./within.ts";
@@ -73,6 +75,11 @@ export interface Bot {
   /** The chat platforms configured (the console when none is). */
   adapters: readonly ChatAdapter[];
   http: HttpHost;
+  /**
+   * Proved wallets (issue 27): /verify's links, and the page's challenges and proofs (the routes
+   * on `http` call it). The commands get the same service as `ctx.verify`.
+   */
+  verify: VerifyService;
   /** The default chain's poller (its lease also decides who delivers and retries reports). */
   poller: NewContractPoller;
   /** One poller per chain, by chain id: each with its own client, cursor, lease and gap count. */
@@ -278,12 +285,29 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     }
   }
   const charts = new CachedChartDrawer();
+  // The adapters and the HTTP host come later; the service reads them when a link is made or a
+  // wallet proved, never at build time.
+  let notifiers: readonly ChatAdapter[] = [];
+  let listeningOn = () => config.http.port;
+  const verify = createVerifyService({
+    store,
+    chains,
+    baseUrl: () => config.http.publicUrl ?? `http://127.0.0.1:${listeningOn()}`,
+    limiters: shared?.limiters,
+    notify: async (notice) => {
+      const adapter = notifiers.find((each) => each.platform === notice.origin.platform);
+      await adapter?.notifyVerified?.(notice);
+    },
+    ...(deps.now ? { now: deps.now } : {}),
+    logger: logger.child({ part: "verify" }),
+  });
   const runtime = buildRuntime(
     config,
     { api, chains, apis, stores, charts, logger: logger.child({ part: "runtime" }) },
     {
       ...(shared ? { limiters: shared.limiters } : {}),
       ...(deps.now ? { now: () => new Date((deps.now as () => number)()) } : {}),
+      verify,
     },
   );
   const { adapters, prune } = await configuredAdapters(config, {
@@ -302,6 +326,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     },
   });
 
+  notifiers = adapters;
   const moveChat = chatMover(store);
   /** A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat. */
   const materialize = (platform: Platform, chatId: string, reply: Reply) =>
@@ -546,6 +571,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     limits: config.http.limits,
     registry: metrics.registry,
   });
+  // Port 0 is the system's choice: the links name the port actually listened on.
+  listeningOn = () => http.port ?? config.http.port;
   for (const route of opsRoutes({ metrics, health })) http.mount(route);
   for (const adapter of adapters) for (const route of adapter.routes) http.mount(route);
 
@@ -571,6 +598,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     simulator,
     adapters,
     http,
+    verify,
     poller,
     pollers,
     delivery,
@@ -624,6 +652,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   async function pruneExpired(): Promise<void> {
     const jobs: [string, () => Promise<unknown>][] = [
       ["button actions", () => stores.actions.prune(Date.now())],
+      ["verify links", () => verify.prune()],
       ...prune.map((job) => [job.what, job.run] as [string, () => Promise<unknown>]),
     ];
     for (const [what, run] of jobs) {

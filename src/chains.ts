@@ -23,9 +23,16 @@ export interface Chain {
   marketplace: string | undefined;
   /** Whether the data service detects spam on this chain (spam flags, buttons, /report). */
   spam: boolean;
+  /** The EIP-155 chain id wallets sign for (/verify's messages); undefined: /verify is off here. */
+  chainId: number | undefined;
+  /**
+   * A JSON-RPC endpoint of the chain, to check contract wallets' signatures (ERC-1271, ERC-6492)
+   * on /verify; undefined: only ordinary accounts (EOAs) can be proved, which needs no node.
+   */
+  rpcUrl: string | undefined;
 }
 
-type Known = Omit<Chain, "id" | "baseUrl" | "apiKey">;
+type Known = Omit<Chain, "id" | "baseUrl" | "apiKey" | "rpcUrl">;
 
 /**
  * What the bot knows of common chains: CHAINS=base=https://… needs no more. Which two chains have
@@ -35,6 +42,7 @@ type Known = Omit<Chain, "id" | "baseUrl" | "apiKey">;
 export const KNOWN_CHAINS: Readonly<Record<string, Known>> = {
   ethereum: {
     name: "Ethereum",
+    chainId: 1,
     symbol: "ETH",
     explorer: "https://etherscan.io",
     marketplace: "https://opensea.io/assets/ethereum",
@@ -42,6 +50,7 @@ export const KNOWN_CHAINS: Readonly<Record<string, Known>> = {
   },
   base: {
     name: "Base",
+    chainId: 8453,
     symbol: "ETH",
     explorer: "https://basescan.org",
     marketplace: "https://opensea.io/assets/base",
@@ -49,6 +58,7 @@ export const KNOWN_CHAINS: Readonly<Record<string, Known>> = {
   },
   polygon: {
     name: "Polygon",
+    chainId: 137,
     symbol: "POL",
     explorer: "https://polygonscan.com",
     marketplace: "https://opensea.io/assets/matic",
@@ -56,6 +66,7 @@ export const KNOWN_CHAINS: Readonly<Record<string, Known>> = {
   },
   arbitrum: {
     name: "Arbitrum One",
+    chainId: 42161,
     symbol: "ETH",
     explorer: "https://arbiscan.io",
     marketplace: "https://opensea.io/assets/arbitrum",
@@ -63,6 +74,7 @@ export const KNOWN_CHAINS: Readonly<Record<string, Known>> = {
   },
   optimism: {
     name: "OP Mainnet",
+    chainId: 10,
     symbol: "ETH",
     explorer: "https://optimistic.etherscan.io",
     marketplace: "https://opensea.io/assets/optimism",
@@ -99,6 +111,8 @@ const JsonChain = z.strictObject({
   explorer: httpUrl.optional(),
   marketplace: httpUrl.optional(),
   spam: z.boolean().optional(),
+  chainId: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+  rpcUrl: httpUrl.optional(),
 });
 
 export class ChainsError extends Error {
@@ -154,9 +168,13 @@ function fromJson(text: string): z.infer<typeof JsonChain>[] {
   const [index, field] = issue?.path ?? [];
   const where =
     typeof index === "number" ? `chain ${index + 1}${field ? `, field ${String(field)}` : ""}` : "";
-  // The message of a field check, never the value (it may be an API key).
+  // The message of a field check, never the value (an API key; an RPC URL may hold one too).
   const message =
-    field === "apiKey" ? "must be a non-empty string" : (issue?.message ?? "is not valid");
+    field === "apiKey"
+      ? "must be a non-empty string"
+      : field === "rpcUrl"
+        ? "must be an http(s) URL"
+        : (issue?.message ?? "is not valid");
   throw new ChainsError(`${where ? `${where}: ` : ""}${message}`);
 }
 
@@ -178,6 +196,8 @@ function complete(given: z.infer<typeof JsonChain>): Chain {
     explorer,
     marketplace: given.marketplace ?? known?.marketplace,
     spam: given.spam ?? known?.spam ?? false,
+    chainId: given.chainId ?? known?.chainId,
+    rpcUrl: given.rpcUrl,
   };
 }
 

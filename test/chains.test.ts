@@ -37,6 +37,7 @@ describe("CHAINS", () => {
         explorer: "https://eth.blockscout.com",
         marketplace: KNOWN_CHAINS.ethereum?.marketplace,
         spam: true,
+        chainId: 1,
       },
     ]);
   });

@@ -28,11 +28,10 @@ export interface ChatAdapter extends AlertSender {
   /** Resolves when the chat ended by itself (the console's input closed); absent otherwise. */
   readonly done?: Promise<void>;
   /**
-   * Tells the chat where /verify was asked that a wallet is proved (see src/verify/notice.ts).
-   * Any instance may be the one the page was signed on, so it needs nothing this process holds
-   * but the platform's API (the console, which is one process, prints it).
+   * Tells the chat where /verify was asked that a wallet was proved (issue 27); any instance may
+   * call it. Absent: the platform says nothing (the page has said Verified).
    */
-  readonly notifyVerified?: VerifiedNotifier;
+  notifyVerified?: VerifiedNotifier;
 }
 
 /**

@@ -100,10 +100,10 @@ export interface CommandContext {
   resolver: NameResolver;
   actions: ActionStore;
   store: CommandStore;
-  /** Proving wallets on the bot's page (/verify); absent where the bot has none. */
-  verify?: VerifyService;
   /** The commands as people see them here (with the chain option where it applies): for /help. */
   commands: readonly AnyCommand[];
+  /** Proved wallets (/verify's links); absent only in tests that build a runtime without it. */
+  verify?: VerifyService;
 }
 
 /** Discord option types the definitions map to; text platforms parse every value from a string. */

@@ -73,14 +73,14 @@ export interface RuntimeOptions {
   collectionRefreshMs?: number;
   /** Durable state for commands that keep it (subscriptions, linked wallets, reports). */
   store: CommandStore;
-  /** Proving wallets on the bot's page (/verify); absent where the bot has none (some tests). */
-  verify?: VerifyService | undefined;
   /** The wall clock: dates shown and stored, button expiry. */
   now?: () => Date;
   /** Monotonic milliseconds for in-process durations (rate limits); default performance.now. */
   monotonic?: () => number;
   /** Builds the rate limiters (default: this process's own; shared over Redis when set up). */
   limiters?: LimiterFactory | undefined;
+  /** Proved wallets (/verify): links, challenges and proofs; absent where a test needs none. */
+  verify?: VerifyService | undefined;
 }
 
 /** A short id for an invocation: in the log and in the apology a person sees. */
@@ -489,8 +489,8 @@ export class Runtime {
       }),
       actions: this.options.actions,
       store: this.options.store,
-      ...(this.options.verify ? { verify: this.options.verify } : {}),
       commands: this.commands,
+      ...(this.options.verify ? { verify: this.options.verify } : {}),
     };
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {

@@ -91,6 +91,12 @@ export class HttpHost {
     return this.server?.listening ?? false;
   }
 
+  /** The port listened on (the one the system chose for port 0); undefined before listen(). */
+  get port(): number | undefined {
+    const address = this.server?.address();
+    return typeof address === "object" && address !== null ? address.port : undefined;
+  }
+
   stats(): HttpStats {
     return {
       connections: this.connections,

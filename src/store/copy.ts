@@ -67,7 +67,21 @@ const TABLES: readonly {
     columns: ["subscription_id", "contract", "attempts", "last_error", "failed_at"],
   },
   { name: "kv", columns: ["key", "value"] },
-  { name: "linked_wallets", columns: ["platform", "user_id", "address", "label", "linked_at"] },
+  {
+    name: "wallets",
+    columns: [
+      "platform",
+      "user_id",
+      "address",
+      "chain",
+      "label",
+      "proved_at",
+      "message",
+      "signature",
+      "linked_at",
+    ],
+  },
+  // verify_links is not copied: a link lives 10 minutes, and a store is copied with the bot stopped.
   {
     name: "spam_reports",
     columns: [

@@ -225,8 +225,51 @@ export interface LinkedWallet {
   linkedAt: number;
 }
 
-/** The wallet each chat account reports for, when a message has no wallet of its own. */
-export interface LinkedWalletStore {
+/** At most this many wallets per person (issue 27). */
+export const MAX_WALLETS_PER_PERSON = 10;
+
+/** One of a person's wallets: proved by a signed message, or linked before proofs ("not proved"). */
+export interface PersonWallet {
+  /** Lower-case. */
+  address: string;
+  /** The chain it was proved on ("" for a wallet linked before proofs: it names none). */
+  chain: string;
+  label: string;
+  /** When it was proved (epoch ms); undefined: linked on the person's word, not proved. */
+  provedAt: number | undefined;
+  linkedAt: number;
+}
+
+/** A proved wallet with its proof: the EIP-4361 message and the signature over it. */
+export interface ProvedWallet {
+  platform: string;
+  userId: string;
+  /** Lower-case. */
+  address: string;
+  chain: string;
+  label: string;
+  message: string;
+  signature: string;
+  provedAt: number;
+}
+
+/** A person's wallets (up to MAX_WALLETS_PER_PERSON), and the one their spam reports are made for. */
+export interface WalletStore {
+  /** The person's wallets, the most recently proved first, then the not proved ones. */
+  list(platform: string, userId: string): Promise<PersonWallet[]>;
+  /**
+   * Keeps a proved wallet with its proof (a wallet already there, proved or not, is replaced):
+   * "full" when the person has MAX_WALLETS_PER_PERSON others, and then nothing changes.
+   */
+  addProved(wallet: ProvedWallet): Promise<"added" | "updated" | "full">;
+  /** Forgets one wallet (an address) or all of them; how many were forgotten. */
+  remove(platform: string, userId: string, address: string | "all"): Promise<number>;
+  /** The wallet spam reports are made for: the most recently proved one (never a not proved). */
+  reportWallet(platform: string, userId: string): Promise<PersonWallet | undefined>;
+  /**
+   * Before proofs (/link): keeps a wallet on the person's word, as not proved, replacing the
+   * person's other not proved one. Kept while /link still calls it.
+   */
   link(
     platform: string,
     userId: string,
@@ -234,8 +277,53 @@ export interface LinkedWalletStore {
     label: string,
     now: number,
   ): Promise<void>;
+  /** Before proofs (/unlink): forgets every wallet of the person; whether there was one. */
   unlink(platform: string, userId: string): Promise<boolean>;
+  /** Before proofs: the most recently linked or proved wallet. Reports use reportWallet. */
   find(platform: string, userId: string): Promise<LinkedWallet | undefined>;
+}
+
+/** @deprecated the wallet store's former name. */
+export type LinkedWalletStore = WalletStore;
+
+/**
+ * A /verify link as stored: the token itself never is, only its SHA-256 (a copy of the database
+ * cannot be used to prove a wallet for someone).
+ */
+export interface VerifyLinkRow {
+  tokenHash: string;
+  platform: string;
+  userId: string;
+  chatId: string;
+  /** The adapter's opaque way to confirm privately; dropped when the link is used or expires. */
+  confirm: string | undefined;
+  chain: string;
+  createdAt: number;
+  expiresAt: number;
+  /** The pending challenge's nonce and the address it was made for (the latest challenge). */
+  nonce: string | undefined;
+  nonceAddress: string | undefined;
+  usedAt: number | undefined;
+}
+
+export interface VerifyLinkStore {
+  create(link: VerifyLinkRow): Promise<void>;
+  find(tokenHash: string): Promise<VerifyLinkRow | undefined>;
+  /** A new challenge for the link (replacing an earlier one): false when it is used or expired. */
+  setNonce(tokenHash: string, nonce: string, address: string, now: number): Promise<boolean>;
+  /**
+   * In one transaction: uses the link up (only while unused, unexpired and with this nonce) and
+   * keeps the proved wallet. "used": the link was not (or no longer) open with that nonce;
+   * "full": the person has too many wallets. In both cases nothing changes.
+   */
+  complete(
+    tokenHash: string,
+    nonce: string,
+    wallet: ProvedWallet,
+    now: number,
+  ): Promise<"added" | "updated" | "used" | "full">;
+  /** Drops the confirmations of expired links, and links expired before `before`; how many. */
+  prune(now: number, before: number): Promise<number>;
 }
 
 export type ReportKind = "spam" | "not_spam";
@@ -593,7 +681,8 @@ export interface Store {
   outbox: OutboxStore;
   actions: ActionStore;
   reports: ReportStore;
-  wallets: LinkedWalletStore;
+  wallets: WalletStore;
+  verifyLinks: VerifyLinkStore;
   collections: ChainCollectionIndexStore;
   kv: KeyValueStore;
   leases: LeaseStore;

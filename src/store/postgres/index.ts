@@ -9,7 +9,7 @@ import { PgOutboxStore } from "./outbox.ts";
 import { PgReportStore } from "./reports.ts";
 import { PgSubscriptionStore } from "./subscriptions.ts";
 import { PgUpdateStore } from "./updates.ts";
-import { PgLinkedWalletStore } from "./wallets.ts";
+import { PgVerifyLinkStore, PgWalletStore } from "./wallets.ts";
 import { PgWatchStore } from "./watches.ts";
 
 export {
@@ -43,7 +43,8 @@ export function postgresStore(
     outbox: new PgOutboxStore(db),
     actions: new PgActionStore(db, options.maxButtonsPerUser),
     reports: new PgReportStore(db),
-    wallets: new PgLinkedWalletStore(db),
+    wallets: new PgWalletStore(db),
+    verifyLinks: new PgVerifyLinkStore(db),
     collections: new PgCollectionIndexStore(db),
     kv: new PgKeyValueStore(db),
     leases: new PgLeaseStore(db),

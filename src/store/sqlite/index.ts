@@ -11,7 +11,7 @@ import { SqliteOutboxStore } from "./outbox.ts";
 import { SqliteReportStore } from "./reports.ts";
 import { SqliteSubscriptionStore } from "./subscriptions.ts";
 import { SqliteUpdateStore } from "./updates.ts";
-import { SqliteLinkedWalletStore } from "./wallets.ts";
+import { SqliteVerifyLinkStore, SqliteWalletStore } from "./wallets.ts";
 import { SqliteWatchStore } from "./watches.ts";
 
 export { SqliteActionStore } from "./actions.ts";
@@ -23,7 +23,7 @@ export { SqliteOutboxStore } from "./outbox.ts";
 export { SqliteReportStore } from "./reports.ts";
 export { SqliteSubscriptionStore } from "./subscriptions.ts";
 export { SqliteUpdateStore } from "./updates.ts";
-export { SqliteLinkedWalletStore } from "./wallets.ts";
+export { SqliteVerifyLinkStore, SqliteWalletStore } from "./wallets.ts";
 
 /** The SQLite store; `db` is there for operators' checks and tests that look at the tables. */
 export interface SqliteStore extends Store {
@@ -65,7 +65,8 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     outbox: new SqliteOutboxStore(db),
     actions: new SqliteActionStore(db, options.maxButtonsPerUser),
     reports: new SqliteReportStore(db),
-    wallets: new SqliteLinkedWalletStore(db),
+    wallets: new SqliteWalletStore(db),
+    verifyLinks: new SqliteVerifyLinkStore(db),
     collections: new SqliteCollectionIndexStore(db),
     kv: new SqliteKeyValueStore(db),
     leases: new SqliteLeaseStore(db),

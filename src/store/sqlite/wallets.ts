@@ -1,9 +1,96 @@
-import type { LinkedWallet, LinkedWalletStore } from "../types.ts";
+import {
+  linkedOf,
+  VERIFY_LINK_COLUMNS,
+  type VerifyLinkDbRow,
+  verifyLinkOf,
+  verifyLinkValues,
+  WALLET_COLUMNS,
+  WALLET_ORDER,
+  type WalletRow,
+  walletOf,
+} from "../rows-wallet.ts";
+import {
+  type LinkedWallet,
+  MAX_WALLETS_PER_PERSON,
+  type PersonWallet,
+  type ProvedWallet,
+  type VerifyLinkRow,
+  type VerifyLinkStore,
+  type WalletStore,
+} from "../types.ts";
 import type { Db } from "./db.ts";
 
-/** The wallet each chat account reports for, when a message has no wallet of its own. */
-export class SqliteLinkedWalletStore implements LinkedWalletStore {
+/** Keeps a proved wallet unless the person has too many others; runs inside a transaction. */
+function keepProved(db: Db, wallet: ProvedWallet): "added" | "updated" | "full" {
+  const { platform, userId, address } = wallet;
+  const present = db
+    .prepare("SELECT 1 FROM wallets WHERE platform = ? AND user_id = ? AND address = ?")
+    .get(platform, userId, address);
+  if (!present) {
+    const { count } = db
+      .prepare<[string, string], { count: number }>(
+        "SELECT COUNT(*) AS count FROM wallets WHERE platform = ? AND user_id = ?",
+      )
+      .get(platform, userId) as { count: number };
+    if (count >= MAX_WALLETS_PER_PERSON) return "full";
+  }
+  db.prepare(
+    `INSERT INTO wallets (platform, user_id, address, chain, label, proved_at, message, signature, linked_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (platform, user_id, address) DO UPDATE SET chain = excluded.chain,
+       label = excluded.label, proved_at = excluded.proved_at, message = excluded.message,
+       signature = excluded.signature`,
+  ).run(
+    platform,
+    userId,
+    address,
+    wallet.chain,
+    wallet.label,
+    wallet.provedAt,
+    wallet.message,
+    wallet.signature,
+    wallet.provedAt,
+  );
+  return present ? "updated" : "added";
+}
+
+/** A person's wallets, proved (with their proof) or linked before proofs. */
+export class SqliteWalletStore implements WalletStore {
   constructor(private readonly db: Db) {}
+
+  async list(platform: string, userId: string): Promise<PersonWallet[]> {
+    return this.db
+      .prepare<[string, string], WalletRow>(
+        `SELECT ${WALLET_COLUMNS} FROM wallets WHERE platform = ? AND user_id = ? ${WALLET_ORDER}`,
+      )
+      .all(platform, userId)
+      .map(walletOf);
+  }
+
+  async addProved(wallet: ProvedWallet): Promise<"added" | "updated" | "full"> {
+    return this.db.transaction(() => keepProved(this.db, wallet)).immediate();
+  }
+
+  async remove(platform: string, userId: string, address: string): Promise<number> {
+    const { changes } =
+      address === "all"
+        ? this.db
+            .prepare("DELETE FROM wallets WHERE platform = ? AND user_id = ?")
+            .run(platform, userId)
+        : this.db
+            .prepare("DELETE FROM wallets WHERE platform = ? AND user_id = ? AND address = ?")
+            .run(platform, userId, address.toLowerCase());
+    return changes;
+  }
+
+  async reportWallet(platform: string, userId: string): Promise<PersonWallet | undefined> {
+    const row = this.db
+      .prepare<[string, string], WalletRow>(
+        `SELECT ${WALLET_COLUMNS} FROM wallets WHERE platform = ? AND user_id = ? AND proved_at IS NOT NULL ${WALLET_ORDER} LIMIT 1`,
+      )
+      .get(platform, userId);
+    return row && walletOf(row);
+  }
 
   async link(
     platform: string,
@@ -12,28 +99,104 @@ export class SqliteLinkedWalletStore implements LinkedWalletStore {
     label: string,
     now: number,
   ): Promise<void> {
+    const lower = address.toLowerCase();
     this.db
-      .prepare(
-        `INSERT INTO linked_wallets (platform, user_id, address, label, linked_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (platform, user_id) DO UPDATE SET address = excluded.address, label = excluded.label, linked_at = excluded.linked_at`,
-      )
-      .run(platform, userId, address, label, now);
+      .transaction(() => {
+        this.db
+          .prepare(
+            "DELETE FROM wallets WHERE platform = ? AND user_id = ? AND proved_at IS NULL AND address <> ?",
+          )
+          .run(platform, userId, lower);
+        this.db
+          .prepare(
+            `INSERT INTO wallets (platform, user_id, address, chain, label, linked_at) VALUES (?, ?, ?, '', ?, ?)
+             ON CONFLICT (platform, user_id, address) DO UPDATE SET label = excluded.label, linked_at = excluded.linked_at`,
+          )
+          .run(platform, userId, lower, label, now);
+      })
+      .immediate();
   }
 
   async unlink(platform: string, userId: string): Promise<boolean> {
-    return (
-      this.db
-        .prepare("DELETE FROM linked_wallets WHERE platform = ? AND user_id = ?")
-        .run(platform, userId).changes > 0
-    );
+    return (await this.remove(platform, userId, "all")) > 0;
   }
 
   async find(platform: string, userId: string): Promise<LinkedWallet | undefined> {
-    const row = this.db
-      .prepare<[string, string], { address: string; label: string; linked_at: number }>(
-        "SELECT address, label, linked_at FROM linked_wallets WHERE platform = ? AND user_id = ?",
-      )
-      .get(platform, userId);
-    return row ? { address: row.address, label: row.label, linkedAt: row.linked_at } : undefined;
+    return linkedOf(await this.list(platform, userId));
   }
 }
+
+/** The /verify links (their tokens' hashes) and their pending challenges. */
+export class SqliteVerifyLinkStore implements VerifyLinkStore {
+  constructor(private readonly db: Db) {}
+
+  async create(link: VerifyLinkRow): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO verify_links (${VERIFY_LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(...verifyLinkValues(link));
+  }
+
+  async find(tokenHash: string): Promise<VerifyLinkRow | undefined> {
+    const row = this.db
+      .prepare<[string], VerifyLinkDbRow>(
+        `SELECT ${VERIFY_LINK_COLUMNS} FROM verify_links WHERE token_hash = ?`,
+      )
+      .get(tokenHash);
+    return row && verifyLinkOf(row);
+  }
+
+  async setNonce(tokenHash: string, nonce: string, address: string, now: number): Promise<boolean> {
+    return (
+      this.db
+        .prepare(
+          `UPDATE verify_links SET nonce = ?, nonce_address = ?
+           WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?`,
+        )
+        .run(nonce, address, tokenHash, now).changes > 0
+    );
+  }
+
+  async complete(
+    tokenHash: string,
+    nonce: string,
+    wallet: ProvedWallet,
+    now: number,
+  ): Promise<"added" | "updated" | "used" | "full"> {
+    const db = this.db;
+    const run = db.transaction((): "added" | "updated" | "used" | "full" => {
+      const used = db
+        .prepare(
+          `UPDATE verify_links SET used_at = ?, confirm = NULL
+           WHERE token_hash = ? AND used_at IS NULL AND nonce = ? AND expires_at > ?`,
+        )
+        .run(now, tokenHash, nonce, now);
+      if (used.changes === 0) return "used";
+      const kept = keepProved(db, wallet);
+      // Throwing rolls the link's use back: a person with too many wallets keeps the link.
+      if (kept === "full") throw new FullError();
+      return kept;
+    });
+    try {
+      return run.immediate();
+    } catch (error) {
+      if (error instanceof FullError) return "full";
+      throw error;
+    }
+  }
+
+  async prune(now: number, before: number): Promise<number> {
+    const db = this.db;
+    return db
+      .transaction(() => {
+        db.prepare(
+          "UPDATE verify_links SET confirm = NULL WHERE expires_at <= ? AND confirm IS NOT NULL",
+        ).run(now);
+        return db.prepare("DELETE FROM verify_links WHERE expires_at < ?").run(before).changes;
+      })
+      .immediate();
+  }
+}
+
+class FullError extends Error {}

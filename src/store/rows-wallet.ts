@@ -1,0 +1,83 @@
+import type { LinkedWallet, PersonWallet, VerifyLinkRow } from "./types.ts";
+
+/** A wallets row as either backend returns it (PostgreSQL's BIGINT comes back as a string). */
+export interface WalletRow {
+  address: string;
+  chain: string;
+  label: string;
+  proved_at: number | string | null;
+  linked_at: number | string;
+}
+
+/** The columns WalletRow reads, and the order list() gives: the most recently proved first. */
+export const WALLET_COLUMNS = "address, chain, label, proved_at, linked_at";
+export const WALLET_ORDER =
+  "ORDER BY proved_at IS NULL, proved_at DESC, linked_at DESC, address ASC";
+
+export function walletOf(row: WalletRow): PersonWallet {
+  return {
+    address: row.address,
+    chain: row.chain,
+    label: row.label,
+    provedAt: row.proved_at === null ? undefined : Number(row.proved_at),
+    linkedAt: Number(row.linked_at),
+  };
+}
+
+/** What /link's find() gave: the most recent wallet, proved or not. */
+export function linkedOf(wallets: readonly PersonWallet[]): LinkedWallet | undefined {
+  const latest = [...wallets].sort(
+    (a, b) => Math.max(b.linkedAt, b.provedAt ?? 0) - Math.max(a.linkedAt, a.provedAt ?? 0),
+  )[0];
+  return latest && { address: latest.address, label: latest.label, linkedAt: latest.linkedAt };
+}
+
+export interface VerifyLinkDbRow {
+  token_hash: string;
+  platform: string;
+  user_id: string;
+  chat_id: string;
+  confirm: string | null;
+  chain: string;
+  created_at: number | string;
+  expires_at: number | string;
+  nonce: string | null;
+  nonce_address: string | null;
+  used_at: number | string | null;
+}
+
+export function verifyLinkOf(row: VerifyLinkDbRow): VerifyLinkRow {
+  return {
+    tokenHash: row.token_hash,
+    platform: row.platform,
+    userId: row.user_id,
+    chatId: row.chat_id,
+    confirm: row.confirm ?? undefined,
+    chain: row.chain,
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+    nonce: row.nonce ?? undefined,
+    nonceAddress: row.nonce_address ?? undefined,
+    usedAt: row.used_at === null ? undefined : Number(row.used_at),
+  };
+}
+
+/** The row of a new link, in the INSERT's column order. */
+export const VERIFY_LINK_COLUMNS =
+  "token_hash, platform, user_id, chat_id, confirm, chain, created_at, expires_at, nonce, nonce_address, used_at";
+
+export function verifyLinkValues(link: VerifyLinkRow): (string | number | null)[] {
+  return [
+    link.tokenHash,
+    link.platform,
+    link.userId,
+    link.chatId,
+    link.confirm ?? null,
+    link.chain,
+    link.createdAt,
+    link.expiresAt,
+    link.nonce ?? null,
+    link.nonceAddress ?? null,
+    link.usedAt ?? null,
+  ];
+}

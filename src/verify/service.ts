@@ -1,0 +1,451 @@
+import { createHash, randomBytes } from "node:crypto";
+import {
+  createPublicClient,
+  getAddress,
+  type Hex,
+  http,
+  isAddress,
+  isHex,
+  type Transport,
+} from "viem";
+import {
+  createSiweMessage,
+  parseSiweMessage,
+  validateSiweMessage,
+  verifySiweMessage,
+} from "viem/siwe";
+import { recoverMessageAddress } from "viem/utils";
+import type { Chain } from "../chains.ts";
+import {
+  type KeyedLimiter,
+  type Limit,
+  type LimiterFactory,
+  RateLimiter,
+} from "../core/rate-limit.ts";
+import type { Logger } from "../log.ts";
+import type { ProvedWallet, Store, VerifyLinkRow } from "../store/types.ts";
+import { MAX_WALLETS_PER_PERSON } from "../store/types.ts";
+import type {
+  VerifiedNotifier,
+  VerifyChallenge,
+  VerifyLink,
+  VerifyOrigin,
+  VerifyPageState,
+  VerifyRefusal,
+  VerifyResult,
+  VerifyService,
+} from "./types.ts";
+
+/** A link lasts this long: long enough to open a wallet app, short enough that a leaked one dies. */
+export const LINK_TTL_MS = 10 * 60_000;
+
+/** Used and expired links are kept this long after expiry, so a late click hears "used"/"expired". */
+export const LINK_KEEP_MS = 24 * 3_600_000;
+
+/**
+ * The limits of the page and the command. Links: a person asking /verify again and again; challenges:
+ * a page (or a script with the link) asking fresh nonces, per link and per address asked about;
+ * proofs: garbage posted at a link (each contract-wallet check costs an RPC call).
+ */
+export const VERIFY_LIMITS = {
+  linksPerPerson: { burst: 5, perMinute: 0.5 },
+  challengesPerLink: { burst: 10, perMinute: 2 },
+  challengesPerAddress: { burst: 10, perMinute: 2 },
+  proofsPerLink: { burst: 10, perMinute: 2 },
+} as const satisfies Record<string, Limit>;
+
+/** Bounds on what the page may post: a SIWE message is a few hundred bytes. */
+const MAX_MESSAGE_CHARS = 4_000;
+/** An ERC-6492 signature carries a factory call: a few KB at most in practice. */
+const MAX_SIGNATURE_CHARS = 20_000;
+/** 65 bytes as hex: an EOA's ECDSA signature (r, s, v). */
+const EOA_SIGNATURE_CHARS = 2 + 65 * 2;
+
+const PLATFORM_NAMES: Record<string, string> = {
+  discord: "Discord",
+  telegram: "Telegram",
+  console: "console",
+};
+
+export interface VerifyServiceDeps {
+  store: Pick<Store, "wallets" | "verifyLinks">;
+  chains: readonly Chain[];
+  /**
+   * Where people reach the page: PUBLIC_URL, else http://127.0.0.1:<the HTTP host's port>. Read at
+   * each link and check, since the port is known only once the host listens.
+   */
+  baseUrl: () => string;
+  /** Shared over Redis when set up, so the limits hold across instances; default: in-process. */
+  limiters?: LimiterFactory | undefined;
+  /** Tells the chat where /verify was asked; its failure is logged, never the person's problem. */
+  notify?: VerifiedNotifier | undefined;
+  /** Wall clock, epoch ms. */
+  now?: () => number;
+  logger: Logger;
+  /** How contract wallets' checks reach a chain's node (default: HTTP to its rpcUrl); for tests. */
+  transport?: (chain: Chain, rpcUrl: string) => Transport;
+  /** The name people see in the message they sign. */
+  botName?: string;
+}
+
+/** The token's hash as stored: a copy of the database cannot open anyone's link. */
+export function tokenHash(token: string): string {
+  return createHash("sha256").update(token).digest("hex");
+}
+
+type Refused = { ok: false; refusal: VerifyRefusal };
+
+const refuse = (code: VerifyRefusal["code"], message: string): Refused => ({
+  ok: false,
+  refusal: { code, message },
+});
+
+const ASK_AGAIN = "Ask /verify in the chat for a new link.";
+
+/** Checks links, makes SIWE challenges and verifies the signed messages (see ./types.ts). */
+export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
+  /** Drops expired links' confirmations and old links; how many links went. */
+  prune(): Promise<number>;
+} {
+  const { store, logger } = deps;
+  const now = deps.now ?? Date.now;
+  const limiter = (scope: string, limit: Limit): KeyedLimiter =>
+    deps.limiters?.(scope, limit) ?? new RateLimiter(limit.burst, limit.perMinute);
+  const limits = {
+    links: limiter("verify-links", VERIFY_LIMITS.linksPerPerson),
+    challengesPerLink: limiter("verify-challenges-link", VERIFY_LIMITS.challengesPerLink),
+    challengesPerAddress: limiter("verify-challenges-address", VERIFY_LIMITS.challengesPerAddress),
+    proofs: limiter("verify-proofs", VERIFY_LIMITS.proofsPerLink),
+  };
+  const chainOf = (id: string) => deps.chains.find((chain) => chain.id === id);
+  const clients = new Map<string, ReturnType<typeof createPublicClient>>();
+  const clientOf = (chain: Chain, rpcUrl: string) => {
+    let client = clients.get(chain.id);
+    if (!client) {
+      client = createPublicClient({
+        transport:
+          deps.transport?.(chain, rpcUrl) ?? http(rpcUrl, { timeout: 10_000, retryCount: 1 }),
+      });
+      clients.set(chain.id, client);
+    }
+    return client;
+  };
+
+  /** PUBLIC_URL's (or the loopback host's) parts the message names and the check compares. */
+  function site() {
+    const base = new URL(deps.baseUrl());
+    const path = base.pathname.replace(/\/+$/, "");
+    return {
+      base: `${base.origin}${path}`,
+      domain: base.host,
+      scheme: base.protocol.replace(/:$/, ""),
+      uri: `${base.origin}${path}/verify`,
+    };
+  }
+
+  async function limited(limit: KeyedLimiter, key: string): Promise<VerifyRefusal | undefined> {
+    const admission = await limit.take(key);
+    if (admission.allowed) return undefined;
+    const minutes = Math.max(1, Math.ceil(admission.waitMs / 60_000));
+    return {
+      code: "rate_limited",
+      message: `Too many tries: wait ${minutes === 1 ? "a minute" : `${minutes} minutes`} and try again.`,
+    };
+  }
+
+  /** The link of a token still open, or why not. */
+  async function openLink(
+    token: string,
+  ): Promise<{ ok: true; link: VerifyLinkRow; chain: Chain & { chainId: number } } | Refused> {
+    if (typeof token !== "string" || !/^[A-Za-z0-9_-]{16,100}$/.test(token))
+      return refuse("unknown_link", `This link is not one the bot made. ${ASK_AGAIN}`);
+    const link = await store.verifyLinks.find(tokenHash(token));
+    if (!link) return refuse("unknown_link", `This link is not one the bot made. ${ASK_AGAIN}`);
+    if (link.usedAt !== undefined)
+      return refuse("used", `This link was already used. ${ASK_AGAIN}`);
+    if (link.expiresAt <= now())
+      return refuse("expired", `This link has expired (links last 10 minutes). ${ASK_AGAIN}`);
+    const chain = chainOf(link.chain);
+    if (chain?.chainId === undefined)
+      return refuse("wrong_chain", `The bot no longer serves ${link.chain}. ${ASK_AGAIN}`);
+    return { ok: true, link, chain: chain as Chain & { chainId: number } };
+  }
+
+  /** Runs a step; a store that cannot be reached is "try again", never a crash of the page. */
+  async function guarded<T>(
+    what: string,
+    step: () => Promise<VerifyResult<T>>,
+  ): Promise<VerifyResult<T>> {
+    try {
+      return await step();
+    } catch (error) {
+      logger.warn({ err: error, what }, "verification step failed");
+      return refuse("unavailable", "The bot cannot check this right now. Try again in a minute.");
+    }
+  }
+
+  return {
+    createLink(origin: VerifyOrigin, chainId: string) {
+      return guarded<{ link: VerifyLink }>("link", async () => {
+        const chain = chainOf(chainId);
+        if (!chain) return refuse("wrong_chain", `The bot does not serve the chain "${chainId}".`);
+        if (chain.chainId === undefined)
+          return refuse(
+            "wrong_chain",
+            `Wallets cannot be proved on ${chain.name}: the bot does not know its chain id.`,
+          );
+        const over = await limited(limits.links, `${origin.platform}:${origin.userId}`);
+        if (over) return { ok: false, refusal: over };
+        const token = randomBytes(32).toString("base64url");
+        const createdAt = now();
+        const expiresAt = createdAt + LINK_TTL_MS;
+        await store.verifyLinks.create({
+          tokenHash: tokenHash(token),
+          platform: origin.platform,
+          userId: origin.userId,
+          chatId: origin.chatId,
+          confirm: origin.confirm,
+          chain: chain.id,
+          createdAt,
+          expiresAt,
+          nonce: undefined,
+          nonceAddress: undefined,
+          usedAt: undefined,
+        });
+        const link: VerifyLink = {
+          url: `${site().base}/verify/${token}`,
+          expiresAt,
+          chain: chain.id,
+        };
+        return { ok: true, link };
+      });
+    },
+
+    open(token: string) {
+      return guarded<{ state: VerifyPageState }>("open", async () => {
+        const opened = await openLink(token);
+        if (!opened.ok) return opened;
+        const state: VerifyPageState = {
+          chain: opened.chain.id,
+          chainName: opened.chain.name,
+          chainId: opened.chain.chainId,
+          expiresAt: opened.link.expiresAt,
+        };
+        return { ok: true, state };
+      });
+    },
+
+    challenge(token: string, address: string) {
+      return guarded<{ challenge: VerifyChallenge }>("challenge", async () => {
+        if (typeof address !== "string" || !isAddress(address, { strict: false }))
+          return refuse("bad_message", "The wallet did not give a valid address.");
+        const opened = await openLink(token);
+        if (!opened.ok) return opened;
+        const { link, chain } = opened;
+        const lower = address.toLowerCase();
+        const over =
+          (await limited(limits.challengesPerLink, link.tokenHash)) ??
+          (await limited(limits.challengesPerAddress, lower));
+        if (over) return { ok: false, refusal: over };
+        const wallets = await store.wallets.list(link.platform, link.userId);
+        if (
+          wallets.length >= MAX_WALLETS_PER_PERSON &&
+          !wallets.some((wallet) => wallet.address === lower)
+        )
+          return tooMany();
+        // node:crypto, not viem's generateSiweNonce (Math.random): 128 bits nobody can predict.
+        const nonce = randomBytes(16).toString("hex");
+        const issuedAt = now();
+        if (!(await store.verifyLinks.setNonce(link.tokenHash, nonce, lower, issuedAt))) {
+          const again = await openLink(token);
+          return again.ok ? refuse("used", `This link was already used. ${ASK_AGAIN}`) : again;
+        }
+        const { domain, scheme, uri } = site();
+        const platform = PLATFORM_NAMES[link.platform] ?? link.platform;
+        const challenge: VerifyChallenge = {
+          message: createSiweMessage({
+            address: getAddress(address),
+            chainId: chain.chainId,
+            domain,
+            scheme,
+            uri,
+            nonce,
+            version: "1",
+            issuedAt: new Date(issuedAt),
+            expirationTime: new Date(link.expiresAt),
+            statement: `Prove to ${deps.botName ?? "the bot"} that you own this wallet, for your ${platform} account. Signing costs nothing and moves no funds.`,
+          }),
+        };
+        return { ok: true, challenge };
+      });
+    },
+
+    prove(token: string, message: string, signature: string) {
+      return guarded<{ address: string; chain: string }>("proof", async () => {
+        const opened = await openLink(token);
+        if (!opened.ok) return opened;
+        const { link, chain } = opened;
+        const over = await limited(limits.proofs, link.tokenHash);
+        if (over) return { ok: false, refusal: over };
+        if (typeof message !== "string" || message.length > MAX_MESSAGE_CHARS)
+          return refuse("bad_message", "This is not the message the bot asked to sign.");
+        if (
+          typeof signature !== "string" ||
+          signature.length > MAX_SIGNATURE_CHARS ||
+          !isHex(signature, { strict: true }) ||
+          signature.length < 4
+        )
+          return refuse("bad_signature", "The wallet's signature is not valid.");
+        if (link.nonce === undefined || link.nonceAddress === undefined)
+          return refuse(
+            "stale_nonce",
+            "This message was not asked for here. Press Connect wallet again.",
+          );
+        const parsed = parseSiweMessage(message);
+        const expected = site();
+        if (!parsed.address || !parsed.nonce || parsed.chainId === undefined)
+          return refuse("bad_message", "This is not the message the bot asked to sign.");
+        if (
+          parsed.domain !== expected.domain ||
+          parsed.uri !== expected.uri ||
+          (parsed.scheme ?? "https") !== expected.scheme
+        )
+          return refuse(
+            "wrong_domain",
+            `This message is for another site: only messages for ${expected.domain} are accepted here.`,
+          );
+        if (parsed.chainId !== chain.chainId)
+          return refuse(
+            "wrong_chain",
+            `This message is for chain ${parsed.chainId}, not ${chain.name} (${chain.chainId}).`,
+          );
+        if (parsed.nonce !== link.nonce)
+          return refuse(
+            "stale_nonce",
+            "This message was already used or replaced by a newer one. Press Connect wallet again.",
+          );
+        if (parsed.address.toLowerCase() !== link.nonceAddress)
+          return refuse("bad_message", "This is not the message the bot asked to sign.");
+        const at = now();
+        if (parsed.expirationTime && parsed.expirationTime.getTime() <= at)
+          return refuse("expired", `This message has expired. ${ASK_AGAIN}`);
+        const { domain, scheme, nonce } = { ...expected, nonce: link.nonce };
+        if (!validateSiweMessage({ message: parsed, domain, nonce, time: new Date(at) }))
+          return refuse("bad_message", "This is not the message the bot asked to sign.");
+        const address = getAddress(parsed.address);
+        const kind = await signer(chain, address, message, signature, {
+          domain,
+          nonce,
+          scheme,
+          at,
+        });
+        if (kind !== "eoa" && kind !== "contract") return { ok: false, refusal: kind };
+        const proved: ProvedWallet = {
+          platform: link.platform,
+          userId: link.userId,
+          address: address.toLowerCase(),
+          chain: chain.id,
+          label: address,
+          message,
+          signature,
+          provedAt: at,
+        };
+        const kept = await store.verifyLinks.complete(link.tokenHash, nonce, proved, at);
+        if (kept === "used") return refuse("used", `This link was already used. ${ASK_AGAIN}`);
+        if (kept === "full") return tooMany();
+        logger.info(
+          { platform: link.platform, chain: chain.id, kind, updated: kept === "updated" },
+          "wallet proved",
+        );
+        const origin: VerifyOrigin = {
+          platform: link.platform as VerifyOrigin["platform"],
+          userId: link.userId,
+          chatId: link.chatId,
+          ...(link.confirm !== undefined ? { confirm: link.confirm } : {}),
+        };
+        // Not awaited: the page says Verified at once, whatever the chat platform's delay.
+        deps
+          .notify?.({ origin, address, chain: chain.id, kind })
+          .catch((error) =>
+            logger.warn({ err: error }, "could not confirm a proved wallet in its chat"),
+          );
+        return { ok: true, address, chain: chain.id };
+      });
+    },
+
+    prune() {
+      const at = now();
+      return store.verifyLinks.prune(at, at - LINK_KEEP_MS);
+    },
+  };
+
+  /**
+   * Who signed: the address's own key (an EOA, checked here with no node), else a contract wallet
+   * asked over the chain's RPC (ERC-1271, or ERC-6492 when not deployed yet); or why not.
+   */
+  async function signer(
+    chain: Chain,
+    address: `0x${string}`,
+    message: string,
+    signature: Hex,
+    check: { domain: string; nonce: string; scheme: string; at: number },
+  ): Promise<"eoa" | "contract" | VerifyRefusal> {
+    const ecdsa = signature.length === EOA_SIGNATURE_CHARS;
+    if (ecdsa) {
+      try {
+        const recovered = await recoverMessageAddress({ message, signature });
+        if (recovered.toLowerCase() === address.toLowerCase()) return "eoa";
+      } catch {
+        // Not a valid ECDSA signature: perhaps a contract wallet's, asked below.
+      }
+    }
+    if (chain.rpcUrl === undefined) {
+      if (ecdsa)
+        return {
+          code: "bad_signature",
+          message: `This signature was not made by the key of ${address}. (If it is a smart-contract wallet, the bot needs an RPC URL for ${chain.name} to check it.)`,
+        };
+      return {
+        code: "contract_wallet_needs_rpc",
+        message: `This wallet type (a smart-contract wallet) can be checked only when the bot has an RPC URL for ${chain.name}: ask the bot's operator to set rpcUrl for ${chain.id} in CHAINS.`,
+      };
+    }
+    try {
+      const valid = await verifySiweMessage(clientOf(chain, chain.rpcUrl), {
+        message,
+        signature,
+        address,
+        domain: check.domain,
+        nonce: check.nonce,
+        time: new Date(check.at),
+      });
+      if (valid) return "contract";
+    } catch (error) {
+      logger.warn(
+        { err: redactedRpcError(error), chain: chain.id },
+        "could not check a contract wallet's signature",
+      );
+      return {
+        code: "unavailable",
+        message: `The bot could not reach ${chain.name} to check this wallet. Try again in a minute.`,
+      };
+    }
+    return { code: "bad_signature", message: `This signature was not made by ${address}.` };
+  }
+
+  function tooMany() {
+    return refuse(
+      "too_many_wallets",
+      `You already have ${MAX_WALLETS_PER_PERSON} wallets: forget one with /unlink first.`,
+    );
+  }
+}
+
+/** An RPC error without its URL (an RPC URL often holds an API key). */
+function redactedRpcError(error: unknown): string {
+  const text =
+    error instanceof Error
+      ? ((error as { shortMessage?: string }).shortMessage ?? error.name)
+      : "error";
+  return text.replace(/https?:\/\/\S+/g, "<rpc url>");
+}
