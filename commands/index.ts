@@ -22,6 +22,7 @@ import unlink from "./unlink.ts";
 import unsubscribe from "./unsubscribe.ts";
 import verify from "./verify.ts";
 import wallet from "./wallet.ts";
+import wallets from "./wallets.ts";
 import walletstats from "./walletstats.ts";
 import watch from "./watch.ts";
 import whois from "./whois.ts";
@@ -48,9 +49,10 @@ export function allCommands(): AnyCommand[] {
     subscriptions,
     digest,
     watch,
+    verify,
+    wallets,
     report,
     reports,
-    verify,
     link,
     unlink,
     settings,

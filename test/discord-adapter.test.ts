@@ -6,6 +6,7 @@ import { defineCommand } from "../src/core/command.ts";
 import { silentLogger } from "../src/log.ts";
 import { DISCORD_LIMITS } from "../src/render/discord.ts";
 import {
+  DEFAULT_USER,
   type FakeDiscord,
   MEMBER_PERMISSIONS,
   type RecordedRequest,
@@ -219,7 +220,13 @@ describe("errors and refusals are ephemeral", () => {
 
 describe("spam reports", () => {
   it("a /wallet button asks privately, and Confirm updates that private message to 'Reported by'", async () => {
-    const answer = await slash("wallet", { wallet: t.sim.fixtures.wallet, spam: "exclude" });
+    // The person's own wallet, proved: reports are made for no other.
+    const { address } = await t.prove({
+      platform: "discord",
+      user: { id: DEFAULT_USER.id, name: "tester" },
+    });
+    t.sim.giveNft(address);
+    const answer = await slash("wallet", { wallet: address, spam: "exclude" });
     const rows = bodyData(answer).components as {
       components: { custom_id: string; label: string }[];
     }[];

@@ -16,6 +16,7 @@ import { type Logger, silentLogger } from "../src/log.ts";
 import type { UpdateDedup } from "../src/store/types.ts";
 import { SourceUpdateDedup } from "../src/store/updates.ts";
 import {
+  DEFAULT_USER,
   type FakeDiscord,
   MEMBER_PERMISSIONS,
   PERMISSION,
@@ -465,9 +466,13 @@ describe("commands, buttons and autocomplete on the runtime", () => {
   });
 
   it("buttons: a private prompt (type 4, ephemeral), then Confirm updates it in place (type 7)", async () => {
-    const answer = await post(
-      fake.slashCommand("wallet", { wallet: t.sim.fixtures.wallet, spam: "exclude" }),
-    );
+    // The person's own wallet, proved: reports are made for no other.
+    const { address } = await t.prove({
+      platform: "discord",
+      user: { id: DEFAULT_USER.id, name: "tester" },
+    });
+    t.sim.giveNft(address);
+    const answer = await post(fake.slashCommand("wallet", { wallet: address, spam: "exclude" }));
     const spam = buttonsOf(answer).find((b) => b.label === "Spam #1");
     const prompt = await post(fake.buttonClick(spam?.custom_id ?? ""));
     expect(prompt.body).toMatchObject({ type: 4, data: { flags: 64 } });

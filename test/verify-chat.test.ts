@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
 import { DiscordAdapter } from "../src/adapters/discord/index.ts";
@@ -17,12 +18,10 @@ import {
   INTERACTIONS_PATH,
 } from "../src/adapters/discord-http/index.ts";
 import type { TelegramAdapter } from "../src/adapters/telegram/index.ts";
-import type { ChatAdapter } from "../src/adapters/types.ts";
 import { HttpHost } from "../src/http/host.ts";
 import { silentLogger } from "../src/log.ts";
 import { SourceUpdateDedup } from "../src/store/updates.ts";
-import { adaptersNotifier } from "../src/verify/notice.ts";
-import type { VerifyOrigin, VerifyService } from "../src/verify/types.ts";
+import { tokenHash } from "../src/verify/service.ts";
 import { type FakeDiscord, type RecordedRequest, startFakeDiscord } from "./fakes/discord/index.ts";
 import {
   type FakeTelegram,
@@ -32,56 +31,42 @@ import {
   startFakeTelegram,
   user,
 } from "./fakes/telegram/index.ts";
-import { freePort, type RuntimeSetup, startRuntime } from "./helpers.ts";
+import {
+  freePort,
+  proveWithLink,
+  type RuntimeSetup,
+  startRuntime,
+  verifyToken,
+} from "./helpers.ts";
 import { telegramAdapterFor } from "./telegram-helpers.ts";
 
-const ADDRESS = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
-
-/** A stand-in of the service: it records the links asked for and proves whatever it is told. */
-function recordingService(): VerifyService & {
-  origins: { origin: VerifyOrigin; chain: string }[];
-} {
-  const origins: { origin: VerifyOrigin; chain: string }[] = [];
-  return {
-    origins,
-    async createLink(origin, chain) {
-      origins.push({ origin, chain });
-      return {
-        ok: true,
-        link: {
-          url: `http://127.0.0.1:9/verify/token${origins.length}`,
-          expiresAt: Date.now() + 600_000,
-          chain,
-        },
-      };
-    },
-    open: async () => ({ ok: false, refusal: { code: "unknown_link", message: "unknown" } }),
-    challenge: async () => ({ ok: false, refusal: { code: "unknown_link", message: "unknown" } }),
-    prove: async () => ({ ok: false, refusal: { code: "unknown_link", message: "unknown" } }),
-  };
-}
-
 let t: RuntimeSetup;
-let service: ReturnType<typeof recordingService>;
 
-/** A proof for the person's latest link: the service tells the chat through the adapters. */
-async function prove(adapters: ChatAdapter[]): Promise<void> {
-  const last = service.origins.at(-1);
-  if (!last) throw new Error("no link was made");
-  await adaptersNotifier(
-    adapters,
-    silentLogger(),
-  )({
-    origin: last.origin,
-    address: ADDRESS,
-    chain: last.chain,
-    kind: "eoa",
-  });
+/** The link a reply gives (Telegram's HTML, Discord's markdown, the console's line). */
+function linkIn(text: string): string {
+  const url = /http:\/\/127\.0\.0\.1:9\/verify\/[A-Za-z0-9_-]+/.exec(text)?.[0];
+  if (!url) throw new Error(`no link in: ${text}`);
+  return url;
 }
+
+/** The link as stored: who it is for, the chat to tell, and how. */
+async function stored(url: string) {
+  const row = await t.store.verifyLinks.find(tokenHash(verifyToken(url)));
+  if (!row) throw new Error("link not stored");
+  return row;
+}
+
+/** Every link made so far. */
+function linkCount(): number {
+  return (t.db.prepare("SELECT count(*) AS n FROM verify_links").get() as { n: number }).n;
+}
+
+/** The page's part: the link's challenge signed by a local key, and the proof. */
+const account = privateKeyToAccount(generatePrivateKey());
+const ADDRESS = account.address;
 
 beforeEach(async () => {
-  service = recordingService();
-  t = await startRuntime({}, {}, [], { verify: service });
+  t = await startRuntime();
 });
 
 afterEach(async () => {
@@ -132,19 +117,20 @@ describe("/verify on Telegram", () => {
       ],
     });
     // Nothing was made for the group: the link is made in the private chat.
-    expect(service.origins).toEqual([]);
+    expect(linkCount()).toBe(0);
   });
 
   it("/start verify_<chain> in the private chat (the button's) gives the link there", async () => {
     const answer = await ask(dm, "/start verify_ethereum");
     expect(answer.params.chat_id).toBe(alice.id);
-    expect(String(answer.params.text)).toContain("http://127.0.0.1:9/verify/token1");
-    expect(service.origins).toEqual([
-      {
-        origin: { platform: "telegram", userId: "1001", chatId: "1001" },
-        chain: "ethereum",
-      },
-    ]);
+    const link = await stored(linkIn(String(answer.params.text)));
+    expect(link).toMatchObject({
+      platform: "telegram",
+      userId: "1001",
+      chatId: "1001",
+      chain: "ethereum",
+      confirm: undefined,
+    });
   });
 
   it("a /start payload of no command, or /start in a group, runs no /verify", async () => {
@@ -152,13 +138,14 @@ describe("/verify on Telegram", () => {
     expect(String(other.params.text)).toContain("There is no /start command");
     const inGroup = await ask(group, "/start verify_ethereum");
     expect(String(inGroup.params.text)).toContain("There is no /start command");
-    expect(service.origins).toEqual([]);
+    expect(linkCount()).toBe(0);
   });
 
   it("confirms a proved wallet in the private chat /verify was asked in", async () => {
-    await ask(dm, "/verify");
+    t.onVerified = adapter.notifyVerified;
+    const answer = await ask(dm, "/verify");
     const before = fake.sent.length;
-    await prove([adapter]);
+    await proveWithLink(t.verify, linkIn(String(answer.params.text)), account);
     const told = await fake.waitFor(
       (call) => call.seq > before && call.ok && call.method === "sendMessage",
       10_000,
@@ -204,15 +191,16 @@ describe("/verify on Discord", () => {
       const interaction = fake.sendInteraction(fake.slashCommand("verify"));
       const answer = await fake.waitForCallback(interaction, 10_000);
       expect(dataOf(answer).flags).toBe(64);
-      expect(textOf(answer)).toContain("http://127.0.0.1:9/verify/token1");
-      const origin = service.origins[0]?.origin;
-      expect(origin).toMatchObject({ platform: "discord", chatId: fake.channelId });
+      const url = linkIn(textOf(answer));
+      const link = await stored(url);
+      expect(link).toMatchObject({ platform: "discord", chatId: fake.channelId });
       // The confirmation rides on this interaction's webhook: its application id and token.
-      expect(JSON.parse(origin?.confirm ?? "{}")).toEqual({
+      expect(JSON.parse(link.confirm ?? "{}")).toEqual({
         application: fake.applicationId,
         token: interaction.token,
       });
-      await prove([adapter]);
+      t.onVerified = adapter.notifyVerified;
+      await proveWithLink(t.verify, url, account);
       const told = await fake.waitForFollowUp(interaction, 10_000);
       expect(dataOf(told).flags).toBe(64);
       expect(textOf(told)).toContain(ADDRESS);
@@ -249,8 +237,8 @@ describe("/verify on Discord", () => {
       expect(delivery.status).toBe(200);
       const answer = delivery.callback as RecordedRequest;
       expect(dataOf(answer).flags).toBe(64);
-      expect(textOf(answer)).toContain("http://127.0.0.1:9/verify/token1");
-      await prove([adapter]);
+      t.onVerified = adapter.notifyVerified;
+      await proveWithLink(t.verify, linkIn(textOf(answer)), account);
       const told = await fake.waitForFollowUp(payload, 10_000);
       expect(dataOf(told).flags).toBe(64);
       expect(textOf(told)).toContain(ADDRESS);
@@ -279,13 +267,14 @@ describe("/verify on the console", () => {
     });
     try {
       await adapter.handleLine("/verify");
-      expect(printed).toContain("http://127.0.0.1:9/verify/token1");
-      expect(service.origins[0]?.origin).toEqual({
+      const url = linkIn(printed);
+      expect(await stored(url)).toMatchObject({
         platform: "console",
         userId: "console-user",
         chatId: "console",
       });
-      await prove([adapter]);
+      t.onVerified = adapter.notifyVerified;
+      await proveWithLink(t.verify, url, account);
       expect(printed).toContain(`Wallet verified`);
       expect(printed).toContain(ADDRESS);
     } finally {
