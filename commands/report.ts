@@ -194,8 +194,8 @@ export default defineCommand({
     }),
   },
   examples: [
-    "/report spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 1 vitalik.eth",
-    "/report not_spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D vitalik.eth",
+    "/report spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 1",
+    "/report not_spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
   ],
   requiresPerson: true,
   // Reports teach the spam classifier: none on a chain without one (buttons included).

@@ -15,7 +15,7 @@ export default defineCommand({
     }),
   },
   chainless: true,
-  examples: ["/unlink all", "/unlink 0x70997970C51812dc3A010C7d01b50e0d17dc79C8"],
+  examples: ["/unlink 0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "/unlink all"],
   requiresPerson: true,
   async run(ctx, { wallet }) {
     const { platform, user } = ctx.invocation;

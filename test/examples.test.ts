@@ -16,6 +16,7 @@ import type { OutcomeEvent } from "../src/core/outcome.ts";
 import { silentLogger } from "../src/log.ts";
 import { CAST_COLLECTIONS } from "../src/simulator/index.ts";
 import { DOC_PAGES } from "./doc-pages.ts";
+import { proveWithLink } from "./helpers.ts";
 
 const COMMANDS = allCommands();
 const EXAMPLES = COMMANDS.flatMap((command) =>
@@ -112,6 +113,20 @@ async function expectData(line: string, command: string) {
   expect(answer.text).not.toMatch(MARKED);
   for (const pattern of NO_DATA) expect(answer.text).not.toMatch(pattern);
   expect(answer.text).not.toMatch(INNER_WORDS);
+  return answer;
+}
+
+/**
+ * /verify prints a link to the bot's page; the person opens it and signs with their wallet (here
+ * a key of the test's, as the page's wallet would), so the examples after it (/wallets, /report,
+ * /unlink) have a proved wallet to show, report for and forget.
+ */
+async function exampleOf(line: string, command: string) {
+  const answer = await expectData(line, command);
+  if (command !== "verify") return;
+  const link = /http:\/\/127\.0\.0\.1:\d+\/verify\/[A-Za-z0-9_-]+/.exec(answer.text)?.[0];
+  expect(link, answer.text).toBeDefined();
+  await proveWithLink((main as ConsoleBot).bot.verify, link as string);
 }
 
 beforeAll(async () => {
@@ -129,7 +144,7 @@ describe("every /help example on the embedded simulator", () => {
   });
 
   // In /help's order, in one chat, as a person trying them one after another would.
-  it.each(EXAMPLES)("%s", expectData);
+  it.each(EXAMPLES)("%s", exampleOf);
 });
 
 describe("the famous collections on the embedded simulator", () => {
@@ -139,7 +154,7 @@ describe("the famous collections on the embedded simulator", () => {
     ),
   );
 
-  it.each(lines)("%s", expectData);
+  it.each(lines)("%s", exampleOf);
 });
 
 /**
