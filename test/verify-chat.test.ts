@@ -32,6 +32,7 @@ import {
   user,
 } from "./fakes/telegram/index.ts";
 import {
+  capturingLogger,
   freePort,
   proveWithLink,
   type RuntimeSetup,
@@ -133,7 +134,10 @@ describe("/verify on Telegram", () => {
     });
   });
 
-  it("a /start payload of no command, or /start in a group, runs no /verify", async () => {
+  it("a /start payload of no command, or /start in a group, runs no /verify; Start alone is /help", async () => {
+    const help = String((await ask(dm, "/start")).params.text);
+    expect(help).toContain("/whois");
+    expect(help).toContain("/verify");
     const other = await ask(dm, "/start verify_<x>");
     expect(String(other.params.text)).toContain("There is no /start command");
     const inGroup = await ask(group, "/start verify_ethereum");
@@ -209,12 +213,13 @@ describe("/verify on Discord", () => {
     }
   });
 
-  it("HTTP interactions: the same, the confirmation through REST", async () => {
+  it("HTTP interactions: the same, the confirmation through REST; none once the token is gone, and it is never logged", async () => {
+    const { logger, lines } = capturingLogger();
     const adapter = new DiscordHttpAdapter({
       token: fake.token,
       publicKey: fake.publicKey,
       runtime: t.runtime,
-      logger: silentLogger(),
+      logger,
       apiUrl: fake.apiBase,
       guildId: fake.guildId,
       registerOnStart: true,
@@ -242,6 +247,32 @@ describe("/verify on Discord", () => {
       const told = await fake.waitForFollowUp(payload, 10_000);
       expect(dataOf(told).flags).toBe(64);
       expect(textOf(told)).toContain(ADDRESS);
+      // A token Discord no longer knows (15 minutes on): nothing is sent, nothing fails, and the
+      // token (a key to post in that channel) is not in the log.
+      const gone = "aW50ZXJhY3Rpb246MTIzNDU2Nzg5OmdvbmU";
+      const before = fake.requests.length;
+      await adapter.notifyVerified({
+        origin: {
+          platform: "discord",
+          userId: "1",
+          chatId: fake.channelId,
+          confirm: JSON.stringify({ application: fake.applicationId, token: gone }),
+        },
+        address: ADDRESS,
+        chain: "ethereum",
+        kind: "eoa",
+      });
+      expect(fake.requests.slice(before).map((request) => request.status)).toEqual([404]);
+      expect(lines.join("")).toContain("discord private follow-up not sent");
+      expect(lines.join("")).not.toContain(gone);
+      // No confirm at all (a link asked elsewhere): nothing is tried.
+      await adapter.notifyVerified({
+        origin: { platform: "discord", userId: "1", chatId: fake.channelId },
+        address: ADDRESS,
+        chain: "ethereum",
+        kind: "eoa",
+      });
+      expect(fake.requests.length).toBe(before + 1);
     } finally {
       await host.close();
       await adapter.stop();

@@ -46,9 +46,11 @@ export function startLink(botUsername: string, payload: string): string {
 
 /**
  * A `/start` payload as the command it stands for: `verify_<chain>` (from /verify's group
- * button) is `/verify <chain>`. Anything else is no command.
+ * button) is `/verify <chain>`; none (a person opening the chat and pressing Start) is /help.
+ * Anything else is no command.
  */
 export function startCommand(payload: string): { name: string; args: string } | undefined {
+  if (payload.trim() === "") return { name: "help", args: "" };
   const verify = /^verify(?:_([a-z0-9-]{1,32}))?$/.exec(payload.trim());
   // By name: a bot of one chain takes its chain option only so.
   if (!verify) return undefined;
