@@ -576,6 +576,8 @@ export function secretsOf(config: Config): string[] {
   return [
     config.api.apiKey,
     ...config.chains.map((chain) => chain.apiKey),
+    // An RPC provider's URL carries its key (https://…/v2/<key>).
+    ...config.chains.map((chain) => chain.rpcUrl),
     config.discord.token,
     config.telegram.token,
     config.telegram.webhook?.secret,

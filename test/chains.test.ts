@@ -118,6 +118,33 @@ describe("CHAINS", () => {
     expect(error).not.toContain("12345678");
   });
 
+  it("an RPC URL per chain for contract wallets' proofs (/verify): optional, redacted, never quoted", () => {
+    const config = parseConfig({
+      CHAINS:
+        '[{"id":"ethereum","baseUrl":"https://e.example.com","rpcUrl":"https://rpc.example.com/v2/rpc-key-123/"},{"id":"zora","name":"Zora","symbol":"ETH","explorer":"https://explorer.zora.energy","baseUrl":"https://z.example.com","chainId":7777777}]',
+    });
+    expect(config.chains.map((c) => [c.id, c.chainId, c.rpcUrl])).toEqual([
+      ["ethereum", 1, "https://rpc.example.com/v2/rpc-key-123"],
+      ["zora", 7777777, undefined],
+    ]);
+    expect(secretsOf(config)).toContain("https://rpc.example.com/v2/rpc-key-123");
+    // An unknown chain without its chain id serves everything but /verify.
+    expect(
+      parseChains(
+        '[{"id":"zora","name":"Zora","symbol":"ETH","explorer":"https://z.example"}]',
+        undefined,
+      )[0]?.chainId,
+    ).toBeUndefined();
+    const error = configError({
+      CHAINS: '[{"id":"base","baseUrl":"https://b.example.com","rpcUrl":"wss://rpc-key-456"}]',
+    });
+    expect(error).toMatch(/chain 1, field rpcUrl: must be an http\(s\) URL/);
+    expect(error).not.toContain("rpc-key-456");
+    expect(configError({ CHAINS: '[{"id":"base","chainId":-1}]' })).toMatch(
+      /chain 1, field chainId/,
+    );
+  });
+
   it("parseChains keeps the order given: the first is the default", () => {
     expect(
       parseChains("polygon=https://p.example.com,ethereum=https://e.example.com", undefined).map(

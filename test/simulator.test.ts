@@ -1,3 +1,4 @@
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   BUILT_CONTRACTS_MIN_AGE_SEC,
@@ -10,6 +11,7 @@ import {
   CAST_AIRDROP,
   CAST_COLLECTIONS,
   type Contract,
+  DEMO_WALLET,
   type EnsEntityJson,
   type FinancialStatsJson,
   type NftJson,
@@ -827,6 +829,28 @@ describe("the cast of well-known names", () => {
     expect(byOwner.json.tokens.length).toBeGreaterThan(0);
     const nick = await call<Nfts>(sim, "/wallets/v1beta2/nick.eth/nfts");
     expect(nick.json.nfts.length).toBeGreaterThan(0);
+  });
+
+  it("13, 18: the demo wallet's published key is its address's, and it holds BAYC, Azuki and Pudgy Penguins", async () => {
+    expect(privateKeyToAccount(DEMO_WALLET.privateKey).address).toBe(DEMO_WALLET.address);
+    const held = await call<Nfts>(sim, `/wallets/v1beta2/${DEMO_WALLET.address}/nfts`);
+    expect(
+      held.json.nfts.map((item) => [item.nft.contractAddress, item.nft.tokenId]).sort(),
+    ).toEqual(
+      [
+        [address("BAYC"), "7495"],
+        [address("AZUKI"), "9605"],
+        [address("PPG"), "6873"],
+      ].sort(),
+    );
+    const profile = await call<{ aggregatedBehaviors: AggregatedBehaviorJson[] }>(
+      sim,
+      "/audiences/v1beta1/behaviors/by_wallets",
+      { body: { walletAddresses: [DEMO_WALLET.address] } },
+    );
+    expect(profile.json.aggregatedBehaviors.map((item) => item.behavior)).toEqual([
+      "BEHAVIOR_COLLECTOR",
+    ]);
   });
 });
 

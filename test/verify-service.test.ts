@@ -1,10 +1,13 @@
+import { getAddress, hashMessage, serializeErc6492Signature } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { parseSiweMessage } from "viem/siwe";
-import { describe, expect, it } from "vitest";
+import { createSiweMessage, parseSiweMessage } from "viem/siwe";
+import { afterEach, describe, expect, it } from "vitest";
 import { parseChains } from "../src/chains.ts";
 import { silentLogger } from "../src/log.ts";
+import type { Store } from "../src/store/types.ts";
 import { createVerifyService, LINK_TTL_MS, tokenHash } from "../src/verify/service.ts";
 import type { VerifiedNotice, VerifyOrigin } from "../src/verify/types.ts";
+import { FakeChainNode } from "./fakes/chain-rpc.ts";
 import { postgresAvailable } from "./services.ts";
 import { backends } from "./store/backends.ts";
 import { useStore } from "./store/use-store.ts";
@@ -16,7 +19,10 @@ const ALICE: VerifyOrigin = {
   chatId: "c1",
   confirm: "app:tok",
 };
-const _BOB: VerifyOrigin = { platform: "telegram", userId: "bob", chatId: "42" };
+const BOB: VerifyOrigin = { platform: "telegram", userId: "bob", chatId: "42" };
+
+const refusalOf = (result: { ok: boolean; refusal?: { code: string } }) =>
+  result.ok ? "ok" : result.refusal?.code;
 
 /** The token at the end of a link's URL. */
 const tokenOf = (url: string) => url.slice(url.lastIndexOf("/") + 1);
@@ -27,8 +33,8 @@ for (const backend of backends) {
     () => {
       const fresh = useStore(backend.open);
 
-      async function setup(chainsSetting = "ethereum,base") {
-        const store = await fresh();
+      async function setup(chainsSetting = "ethereum,base", store?: Store) {
+        store ??= await fresh();
         let clock = Date.UTC(2026, 10, 26, 1, 0, 0);
         const notices: VerifiedNotice[] = [];
         const service = createVerifyService({
@@ -71,9 +77,6 @@ for (const backend of backends) {
         if (!asked.ok) throw new Error(asked.refusal.message);
         return asked.challenge.message;
       }
-
-      const refusalOf = (result: { ok: boolean; refusal?: { code: string } }) =>
-        result.ok ? "ok" : result.refusal?.code;
 
       it("proves an EOA's wallet: the link, the SIWE message, the proof kept, the chat told", async () => {
         const { store, service, notices, now } = await setup();
@@ -153,6 +156,331 @@ for (const backend of backends) {
         expect(refusalOf(await service.challenge(token, account.address))).toBe("expired");
         expect(await store.wallets.list("discord", "alice")).toEqual([]);
       });
+
+      /** A message for the link's pending nonce with one field changed, as a forger would. */
+      function forged(message: string, change: Partial<Parameters<typeof createSiweMessage>[0]>) {
+        const fields = parseSiweMessage(message) as Parameters<typeof createSiweMessage>[0];
+        return createSiweMessage({ ...fields, ...change });
+      }
+
+      it("refuses a message for another site or chain, a forged address, a key that is not the address, and garbage: none of them uses the link", async () => {
+        const { store, service } = await setup();
+        const account = privateKeyToAccount(generatePrivateKey());
+        const stranger = privateKeyToAccount(generatePrivateKey());
+        const { token } = await linkFor(service);
+        const message = await messageFor(service, token, account.address);
+        const signed = async (text: string) => account.signMessage({ message: text });
+
+        const otherSite = forged(message, { domain: "evil.example" });
+        expect(refusalOf(await service.prove(token, otherSite, await signed(otherSite)))).toBe(
+          "wrong_domain",
+        );
+        const otherUri = forged(message, { uri: "https://evil.example/verify" });
+        expect(refusalOf(await service.prove(token, otherUri, await signed(otherUri)))).toBe(
+          "wrong_domain",
+        );
+        const otherChain = forged(message, { chainId: 8453 });
+        const wrongChain = await service.prove(token, otherChain, await signed(otherChain));
+        expect(refusalOf(wrongChain)).toBe("wrong_chain");
+        expect(wrongChain.ok ? "" : wrongChain.refusal.message).toContain("Ethereum");
+        // The stranger signs the message made for the account: not the address's key.
+        const byStranger = await service.prove(
+          token,
+          message,
+          await stranger.signMessage({ message }),
+        );
+        expect(refusalOf(byStranger)).toBe("bad_signature");
+        // The stranger puts their own address in the account's challenge.
+        const theirs = forged(message, { address: stranger.address });
+        expect(
+          refusalOf(
+            await service.prove(token, theirs, await stranger.signMessage({ message: theirs })),
+          ),
+        ).toBe("bad_message");
+        expect(refusalOf(await service.prove(token, "hello", await signed("hello")))).toBe(
+          "bad_message",
+        );
+        expect(refusalOf(await service.prove(token, message, "0xzz"))).toBe("bad_signature");
+        expect(refusalOf(await service.prove(token, "x".repeat(50_000), "0x00"))).toBe(
+          "bad_message",
+        );
+        expect(await store.wallets.list("discord", "alice")).toEqual([]);
+        // The pending nonce survived all that: the real proof still works.
+        expect(refusalOf(await service.prove(token, message, await signed(message)))).toBe("ok");
+      });
+
+      it("refuses a replayed message: one replaced by a newer challenge, or one proved on another link", async () => {
+        const { store, service } = await setup();
+        const account = privateKeyToAccount(generatePrivateKey());
+        const first = await linkFor(service);
+        const older = await messageFor(service, first.token, account.address);
+        const newer = await messageFor(service, first.token, account.address);
+        expect(
+          refusalOf(
+            await service.prove(first.token, older, await account.signMessage({ message: older })),
+          ),
+        ).toBe("stale_nonce");
+        const newerSignature = await account.signMessage({ message: newer });
+        expect(refusalOf(await service.prove(first.token, newer, newerSignature))).toBe("ok");
+        // A second link of the same person: the proved message and signature do not open it.
+        const second = await linkFor(service);
+        expect(refusalOf(await service.prove(second.token, newer, newerSignature))).toBe(
+          "stale_nonce",
+        );
+        await messageFor(service, second.token, account.address);
+        expect(refusalOf(await service.prove(second.token, newer, newerSignature))).toBe(
+          "stale_nonce",
+        );
+        expect(await store.wallets.list("discord", "alice")).toHaveLength(1);
+      });
+
+      it("keeps a wallet for the link's person only: another person's link proves nothing for them", async () => {
+        const { store, service, notices } = await setup();
+        const account = privateKeyToAccount(generatePrivateKey());
+        const alices = await linkFor(service, ALICE);
+        await linkFor(service, BOB, "base");
+        const message = await messageFor(service, alices.token, account.address);
+        expect(message).toContain("Discord account");
+        await service.prove(alices.token, message, await account.signMessage({ message }));
+        expect(await store.wallets.list("telegram", "bob")).toEqual([]);
+        expect(await store.wallets.list("discord", "alice")).toHaveLength(1);
+        await expect.poll(() => notices.map((notice) => notice.origin.userId)).toEqual(["alice"]);
+      });
+
+      it("a store that fails is 'try again' in plain words, never a crash", async () => {
+        const { store } = await setup();
+        const failing = {
+          ...store,
+          verifyLinks: {
+            ...store.verifyLinks,
+            find: async () => {
+              throw new Error("connection terminated");
+            },
+          },
+        };
+        const service = createVerifyService({
+          store: failing,
+          chains: parseChains("ethereum", undefined),
+          baseUrl: () => BASE,
+          logger: silentLogger(),
+        });
+        const answer = await service.open("A".repeat(43));
+        expect(answer).toEqual({
+          ok: false,
+          refusal: {
+            code: "unavailable",
+            message: "The bot cannot check this right now. Try again in a minute.",
+          },
+        });
+      });
+
+      it("refuses a chain the bot does not serve", async () => {
+        const { service } = await setup();
+        expect(refusalOf(await service.createLink(ALICE, "solana"))).toBe("wrong_chain");
+      });
+
+      it("refuses an 11th wallet before anything is signed, and takes a wallet already kept again", async () => {
+        const { store, service, now } = await setup();
+        for (let i = 0; i < 10; i++)
+          await store.wallets.addProved({
+            platform: "discord",
+            userId: "alice",
+            address: `0x${String(i).padStart(40, "0")}`,
+            chain: "ethereum",
+            label: `w${i}`,
+            message: "m",
+            signature: "0x",
+            provedAt: now() - 1000 + i,
+          });
+        const account = privateKeyToAccount(generatePrivateKey());
+        const { token } = await linkFor(service);
+        const refused = await service.challenge(token, account.address);
+        expect(refusalOf(refused)).toBe("too_many_wallets");
+        expect(refused.ok ? "" : refused.refusal.message).toContain("/unlink");
+        // A wallet among the 10: proving it again replaces its proof.
+        await store.wallets.remove("discord", "alice", `0x${"0".repeat(40)}`);
+        await store.wallets.addProved({
+          platform: "discord",
+          userId: "alice",
+          address: account.address.toLowerCase(),
+          chain: "base",
+          label: "old",
+          message: "m",
+          signature: "0x",
+          provedAt: 1,
+        });
+        const message = await messageFor(service, token, account.address);
+        expect(
+          refusalOf(await service.prove(token, message, await account.signMessage({ message }))),
+        ).toBe("ok");
+        const wallets = await store.wallets.list("discord", "alice");
+        expect(wallets).toHaveLength(10);
+        expect(wallets[0]).toMatchObject({
+          address: account.address.toLowerCase(),
+          chain: "ethereum",
+          provedAt: now(),
+        });
+      });
+
+      it("limits links per person, challenges per link and per address, and proofs per link", async () => {
+        const { service } = await setup();
+        const made = [];
+        for (let i = 0; i < 6; i++)
+          made.push(refusalOf(await service.createLink(ALICE, "ethereum")));
+        expect(made).toEqual(["ok", "ok", "ok", "ok", "ok", "rate_limited"]);
+        // Another person is not held back by Alice's tries.
+        expect(refusalOf(await service.createLink(BOB, "ethereum"))).toBe("ok");
+
+        const account = privateKeyToAccount(generatePrivateKey());
+        const { token } = await linkFor(service, BOB);
+        const asked = [];
+        for (let i = 0; i < 11; i++)
+          asked.push(refusalOf(await service.challenge(token, account.address)));
+        expect(asked.slice(0, 10).every((code) => code === "ok")).toBe(true);
+        const over = await service.challenge(token, account.address);
+        expect(refusalOf(over)).toBe("rate_limited");
+        expect(over.ok ? "" : over.refusal.message).toMatch(/wait .*minute/);
+
+        // The address's own limit holds across links (a script opening links for one address).
+        const other = await linkFor(service, { ...BOB, userId: "carol" });
+        expect(refusalOf(await service.challenge(other.token, account.address))).toBe(
+          "rate_limited",
+        );
+
+        const proofs = [];
+        for (let i = 0; i < 11; i++)
+          proofs.push(refusalOf(await service.prove(other.token, "garbage", "0x00")));
+        expect(proofs.at(-1)).toBe("rate_limited");
+      });
+
+      it("a contract wallet's signature without an RPC URL: says which setting it needs", async () => {
+        const { service } = await setup();
+        const owner = privateKeyToAccount(generatePrivateKey());
+        const smart = "0x1111111111111111111111111111111111111111";
+        const { token } = await linkFor(service);
+        const message = await messageFor(service, token, smart);
+        // Not deployed yet (ERC-6492): the signature is wrapped with its factory's call.
+        const wrapped = serializeErc6492Signature({
+          address: "0x2222222222222222222222222222222222222222",
+          data: "0xdeadbeef",
+          signature: await owner.sign({ hash: hashMessage(message) }),
+        });
+        const refused = await service.prove(token, message, wrapped);
+        expect(refusalOf(refused)).toBe("contract_wallet_needs_rpc");
+        expect(refused.ok ? "" : refused.refusal.message).toMatch(/rpcUrl for ethereum in CHAINS/);
+        // A deployed one's plain signature (by its owner's key) cannot be told from a stranger's.
+        const plain = await service.prove(
+          token,
+          message,
+          await owner.sign({ hash: hashMessage(message) }),
+        );
+        expect(refusalOf(plain)).toBe("bad_signature");
+        expect(plain.ok ? "" : plain.refusal.message).toContain("smart-contract wallet");
+      });
     },
   );
 }
+
+describe("verify service: contract wallets, checked over the chain's RPC", () => {
+  const fresh = useStore((backends[0] as (typeof backends)[0]).open);
+  const nodes: FakeChainNode[] = [];
+  afterEach(async () => {
+    for (const node of nodes.splice(0)) await node.close();
+  });
+
+  async function withNode() {
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const wallet = "0x3333333333333333333333333333333333333333";
+    const node = await new FakeChainNode(1, wallet, owner.address).start();
+    nodes.push(node);
+    const store = await fresh();
+    const notices: VerifiedNotice[] = [];
+    const service = createVerifyService({
+      store,
+      chains: parseChains(JSON.stringify([{ id: "ethereum", rpcUrl: node.url }]), undefined),
+      baseUrl: () => BASE,
+      logger: silentLogger(),
+      notify: async (notice) => {
+        notices.push(notice);
+      },
+    });
+    const made = await service.createLink(ALICE, "ethereum");
+    if (!made.ok) throw new Error(made.refusal.message);
+    const token = tokenOf(made.link.url);
+    const asked = await service.challenge(token, wallet);
+    if (!asked.ok) throw new Error(asked.refusal.message);
+    return {
+      owner,
+      wallet,
+      node,
+      store,
+      service,
+      token,
+      message: asked.challenge.message,
+      notices,
+    };
+  }
+
+  it("proves a deployed contract wallet (ERC-1271): the node's isValidSignature says yes", async () => {
+    const { owner, wallet, node, store, service, token, message, notices } = await withNode();
+    const signature = await owner.sign({ hash: hashMessage(message) });
+    const proved = await service.prove(token, message, signature);
+    expect(proved).toEqual({ ok: true, address: getAddress(wallet), chain: "ethereum" });
+    expect(node.asked).toEqual([hashMessage(message)]);
+    expect((await store.wallets.list("discord", "alice"))[0]?.address).toBe(wallet);
+    await expect.poll(() => notices[0]?.kind).toBe("contract");
+  });
+
+  it("proves a contract wallet not deployed yet (ERC-6492)", async () => {
+    const { owner, node, service, token, message } = await withNode();
+    const signature = serializeErc6492Signature({
+      address: "0x2222222222222222222222222222222222222222",
+      data: "0xdeadbeef",
+      signature: await owner.sign({ hash: hashMessage(message) }),
+    });
+    expect(refusalOf(await service.prove(token, message, signature))).toBe("ok");
+    expect(node.asked).toEqual([hashMessage(message)]);
+  });
+
+  it("refuses what the wallet's isValidSignature refuses, and a node that is down is 'try again', using nothing up", async () => {
+    const { owner, node, store, service, token, message } = await withNode();
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const byStranger = await service.prove(
+      token,
+      message,
+      await stranger.sign({ hash: hashMessage(message) }),
+    );
+    expect(refusalOf(byStranger)).toBe("bad_signature");
+    expect(node.asked).toHaveLength(1);
+    node.down();
+    const signature = await owner.sign({ hash: hashMessage(message) });
+    const unavailable = await service.prove(token, message, signature);
+    expect(refusalOf(unavailable)).toBe("unavailable");
+    expect(unavailable.ok ? "" : unavailable.refusal.message).not.toContain("127.0.0.1");
+    expect(await store.wallets.list("discord", "alice")).toEqual([]);
+    expect((await store.verifyLinks.find(tokenHash(token)))?.usedAt).toBeUndefined();
+  });
+
+  it("a node over its quota (a JSON-RPC error that is no revert) is 'try again' too", async () => {
+    const { owner, node, service, token, message } = await withNode();
+    node.overQuota();
+    const answer = await service.prove(
+      token,
+      message,
+      await owner.sign({ hash: hashMessage(message) }),
+    );
+    expect(refusalOf(answer)).toBe("unavailable");
+  });
+
+  it("checks an EOA without asking the node", async () => {
+    const { node, service, token } = await withNode();
+    const account = privateKeyToAccount(generatePrivateKey());
+    const asked = await service.challenge(token, account.address);
+    if (!asked.ok) throw new Error(asked.refusal.message);
+    const { message } = asked.challenge;
+    expect(
+      refusalOf(await service.prove(token, message, await account.signMessage({ message }))),
+    ).toBe("ok");
+    expect(node.methods).toEqual([]);
+  });
+});

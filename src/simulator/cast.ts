@@ -194,6 +194,40 @@ export const CAST_WALLETS: readonly CastWallet[] = [
   },
 ];
 
+/**
+ * The simulator's demo wallet (issue 27): a fixed private key, published here and in the README,
+ * whose address holds a few of the cast's NFTs in every simulated chain, so a newcomer can import
+ * it into a browser wallet and try /verify end to end. FOR THE SIMULATOR ONLY: NEVER SEND REAL
+ * FUNDS TO IT (anyone can read this key, and bots sweep known keys at once). The key is
+ * keccak256 of "nft-bot simulator demo wallet: never send real funds to it".
+ */
+export const DEMO_WALLET = {
+  privateKey: "0xe333386643ec8b08882bc421a0065fcf9653f6d7cbb189f0e7033a02fce152f7",
+  address: "0xEC3111Cb30983AC4545f576b2793cA163fE0294B",
+} as const;
+
+/** The demo wallet as the world shows it (no names: it is nobody's). */
+export const DEMO_CAST: CastWallet = {
+  address: DEMO_WALLET.address,
+  names: [],
+  behavior: "BEHAVIOR_COLLECTOR",
+  scores: {
+    experience: "SCORE_MED",
+    holding: "SCORE_HIGH",
+    selling: "SCORE_LOW",
+    taste: "SCORE_HIGH",
+    automation: "SCORE_VERY_LOW",
+    spendIntent: "SCORE_MED",
+    influence: "SCORE_LOW",
+  },
+  firstSeen: "2022-03-14",
+  purchasesCount: 9,
+  purchasesVolumeEth: 41.5,
+  holdingSpanAvgDays: 210.5,
+  daysSinceLastPurchase: 20,
+  holds: { BAYC: [7495], AZUKI: [9605], PPG: [6873] },
+};
+
 /** The spam airdrop vitalik.eth received (and about a hundred other wallets). */
 export const CAST_AIRDROP = {
   name: "🎁 ETH Airdrop Pass: claim at eth-drop.example",
@@ -324,6 +358,15 @@ export function addCast(
     }
     assignOwners(owning, contract, pool, (position) => forced.get(position));
   }
+  // The demo wallet's tokens are given after the draws (not as forced owners, which skip one):
+  // the rest of the world is the same as without it.
+  const demo = castWallet(DEMO_CAST, firstIndex + people.length, anchorSec);
+  world.wallets.push(demo);
+  for (const { spec, contract } of collections)
+    for (const id of DEMO_CAST.holds[spec.symbol] ?? []) {
+      const token = contract.tokens[id - spec.firstId];
+      if (token) token.owners = [{ wallet: demo, token, quantity: 1 }];
+    }
   const recipient = people.find(({ spec }) => spec.address === CAST_AIRDROP.recipient)?.wallet;
   assignOwners(owning, airdrop, eligible, (position) => (position === 0 ? recipient : undefined));
 

@@ -42,6 +42,7 @@ export {
   CAST_WALLETS,
   type CastCollection,
   type CastWallet,
+  DEMO_WALLET,
   NICK,
   VITALIK,
 } from "./cast.ts";

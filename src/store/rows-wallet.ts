@@ -1,5 +1,56 @@
 import type { LinkedWallet, PersonWallet, VerifyLinkRow } from "./types.ts";
 
+/**
+ * The migration that brought proved wallets (issue 27; SQLite's 17, PostgreSQL's 10), the same on
+ * both but for the type of times. Fixed once released, like every migration.
+ */
+export function provedWalletsMigration(time: "INTEGER" | "BIGINT"): string {
+  return `
+  CREATE TABLE wallets (
+    platform TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    address TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    label TEXT NOT NULL,
+    proved_at ${time},
+    message TEXT,
+    signature TEXT,
+    linked_at ${time} NOT NULL,
+    PRIMARY KEY (platform, user_id, address)
+  );
+  INSERT INTO wallets (platform, user_id, address, chain, label, proved_at, message, signature, linked_at)
+    SELECT platform, user_id, lower(address), '', label, NULL, NULL, NULL, linked_at FROM linked_wallets;
+  DROP TABLE linked_wallets;
+  CREATE TABLE verify_links (
+    token_hash TEXT PRIMARY KEY,
+    platform TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    confirm TEXT,
+    chain TEXT NOT NULL,
+    created_at ${time} NOT NULL,
+    expires_at ${time} NOT NULL,
+    nonce TEXT,
+    nonce_address TEXT,
+    used_at ${time}
+  );
+  CREATE INDEX verify_links_expires ON verify_links (expires_at);
+  `;
+}
+
+/** Thrown inside a transaction to roll it back when the person has too many wallets. */
+export class WalletsFull extends Error {}
+
+/** A link's completion, "full" when it threw WalletsFull (and so changed nothing). */
+export async function unlessFull<T>(run: () => T | Promise<T>): Promise<T | "full"> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof WalletsFull) return "full";
+    throw error;
+  }
+}
+
 /** A wallets row as either backend returns it (PostgreSQL's BIGINT comes back as a string). */
 export interface WalletRow {
   address: string;

@@ -6,6 +6,7 @@ import {
   http,
   isAddress,
   isHex,
+  RpcRequestError,
   type Transport,
 } from "viem";
 import {
@@ -118,17 +119,29 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
     proofs: limiter("verify-proofs", VERIFY_LIMITS.proofsPerLink),
   };
   const chainOf = (id: string) => deps.chains.find((chain) => chain.id === id);
-  const clients = new Map<string, ReturnType<typeof createPublicClient>>();
-  const clientOf = (chain: Chain, rpcUrl: string) => {
-    let client = clients.get(chain.id);
-    if (!client) {
-      client = createPublicClient({
-        transport:
-          deps.transport?.(chain, rpcUrl) ?? http(rpcUrl, { timeout: 10_000, retryCount: 1 }),
-      });
-      clients.set(chain.id, client);
-    }
-    return client;
+  /**
+   * A client for one check of a contract wallet, and whether its node failed to answer. viem's
+   * verifyHash reads any failed eth_call as "not valid": an outage (HTTP error, timeout, refused
+   * connection, a provider's quota error) must not tell a person their own signature is wrong, so
+   * the transport notes every failure but a revert (the wallet's own "no").
+   */
+  const checkClient = (chain: Chain, rpcUrl: string) => {
+    const inner =
+      deps.transport?.(chain, rpcUrl) ?? http(rpcUrl, { timeout: 10_000, retryCount: 1 });
+    const seen: { outage: unknown } = { outage: undefined };
+    const noting: Transport = (options) => {
+      const made = inner(options);
+      const request = (async (args: Parameters<typeof made.request>[0]) => {
+        try {
+          return await made.request(args);
+        } catch (error) {
+          if (!isRevert(error)) seen.outage = error;
+          throw error;
+        }
+      }) as typeof made.request;
+      return { ...made, request };
+    };
+    return { client: createPublicClient({ transport: noting }), seen };
   };
 
   /** PUBLIC_URL's (or the loopback host's) parts the message names and the check compares. */
@@ -410,8 +423,19 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
         message: `This wallet type (a smart-contract wallet) can be checked only when the bot has an RPC URL for ${chain.name}: ask the bot's operator to set rpcUrl for ${chain.id} in CHAINS.`,
       };
     }
+    const { client, seen } = checkClient(chain, chain.rpcUrl);
+    const outage = () => {
+      logger.warn(
+        { err: redactedRpcError(seen.outage), chain: chain.id },
+        "could not check a contract wallet's signature",
+      );
+      return {
+        code: "unavailable",
+        message: `The bot could not reach ${chain.name} to check this wallet. Try again in a minute.`,
+      } as const;
+    };
     try {
-      const valid = await verifySiweMessage(clientOf(chain, chain.rpcUrl), {
+      const valid = await verifySiweMessage(client, {
         message,
         signature,
         address,
@@ -421,15 +445,10 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
       });
       if (valid) return "contract";
     } catch (error) {
-      logger.warn(
-        { err: redactedRpcError(error), chain: chain.id },
-        "could not check a contract wallet's signature",
-      );
-      return {
-        code: "unavailable",
-        message: `The bot could not reach ${chain.name} to check this wallet. Try again in a minute.`,
-      };
+      seen.outage ??= error;
+      return outage();
     }
+    if (seen.outage !== undefined) return outage();
     return { code: "bad_signature", message: `This signature was not made by ${address}.` };
   }
 
@@ -439,6 +458,12 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
       `You already have ${MAX_WALLETS_PER_PERSON} wallets: forget one with /unlink first.`,
     );
   }
+}
+
+/** A JSON-RPC "execution reverted" (code 3, or a node's -32000 saying so): the contract said no. */
+function isRevert(error: unknown): boolean {
+  if (!(error instanceof RpcRequestError)) return false;
+  return error.code === 3 || /revert/i.test(error.details);
 }
 
 /** An RPC error without its URL (an RPC URL often holds an API key). */

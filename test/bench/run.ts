@@ -7,6 +7,7 @@ import { benchSlowBodies } from "./http.bench.ts";
 import { benchProcess } from "./process.bench.ts";
 import { markdownTable } from "./report.ts";
 import { benchColdNft, benchDispatch } from "./runtime.bench.ts";
+import { benchVerify } from "./verify.bench.ts";
 
 /**
  * Runs every benchmark in one process, prints the figures and writes bench-results.md. Names after
@@ -36,6 +37,11 @@ async function main(): Promise<void> {
       () => benchDispatch(true),
     ],
     ["charts", "Charts (800x400 PNG)", benchCharts],
+    [
+      "verify",
+      "Proving a wallet (/verify), the server's part: link, open, challenge, proof",
+      benchVerify,
+    ],
     [
       "http-slow-bodies",
       "HTTP host: 1,500 connections each stalling 1 byte short of a 256 KiB Discord interaction (compiled bot)",

@@ -10,6 +10,7 @@ import { outboxContract } from "./outbox.contract.ts";
 import { reportsContract } from "./reports.contract.ts";
 import { subscriptionsContract } from "./subscriptions.contract.ts";
 import { updatesContract } from "./updates.contract.ts";
+import { walletsContract } from "./wallets.contract.ts";
 import { watchesContract } from "./watches.contract.ts";
 
 /** Every store contract against PostgreSQL, each store in a schema of its own. */
@@ -25,5 +26,6 @@ for (const backend of backends.filter((b) => b.name === "postgres")) {
     chatSettingsContract(backend.open);
     digestsContract(backend.open);
     watchesContract(backend.open);
+    walletsContract(backend.open);
   });
 }

@@ -9,6 +9,7 @@ import { outboxContract } from "./outbox.contract.ts";
 import { reportsContract } from "./reports.contract.ts";
 import { subscriptionsContract } from "./subscriptions.contract.ts";
 import { updatesContract } from "./updates.contract.ts";
+import { walletsContract } from "./wallets.contract.ts";
 import { watchesContract } from "./watches.contract.ts";
 
 /** Every store contract against SQLite in a temp directory. */
@@ -24,5 +25,6 @@ for (const backend of backends.filter((b) => b.name === "sqlite")) {
     chatSettingsContract(backend.open);
     digestsContract(backend.open);
     watchesContract(backend.open);
+    walletsContract(backend.open);
   });
 }

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { StartupError } from "../../errors.ts";
+import { provedWalletsMigration } from "../rows-wallet.ts";
 
 /**
  * The PostgreSQL schema, in numbered migrations applied in order at start. Migration 1 is what the
@@ -270,37 +271,7 @@ const MIGRATIONS: readonly string[] = [
   // 10: proved wallets (as SQLite's 17; issue 27): up to 10 per person, each with the signed message and signature
   // that prove it; the wallets linked before (on the person's word) are kept as not proved
   // (proved_at NULL, no chain). And the one-time /verify links: only the token's SHA-256.
-  `
-  CREATE TABLE wallets (
-    platform TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    address TEXT NOT NULL,
-    chain TEXT NOT NULL,
-    label TEXT NOT NULL,
-    proved_at BIGINT,
-    message TEXT,
-    signature TEXT,
-    linked_at BIGINT NOT NULL,
-    PRIMARY KEY (platform, user_id, address)
-  );
-  INSERT INTO wallets (platform, user_id, address, chain, label, proved_at, message, signature, linked_at)
-    SELECT platform, user_id, lower(address), '', label, NULL, NULL, NULL, linked_at FROM linked_wallets;
-  DROP TABLE linked_wallets;
-  CREATE TABLE verify_links (
-    token_hash TEXT PRIMARY KEY,
-    platform TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    confirm TEXT,
-    chain TEXT NOT NULL,
-    created_at BIGINT NOT NULL,
-    expires_at BIGINT NOT NULL,
-    nonce TEXT,
-    nonce_address TEXT,
-    used_at BIGINT
-  );
-  CREATE INDEX verify_links_expires ON verify_links (expires_at);
-  `,
+  provedWalletsMigration("BIGINT"),
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

@@ -1,5 +1,6 @@
 import {
   linkedOf,
+  unlessFull,
   VERIFY_LINK_COLUMNS,
   type VerifyLinkDbRow,
   verifyLinkOf,
@@ -7,6 +8,7 @@ import {
   WALLET_COLUMNS,
   WALLET_ORDER,
   type WalletRow,
+  WalletsFull,
   walletOf,
 } from "../rows-wallet.ts";
 import {
@@ -162,8 +164,8 @@ export class PgVerifyLinkStore implements VerifyLinkStore {
     wallet: ProvedWallet,
     now: number,
   ): Promise<"added" | "updated" | "used" | "full"> {
-    try {
-      return await this.db.tx(async (client) => {
+    return unlessFull(() =>
+      this.db.tx(async (client): Promise<"added" | "updated" | "used"> => {
         const used = await client.query(
           `UPDATE verify_links SET used_at = $1, confirm = NULL
            WHERE token_hash = $2 AND used_at IS NULL AND nonce = $3 AND expires_at > $1`,
@@ -172,13 +174,10 @@ export class PgVerifyLinkStore implements VerifyLinkStore {
         if ((used.rowCount ?? 0) === 0) return "used";
         const kept = await keepProved(client, wallet);
         // Throwing rolls the link's use back: a person with too many wallets keeps the link.
-        if (kept === "full") throw new FullError();
+        if (kept === "full") throw new WalletsFull();
         return kept;
-      });
-    } catch (error) {
-      if (error instanceof FullError) return "full";
-      throw error;
-    }
+      }),
+    );
   }
 
   async prune(now: number, before: number): Promise<number> {
@@ -192,5 +191,3 @@ export class PgVerifyLinkStore implements VerifyLinkStore {
     });
   }
 }
-
-class FullError extends Error {}

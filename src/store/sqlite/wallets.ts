@@ -1,5 +1,6 @@
 import {
   linkedOf,
+  unlessFull,
   VERIFY_LINK_COLUMNS,
   type VerifyLinkDbRow,
   verifyLinkOf,
@@ -7,6 +8,7 @@ import {
   WALLET_COLUMNS,
   WALLET_ORDER,
   type WalletRow,
+  WalletsFull,
   walletOf,
 } from "../rows-wallet.ts";
 import {
@@ -165,7 +167,7 @@ export class SqliteVerifyLinkStore implements VerifyLinkStore {
     now: number,
   ): Promise<"added" | "updated" | "used" | "full"> {
     const db = this.db;
-    const run = db.transaction((): "added" | "updated" | "used" | "full" => {
+    const run = db.transaction((): "added" | "updated" | "used" => {
       const used = db
         .prepare(
           `UPDATE verify_links SET used_at = ?, confirm = NULL
@@ -175,15 +177,10 @@ export class SqliteVerifyLinkStore implements VerifyLinkStore {
       if (used.changes === 0) return "used";
       const kept = keepProved(db, wallet);
       // Throwing rolls the link's use back: a person with too many wallets keeps the link.
-      if (kept === "full") throw new FullError();
+      if (kept === "full") throw new WalletsFull();
       return kept;
     });
-    try {
-      return run.immediate();
-    } catch (error) {
-      if (error instanceof FullError) return "full";
-      throw error;
-    }
+    return unlessFull(() => run.immediate());
   }
 
   async prune(now: number, before: number): Promise<number> {
@@ -198,5 +195,3 @@ export class SqliteVerifyLinkStore implements VerifyLinkStore {
       .immediate();
   }
 }
-
-class FullError extends Error {}

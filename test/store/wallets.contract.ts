@@ -1,0 +1,152 @@
+import { describe, expect, it } from "vitest";
+import type { ProvedWallet, VerifyLinkRow } from "../../src/store/types.ts";
+import type { OpenStore } from "./backends.ts";
+import { useStore } from "./use-store.ts";
+
+const proved = (
+  address: string,
+  provedAt: number,
+  more: Partial<ProvedWallet> = {},
+): ProvedWallet => ({
+  platform: "discord",
+  userId: "u1",
+  address,
+  chain: "ethereum",
+  label: address,
+  message: `message for ${address}`,
+  signature: "0xabcdef",
+  provedAt,
+  ...more,
+});
+
+const aLink = (more: Partial<VerifyLinkRow> = {}): VerifyLinkRow => ({
+  tokenHash: "h1",
+  platform: "discord",
+  userId: "u1",
+  chatId: "c1",
+  confirm: "app:token",
+  chain: "ethereum",
+  createdAt: 1_000,
+  expiresAt: 601_000,
+  nonce: undefined,
+  nonceAddress: undefined,
+  usedAt: undefined,
+  ...more,
+});
+
+const address = (i: number) => `0x${String(i).padStart(40, "0")}`;
+
+export function walletsContract(open: OpenStore): void {
+  describe("proved wallets and verify links", () => {
+    const fresh = useStore(open);
+
+    it("keeps up to 10 wallets a person, the most recently proved first; the 11th changes nothing", async () => {
+      const { wallets } = await fresh();
+      for (let i = 0; i < 10; i++)
+        expect(await wallets.addProved(proved(address(i), 100 + i))).toBe("added");
+      expect(await wallets.addProved(proved(address(10), 500))).toBe("full");
+      const kept = await wallets.list("discord", "u1");
+      expect(kept.map((w) => w.address)).toEqual(
+        Array.from({ length: 10 }, (_, i) => address(9 - i)),
+      );
+      expect(kept[0]).toEqual({
+        address: address(9),
+        chain: "ethereum",
+        label: address(9),
+        provedAt: 109,
+        linkedAt: 109,
+      });
+      // Proving one of them again replaces its proof; another person is not counted.
+      expect(await wallets.addProved(proved(address(0), 600, { chain: "base" }))).toBe("updated");
+      expect((await wallets.list("discord", "u1"))[0]).toMatchObject({
+        address: address(0),
+        chain: "base",
+        provedAt: 600,
+      });
+      expect(await wallets.addProved(proved(address(10), 500, { userId: "u2" }))).toBe("added");
+      expect(await wallets.addProved(proved(address(10), 500, { platform: "telegram" }))).toBe(
+        "added",
+      );
+    });
+
+    it("two proofs at once never make an 11th", async () => {
+      const { wallets } = await fresh();
+      for (let i = 0; i < 9; i++) await wallets.addProved(proved(address(i), i));
+      const results = await Promise.all(
+        [20, 21, 22, 23].map((i) => wallets.addProved(proved(address(i), 100 + i))),
+      );
+      expect(results.filter((r) => r === "added")).toHaveLength(1);
+      expect(await wallets.list("discord", "u1")).toHaveLength(10);
+    });
+
+    it("reports use the most recently proved wallet, never a not proved one; remove forgets one or all", async () => {
+      const { wallets } = await fresh();
+      await wallets.link("discord", "u1", "0xAA", "a.eth", 1_000);
+      expect(await wallets.reportWallet("discord", "u1")).toBeUndefined();
+      expect(await wallets.list("discord", "u1")).toEqual([
+        { address: "0xaa", chain: "", label: "a.eth", provedAt: undefined, linkedAt: 1_000 },
+      ]);
+      await wallets.addProved(proved("0xbb", 10));
+      await wallets.addProved(proved("0xcc", 20));
+      expect((await wallets.reportWallet("discord", "u1"))?.address).toBe("0xcc");
+      expect((await wallets.list("discord", "u1")).map((w) => w.address)).toEqual([
+        "0xcc",
+        "0xbb",
+        "0xaa",
+      ]);
+      expect(await wallets.remove("discord", "u1", "0xCC")).toBe(1);
+      expect(await wallets.remove("discord", "u1", "0xcc")).toBe(0);
+      expect((await wallets.reportWallet("discord", "u1"))?.address).toBe("0xbb");
+      expect(await wallets.remove("discord", "u1", "all")).toBe(2);
+      expect(await wallets.list("discord", "u1")).toEqual([]);
+    });
+
+    it("a link is used once, with its pending nonce, before it expires; the confirmation goes with it", async () => {
+      const { verifyLinks, wallets } = await fresh();
+      await verifyLinks.create(aLink());
+      expect(await verifyLinks.find("h1")).toEqual(aLink());
+      expect(await verifyLinks.find("h2")).toBeUndefined();
+      // No nonce yet: nothing to complete.
+      expect(await verifyLinks.complete("h1", "n1", proved("0xaa", 2_000), 2_000)).toBe("used");
+      expect(await verifyLinks.setNonce("h1", "n1", "0xaa", 2_000)).toBe(true);
+      expect(await verifyLinks.setNonce("h1", "n2", "0xaa", 2_000)).toBe(true);
+      // The older nonce was replaced.
+      expect(await verifyLinks.complete("h1", "n1", proved("0xaa", 2_000), 2_000)).toBe("used");
+      expect(await wallets.list("discord", "u1")).toEqual([]);
+      // Not after expiry.
+      expect(await verifyLinks.complete("h1", "n2", proved("0xaa", 601_000), 601_000)).toBe("used");
+      const [a, b] = await Promise.all([
+        verifyLinks.complete("h1", "n2", proved("0xaa", 3_000), 3_000),
+        verifyLinks.complete("h1", "n2", proved("0xbb", 3_000), 3_000),
+      ]);
+      expect([a, b].sort()).toEqual(["added", "used"]);
+      expect(await wallets.list("discord", "u1")).toHaveLength(1);
+      expect(await verifyLinks.find("h1")).toMatchObject({
+        usedAt: 3_000,
+        confirm: undefined,
+        nonce: "n2",
+        nonceAddress: "0xaa",
+      });
+      expect(await verifyLinks.setNonce("h1", "n3", "0xaa", 3_000)).toBe(false);
+    });
+
+    it("a person with 10 wallets keeps the link when the proof cannot be kept", async () => {
+      const { verifyLinks, wallets } = await fresh();
+      for (let i = 0; i < 10; i++) await wallets.addProved(proved(address(i), i));
+      await verifyLinks.create(aLink({ nonce: "n1", nonceAddress: "0xaa" }));
+      expect(await verifyLinks.complete("h1", "n1", proved("0xaa", 2_000), 2_000)).toBe("full");
+      expect((await verifyLinks.find("h1"))?.usedAt).toBeUndefined();
+    });
+
+    it("prune drops expired links' confirmations at once, and the links a day later", async () => {
+      const { verifyLinks } = await fresh();
+      await verifyLinks.create(aLink({ tokenHash: "old", expiresAt: 10 }));
+      await verifyLinks.create(aLink({ tokenHash: "expired", expiresAt: 5_000 }));
+      await verifyLinks.create(aLink({ tokenHash: "open", expiresAt: 9_000 }));
+      expect(await verifyLinks.prune(6_000, 100)).toBe(1);
+      expect(await verifyLinks.find("old")).toBeUndefined();
+      expect((await verifyLinks.find("expired"))?.confirm).toBeUndefined();
+      expect((await verifyLinks.find("open"))?.confirm).toBe("app:token");
+    });
+  });
+}
