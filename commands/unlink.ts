@@ -15,7 +15,8 @@ export default defineCommand({
     }),
   },
   chainless: true,
-  examples: ["/unlink 0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "/unlink all"],
+  // The simulator's demo wallet (src/simulator/README.md), proved by /verify's example.
+  examples: ["/unlink 0xEC3111Cb30983AC4545f576b2793cA163fE0294B", "/unlink all"],
   requiresPerson: true,
   async run(ctx, { wallet }) {
     const { platform, user } = ctx.invocation;

@@ -8,13 +8,14 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allCommands } from "../commands/index.ts";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import type { OutcomeEvent } from "../src/core/outcome.ts";
 import { silentLogger } from "../src/log.ts";
-import { CAST_COLLECTIONS } from "../src/simulator/index.ts";
+import { CAST_COLLECTIONS, DEMO_WALLET } from "../src/simulator/index.ts";
 import { DOC_PAGES } from "./doc-pages.ts";
 import { proveWithLink } from "./helpers.ts";
 
@@ -117,16 +118,20 @@ async function expectData(line: string, command: string) {
 }
 
 /**
- * /verify prints a link to the bot's page; the person opens it and signs with their wallet (here
- * a key of the test's, as the page's wallet would), so the examples after it (/wallets, /report,
- * /unlink) have a proved wallet to show, report for and forget.
+ * /verify prints a link to the bot's page; the newcomer opens it and signs with the simulator's
+ * demo wallet (as the page's wallet would, with its key), so the examples after it (/wallets,
+ * /report, /unlink) have a proved wallet to show, report for and forget.
  */
 async function exampleOf(line: string, command: string) {
   const answer = await expectData(line, command);
   if (command !== "verify") return;
   const link = /http:\/\/127\.0\.0\.1:\d+\/verify\/[A-Za-z0-9_-]+/.exec(answer.text)?.[0];
   expect(link, answer.text).toBeDefined();
-  await proveWithLink((main as ConsoleBot).bot.verify, link as string);
+  await proveWithLink(
+    (main as ConsoleBot).bot.verify,
+    link as string,
+    privateKeyToAccount(DEMO_WALLET.privateKey),
+  );
 }
 
 beforeAll(async () => {
