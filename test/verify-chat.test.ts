@@ -299,6 +299,8 @@ describe("/verify on the console", () => {
     try {
       await adapter.handleLine("/verify");
       const url = linkIn(printed);
+      // Printed once, on a line of its own, to be copied into a wallet's browser.
+      expect(printed.split("\n")).toContain(url);
       expect(await stored(url)).toMatchObject({
         platform: "console",
         userId: "console-user",
@@ -310,6 +312,31 @@ describe("/verify on the console", () => {
       expect(printed).toContain(ADDRESS);
     } finally {
       rmSync(exportDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("/verify [chain]", () => {
+  it("makes the link for the chain asked, else the chat's; a group's button carries it", async () => {
+    const multi = await startRuntime({ CHAINS: "ethereum,base,polygon" });
+    try {
+      const on = async (line: string, who = {}) => {
+        const reply = await multi.say(line, who);
+        const url = /http:\/\/127\.0\.0\.1:9\/verify\/[A-Za-z0-9_-]+/.exec(multi.text(reply))?.[0];
+        if (!url) return multi.text(reply);
+        return (await multi.store.verifyLinks.find(tokenHash(verifyToken(url))))?.chain;
+      };
+      expect(await on("/verify polygon")).toBe("polygon");
+      expect(await on("/verify chain:base")).toBe("base");
+      expect(await on("/verify")).toBe("ethereum");
+      expect(await on("/verify solana")).toMatch(/solana/);
+      // A Telegram group: the button opens the private chat with /start verify_polygon.
+      const button = await multi.say("/verify polygon", {
+        privateStart: (payload) => `https://t.me/TestBot?start=${payload}`,
+      });
+      expect(button.openButton?.url).toBe("https://t.me/TestBot?start=verify_polygon");
+    } finally {
+      await multi.close();
     }
   });
 });

@@ -45,7 +45,12 @@ export function renderConsole(
   if (reply.table && reply.table.rows.length > 0) lines.push("", formatTable(reply.table, 32));
   const links = shownLinks(reply);
   if (links.length > 0) {
-    lines.push(links.map((link) => `${clean(link.label)}: ${clean(link.url)}`).join("\n"));
+    // A link labelled with its own address (one to copy, /verify's) is printed once.
+    const line = (link: { label: string; url: string }) =>
+      clean(link.label) === clean(link.url)
+        ? clean(link.url)
+        : `${clean(link.label)}: ${clean(link.url)}`;
+    lines.push(links.map(line).join("\n"));
   }
   if (reply.image?.kind === "url") lines.push(`Image: ${clean(reply.image.url)}`);
   if (context.picture)
