@@ -5,6 +5,7 @@ import { DiscordAdapter } from "../src/adapters/discord/index.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { silentLogger } from "../src/log.ts";
 import { DISCORD_LIMITS } from "../src/render/discord.ts";
+import { discordAdapterFor } from "./discord-helpers.ts";
 import {
   DEFAULT_USER,
   type FakeDiscord,
@@ -50,14 +51,7 @@ beforeEach(async () => {
   adminRuns = 0;
   t = await startRuntime({}, {}, [hugeCommand, adminCommand]);
   fake = await startFakeDiscord();
-  adapter = new DiscordAdapter({
-    token: fake.token,
-    runtime: t.runtime,
-    logger: silentLogger(),
-    apiUrl: fake.apiBase,
-    guildId: fake.guildId,
-    registerOnStart: true,
-  });
+  adapter = await discordAdapterFor(fake, t.runtime);
   await adapter.start();
 });
 

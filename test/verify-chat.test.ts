@@ -11,17 +11,10 @@ import { PassThrough } from "node:stream";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
-import { DiscordAdapter } from "../src/adapters/discord/index.ts";
-import {
-  DiscordHttpAdapter,
-  INTERACTION_REPLAY_WINDOW_MS,
-  INTERACTIONS_PATH,
-} from "../src/adapters/discord-http/index.ts";
 import type { TelegramAdapter } from "../src/adapters/telegram/index.ts";
-import { HttpHost } from "../src/http/host.ts";
 import { silentLogger } from "../src/log.ts";
-import { SourceUpdateDedup } from "../src/store/updates.ts";
 import { tokenHash } from "../src/verify/service.ts";
+import { discordAdapterFor, serveDiscordHttp } from "./discord-helpers.ts";
 import { type FakeDiscord, type RecordedRequest, startFakeDiscord } from "./fakes/discord/index.ts";
 import {
   type FakeTelegram,
@@ -33,7 +26,6 @@ import {
 } from "./fakes/telegram/index.ts";
 import {
   capturingLogger,
-  freePort,
   proveWithLink,
   type RuntimeSetup,
   startRuntime,
@@ -182,14 +174,7 @@ describe("/verify on Discord", () => {
   });
 
   it("gateway: answers with the link ephemeral, and confirms ephemeral under that interaction", async () => {
-    const adapter = new DiscordAdapter({
-      token: fake.token,
-      runtime: t.runtime,
-      logger: silentLogger(),
-      apiUrl: fake.apiBase,
-      guildId: fake.guildId,
-      registerOnStart: true,
-    });
+    const adapter = await discordAdapterFor(fake, t.runtime);
     await adapter.start();
     try {
       const interaction = fake.sendInteraction(fake.slashCommand("verify"));
@@ -215,30 +200,12 @@ describe("/verify on Discord", () => {
 
   it("HTTP interactions: the same, the confirmation through REST; none once the token is gone, and it is never logged", async () => {
     const { logger, lines } = capturingLogger();
-    const adapter = new DiscordHttpAdapter({
-      token: fake.token,
-      publicKey: fake.publicKey,
-      runtime: t.runtime,
+    const { adapter, host, endpoint } = await serveDiscordHttp(fake, t.runtime, t.store.updates, {
       logger,
-      apiUrl: fake.apiBase,
-      guildId: fake.guildId,
-      registerOnStart: true,
-      interactions: new SourceUpdateDedup(t.store.updates, {
-        source: "discord",
-        windowMs: INTERACTION_REPLAY_WINDOW_MS,
-      }),
     });
-    await adapter.start();
-    const host = new HttpHost(silentLogger());
-    for (const route of adapter.routes) host.mount(route);
-    const port = await freePort();
-    await host.listen(port, "127.0.0.1");
     try {
       const payload = fake.slashCommand("verify");
-      const delivery = await fake.postInteraction(
-        `http://127.0.0.1:${port}${INTERACTIONS_PATH}`,
-        payload,
-      );
+      const delivery = await fake.postInteraction(endpoint, payload);
       expect(delivery.status).toBe(200);
       const answer = delivery.callback as RecordedRequest;
       expect(dataOf(answer).flags).toBe(64);
