@@ -1,21 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import {
-  createPublicClient,
-  getAddress,
-  type Hex,
-  http,
-  isAddress,
-  isHex,
-  RpcRequestError,
-  type Transport,
-} from "viem";
-import {
-  createSiweMessage,
-  parseSiweMessage,
-  validateSiweMessage,
-  verifySiweMessage,
-} from "viem/siwe";
-import { recoverMessageAddress } from "viem/utils";
+import type { Transport } from "viem";
 import type { Chain } from "../chains.ts";
 import {
   type KeyedLimiter,
@@ -59,8 +43,6 @@ export const VERIFY_LIMITS = {
 const MAX_MESSAGE_CHARS = 4_000;
 /** An ERC-6492 signature carries a factory call: a few KB at most in practice. */
 const MAX_SIGNATURE_CHARS = 20_000;
-/** 65 bytes as hex: an EOA's ECDSA signature (r, s, v). */
-const EOA_SIGNATURE_CHARS = 2 + 65 * 2;
 
 const PLATFORM_NAMES: Record<string, string> = {
   discord: "Discord",
@@ -119,29 +101,11 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
     proofs: limiter("verify-proofs", VERIFY_LIMITS.proofsPerLink),
   };
   const chainOf = (id: string) => deps.chains.find((chain) => chain.id === id);
-  /**
-   * A client for one check of a contract wallet, and whether its node failed to answer. viem's
-   * verifyHash reads any failed eth_call as "not valid": an outage (HTTP error, timeout, refused
-   * connection, a provider's quota error) must not tell a person their own signature is wrong, so
-   * the transport notes every failure but a revert (the wallet's own "no").
-   */
-  const checkClient = (chain: Chain, rpcUrl: string) => {
-    const inner =
-      deps.transport?.(chain, rpcUrl) ?? http(rpcUrl, { timeout: 10_000, retryCount: 1 });
-    const seen: { outage: unknown } = { outage: undefined };
-    const noting: Transport = (options) => {
-      const made = inner(options);
-      const request = (async (args: Parameters<typeof made.request>[0]) => {
-        try {
-          return await made.request(args);
-        } catch (error) {
-          if (!isRevert(error)) seen.outage = error;
-          throw error;
-        }
-      }) as typeof made.request;
-      return { ...made, request };
-    };
-    return { client: createPublicClient({ transport: noting }), seen };
+  // viem, loaded with the first challenge (see ./proof.ts).
+  let loaded: Promise<typeof import("./proof.ts")> | undefined;
+  const proof = () => {
+    loaded ??= import("./proof.ts");
+    return loaded;
   };
 
   /** PUBLIC_URL's (or the loopback host's) parts the message names and the check compares. */
@@ -250,8 +214,9 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
 
     challenge(token: string, address: string) {
       return guarded<{ challenge: VerifyChallenge }>("challenge", async () => {
-        if (typeof address !== "string" || !isAddress(address, { strict: false }))
-          return refuse("bad_message", "The wallet did not give a valid address.");
+        const { checksummed, siweMessage } = await proof();
+        const checked = typeof address === "string" ? checksummed(address) : undefined;
+        if (!checked) return refuse("bad_message", "The wallet did not give a valid address.");
         const opened = await openLink(token);
         if (!opened.ok) return opened;
         const { link, chain } = opened;
@@ -276,8 +241,8 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
         const { domain, scheme, uri } = site();
         const platform = PLATFORM_NAMES[link.platform] ?? link.platform;
         const challenge: VerifyChallenge = {
-          message: createSiweMessage({
-            address: getAddress(address),
+          message: siweMessage({
+            address: checked,
             chainId: chain.chainId,
             domain,
             scheme,
@@ -295,6 +260,7 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
 
     prove(token: string, message: string, signature: string) {
       return guarded<{ address: string; chain: string }>("proof", async () => {
+        const { checksummed, isHexBytes, readSiweMessage, siweValid, signerKind } = await proof();
         const opened = await openLink(token);
         if (!opened.ok) return opened;
         const { link, chain } = opened;
@@ -305,8 +271,7 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
         if (
           typeof signature !== "string" ||
           signature.length > MAX_SIGNATURE_CHARS ||
-          !isHex(signature, { strict: true }) ||
-          signature.length < 4
+          !isHexBytes(signature)
         )
           return refuse("bad_signature", "The wallet's signature is not valid.");
         if (link.nonce === undefined || link.nonceAddress === undefined)
@@ -314,7 +279,7 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
             "stale_nonce",
             "This message was not asked for here. Press Connect wallet again.",
           );
-        const parsed = parseSiweMessage(message);
+        const parsed = readSiweMessage(message);
         const expected = site();
         if (!parsed.address || !parsed.nonce || parsed.chainId === undefined)
           return refuse("bad_message", "This is not the message the bot asked to sign.");
@@ -342,15 +307,21 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
         const at = now();
         if (parsed.expirationTime && parsed.expirationTime.getTime() <= at)
           return refuse("expired", `This message has expired. ${ASK_AGAIN}`);
-        const { domain, scheme, nonce } = { ...expected, nonce: link.nonce };
-        if (!validateSiweMessage({ message: parsed, domain, nonce, time: new Date(at) }))
+        const { domain } = expected;
+        const nonce = link.nonce;
+        const address = checksummed(parsed.address);
+        if (!address || !siweValid(parsed, { domain, nonce, at }))
           return refuse("bad_message", "This is not the message the bot asked to sign.");
-        const address = getAddress(parsed.address);
-        const kind = await signer(chain, address, message, signature, {
+        const kind = await signerKind({
+          chain,
+          address,
+          message,
+          signature,
           domain,
           nonce,
-          scheme,
           at,
+          logger,
+          transport: deps.transport,
         });
         if (kind !== "eoa" && kind !== "contract") return { ok: false, refusal: kind };
         const proved: ProvedWallet = {
@@ -392,85 +363,10 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
     },
   };
 
-  /**
-   * Who signed: the address's own key (an EOA, checked here with no node), else a contract wallet
-   * asked over the chain's RPC (ERC-1271, or ERC-6492 when not deployed yet); or why not.
-   */
-  async function signer(
-    chain: Chain,
-    address: `0x${string}`,
-    message: string,
-    signature: Hex,
-    check: { domain: string; nonce: string; scheme: string; at: number },
-  ): Promise<"eoa" | "contract" | VerifyRefusal> {
-    const ecdsa = signature.length === EOA_SIGNATURE_CHARS;
-    if (ecdsa) {
-      try {
-        const recovered = await recoverMessageAddress({ message, signature });
-        if (recovered.toLowerCase() === address.toLowerCase()) return "eoa";
-      } catch {
-        // Not a valid ECDSA signature: perhaps a contract wallet's, asked below.
-      }
-    }
-    if (chain.rpcUrl === undefined) {
-      if (ecdsa)
-        return {
-          code: "bad_signature",
-          message: `This signature was not made by the key of ${address}. (If it is a smart-contract wallet, the bot needs an RPC URL for ${chain.name} to check it.)`,
-        };
-      return {
-        code: "contract_wallet_needs_rpc",
-        message: `This wallet type (a smart-contract wallet) can be checked only when the bot has an RPC URL for ${chain.name}: ask the bot's operator to set rpcUrl for ${chain.id} in CHAINS.`,
-      };
-    }
-    const { client, seen } = checkClient(chain, chain.rpcUrl);
-    const outage = () => {
-      logger.warn(
-        { err: redactedRpcError(seen.outage), chain: chain.id },
-        "could not check a contract wallet's signature",
-      );
-      return {
-        code: "unavailable",
-        message: `The bot could not reach ${chain.name} to check this wallet. Try again in a minute.`,
-      } as const;
-    };
-    try {
-      const valid = await verifySiweMessage(client, {
-        message,
-        signature,
-        address,
-        domain: check.domain,
-        nonce: check.nonce,
-        time: new Date(check.at),
-      });
-      if (valid) return "contract";
-    } catch (error) {
-      seen.outage ??= error;
-      return outage();
-    }
-    if (seen.outage !== undefined) return outage();
-    return { code: "bad_signature", message: `This signature was not made by ${address}.` };
-  }
-
   function tooMany() {
     return refuse(
       "too_many_wallets",
       `You already have ${MAX_WALLETS_PER_PERSON} wallets: forget one with /unlink first.`,
     );
   }
-}
-
-/** A JSON-RPC "execution reverted" (code 3, or a node's -32000 saying so): the contract said no. */
-function isRevert(error: unknown): boolean {
-  if (!(error instanceof RpcRequestError)) return false;
-  return error.code === 3 || /revert/i.test(error.details);
-}
-
-/** An RPC error without its URL (an RPC URL often holds an API key). */
-function redactedRpcError(error: unknown): string {
-  const text =
-    error instanceof Error
-      ? ((error as { shortMessage?: string }).shortMessage ?? error.name)
-      : "error";
-  return text.replace(/https?:\/\/\S+/g, "<rpc url>");
 }
