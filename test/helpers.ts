@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
+import type { PrivateKeyAccount } from "viem/accounts";
 import { allCommands } from "../commands/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { apiClientSettings } from "../src/bot.ts";
@@ -136,8 +136,11 @@ export function verifyToken(url: string): string {
 export async function proveWithLink(
   service: VerifyService,
   url: string,
-  account: PrivateKeyAccount = privateKeyToAccount(generatePrivateKey()),
+  given?: PrivateKeyAccount,
 ): Promise<PrivateKeyAccount> {
+  // viem only in the tests that prove (as the bot loads it only with the first challenge).
+  const { generatePrivateKey, privateKeyToAccount } = await import("viem/accounts");
+  const account = given ?? privateKeyToAccount(generatePrivateKey());
   const token = verifyToken(url);
   const asked = await service.challenge(token, account.address);
   if (!asked.ok) throw new Error(`challenge refused: ${asked.refusal.message}`);
