@@ -20,7 +20,9 @@ import subscriptions from "./subscriptions.ts";
 import top from "./top.ts";
 import unlink from "./unlink.ts";
 import unsubscribe from "./unsubscribe.ts";
+import verify from "./verify.ts";
 import wallet from "./wallet.ts";
+import wallets from "./wallets.ts";
 import walletstats from "./walletstats.ts";
 import watch from "./watch.ts";
 import whois from "./whois.ts";
@@ -47,6 +49,8 @@ export function allCommands(): AnyCommand[] {
     subscriptions,
     digest,
     watch,
+    verify,
+    wallets,
     report,
     reports,
     link,

@@ -1,35 +1,24 @@
-import { isAddressLike } from "../src/api/validate.ts";
 import { defineCommand } from "../src/core/command.ts";
-import { fullAddress } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 
 export default defineCommand({
   name: "link",
-  description: "Link your wallet, so spam reports from alerts and /nft are made for it",
-  help: "Spam is classified per wallet, so a report says which wallet's view is wrong. Under /wallet replies the wallet is known; elsewhere (alerts, /nft) the bot uses the wallet you link here. Only the address is kept, per chat platform.",
+  description: "Linking a wallet on your word is gone: /verify proves one instead",
+  help: "A wallet taken on a person's word let anyone report spam in another's name, so spam reports are now made only for a wallet you proved by signing: use /verify. /wallets lists yours, with those linked before as not proved.",
   options: {
-    wallet: opt.wallet("Your wallet address or ENS name", { required: true }),
+    // Taken and ignored, so `/link 0x…` from habit gets the way to /verify, not a usage error.
+    wallet: opt.string("Ignored: prove your wallet with /verify", {
+      placeholder: "wallet",
+      rest: true,
+    }),
   },
   chainless: true,
-  examples: ["/link vitalik.eth", "/link 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"],
+  examples: ["/link"],
   requiresPerson: true,
-  async run(ctx, { wallet }) {
-    let address: string;
-    let label: string;
-    // The option gives a checksummed address or a normalized ENS name.
-    if (isAddressLike(wallet)) {
-      address = wallet;
-      label = address;
-    } else {
-      const { entity } = await ctx.api.wallets.ensByName(wallet, { signal: ctx.signal });
-      address = fullAddress(entity.resolvedAddress);
-      label = wallet;
-    }
-    const { platform, user } = ctx.invocation;
-    await ctx.store.wallets.link(platform, user.id, address, label, ctx.now().getTime());
+  async run() {
     return {
-      text: `Linked: your reports will be made for ${label === address ? address : `${label} (${address})`}. /unlink removes it.`,
-      tone: "success",
+      text: "Wallets are no longer linked on your word: prove yours with /verify (you sign a message on the bot's page; free, moves nothing). Spam reports are made only for a proved wallet; /wallets lists yours.",
+      tone: "info",
       private: true,
     };
   },

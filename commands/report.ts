@@ -38,20 +38,38 @@ function assertAsker(ctx: CommandContext, payload: ActionPayload): void {
   }
 }
 
-/** The wallet whose view is wrong: the one the message was about, else the person's linked one. */
+/**
+ * The wallet whose view is wrong: one the person proved (the one the message was about, when it
+ * is theirs), else their latest proved one. A report teaches the classifier for that wallet, so
+ * a wallet taken on anyone's word would let two accounts silence a collection for another's.
+ */
 async function walletFor(ctx: CommandContext, given: string | null | undefined): Promise<Address> {
+  const { platform, user } = ctx.invocation;
   if (given) {
-    if (isAddressLike(given)) return parseAddress(given, "wallet address");
-    const { entity } = await ctx.api.wallets.ensByName(parseEnsName(given), { signal: ctx.signal });
-    return parseAddress(entity.resolvedAddress, "wallet address");
-  }
-  const linked = await ctx.store.wallets.find(ctx.invocation.platform, ctx.invocation.user.id);
-  if (!linked) {
+    const address = isAddressLike(given)
+      ? parseAddress(given, "wallet address")
+      : parseAddress(
+          (await ctx.api.wallets.ensByName(parseEnsName(given), { signal: ctx.signal })).entity
+            .resolvedAddress,
+          "wallet address",
+        );
+    const wallets = await ctx.store.wallets.list(platform, user.id);
+    const own = wallets.find((wallet) => wallet.address.toLowerCase() === address.toLowerCase());
+    if (own?.provedAt !== undefined) return address;
     throw new UserError(
-      "Spam is judged per wallet, so a report needs yours: link it with /link <address or name.eth> and try again, or give the wallet after the NFT.",
+      own
+        ? `Reports are made only for a wallet you proved, and ${fullAddress(address)} is not proved: prove it with /verify and try again.`
+        : `Reports are made only for a wallet you proved, and ${fullAddress(address)} is not one of yours: prove it with /verify, or report without a wallet to use yours.`,
     );
   }
-  return parseAddress(linked.address, "wallet address");
+  const proved = await ctx.store.wallets.reportWallet(platform, user.id);
+  if (proved) return parseAddress(proved.address, "wallet address");
+  const unproved = (await ctx.store.wallets.list(platform, user.id))[0];
+  throw new UserError(
+    unproved
+      ? `Reports are made only for a proved wallet, and ${fullAddress(unproved.address)} was linked on your word: prove it with /verify (you sign on the bot's page; free) and try again.`
+      : "Spam is judged per wallet, so a report needs one you proved: prove yours with /verify (you sign on the bot's page; free) and try again.",
+  );
 }
 
 function subject(contract: string, tokenId: string): string {
@@ -159,14 +177,16 @@ export async function submitReport(ctx: CommandContext, target: ReportTarget): P
 export default defineCommand({
   name: "report",
   description: "Report an NFT as spam or not spam for a wallet",
-  help: "Spam is classified per wallet. Give the kind, the NFT (contract and token id, or a link; no token id means the whole collection) and the wallet; without a wallet, your linked one (/link) is used. A note after the NFT (and the wallet, if given) is sent as feedback: a word that is no wallet (no address, name.eth or link) starts the note. The buttons under /wallet, /nft and alerts do the same with a confirmation.",
+  help: "Spam is classified per wallet. Give the kind, the NFT (contract and token id, or a link; no token id means the whole collection) and the wallet, which must be one you proved with /verify; without a wallet, your latest proved one is used. A note after the NFT (and the wallet, if given) is sent as feedback: a word that is no wallet (no address, name.eth or link) starts the note. The buttons under /wallet, /nft and alerts do the same with a confirmation.",
   options: {
     kind: opt.choice("spam or not_spam", KINDS, { required: true, placeholder: "spam|not_spam" }),
     item: opt.nft("Collection (name, symbol, address) or an OpenSea/Etherscan item link", {
       required: true,
     }),
     token_id: opt.tokenId("Token id (leave out for the whole collection)"),
-    wallet: opt.wallet("The wallet whose view is wrong (default: your linked wallet)"),
+    wallet: opt.wallet(
+      "The wallet whose view is wrong, one you proved (default: your latest proved)",
+    ),
     note: opt.string("Feedback for the data service", {
       placeholder: "note…",
       maxLength: 500,
@@ -174,8 +194,8 @@ export default defineCommand({
     }),
   },
   examples: [
-    "/report spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 1 vitalik.eth",
-    "/report not_spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D vitalik.eth",
+    "/report spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 1",
+    "/report not_spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
   ],
   requiresPerson: true,
   // Reports teach the spam classifier: none on a chain without one (buttons included).

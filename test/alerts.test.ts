@@ -421,7 +421,7 @@ describe("delivery", () => {
     expect(
       await t.press(reply.buttons?.[0]?.id ?? "", { chat: { id: "chat-1", kind: "group" } }),
     ).toMatchObject({
-      text: expect.stringMatching(/link it with \/link/),
+      text: expect.stringMatching(/prove yours with \/verify/),
     });
   });
 

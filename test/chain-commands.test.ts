@@ -245,8 +245,10 @@ describe("spam, only on chains with spam detection", () => {
     expect(t.sim.reports).toEqual([]);
 
     const polygon = t.sim.fixturesOf("polygon");
+    // Reports are made for the person's own proved wallet (an address is one on every chain).
+    const { address } = await t.prove({}, undefined, "polygon");
     const made = await sent(() =>
-      t.say(`/report spam ${polygon.collection} 1 ${polygon.wallet} chain:polygon`),
+      t.say(`/report spam ${polygon.collection} 1 ${address} chain:polygon`),
     );
     expect(made.result.tone).not.toBe("warning");
     expect(made.requests.map((request) => request.chain)).toEqual(["polygon"]);
@@ -255,7 +257,8 @@ describe("spam, only on chains with spam detection", () => {
 
   it("a report button keeps its chain through ask and confirm", async () => {
     t = await startRuntime({ CHAINS });
-    const { wallet } = t.sim.fixturesOf("polygon");
+    const { address: wallet } = await t.prove({}, undefined, "polygon");
+    t.sim.giveNft(wallet, "polygon", { spam: false });
     const list = await t.say(`/wallet ${wallet} chain:polygon`);
     const ask = await t.press(button(list, "#1"));
     const confirmed = await sent(() => t.press(button(ask, "Confirm")));

@@ -101,7 +101,7 @@ describe("definitions", () => {
   });
 
   /** Commands whose one-line description says it all: they have no longer help. */
-  const brief = new Set(["help", "reports", "subscriptions", "unlink"]);
+  const brief = new Set(["help", "reports", "subscriptions"]);
 
   // Every command of the registry: a new one is covered without editing a list.
   it.each(allCommands().map((command) => command.name))(

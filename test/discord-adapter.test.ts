@@ -5,7 +5,9 @@ import { DiscordAdapter } from "../src/adapters/discord/index.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { silentLogger } from "../src/log.ts";
 import { DISCORD_LIMITS } from "../src/render/discord.ts";
+import { discordAdapterFor } from "./discord-helpers.ts";
 import {
+  DEFAULT_USER,
   type FakeDiscord,
   MEMBER_PERMISSIONS,
   type RecordedRequest,
@@ -49,14 +51,7 @@ beforeEach(async () => {
   adminRuns = 0;
   t = await startRuntime({}, {}, [hugeCommand, adminCommand]);
   fake = await startFakeDiscord();
-  adapter = new DiscordAdapter({
-    token: fake.token,
-    runtime: t.runtime,
-    logger: silentLogger(),
-    apiUrl: fake.apiBase,
-    guildId: fake.guildId,
-    registerOnStart: true,
-  });
+  adapter = await discordAdapterFor(fake, t.runtime);
   await adapter.start();
 });
 
@@ -219,7 +214,13 @@ describe("errors and refusals are ephemeral", () => {
 
 describe("spam reports", () => {
   it("a /wallet button asks privately, and Confirm updates that private message to 'Reported by'", async () => {
-    const answer = await slash("wallet", { wallet: t.sim.fixtures.wallet, spam: "exclude" });
+    // The person's own wallet, proved: reports are made for no other.
+    const { address } = await t.prove({
+      platform: "discord",
+      user: { id: DEFAULT_USER.id, name: "tester" },
+    });
+    t.sim.giveNft(address);
+    const answer = await slash("wallet", { wallet: address, spam: "exclude" });
     const rows = bodyData(answer).components as {
       components: { custom_id: string; label: string }[];
     }[];

@@ -4,18 +4,16 @@
  * (deferred answers, uploads, alerts) reaches the fake's REST server through @discordjs/rest.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import {
-  DiscordHttpAdapter,
-  INTERACTION_REPLAY_WINDOW_MS,
-  INTERACTIONS_PATH,
-} from "../src/adapters/discord-http/index.ts";
+import { DiscordHttpAdapter, INTERACTIONS_PATH } from "../src/adapters/discord-http/index.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { UserError } from "../src/errors.ts";
 import { HttpHost } from "../src/http/host.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
 import type { UpdateDedup } from "../src/store/types.ts";
 import { SourceUpdateDedup } from "../src/store/updates.ts";
+import { serveDiscordHttp } from "./discord-helpers.ts";
 import {
+  DEFAULT_USER,
   type FakeDiscord,
   MEMBER_PERMISSIONS,
   PERMISSION,
@@ -83,26 +81,7 @@ let endpoint: string;
 async function serve(
   options: { deferAfterMs?: number; logger?: Logger; interactions?: UpdateDedup } = {},
 ): Promise<void> {
-  adapter = new DiscordHttpAdapter({
-    token: fake.token,
-    publicKey: fake.publicKey,
-    runtime: t.runtime,
-    logger: silentLogger(),
-    apiUrl: fake.apiBase,
-    guildId: fake.guildId,
-    registerOnStart: true,
-    interactions: new SourceUpdateDedup(t.store.updates, {
-      source: "discord",
-      windowMs: INTERACTION_REPLAY_WINDOW_MS,
-    }),
-    ...options,
-  });
-  await adapter.start();
-  host = new HttpHost(silentLogger());
-  for (const route of adapter.routes) host.mount(route);
-  const port = await freePort();
-  await host.listen(port, "127.0.0.1");
-  endpoint = `http://127.0.0.1:${port}${INTERACTIONS_PATH}`;
+  ({ adapter, host, endpoint } = await serveDiscordHttp(fake, t.runtime, t.store.updates, options));
 }
 
 beforeEach(async () => {
@@ -465,9 +444,13 @@ describe("commands, buttons and autocomplete on the runtime", () => {
   });
 
   it("buttons: a private prompt (type 4, ephemeral), then Confirm updates it in place (type 7)", async () => {
-    const answer = await post(
-      fake.slashCommand("wallet", { wallet: t.sim.fixtures.wallet, spam: "exclude" }),
-    );
+    // The person's own wallet, proved: reports are made for no other.
+    const { address } = await t.prove({
+      platform: "discord",
+      user: { id: DEFAULT_USER.id, name: "tester" },
+    });
+    t.sim.giveNft(address);
+    const answer = await post(fake.slashCommand("wallet", { wallet: address, spam: "exclude" }));
     const spam = buttonsOf(answer).find((b) => b.label === "Spam #1");
     const prompt = await post(fake.buttonClick(spam?.custom_id ?? ""));
     expect(prompt.body).toMatchObject({ type: 4, data: { flags: 64 } });

@@ -8,14 +8,16 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allCommands } from "../commands/index.ts";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import type { OutcomeEvent } from "../src/core/outcome.ts";
 import { silentLogger } from "../src/log.ts";
-import { CAST_COLLECTIONS } from "../src/simulator/index.ts";
+import { CAST_COLLECTIONS, DEMO_WALLET } from "../src/simulator/index.ts";
 import { DOC_PAGES } from "./doc-pages.ts";
+import { proveWithLink } from "./helpers.ts";
 
 const COMMANDS = allCommands();
 const EXAMPLES = COMMANDS.flatMap((command) =>
@@ -112,6 +114,24 @@ async function expectData(line: string, command: string) {
   expect(answer.text).not.toMatch(MARKED);
   for (const pattern of NO_DATA) expect(answer.text).not.toMatch(pattern);
   expect(answer.text).not.toMatch(INNER_WORDS);
+  return answer;
+}
+
+/**
+ * /verify prints a link to the bot's page; the newcomer opens it and signs with the simulator's
+ * demo wallet (as the page's wallet would, with its key), so the examples after it (/wallets,
+ * /report, /unlink) have a proved wallet to show, report for and forget.
+ */
+async function exampleOf(line: string, command: string) {
+  const answer = await expectData(line, command);
+  if (command !== "verify") return;
+  const link = /http:\/\/127\.0\.0\.1:\d+\/verify\/[A-Za-z0-9_-]+/.exec(answer.text)?.[0];
+  expect(link, answer.text).toBeDefined();
+  await proveWithLink(
+    (main as ConsoleBot).bot.verify,
+    link as string,
+    privateKeyToAccount(DEMO_WALLET.privateKey),
+  );
 }
 
 beforeAll(async () => {
@@ -129,7 +149,7 @@ describe("every /help example on the embedded simulator", () => {
   });
 
   // In /help's order, in one chat, as a person trying them one after another would.
-  it.each(EXAMPLES)("%s", expectData);
+  it.each(EXAMPLES)("%s", exampleOf);
 });
 
 describe("the famous collections on the embedded simulator", () => {
@@ -139,7 +159,7 @@ describe("the famous collections on the embedded simulator", () => {
     ),
   );
 
-  it.each(lines)("%s", expectData);
+  it.each(lines)("%s", exampleOf);
 });
 
 /**

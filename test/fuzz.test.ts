@@ -180,6 +180,7 @@ function telegramShape(messages: TelegramMessage[], problems: string[]): string[
       }
     }
     for (const button of message.replyMarkup?.inline_keyboard.flat() ?? []) {
+      if (!("callback_data" in button)) continue;
       const bytes = Buffer.byteLength(button.callback_data, "utf8");
       if (bytes < 1 || bytes > TELEGRAM_CALLBACK_DATA_MAX_BYTES) {
         problems.push(`telegram callback_data of ${bytes} bytes`);
@@ -414,6 +415,8 @@ const COMMAND_NAMES = [
   "subscriptions",
   "digest",
   "watch",
+  "verify",
+  "wallets",
   "report",
   "reports",
   "link",
@@ -516,7 +519,7 @@ describe("fuzz findings, minimal cases", () => {
   it.each([
     ["quoteInput (/nft)", `/nft ${EMOJI.repeat(25)}`],
     ["quoteInput (/wallet)", `/wallet 0x${EMOJI.repeat(24)}`],
-    ['parseTextArgs "I did not expect"', `/unlink a${EMOJI.repeat(30)}`],
+    ['parseTextArgs "I did not expect"', `/unlink all a${EMOJI.repeat(30)}`],
     ["/help unknown command", `/help a${EMOJI.repeat(16)}`],
   ])("%s: a cut never leaves half an emoji (%s)", async (_where, line) => {
     const reply = await t.say(line);

@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import type { PrivateKeyAccount } from "viem/accounts";
 import { allCommands } from "../commands/index.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { apiClientSettings } from "../src/bot.ts";
@@ -23,6 +24,8 @@ import {
   type SqliteStore,
 } from "../src/store/sqlite/index.ts";
 import type { SubscriptionStore } from "../src/store/types.ts";
+import { createVerifyService } from "../src/verify/service.ts";
+import type { VerifiedNotifier, VerifyService } from "../src/verify/types.ts";
 import { buildRuntime, openStores } from "../src/wiring.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
@@ -109,6 +112,42 @@ export interface RuntimeSetup extends ClientSetup {
   press(id: string, who?: Partial<Invocation>): Promise<RenderableReply>;
   /** Renders a reply as the console would, for readable assertions. */
   text(reply: RenderableReply): string;
+  /** The runtime's verification service, on `store` (links at http://127.0.0.1:9/verify/…). */
+  verify: VerifyService;
+  /** Where `verify` tells a proof (an adapter's notifyVerified); none until a test sets it. */
+  onVerified: VerifiedNotifier | undefined;
+  /**
+   * Proves a wallet for the person as the page would: /verify's link, a challenge, the message
+   * signed by `account` (a new key unless given), the proof. Returns the account.
+   */
+  prove(
+    who?: Partial<Invocation>,
+    account?: PrivateKeyAccount,
+    chain?: string,
+  ): Promise<PrivateKeyAccount>;
+}
+
+/** The token at the end of a /verify link. */
+export function verifyToken(url: string): string {
+  return url.slice(url.lastIndexOf("/") + 1);
+}
+
+/** What the page does with a link: a challenge for the account, signed, and the proof. */
+export async function proveWithLink(
+  service: VerifyService,
+  url: string,
+  given?: PrivateKeyAccount,
+): Promise<PrivateKeyAccount> {
+  // viem only in the tests that prove (as the bot loads it only with the first challenge).
+  const { generatePrivateKey, privateKeyToAccount } = await import("viem/accounts");
+  const account = given ?? privateKeyToAccount(generatePrivateKey());
+  const token = verifyToken(url);
+  const asked = await service.challenge(token, account.address);
+  if (!asked.ok) throw new Error(`challenge refused: ${asked.refusal.message}`);
+  const { message } = asked.challenge;
+  const proved = await service.prove(token, message, await account.signMessage({ message }));
+  if (!proved.ok) throw new Error(`proof refused: ${proved.refusal.message}`);
+  return account;
 }
 
 export function testInvocation(overrides: Partial<Invocation> = {}): Invocation {
@@ -156,6 +195,15 @@ export async function startRuntime(
   const { db, subscriptions } = store;
   const stores = openStores(store, undefined, chains);
   const charts = new CachedChartDrawer();
+  const verify = createVerifyService({
+    store,
+    chains,
+    baseUrl: () => "http://127.0.0.1:9",
+    logger: silentLogger(),
+    notify: async (notice) => {
+      await ready.onVerified?.(notice);
+    },
+  });
   // The bot's own wiring, with what tests are not about out of the way: no rate limits to meet.
   const runtime = buildRuntime(
     setup.config,
@@ -172,11 +220,13 @@ export async function startRuntime(
       rateLimit: { burst: 1000, perMinute: 100_000 },
       chatRateLimit: {},
       collectionRefreshMs: 15 * 60_000,
+      verify,
       ...runtimeOverrides,
     },
   );
-  return {
+  const ready: RuntimeSetup = {
     ...setup,
+    onVerified: undefined,
     api,
     chains,
     apis,
@@ -197,6 +247,16 @@ export async function startRuntime(
       if (!match?.[1]) throw new Error(`not a command line: ${line}`);
       return runtime.runText(testInvocation(who), match[1], match[2] ?? "");
     },
+    verify,
+    async prove(who, account, chain) {
+      const invocation = testInvocation(who);
+      const made = await verify.createLink(
+        { platform: invocation.platform, userId: invocation.user.id, chatId: invocation.chat.id },
+        chain ?? chains[0]?.id ?? "ethereum",
+      );
+      if (!made.ok) throw new Error(`no link: ${made.refusal.message}`);
+      return proveWithLink(verify, made.link.url, account);
+    },
     press(id, who) {
       return runtime.click(testInvocation(who), id);
     },
@@ -204,6 +264,7 @@ export async function startRuntime(
       return renderConsole(reply).text;
     },
   };
+  return ready;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   TELEGRAM_CAPTION_MAX,
   TELEGRAM_MAX_TEXT_MESSAGES,
   TELEGRAM_TEXT_MAX,
+  type TelegramInlineKeyboard,
   type TelegramMessage,
   visibleLength,
   visibleText,
@@ -17,6 +18,11 @@ const PNG_1X1 = Buffer.from(
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
   "base64",
 );
+
+/** What a button does: its callback data, or the address it opens. */
+function buttonTarget(button: TelegramInlineKeyboard["inline_keyboard"][number][number]): string {
+  return "callback_data" in button ? button.callback_data : button.url;
+}
 
 function texts(messages: TelegramMessage[]): string[] {
   return messages.flatMap((m) => (m.kind === "text" ? [m.text] : []));
@@ -160,7 +166,7 @@ describe("renderTelegram", () => {
     const visible = accepted(last?.kind === "text" ? last.text : "");
     expect(visible.endsWith(TRUNCATION_MARK)).toBe(true);
     expect(visible.length).toBeLessThanOrEqual(TELEGRAM_TEXT_MAX);
-    expect(last?.replyMarkup?.inline_keyboard.flat().map((b) => b.callback_data)).toEqual(["btn1"]);
+    expect(last?.replyMarkup?.inline_keyboard.flat().map(buttonTarget)).toEqual(["btn1"]);
   });
 
   it("puts the buttons on the last text message only, three to a row", () => {
@@ -168,9 +174,25 @@ describe("renderTelegram", () => {
     const messages = renderTelegram({ text: lines(100), buttons });
     expect(messages.length).toBe(2);
     expect(messages[0]?.replyMarkup).toBeUndefined();
-    expect(
-      messages[1]?.replyMarkup?.inline_keyboard.map((row) => row.map((b) => b.callback_data)),
-    ).toEqual([["a", "b", "c"], ["d"]]);
+    expect(messages[1]?.replyMarkup?.inline_keyboard.map((row) => row.map(buttonTarget))).toEqual([
+      ["a", "b", "c"],
+      ["d"],
+    ]);
+  });
+
+  it("puts an open button (a group's way into the private chat) on a row of its own, first", () => {
+    const messages = renderTelegram({
+      text: "Open our private chat",
+      openButton: { label: "Verify privately", url: "https://t.me/TestBot?start=verify_base" },
+      buttons: [{ label: "Other", id: "x" }],
+    });
+    expect(messages[0]?.replyMarkup?.inline_keyboard).toEqual([
+      [{ text: "Verify privately", url: "https://t.me/TestBot?start=verify_base" }],
+      [{ text: "Other", callback_data: "x" }],
+    ]);
+    // An address that is no web address is never a button.
+    const bad = renderTelegram({ text: "x", openButton: { label: "Bad", url: "javascript:1" } });
+    expect(bad[0]?.replyMarkup).toBeUndefined();
   });
 
   it("keeps button labels plain, single-line and short, and maps styles Telegram knows", () => {
@@ -228,7 +250,7 @@ describe("renderTelegram", () => {
     expect(photo.replyMarkup).toBeUndefined();
     expect(rest.map((m) => m.kind)).toEqual(["text"]);
     expect(accepted(texts(rest)[0]!)).toBe(lines(30));
-    expect(rest[0]?.replyMarkup?.inline_keyboard[0]?.[0]?.callback_data).toBe("n");
+    expect(rest[0]?.replyMarkup?.inline_keyboard[0]?.map(buttonTarget)[0]).toBe("n");
   });
 
   it("drops an image url that is not http(s) and sends files as documents", () => {

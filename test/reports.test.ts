@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createApiClient } from "../src/api/client.ts";
 import { apiClientSettings, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
+import type { Invocation } from "../src/core/command.ts";
 import { fullAddress } from "../src/core/format.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
@@ -28,35 +29,92 @@ const button = (reply: RenderableReply, label: string | RegExp) => {
   return found.id;
 };
 
-/** /wallet, then "Spam #1" (or "Not spam #1"), then Confirm: the whole button flow. */
-async function reportFirstWalletItem(who = {}) {
-  const { fixtures: f } = t.sim;
-  const list = await t.say(`/wallet ${f.wallet} exclude`, who);
-  const ask = await t.press(button(list, "Spam #1"), who);
-  return { list, ask };
+/**
+ * The person's own wallet, proved as on the page (a new key signs the challenge), holding six
+ * ordinary NFTs and three of spam collections: reports are made only for a wallet one proved.
+ */
+async function ownWallet(who: Partial<Invocation> = {}): Promise<string> {
+  const { address } = await t.prove(who);
+  for (const spam of [false, false, false, false, false, false, true, true, true])
+    t.sim.giveNft(address, undefined, { spam });
+  return address;
 }
 
-describe("linked wallets", () => {
-  it("links an ENS name as its address, per person, and unlinks", async () => {
+/** /wallet of one's own, then "Spam #1" (or "Not spam #1"), then Confirm: the whole button flow. */
+async function reportFirstWalletItem(who: Partial<Invocation> = {}) {
+  const wallet = await ownWallet(who);
+  const list = await t.say(`/wallet ${wallet} exclude`, who);
+  const ask = await t.press(button(list, "Spam #1"), who);
+  return { list, ask, wallet };
+}
+
+describe("wallets and proofs", () => {
+  it("/link no longer links: it points to /verify and keeps nothing", async () => {
     t = await startRuntime();
     const { fixtures: f } = t.sim;
-    const linked = await t.say(`/link ${f.walletEns}`);
-    expect(linked.text).toMatch(new RegExp(`^Linked: .*${f.walletEns} \\(0x[0-9a-fA-F]{40}\\)`));
-    expect(linked.private).toBe(true);
-    expect((await t.say("/unlink")).text).toMatch(/^Unlinked/);
-    expect((await t.say("/unlink")).text).toBe("You had no linked wallet.");
-    expect((await t.say("/link 0x123")).text).toMatch(/not a valid wallet address/);
-    expect((await t.say("/link nobody-here-at-all.eth")).text).toMatch(/No ENS name/);
+    const answer = await t.say(`/link ${f.walletEns}`);
+    expect(answer.text).toMatch(/prove yours with \/verify/);
+    expect(answer.private).toBe(true);
+    expect(await t.store.wallets.list("telegram", "u1")).toEqual([]);
+  });
+
+  it("/wallets lists proved wallets with chain and time, and migrated ones as not proved; /unlink forgets", async () => {
+    t = await startRuntime();
+    expect((await t.say("/wallets")).text).toMatch(/no wallets here yet: \/verify proves one/);
+    // A wallet linked before proofs, as the migration keeps it.
+    const old = t.sim.fixtures.wallet;
+    await t.store.wallets.link("telegram", "u1", old.toLowerCase(), old, Date.now() - 86_400_000);
+    const { address } = await t.prove();
+    const list = await t.say("/wallets");
+    expect(list.confidential).toEqual({ what: "your wallets" });
+    const text = t.text(list);
+    expect(text).toContain(`${address} on ethereum: proved `);
+    expect(text).toContain(`${fullAddress(old)}: not proved`);
+    expect(list.footer).toContain(`Spam reports are made for ${address}`);
+    // Another person sees none of them.
+    expect((await t.say("/wallets", { user: { id: "u2", name: "Other" } })).text).toMatch(
+      /no wallets here yet/,
+    );
+    expect((await t.say(`/unlink ${address}`)).text).toBe(`Forgotten: ${address} and its proof.`);
+    expect((await t.say(`/unlink ${address}`)).text).toMatch(/is not one of your wallets/);
+    expect((await t.say("/unlink 0x123")).text).toMatch(/not a valid wallet address/);
+    expect((await t.say("/unlink mine")).text).toMatch(/Give the wallet's address/);
+    expect((await t.say("/unlink all")).text).toBe("Forgotten: your wallet and its proof.");
+    expect(await t.store.wallets.list("telegram", "u1")).toEqual([]);
+    expect((await t.say("/unlink all")).text).toBe("There was nothing to forget.");
+  });
+
+  it("reports only for a proved wallet of one's own: a migrated one, or another's, is refused", async () => {
+    t = await startRuntime();
+    const { fixtures: f } = t.sim;
+    await t.store.wallets.link("telegram", "u1", f.wallet.toLowerCase(), f.wallet, Date.now());
+    const refused = await t.say(`/report spam ${f.spamCollection} 1`);
+    expect(refused.text).toMatch(
+      new RegExp(`${fullAddress(f.wallet)} was linked on your word: prove it with /verify`),
+    );
+    // Named outright: not proved is refused all the same, as is anyone else's wallet.
+    expect((await t.say(`/report spam ${f.spamCollection} 1 ${f.wallet}`)).text).toMatch(
+      /is not proved: prove it with \/verify/,
+    );
+    const theirs = await ownWallet({ user: { id: "u2", name: "Other" } });
+    expect((await t.say(`/report spam ${f.spamCollection} 1 ${theirs}`)).text).toMatch(
+      /is not one of yours/,
+    );
+    // A /wallet of someone else's: its buttons report for nobody but its prover.
+    const list = await t.say(`/wallet ${theirs} exclude`);
+    expect((await t.press(button(list, "Spam #1"))).text).toMatch(/is not one of yours/);
+    expect(t.sim.reports).toHaveLength(0);
+    expect(await t.store.reports.forChat("telegram", "chat-1")).toHaveLength(0);
   });
 });
 
 describe("the button flow", () => {
   it("a /wallet item: confirm names the wallet asked about; one call to endpoint 19; 'Reported by'", async () => {
     t = await startRuntime();
-    const { ask } = await reportFirstWalletItem();
+    const { ask, wallet } = await reportFirstWalletItem();
     expect(ask.private).toBe(true);
     expect(ask.title).toBe("Report as spam?");
-    expect(ask.text?.toLowerCase()).toContain(t.sim.fixtures.wallet.toLowerCase());
+    expect(ask.text?.toLowerCase()).toContain(wallet.toLowerCase());
     expect(t.sim.reports).toHaveLength(0);
     const done = await t.press(button(ask, "Confirm report"));
     expect(done.replaceOriginal).toBe(true);
@@ -64,13 +122,13 @@ describe("the button flow", () => {
     expect(t.sim.reports).toHaveLength(1);
     expect(t.sim.reports[0]).toMatchObject({
       kind: "spam",
-      walletAddress: t.sim.fixtures.wallet.toLowerCase(),
+      walletAddress: wallet.toLowerCase(),
     });
   });
 
   it("a spam-flagged item offers 'Not spam', which goes to endpoint 20", async () => {
     t = await startRuntime();
-    const list = await t.say(`/wallet ${t.sim.fixtures.wallet} only`);
+    const list = await t.say(`/wallet ${await ownWallet()} only`);
     const ask = await t.press(button(list, "Not spam #1"));
     expect(ask.title).toBe("Report as not spam?");
     await t.press(button(ask, "Confirm report"));
@@ -112,17 +170,17 @@ describe("the button flow", () => {
     expect(await t.store.reports.forChat("telegram", "chat-1")).toHaveLength(1);
   });
 
-  it("/nft and alerts use the linked wallet, and say how to link one when there is none", async () => {
+  it("/nft and alerts use the proved wallet, and say how to prove one when there is none", async () => {
     t = await startRuntime();
     const { fixtures: f } = t.sim;
     const nft = await t.say(`/nft ${f.token.contract} ${f.token.tokenId}`);
     const refused = await t.press(button(nft, "Report spam"));
-    expect(refused.text).toMatch(/link it with \/link <address or name\.eth>/);
-    await t.say(`/link ${f.walletEns}`);
+    expect(refused.text).toMatch(/a report needs one you proved: prove yours with \/verify/);
+    const { address } = await t.prove();
     const ask = await t.press(button(nft, "Report spam"));
     await t.press(button(ask, "Confirm report"));
     expect(t.sim.reports[0]).toMatchObject({
-      walletAddress: f.wallet.toLowerCase(),
+      walletAddress: address.toLowerCase(),
       tokenId: f.token.tokenId,
     });
   });
@@ -164,7 +222,7 @@ describe("upstream failures", () => {
 
   it("a 404 on not-spam is kept as unsupported and said plainly", async () => {
     t = await startRuntime({}, { reportNotSpamSupported: false });
-    const list = await t.say(`/wallet ${t.sim.fixtures.wallet} only`);
+    const list = await t.say(`/wallet ${await ownWallet()} only`);
     const ask = await t.press(button(list, "Not spam #1"));
     const answer = await t.press(button(ask, "Confirm report"));
     expect(answer.text).toMatch(/does not take not-spam reports .* kept on record as unsupported/);
@@ -224,7 +282,7 @@ describe("at most once to the data service", () => {
 
   it("queues again only what certainly never reached the service: 429, 503, connection refused", async () => {
     t = await startRuntime();
-    const list = await t.say(`/wallet ${t.sim.fixtures.wallet} exclude`);
+    const list = await t.say(`/wallet ${await ownWallet()} exclude`);
     const confirmAfter = async (n: number, before: () => unknown) => {
       const ask = await t.press(button(list, `Spam #${n}`));
       await before();
@@ -373,15 +431,15 @@ describe("several instances on one store", () => {
 describe("rules", () => {
   it("limits reports per person per hour; others are unaffected", async () => {
     t = await startRuntime({ REPORTS_PER_HOUR: "2" });
-    const { fixtures: f } = t.sim;
-    const list = await t.say(`/wallet ${f.wallet} exclude`);
+    const list = await t.say(`/wallet ${await ownWallet()} exclude`);
     for (const n of [1, 2])
       await t.press(button(await t.press(button(list, `Spam #${n}`)), "Confirm report"));
     const third = await t.press(button(await t.press(button(list, "Spam #3")), "Confirm report"));
     expect(third.text).toMatch(/made 2 reports in the last hour/);
     expect(t.sim.reports).toHaveLength(2);
     const other = { user: { id: "u2", name: "Other" } };
-    const ask = await t.press(button(list, "Spam #3"), other);
+    const theirs = await t.say(`/wallet ${await ownWallet(other)} exclude`, other);
+    const ask = await t.press(button(theirs, "Spam #3"), other);
     expect((await t.press(button(ask, "Confirm report"), other)).text).toMatch(
       /Reported as spam by Other/,
     );
@@ -390,8 +448,9 @@ describe("rules", () => {
   it("/report sends feedback and takes a link", async () => {
     t = await startRuntime();
     const { fixtures: f } = t.sim;
+    const wallet = await ownWallet();
     const reply = await t.say(
-      `/report spam https://opensea.io/assets/ethereum/${f.spamCollection}/1 ${f.walletEns} airdropped, not mine`,
+      `/report spam https://opensea.io/assets/ethereum/${f.spamCollection}/1 ${wallet} airdropped, not mine`,
     );
     expect(reply.text).toMatch(/^Reported as spam by Tester/);
     expect(t.sim.reports[0]).toMatchObject({ feedback: "airdropped, not mine", tokenId: "1" });
@@ -403,30 +462,33 @@ describe("rules", () => {
     );
   });
 
-  it("a note needs no wallet before it: a word that is no wallet starts the note, for the linked wallet", async () => {
+  it("a note needs no wallet before it: a word that is no wallet starts the note, for the proved wallet", async () => {
     t = await startRuntime();
     const { fixtures: f } = t.sim;
-    const linked = await t.say(`/link ${f.wallet}`);
-    expect(linked.text).toMatch(/^Linked/);
+    const wallet = await ownWallet();
     // The issue's line, with a collection name and a token id.
     const reply = await t.say(`/report spam ${f.spamCollection} 5 this looks fake`);
     expect(reply.text, t.text(reply)).toMatch(/^Reported as spam by Tester/);
-    expect(reply.text).toContain(fullAddress(f.wallet));
+    expect(reply.text).toContain(wallet);
     expect(reply.text).toContain('Note: "this looks fake"');
     expect(t.sim.reports.at(-1)).toMatchObject({
       feedback: "this looks fake",
       tokenId: "5",
-      walletAddress: f.wallet.toLowerCase(),
+      walletAddress: wallet.toLowerCase(),
     });
     // No token id: the note still starts at its first word.
     const whole = await t.say(`/report spam ${f.spamCollection} airdropped to me`);
     expect(whole.text, t.text(whole)).toMatch(/^Reported as spam/);
     expect(t.sim.reports.at(-1)?.feedback).toBe("airdropped to me");
     expect(t.sim.reports.at(-1)?.tokenId).toBeUndefined();
-    // A wallet given before the note is still the wallet: an address, a name.eth, a link.
-    await t.say(`/report spam ${f.spamCollection} 6 ${f.walletEns} mine, fake`);
+    // A wallet given before the note is still the wallet: an address, a name.eth, a link (a
+    // name.eth of another's wallet is refused for that wallet, not taken as a note).
+    await t.say(`/report spam ${f.spamCollection} 6 ${wallet} mine, fake`);
     expect(t.sim.reports.at(-1)).toMatchObject({ feedback: "mine, fake", tokenId: "6" });
-    await t.say(`/report spam ${f.spamCollection} 7 https://etherscan.io/address/${f.wallet} x`);
+    expect((await t.say(`/report spam ${f.spamCollection} 6 ${f.walletEns} x`)).text).toContain(
+      `${fullAddress(f.wallet)} is not one of yours`,
+    );
+    await t.say(`/report spam ${f.spamCollection} 7 https://etherscan.io/address/${wallet} x`);
     expect(t.sim.reports.at(-1)).toMatchObject({ feedback: "x", tokenId: "7" });
     // A mistyped address is refused, not taken as a note.
     expect((await t.say(`/report spam ${f.spamCollection} 8 0x1234 fake`)).text).toMatch(
@@ -443,7 +505,8 @@ describe("the audit trail", () => {
       chat: { id: "-4001", kind: "group" as const },
       user: { id: "7", name: "-Mallory" },
     };
-    await t.say(`/report spam ${f.spamCollection} 1 ${f.wallet} =HYPERLINK(evil) +1`, where);
+    const wallet = await ownWallet(where);
+    await t.say(`/report spam ${f.spamCollection} 1 ${wallet} =HYPERLINK(evil) +1`, where);
     const list = await t.say("/reports", where);
     const exported = await t.press(button(list, "Export CSV"), where);
     const [, row] = new TextDecoder().decode(exported.files?.[0]?.data).trim().split("\r\n");

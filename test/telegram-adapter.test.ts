@@ -326,7 +326,13 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
   });
 
   it("reports spam from a /wallet button: confirm, then the prompt reads 'Reported by'", async () => {
-    const list = await ask(dm, alice, `/wallet ${t.sim.fixtures.wallet} exclude`);
+    // Alice's own wallet, proved: reports are made for no other.
+    const { address } = await t.prove({
+      user: { id: String(alice.id), name: "alice" },
+      chat: { id: String(alice.id), kind: "private" },
+    });
+    t.sim.giveNft(address);
+    const list = await ask(dm, alice, `/wallet ${address} exclude`);
     const keyboard = list.params.reply_markup as {
       inline_keyboard: { text: string; callback_data: string }[][];
     };
@@ -672,21 +678,21 @@ describe("anonymous admins and channel posters", () => {
     expect(await answerTo(asAnonymous(otherGroup, "/help"))).toContain("/whois");
   });
 
-  it("refuses /link, /unlink and /report from an anonymous admin or a channel, storing nothing", async () => {
+  it("refuses /verify, /wallets, /unlink and /report from an anonymous admin or a channel, storing nothing", async () => {
     const refusal = /Anonymous admins and channels cannot .*send it from your own account/;
-    expect(await answerTo(asAnonymous(group, `/link ${t.sim.fixtures.wallet}`))).toMatch(refusal);
-    expect(await answerTo(asAnonymous(group, "/unlink"))).toMatch(refusal);
+    expect(await answerTo(asAnonymous(group, "/verify"))).toMatch(refusal);
+    expect(await answerTo(asAnonymous(group, "/wallets"))).toMatch(refusal);
+    expect(await answerTo(asAnonymous(group, "/unlink all"))).toMatch(refusal);
     expect(
-      await answerTo(
-        fake.message(group, channelBot, `/link ${t.sim.fixtures.wallet}`, { senderChat: channel }),
-      ),
+      await answerTo(fake.message(group, channelBot, "/verify", { senderChat: channel })),
     ).toMatch(refusal);
     expect(
       await answerTo(asAnonymous(otherGroup, `/report spam ${t.sim.fixtures.collection}`)),
     ).toMatch(refusal);
     const { wallets } = t.store;
     for (const id of [String(anonymousAdmin.id), "chat:-4001", String(channelBot.id)])
-      expect(await wallets.find("telegram", id)).toBeUndefined();
+      expect(await wallets.list("telegram", id)).toEqual([]);
+    expect(t.db.prepare("SELECT count(*) AS n FROM verify_links").get()).toEqual({ n: 0 });
     expect(t.sim.reports).toHaveLength(0);
   });
 

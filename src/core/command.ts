@@ -32,6 +32,16 @@ export interface Invocation {
      */
     privateChatId?: string;
   };
+  /**
+   * Telegram, in a group: the address of a button that opens the person's private chat with the
+   * bot and sends `/start <payload>` there (a bot may not write to a person first).
+   */
+  privateStart?: (payload: string) => string;
+  /**
+   * How the platform can tell this person privately later, opaque to commands (Discord: the
+   * interaction's application id and token, valid 15 minutes). A secret: never logged or shown.
+   */
+  confirm?: string;
   chat: { id: string; kind: "private" | "group" | "channel"; title?: string };
   /**
    * Whether the person may change this channel's settings (subscriptions, reports list), or those

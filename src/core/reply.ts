@@ -100,6 +100,11 @@ interface ReplyBase {
   table?: ReplyTable | undefined;
   /** Extra links shown as a line under the text (explorer, transaction, marketplace). */
   links?: ReplyLink[] | undefined;
+  /**
+   * A button that opens a web address (Telegram's URL button: a group's way into the person's
+   * private chat with the bot); where a platform has no such button it is shown with the links.
+   */
+  openButton?: ReplyLink | undefined;
   image?: ReplyImage | undefined;
   files?: ReplyFile[] | undefined;
   footer?: string | undefined;
@@ -137,4 +142,9 @@ export interface RenderableReply extends ReplyBase {
 /** What a person gets for a refusal they can act on: a warning only they see. */
 export function userErrorReply(text: string): RenderableReply {
   return { text, tone: "warning", private: true };
+}
+
+/** The links shown under a reply, with its open button where a platform has no such button. */
+export function shownLinks(reply: ReplyBase): ReplyLink[] {
+  return [...(reply.links ?? []), ...(reply.openButton ? [reply.openButton] : [])];
 }

@@ -1,4 +1,4 @@
-import type { RenderableReply } from "../core/reply.ts";
+import { type RenderableReply, shownLinks } from "../core/reply.ts";
 import { formatTable, stripControl } from "./text.ts";
 
 export interface ConsoleRendering {
@@ -43,8 +43,14 @@ export function renderConsole(
     );
   }
   if (reply.table && reply.table.rows.length > 0) lines.push("", formatTable(reply.table, 32));
-  if (reply.links && reply.links.length > 0) {
-    lines.push(reply.links.map((link) => `${clean(link.label)}: ${clean(link.url)}`).join("\n"));
+  const links = shownLinks(reply);
+  if (links.length > 0) {
+    // A link labelled with its own address (one to copy, /verify's) is printed once.
+    const line = (link: { label: string; url: string }) =>
+      clean(link.label) === clean(link.url)
+        ? clean(link.url)
+        : `${clean(link.label)}: ${clean(link.url)}`;
+    lines.push(links.map(line).join("\n"));
   }
   if (reply.image?.kind === "url") lines.push(`Image: ${clean(reply.image.url)}`);
   if (context.picture)

@@ -7,12 +7,13 @@ import {
   ComponentType,
   MessageFlags,
 } from "discord-api-types/v10";
-import type {
-  RenderableReply,
-  RenderedButton,
-  ButtonStyle as ReplyButtonStyle,
-  ReplyField,
-  ReplyLink,
+import {
+  type RenderableReply,
+  type RenderedButton,
+  type ButtonStyle as ReplyButtonStyle,
+  type ReplyField,
+  type ReplyLink,
+  shownLinks,
 } from "../core/reply.ts";
 import { sliceChars } from "../strings.ts";
 import { escapeDiscord, neutraliseMentions, ZWSP } from "./discord-escape.ts";
@@ -300,7 +301,9 @@ export function renderDiscord(reply: RenderableReply): DiscordMessage {
   }
   const tableText = reply.table ? formatTable(reply.table) : "";
   if (tableText !== "") sections.push(tableSection(tableText));
-  const linkLines = (reply.links ?? []).map(linkLine).filter((l): l is string => l !== undefined);
+  const linkLines = shownLinks(reply)
+    .map(linkLine)
+    .filter((l): l is string => l !== undefined);
   if (linkLines.length > 0) sections.push(linksSection(linkLines));
 
   const allFields = reply.fields ?? [];

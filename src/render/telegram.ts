@@ -1,4 +1,10 @@
-import type { ButtonStyle, RenderableReply, RenderedButton, ReplyImage } from "../core/reply.ts";
+import type {
+  ButtonStyle,
+  RenderableReply,
+  RenderedButton,
+  ReplyImage,
+  ReplyLink,
+} from "../core/reply.ts";
 import {
   formatTable,
   httpUrl,
@@ -40,8 +46,14 @@ export interface TelegramCallbackButton {
   style?: "primary" | "success" | "danger";
 }
 
+/** Structurally an `InlineKeyboardButton.UrlButton`: opens an address (t.me/<bot>?start=…). */
+export interface TelegramUrlButton {
+  text: string;
+  url: string;
+}
+
 export interface TelegramInlineKeyboard {
-  inline_keyboard: TelegramCallbackButton[][];
+  inline_keyboard: (TelegramCallbackButton | TelegramUrlButton)[][];
 }
 
 /** One message to send, in order. Every `text` and `caption` is HTML (parse_mode "HTML"). */
@@ -239,14 +251,19 @@ const BUTTON_STYLES: Record<ButtonStyle, TelegramCallbackButton["style"]> = {
   secondary: undefined,
 };
 
-function keyboard(buttons: RenderedButton[] | undefined): TelegramInlineKeyboard | undefined {
-  if (!buttons || buttons.length === 0) return undefined;
-  const rows: TelegramCallbackButton[][] = [];
-  for (const [i, button] of buttons.entries()) {
+function keyboard(
+  buttons: RenderedButton[] | undefined,
+  open: ReplyLink | undefined,
+): TelegramInlineKeyboard | undefined {
+  const url = httpUrl(open?.url);
+  const rows: TelegramInlineKeyboard["inline_keyboard"] = [];
+  // The way to go on (open the private chat) comes first, on a row of its own.
+  if (open && url !== undefined) rows.push([{ text: buttonLabel(open.label), url }]);
+  if ((!buttons || buttons.length === 0) && rows.length === 0) return undefined;
+  for (const [i, button] of (buttons ?? []).entries()) {
     assertCallbackData(button.id);
-    const label = stripControl(button.label).replace(/\s+/g, " ").trim();
     const rendered: TelegramCallbackButton = {
-      text: truncate(label === "" ? "·" : label, TELEGRAM_BUTTON_LABEL_MAX),
+      text: buttonLabel(button.label),
       callback_data: button.id,
     };
     const style = button.style ? BUTTON_STYLES[button.style] : undefined;
@@ -255,6 +272,11 @@ function keyboard(buttons: RenderedButton[] | undefined): TelegramInlineKeyboard
     rows[rows.length - 1]!.push(rendered);
   }
   return { inline_keyboard: rows };
+}
+
+function buttonLabel(text: string): string {
+  const label = stripControl(text).replace(/\s+/g, " ").trim();
+  return truncate(label === "" ? "·" : label, TELEGRAM_BUTTON_LABEL_MAX);
 }
 
 /** Width and height from a PNG's IHDR chunk, when the bytes look like a PNG. */
@@ -297,7 +319,7 @@ function imageSource(
  * text message, or on the photo when there is no text message.
  */
 export function renderTelegram(reply: RenderableReply): TelegramMessage[] {
-  const markup = keyboard(reply.buttons);
+  const markup = keyboard(reply.buttons, reply.openButton);
   const image = imageSource(reply.image);
   const messages: TelegramMessage[] = [];
 

@@ -12,6 +12,8 @@ import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { type ConsoleContext, renderConsole, type SavedFile } from "../../render/console.ts";
+import { verifiedReply } from "../../verify/notice.ts";
+import type { VerifiedNotice } from "../../verify/types.ts";
 import type { ChatAdapter } from "../types.ts";
 import { ButtonNumbers } from "./buttons.ts";
 import { ExportFolder } from "./exports.ts";
@@ -165,6 +167,11 @@ export class ConsoleAdapter implements ChatAdapter {
   classifySendError(error: unknown): SendFailure {
     return { kind: "transient", reason: error instanceof Error ? error.message : String(error) };
   }
+
+  /** A wallet proved on the page /verify printed: said here, like an alert, between the lines. */
+  readonly notifyVerified = async (notice: VerifiedNotice): Promise<void> => {
+    await this.show(verifiedReply(notice));
+  };
 
   /**
    * Saves the reply's picture and files, then numbers its buttons and prints it at once: nothing

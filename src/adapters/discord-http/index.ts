@@ -15,10 +15,18 @@ import type { RenderableReply } from "../../core/reply.ts";
 import { StartupError } from "../../errors.ts";
 import type { HttpRoute, RequestBody } from "../../http/host.ts";
 import type { UpdateDedup } from "../../store/types.ts";
+import { verifiedReply } from "../../verify/notice.ts";
+import type { VerifiedNotice } from "../../verify/types.ts";
 import { bounded, SEEN_CHECK_MS } from "../../within.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "../discord/commands.ts";
 import type { DiscordAdapterOptions } from "../discord/index.ts";
-import { alertPace, classifyDiscordSendError, postAlert } from "../discord/rest-messages.ts";
+import {
+  alertPace,
+  classifyDiscordSendError,
+  followUpPrivately,
+  postAlert,
+  restFailure,
+} from "../discord/rest-messages.ts";
 import type { SteadyPace } from "../pace.ts";
 import type { ChatAdapter } from "../types.ts";
 import { INTERACTIONS_PATH } from "./endpoint.ts";
@@ -155,6 +163,10 @@ export class DiscordHttpAdapter implements ChatAdapter {
     return classifyDiscordSendError(error, { DiscordAPIError, HTTPError, RateLimitError });
   }
 
+  /** A proved wallet: told privately under the /verify it was asked with, while that can be. */
+  readonly notifyVerified = (notice: VerifiedNotice): Promise<void> =>
+    followUpPrivately(this.rest, notice.origin.confirm, verifiedReply(notice), this.options.logger);
+
   /** The signature first, on the raw bytes; only a request Discord signed is parsed. */
   private async serve(
     req: IncomingMessage,
@@ -274,36 +286,6 @@ export class DiscordHttpAdapter implements ChatAdapter {
       );
     }
   }
-}
-
-/**
- * What is logged of a REST call that failed after the answer: never the interaction's token,
- * which is in the URL (it lets anyone post as the bot in that channel for 15 minutes), nor the
- * request body @discordjs/rest keeps on its error (uploads included).
- */
-function restFailure(error: unknown, token: string): Record<string, unknown> {
-  const scrub = (text: unknown) =>
-    typeof text === "string"
-      ? text
-          .replaceAll(token, "<interaction token>")
-          .replaceAll(encodeURIComponent(token), "<interaction token>")
-      : undefined;
-  if (!(error instanceof Error)) return { message: scrub(String(error)) };
-  const { status, code, method, url } = error as {
-    status?: unknown;
-    code?: unknown;
-    method?: unknown;
-    url?: unknown;
-  };
-  return {
-    type: error.name,
-    message: scrub(error.message),
-    stack: scrub(error.stack),
-    ...(status === undefined ? {} : { status }),
-    ...(code === undefined ? {} : { code }),
-    ...(typeof method === "string" ? { method } : {}),
-    ...(url === undefined ? {} : { url: scrub(url) }),
-  };
 }
 
 /** What a replayed interaction gets: nothing runs, and only its sender sees why. */

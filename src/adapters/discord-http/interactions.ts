@@ -21,7 +21,7 @@ import type { Answered } from "../../core/outcome.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
 import { within } from "../../within.ts";
-import { apiMessage } from "../discord/rest-messages.ts";
+import { apiMessage, interactionConfirm } from "../discord/rest-messages.ts";
 import { isRefusal } from "../types.ts";
 
 /**
@@ -88,6 +88,7 @@ function invocation(
     platform: "discord",
     user: { id: user.id, name: user.username },
     chat: { id: channelId, kind: inGuild ? "group" : "private" },
+    confirm: interactionConfirm(interaction.application_id, interaction.token),
     // Buttons are not gated by default_member_permissions: every click is checked here, on the
     // member's permissions in this channel, which Discord sends with each interaction.
     canManageChannel: async (chatId) => {

@@ -21,11 +21,19 @@ import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
+import { verifiedReply } from "../../verify/notice.ts";
+import type { VerifiedNotice } from "../../verify/types.ts";
 import { within } from "../../within.ts";
 import type { SharedPace, SteadyPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "./commands.ts";
-import { alertPace, classifyDiscordSendError, postAlert } from "./rest-messages.ts";
+import {
+  alertPace,
+  classifyDiscordSendError,
+  followUpPrivately,
+  interactionConfirm,
+  postAlert,
+} from "./rest-messages.ts";
 
 export interface DiscordAdapterOptions {
   token: string;
@@ -167,12 +175,22 @@ export class DiscordAdapter implements ChatAdapter {
     return classifyDiscordSendError(error, { DiscordAPIError, HTTPError, RateLimitError });
   }
 
+  /** A proved wallet: told privately under the /verify it was asked with, while that can be. */
+  readonly notifyVerified = (notice: VerifiedNotice): Promise<void> =>
+    followUpPrivately(
+      this.client.rest,
+      notice.origin.confirm,
+      verifiedReply(notice),
+      this.options.logger,
+    );
+
   private invocation(interaction: ChatInputCommandInteraction | ButtonInteraction): Invocation {
     return {
       id: newInvocationId(),
       platform: "discord",
       user: { id: interaction.user.id, name: interaction.user.username },
       chat: { id: interaction.channelId, kind: interaction.inGuild() ? "group" : "private" },
+      confirm: interactionConfirm(interaction.applicationId, interaction.token),
       // Buttons are not gated by default_member_permissions: every click is checked here. Only
       // this channel's rights are known (confidential replies stay in it, ephemeral).
       canManageChannel: async (chatId) => {

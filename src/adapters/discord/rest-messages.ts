@@ -7,6 +7,7 @@ import {
 } from "discord-api-types/v10";
 import type { SendFailure } from "../../alerts/delivery.ts";
 import type { RenderableReply } from "../../core/reply.ts";
+import type { Logger } from "../../log.ts";
 import { type DiscordActionRow, type DiscordMessage, renderDiscord } from "../../render/discord.ts";
 import { type SharedPace, SteadyPace } from "../pace.ts";
 
@@ -121,4 +122,65 @@ export function alertPace(options: {
     undefined,
     sharedPace ? () => sharedPace.acquire("discord:global") : undefined,
   );
+}
+
+/**
+ * What is logged of a REST call that failed after the answer: never the interaction's token,
+ * which is in the URL (it lets anyone post as the bot in that channel for 15 minutes), nor the
+ * request body @discordjs/rest keeps on its error (uploads included).
+ */
+export function restFailure(error: unknown, token: string): Record<string, unknown> {
+  const scrub = (text: unknown) =>
+    typeof text === "string"
+      ? text
+          .replaceAll(token, "<interaction token>")
+          .replaceAll(encodeURIComponent(token), "<interaction token>")
+      : undefined;
+  if (!(error instanceof Error)) return { message: scrub(String(error)) };
+  const { status, code, method, url } = error as {
+    status?: unknown;
+    code?: unknown;
+    method?: unknown;
+    url?: unknown;
+  };
+  return {
+    type: error.name,
+    message: scrub(error.message),
+    stack: scrub(error.stack),
+    ...(status === undefined ? {} : { status }),
+    ...(code === undefined ? {} : { code }),
+    ...(typeof method === "string" ? { method } : {}),
+    ...(url === undefined ? {} : { url: scrub(url) }),
+  };
+}
+
+/** What a Discord invocation keeps to answer its person privately later (VerifyOrigin.confirm). */
+export function interactionConfirm(applicationId: string, token: string): string {
+  return JSON.stringify({ application: applicationId, token });
+}
+
+/**
+ * A private (ephemeral) follow-up on the interaction a person asked in, through its webhook: it
+ * takes no bot token, so any instance can send it, while the interaction's token lasts (15
+ * minutes). After that, or for a `confirm` that does not parse, nothing is sent. Failures are
+ * logged here, where the token can be scrubbed from them.
+ */
+export async function followUpPrivately(
+  rest: REST,
+  confirm: string | undefined,
+  reply: RenderableReply,
+  logger: Logger,
+): Promise<void> {
+  let target: { application?: unknown; token?: unknown } = {};
+  try {
+    target = JSON.parse(confirm ?? "null") ?? {};
+  } catch {}
+  const { application, token } = target;
+  if (typeof application !== "string" || typeof token !== "string") return;
+  const { body, files } = apiMessage(renderDiscord(reply), true);
+  try {
+    await rest.post(Routes.webhook(application, token), { body, files, auth: false });
+  } catch (error) {
+    logger.warn({ err: restFailure(error, token) }, "discord private follow-up not sent");
+  }
 }

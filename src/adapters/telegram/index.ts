@@ -9,11 +9,13 @@ import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import { escapeHtml, renderTelegram, type TelegramMessage } from "../../render/telegram.ts";
 import type { UpdateDedup } from "../../store/types.ts";
+import { verifiedReply } from "../../verify/notice.ts";
+import type { VerifiedNotice } from "../../verify/types.ts";
 import { bounded, SEEN_CHECK_MS, within } from "../../within.ts";
 import type { SharedPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
 import { classifyTelegramError, isPermanentTelegramError } from "./errors.ts";
-import { senderOf, telegramInvocation } from "./invocation.ts";
+import { senderOf, startCommand, telegramInvocation } from "./invocation.ts";
 import { sendTelegramMessage } from "./messages.ts";
 import { shapeRequests } from "./requests.ts";
 import { telegramWebhookRoute } from "./webhook.ts";
@@ -228,14 +230,20 @@ export class TelegramAdapter implements ChatAdapter {
     const text = ctx.message?.text ?? "";
     const match = COMMAND_LINE.exec(text.trim());
     if (!match?.[1]) return;
-    const [, name, target, args] = match;
+    const [, typed, target, typedArgs] = match;
     // In groups several bots share commands: only those without a target or aimed at us.
     if (target && target.toLowerCase() !== ctx.me.username.toLowerCase()) return;
     const invocation = telegramInvocation(ctx);
+    // A button that opened this private chat sends `/start <payload>`: the command it stands for.
+    const started =
+      typed.toLowerCase() === "start" && ctx.chat?.type === "private"
+        ? startCommand(typedArgs ?? "")
+        : undefined;
+    const name = started?.name ?? typed.toLowerCase();
     const { reply } = await this.options.runtime.answerText(
       invocation,
-      name.toLowerCase(),
-      args ?? "",
+      name,
+      started?.args ?? typedArgs ?? "",
     );
     // A refusal already given in this window: answering every command of a flood is the flood.
     if (reply.quiet) return;
@@ -389,6 +397,11 @@ export class TelegramAdapter implements ChatAdapter {
   classifySendError(error: unknown): SendFailure {
     return classifyTelegramError(error);
   }
+
+  /** A proved wallet: told in the private chat /verify was asked in (any instance may send it). */
+  readonly notifyVerified = async (notice: VerifiedNotice): Promise<void> => {
+    await this.sendToChat(notice.origin.chatId, verifiedReply(notice));
+  };
 
   /** Sends one rendered message to a chat. */
   sendOne(chatId: number | string, message: TelegramMessage, replyTo?: number): Promise<void> {

@@ -35,6 +35,28 @@ export function senderOf(ctx: Context): {
   };
 }
 
+/** Telegram's deep-link payloads: 1 to 64 of A-Z, a-z, 0-9, _ and -. */
+const START_PAYLOAD = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The address that opens the private chat with the bot and sends it `/start <payload>`. */
+export function startLink(botUsername: string, payload: string): string {
+  if (!START_PAYLOAD.test(payload)) throw new Error(`not a Telegram start payload: ${payload}`);
+  return `https://t.me/${botUsername}?start=${payload}`;
+}
+
+/**
+ * A `/start` payload as the command it stands for: `verify_<chain>` (from /verify's group
+ * button) is `/verify <chain>`; none (a person opening the chat and pressing Start) is /help.
+ * Anything else is no command.
+ */
+export function startCommand(payload: string): { name: string; args: string } | undefined {
+  if (payload.trim() === "") return { name: "help", args: "" };
+  const verify = /^verify(?:_([a-z0-9-]{1,32}))?$/.exec(payload.trim());
+  // By name: a bot of one chain takes its chain option only so.
+  if (!verify) return undefined;
+  return { name: "verify", args: verify[1] ? `chain:${verify[1]}` : "" };
+}
+
 /** An update as the runtime takes it: who, where, and whether they may manage the chat. */
 export function telegramInvocation(ctx: Context): Invocation {
   const chat = ctx.chat;
@@ -57,6 +79,11 @@ export function telegramInvocation(ctx: Context): Invocation {
       kind,
       ...(chat && "title" in chat && chat.title ? { title: chat.title } : {}),
     },
+    // A group is no place for a private answer, and the bot may not write to a person first: a
+    // button takes them to their private chat with the bot, which runs `/start <payload>` there.
+    ...(kind !== "private" && !sender.anonymous
+      ? { privateStart: (payload: string) => startLink(ctx.me.username, payload) }
+      : {}),
     canManageChannel: async (chatId) => {
       if (!chat || !from) return false;
       if (chatId !== undefined && chatId !== String(chat.id)) {
