@@ -9,6 +9,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BOT_PERMISSIONS, botPermissions } from "../src/adapters/discord/invite.ts";
+import { DEMO_WALLET } from "../src/simulator/index.ts";
 import { DOC_PAGES as PAGES, ROOT } from "./doc-pages.ts";
 
 const DOCS = join(ROOT, "docs");
@@ -111,6 +112,17 @@ describe("the README", () => {
     // A PNG by its signature, not a placeholder.
     expect(readFileSync(picture).subarray(1, 4).toString("latin1")).toBe("PNG");
     expect(statSync(picture).size).toBeLessThan(100 * 1024);
+  });
+});
+
+describe("the simulator's demo wallet", () => {
+  it("is the one the simulator knows, where the README's first hour and docs/wallets.md give it", () => {
+    for (const page of ["README.md", "docs/wallets.md"]) {
+      const text = readFileSync(join(ROOT, page), "utf8");
+      expect(text, page).toContain(DEMO_WALLET.privateKey);
+      expect(text, page).toContain(DEMO_WALLET.address);
+      expect(text, page).toMatch(/\*\*[^*]*simulator only[^*]*\*\*/);
+    }
   });
 });
 
