@@ -16,12 +16,12 @@ export { CHART_HEIGHT, CHART_WIDTH, plotValue } from "./chart-drawing.ts";
  * Server-side charts, drawn in a child process. Chart.js on @napi-rs/canvas (chart-drawing.ts)
  * runs there, so a 10–20 ms draw never stalls other people's commands, and Skia's library and
  * pages (some 50 to 70 MB, file-backed, kept once loaded) are never part of the bot's own memory:
- * the child starts on the first chart and exits after a quiet minute. It is also replaced after a
- * number of charts: Skia keeps memory for every text it rasterizes on a thread until that thread
- * ends (measured with @napi-rs/canvas 1.0.11 and 1.1.1: about 0.1 MB per chart, 60 MB after 600
- * charts), and on a small host the child's memory counts as much as the bot's. A child that
- * crashes or hangs costs the charts it had, never an answer. Neither library loads in a bot that
- * never draws a chart.
+ * the child starts on the first chart and exits after a quiet minute. A thread that drew for long
+ * once grew by some 0.1 MB a chart (Skia's memory for the text it rasterizes, @napi-rs/canvas
+ * 1.0.11 and 1.1.1, the worker thread of issue 14); the child, with its small V8 heap, stays at
+ * 115 to 130 MB over 1,200 distinct charts, so it is replaced only every 500 charts, as a guard
+ * that costs one start (some 300 ms) in 500 charts. A child that crashes or hangs costs the charts
+ * it had, never an answer. Neither library loads in a bot that never draws a chart.
  */
 
 export interface ChartPainterOptions {
@@ -107,7 +107,7 @@ export class ChartPainter {
 
   constructor(
     private readonly options: ChartPainterOptions = {
-      drawsPerWorker: 100,
+      drawsPerWorker: 500,
       idleMs: 60_000,
       timeoutMs: 10_000,
     },
@@ -224,8 +224,11 @@ export class ChartPainter {
     }
     // SIGKILL: a hung child may not heed anything else, and a painter keeps nothing worth saving.
     if (painter.child.pid === undefined) return; // never started: no exit to wait for
-    if (painter.child.exitCode === null && painter.child.signalCode === null)
+    if (painter.child.exitCode === null && painter.child.signalCode === null) {
+      // Held until it has exited, or a caller awaiting this could see the event loop end first.
+      hold(painter.child, true);
       painter.child.kill("SIGKILL");
+    }
     await painter.exited;
   }
 }
