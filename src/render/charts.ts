@@ -75,14 +75,15 @@ function startChild(): ChildProcess {
     });
   }
   // The build bundles this module into dist/main.js or into a chunk in dist/chunks/. The child
-  // runs with the bot's own Node options (source maps, a test's loader hooks), then its limits.
+  // runs with the bot's own Node options (source maps, a test's loader hooks), then its limits;
+  // not a debugger's, whose port the bot already holds.
   const inChunk = /\/chunks\/[^/]+$/.test(new URL(here).pathname);
   const entry = fileURLToPath(
     new URL(inChunk ? "../chart-process.js" : "./chart-process.js", here),
   );
   return fork(entry, [], {
     ...options,
-    execArgv: [...process.execArgv, ...CHILD_LIMITS],
+    execArgv: [...process.execArgv.filter((arg) => !arg.startsWith("--inspect")), ...CHILD_LIMITS],
   });
 }
 
