@@ -25,6 +25,7 @@ export default defineConfig({
     hookTimeout: 20_000,
     // Builds dist/ once: the tests that start the bot as a child run the compiled output.
     globalSetup: ["test/build-setup.ts"],
+    setupFiles: ["test/close-painter.ts"],
     env: memoryTmpdir(),
     pool: "forks",
     // vitest defaults to cores - 1 workers: one on the 2-core CI machine. The suites wait on

@@ -16,8 +16,8 @@ export async function buildDist(root = process.cwd()) {
         register: "src/register.ts",
         "migrate-store": "src/migrate-store.ts",
         simulator: "src/simulator/cli.ts",
-        // Charts are drawn in a worker thread (src/render/charts.ts), from its own entry.
-        "chart-worker": "src/render/chart-worker.ts",
+        // Charts are drawn in a child process (src/render/charts.ts), from its own entry.
+        "chart-process": "src/render/chart-process.ts",
       },
       outdir: "dist",
       bundle: true,

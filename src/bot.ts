@@ -25,6 +25,7 @@ import type { Check } from "./jobs/liveness.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./ops/metrics.ts";
 import { CachedChartDrawer } from "./render/chart-drawer.ts";
+import { chartPainter } from "./render/charts.ts";
 import { ReportRetryWorker } from "./reports/submit.ts";
 import type { Simulator } from "./simulator/index.ts";
 import { connect, listen } from "./startup.ts";
@@ -286,6 +287,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     }
   }
   const charts = new CachedChartDrawer();
+  // A hung painter costs its chart, not the answer: it gives up well within the command's time.
+  chartPainter.limitTime(config.commandDeadlineMs / 2);
+  opened.push(() => charts.close());
   // The adapters and the HTTP host come later; the service reads them when a link is made or a
   // wallet proved, never at build time.
   let notifiers: readonly ChatAdapter[] = [];

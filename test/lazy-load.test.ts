@@ -3,7 +3,7 @@
  * bot runs in console mode with a loader hook that records every module it resolves.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -24,6 +24,27 @@ function loadedPackages(record: string): string[] {
   }
   return [...packages];
 }
+
+/** The ids of the processes whose parent is `pid`, from /proc (Linux). */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // The command name is in parentheses and may hold spaces: the parent's id follows it.
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (parent === pid) children.push(Number(name));
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  return children;
+}
+
+/** Whether the process has Skia's native library (@napi-rs/canvas) mapped into its memory. */
+const mapsSkia = (pid: number) =>
+  /skia\.[^/\s]*\.node/.test(readFileSync(`/proc/${pid}/maps`, "utf8"));
 
 describe("lazy loading", () => {
   it("the console bot loads neither discord.js nor grammY, the canvas only for a chart, viem only for a proof", async () => {
@@ -77,6 +98,19 @@ describe("lazy loading", () => {
       expect(afterTop).toContain("@napi-rs/canvas");
       expect(afterTop).toContain("chart.js");
       for (const lazy of ["discord.js", "grammy"]) expect(afterTop, lazy).not.toContain(lazy);
+
+      // Issue 28: the chart was drawn in a child process; Skia's pages are there, not in the bot.
+      const pid = child.pid as number;
+      expect(mapsSkia(pid)).toBe(false);
+      const painters = childrenOf(pid).filter(mapsSkia);
+      expect(painters).toHaveLength(1);
+      child.stdin.end();
+      child.kill("SIGTERM");
+      await exited;
+      // The bot's stop leaves no painter behind.
+      await expect
+        .poll(() => painters.filter((painter) => existsSync(`/proc/${painter}`)))
+        .toEqual([]);
     } finally {
       child.stdin.end();
       child.kill("SIGTERM");

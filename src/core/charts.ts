@@ -3,7 +3,7 @@ import type { ChartSpec, ReplyImage } from "./reply.ts";
 
 /**
  * Where a reply's chart spec becomes a picture. The core only asks; the drawing (a canvas, a
- * worker thread, a cache of pictures) lives on the render side, which implements this port.
+ * child process, a cache of pictures) lives on the render side, which implements this port.
  */
 export interface ChartDrawer {
   /**

@@ -4,6 +4,7 @@ import type { Logger } from "../log.ts";
 import {
   audienceChart,
   ChartCache,
+  chartPainter,
   ownersHistoryChart,
   plotValue,
   rankingChart,
@@ -44,9 +45,18 @@ function chartData(spec: ChartSpec): { title: string; data: unknown } {
   }
 }
 
-/** Chart specs drawn in the chart worker (charts.ts), the pictures kept in a {@link ChartCache}. */
+/**
+ * Chart specs drawn by the chart painter's child process (charts.ts), the pictures kept in a
+ * {@link ChartCache}: a picture asked for again (a second /top) costs no round trip to the child,
+ * and the cache is bounded in bytes, so it stays worth its memory in the bot.
+ */
 export class CachedChartDrawer implements ChartDrawer {
   constructor(readonly cache: ChartCache = new ChartCache()) {}
+
+  /** Stops the painter's child, if one runs (the bot's stop): no process is left behind. */
+  close(): Promise<void> {
+    return chartPainter.close();
+  }
 
   /** Pictures served from the cache since start. */
   get hits(): number {

@@ -6,7 +6,7 @@ import type { ChartConfiguration, Plugin } from "chart.js";
  * The drawing itself: Chart.js on @napi-rs/canvas (Skia, prebuilt inside the npm package), with a
  * font shipped in an npm package so text renders on machines that have no fonts. Charts have their
  * own opaque background, so they read the same on dark and light chat themes. This module runs in
- * the chart worker (see charts.ts), which loads both libraries on its first chart.
+ * the chart painter's child process (see charts.ts), which loads both libraries on its first chart.
  */
 
 export const CHART_WIDTH = 800;

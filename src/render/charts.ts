@@ -1,5 +1,6 @@
+import { type ChildProcess, type ForkOptions, fork } from "node:child_process";
 import { createHash } from "node:crypto";
-import { Worker } from "node:worker_threads";
+import { fileURLToPath } from "node:url";
 import type { ReplyImage } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
 import type {
@@ -7,26 +8,34 @@ import type {
   ownersHistoryChart as drawOwners,
   rankingChart as drawRanking,
 } from "./chart-drawing.ts";
-import type { ChartRequest, ChartResponse } from "./chart-worker.ts";
+import type { ChartRequest, ChartResponse } from "./chart-process.ts";
 
 export { CHART_HEIGHT, CHART_WIDTH, plotValue } from "./chart-drawing.ts";
 
 /**
- * Server-side charts, drawn off the main thread. Chart.js on @napi-rs/canvas (chart-drawing.ts)
- * runs in a worker thread, so a 10–20 ms draw never stalls other people's commands, and the
- * worker is replaced after a number of charts and stopped when idle: Skia keeps memory for every
- * text it rasterizes on a thread until that thread ends (measured with @napi-rs/canvas 1.0.11 and
- * 1.1.1: about 0.1 MB per chart, 60 MB after 600 charts drawn on one thread; a thread that ends
- * gives it all back). Neither library loads in a bot that never draws a chart.
+ * Server-side charts, drawn in a child process. Chart.js on @napi-rs/canvas (chart-drawing.ts)
+ * runs there, so a 10–20 ms draw never stalls other people's commands, and Skia's library and
+ * pages (some 50 to 70 MB, file-backed, kept once loaded) are never part of the bot's own memory:
+ * the child starts on the first chart and exits after a quiet minute. A thread that drew for long
+ * once grew by some 0.1 MB a chart (Skia's memory for the text it rasterizes, @napi-rs/canvas
+ * 1.0.11 and 1.1.1, the worker thread of issue 14); the child, with its small V8 heap, stays at
+ * 115 to 130 MB over 1,200 distinct charts, so it is replaced only every 500 charts, as a guard
+ * that costs one start (some 300 ms) in 500 charts. A child that crashes or hangs costs the charts
+ * it had, never an answer. Neither library loads in a bot that never draws a chart.
  */
 
 export interface ChartPainterOptions {
-  /** Charts one worker draws before a fresh one takes over. */
+  /** Charts one child draws before a fresh one takes over. */
   drawsPerWorker: number;
-  /** A worker with nothing to draw for this long stops, and its memory goes with it. */
+  /** A child with nothing to draw for this long exits, and its memory goes with it. */
   idleMs: number;
-  /** A draw that takes longer fails, and its worker is replaced. */
+  /**
+   * A draw not answered in this long fails and its child is killed (hung): below the command's
+   * deadline, so the answer still goes out, without its picture.
+   */
   timeoutMs: number;
+  /** Charts sent to a child and not yet answered; more fail at once rather than queue. */
+  maxWaiting?: number;
 }
 
 interface Job {
@@ -35,150 +44,199 @@ interface Job {
   timer: NodeJS.Timeout;
 }
 
-interface PainterThread {
-  worker: Worker;
+interface PainterChild {
+  child: ChildProcess;
   pending: Map<number, Job>;
   sent: number;
   idle: NodeJS.Timeout | undefined;
+  exited: Promise<void>;
 }
 
 /**
  * A chart needs little heap (Chart.js and one chart's objects): a small young generation keeps
- * the worker from reserving V8's default 32 MB of it, and the old-generation cap turns a runaway
- * draw into a failed chart instead of a process out of memory.
+ * the child from reserving V8's default 32 MB of it, and the old-generation cap turns a runaway
+ * draw into a failed chart instead of a large process.
  */
-const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 };
+const CHILD_LIMITS = ["--max-semi-space-size=1", "--max-old-space-size=128"];
 
-/** Where the worker's code is: dist/chart-worker.js when built, else the TypeScript source. */
-function startWorker(): Worker {
+/** Where the child's code is: dist/chart-process.js when built, else the TypeScript source. */
+function startChild(): ChildProcess {
   const here = import.meta.url;
+  const options: ForkOptions = {
+    serialization: "advanced",
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  };
   if (here.endsWith(".ts")) {
-    // From the sources (tests, `npm run dev`): Node 20 does not pass tsx's loader on to a worker,
-    // so the worker registers it before importing its entry.
-    const tsx = import.meta.resolve("tsx/esm/api");
-    const entry = new URL("./chart-worker.ts", here).href;
-    const code = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`;
-    return new Worker(code, { eval: true, resourceLimits: WORKER_LIMITS });
+    // From the sources (tests, `npm run dev`): tsx compiles the entry in the child too.
+    const entry = fileURLToPath(new URL("./chart-process.ts", here));
+    return fork(entry, [], {
+      ...options,
+      execArgv: ["--import", import.meta.resolve("tsx/esm"), ...CHILD_LIMITS],
+    });
   }
-  // The build bundles this module into dist/main.js or into a chunk in dist/chunks/.
+  // The build bundles this module into dist/main.js or into a chunk in dist/chunks/. The child
+  // runs with the bot's own Node options (source maps, a test's loader hooks), then its limits;
+  // not a debugger's, whose port the bot already holds.
   const inChunk = /\/chunks\/[^/]+$/.test(new URL(here).pathname);
-  return new Worker(new URL(inChunk ? "../chart-worker.js" : "./chart-worker.js", here), {
-    resourceLimits: WORKER_LIMITS,
+  const entry = fileURLToPath(
+    new URL(inChunk ? "../chart-process.js" : "./chart-process.js", here),
+  );
+  return fork(entry, [], {
+    ...options,
+    execArgv: [...process.execArgv.filter((arg) => !arg.startsWith("--inspect")), ...CHILD_LIMITS],
   });
 }
 
+/** Holds, or lets go of, the bot's event loop for the child: only while it has charts to draw. */
+function hold(child: ChildProcess, held: boolean): void {
+  if (held) {
+    child.ref();
+    child.channel?.ref();
+  } else {
+    child.unref();
+    child.channel?.unref();
+  }
+}
+
 export class ChartPainter {
-  private current: PainterThread | undefined;
+  private current: PainterChild | undefined;
   private nextId = 1;
-  /** Workers started so far (for tests and metrics). */
+  /** Children started so far (for tests and metrics). */
   started = 0;
-  /** Workers alive now: the current one, and a replaced one finishing its last charts. */
+  /** Children alive now: the current one, and a replaced one finishing its last charts. */
   running = 0;
 
   constructor(
     private readonly options: ChartPainterOptions = {
-      drawsPerWorker: 50,
+      drawsPerWorker: 500,
       idleMs: 60_000,
-      timeoutMs: 30_000,
+      timeoutMs: 10_000,
     },
   ) {}
 
+  /**
+   * Caps a chart's time (the bot's command deadline leaves room for the rest of the answer): a
+   * hung child must fail its chart before the command itself runs out of time.
+   */
+  limitTime(ms: number): void {
+    this.options.timeoutMs = Math.min(this.options.timeoutMs, ms);
+  }
+
+  /** The current child's process id, if one runs (for tests). */
+  get pid(): number | undefined {
+    return this.current?.child.pid;
+  }
+
   draw(request: DistributiveOmit<ChartRequest, "id">): Promise<Buffer> {
-    const thread = this.thread();
+    const waiting = this.current?.pending.size ?? 0;
+    if (waiting >= (this.options.maxWaiting ?? 16))
+      return Promise.reject(new Error(`too many charts waiting (${waiting})`));
+    const painter = this.painter();
     const id = this.nextId++;
-    thread.sent++;
-    if (thread.idle) clearTimeout(thread.idle);
-    thread.idle = undefined;
+    painter.sent++;
+    if (painter.idle) clearTimeout(painter.idle);
+    painter.idle = undefined;
     return new Promise<Buffer>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.fail(thread, new Error(`the chart took longer than ${this.options.timeoutMs} ms`));
+        this.fail(painter, new Error(`the chart took longer than ${this.options.timeoutMs} ms`));
       }, this.options.timeoutMs);
       timer.unref();
-      thread.pending.set(id, { resolve, reject, timer });
-      thread.worker.ref();
-      thread.worker.postMessage({ ...request, id } as ChartRequest);
+      painter.pending.set(id, { resolve, reject, timer });
+      hold(painter.child, true);
+      painter.child.send({ ...request, id } as ChartRequest, (error) => {
+        if (error) this.fail(painter, error);
+      });
     });
   }
 
-  /** Stops every worker; draws in progress fail. */
+  /** Stops every child; draws in progress fail. */
   async close(): Promise<void> {
-    const thread = this.current;
+    const painter = this.current;
     this.current = undefined;
-    if (thread) await this.stop(thread, new Error("the chart painter was closed"));
+    if (painter) await this.stop(painter, new Error("the chart painter was closed"));
   }
 
-  private thread(): PainterThread {
+  private painter(): PainterChild {
     const current = this.current;
     if (current && current.sent < this.options.drawsPerWorker) return current;
     if (current) this.retire(current);
-    const worker = startWorker();
+    const child = startChild();
     this.started++;
     this.running++;
-    const thread: PainterThread = { worker, pending: new Map(), sent: 0, idle: undefined };
-    worker.on("message", (response: ChartResponse) => this.settle(thread, response));
-    worker.on("error", (error) => this.fail(thread, error));
-    worker.on("exit", (code) => {
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    const painter: PainterChild = { child, pending: new Map(), sent: 0, idle: undefined, exited };
+    child.on("message", (response: ChartResponse) => this.settle(painter, response));
+    // A child that cannot be started (or signalled) fails its charts; 'exit' may not follow.
+    child.on("error", (error) => this.fail(painter, error));
+    child.once("exit", (code, signal) => {
       this.running--;
-      if (thread.pending.size > 0)
-        this.fail(thread, new Error(`the chart worker exited (${code})`));
-      if (this.current === thread) this.current = undefined;
+      if (painter.pending.size > 0)
+        this.fail(painter, new Error(`the chart painter exited (${signal ?? code})`));
+      if (this.current === painter) this.current = undefined;
     });
-    worker.unref();
-    this.current = thread;
-    return thread;
+    hold(child, false);
+    this.current = painter;
+    return painter;
   }
 
-  private settle(thread: PainterThread, response: ChartResponse): void {
-    const job = thread.pending.get(response.id);
+  private settle(painter: PainterChild, response: ChartResponse): void {
+    const job = painter.pending.get(response.id);
     if (!job) return;
-    thread.pending.delete(response.id);
+    painter.pending.delete(response.id);
     clearTimeout(job.timer);
     if ("png" in response)
       job.resolve(
         Buffer.from(response.png.buffer, response.png.byteOffset, response.png.byteLength),
       );
     else job.reject(new Error(response.error));
-    if (thread.pending.size > 0) return;
-    thread.worker.unref();
-    if (this.current !== thread) {
-      void thread.worker.terminate();
+    if (painter.pending.size > 0) return;
+    hold(painter.child, false);
+    if (this.current !== painter) {
+      painter.child.kill();
       return;
     }
-    thread.idle = setTimeout(() => {
-      if (this.current === thread && thread.pending.size === 0) {
+    painter.idle = setTimeout(() => {
+      if (this.current === painter && painter.pending.size === 0) {
         this.current = undefined;
-        void thread.worker.terminate();
+        painter.child.kill();
       }
     }, this.options.idleMs);
-    thread.idle.unref();
+    painter.idle.unref();
   }
 
-  /** A worker that has drawn its share finishes what it has, then stops. */
-  private retire(thread: PainterThread): void {
-    if (thread.idle) clearTimeout(thread.idle);
-    if (thread.pending.size === 0) void thread.worker.terminate();
+  /** A child that has drawn its share finishes what it has, then stops. */
+  private retire(painter: PainterChild): void {
+    if (painter.idle) clearTimeout(painter.idle);
+    if (painter.pending.size === 0) painter.child.kill();
   }
 
-  private fail(thread: PainterThread, error: Error): void {
-    if (this.current === thread) this.current = undefined;
-    void this.stop(thread, error);
+  private fail(painter: PainterChild, error: Error): void {
+    if (this.current === painter) this.current = undefined;
+    void this.stop(painter, error);
   }
 
-  private async stop(thread: PainterThread, error: Error): Promise<void> {
-    if (thread.idle) clearTimeout(thread.idle);
-    const jobs = [...thread.pending.values()];
-    thread.pending.clear();
+  private async stop(painter: PainterChild, error: Error): Promise<void> {
+    if (painter.idle) clearTimeout(painter.idle);
+    const jobs = [...painter.pending.values()];
+    painter.pending.clear();
     for (const job of jobs) {
       clearTimeout(job.timer);
       job.reject(error);
     }
-    await thread.worker.terminate();
+    // SIGKILL: a hung child may not heed anything else, and a painter keeps nothing worth saving.
+    if (painter.child.pid === undefined) return; // never started: no exit to wait for
+    if (painter.child.exitCode === null && painter.child.signalCode === null) {
+      // Held until it has exited, or a caller awaiting this could see the event loop end first.
+      hold(painter.child, true);
+      painter.child.kill("SIGKILL");
+    }
+    await painter.exited;
   }
 }
 
 type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 
-/** The process's painter: one worker at a time, started on the first chart. */
+/** The process's painter: one child at a time, started on the first chart. */
 export const chartPainter = new ChartPainter();
 
 /** Owner count over time: a line, dates on the x axis. */

@@ -24,7 +24,7 @@ import type { BenchRow } from "./report.ts";
  */
 
 const RUNS = 7;
-/** The chart worker stops after 60 s idle (src/render/charts.ts); a few seconds more for V8. */
+/** The chart painter's child exits after 60 s idle (src/render/charts.ts); a few seconds more for V8. */
 const SETTLE_MS = 66_000;
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const median = (values: number[]) =>
@@ -301,7 +301,7 @@ export async function benchProcess(): Promise<BenchRow[]> {
       filled = await fillCache(full, sim, maxBytes);
       await sleep(1000);
       fullRss = rssOf(full.bot.child.pid ?? 0);
-      // Once the burst is over: the chart worker has stopped after its idle minute, and V8's
+      // Once the burst is over: the chart painter's child has exited after its idle minute, and V8's
       // memory reducer has given back the heap the burst's garbage took.
       await sleep(SETTLE_MS);
       settledRss = rssOf(full.bot.child.pid ?? 0);
@@ -327,7 +327,7 @@ export async function benchProcess(): Promise<BenchRow[]> {
         value: `${mb(fullRss)} (cache ${mb(filled)} of CACHE_MAX_BYTES ${mb(maxBytes)})`,
       },
       {
-        name: `the same process ${SETTLE_MS / 1000} s later, settled (chart worker stopped, heap reduced)`,
+        name: `the same process ${SETTLE_MS / 1000} s later, settled (chart painter exited, heap reduced)`,
         value: mb(settledRss),
       },
     ];

@@ -1,9 +1,9 @@
-import { parentPort } from "node:worker_threads";
 import { audienceChart, ownersHistoryChart, rankingChart } from "./chart-drawing.ts";
 
 /**
- * The chart worker's entry (see ChartPainter in charts.ts): draws one chart per message, in order,
- * and posts the PNG back, its memory transferred rather than copied.
+ * The chart painter's entry, a child process of the bot (see ChartPainter in charts.ts): draws one
+ * chart per message, in order, and sends the PNG back over the IPC channel, whose 'advanced'
+ * serialization moves its bytes as they are (JSON would spell each byte out as a number).
  */
 
 export type ChartRequest =
@@ -24,22 +24,17 @@ function drawOne(request: ChartRequest): Promise<Buffer> {
   }
 }
 
-const port = parentPort;
-if (port) {
-  port.on("message", async (request: ChartRequest) => {
+const send = process.send?.bind(process);
+if (send) {
+  process.on("message", async (request: ChartRequest) => {
     let response: ChartResponse;
     try {
-      const png = await drawOne(request);
-      // A copy the size of the PNG, whose memory can move to the main thread: Node's small
-      // Buffers share one pooled ArrayBuffer, which cannot be transferred.
-      const out = new Uint8Array(png.byteLength);
-      out.set(png);
-      response = { id: request.id, png: out };
-      port.postMessage(response, [out.buffer]);
-      return;
+      response = { id: request.id, png: await drawOne(request) };
     } catch (error) {
       response = { id: request.id, error: error instanceof Error ? error.message : String(error) };
     }
-    port.postMessage(response);
+    send(response);
   });
+  // The bot went (stopped, crashed or killed): a painter has nothing to do without it.
+  process.on("disconnect", () => process.exit(0));
 }
