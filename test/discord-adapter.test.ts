@@ -1,5 +1,7 @@
+import * as discord from "discord.js";
 import { Events } from "discord.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DISCORD_CACHE_LIMITS } from "../src/adapters/discord/caches.ts";
 import { slashCommands } from "../src/adapters/discord/commands.ts";
 import { DiscordAdapter } from "../src/adapters/discord/index.ts";
 import { defineCommand } from "../src/core/command.ts";
@@ -42,6 +44,10 @@ const adminCommand = defineCommand({
     return { text: "changed" };
   },
 });
+
+/** Every process warning of this file's run (discord.js emits its own once per process). */
+const warnings: Error[] = [];
+process.on("warning", (warning) => warnings.push(warning));
 
 let t: RuntimeSetup;
 let fake: FakeDiscord;
@@ -319,6 +325,41 @@ describe("the gateway", () => {
     await resumed;
     const answer = await slash("whois", { query: t.sim.fixtures.walletEns });
     expect(embedOf(answer).title).toBe(t.sim.fixtures.walletEns);
+  });
+});
+
+describe("bounded caches", () => {
+  it("keeps none of the guild's channels, roles or members, nor the users of interactions", async () => {
+    const answer = await slash("audience", { collection: t.sim.fixtures.collection });
+    const components = bodyData(answer).components as { components: { custom_id: string }[] }[];
+    const click = fake.sendInteraction(
+      fake.buttonClick(components[0]?.components[0]?.custom_id ?? ""),
+    );
+    await fake.waitForCallback(click, 10_000);
+    const { client } = adapter;
+    // The Guilds intent delivered the guild with its channel, role and the bot's member.
+    expect(fake.gatewayFrames.some((f) => f.t === "GUILD_CREATE")).toBe(true);
+    expect(fake.guilds[0]?.channels.length).toBeGreaterThan(0);
+    expect(client.guilds.cache.size).toBe(0);
+    expect(client.channels.cache.size).toBe(0);
+    expect(client.users.cache.size).toBe(0);
+    // The answer still knew the clicker's rights from the interaction itself.
+    expect(embedOf(answer).title).toMatch(/^Audience of/);
+    // Nor is an operator told at start that limiting them "breaks functionality".
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings.map((w) => w.name)).not.toContain("UnsupportedCacheOverwriteWarning");
+  });
+
+  it("limits every cache discord.js has, so a cache added by an upgrade is not unbounded", () => {
+    const cached = Object.entries(discord)
+      .filter(
+        ([, value]) =>
+          typeof value === "function" && value.prototype instanceof discord.CachedManager,
+      )
+      .map(([name]) => name)
+      .sort();
+    expect(cached.length).toBeGreaterThan(20);
+    expect(Object.keys(DISCORD_CACHE_LIMITS).sort()).toEqual(cached);
   });
 });
 

@@ -26,6 +26,7 @@ import type { VerifiedNotice } from "../../verify/types.ts";
 import { within } from "../../within.ts";
 import type { SharedPace, SteadyPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
+import { discordCacheOptions } from "./caches.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "./commands.ts";
 import {
   alertPace,
@@ -57,6 +58,8 @@ export interface DiscordAdapterOptions {
   globalPerSecond?: number;
   /** With several instances: the global limit counted across all of them (over Redis). */
   sharedPace?: SharedPace | undefined;
+  /** discord.js's default caches instead of none (only to measure what the limits save). */
+  fullCaches?: boolean;
 }
 
 /** Refusals, errors, private and confidential answers are for the invoker's eyes only. */
@@ -88,6 +91,7 @@ export class DiscordAdapter implements ChatAdapter {
     this.client = new Client({
       // Slash commands and buttons arrive as interactions: no message or member intents needed.
       intents: [GatewayIntentBits.Guilds],
+      ...discordCacheOptions(options.fullCaches),
       allowedMentions: { parse: [] },
       ...(options.apiUrl ? { rest: { api: options.apiUrl } } : {}),
     });
