@@ -19,6 +19,7 @@ import {
   type FakeDiscord,
   GATEWAY_OP,
   MEMBER_PERMISSIONS,
+  populatedGuilds,
   startFakeDiscord,
 } from "./fakes/discord/index.ts";
 
@@ -110,6 +111,22 @@ describe("fake Discord with a real discord.js client", () => {
     expect(gatewayBot?.headers.authorization).toBe(`Bot ${fake.token}`);
     const identify = await fake.waitForGateway((f) => f.op === GATEWAY_OP.Identify);
     expect(identify.d).toMatchObject({ token: fake.token, intents: GatewayIntentBits.Guilds });
+  });
+
+  it("sends many guilds, each with its channels, roles, emojis and stickers, and a lean fake keeps none of them", async () => {
+    fake = await startFakeDiscord({ guilds: populatedGuilds(250), lean: true });
+    const c = await connect(fake);
+
+    expect(c.guilds.cache.size).toBe(250);
+    const guild = c.guilds.cache.get(fake.guilds[249]?.id ?? "");
+    expect(guild?.channels.cache.size).toBe(20);
+    expect(guild?.roles.cache.size).toBe(16);
+    expect(guild?.roles.everyone.id).toBe(guild?.id);
+    expect(guild?.emojis.cache.size).toBe(10);
+    expect(guild?.stickers.cache.size).toBe(2);
+    expect(c.channels.cache.size).toBe(250 * 20);
+    expect(fake.gatewayFrames.some((f) => f.t === "GUILD_CREATE")).toBe(false);
+    expect(fake.gatewayFrames.some((f) => f.t === "READY")).toBe(true);
   });
 
   it("answers heartbeats with ACKs, so the client measures a ping", async () => {

@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Recorder } from "./recorder.ts";
 import { randomToken } from "./snowflake.ts";
-import type { World } from "./world.ts";
+import type { FakeGuild, World } from "./world.ts";
 
 export interface GatewayFrame {
   /** Which socket, counting from 1 in the order clients connected. */
@@ -51,16 +51,27 @@ export class FakeGateway {
   readonly #world: World;
   readonly #frames: Recorder<GatewayFrame>;
   readonly #heartbeatIntervalMs: number;
+  readonly #lean: boolean;
   readonly #sessions = new Map<string, Session>();
   #server: WebSocketServer | undefined;
   #current: Session | undefined;
   #connections = 0;
   url = "";
 
-  constructor(world: World, frames: Recorder<GatewayFrame>, heartbeatIntervalMs: number) {
+  /**
+   * `lean`: GUILD_CREATE dispatches are neither recorded nor kept for a RESUME's replay, so that
+   * thousands of guilds cost the fake no memory (benches).
+   */
+  constructor(
+    world: World,
+    frames: Recorder<GatewayFrame>,
+    heartbeatIntervalMs: number,
+    lean = false,
+  ) {
     this.#world = world;
     this.#frames = frames;
     this.#heartbeatIntervalMs = heartbeatIntervalMs;
+    this.#lean = lean;
   }
 
   async listen(): Promise<string> {
@@ -83,14 +94,14 @@ export class FakeGateway {
     return this.#current?.socket !== undefined;
   }
 
-  #send(socket: WebSocket, connection: number, payload: Payload): void {
+  #send(socket: WebSocket, connection: number, payload: Payload, record = true): void {
     const frame = {
       op: payload.op,
       d: payload.d ?? null,
       s: payload.s ?? null,
       t: payload.t ?? null,
     };
-    this.#frames.push({ connection, direction: "sent", ...frame, at: Date.now() });
+    if (record) this.#frames.push({ connection, direction: "sent", ...frame, at: Date.now() });
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame));
   }
 
@@ -209,9 +220,23 @@ export class FakeGateway {
       auth_session_id_hash: randomToken(16),
       _trace: ["fake-discord-gateway"],
     });
-    for (const guild of guilds)
-      this.#dispatchTo(session, "GUILD_CREATE", this.#world.guildCreate(guild));
+    void this.#sendGuilds(session, guilds);
     return session;
+  }
+
+  /**
+   * A GUILD_CREATE per guild, as Discord sends them after READY. Past the first hundred they go
+   * as the client reads them (the socket's buffer drained), not all buffered at once.
+   */
+  async #sendGuilds(session: Session, guilds: FakeGuild[]): Promise<void> {
+    for (const [i, guild] of guilds.entries()) {
+      if (i > 0 && i % 100 === 0) {
+        while ((session.socket?.bufferedAmount ?? 0) > 1_000_000)
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      this.#dispatchTo(session, "GUILD_CREATE", this.#world.guildCreate(guild), !this.#lean);
+    }
   }
 
   #resume(session: Session, socket: WebSocket, connection: number, seq: number): void {
@@ -232,16 +257,17 @@ export class FakeGateway {
     this.#dispatchTo(session, "RESUMED", { _trace: ["fake-discord-gateway"] });
   }
 
-  #dispatchTo(session: Session, t: string, d: unknown): void {
+  /** `keep`: recorded and kept for replay (false only for a lean fake's GUILD_CREATEs). */
+  #dispatchTo(session: Session, t: string, d: unknown, keep = true): void {
     session.seq += 1;
-    session.events.push({ s: session.seq, t, d });
+    if (keep) session.events.push({ s: session.seq, t, d });
     if (session.socket) {
-      this.#send(session.socket, session.connection, {
-        op: GATEWAY_OP.Dispatch,
-        t,
-        s: session.seq,
-        d,
-      });
+      this.#send(
+        session.socket,
+        session.connection,
+        { op: GATEWAY_OP.Dispatch, t, s: session.seq, d },
+        keep,
+      );
     }
   }
 

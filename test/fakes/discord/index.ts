@@ -64,7 +64,13 @@ export type {
   OptionValue,
   RecordedFile,
 } from "./world.ts";
-export { BOT_PERMISSIONS, DEFAULT_USER, MEMBER_PERMISSIONS, PERMISSION } from "./world.ts";
+export {
+  BOT_PERMISSIONS,
+  DEFAULT_USER,
+  MEMBER_PERMISSIONS,
+  PERMISSION,
+  populatedGuilds,
+} from "./world.ts";
 
 /** A token in Discord's shape; the fake accepts only the one it was started with. */
 export const FAKE_DISCORD_TOKEN =
@@ -105,6 +111,8 @@ export interface FakeDiscordOptions {
   /** How long an interaction may wait for its callback; Discord allows 3 s. */
   ackDeadlineMs?: number;
   rateLimits?: RateLimitConfig;
+  /** GUILD_CREATEs neither recorded nor kept for replay: for benches with thousands of guilds. */
+  lean?: boolean;
 }
 
 export interface FakeDiscord {
@@ -248,7 +256,12 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   });
   const requests = new Recorder<RecordedRequest>(describeRequest);
   const frames = new Recorder<GatewayFrame>(describeFrame);
-  const gateway = new FakeGateway(world, frames, options.heartbeatIntervalMs ?? 41_250);
+  const gateway = new FakeGateway(
+    world,
+    frames,
+    options.heartbeatIntervalMs ?? 41_250,
+    options.lean,
+  );
   const rest = new FakeRest(world, requests, {
     gatewayUrl: () => gateway.url,
     ackDeadlineMs: options.ackDeadlineMs ?? 3000,
