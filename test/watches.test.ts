@@ -469,6 +469,25 @@ describe("watch checker", () => {
     await store.close();
   });
 
+  it("forgets a waiting chat once its watches are removed, so the waits follow the chats with watches", async () => {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { wallet } = t.sim.fixtures;
+    const watch = await addWatch({ kind: "wallet", target: wallet });
+    const sender = fakeSender();
+    const c = checker(sender);
+    await c.tick();
+    t.sim.giveNft(wallet);
+    clock += FRESHNESS_MS.nfts;
+    sender.fail("transient");
+    await c.tick();
+    expect(c.waitingChats).toBe(1);
+    await store.watches.remove("telegram", "c", watch.id);
+    await c.tick();
+    expect(c.waitingChats).toBe(0);
+    await store.close();
+  });
+
   it("a chat that moved to a new id takes its watches along, and the post goes there", async () => {
     store = openMemorySqliteStore();
     clock = start;
