@@ -129,6 +129,22 @@ describe("fake Discord with a real discord.js client", () => {
     expect(fake.gatewayFrames.some((f) => f.t === "READY")).toBe(true);
   });
 
+  it("sends no GUILD_CREATE to a client without the Guilds intent, which is ready at READY and gets interactions", async () => {
+    fake = await startFakeDiscord();
+    const c = new Client({ intents: [], rest: { api: fake.apiBase } });
+    client = c;
+    const ready = new Promise<void>((resolve) => c.once(Events.ClientReady, () => resolve()));
+    await c.login(fake.token);
+    await ready;
+    expect(fake.gatewayFrames.some((f) => f.t === "READY")).toBe(true);
+    expect(fake.gatewayFrames.some((f) => f.t === "GUILD_CREATE")).toBe(false);
+    const received = new Promise<string>((resolve) =>
+      c.once(Events.InteractionCreate, (interaction) => resolve(interaction.guildId ?? "")),
+    );
+    fake.sendInteraction(fake.slashCommand("whois", { query: "vitalik.eth" }));
+    expect(await received).toBe(fake.guildId);
+  });
+
   it("answers heartbeats with ACKs, so the client measures a ping", async () => {
     fake = await startFakeDiscord({ heartbeatIntervalMs: 100 });
     const c = await connect(fake);

@@ -1,12 +1,18 @@
-import { type CacheFactory, type ClientOptions, Options, type SweeperOptions } from "discord.js";
+import {
+  type CacheFactory,
+  type ClientOptions,
+  GatewayIntentBits,
+  Options,
+  type SweeperOptions,
+} from "discord.js";
 
 /**
- * discord.js caches nothing the bot reads. Every answer comes from the interaction's own payload
- * (ids, the member's permissions in the channel) and every send goes through REST by channel id,
- * so the per-guild channels, roles, emojis, stickers, members and the users met in interactions
- * that the Guilds intent would fill (a few kB a guild, for ever) are not kept at all: each cache
- * holds 0 entries. The shard's readiness counts guilds by id (WebSocketShard#expectedGuilds), not
- * through the guild cache, so limiting it does not delay READY.
+ * discord.js caches nothing: the bot reads none of it. Every answer comes from the interaction's
+ * own payload (ids, the member's permissions in the channel) and every send goes through REST by
+ * channel id, so neither the guilds READY lists (3 kB each even unavailable), nor the channels,
+ * roles, emojis, stickers of a GUILD_CREATE, nor the members and users met in interactions are
+ * kept: each cache holds 0 entries. The shard's readiness counts guilds by id (WebSocketShard#expectedGuilds),
+ * not through the guild cache, so limiting it does not delay READY.
  */
 const NOTHING = 0;
 export const DISCORD_CACHE_LIMITS = {
@@ -56,18 +62,24 @@ export const DISCORD_SWEEPERS: SweeperOptions = {
 };
 
 /**
- * The client's cache options. `full` keeps discord.js's defaults (every guild's channels, roles,
- * emojis… cached): only for measuring what the limits save (npm run bench, gateway10k).
+ * The client's intents and caches. No intent at all: slash commands, buttons and autocomplete
+ * arrive as interactions, which no intent gates, and the Guilds intent would only make Discord
+ * send every guild whole (GUILD_CREATE: channels, roles, emojis, stickers) at each start, a
+ * flood to parse and throw away. `full`: the Guilds intent and discord.js's default caches, as
+ * before; only for measuring what this saves (npm run bench, gateway10k).
  */
-export function discordCacheOptions(full = false): Pick<ClientOptions, "makeCache" | "sweepers"> {
+export function discordGatewayOptions(
+  full = false,
+): Pick<ClientOptions, "intents" | "makeCache" | "sweepers"> {
   quietCacheWarnings();
   if (full)
     return {
+      intents: [GatewayIntentBits.Guilds],
       makeCache: Options.cacheWithLimits(Options.DefaultMakeCacheSettings),
       sweepers: Options.DefaultSweeperSettings,
     };
   const makeCache: CacheFactory = Options.cacheWithLimits(DISCORD_CACHE_LIMITS);
-  return { makeCache, sweepers: DISCORD_SWEEPERS };
+  return { intents: [], makeCache, sweepers: DISCORD_SWEEPERS };
 }
 
 let quieted = false;

@@ -5,7 +5,6 @@ import {
   Client,
   DiscordAPIError,
   Events,
-  GatewayIntentBits,
   HTTPError,
   type Interaction,
   MessageFlags,
@@ -26,7 +25,7 @@ import type { VerifiedNotice } from "../../verify/types.ts";
 import { within } from "../../within.ts";
 import type { SharedPace, SteadyPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
-import { discordCacheOptions } from "./caches.ts";
+import { discordGatewayOptions } from "./caches.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "./commands.ts";
 import {
   alertPace,
@@ -58,7 +57,7 @@ export interface DiscordAdapterOptions {
   globalPerSecond?: number;
   /** With several instances: the global limit counted across all of them (over Redis). */
   sharedPace?: SharedPace | undefined;
-  /** discord.js's default caches instead of none (only to measure what the limits save). */
+  /** The Guilds intent and discord.js's default caches, as before (only to measure the saving). */
   fullCaches?: boolean;
 }
 
@@ -89,9 +88,8 @@ export class DiscordAdapter implements ChatAdapter {
     this.maxInFlight = options.maxInFlight ?? 16;
     this.pace = alertPace(options);
     this.client = new Client({
-      // Slash commands and buttons arrive as interactions: no message or member intents needed.
-      intents: [GatewayIntentBits.Guilds],
-      ...discordCacheOptions(options.fullCaches),
+      // Slash commands and buttons arrive as interactions: no intent needed (caches.ts).
+      ...discordGatewayOptions(options.fullCaches),
       allowedMentions: { parse: [] },
       ...(options.apiUrl ? { rest: { api: options.apiUrl } } : {}),
     });

@@ -44,8 +44,8 @@ interface Payload {
 }
 
 /**
- * A Discord gateway on 127.0.0.1 (JSON encoding, no compression): HELLO, IDENTIFY -> READY and a
- * GUILD_CREATE per guild, heartbeats and ACKs, RESUME with replay -> RESUMED, and sequence numbers.
+ * A Discord gateway on 127.0.0.1 (JSON encoding, no compression): HELLO, IDENTIFY -> READY and,
+ * with the Guilds intent, a GUILD_CREATE per guild, heartbeats and ACKs, RESUME with replay -> RESUMED, and sequence numbers.
  */
 export class FakeGateway {
   readonly #world: World;
@@ -155,7 +155,7 @@ export class FakeGateway {
             close(4013, "Invalid intent(s).");
             return;
           }
-          session = this.#identify(socket, connection, d.shard ?? [0, 1]);
+          session = this.#identify(socket, connection, d.shard ?? [0, 1], d.intents);
           return;
         }
         case GATEWAY_OP.Resume: {
@@ -190,7 +190,12 @@ export class FakeGateway {
     });
   }
 
-  #identify(socket: WebSocket, connection: number, shard: [number, number]): Session {
+  #identify(
+    socket: WebSocket,
+    connection: number,
+    shard: [number, number],
+    intents: number,
+  ): Session {
     const session: Session = {
       id: Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex"),
       seq: 0,
@@ -220,7 +225,9 @@ export class FakeGateway {
       auth_session_id_hash: randomToken(16),
       _trace: ["fake-discord-gateway"],
     });
-    void this.#sendGuilds(session, guilds);
+    // GUILD_CREATE comes with the Guilds intent only (1 << 0); without it READY's unavailable
+    // guilds stay so, as on Discord. Interactions come whatever the intents.
+    if (intents & 1) void this.#sendGuilds(session, guilds);
     return session;
   }
 
