@@ -33,7 +33,7 @@ async function main(): Promise<void> {
     ],
     [
       "gateway10k",
-      "Discord gateway with 10,000 guilds of 20 channels, 15 roles, 10 emojis, 2 stickers (compiled bot): discord.js's default caches → the bot's limits",
+      "Discord gateway with 10,000 guilds of 20 channels, 15 roles, 10 emojis, 2 stickers (compiled bot): before (Guilds intent, default caches) → now (no intent, no caches)",
       benchGateway,
     ],
     ["dispatch", "Warm commands through the production wiring", () => benchDispatch()],
