@@ -13,6 +13,7 @@ import {
   type FakeDiscord,
   GATEWAY_OP,
   MEMBER_PERMISSIONS,
+  populatedGuilds,
   type RecordedRequest,
   startFakeDiscord,
 } from "./fakes/discord/index.ts";
@@ -350,6 +351,34 @@ describe("bounded caches", () => {
     // Nor is an operator told at start that limiting them "breaks functionality".
     await new Promise((resolve) => setImmediate(resolve));
     expect(warnings.map((w) => w.name)).not.toContain("UnsupportedCacheOverwriteWarning");
+  });
+
+  it("connects in 2,501 guilds, more than one shard may hold, and answers there", async () => {
+    const crowded = await startFakeDiscord({
+      guilds: populatedGuilds(2501, { channels: 1, roles: 0, emojis: 0, stickers: 0 }),
+      lean: true,
+      // The 3 shards identify at once rather than 5 s apart.
+      maxConcurrency: 3,
+    });
+    const bot = await discordAdapterFor(crowded, t.runtime, { registerOnStart: false });
+    try {
+      await bot.start();
+      const identified = crowded.gatewayFrames.filter((f) => f.op === GATEWAY_OP.Identify);
+      expect(identified.map((f) => (f.d as { shard: number[] }).shard)).toEqual(
+        expect.arrayContaining([
+          [0, 3],
+          [1, 3],
+          [2, 3],
+        ]),
+      );
+      const payload = crowded.sendInteraction(
+        crowded.slashCommand("whois", { query: t.sim.fixtures.walletEns }),
+      );
+      await crowded.waitForCallback(payload, 10_000);
+    } finally {
+      await bot.stop();
+      await crowded.close();
+    }
   });
 
   it("limits every cache discord.js has, so a cache added by an upgrade is not unbounded", () => {

@@ -90,6 +90,9 @@ export class DiscordAdapter implements ChatAdapter {
     this.client = new Client({
       // Slash commands and buttons arrive as interactions: no intent needed (caches.ts).
       ...discordGatewayOptions(options.fullCaches),
+      // As many shards as Discord recommends (GET /gateway/bot): past 2,500 guilds one shard is
+      // refused (close 4011) and the bot would never connect.
+      shards: "auto",
       allowedMentions: { parse: [] },
       ...(options.apiUrl ? { rest: { api: options.apiUrl } } : {}),
     });

@@ -26,6 +26,15 @@ export const GATEWAY_OP = {
   HeartbeatAck: 11,
 } as const;
 
+/** Guilds one shard may hold: past it Discord closes IDENTIFY with 4011 (sharding required). */
+export const MAX_GUILDS_PER_SHARD = 2500;
+
+export const recommendedShards = (guilds: number) => Math.max(1, Math.ceil(guilds / 1000));
+
+/** The shard a guild's events go to: (guild_id >> 22) % num_shards, as Discord routes them. */
+const shardOf = (guildId: string, count: number) =>
+  Number((BigInt(guildId) >> 22n) % BigInt(count));
+
 interface Session {
   id: string;
   seq: number;
@@ -155,7 +164,19 @@ export class FakeGateway {
             close(4013, "Invalid intent(s).");
             return;
           }
-          session = this.#identify(socket, connection, d.shard ?? [0, 1], d.intents);
+          const [shardId, count] = d.shard ?? [0, 1];
+          if (!(shardId >= 0 && shardId < count)) {
+            close(4010, "Invalid shard.");
+            return;
+          }
+          const guilds = [...this.#world.guilds.values()].filter(
+            (guild) => shardOf(guild.id, count) === shardId,
+          );
+          if (guilds.length > MAX_GUILDS_PER_SHARD) {
+            close(4011, "Sharding required.");
+            return;
+          }
+          session = this.#identify(socket, connection, [shardId, count], d.intents, guilds);
           return;
         }
         case GATEWAY_OP.Resume: {
@@ -195,6 +216,7 @@ export class FakeGateway {
     connection: number,
     shard: [number, number],
     intents: number,
+    guilds: FakeGuild[],
   ): Session {
     const session: Session = {
       id: Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex"),
@@ -206,7 +228,6 @@ export class FakeGateway {
     };
     this.#sessions.set(session.id, session);
     this.#current = session;
-    const guilds = [...this.#world.guilds.values()];
     this.#dispatchTo(session, "READY", {
       v: 10,
       user: this.#world.botUser,

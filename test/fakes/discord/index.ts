@@ -113,6 +113,11 @@ export interface FakeDiscordOptions {
   rateLimits?: RateLimitConfig;
   /** GUILD_CREATEs neither recorded nor kept for replay: for benches with thousands of guilds. */
   lean?: boolean;
+  /**
+   * Shards that may IDENTIFY at once (session_start_limit.max_concurrency): 1 below 150,000
+   * guilds, so discord.js spaces a sharded bot's IDENTIFYs 5 s apart; more keeps a test short.
+   */
+  maxConcurrency?: number;
 }
 
 export interface FakeDiscord {
@@ -264,6 +269,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   );
   const rest = new FakeRest(world, requests, {
     gatewayUrl: () => gateway.url,
+    ...(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency }),
     ackDeadlineMs: options.ackDeadlineMs ?? 3000,
     ...(options.rateLimits === undefined ? {} : { rateLimits: options.rateLimits }),
   });
