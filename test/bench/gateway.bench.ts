@@ -101,7 +101,7 @@ export async function benchGateway(): Promise<BenchRow[]> {
       `${of(before)} → ${of(after)} (1 guild: ${of(one)})`;
     return [
       {
-        name: `start to ready with ${GUILDS.toLocaleString("en")} guilds (Guilds intent + discord.js default caches → no intent + no caches; in brackets: now, in 1 guild)`,
+        name: `start to ready with ${GUILDS.toLocaleString("en")} guilds on the shards Discord recommends, one IDENTIFY every 5 s (Guilds intent + discord.js default caches → no intent + no caches; in brackets: now, in 1 guild)`,
         value: pair((f) => `${(f.arrivalMs / 1000).toFixed(1)} s`),
       },
       {
