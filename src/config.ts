@@ -355,6 +355,8 @@ const SettingsSchema = z.object({
      * second; interaction answers are exempt and never paced).
      */
     globalPerSecond: env("DISCORD_GLOBAL_PER_SECOND", int(47, 1, 48)),
+    /** discord.js's default caches (every guild's channels, roles…): only to measure the limits. */
+    fullCaches: env("DISCORD_FULL_CACHES", bool(false)),
     /**
      * The application's public key: set, Discord interactions come over HTTP (POST
      * /discord/interactions on the HTTP host, each verified with it) and no gateway is opened.

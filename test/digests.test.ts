@@ -297,6 +297,18 @@ describe("the digest scheduler", () => {
     expect((await t.store.digests.all())[0]).toMatchObject({ pauseReason: "forbidden" });
   });
 
+  it("forgets a removed digest's settled slot, so what it remembers follows the digests there are", async () => {
+    await say("/digest add daily 09:00 Europe/Berlin");
+    const s = scheduler(fakeSender());
+    clock = at("2026-11-23T08:00:05Z");
+    expect(await s.tick()).toBe(1);
+    expect(s.remembered).toBe(1);
+    const [digest] = await t.store.digests.all();
+    await say(`/digest remove ${digest?.id}`);
+    await s.tick();
+    expect(s.remembered).toBe(0);
+  });
+
   it("a chat that refuses the bot pauses its digests: not attempted, no failure logged each day; resumed, it posts", async () => {
     await say("/digest add daily 09:00 Europe/Berlin");
     await say("/digest add daily 18:00 Europe/Berlin");

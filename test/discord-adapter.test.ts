@@ -1,5 +1,7 @@
+import * as discord from "discord.js";
 import { Events } from "discord.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DISCORD_CACHE_LIMITS } from "../src/adapters/discord/caches.ts";
 import { slashCommands } from "../src/adapters/discord/commands.ts";
 import { DiscordAdapter } from "../src/adapters/discord/index.ts";
 import { defineCommand } from "../src/core/command.ts";
@@ -9,7 +11,9 @@ import { discordAdapterFor } from "./discord-helpers.ts";
 import {
   DEFAULT_USER,
   type FakeDiscord,
+  GATEWAY_OP,
   MEMBER_PERMISSIONS,
+  populatedGuilds,
   type RecordedRequest,
   startFakeDiscord,
 } from "./fakes/discord/index.ts";
@@ -42,6 +46,10 @@ const adminCommand = defineCommand({
     return { text: "changed" };
   },
 });
+
+/** Every process warning of this file's run (discord.js emits its own once per process). */
+const warnings: Error[] = [];
+process.on("warning", (warning) => warnings.push(warning));
 
 let t: RuntimeSetup;
 let fake: FakeDiscord;
@@ -319,6 +327,70 @@ describe("the gateway", () => {
     await resumed;
     const answer = await slash("whois", { query: t.sim.fixtures.walletEns });
     expect(embedOf(answer).title).toBe(t.sim.fixtures.walletEns);
+  });
+});
+
+describe("bounded caches", () => {
+  it("asks for no guild events and keeps no guild, channel, member or user of interactions", async () => {
+    const answer = await slash("audience", { collection: t.sim.fixtures.collection });
+    const components = bodyData(answer).components as { components: { custom_id: string }[] }[];
+    const click = fake.sendInteraction(
+      fake.buttonClick(components[0]?.components[0]?.custom_id ?? ""),
+    );
+    await fake.waitForCallback(click, 10_000);
+    const { client } = adapter;
+    // No intent: Discord sends no guild whole (GUILD_CREATE), only READY's list of ids.
+    const identify = await fake.waitForGateway((f) => f.op === GATEWAY_OP.Identify);
+    expect(identify.d).toMatchObject({ intents: 0 });
+    expect(fake.gatewayFrames.some((f) => f.t === "GUILD_CREATE")).toBe(false);
+    expect(client.guilds.cache.size).toBe(0);
+    expect(client.channels.cache.size).toBe(0);
+    expect(client.users.cache.size).toBe(0);
+    // The answer still knew the clicker's rights from the interaction itself.
+    expect(embedOf(answer).title).toMatch(/^Audience of/);
+    // Nor is an operator told at start that limiting them "breaks functionality".
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(warnings.map((w) => w.name)).not.toContain("UnsupportedCacheOverwriteWarning");
+  });
+
+  it("connects in 2,501 guilds, more than one shard may hold, and answers there", async () => {
+    const crowded = await startFakeDiscord({
+      guilds: populatedGuilds(2501, { channels: 1, roles: 0, emojis: 0, stickers: 0 }),
+      lean: true,
+      // The 3 shards identify at once rather than 5 s apart.
+      maxConcurrency: 3,
+    });
+    const bot = await discordAdapterFor(crowded, t.runtime, { registerOnStart: false });
+    try {
+      await bot.start();
+      const identified = crowded.gatewayFrames.filter((f) => f.op === GATEWAY_OP.Identify);
+      expect(identified.map((f) => (f.d as { shard: number[] }).shard)).toEqual(
+        expect.arrayContaining([
+          [0, 3],
+          [1, 3],
+          [2, 3],
+        ]),
+      );
+      const payload = crowded.sendInteraction(
+        crowded.slashCommand("whois", { query: t.sim.fixtures.walletEns }),
+      );
+      await crowded.waitForCallback(payload, 10_000);
+    } finally {
+      await bot.stop();
+      await crowded.close();
+    }
+  });
+
+  it("limits every cache discord.js has, so a cache added by an upgrade is not unbounded", () => {
+    const cached = Object.entries(discord)
+      .filter(
+        ([, value]) =>
+          typeof value === "function" && value.prototype instanceof discord.CachedManager,
+      )
+      .map(([name]) => name)
+      .sort();
+    expect(cached.length).toBeGreaterThan(20);
+    expect(Object.keys(DISCORD_CACHE_LIMITS).sort()).toEqual(cached);
   });
 });
 

@@ -19,6 +19,7 @@ import {
   type FakeDiscord,
   GATEWAY_OP,
   MEMBER_PERMISSIONS,
+  populatedGuilds,
   startFakeDiscord,
 } from "./fakes/discord/index.ts";
 
@@ -110,6 +111,38 @@ describe("fake Discord with a real discord.js client", () => {
     expect(gatewayBot?.headers.authorization).toBe(`Bot ${fake.token}`);
     const identify = await fake.waitForGateway((f) => f.op === GATEWAY_OP.Identify);
     expect(identify.d).toMatchObject({ token: fake.token, intents: GatewayIntentBits.Guilds });
+  });
+
+  it("sends many guilds, each with its channels, roles, emojis and stickers, and a lean fake keeps none of them", async () => {
+    fake = await startFakeDiscord({ guilds: populatedGuilds(250), lean: true });
+    const c = await connect(fake);
+
+    expect(c.guilds.cache.size).toBe(250);
+    const guild = c.guilds.cache.get(fake.guilds[249]?.id ?? "");
+    expect(guild?.channels.cache.size).toBe(20);
+    expect(guild?.roles.cache.size).toBe(16);
+    expect(guild?.roles.everyone.id).toBe(guild?.id);
+    expect(guild?.emojis.cache.size).toBe(10);
+    expect(guild?.stickers.cache.size).toBe(2);
+    expect(c.channels.cache.size).toBe(250 * 20);
+    expect(fake.gatewayFrames.some((f) => f.t === "GUILD_CREATE")).toBe(false);
+    expect(fake.gatewayFrames.some((f) => f.t === "READY")).toBe(true);
+  });
+
+  it("sends no GUILD_CREATE to a client without the Guilds intent, which is ready at READY and gets interactions", async () => {
+    fake = await startFakeDiscord();
+    const c = new Client({ intents: [], rest: { api: fake.apiBase } });
+    client = c;
+    const ready = new Promise<void>((resolve) => c.once(Events.ClientReady, () => resolve()));
+    await c.login(fake.token);
+    await ready;
+    expect(fake.gatewayFrames.some((f) => f.t === "READY")).toBe(true);
+    expect(fake.gatewayFrames.some((f) => f.t === "GUILD_CREATE")).toBe(false);
+    const received = new Promise<string>((resolve) =>
+      c.once(Events.InteractionCreate, (interaction) => resolve(interaction.guildId ?? "")),
+    );
+    fake.sendInteraction(fake.slashCommand("whois", { query: "vitalik.eth" }));
+    expect(await received).toBe(fake.guildId);
   });
 
   it("answers heartbeats with ACKs, so the client measures a ping", async () => {

@@ -265,6 +265,22 @@ describe("watch checker", () => {
 
   const reads = (path: string) => t.sim.requests.filter((r) => r.path.includes(path)).length;
 
+  /** A wallet watch in chat "c" on a fresh store, whose first post fails with `kind`. */
+  async function failedPost(kind: Parameters<ReturnType<typeof fakeSender>["fail"]>[0]) {
+    store = openMemorySqliteStore();
+    clock = start;
+    const { wallet } = t.sim.fixtures;
+    const watch = await addWatch({ kind: "wallet", target: wallet });
+    const sender = fakeSender();
+    const c = checker(sender);
+    await c.tick();
+    t.sim.giveNft(wallet);
+    clock += FRESHNESS_MS.nfts;
+    sender.fail(kind);
+    await c.tick();
+    return { watch, sender, c };
+  }
+
   it("owner count: a move under the threshold does not post, over it posts once, at most every 5 minutes, and not again after a restart", async () => {
     store = openMemorySqliteStore();
     clock = start;
@@ -439,17 +455,8 @@ describe("watch checker", () => {
   });
 
   it("a post that failed to send is sent at the next round, once; a chat that refuses the bot pauses with the post kept", async () => {
-    store = openMemorySqliteStore();
-    clock = start;
+    const { sender, c } = await failedPost("transient");
     const { wallet } = t.sim.fixtures;
-    await addWatch({ kind: "wallet", target: wallet });
-    const sender = fakeSender();
-    const c = checker(sender);
-    await c.tick();
-    t.sim.giveNft(wallet);
-    clock += FRESHNESS_MS.nfts;
-    sender.fail("transient");
-    await c.tick();
     expect(sender.sent).toEqual([]);
     expect((await store.watches.all())[0]?.pending).not.toBeNull();
     // After a restart too: the owed post is stored.
@@ -469,18 +476,17 @@ describe("watch checker", () => {
     await store.close();
   });
 
+  it("forgets a waiting chat once its watches are removed, so the waits follow the chats with watches", async () => {
+    const { watch, c } = await failedPost("transient");
+    expect(c.waitingChats).toBe(1);
+    await store.watches.remove("telegram", "c", watch.id);
+    await c.tick();
+    expect(c.waitingChats).toBe(0);
+    await store.close();
+  });
+
   it("a chat that moved to a new id takes its watches along, and the post goes there", async () => {
-    store = openMemorySqliteStore();
-    clock = start;
-    const { wallet } = t.sim.fixtures;
-    await addWatch({ kind: "wallet", target: wallet });
-    const sender = fakeSender();
-    const c = checker(sender);
-    await c.tick();
-    t.sim.giveNft(wallet);
-    clock += FRESHNESS_MS.nfts;
-    sender.fail("moved");
-    await c.tick();
+    const { sender, c } = await failedPost("moved");
     expect(await store.watches.forChat("telegram", "c")).toEqual([]);
     expect(await store.watches.forChat("telegram", "c-new")).toHaveLength(1);
     await c.tick();

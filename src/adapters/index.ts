@@ -91,6 +91,7 @@ export async function configuredAdapters(
         maxInFlight: config.alerts.deliveryConcurrency,
         globalPerSecond: config.discord.globalPerSecond,
         sharedPace: deps.sharedPace,
+        fullCaches: config.discord.fullCaches,
       }),
     );
   }

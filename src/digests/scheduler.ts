@@ -85,6 +85,11 @@ export class DigestScheduler {
    * a tick writes to the store only for slots that may still be owed.
    */
   private readonly settled = new Map<number, { slot: number; until: number }>();
+  /** How many digests a settled slot is remembered for: at most the digests there are. */
+  get remembered(): number {
+    return this.settled.size;
+  }
+
   /** When this scheduler began: a slot before it passed while this process was not running. */
   private readonly startedAt: number;
 
@@ -123,7 +128,11 @@ export class DigestScheduler {
     let sent = 0;
     // Chats that refused the bot in this round (its digests were read before).
     const pausedNow = new Set<string>();
-    for (const digest of await this.deps.digests.all()) {
+    const digests = await this.deps.digests.all();
+    // A removed digest's slot is not remembered for ever: the map follows the digests there are.
+    const present = new Set(digests.map((digest) => digest.id));
+    for (const id of this.settled.keys()) if (!present.has(id)) this.settled.delete(id);
+    for (const digest of digests) {
       if (this.stopping) break;
       const sender = this.deps.senders[digest.platform as Platform];
       // A platform not configured in this run: its digests wait for it.

@@ -143,6 +143,11 @@ export class WatchChecker {
    * Retry-After, or the back-off after `attempts` failed tries). In memory: a restart tries once.
    */
   private readonly waits = new Map<string, { until: number; attempts: number }>();
+  /** Chats waiting after a failed post: at most the chats that have watches. */
+  get waitingChats(): number {
+    return this.waits.size;
+  }
+
   /** Chats paused during this round (the round's watch list was read before). */
   private readonly pausedNow = new Set<string>();
 
@@ -202,7 +207,11 @@ export class WatchChecker {
     let heldAt = this.now();
     let spent = false;
     this.pausedNow.clear();
-    for (const watch of readOrder(await this.deps.watches.all())) {
+    const watches = await this.deps.watches.all();
+    // A chat whose watches were all removed (or that moved) while it waited is not kept for ever.
+    const chats = new Set(watches.map(chatKey));
+    for (const chat of this.waits.keys()) if (!chats.has(chat)) this.waits.delete(chat);
+    for (const watch of readOrder(watches)) {
       // A long round renews the lease as it goes, and stops if another process took it.
       if (this.now() - heldAt > ttl / 3) {
         if (!(await hold())) return false;

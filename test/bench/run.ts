@@ -3,6 +3,7 @@ import { cpus } from "node:os";
 import { benchAlertFanOut, benchScaleOutFanOut } from "./alerts.bench.ts";
 import { benchCharts } from "./charts.bench.ts";
 import { benchEmbeddedStart } from "./embedded.bench.ts";
+import { benchGateway } from "./gateway.bench.ts";
 import { benchSlowBodies } from "./http.bench.ts";
 import { benchProcess } from "./process.bench.ts";
 import { markdownTable } from "./report.ts";
@@ -29,6 +30,11 @@ async function main(): Promise<void> {
       "embedded",
       "`npm start` with no settings (console, embedded simulator), fresh children; with BENCH_COMPARE_DIR, side by side with that checkout",
       benchEmbeddedStart,
+    ],
+    [
+      "gateway10k",
+      "Discord gateway with 10,000 guilds of 20 channels, 15 roles, 10 emojis, 2 stickers (compiled bot): before (Guilds intent, default caches) → now (no intent, no caches)",
+      benchGateway,
     ],
     ["dispatch", "Warm commands through the production wiring", () => benchDispatch()],
     [

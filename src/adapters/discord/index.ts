@@ -5,7 +5,6 @@ import {
   Client,
   DiscordAPIError,
   Events,
-  GatewayIntentBits,
   HTTPError,
   type Interaction,
   MessageFlags,
@@ -26,6 +25,7 @@ import type { VerifiedNotice } from "../../verify/types.ts";
 import { within } from "../../within.ts";
 import type { SharedPace, SteadyPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
+import { discordGatewayOptions } from "./caches.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "./commands.ts";
 import {
   alertPace,
@@ -57,6 +57,8 @@ export interface DiscordAdapterOptions {
   globalPerSecond?: number;
   /** With several instances: the global limit counted across all of them (over Redis). */
   sharedPace?: SharedPace | undefined;
+  /** The Guilds intent and discord.js's default caches, as before (only to measure the saving). */
+  fullCaches?: boolean;
 }
 
 /** Refusals, errors, private and confidential answers are for the invoker's eyes only. */
@@ -86,8 +88,11 @@ export class DiscordAdapter implements ChatAdapter {
     this.maxInFlight = options.maxInFlight ?? 16;
     this.pace = alertPace(options);
     this.client = new Client({
-      // Slash commands and buttons arrive as interactions: no message or member intents needed.
-      intents: [GatewayIntentBits.Guilds],
+      // Slash commands and buttons arrive as interactions: no intent needed (caches.ts).
+      ...discordGatewayOptions(options.fullCaches),
+      // As many shards as Discord recommends (GET /gateway/bot): past 2,500 guilds one shard is
+      // refused (close 4011) and the bot would never connect.
+      shards: "auto",
       allowedMentions: { parse: [] },
       ...(options.apiUrl ? { rest: { api: options.apiUrl } } : {}),
     });

@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Recorder } from "./recorder.ts";
 import { randomToken } from "./snowflake.ts";
-import type { World } from "./world.ts";
+import type { FakeGuild, World } from "./world.ts";
 
 export interface GatewayFrame {
   /** Which socket, counting from 1 in the order clients connected. */
@@ -26,6 +26,15 @@ export const GATEWAY_OP = {
   HeartbeatAck: 11,
 } as const;
 
+/** Guilds one shard may hold: past it Discord closes IDENTIFY with 4011 (sharding required). */
+export const MAX_GUILDS_PER_SHARD = 2500;
+
+export const recommendedShards = (guilds: number) => Math.max(1, Math.ceil(guilds / 1000));
+
+/** The shard a guild's events go to: (guild_id >> 22) % num_shards, as Discord routes them. */
+const shardOf = (guildId: string, count: number) =>
+  Number((BigInt(guildId) >> 22n) % BigInt(count));
+
 interface Session {
   id: string;
   seq: number;
@@ -44,23 +53,34 @@ interface Payload {
 }
 
 /**
- * A Discord gateway on 127.0.0.1 (JSON encoding, no compression): HELLO, IDENTIFY -> READY and a
- * GUILD_CREATE per guild, heartbeats and ACKs, RESUME with replay -> RESUMED, and sequence numbers.
+ * A Discord gateway on 127.0.0.1 (JSON encoding, no compression): HELLO, IDENTIFY -> READY and,
+ * with the Guilds intent, a GUILD_CREATE per guild, heartbeats and ACKs, RESUME with replay -> RESUMED, and sequence numbers.
  */
 export class FakeGateway {
   readonly #world: World;
   readonly #frames: Recorder<GatewayFrame>;
   readonly #heartbeatIntervalMs: number;
+  readonly #lean: boolean;
   readonly #sessions = new Map<string, Session>();
   #server: WebSocketServer | undefined;
   #current: Session | undefined;
   #connections = 0;
   url = "";
 
-  constructor(world: World, frames: Recorder<GatewayFrame>, heartbeatIntervalMs: number) {
+  /**
+   * `lean`: GUILD_CREATE dispatches are neither recorded nor kept for a RESUME's replay, so that
+   * thousands of guilds cost the fake no memory (benches).
+   */
+  constructor(
+    world: World,
+    frames: Recorder<GatewayFrame>,
+    heartbeatIntervalMs: number,
+    lean = false,
+  ) {
     this.#world = world;
     this.#frames = frames;
     this.#heartbeatIntervalMs = heartbeatIntervalMs;
+    this.#lean = lean;
   }
 
   async listen(): Promise<string> {
@@ -83,14 +103,14 @@ export class FakeGateway {
     return this.#current?.socket !== undefined;
   }
 
-  #send(socket: WebSocket, connection: number, payload: Payload): void {
+  #send(socket: WebSocket, connection: number, payload: Payload, record = true): void {
     const frame = {
       op: payload.op,
       d: payload.d ?? null,
       s: payload.s ?? null,
       t: payload.t ?? null,
     };
-    this.#frames.push({ connection, direction: "sent", ...frame, at: Date.now() });
+    if (record) this.#frames.push({ connection, direction: "sent", ...frame, at: Date.now() });
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(frame));
   }
 
@@ -144,7 +164,19 @@ export class FakeGateway {
             close(4013, "Invalid intent(s).");
             return;
           }
-          session = this.#identify(socket, connection, d.shard ?? [0, 1]);
+          const [shardId, count] = d.shard ?? [0, 1];
+          if (!(shardId >= 0 && shardId < count)) {
+            close(4010, "Invalid shard.");
+            return;
+          }
+          const guilds = [...this.#world.guilds.values()].filter(
+            (guild) => shardOf(guild.id, count) === shardId,
+          );
+          if (guilds.length > MAX_GUILDS_PER_SHARD) {
+            close(4011, "Sharding required.");
+            return;
+          }
+          session = this.#identify(socket, connection, [shardId, count], d.intents, guilds);
           return;
         }
         case GATEWAY_OP.Resume: {
@@ -179,7 +211,13 @@ export class FakeGateway {
     });
   }
 
-  #identify(socket: WebSocket, connection: number, shard: [number, number]): Session {
+  #identify(
+    socket: WebSocket,
+    connection: number,
+    shard: [number, number],
+    intents: number,
+    guilds: FakeGuild[],
+  ): Session {
     const session: Session = {
       id: Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex"),
       seq: 0,
@@ -190,7 +228,6 @@ export class FakeGateway {
     };
     this.#sessions.set(session.id, session);
     this.#current = session;
-    const guilds = [...this.#world.guilds.values()];
     this.#dispatchTo(session, "READY", {
       v: 10,
       user: this.#world.botUser,
@@ -209,9 +246,25 @@ export class FakeGateway {
       auth_session_id_hash: randomToken(16),
       _trace: ["fake-discord-gateway"],
     });
-    for (const guild of guilds)
-      this.#dispatchTo(session, "GUILD_CREATE", this.#world.guildCreate(guild));
+    // GUILD_CREATE comes with the Guilds intent only (1 << 0); without it READY's unavailable
+    // guilds stay so, as on Discord. Interactions come whatever the intents.
+    if (intents & 1) void this.#sendGuilds(session, guilds);
     return session;
+  }
+
+  /**
+   * A GUILD_CREATE per guild, as Discord sends them after READY. Past the first hundred they go
+   * as the client reads them (the socket's buffer drained), not all buffered at once.
+   */
+  async #sendGuilds(session: Session, guilds: FakeGuild[]): Promise<void> {
+    for (const [i, guild] of guilds.entries()) {
+      if (i > 0 && i % 100 === 0) {
+        while ((session.socket?.bufferedAmount ?? 0) > 1_000_000)
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      this.#dispatchTo(session, "GUILD_CREATE", this.#world.guildCreate(guild), !this.#lean);
+    }
   }
 
   #resume(session: Session, socket: WebSocket, connection: number, seq: number): void {
@@ -232,16 +285,17 @@ export class FakeGateway {
     this.#dispatchTo(session, "RESUMED", { _trace: ["fake-discord-gateway"] });
   }
 
-  #dispatchTo(session: Session, t: string, d: unknown): void {
+  /** `keep`: recorded and kept for replay (false only for a lean fake's GUILD_CREATEs). */
+  #dispatchTo(session: Session, t: string, d: unknown, keep = true): void {
     session.seq += 1;
-    session.events.push({ s: session.seq, t, d });
+    if (keep) session.events.push({ s: session.seq, t, d });
     if (session.socket) {
-      this.#send(session.socket, session.connection, {
-        op: GATEWAY_OP.Dispatch,
-        t,
-        s: session.seq,
-        d,
-      });
+      this.#send(
+        session.socket,
+        session.connection,
+        { op: GATEWAY_OP.Dispatch, t, s: session.seq, d },
+        keep,
+      );
     }
   }
 

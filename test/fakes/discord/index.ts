@@ -64,7 +64,13 @@ export type {
   OptionValue,
   RecordedFile,
 } from "./world.ts";
-export { BOT_PERMISSIONS, DEFAULT_USER, MEMBER_PERMISSIONS, PERMISSION } from "./world.ts";
+export {
+  BOT_PERMISSIONS,
+  DEFAULT_USER,
+  MEMBER_PERMISSIONS,
+  PERMISSION,
+  populatedGuilds,
+} from "./world.ts";
 
 /** A token in Discord's shape; the fake accepts only the one it was started with. */
 export const FAKE_DISCORD_TOKEN =
@@ -105,6 +111,13 @@ export interface FakeDiscordOptions {
   /** How long an interaction may wait for its callback; Discord allows 3 s. */
   ackDeadlineMs?: number;
   rateLimits?: RateLimitConfig;
+  /** GUILD_CREATEs neither recorded nor kept for replay: for benches with thousands of guilds. */
+  lean?: boolean;
+  /**
+   * Shards that may IDENTIFY at once (session_start_limit.max_concurrency): 1 below 150,000
+   * guilds, so discord.js spaces a sharded bot's IDENTIFYs 5 s apart; more keeps a test short.
+   */
+  maxConcurrency?: number;
 }
 
 export interface FakeDiscord {
@@ -248,9 +261,15 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   });
   const requests = new Recorder<RecordedRequest>(describeRequest);
   const frames = new Recorder<GatewayFrame>(describeFrame);
-  const gateway = new FakeGateway(world, frames, options.heartbeatIntervalMs ?? 41_250);
+  const gateway = new FakeGateway(
+    world,
+    frames,
+    options.heartbeatIntervalMs ?? 41_250,
+    options.lean,
+  );
   const rest = new FakeRest(world, requests, {
     gatewayUrl: () => gateway.url,
+    ...(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency }),
     ackDeadlineMs: options.ackDeadlineMs ?? 3000,
     ...(options.rateLimits === undefined ? {} : { rateLimits: options.rateLimits }),
   });

@@ -7,6 +7,7 @@ import {
 } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { APIApplicationCommand, APIMessage } from "discord.js";
+import { recommendedShards } from "./gateway.ts";
 import type { Recorder } from "./recorder.ts";
 import { snowflake } from "./snowflake.ts";
 import {
@@ -306,6 +307,7 @@ export class FakeRest {
   readonly #gatewayUrl: () => string;
   readonly #failures = new Map<string, ChannelFailure & { left: number }>();
   readonly #ackDeadlineMs: number;
+  readonly #maxConcurrency: number;
   #rateLimits: RateLimitConfig | undefined;
   readonly #buckets = new Map<string, { start: number; count: number }>();
   #globalWindow = { start: 0, count: 0 };
@@ -316,8 +318,14 @@ export class FakeRest {
   constructor(
     world: World,
     requests: Recorder<RecordedRequest>,
-    options: { gatewayUrl: () => string; ackDeadlineMs: number; rateLimits?: RateLimitConfig },
+    options: {
+      gatewayUrl: () => string;
+      ackDeadlineMs: number;
+      rateLimits?: RateLimitConfig;
+      maxConcurrency?: number;
+    },
   ) {
+    this.#maxConcurrency = options.maxConcurrency ?? 1;
     this.#world = world;
     this.#requests = requests;
     this.#gatewayUrl = options.gatewayUrl;
@@ -486,12 +494,13 @@ export class FakeRest {
           status: 200,
           body: {
             url: this.#gatewayUrl(),
-            shards: 1,
+            // Discord recommends about a shard per 1,000 guilds (and requires one per 2,500).
+            shards: recommendedShards(world.guilds.size),
             session_start_limit: {
               total: 1000,
               remaining: 999,
               reset_after: 14_400_000,
-              max_concurrency: 1,
+              max_concurrency: this.#maxConcurrency,
             },
           },
         };

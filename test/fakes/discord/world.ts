@@ -7,12 +7,14 @@ import type {
   APIAttachment,
   APIChatInputApplicationCommandInteraction,
   APIEmbed,
+  APIEmoji,
   APIInteraction,
   APIInteractionDataResolved,
   APIInteractionGuildMember,
   APIMessage,
   APIMessageComponentButtonInteraction,
   APIRole,
+  APISticker,
   APITextChannel,
   APIUser,
   ChannelFlags,
@@ -21,6 +23,8 @@ import type {
   GuildSystemChannelFlags,
   Locale,
   RoleFlags,
+  StickerFormatType,
+  StickerType,
   UserFlags,
 } from "discord.js";
 import { randomToken, snowflake } from "./snowflake.ts";
@@ -51,6 +55,30 @@ export interface FakeGuildInput {
   id?: string;
   name?: string;
   channels?: FakeChannelInput[];
+  /** Roles besides @everyone, custom emojis and stickers GUILD_CREATE carries; default none. */
+  roles?: number;
+  emojis?: number;
+  stickers?: number;
+}
+
+/**
+ * `count` guilds shaped like a live community server: `channels` text channels and `roles`,
+ * `emojis`, `stickers` (defaults: 20, 15, 10, 2), for measuring what a client keeps of them.
+ */
+export function populatedGuilds(
+  count: number,
+  shape: { channels?: number; roles?: number; emojis?: number; stickers?: number } = {},
+): FakeGuildInput[] {
+  const channels = Array.from({ length: shape.channels ?? 20 }, (_, i) => ({
+    name: i === 0 ? "general" : `channel-${i}`,
+  }));
+  return Array.from({ length: count }, (_, i) => ({
+    name: `Community ${i + 1}`,
+    channels,
+    roles: shape.roles ?? 15,
+    emojis: shape.emojis ?? 10,
+    stickers: shape.stickers ?? 2,
+  }));
 }
 
 export interface FakeChannel {
@@ -67,6 +95,9 @@ export interface FakeGuild {
   ownerId: string;
   joinedAt: string;
   channels: FakeChannel[];
+  roleIds: string[];
+  emojiIds: string[];
+  stickerIds: string[];
 }
 
 /** Permission bits as Discord sends them (a decimal string of a 64-bit field). */
@@ -201,6 +232,9 @@ export class World {
       ownerId: DEFAULT_USER.id,
       joinedAt: new Date().toISOString(),
       channels: [],
+      roleIds: Array.from({ length: input.roles ?? 0 }, () => snowflake()),
+      emojiIds: Array.from({ length: input.emojis ?? 0 }, () => snowflake()),
+      stickerIds: Array.from({ length: input.stickers ?? 0 }, () => snowflake()),
     };
     this.guilds.set(guild.id, guild);
     for (const channel of input.channels ?? [{ name: "general" }])
@@ -255,19 +289,51 @@ export class World {
   }
 
   everyoneRole(guildId: string): APIRole {
+    return this.role(guildId, "@everyone", 0, MEMBER_PERMISSIONS);
+  }
+
+  role(id: string, name: string, position: number, permissions: bigint): APIRole {
     return {
-      id: guildId,
-      name: "@everyone",
+      id,
+      name,
       color: 0,
       colors: { primary_color: 0, secondary_color: null, tertiary_color: null },
       hoist: false,
       icon: null,
       unicode_emoji: null,
-      position: 0,
-      permissions: MEMBER_PERMISSIONS.toString(),
+      position,
+      permissions: permissions.toString(),
       managed: false,
       mentionable: false,
       flags: 0 as RoleFlags,
+    };
+  }
+
+  emoji(id: string, index: number): APIEmoji {
+    return {
+      id,
+      name: `emoji_${index}`,
+      roles: [],
+      user: this.user(),
+      require_colons: true,
+      managed: false,
+      animated: index % 3 === 0,
+      available: true,
+    };
+  }
+
+  sticker(guildId: string, id: string, index: number): APISticker {
+    return {
+      id,
+      name: `sticker ${index}`,
+      description: `A sticker of the server, number ${index}`,
+      tags: "smile",
+      type: 2 as StickerType.Guild,
+      format_type: 1 as StickerFormatType.PNG,
+      available: true,
+      guild_id: guildId,
+      user: this.user(),
+      sort_value: index,
     };
   }
 
@@ -287,9 +353,12 @@ export class World {
       verification_level: 0,
       default_message_notifications: 1,
       explicit_content_filter: 0,
-      roles: [this.everyoneRole(guild.id)],
-      emojis: [],
-      stickers: [],
+      roles: [
+        this.everyoneRole(guild.id),
+        ...guild.roleIds.map((id, i) => this.role(id, `Role ${i + 1}`, i + 1, 0n)),
+      ],
+      emojis: guild.emojiIds.map((id, i) => this.emoji(id, i)),
+      stickers: guild.stickerIds.map((id, i) => this.sticker(guild.id, id, i)),
       features: [],
       mfa_level: 0,
       application_id: null,
