@@ -10,7 +10,7 @@ import {
 import { UpstreamBudget } from "./api/budget.ts";
 import { ResponseCache } from "./api/cache.ts";
 import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
-import { openShared, redactRedisUrl, type Shared } from "./cache/index.ts";
+import type { Shared } from "./cache/index.ts";
 import type { Chain } from "./chains.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
@@ -225,13 +225,16 @@ export function apiClientSettings(
 }
 
 /** With REDIS_URL: the cache, limits and pacing shared with the other instances. */
-function sharedParts(
+async function sharedParts(
   config: Config,
   logger: Logger,
   opened: (() => unknown)[],
-): Shared | undefined {
+): Promise<Shared | undefined> {
   const { redis } = config;
   if (redis.url === undefined) return undefined;
+  // Loaded only with REDIS_URL: ioredis is some 15 ms of a start that does not use it
+  // (test/lazy-load.test.ts).
+  const { openShared, redactRedisUrl } = await import("./cache/index.ts");
   const shared = openShared(
     {
       url: redis.url,
@@ -256,7 +259,7 @@ function sharedParts(
 async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): Promise<Bot> {
   const { logger } = deps;
   const { chains, simulator } = await dataServices(config, logger, opened);
-  const shared = sharedParts(config, logger, opened);
+  const shared = await sharedParts(config, logger, opened);
   // One client per chain, all on one answer cache (its keys hold the base URL) and one upstream
   // budget: more chains never mean more memory or more requests a second.
   const cache = shared?.cache ?? new ResponseCache(config.cache);
