@@ -15,6 +15,7 @@ import {
   startFakeTelegram,
   user,
 } from "../fakes/telegram/index.ts";
+import { buildCheckout, type Checkout, checkoutsToCompare, sideBySide } from "./checkouts.ts";
 import type { BenchRow } from "./report.ts";
 
 /**
@@ -113,31 +114,89 @@ async function bareNodeStart(): Promise<number> {
   return median(samples);
 }
 
-/** Console mode against the data service (here the simulator, out of process): spawn to answer. */
-async function firstAnswer(sim: Simulator): Promise<{ ms: number; idleRss: number }> {
-  const samples: number[] = [];
-  const rss: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const dataDir = mkdtempSync(join(tmpdir(), "bench-process-"));
-    const started = performance.now();
-    const bot = startChild({
-      ...baseEnv(dataDir),
-      API_BASE_URL: sim.url,
-      API_KEY: sim.apiKey,
-    });
-    try {
-      bot.child.stdin?.write("/whois vitalik.eth\n");
-      await until("the /whois answer", () => /^Address: 0x/m.test(bot.output()));
-      samples.push(performance.now() - started);
-      await sleep(1000);
-      rss.push(rssOf(bot.child.pid ?? 0));
-    } finally {
-      bot.child.stdin?.end();
-      await bot.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+interface FirstAnswer {
+  ms: number;
+  idleRss: number;
+}
+
+/**
+ * Console mode against the data service (here the simulator, out of process): spawn to answer,
+ * then the RSS 1 s later. With BENCH_COMPARE_DIR, that checkout's dist/ too (built first), the
+ * starts taking turns so that a busy machine weighs on both alike.
+ */
+async function firstAnswers(
+  sim: Simulator,
+  checkouts: readonly Checkout[],
+): Promise<Map<Checkout, FirstAnswer>> {
+  const samples = new Map<Checkout, { ms: number[]; rss: number[] }>(
+    checkouts.map((checkout) => [checkout, { ms: [], rss: [] }]),
+  );
+  for (let i = 0; i < RUNS; i++)
+    for (const checkout of checkouts) {
+      const mine = samples.get(checkout) ?? { ms: [], rss: [] };
+      const dataDir = mkdtempSync(join(tmpdir(), "bench-process-"));
+      const started = performance.now();
+      const bot = startChild(
+        { ...baseEnv(dataDir), API_BASE_URL: sim.url, API_KEY: sim.apiKey },
+        COMPILED_BOT,
+        checkout.dir,
+      );
+      try {
+        bot.child.stdin?.write("/whois vitalik.eth\n");
+        await until("the /whois answer", () => /^Address: 0x/m.test(bot.output()));
+        mine.ms.push(performance.now() - started);
+        await sleep(1000);
+        mine.rss.push(rssOf(bot.child.pid ?? 0));
+      } finally {
+        bot.child.stdin?.end();
+        await bot.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     }
+  return new Map(
+    checkouts.map((checkout) => {
+      const mine = samples.get(checkout);
+      return [checkout, { ms: median(mine?.ms ?? []), idleRss: median(mine?.rss ?? []) }];
+    }),
+  );
+}
+
+/** Bare node and the console bot's first answer (side by side with BENCH_COMPARE_DIR's). */
+async function startRows(sim: Simulator): Promise<BenchRow[]> {
+  const checkouts = checkoutsToCompare();
+  for (const checkout of checkouts) if (checkout.dir !== ROOT) buildCheckout(checkout.dir);
+  const bare = await bareNodeStart();
+  const answers = await firstAnswers(sim, checkouts);
+  const answer = (checkout: Checkout) => answers.get(checkout) ?? { ms: Number.NaN, idleRss: 0 };
+  return [
+    {
+      name: `bare \`node -e 0\`, start to exit, median of ${RUNS}`,
+      value: `${bare.toFixed(0)} ms`,
+    },
+    {
+      name: `start to first answer, compiled, console (/whois vitalik.eth), median of ${RUNS} (goal ≤ 600 ms)`,
+      value: sideBySide(
+        checkouts,
+        (checkout) =>
+          `${answer(checkout).ms.toFixed(0)} ms (${(answer(checkout).ms / bare).toFixed(1)}× bare node)`,
+      ),
+    },
+    {
+      name: "idle RSS, console, 1 s after the first answer (goal ≤ 100 MB)",
+      value: sideBySide(checkouts, (checkout) => mb(answer(checkout).idleRss)),
+    },
+  ];
+}
+
+/** `npm run bench -- first-answer`: the start figures alone, without the platforms' runs. */
+export async function benchFirstAnswer(): Promise<BenchRow[]> {
+  await buildDist(ROOT);
+  const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "bench-key" });
+  try {
+    return await startRows(sim);
+  } finally {
+    await sim.close();
   }
-  return { ms: median(samples), idleRss: median(rss) };
 }
 
 export interface PlatformRun {
@@ -285,8 +344,7 @@ export async function benchProcess(): Promise<BenchRow[]> {
   const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "bench-key" });
   const maxBytes = parseConfig({}).cache.maxBytes;
   try {
-    const bare = await bareNodeStart();
-    const answer = await firstAnswer(sim);
+    const starts = await startRows(sim);
 
     const idle = await startWithPlatforms(sim, 0);
     await sleep(1000);
@@ -309,15 +367,7 @@ export async function benchProcess(): Promise<BenchRow[]> {
       await full.close();
     }
     return [
-      {
-        name: `bare \`node -e 0\`, start to exit, median of ${RUNS}`,
-        value: `${bare.toFixed(0)} ms`,
-      },
-      {
-        name: `start to first answer, compiled, console (/whois vitalik.eth), median of ${RUNS} (goal ≤ 700 ms)`,
-        value: `${answer.ms.toFixed(0)} ms (${(answer.ms / bare).toFixed(1)}× bare node)`,
-      },
-      { name: "idle RSS, console, 1 s after the first answer", value: mb(answer.idleRss) },
+      ...starts,
       {
         name: "idle RSS, Discord + Telegram configured, 1 s after start",
         value: mb(idlePlatformsRss),
