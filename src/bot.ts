@@ -122,6 +122,12 @@ const STORE_PROBE_MS = 500;
 /** How often queued spam reports are looked at. */
 const REPORT_RETRY_MS = 5_000;
 /**
+ * The collection index's first refresh waits this long after start: its 13 requests, their
+ * validation and the index's writes took some 40 ms from the first answer (issue 28). A name the
+ * index misses before then refreshes it at once.
+ */
+const FIRST_COLLECTION_REFRESH_MS = 5_000;
+/**
  * How long the leader's delivery may go without completing a round before health fails: a round
  * of 500 alerts at the platforms' pace takes well under this.
  */
@@ -729,7 +735,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     // memory when every chain's index was filled at start.
     for (const [index, refresher] of [...runtime.refreshers.values()].entries()) {
       if (index > 0 && config.simulated) refresher.startWhenUsed();
-      else refresher.start();
+      else refresher.start(FIRST_COLLECTION_REFRESH_MS);
       running.push(() => refresher.stop());
     }
     const pruneTimer = setInterval(() => void bot.prune(), 3_600_000);
