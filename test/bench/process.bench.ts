@@ -162,9 +162,7 @@ async function firstAnswers(
 }
 
 /** Bare node and the console bot's first answer (side by side with BENCH_COMPARE_DIR's). */
-async function startRows(sim: Simulator): Promise<BenchRow[]> {
-  const checkouts = checkoutsToCompare();
-  for (const checkout of checkouts) if (checkout.dir !== ROOT) buildCheckout(checkout.dir);
+async function startRows(sim: Simulator, checkouts: readonly Checkout[]): Promise<BenchRow[]> {
   const bare = await bareNodeStart();
   const answers = await firstAnswers(sim, checkouts);
   const answer = (checkout: Checkout) => answers.get(checkout) ?? { ms: Number.NaN, idleRss: 0 };
@@ -188,12 +186,19 @@ async function startRows(sim: Simulator): Promise<BenchRow[]> {
   ];
 }
 
+/** This checkout and BENCH_COMPARE_DIR's, when set, its dist/ built. */
+function comparedCheckouts(): Checkout[] {
+  const checkouts = checkoutsToCompare();
+  for (const checkout of checkouts) if (checkout.dir !== ROOT) buildCheckout(checkout.dir);
+  return checkouts;
+}
+
 /** `npm run bench -- first-answer`: the start figures alone, without the platforms' runs. */
 export async function benchFirstAnswer(): Promise<BenchRow[]> {
   await buildDist(ROOT);
   const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "bench-key" });
   try {
-    return await startRows(sim);
+    return await startRows(sim, comparedCheckouts());
   } finally {
     await sim.close();
   }
@@ -206,10 +211,11 @@ export interface PlatformRun {
   close(): Promise<void>;
 }
 
-/** The compiled bot with Discord and Telegram configured against the loopback fakes. */
+/** The compiled bot (of `dir`'s checkout) with Discord and Telegram configured against the fakes. */
 export async function startWithPlatforms(
   sim: Simulator,
   subscriptions: number,
+  dir = ROOT,
 ): Promise<PlatformRun> {
   const telegram = await startFakeTelegram();
   const discord = await startFakeDiscord();
@@ -227,19 +233,23 @@ export async function startWithPlatforms(
     db.close();
   }
   const port = await freePort();
-  const bot = startChild({
-    ...baseEnv(dataDir),
-    API_BASE_URL: sim.url,
-    API_KEY: sim.apiKey,
-    TELEGRAM_BOT_TOKEN: telegram.token,
-    TELEGRAM_API_ROOT: telegram.apiRoot,
-    DISCORD_TOKEN: discord.token,
-    DISCORD_API_URL: discord.apiBase,
-    METRICS_PORT: String(port),
-    // The cache is filled by many people at once: the upstream budget must not be the bottleneck.
-    API_BUDGET_PER_SECOND: "2000",
-    API_BUDGET_BURST: "2000",
-  });
+  const bot = startChild(
+    {
+      ...baseEnv(dataDir),
+      API_BASE_URL: sim.url,
+      API_KEY: sim.apiKey,
+      TELEGRAM_BOT_TOKEN: telegram.token,
+      TELEGRAM_API_ROOT: telegram.apiRoot,
+      DISCORD_TOKEN: discord.token,
+      DISCORD_API_URL: discord.apiBase,
+      METRICS_PORT: String(port),
+      // The cache is filled by many people at once: the upstream budget must not be the bottleneck.
+      API_BUDGET_PER_SECOND: "2000",
+      API_BUDGET_BURST: "2000",
+    },
+    COMPILED_BOT,
+    dir,
+  );
   const metricsUrl = `http://127.0.0.1:${port}`;
   await until(
     "the bot's health",
@@ -344,12 +354,16 @@ export async function benchProcess(): Promise<BenchRow[]> {
   const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "bench-key" });
   const maxBytes = parseConfig({}).cache.maxBytes;
   try {
-    const starts = await startRows(sim);
+    const checkouts = comparedCheckouts();
+    const starts = await startRows(sim, checkouts);
 
-    const idle = await startWithPlatforms(sim, 0);
-    await sleep(1000);
-    const idlePlatformsRss = rssOf(idle.bot.child.pid ?? 0);
-    await idle.close();
+    const idlePlatformsRss = new Map<Checkout, number>();
+    for (const checkout of checkouts) {
+      const idle = await startWithPlatforms(sim, 0, checkout.dir);
+      await sleep(1000);
+      idlePlatformsRss.set(checkout, rssOf(idle.bot.child.pid ?? 0));
+      await idle.close();
+    }
 
     const full = await startWithPlatforms(sim, 10_000);
     let filled = 0;
@@ -369,8 +383,8 @@ export async function benchProcess(): Promise<BenchRow[]> {
     return [
       ...starts,
       {
-        name: "idle RSS, Discord + Telegram configured, 1 s after start",
-        value: mb(idlePlatformsRss),
+        name: "idle RSS, Discord + Telegram configured, 1 s after start (goal ≤ 110 MB)",
+        value: sideBySide(checkouts, (checkout) => mb(idlePlatformsRss.get(checkout) ?? 0)),
       },
       {
         name: "RSS, Discord + Telegram, 10,000 subscriptions, cache filled, 1 s after the filling burst (goal ≤ 150 MB)",
