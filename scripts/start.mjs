@@ -3,6 +3,7 @@
 // `npm install && npm start` works from a fresh clone. A production install
 // (`npm prune --omit=dev`) has no esbuild: it runs the dist/ it was built with.
 import { existsSync, readdirSync, statSync } from "node:fs";
+import module from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -46,5 +47,8 @@ if (stale) {
 }
 // The stack traces of the compiled code point at the TypeScript sources.
 process.setSourceMapsEnabled(true);
+// Node 22.1 and later keep V8's compiled code on disk, so the next start skips compiling dist/
+// (Node 20, which the bot also supports, has no such cache: nothing changes there).
+module.enableCompileCache?.();
 process.argv.splice(2, 1);
 await import(pathToFileURL(join(root, "dist", `${entry}.js`)).href);

@@ -10,7 +10,7 @@ import {
 import { UpstreamBudget } from "./api/budget.ts";
 import { ResponseCache } from "./api/cache.ts";
 import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
-import { openShared, redactRedisUrl, type Shared } from "./cache/index.ts";
+import type { Shared } from "./cache/index.ts";
 import type { Chain } from "./chains.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
@@ -123,6 +123,12 @@ const STORE_PROBE_MS = 500;
 /** How often queued spam reports are looked at. */
 const REPORT_RETRY_MS = 5_000;
 /**
+ * The collection index's first refresh waits this long after start: its 13 requests, their
+ * validation and the index's writes took some 40 ms from the first answer (issue 28). A name the
+ * index misses before then refreshes it at once.
+ */
+const FIRST_COLLECTION_REFRESH_MS = 5_000;
+/**
  * How long the leader's delivery may go without completing a round before health fails: a round
  * of 500 alerts at the platforms' pace takes well under this.
  */
@@ -226,13 +232,16 @@ export function apiClientSettings(
 }
 
 /** With REDIS_URL: the cache, limits and pacing shared with the other instances. */
-function sharedParts(
+async function sharedParts(
   config: Config,
   logger: Logger,
   opened: (() => unknown)[],
-): Shared | undefined {
+): Promise<Shared | undefined> {
   const { redis } = config;
   if (redis.url === undefined) return undefined;
+  // Loaded only with REDIS_URL: ioredis is some 15 ms of a start that does not use it
+  // (test/lazy-load.test.ts).
+  const { openShared, redactRedisUrl } = await import("./cache/index.ts");
   const shared = openShared(
     {
       url: redis.url,
@@ -257,7 +266,7 @@ function sharedParts(
 async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): Promise<Bot> {
   const { logger } = deps;
   const { chains, simulator } = await dataServices(config, logger, opened);
-  const shared = sharedParts(config, logger, opened);
+  const shared = await sharedParts(config, logger, opened);
   // One client per chain, all on one answer cache (its keys hold the base URL) and one upstream
   // budget: more chains never mean more memory or more requests a second.
   const cache = shared?.cache ?? new ResponseCache(config.cache);
@@ -730,7 +739,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     // memory when every chain's index was filled at start.
     for (const [index, refresher] of [...runtime.refreshers.values()].entries()) {
       if (index > 0 && config.simulated) refresher.startWhenUsed();
-      else refresher.start();
+      else refresher.start(FIRST_COLLECTION_REFRESH_MS);
       running.push(() => refresher.stop());
     }
     const pruneTimer = setInterval(() => void bot.prune(), 3_600_000);

@@ -38,12 +38,23 @@ export class CollectionRefresher {
     this.missIntervalMs = options.missIntervalMs ?? 60_000;
   }
 
-  /** Refreshes now without waiting, then every `intervalMs` (with 0, neither). */
-  start(): void {
+  /**
+   * Refreshes `firstAfterMs` from now (at once by default) without waiting, then every
+   * `intervalMs` (with 0, neither). A name missed before the first refresh starts it then.
+   */
+  start(firstAfterMs = 0): void {
     if (this.options.intervalMs <= 0) return;
-    void this.refresh();
-    this.timer = setInterval(() => void this.refresh(), this.options.intervalMs);
-    this.timer.unref();
+    const begin = () => {
+      // A missed name may have refreshed already: the interval counts from there.
+      if (this.startedAt === undefined) void this.refresh();
+      this.timer = setInterval(() => void this.refresh(), this.options.intervalMs);
+      this.timer.unref();
+    };
+    if (firstAfterMs <= 0) begin();
+    else {
+      this.timer = setTimeout(begin, firstAfterMs);
+      this.timer.unref();
+    }
   }
 
   /**
@@ -58,7 +69,8 @@ export class CollectionRefresher {
   /** No more refreshes; one in flight is not written to the index. */
   stop(): void {
     this.stopped = true;
-    clearInterval(this.timer);
+    // The first refresh's delay or the interval: clearTimeout clears either.
+    clearTimeout(this.timer);
   }
 
   /** Resolves true when at least one list was read (the index may have changed). */

@@ -1,5 +1,4 @@
 import type { Config } from "../config.ts";
-import { openPostgresStore } from "./postgres/index.ts";
 import { type Db, openSqliteStore } from "./sqlite/index.ts";
 import type { Store } from "./types.ts";
 
@@ -27,6 +26,8 @@ export async function openStore(
   >,
 ): Promise<OpenedStore> {
   if (config.databaseUrl !== undefined) {
+    // Loaded only here: pg is some 20 ms of a start that does not use it (test/lazy-load.test.ts).
+    const { openPostgresStore } = await import("./postgres/index.ts");
     const store = await openPostgresStore({
       url: config.databaseUrl,
       schema: config.databaseSchema,

@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { ROOT } from "../compiled.ts";
+import { join } from "node:path";
+import { buildCheckout, type Checkout, checkoutsToCompare, sideBySide } from "./checkouts.ts";
 import { baseEnv, mb, median, rssOf, sleep, startChild, until } from "./process.bench.ts";
 import type { BenchRow } from "./report.ts";
 
@@ -18,11 +18,6 @@ import type { BenchRow } from "./report.ts";
 
 const RUNS = 5;
 const LATER_MS = 15_000;
-
-interface Checkout {
-  label: string;
-  dir: string;
-}
 
 interface Start {
   ms: number;
@@ -45,16 +40,6 @@ function descendants(pid: number): number[] {
     .filter((line) => line.trim() !== "")
     .map(Number);
   return children.flatMap((child) => [child, ...descendants(child)]);
-}
-
-function revisionOf(dir: string): string {
-  try {
-    return execFileSync("git", ["-C", dir, "rev-parse", "--short", "HEAD"], {
-      encoding: "utf8",
-    }).trim();
-  } catch {
-    return "no git";
-  }
 }
 
 /** Node's arguments for `npm start` in a checkout: its package.json's start script, as written. */
@@ -89,32 +74,21 @@ async function oneStart(dir: string, laterMs: number): Promise<Start> {
   }
 }
 
-/** dist/ of a checkout, built in a child (as `npm run build`), so that the start runs as built. */
-function build(dir: string): void {
-  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: dir, stdio: "inherit" });
-}
-
 export async function benchEmbeddedStart(): Promise<BenchRow[]> {
-  const checkouts: Checkout[] = [{ label: `this checkout (${revisionOf(ROOT)})`, dir: ROOT }];
-  const other = process.env.BENCH_COMPARE_DIR;
-  if (other) {
-    const dir = resolve(other);
-    checkouts.push({ label: `BENCH_COMPARE_DIR (${revisionOf(dir)})`, dir });
-  }
+  const checkouts = checkoutsToCompare();
   const starts = new Map<Checkout, Start[]>(checkouts.map((checkout) => [checkout, []]));
   const fresh = new Map<Checkout, Start>();
   for (const checkout of checkouts) {
     // A fresh clone's start: no dist/, so it builds first (and its processes are counted).
     rmSync(join(checkout.dir, "dist"), { recursive: true, force: true });
     fresh.set(checkout, await oneStart(checkout.dir, 2000));
-    build(checkout.dir);
+    buildCheckout(checkout.dir);
   }
   for (let i = 0; i < RUNS; i++)
     for (const checkout of checkouts)
       starts.get(checkout)?.push(await oneStart(checkout.dir, LATER_MS));
 
-  const side = (figure: (checkout: Checkout) => string) =>
-    checkouts.map((checkout) => `${checkout.label}: ${figure(checkout)}`).join(" · ");
+  const side = (figure: (checkout: Checkout) => string) => sideBySide(checkouts, figure);
   const of = (checkout: Checkout, pick: (start: Start) => number) =>
     median((starts.get(checkout) ?? []).map(pick));
   return [

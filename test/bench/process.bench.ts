@@ -15,6 +15,7 @@ import {
   startFakeTelegram,
   user,
 } from "../fakes/telegram/index.ts";
+import { buildCheckout, type Checkout, checkoutsToCompare, sideBySide } from "./checkouts.ts";
 import type { BenchRow } from "./report.ts";
 
 /**
@@ -113,31 +114,94 @@ async function bareNodeStart(): Promise<number> {
   return median(samples);
 }
 
-/** Console mode against the data service (here the simulator, out of process): spawn to answer. */
-async function firstAnswer(sim: Simulator): Promise<{ ms: number; idleRss: number }> {
-  const samples: number[] = [];
-  const rss: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const dataDir = mkdtempSync(join(tmpdir(), "bench-process-"));
-    const started = performance.now();
-    const bot = startChild({
-      ...baseEnv(dataDir),
-      API_BASE_URL: sim.url,
-      API_KEY: sim.apiKey,
-    });
-    try {
-      bot.child.stdin?.write("/whois vitalik.eth\n");
-      await until("the /whois answer", () => /^Address: 0x/m.test(bot.output()));
-      samples.push(performance.now() - started);
-      await sleep(1000);
-      rss.push(rssOf(bot.child.pid ?? 0));
-    } finally {
-      bot.child.stdin?.end();
-      await bot.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+interface FirstAnswer {
+  ms: number;
+  idleRss: number;
+}
+
+/**
+ * Console mode against the data service (here the simulator, out of process): spawn to answer,
+ * then the RSS 1 s later. With BENCH_COMPARE_DIR, that checkout's dist/ too (built first), the
+ * starts taking turns so that a busy machine weighs on both alike.
+ */
+async function firstAnswers(
+  sim: Simulator,
+  checkouts: readonly Checkout[],
+): Promise<Map<Checkout, FirstAnswer>> {
+  const samples = new Map<Checkout, { ms: number[]; rss: number[] }>(
+    checkouts.map((checkout) => [checkout, { ms: [], rss: [] }]),
+  );
+  for (let i = 0; i < RUNS; i++)
+    for (const checkout of checkouts) {
+      const mine = samples.get(checkout) ?? { ms: [], rss: [] };
+      const dataDir = mkdtempSync(join(tmpdir(), "bench-process-"));
+      const started = performance.now();
+      const bot = startChild(
+        { ...baseEnv(dataDir), API_BASE_URL: sim.url, API_KEY: sim.apiKey },
+        COMPILED_BOT,
+        checkout.dir,
+      );
+      try {
+        bot.child.stdin?.write("/whois vitalik.eth\n");
+        await until("the /whois answer", () => /^Address: 0x/m.test(bot.output()));
+        mine.ms.push(performance.now() - started);
+        await sleep(1000);
+        mine.rss.push(rssOf(bot.child.pid ?? 0));
+      } finally {
+        bot.child.stdin?.end();
+        await bot.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     }
+  return new Map(
+    checkouts.map((checkout) => {
+      const mine = samples.get(checkout);
+      return [checkout, { ms: median(mine?.ms ?? []), idleRss: median(mine?.rss ?? []) }];
+    }),
+  );
+}
+
+/** Bare node and the console bot's first answer (side by side with BENCH_COMPARE_DIR's). */
+async function startRows(sim: Simulator, checkouts: readonly Checkout[]): Promise<BenchRow[]> {
+  const bare = await bareNodeStart();
+  const answers = await firstAnswers(sim, checkouts);
+  const answer = (checkout: Checkout) => answers.get(checkout) ?? { ms: Number.NaN, idleRss: 0 };
+  return [
+    {
+      name: `bare \`node -e 0\`, start to exit, median of ${RUNS}`,
+      value: `${bare.toFixed(0)} ms`,
+    },
+    {
+      name: `start to first answer, compiled, console (/whois vitalik.eth), median of ${RUNS} (goal ≤ 600 ms)`,
+      value: sideBySide(
+        checkouts,
+        (checkout) =>
+          `${answer(checkout).ms.toFixed(0)} ms (${(answer(checkout).ms / bare).toFixed(1)}× bare node)`,
+      ),
+    },
+    {
+      name: "idle RSS, console, 1 s after the first answer (goal ≤ 100 MB)",
+      value: sideBySide(checkouts, (checkout) => mb(answer(checkout).idleRss)),
+    },
+  ];
+}
+
+/** This checkout and BENCH_COMPARE_DIR's, when set, its dist/ built. */
+function comparedCheckouts(): Checkout[] {
+  const checkouts = checkoutsToCompare();
+  for (const checkout of checkouts) if (checkout.dir !== ROOT) buildCheckout(checkout.dir);
+  return checkouts;
+}
+
+/** `npm run bench -- first-answer`: the start figures alone, without the platforms' runs. */
+export async function benchFirstAnswer(): Promise<BenchRow[]> {
+  await buildDist(ROOT);
+  const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "bench-key" });
+  try {
+    return await startRows(sim, comparedCheckouts());
+  } finally {
+    await sim.close();
   }
-  return { ms: median(samples), idleRss: median(rss) };
 }
 
 export interface PlatformRun {
@@ -147,10 +211,11 @@ export interface PlatformRun {
   close(): Promise<void>;
 }
 
-/** The compiled bot with Discord and Telegram configured against the loopback fakes. */
+/** The compiled bot (of `dir`'s checkout) with Discord and Telegram configured against the fakes. */
 export async function startWithPlatforms(
   sim: Simulator,
   subscriptions: number,
+  dir = ROOT,
 ): Promise<PlatformRun> {
   const telegram = await startFakeTelegram();
   const discord = await startFakeDiscord();
@@ -168,19 +233,23 @@ export async function startWithPlatforms(
     db.close();
   }
   const port = await freePort();
-  const bot = startChild({
-    ...baseEnv(dataDir),
-    API_BASE_URL: sim.url,
-    API_KEY: sim.apiKey,
-    TELEGRAM_BOT_TOKEN: telegram.token,
-    TELEGRAM_API_ROOT: telegram.apiRoot,
-    DISCORD_TOKEN: discord.token,
-    DISCORD_API_URL: discord.apiBase,
-    METRICS_PORT: String(port),
-    // The cache is filled by many people at once: the upstream budget must not be the bottleneck.
-    API_BUDGET_PER_SECOND: "2000",
-    API_BUDGET_BURST: "2000",
-  });
+  const bot = startChild(
+    {
+      ...baseEnv(dataDir),
+      API_BASE_URL: sim.url,
+      API_KEY: sim.apiKey,
+      TELEGRAM_BOT_TOKEN: telegram.token,
+      TELEGRAM_API_ROOT: telegram.apiRoot,
+      DISCORD_TOKEN: discord.token,
+      DISCORD_API_URL: discord.apiBase,
+      METRICS_PORT: String(port),
+      // The cache is filled by many people at once: the upstream budget must not be the bottleneck.
+      API_BUDGET_PER_SECOND: "2000",
+      API_BUDGET_BURST: "2000",
+    },
+    COMPILED_BOT,
+    dir,
+  );
   const metricsUrl = `http://127.0.0.1:${port}`;
   await until(
     "the bot's health",
@@ -285,13 +354,16 @@ export async function benchProcess(): Promise<BenchRow[]> {
   const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "bench-key" });
   const maxBytes = parseConfig({}).cache.maxBytes;
   try {
-    const bare = await bareNodeStart();
-    const answer = await firstAnswer(sim);
+    const checkouts = comparedCheckouts();
+    const starts = await startRows(sim, checkouts);
 
-    const idle = await startWithPlatforms(sim, 0);
-    await sleep(1000);
-    const idlePlatformsRss = rssOf(idle.bot.child.pid ?? 0);
-    await idle.close();
+    const idlePlatformsRss = new Map<Checkout, number>();
+    for (const checkout of checkouts) {
+      const idle = await startWithPlatforms(sim, 0, checkout.dir);
+      await sleep(1000);
+      idlePlatformsRss.set(checkout, rssOf(idle.bot.child.pid ?? 0));
+      await idle.close();
+    }
 
     const full = await startWithPlatforms(sim, 10_000);
     let filled = 0;
@@ -309,18 +381,10 @@ export async function benchProcess(): Promise<BenchRow[]> {
       await full.close();
     }
     return [
+      ...starts,
       {
-        name: `bare \`node -e 0\`, start to exit, median of ${RUNS}`,
-        value: `${bare.toFixed(0)} ms`,
-      },
-      {
-        name: `start to first answer, compiled, console (/whois vitalik.eth), median of ${RUNS} (goal ≤ 700 ms)`,
-        value: `${answer.ms.toFixed(0)} ms (${(answer.ms / bare).toFixed(1)}× bare node)`,
-      },
-      { name: "idle RSS, console, 1 s after the first answer", value: mb(answer.idleRss) },
-      {
-        name: "idle RSS, Discord + Telegram configured, 1 s after start",
-        value: mb(idlePlatformsRss),
+        name: "idle RSS, Discord + Telegram configured, 1 s after start (goal ≤ 110 MB)",
+        value: sideBySide(checkouts, (checkout) => mb(idlePlatformsRss.get(checkout) ?? 0)),
       },
       {
         name: "RSS, Discord + Telegram, 10,000 subscriptions, cache filled, 1 s after the filling burst (goal ≤ 150 MB)",

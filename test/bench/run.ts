@@ -5,7 +5,7 @@ import { benchCharts } from "./charts.bench.ts";
 import { benchEmbeddedStart } from "./embedded.bench.ts";
 import { benchGateway } from "./gateway.bench.ts";
 import { benchSlowBodies } from "./http.bench.ts";
-import { benchProcess } from "./process.bench.ts";
+import { benchFirstAnswer, benchProcess } from "./process.bench.ts";
 import { markdownTable } from "./report.ts";
 import { benchColdNft, benchDispatch } from "./runtime.bench.ts";
 import { benchVerify } from "./verify.bench.ts";
@@ -25,7 +25,16 @@ async function main(): Promise<void> {
   ];
   // [key for `npm run bench -- key`, title, run]
   const suites: [string, string, () => Promise<{ name: string; value: string }[]>][] = [
-    ["process", "Process (compiled bot, fresh children)", benchProcess],
+    [
+      "process",
+      "Process (compiled bot, fresh children); with BENCH_COMPARE_DIR, the start figures side by side with that checkout",
+      benchProcess,
+    ],
+    [
+      "first-answer",
+      "Start to first answer and idle RSS (compiled bot, console, data service out of process); with BENCH_COMPARE_DIR, side by side with that checkout",
+      benchFirstAnswer,
+    ],
     [
       "embedded",
       "`npm start` with no settings (console, embedded simulator), fresh children; with BENCH_COMPARE_DIR, side by side with that checkout",

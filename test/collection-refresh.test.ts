@@ -1,0 +1,96 @@
+/**
+ * Issue 28, start-up: the collection index's first refresh (13 requests to the data service)
+ * waits a few seconds after start rather than competing with the first answer, unless a name
+ * misses the index first.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { ApiClient } from "../src/api/client.ts";
+import { CollectionRefresher } from "../src/core/collection-refresh.ts";
+import { KnownCollections } from "../src/core/known-collections.ts";
+import { silentLogger } from "../src/log.ts";
+
+const COLLECTION = "0xee921415072882a79213fc969454aad44f2bc2e6";
+
+/** A data service that answers at once and counts what it was asked. */
+function countingApi() {
+  const asked = { top: 0, contracts: 0 };
+  const api = {
+    collections: {
+      top: async () => {
+        asked.top++;
+        return { collections: [{ contractAddress: COLLECTION, contractName: "Example" }] };
+      },
+    },
+    foundational: {
+      contracts: async () => {
+        asked.contracts++;
+        return { contracts: [] };
+      },
+    },
+  } as unknown as ApiClient;
+  return { api, asked };
+}
+
+describe("the collection index's first refresh", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("waits the delay it is started with, then refreshes at the interval", async () => {
+    const { api, asked } = countingApi();
+    const collections = new KnownCollections();
+    const refresher = new CollectionRefresher({
+      api,
+      collections,
+      logger: silentLogger(),
+      intervalMs: 60_000,
+    });
+    refresher.start(5_000);
+    await vi.advanceTimersByTimeAsync(4_999);
+    expect(asked).toEqual({ top: 0, contracts: 0 });
+    await vi.advanceTimersByTimeAsync(1);
+    expect(asked.contracts).toBe(1);
+    expect(asked.top).toBeGreaterThan(0);
+    expect(collections.size).toBe(1);
+    const tops = asked.top;
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(asked).toEqual({ top: 2 * tops, contracts: 2 });
+    refresher.stop();
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(asked.contracts).toBe(2);
+  });
+
+  it("refreshes at once for a name missed before the delay, and not again when it ends", async () => {
+    const { api, asked } = countingApi();
+    const refresher = new CollectionRefresher({
+      api,
+      collections: new KnownCollections(),
+      logger: silentLogger(),
+      intervalMs: 60_000,
+    });
+    refresher.start(5_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await refresher.refreshForMiss();
+    expect(asked.contracts).toBe(1);
+    await vi.advanceTimersByTimeAsync(4_000);
+    expect(asked.contracts).toBe(1);
+    refresher.stop();
+  });
+
+  it("stopped before the delay ends, it asks nothing", async () => {
+    const { api, asked } = countingApi();
+    const refresher = new CollectionRefresher({
+      api,
+      collections: new KnownCollections(),
+      logger: silentLogger(),
+      intervalMs: 60_000,
+    });
+    refresher.start(5_000);
+    refresher.stop();
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(asked).toEqual({ top: 0, contracts: 0 });
+  });
+});
