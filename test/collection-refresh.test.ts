@@ -31,6 +31,11 @@ function countingApi() {
   return { api, asked };
 }
 
+/** A refresher every minute, over an index of its own unless one is given. */
+function refresherOf(api: ApiClient, collections = new KnownCollections()): CollectionRefresher {
+  return new CollectionRefresher({ api, collections, logger: silentLogger(), intervalMs: 60_000 });
+}
+
 describe("the collection index's first refresh", () => {
   beforeEach(() => {
     vi.useFakeTimers();
@@ -42,12 +47,7 @@ describe("the collection index's first refresh", () => {
   it("waits the delay it is started with, then refreshes at the interval", async () => {
     const { api, asked } = countingApi();
     const collections = new KnownCollections();
-    const refresher = new CollectionRefresher({
-      api,
-      collections,
-      logger: silentLogger(),
-      intervalMs: 60_000,
-    });
+    const refresher = refresherOf(api, collections);
     refresher.start(5_000);
     await vi.advanceTimersByTimeAsync(4_999);
     expect(asked).toEqual({ top: 0, contracts: 0 });
@@ -65,12 +65,7 @@ describe("the collection index's first refresh", () => {
 
   it("refreshes at once for a name missed before the delay, and not again when it ends", async () => {
     const { api, asked } = countingApi();
-    const refresher = new CollectionRefresher({
-      api,
-      collections: new KnownCollections(),
-      logger: silentLogger(),
-      intervalMs: 60_000,
-    });
+    const refresher = refresherOf(api);
     refresher.start(5_000);
     await vi.advanceTimersByTimeAsync(1_000);
     await refresher.refreshForMiss();
@@ -82,12 +77,7 @@ describe("the collection index's first refresh", () => {
 
   it("stopped before the delay ends, it asks nothing", async () => {
     const { api, asked } = countingApi();
-    const refresher = new CollectionRefresher({
-      api,
-      collections: new KnownCollections(),
-      logger: silentLogger(),
-      intervalMs: 60_000,
-    });
+    const refresher = refresherOf(api);
     refresher.start(5_000);
     refresher.stop();
     await vi.advanceTimersByTimeAsync(120_000);
