@@ -99,6 +99,11 @@ function chain(error: unknown): Record<string, unknown>[] {
   return out;
 }
 
+/** The first code (ECONNREFUSED, EADDRINUSE…) anywhere in the error's chain; else undefined. */
+export function errorCode(error: unknown): string | undefined {
+  return find(error).code;
+}
+
 /** The first code, status and address anywhere in the chain. */
 function find(error: unknown): Found {
   const found: Found = {};

@@ -21,7 +21,7 @@ import { DEFAULT_HTTP_LIMITS } from "./http/limits.ts";
  * each variable; README.md has the same table. Values of secrets never appear in an error.
  */
 
-const SECRET_VARIABLES = new Set([
+export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
   "API_KEY",
   "DISCORD_TOKEN",
   "TELEGRAM_BOT_TOKEN",

@@ -85,8 +85,9 @@ async function main(): Promise<void> {
   process.on("unhandledRejection", crash("unhandled rejection"));
   process.on("uncaughtException", crash("uncaught exception"));
 
-  const say = (line: string) =>
-    process.stderr.write(`${scrubSecrets(line, secrets).replace(/\s*\n\s*/g, " ")}\n`);
+  /** What goes to stderr and the fatal log: one line, secrets scrubbed. */
+  const oneLine = (text: string) => scrubSecrets(text, secrets).replace(/\s*\n\s*/g, " ");
+  const say = (line: string) => process.stderr.write(`${oneLine(line)}\n`);
   try {
     bot = await createBot(config, {
       logger,
@@ -109,14 +110,13 @@ async function main(): Promise<void> {
     }
     await bot.start();
   } catch (error) {
-    const line = scrubSecrets(
+    const line = oneLine(
       error instanceof StartupError
         ? error.message
         : `Cannot start the bot: ${error instanceof Error ? error.message : String(error)}`,
-      secrets,
-    ).replace(/\s*\n\s*/g, " ");
+    );
     exiting = true;
-    say(line);
+    process.stderr.write(`${line}\n`);
     // A known cause (DNS, refused, TLS, a refused token) is all in its line: the details, stack
     // included, only at debug level, after it.
     if (error instanceof ConnectError) {

@@ -1,24 +1,8 @@
 import { Transport } from "./api/transport.ts";
-import { type Cause, explainFailure, type Target } from "./cause.ts";
+import { type Cause, errorCode, explainFailure, type Target } from "./cause.ts";
 import { StartupError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { bounded, TooSlowError } from "./within.ts";
-
-/** A network error's code (ECONNREFUSED, ENOTFOUND…) from an error or its causes; else undefined. */
-function networkCode(error: unknown): string | undefined {
-  let current = error;
-  for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
-    const {
-      code,
-      cause,
-      error: inner,
-    } = current as { code?: unknown; cause?: unknown; error?: unknown };
-    if (typeof code === "string" && /^E[A-Z_]+$/.test(code)) return code;
-    // grammY keeps the underlying failure in `error`, fetch in `cause`.
-    current = cause ?? inner;
-  }
-  return undefined;
-}
 
 /**
  * A start-up failure whose cause is known and said in its message (DNS, refused, TLS, a refused
@@ -97,7 +81,7 @@ export async function listen<T>(
   try {
     return await start();
   } catch (error) {
-    const reason = networkCode(error) ?? (error as Error).message;
+    const reason = errorCode(error) ?? (error as Error).message;
     throw new StartupError(`Cannot listen on ${address} for ${what}: ${reason}`, {
       cause: error,
     });

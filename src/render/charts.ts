@@ -1,6 +1,7 @@
 import { type ChildProcess, type ForkOptions, fork } from "node:child_process";
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { SECRET_VARIABLES } from "../config.ts";
 import type { ReplyImage } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
 import type {
@@ -59,11 +60,24 @@ interface PainterChild {
  */
 const CHILD_LIMITS = ["--max-semi-space-size=1", "--max-old-space-size=128"];
 
+/**
+ * The bot's environment without its secrets (tokens, API keys, database and Redis URLs): a
+ * painter draws from the figures it is sent and needs none of them. The rest (PATH, TZ, locale,
+ * NODE_OPTIONS, a test's RECORD_IMPORTS) goes on as it was.
+ */
+function childEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of SECRET_VARIABLES) delete env[name];
+  delete env.DATABASE_URL;
+  return env;
+}
+
 /** Where the child's code is: dist/chart-process.js when built, else the TypeScript source. */
 function startChild(): ChildProcess {
   const here = import.meta.url;
   const options: ForkOptions = {
     serialization: "advanced",
+    env: childEnv(),
     stdio: ["ignore", "ignore", "inherit", "ipc"],
   };
   if (here.endsWith(".ts")) {
