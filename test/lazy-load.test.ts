@@ -43,6 +43,9 @@ function childrenOf(pid: number): number[] {
 }
 
 /** Whether the process has Skia's native library (@napi-rs/canvas) mapped into its memory. */
+/** A secret setting the bot is started with (the embedded simulator's key). */
+const SECRET = "lazy-load-secret-key";
+
 const mapsSkia = (pid: number) =>
   /skia\.[^/\s]*\.node/.test(readFileSync(`/proc/${pid}/maps`, "utf8"));
 
@@ -56,7 +59,11 @@ describe("lazy loading", () => {
     const child = spawn(
       process.execPath,
       ["--import", "./test/fixtures/record-imports.mjs", ...COMPILED_BOT],
-      { cwd: ROOT, env: { ...env, SIMULATOR_MINT_INTERVAL_MS: "0" }, stdio: "pipe" },
+      {
+        cwd: ROOT,
+        env: { ...env, SIMULATOR_MINT_INTERVAL_MS: "0", SIMULATOR_API_KEY: SECRET },
+        stdio: "pipe",
+      },
     );
     let stdout = "";
     const printed = (pattern: RegExp) =>
@@ -107,6 +114,10 @@ describe("lazy loading", () => {
       expect(mapsSkia(pid)).toBe(false);
       const painters = childrenOf(pid).filter(mapsSkia);
       expect(painters).toHaveLength(1);
+      // The painter draws pictures: it gets none of the bot's secrets (the bot has its own).
+      const environ = (of: number) => readFileSync(`/proc/${of}/environ`, "utf8");
+      expect(environ(pid)).toContain(SECRET);
+      expect(environ(painters[0] as number)).not.toContain(SECRET);
       child.stdin.end();
       child.kill("SIGTERM");
       await exited;
