@@ -45,6 +45,8 @@ function assertAsker(ctx: CommandContext, payload: ActionPayload): void {
  */
 async function walletFor(ctx: CommandContext, given: string | null | undefined): Promise<Address> {
   const { platform, user } = ctx.invocation;
+  // One read serves both cases: list() gives proved wallets first, the most recent first.
+  const wallets = await ctx.store.wallets.list(platform, user.id);
   if (given) {
     const address = isAddressLike(given)
       ? parseAddress(given, "wallet address")
@@ -53,7 +55,6 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
             .resolvedAddress,
           "wallet address",
         );
-    const wallets = await ctx.store.wallets.list(platform, user.id);
     const own = wallets.find((wallet) => wallet.address.toLowerCase() === address.toLowerCase());
     if (own?.provedAt !== undefined) return address;
     throw new UserError(
@@ -62,12 +63,11 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
         : `Reports are made only for a wallet you proved, and ${fullAddress(address)} is not one of yours: prove it with /verify, or report without a wallet to use yours.`,
     );
   }
-  const proved = await ctx.store.wallets.reportWallet(platform, user.id);
-  if (proved) return parseAddress(proved.address, "wallet address");
-  const unproved = (await ctx.store.wallets.list(platform, user.id))[0];
+  const latest = wallets[0];
+  if (latest?.provedAt !== undefined) return parseAddress(latest.address, "wallet address");
   throw new UserError(
-    unproved
-      ? `Reports are made only for a proved wallet, and ${fullAddress(unproved.address)} was linked on your word: prove it with /verify (you sign on the bot's page; free) and try again.`
+    latest
+      ? `Reports are made only for a proved wallet, and ${fullAddress(latest.address)} was linked on your word: prove it with /verify (you sign on the bot's page; free) and try again.`
       : "Spam is judged per wallet, so a report needs one you proved: prove yours with /verify (you sign on the bot's page; free) and try again.",
   );
 }

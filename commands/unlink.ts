@@ -20,13 +20,14 @@ export default defineCommand({
   requiresPerson: true,
   async run(ctx, { wallet }) {
     const { platform, user } = ctx.invocation;
-    const all = wallet.trim().toLowerCase() === "all";
-    if (!all && !isAddressLike(wallet.trim())) {
+    const given = wallet.trim();
+    const all = given.toLowerCase() === "all";
+    if (!all && !isAddressLike(given)) {
       throw new UserError(
         "Give the wallet's address (0x… as /wallets shows it), or all to forget every wallet.",
       );
     }
-    const address = all ? "all" : parseAddress(wallet.trim(), "wallet address").toLowerCase();
+    const address = all ? "all" : parseAddress(given, "wallet address").toLowerCase();
     const removed = await ctx.store.wallets.remove(platform, user.id, address);
     if (all) {
       return {

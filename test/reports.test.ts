@@ -462,6 +462,16 @@ describe("rules", () => {
     );
   });
 
+  it("a note with markup or control characters is echoed inert in the reply", async () => {
+    t = await startRuntime();
+    const { fixtures: f } = t.sim;
+    await ownWallet();
+    const reply = await t.say(`/report spam ${f.spamCollection} 5 <b>fake</b>\u0000\u202e`);
+    expect(reply.text, t.text(reply)).toMatch(/^Reported as spam by Tester/);
+    expect(reply.text).toContain('Note: "<b>fake</b>??"');
+    expect(t.sim.reports.at(-1)?.feedback).toMatch(/^<b>fake<\/b>/);
+  });
+
   it("a note needs no wallet before it: a word that is no wallet starts the note, for the proved wallet", async () => {
     t = await startRuntime();
     const { fixtures: f } = t.sim;

@@ -4,7 +4,12 @@ import type { HttpRoute, RequestBody } from "../http/host.ts";
 import type { Logger } from "../log.ts";
 import { escapeHtml } from "../render/telegram.ts";
 import { type PageAssets, pageAssets } from "./assets.ts";
-import type { VerifyPageState, VerifyRefusal, VerifyService } from "./types.ts";
+import {
+  LINK_TOKEN,
+  type VerifyPageState,
+  type VerifyRefusal,
+  type VerifyService,
+} from "./types.ts";
 
 /** Where the page lives on the HTTP host: `/verify/<token>`, its calls under it. */
 export const VERIFY_PREFIX = "/verify/";
@@ -22,9 +27,6 @@ const SECURITY_HEADERS = {
   "referrer-policy": "no-referrer",
   "x-frame-options": "DENY",
 };
-
-/** A token as the service makes them (32 random bytes, base64url); anything else is not looked up. */
-const TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
 
 /** A challenge's body is an address; a proof's a message and a signature (ERC-6492 ones are long). */
 const CHALLENGE_BYTES = 1024;
@@ -180,7 +182,7 @@ export function verifyRoutes(options: VerifyRoutesOptions): HttpRoute[] {
   }
 
   async function page(res: ServerResponse, token: string, assets: PageAssets): Promise<void> {
-    const opened = TOKEN.test(token)
+    const opened = LINK_TOKEN.test(token)
       ? await ask(res, "open", () => service.open(token))
       : { ok: false as const, refusal: unknownLink() };
     if (opened === undefined) return;
@@ -221,7 +223,7 @@ export function verifyRoutes(options: VerifyRoutesOptions): HttpRoute[] {
         if ((action !== "challenge" && action !== "proof") || extra !== undefined)
           return notFound(req, res);
         if (method !== "POST") return notAllowed(req, res, "POST");
-        if (!TOKEN.test(first)) {
+        if (!LINK_TOKEN.test(first)) {
           req.resume();
           return refuse(res, unknownLink());
         }

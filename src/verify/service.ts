@@ -10,15 +10,16 @@ import {
 import type { Logger } from "../log.ts";
 import type { ProvedWallet, Store, VerifyLinkRow } from "../store/types.ts";
 import { MAX_WALLETS_PER_PERSON } from "../store/types.ts";
-import type {
-  VerifiedNotifier,
-  VerifyChallenge,
-  VerifyLink,
-  VerifyOrigin,
-  VerifyPageState,
-  VerifyRefusal,
-  VerifyResult,
-  VerifyService,
+import {
+  LINK_TOKEN,
+  type VerifiedNotifier,
+  type VerifyChallenge,
+  type VerifyLink,
+  type VerifyOrigin,
+  type VerifyPageState,
+  type VerifyRefusal,
+  type VerifyResult,
+  type VerifyService,
 } from "./types.ts";
 
 /** A link lasts this long: long enough to open a wallet app, short enough that a leaked one dies. */
@@ -134,7 +135,7 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
   async function openLink(
     token: string,
   ): Promise<{ ok: true; link: VerifyLinkRow; chain: Chain & { chainId: number } } | Refused> {
-    if (typeof token !== "string" || !/^[A-Za-z0-9_-]{16,100}$/.test(token))
+    if (typeof token !== "string" || !LINK_TOKEN.test(token))
       return refuse("unknown_link", `This link is not one the bot made. ${ASK_AGAIN}`);
     const link = await store.verifyLinks.find(tokenHash(token));
     if (!link) return refuse("unknown_link", `This link is not one the bot made. ${ASK_AGAIN}`);

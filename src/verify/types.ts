@@ -20,6 +20,12 @@ export interface VerifyOrigin {
   confirm?: string;
 }
 
+/**
+ * A link's token as the service makes them (32 random bytes, base64url), with room to spare;
+ * anything else is refused before any lookup, by the service and the page's routes alike.
+ */
+export const LINK_TOKEN = /^[A-Za-z0-9_-]{16,100}$/;
+
 /** A one-time link: the token is secret (only its hash is stored); valid 10 minutes, used once. */
 export interface VerifyLink {
   url: string;

@@ -25,17 +25,14 @@ import type { Db } from "./db.ts";
 /** Keeps a proved wallet unless the person has too many others; runs inside a transaction. */
 function keepProved(db: Db, wallet: ProvedWallet): "added" | "updated" | "full" {
   const { platform, userId, address } = wallet;
-  const present = db
-    .prepare("SELECT 1 FROM wallets WHERE platform = ? AND user_id = ? AND address = ?")
-    .get(platform, userId, address);
-  if (!present) {
-    const { count } = db
-      .prepare<[string, string], { count: number }>(
-        "SELECT COUNT(*) AS count FROM wallets WHERE platform = ? AND user_id = ?",
-      )
-      .get(platform, userId) as { count: number };
-    if (count >= MAX_WALLETS_PER_PERSON) return "full";
-  }
+  // One read, as PostgreSQL's keepProved: the person's count and whether this address is in it.
+  const { count, present } = db
+    .prepare<[string, string, string], { count: number; present: number }>(
+      `SELECT COUNT(*) AS count, COUNT(*) FILTER (WHERE address = ?) AS present
+       FROM wallets WHERE platform = ? AND user_id = ?`,
+    )
+    .get(address, platform, userId) as { count: number; present: number };
+  if (!present && count >= MAX_WALLETS_PER_PERSON) return "full";
   db.prepare(
     `INSERT INTO wallets (platform, user_id, address, chain, label, proved_at, message, signature, linked_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
