@@ -122,8 +122,8 @@ const PROFILE_WORDS = new Set([
 /** Path words before a name that say it is a collection's. */
 const COLLECTION_WORDS = new Set(["collection", "collections"]);
 
-const KNOWN_SITES =
-  "a block explorer (etherscan.io, basescan.org, polygonscan.com, arbiscan.io, optimistic.etherscan.io), OpenSea, Blur, Magic Eden, LooksRare or Rarible";
+/** The sites a refusal names: every known chain's explorer (as EXPLORER_HOSTS reads them). */
+const KNOWN_SITES = `a block explorer (${[...EXPLORER_HOSTS.keys()].join(", ")}), OpenSea, Blur, Magic Eden, LooksRare or Rarible`;
 
 function addressAt(
   text: string,
