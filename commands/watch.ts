@@ -180,29 +180,20 @@ async function watchCollection(ctx: CommandContext, text: string): Promise<Reply
     },
     ctx.settings.watchesPerChat ?? DEFAULT_WATCHES_PER_CHAT,
   );
-  if (existing && result.kind === "updated")
+  if (existing && result.kind === "updated") {
+    const changes = [
+      ruleChange("owners", existing.ownersPercent, owners, parsed.owners !== undefined),
+      ruleChange("whales", existing.whalesPoints, whales, parsed.whales !== undefined),
+    ];
+    // The rules given first, then those kept.
+    if (parsed.owners === undefined && parsed.whales !== undefined) changes.reverse();
     return {
-      // The rules given first, then those kept.
-      text: `Changed watch #${result.watch.id} ${collectionName(result.watch.label)}: ${[
-        {
-          given: parsed.owners !== undefined,
-          rule: "owners" as const,
-          was: existing.ownersPercent,
-          now: owners,
-        },
-        {
-          given: parsed.whales !== undefined,
-          rule: "whales" as const,
-          was: existing.whalesPoints,
-          now: whales,
-        },
-      ]
-        .sort((a, b) => Number(b.given) - Number(a.given))
-        .map(({ given, rule, was, now }) => ruleChange(rule, was, now, given))
+      text: `Changed watch #${result.watch.id} ${collectionName(result.watch.label)}: ${changes
         .filter(Boolean)
         .join("; ")}. ${RULES_HINT} /watch remove ${result.watch.id} stops it.`,
       tone: "success",
     };
+  }
   return added(
     result,
     ctx,

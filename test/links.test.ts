@@ -7,6 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { toChecksumAddress } from "../src/api/validate.ts";
 import { checkCollectionArg, checkNftArg, checkWalletArg, readPasted } from "../src/core/links.ts";
+import { opt } from "../src/core/options.ts";
 
 const A = "0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045";
 const BARE = A.slice(2);
@@ -249,5 +250,16 @@ describe("the option checks on top of it", () => {
       host: "etherscan.io",
     });
     expect(value(checkNftArg(BARE))).toEqual({ contract: A });
+  });
+
+  it("a list of wallets: one address in any form counts once; the limit counts distinct wallets", () => {
+    const schema = opt.walletList("wallets").schema;
+    const same = [A, lower, BARE, `<https://etherscan.io/address/${A}>`].join(" ");
+    expect(schema.parse(same)).toEqual([A]);
+    expect(schema.parse(Array(600).fill(A).join(","))).toEqual([A]);
+    const many = Array.from({ length: 501 }, (_, i) => `0x${i.toString(16).padStart(40, "0")}`);
+    expect(schema.safeParse(many.join(" ")).success).toBe(false);
+    expect(schema.safeParse(many.slice(0, 500).join(" ")).success).toBe(true);
+    expect(schema.safeParse(`${A} https://opensea.io/collection/x`).success).toBe(false);
   });
 });

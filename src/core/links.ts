@@ -63,6 +63,14 @@ export function unwrap(input: string): string {
   return trimmed.startsWith("<") && trimmed.endsWith(">") ? trimmed.slice(1, -1).trim() : trimmed;
 }
 
+/**
+ * An address pasted without its 0x: 40 hex digits with a letter among them (40 decimal digits may
+ * be a token id).
+ */
+export function isBareAddress(text: string): boolean {
+  return /^(?=[0-9]*[a-f])[0-9a-f]{40}$/i.test(text);
+}
+
 /** Longer than any link to a wallet, a collection or an NFT (a token id has at most 78 digits). */
 const MAX_LINK_LENGTH = 1000;
 
@@ -114,8 +122,8 @@ const PROFILE_WORDS = new Set([
 /** Path words before a name that say it is a collection's. */
 const COLLECTION_WORDS = new Set(["collection", "collections"]);
 
-const KNOWN_SITES =
-  "a block explorer (etherscan.io, basescan.org, polygonscan.com, arbiscan.io, optimistic.etherscan.io), OpenSea, Blur, Magic Eden, LooksRare or Rarible";
+/** The sites a refusal names: every known chain's explorer (as EXPLORER_HOSTS reads them). */
+const KNOWN_SITES = `a block explorer (${[...EXPLORER_HOSTS.keys()].join(", ")}), OpenSea, Blur, Magic Eden, LooksRare or Rarible`;
 
 function addressAt(
   text: string,
@@ -199,8 +207,7 @@ function readMarketplace(
  */
 export function readPasted(input: string, what = "address"): Checked<Pasted> | undefined {
   const value = unwrap(input);
-  if (/^[0-9a-f]{40}$/i.test(value) && /[a-f]/i.test(value))
-    return addressAt(`0x${value}`, undefined, "address", { what });
+  if (isBareAddress(value)) return addressAt(`0x${value}`, undefined, "address", { what });
   if (/^0x[0-9a-f]*$/i.test(value)) return addressAt(value, undefined, "address", { what });
   if (!/^[a-z][a-z0-9+.-]{0,20}:\/\//i.test(value)) return undefined;
   if (value.length > MAX_LINK_LENGTH)

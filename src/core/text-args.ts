@@ -1,6 +1,7 @@
 import { UserError } from "../errors.ts";
 import { sliceChars } from "../strings.ts";
 import type { AnyCommand, AnyOption } from "./command.ts";
+import { isBareAddress } from "./links.ts";
 import { usage } from "./registry.ts";
 
 /**
@@ -21,7 +22,7 @@ function tokenize(text: string): string[] {
  * may be a token id), a short form or a link: one word that is never part of a name.
  */
 const isReference = (token: string) =>
-  /^<?(0x|https?:)/i.test(token) || /^<?(?=[0-9]*[a-f])[0-9a-f]{40}>?$/i.test(token);
+  /^<?(0x|https?:)/i.test(token) || isBareAddress(token.replace(/^<|>$/g, ""));
 
 /**
  * Whether an option would take this word. An option that takes names takes any word, so it counts
