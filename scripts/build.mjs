@@ -1,31 +1,55 @@
 // `npm run build`: bundles the bot, the slash-command registration and the simulator CLI into
-// dist/ as ESM. Packages stay external (node_modules is there at run time, and native addons
-// cannot be bundled) but for the few in BUNDLED; dynamic imports become chunks of their own, so a
-// platform's library or the chart renderer loads only when it is used. Run the output with
-// `node --enable-source-maps`.
+// dist/ as ESM. Dependencies are bundled but for those in EXTERNAL (native addons, and the few
+// loaded by path or rarely); dynamic imports become chunks of their own, so a platform's library
+// or the chart renderer loads only when it is used. Run the output with
+// `node --max-semi-space-size=4` (test/compiled.ts says why).
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { build, stop } from "esbuild";
 
 /**
- * Packages bundled into dist/ rather than loaded from node_modules: zod's ESM build is some 230
- * files, which Node resolves, reads and compiles one by one at every start (about a fifth of the
- * start to the first answer); bundled, they are one file's parse. Pure JavaScript only.
+ * Dependencies that stay in node_modules, each for a reason; every other one is bundled into
+ * dist/. Bundled, a package is one minified file's parse instead of the hundreds of files Node
+ * would resolve, read and compile one by one (discord.js alone is some 380, zod's ESM build 230),
+ * and its source held by V8 shrinks with it: together some 10 MB less resident memory and a
+ * quicker start (issue 28).
  */
-const BUNDLED = new Set(["zod"]);
+const EXTERNAL = new Map([
+  ["better-sqlite3", "a native addon"],
+  ["@napi-rs/canvas", "a native addon (in the chart painter's process only)"],
+  ["chart.js", "loaded by the chart painter's process only"],
+  ["dejavu-fonts-ttf", "font files, read by path"],
+  ["pino", "starts its transports' workers from files by path"],
+  ["pg", "loaded only with DATABASE_URL"],
+  ["ioredis", "loaded only with REDIS_URL"],
+  ["viem", "loaded only for a wallet's proof; 4,000 files, most never used"],
+]);
 
-/** Every other dependency stays external: node_modules is there at run time. */
+/**
+ * Optional peers that bundled packages `require` inside a try (ws, discord.js): absent here, and
+ * left to Node's require at run time should an operator install them.
+ */
+const OPTIONAL_PEERS = ["bufferutil", "utf-8-validate", "zlib-sync", "erlpack", "encoding"];
+
+/** The external dependencies, checked against package.json so that a stale entry fails the build. */
 function externalPackages(root) {
   const { dependencies } = JSON.parse(readFileSync(`${root}/package.json`, "utf8"));
-  return Object.keys(dependencies)
-    .filter((name) => !BUNDLED.has(name))
-    .flatMap((name) => [name, `${name}/*`]);
+  for (const name of EXTERNAL.keys())
+    if (!(name in dependencies)) throw new Error(`build.mjs: ${name} is not a dependency`);
+  return [...EXTERNAL.keys(), ...OPTIONAL_PEERS].flatMap((name) => [name, `${name}/*`]);
 }
+
+/**
+ * Bundled CommonJS packages `require` Node's own modules; in an ES module there is no `require`,
+ * so each output file makes one (esbuild's shim uses it when it exists).
+ */
+const REQUIRE_BANNER =
+  'import{createRequire as __createRequire}from"node:module";const require=__createRequire(import.meta.url);';
 
 export async function buildDist(root = process.cwd()) {
   // Chunk names carry a hash: without a clean slate, every build would leave the last one's behind.
   rmSync(`${root}/dist`, { recursive: true, force: true });
   try {
-    await build({
+    const result = await build({
       absWorkingDir: root,
       entryPoints: {
         main: "src/main.ts",
@@ -42,17 +66,21 @@ export async function buildDist(root = process.cwd()) {
       platform: "node",
       target: "node20",
       external: externalPackages(root),
+      banner: { js: REQUIRE_BANNER },
+      // Read only when an error's stack is logged (src/stacks.ts), never at start: Node's
+      // --enable-source-maps would parse every map at load, some 25 MB of resident memory.
       sourcemap: true,
-      // Stack traces need the maps' mappings only: without the sources in them, Node reads and
-      // parses far less at each start (it loads every module's map with --enable-source-maps).
       sourcesContent: false,
       // Less for V8 to scan at each start (zod's bundled build is most of it); names are kept,
       // so stack traces and error names read as in the sources.
       minifyWhitespace: true,
       minifySyntax: true,
+      // Which output holds which package (test/lazy-load.test.ts reads it).
+      metafile: true,
       chunkNames: "chunks/[name]-[hash]",
       logLevel: "warning",
     });
+    writePackagesOf(root, result.metafile);
     await buildVerifyPage(root);
   } finally {
     // esbuild keeps its service process for the next call until this process exits: under
@@ -60,6 +88,24 @@ export async function buildDist(root = process.cwd()) {
     await stop();
   }
   writeFileSync(`${root}/dist/.build-stamp`, `${new Date().toISOString()}\n`);
+}
+
+/**
+ * dist/packages.json: for each output file, the packages bundled into it, so that a test can tell
+ * which packages a run has loaded from which files it read.
+ */
+function writePackagesOf(root, metafile) {
+  const packagesOf = {};
+  for (const [file, output] of Object.entries(metafile.outputs)) {
+    if (!file.endsWith(".js")) continue;
+    const packages = new Set();
+    for (const input of Object.keys(output.inputs)) {
+      const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+      if (match) packages.add(match[1]);
+    }
+    packagesOf[file.replace(/^dist\//, "")] = [...packages].sort();
+  }
+  writeFileSync(`${root}/dist/packages.json`, `${JSON.stringify(packagesOf)}\n`);
 }
 
 /** Where the verification page's files go, beside their manifest (read by src/verify/assets.ts). */

@@ -45,8 +45,6 @@ if (stale) {
     );
   }
 }
-// The stack traces of the compiled code point at the TypeScript sources.
-process.setSourceMapsEnabled(true);
 // Node 22.1 and later keep V8's compiled code on disk, so the next start skips compiling dist/
 // (Node 20, which the bot also supports, has no such cache: nothing changes there).
 module.enableCompileCache?.();

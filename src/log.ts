@@ -2,6 +2,7 @@ import { mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { type DestinationStream, type Logger, pino } from "pino";
 import { ApiError } from "./api/errors.ts";
+import { mapStack } from "./stacks.ts";
 
 export type { Logger };
 
@@ -19,8 +20,8 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
 /**
  * Copies a log object with every error in it serialized (pino's shape: type, message and stack
  * with their causes, enumerable properties; an error's message and stack are not enumerable, so a
- * plain copy loses them; a data-service error without its stack) and every secret scrubbed from
- * its strings.
+ * plain copy loses them; a data-service error without its stack; the stack's compiled frames
+ * pointed at the sources) and every secret scrubbed from its strings.
  */
 function scrubValue(value: unknown, secrets: readonly string[], depth: number): unknown {
   if (typeof value === "string") return scrubSecrets(value, secrets);
@@ -29,6 +30,7 @@ function scrubValue(value: unknown, secrets: readonly string[], depth: number): 
     const serialized: Record<string, unknown> = { ...pino.stdSerializers.err(value) };
     // A data-service failure is an outcome, not a bug: its kind, status and path say it all.
     if (value instanceof ApiError) delete serialized.stack;
+    else if (typeof serialized.stack === "string") serialized.stack = mapStack(serialized.stack);
     return scrubValue(serialized, secrets, depth + 1);
   }
   if (Array.isArray(value)) return value.map((item) => scrubValue(item, secrets, depth + 1));

@@ -5,12 +5,12 @@
  * needs lives in a process.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { inviteUrl } from "../src/adapters/discord/invite.ts";
-import { COMPILED_BOT, ROOT } from "./compiled.ts";
+import { COMPILED_BOT, loadedPackages, ROOT } from "./compiled.ts";
 import {
   type FakeDiscord,
   PERMISSION,
@@ -80,15 +80,6 @@ async function startBot(fake: FakeDiscord, dataDir: string, index: number): Prom
     if (Date.now() > deadline) throw new Error(`bot ${index} not healthy: ${output.join("")}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-function loadedPackages(record: string): string[] {
-  const packages = new Set<string>();
-  for (const url of readFileSync(record, "utf8").split("\n")) {
-    const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
-    if (match?.[1]) packages.add(match[1]);
-  }
-  return [...packages];
 }
 
 type Rows = { components: { custom_id: string; label: string }[] }[];

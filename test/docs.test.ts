@@ -10,6 +10,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BOT_PERMISSIONS, botPermissions } from "../src/adapters/discord/invite.ts";
 import { DEMO_WALLET } from "../src/simulator/index.ts";
+import { NODE_FLAGS } from "./compiled.ts";
 import { DOC_PAGES as PAGES, ROOT } from "./doc-pages.ts";
 
 const DOCS = join(ROOT, "docs");
@@ -164,5 +165,24 @@ describe("docs/settings.md", () => {
     ].map((match) => match[1] ?? "");
     expect(names.length).toBeGreaterThan(50);
     expect(names.filter((variable) => !settings.includes(`\`${variable}\``))).toEqual([]);
+  });
+});
+
+describe("Node's flags for the bot", () => {
+  it("are the same wherever the bot is run: npm start, the Dockerfile, the systemd unit, the docs", () => {
+    const flags = NODE_FLAGS.join(" ");
+    const start = (JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts
+      .start;
+    expect(start).toBe(`node ${flags} scripts/start.mjs main`);
+    const cmd = /^CMD (\[.*\])$/m.exec(read("Dockerfile"))?.[1];
+    expect(JSON.parse(cmd ?? "[]")).toEqual(["node", ...NODE_FLAGS, "dist/main.js"]);
+    expect(read("deploy/nft-audience-bot.service")).toMatch(
+      new RegExp(`^ExecStart=/usr/bin/node ${flags} dist/main\\.js$`, "m"),
+    );
+    const operations = read("docs/operations.md");
+    expect(operations).toContain(`node ${flags} dist/main.js`);
+    // No other way of running the compiled bot is told.
+    for (const run of operations.match(/node [^`\n]*dist\/main\.js/g) ?? [])
+      expect(run).toBe(`node ${flags} dist/main.js`);
   });
 });

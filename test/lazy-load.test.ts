@@ -7,23 +7,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { COMPILED_BOT, ROOT } from "./compiled.ts";
+import { COMPILED_BOT, loadedPackages, ROOT } from "./compiled.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-/** The packages among the modules resolved so far. */
-function loadedPackages(record: string): string[] {
-  const urls = readFileSync(record, "utf8").split("\n");
-  const packages = new Set<string>();
-  for (const url of urls) {
-    const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
-    if (match?.[1]) packages.add(match[1]);
-  }
-  return [...packages];
-}
 
 /** The ids of the processes whose parent is `pid`, from /proc (Linux). */
 function childrenOf(pid: number): number[] {
@@ -92,6 +81,7 @@ describe("lazy loading", () => {
         "discord.js",
         "grammy",
         "@grammyjs/runner",
+        "@discordjs/rest",
         "@napi-rs/canvas",
         "chart.js",
         // Only a wallet's proof (/verify's page) needs it: about 200 ms and 28 MB at start else.

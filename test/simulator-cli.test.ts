@@ -32,7 +32,7 @@ describe("simulator settings", () => {
 
 describe("npm run simulator", () => {
   it("prints its URL and key, serves, and stops cleanly on SIGTERM", async () => {
-    const child = spawn(process.execPath, ["--enable-source-maps", "dist/simulator.js"], {
+    const child = spawn(process.execPath, ["dist/simulator.js"], {
       cwd: ROOT,
       env: { ...process.env, SIMULATOR_PORT: "0", SIMULATOR_API_KEY: "cli-key" },
       stdio: ["ignore", "pipe", "pipe"],

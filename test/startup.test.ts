@@ -9,10 +9,10 @@ import { parseConfig } from "../src/config.ts";
 import { StartupError } from "../src/errors.ts";
 import { silentLogger } from "../src/log.ts";
 import { startSimulator } from "../src/simulator/index.ts";
-import { COMPILED_BOT, ROOT } from "./compiled.ts";
+import { COMPILED_BOT, NODE_FLAGS, ROOT } from "./compiled.ts";
 
 /**
- * Start-up failures, through the real entry (`node --enable-source-maps dist/main.js`, as
+ * Start-up failures, through the real entry (`node --max-semi-space-size=4 dist/main.js`, as
  * `npm start` and the systemd unit run it): each must end the process with a non-zero code and
  * one plain line on stderr saying what failed and where, never a secret.
  *
@@ -58,14 +58,9 @@ async function runBot(settings: Record<string, string>, before?: string, script?
   const args =
     before === undefined
       ? script
-        ? ["--enable-source-maps", script]
+        ? [...NODE_FLAGS, script]
         : COMPILED_BOT
-      : [
-          "--enable-source-maps",
-          "--input-type=module",
-          "-e",
-          `${before}\nawait import("./dist/main.js");`,
-        ];
+      : [...NODE_FLAGS, "--input-type=module", "-e", `${before}\nawait import("./dist/main.js");`];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...env, ...settings },

@@ -19,7 +19,7 @@ import { buildCheckout, type Checkout, checkoutsToCompare, sideBySide } from "./
 import type { BenchRow } from "./report.ts";
 
 /**
- * The compiled bot as production runs it (`node --enable-source-maps dist/main.js`), each figure
+ * The compiled bot as production runs it (`node --max-semi-space-size=4 dist/main.js`), each figure
  * from a fresh child process: start to first answer, idle RSS, and RSS with 10,000 subscriptions
  * and a full cache. RSS is read from outside (`ps`), as a supervisor or the kernel sees it.
  */
@@ -71,7 +71,11 @@ export function startChild(
   args: readonly string[] = COMPILED_BOT,
   cwd = ROOT,
 ): Child {
-  const child = spawn(process.execPath, args, { cwd, env, stdio: "pipe" });
+  const child = spawn(process.env.BENCH_NODE ?? process.execPath, args, {
+    cwd,
+    env,
+    stdio: "pipe",
+  });
   let output = "";
   child.stdout?.on("data", (chunk) => {
     output += chunk;
@@ -195,7 +199,7 @@ function comparedCheckouts(): Checkout[] {
 
 /** `npm run bench -- first-answer`: the start figures alone, without the platforms' runs. */
 export async function benchFirstAnswer(): Promise<BenchRow[]> {
-  await buildDist(ROOT);
+  if (!process.env.BENCH_NO_BUILD) await buildDist(ROOT);
   const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "bench-key" });
   try {
     return await startRows(sim, comparedCheckouts());
@@ -350,7 +354,7 @@ export async function fillCache(
 }
 
 export async function benchProcess(): Promise<BenchRow[]> {
-  await buildDist(ROOT);
+  if (!process.env.BENCH_NO_BUILD) await buildDist(ROOT);
   const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "bench-key" });
   const maxBytes = parseConfig({}).cache.maxBytes;
   try {
