@@ -64,17 +64,17 @@ async function main(): Promise<void> {
     ],
     [
       "cold-nft",
-      "Cold /nft vs its two GETs made bare in parallel, service on loopback with no latency",
+      "Cold /nft vs its three GETs made bare in parallel, service on loopback with no latency",
       () => benchColdNft(0),
     ],
     [
       "cold-nft-20ms",
-      "Cold /nft vs its two GETs made bare in parallel, service answering in 20 ms",
+      "Cold /nft vs its three GETs made bare in parallel, service answering in 20 ms",
       () => benchColdNft(20),
     ],
     [
       "cold-nft-shared",
-      "Cold /nft vs its two GETs made bare in parallel, service answering in 20 ms, scaled-out wiring (PostgreSQL + Redis)",
+      "Cold /nft vs its three GETs made bare in parallel, service answering in 20 ms, scaled-out wiring (PostgreSQL + Redis)",
       () => benchColdNft(20, true),
     ],
     [

@@ -223,9 +223,10 @@ export async function benchDispatch(shared = false): Promise<BenchRow[]> {
 }
 
 /**
- * Cold /nft (nothing cached) through the production wiring vs the same two GETs it makes (details
- * and the first owners), bare with undici and in parallel as /nft makes them, with the simulator in
- * its own process answering after `latencyMs`. `shared`: on PostgreSQL + Redis instead of SQLite.
+ * Cold /nft (nothing cached) through the production wiring vs the same three GETs it makes
+ * (details, the first owners and the raw metadata), bare with undici and in parallel as /nft makes
+ * them, with the simulator in its own process answering after `latencyMs`. `shared`: on
+ * PostgreSQL + Redis instead of SQLite.
  */
 export async function benchColdNft(latencyMs: number, shared = false): Promise<BenchRow[]> {
   const sim = await startChildSimulator(latencyMs);
@@ -249,7 +250,12 @@ export async function benchColdNft(latencyMs: number, shared = false): Promise<B
     });
     JSON.parse(await response.body.text());
   };
-  const bare = () => Promise.all([get(`${base}/details`), get(`${base}/owners?limit=10`)]);
+  const bare = () =>
+    Promise.all([
+      get(`${base}/details`),
+      get(`${base}/owners?limit=10`),
+      get(`${base}/raw_metadata`),
+    ]);
   const viaBot = () => command(bot, "nft", `${f.token.contract} ${f.token.tokenId}`);
   for (let i = 0; i < 50; i++) {
     await bare();
@@ -274,7 +280,7 @@ export async function benchColdNft(latencyMs: number, shared = false): Promise<B
   const ratio = median(botMs) / median(bareMs);
   return [
     {
-      name: `bare: the same two GETs in parallel with undici, median (${at})`,
+      name: `bare: the same three GETs in parallel with undici, median (${at})`,
       value: `${median(bareMs).toFixed(3)} ms`,
     },
     {
