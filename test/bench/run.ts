@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { benchAlertFanOut, benchScaleOutFanOut } from "./alerts.bench.ts";
 import { benchCharts } from "./charts.bench.ts";
+import { benchDispatchDuringFanOut } from "./dispatch-fanout.bench.ts";
 import { benchEmbeddedStart } from "./embedded.bench.ts";
 import { benchGateway } from "./gateway.bench.ts";
 import { benchSlowBodies } from "./http.bench.ts";
@@ -46,6 +47,16 @@ async function main(): Promise<void> {
       benchGateway,
     ],
     ["dispatch", "Warm commands through the production wiring", () => benchDispatch()],
+    [
+      "dispatch-fanout",
+      "Warm commands, 16 in flight, while one mint fans out to 1,000 Telegram chats + 1,000 Discord channels, beside the same with no fan-out",
+      () => benchDispatchDuringFanOut("child"),
+    ],
+    [
+      "dispatch-fanout-fakes-here",
+      "Warm commands, 16 in flight, during a fan-out to 2,000 chats, the platform fakes in the bot's process (their share of the loop)",
+      () => benchDispatchDuringFanOut("in-process"),
+    ],
     [
       "dispatch-shared",
       "Warm commands, scaled-out wiring (PostgreSQL + Redis)",

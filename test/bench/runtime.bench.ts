@@ -37,6 +37,8 @@ interface ChildSimulator {
   url: string;
   apiKey: string;
   fixtures: Awaited<ReturnType<typeof startSimulator>>["fixtures"];
+  /** Mints one NFT contract in the child; resolves with its address. */
+  mint(): Promise<string>;
   close(): void;
 }
 
@@ -45,15 +47,31 @@ export function startChildSimulator(latencyMs: number): Promise<ChildSimulator> 
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "test/bench/sim-child.ts"], {
       env: { ...process.env, BENCH_SIM_LATENCY_MS: String(latencyMs) },
-      stdio: ["ignore", "pipe", "inherit"],
+      stdio: ["pipe", "pipe", "inherit"],
     });
+    const minted: ((address: string) => void)[] = [];
     let buffer = "";
     child.stdout.on("data", (chunk) => {
       buffer += chunk;
-      const line = buffer.split("\n")[0];
-      if (buffer.includes("\n") && line) {
-        const info = JSON.parse(line) as Omit<ChildSimulator, "close">;
-        resolve({ ...info, close: () => child.kill("SIGTERM") });
+      for (let at = buffer.indexOf("\n"); at >= 0; at = buffer.indexOf("\n")) {
+        const line = buffer.slice(0, at);
+        buffer = buffer.slice(at + 1);
+        const message = JSON.parse(line) as Omit<ChildSimulator, "close" | "mint"> & {
+          minted?: string;
+        };
+        if (message.minted !== undefined) {
+          minted.shift()?.(message.minted);
+          continue;
+        }
+        resolve({
+          ...message,
+          mint: () =>
+            new Promise((resolveMint) => {
+              minted.push(resolveMint);
+              child.stdin.write("mint\n");
+            }),
+          close: () => child.kill("SIGTERM"),
+        });
       }
     });
     child.on("error", reject);
