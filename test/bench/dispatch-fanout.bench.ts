@@ -101,6 +101,8 @@ interface Window {
   loopP99: number;
   loopMax: number;
   elapsedMs: number;
+  /** CPU time the bot's process used over the window (ms, user + system). */
+  cpuMs: number;
   /** Sends the fakes accepted at the window's start and end. */
   sendsAt: [number, number];
 }
@@ -162,6 +164,7 @@ export async function benchDispatchDuringFanOut(
     const sendsBefore = await sends();
     loop.reset();
     loop.enable();
+    const cpu = process.cpuUsage();
     const started = performance.now();
     const until = started + ms;
     await Promise.all(
@@ -181,13 +184,14 @@ export async function benchDispatchDuringFanOut(
       loopP99: loop.percentile(99) / 1e6,
       loopMax: loop.max / 1e6,
       elapsedMs: performance.now() - started,
+      cpuMs: ((used) => (used.user + used.system) / 1000)(process.cpuUsage(cpu)),
       sendsAt: [sendsBefore, await sends()],
     };
   };
 
   let before: Window;
   let during: Window;
-  let fakesOnly: Window;
+  let alone: Window;
   let after: Window;
   let mintedAt = 0;
   let lastSendMs = Number.NaN;
@@ -205,8 +209,8 @@ export async function benchDispatchDuringFanOut(
     mintedAt = performance.now();
     while ((await sends()) === 0) await sleep(5);
     during = await measure(windowMs);
-    // The fan-out going on with no commands: the loop delay the fan-out (and the fakes) cause alone.
-    fakesOnly = await measure(3000, 0);
+    // The fan-out going on with no commands: the loop delay and CPU it causes alone.
+    alone = await measure(5000, 0);
     const outbox = db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM outbox");
     while ((await sends()) < expected || (outbox.get()?.n ?? 0) > 0) {
       if (performance.now() - mintedAt > 180_000) break;
@@ -252,7 +256,11 @@ export async function benchDispatchDuringFanOut(
     },
     {
       name: `event-loop delay, fan-out with no commands (fakes ${fakes === "child" ? "in another process" : "in the bot's process"})`,
-      value: `${loopOf(fakesOnly)}; sends ${fakesOnly.sendsAt[0]} → ${fakesOnly.sendsAt[1]}`,
+      value: `${loopOf(alone)}; sends ${alone.sendsAt[0]} → ${alone.sendsAt[1]}`,
+    },
+    {
+      name: `CPU of the bot's process per message sent, fan-out with no commands (fakes ${fakes === "child" ? "in another process" : "in the bot's process"})`,
+      value: `${(alone.cpuMs / (alone.sendsAt[1] - alone.sendsAt[0])).toFixed(2)} ms (${(alone.cpuMs / alone.elapsedMs).toFixed(2)} of a core over ${(alone.elapsedMs / 1000).toFixed(1)} s)`,
     },
     {
       name: `mint to last send (${label})`,
