@@ -24,6 +24,11 @@ export interface Budget {
     background?: boolean | undefined;
     signal?: AbortSignal | undefined;
   }): Promise<void>;
+  /**
+   * Takes a token now if one is free and nobody waits, without a promise: the request goes out in
+   * the same turn. False: ask `take` (a budget kept elsewhere may have no such shortcut).
+   */
+  tryTake?(): boolean;
 }
 
 interface Waiter {
@@ -61,11 +66,7 @@ export class UpstreamBudget implements Budget {
     const { signal } = options;
     const background = options.background === true;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    this.refill();
-    if (this.line.length === 0 && this.tokens >= 1) {
-      this.tokens -= 1;
-      return Promise.resolve();
-    }
+    if (this.tryTake()) return Promise.resolve();
     const ahead = background ? this.line.filter((w) => w.background).length : this.line.length;
     const waitMs = this.msUntil(ahead + 1);
     if (!background && waitMs > this.options.maxWaitMs) {
@@ -100,6 +101,13 @@ export class UpstreamBudget implements Budget {
       this.line.splice(ahead, 0, waiter);
       this.schedule();
     });
+  }
+
+  tryTake(): boolean {
+    this.refill();
+    if (this.line.length > 0 || this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
   }
 
   /** Milliseconds until the bucket holds `count` tokens. */

@@ -204,7 +204,11 @@ export class Transport {
       fail("timeout", "The request was cancelled: the command ran out of time.");
 
     try {
-      await options.budget?.take({ background: spec.background, signal: spec.signal });
+      // A free token is taken without an await: each of a command's parallel reads leaves at once
+      // instead of after the others' preparations.
+      const { budget } = options;
+      if (budget && (spec.signal?.aborted || !budget.tryTake?.()))
+        await budget.take({ background: spec.background, signal: spec.signal });
     } catch (error) {
       if (!(error instanceof BudgetExceededError)) throw cancelled();
       throw fail(

@@ -548,25 +548,30 @@ export class Runtime {
    * The bot was used in the chat, so the chat works again: its watches and digests that paused
    * when it refused the bot resume (a chat that still refuses pauses them at their next post).
    * After the command ran, so /watch list and /digest list show the pause; not awaited by the
-   * answer, only by stop().
+   * answer, only by stop(). On the next turn of the event loop: SQLite's reads are synchronous,
+   * and the answer goes out before them.
    */
   private chatWorks(invocation: Invocation, logger: Logger): void {
     const { platform, chat } = invocation;
     const { digests, watches } = this.options.store;
-    const resuming = Promise.all([
-      digests.resumeChat(platform, chat.id),
-      watches?.resumeChat(platform, chat.id) ?? 0,
-    ]).then(
-      ([resumedDigests, resumedWatches]) => {
-        if (resumedDigests + resumedWatches > 0)
-          logger.info(
-            { digests: resumedDigests, watches: resumedWatches },
-            "the bot is used in the chat again: its paused digests and watches resume",
-          );
-      },
-      (error: unknown) =>
-        logger.warn({ err: error }, "could not resume the chat's paused digests and watches"),
-    );
+    const resuming = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() =>
+        Promise.all([
+          digests.resumeChat(platform, chat.id),
+          watches?.resumeChat(platform, chat.id) ?? 0,
+        ]),
+      )
+      .then(
+        ([resumedDigests, resumedWatches]) => {
+          if (resumedDigests + resumedWatches > 0)
+            logger.info(
+              { digests: resumedDigests, watches: resumedWatches },
+              "the bot is used in the chat again: its paused digests and watches resume",
+            );
+        },
+        (error: unknown) =>
+          logger.warn({ err: error }, "could not resume the chat's paused digests and watches"),
+      );
     this.inFlight.add(resuming);
     resuming.finally(() => this.inFlight.delete(resuming));
   }

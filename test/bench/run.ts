@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { benchAlertFanOut, benchScaleOutFanOut } from "./alerts.bench.ts";
 import { benchCharts } from "./charts.bench.ts";
+import { benchDispatchDuringFanOut } from "./dispatch-fanout.bench.ts";
 import { benchEmbeddedStart } from "./embedded.bench.ts";
 import { benchGateway } from "./gateway.bench.ts";
 import { benchSlowBodies } from "./http.bench.ts";
@@ -47,6 +48,16 @@ async function main(): Promise<void> {
     ],
     ["dispatch", "Warm commands through the production wiring", () => benchDispatch()],
     [
+      "dispatch-fanout",
+      "Warm commands, 16 in flight, while one mint fans out to 1,000 Telegram chats + 1,000 Discord channels, beside the same with no fan-out",
+      () => benchDispatchDuringFanOut("child"),
+    ],
+    [
+      "dispatch-fanout-fakes-here",
+      "Warm commands, 16 in flight, during a fan-out to 2,000 chats, the platform fakes in the bot's process (their share of the loop)",
+      () => benchDispatchDuringFanOut("in-process"),
+    ],
+    [
       "dispatch-shared",
       "Warm commands, scaled-out wiring (PostgreSQL + Redis)",
       () => benchDispatch(true),
@@ -64,17 +75,17 @@ async function main(): Promise<void> {
     ],
     [
       "cold-nft",
-      "Cold /nft vs its two GETs made bare in parallel, service on loopback with no latency",
+      "Cold /nft vs its three GETs made bare in parallel, service on loopback with no latency",
       () => benchColdNft(0),
     ],
     [
       "cold-nft-20ms",
-      "Cold /nft vs its two GETs made bare in parallel, service answering in 20 ms",
+      "Cold /nft vs its three GETs made bare in parallel, service answering in 20 ms",
       () => benchColdNft(20),
     ],
     [
       "cold-nft-shared",
-      "Cold /nft vs its two GETs made bare in parallel, service answering in 20 ms, scaled-out wiring (PostgreSQL + Redis)",
+      "Cold /nft vs its three GETs made bare in parallel, service answering in 20 ms, scaled-out wiring (PostgreSQL + Redis)",
       () => benchColdNft(20, true),
     ],
     [

@@ -37,6 +37,8 @@ interface ChildSimulator {
   url: string;
   apiKey: string;
   fixtures: Awaited<ReturnType<typeof startSimulator>>["fixtures"];
+  /** Mints one NFT contract in the child; resolves with its address. */
+  mint(): Promise<string>;
   close(): void;
 }
 
@@ -45,15 +47,31 @@ export function startChildSimulator(latencyMs: number): Promise<ChildSimulator> 
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "test/bench/sim-child.ts"], {
       env: { ...process.env, BENCH_SIM_LATENCY_MS: String(latencyMs) },
-      stdio: ["ignore", "pipe", "inherit"],
+      stdio: ["pipe", "pipe", "inherit"],
     });
+    const minted: ((address: string) => void)[] = [];
     let buffer = "";
     child.stdout.on("data", (chunk) => {
       buffer += chunk;
-      const line = buffer.split("\n")[0];
-      if (buffer.includes("\n") && line) {
-        const info = JSON.parse(line) as Omit<ChildSimulator, "close">;
-        resolve({ ...info, close: () => child.kill("SIGTERM") });
+      for (let at = buffer.indexOf("\n"); at >= 0; at = buffer.indexOf("\n")) {
+        const line = buffer.slice(0, at);
+        buffer = buffer.slice(at + 1);
+        const message = JSON.parse(line) as Omit<ChildSimulator, "close" | "mint"> & {
+          minted?: string;
+        };
+        if (message.minted !== undefined) {
+          minted.shift()?.(message.minted);
+          continue;
+        }
+        resolve({
+          ...message,
+          mint: () =>
+            new Promise((resolveMint) => {
+              minted.push(resolveMint);
+              child.stdin.write("mint\n");
+            }),
+          close: () => child.kill("SIGTERM"),
+        });
       }
     });
     child.on("error", reject);
@@ -223,9 +241,10 @@ export async function benchDispatch(shared = false): Promise<BenchRow[]> {
 }
 
 /**
- * Cold /nft (nothing cached) through the production wiring vs the same two GETs it makes (details
- * and the first owners), bare with undici and in parallel as /nft makes them, with the simulator in
- * its own process answering after `latencyMs`. `shared`: on PostgreSQL + Redis instead of SQLite.
+ * Cold /nft (nothing cached) through the production wiring vs the same three GETs it makes
+ * (details, the first owners and the raw metadata), bare with undici and in parallel as /nft makes
+ * them, with the simulator in its own process answering after `latencyMs`. `shared`: on
+ * PostgreSQL + Redis instead of SQLite.
  */
 export async function benchColdNft(latencyMs: number, shared = false): Promise<BenchRow[]> {
   const sim = await startChildSimulator(latencyMs);
@@ -249,7 +268,12 @@ export async function benchColdNft(latencyMs: number, shared = false): Promise<B
     });
     JSON.parse(await response.body.text());
   };
-  const bare = () => Promise.all([get(`${base}/details`), get(`${base}/owners?limit=10`)]);
+  const bare = () =>
+    Promise.all([
+      get(`${base}/details`),
+      get(`${base}/owners?limit=10`),
+      get(`${base}/raw_metadata`),
+    ]);
   const viaBot = () => command(bot, "nft", `${f.token.contract} ${f.token.tokenId}`);
   for (let i = 0; i < 50; i++) {
     await bare();
@@ -274,7 +298,7 @@ export async function benchColdNft(latencyMs: number, shared = false): Promise<B
   const ratio = median(botMs) / median(bareMs);
   return [
     {
-      name: `bare: the same two GETs in parallel with undici, median (${at})`,
+      name: `bare: the same three GETs in parallel with undici, median (${at})`,
       value: `${median(bareMs).toFixed(3)} ms`,
     },
     {

@@ -5,7 +5,11 @@ import type { Db } from "./db.ts";
 
 /** Channels' scheduled digests and each slot's run (see DigestStore). */
 export class SqliteDigestStore implements DigestStore {
-  constructor(private readonly db: Db) {}
+  private readonly chatPause;
+
+  constructor(private readonly db: Db) {
+    this.chatPause = chatPause(db, "digests");
+  }
 
   async add(digest: NewDigest, cap: number): Promise<Digest | "full"> {
     const count = this.db.prepare<[string, string], { n: number }>(
@@ -130,10 +134,10 @@ export class SqliteDigestStore implements DigestStore {
   }
 
   pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    return chatPause(this.db, "digests").pauseChat(platform, chatId, reason, now);
+    return this.chatPause.pauseChat(platform, chatId, reason, now);
   }
 
   resumeChat(platform: string, chatId: string): Promise<number> {
-    return chatPause(this.db, "digests").resumeChat(platform, chatId);
+    return this.chatPause.resumeChat(platform, chatId);
   }
 }

@@ -1,3 +1,4 @@
+import type { Statement } from "better-sqlite3";
 import { dueUnder, parseRules } from "../../alerts/rules.ts";
 import { leftOutBy } from "../../alerts/wants.ts";
 import { type ContractRow, type DueRow, toAlert, toContract } from "../rows.ts";
@@ -10,21 +11,36 @@ import type { Db } from "./db.ts";
  * marking an alert delivered is another, so a crash between them loses nothing.
  */
 export class SqliteOutboxStore implements OutboxStore {
+  private readonly statements = new Map<string, Statement>();
+
   constructor(private readonly db: Db) {}
+
+  /**
+   * The statement for `source`, compiled on first use and kept: the delivery worker marks every
+   * send delivered, and compiling its two statements cost more than running them.
+   */
+  private statement<P extends unknown[] = unknown[], R = unknown>(source: string): Statement<P, R> {
+    let statement = this.statements.get(source);
+    if (!statement) {
+      statement = this.db.prepare(source);
+      this.statements.set(source, statement);
+    }
+    return statement as unknown as Statement<P, R>;
+  }
 
   async record(
     input: NewBatch,
   ): Promise<{ fresh: NewContract[]; enqueued: number; hidden: number }> {
-    const insertSeen = this.db.prepare(
+    const insertSeen = this.statement(
       "INSERT OR IGNORE INTO seen_contracts (chain, address, name, types, minter, tx_hash, minted_at, seen_at, minter_behavior) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
-    const enqueue = this.db.prepare(
+    const enqueue = this.statement(
       "INSERT OR IGNORE INTO outbox (subscription_id, chain, contract, note, due_at, created_at, held) VALUES (?, ?, ?, ?, ?, ?, ?)",
     );
-    const setCursor = this.db.prepare(
+    const setCursor = this.statement(
       "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     );
-    const active = this.db.prepare<
+    const active = this.statement<
       [string],
       Pick<Subscription, "id" | "types"> & { bad_actors: string; rules: string | null }
     >(
@@ -84,7 +100,7 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async unseen(chain: string, addresses: readonly string[]): Promise<string[]> {
-    const seen = this.db.prepare<[string, string], { n: number }>(
+    const seen = this.statement<[string, string], { n: number }>(
       "SELECT 1 AS n FROM seen_contracts WHERE chain = ? AND address = ?",
     );
     const distinct = [...new Set(addresses.map((address) => address.toLowerCase()))];
@@ -96,8 +112,8 @@ export class SqliteOutboxStore implements OutboxStore {
     alerts: readonly DueAlert[],
     input: { reports: number; noted: boolean; now: number },
   ): Promise<void> {
-    const remove = this.db.prepare("DELETE FROM outbox WHERE id = ?");
-    const log = this.db.prepare(
+    const remove = this.statement("DELETE FROM outbox WHERE id = ?");
+    const log = this.statement(
       `INSERT INTO suppressed_alerts (platform, chat_id, chain, contract, reports, noted, suppressed_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (platform, chat_id, chain, contract) DO UPDATE
@@ -120,7 +136,7 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async alreadyNoted(alerts: readonly DueAlert[]): Promise<Set<number>> {
-    const noted = this.db.prepare<[string, string, string, string], { n: number }>(
+    const noted = this.statement<[string, string, string, string], { n: number }>(
       "SELECT 1 AS n FROM suppressed_alerts WHERE platform = ? AND chat_id = ? AND chain = ? AND contract = ? AND noted = 1",
     );
     const ids = new Set<number>();
@@ -146,13 +162,13 @@ export class SqliteOutboxStore implements OutboxStore {
     claimMs: number;
     isDead?: ((holder: string) => boolean) | undefined;
   }): Promise<DueAlert[]> {
-    const stamp = this.db.prepare(
+    const stamp = this.statement(
       "UPDATE outbox SET claimed_until = ?, claimed_by = ? WHERE id = ?",
     );
-    const holders = this.db.prepare<[number], { claimed_by: string }>(
+    const holders = this.statement<[number], { claimed_by: string }>(
       "SELECT DISTINCT claimed_by FROM outbox WHERE claimed_until > ? AND claimed_by IS NOT NULL",
     );
-    const free = this.db.prepare(
+    const free = this.statement(
       "UPDATE outbox SET claimed_until = NULL, claimed_by = NULL WHERE claimed_by = ?",
     );
     return this.db
@@ -173,9 +189,8 @@ export class SqliteOutboxStore implements OutboxStore {
     platform: string | undefined,
     unclaimed: boolean,
   ): DueAlert[] {
-    return this.db
-      .prepare<[number, string | null, string | null, number, number, number], DueRow>(
-        `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note, o.held,
+    return this.statement<[number, string | null, string | null, number, number, number], DueRow>(
+      `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note, o.held,
                 c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at, c.minter_behavior
            FROM outbox o
            JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
@@ -184,15 +199,15 @@ export class SqliteOutboxStore implements OutboxStore {
             AND (? = 0 OR o.claimed_until IS NULL OR o.claimed_until <= ?)
           ORDER BY o.due_at, o.id
           LIMIT ?`,
-      )
+    )
       .all(now, platform ?? null, platform ?? null, unclaimed ? 1 : 0, now, limit)
       .map(toAlert);
   }
 
   /** Removes delivered alerts from the outbox and records them, in one transaction. */
   async delivered(alerts: readonly DueAlert[], now: number): Promise<void> {
-    const remove = this.db.prepare("DELETE FROM outbox WHERE id = ?");
-    const log = this.db.prepare(
+    const remove = this.statement("DELETE FROM outbox WHERE id = ?");
+    const log = this.statement(
       "INSERT OR IGNORE INTO deliveries (subscription_id, contract, delivered_at) VALUES (?, ?, ?)",
     );
     this.db.transaction(() => {
@@ -210,7 +225,7 @@ export class SqliteOutboxStore implements OutboxStore {
     error: string,
     countAttempt: boolean,
   ): Promise<void> {
-    const update = this.db.prepare(
+    const update = this.statement(
       "UPDATE outbox SET due_at = ?, last_error = ?, attempts = attempts + ?, claimed_until = NULL, claimed_by = NULL WHERE id = ?",
     );
     this.db.transaction(() => {
@@ -224,8 +239,8 @@ export class SqliteOutboxStore implements OutboxStore {
    * transaction. They are never tried again.
    */
   async giveUp(alerts: readonly DueAlert[], error: string, now: number): Promise<void> {
-    const remove = this.db.prepare("DELETE FROM outbox WHERE id = ?");
-    const log = this.db.prepare(
+    const remove = this.statement("DELETE FROM outbox WHERE id = ?");
+    const log = this.statement(
       "INSERT OR REPLACE INTO failed_alerts (subscription_id, contract, attempts, last_error, failed_at) VALUES (?, ?, ?, ?, ?)",
     );
     this.db.transaction(() => {
@@ -243,20 +258,19 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 
   async seenSince(chain: string, since: number, limit: number): Promise<NewContract[]> {
-    return this.db
-      .prepare<[string, number, number], ContractRow>(
-        `SELECT address, name, types, minter, tx_hash, minted_at, minter_behavior
+    return this.statement<[string, number, number], ContractRow>(
+      `SELECT address, name, types, minter, tx_hash, minted_at, minter_behavior
            FROM seen_contracts WHERE chain = ? AND seen_at >= ? ORDER BY seen_at, address LIMIT ?`,
-      )
+    )
       .all(chain, since, limit)
       .map(toContract);
   }
 
   async depth(): Promise<number> {
-    return (this.db.prepare("SELECT COUNT(*) AS n FROM outbox").get() as { n: number }).n;
+    return (this.statement("SELECT COUNT(*) AS n FROM outbox").get() as { n: number }).n;
   }
 
   async deliveredCount(): Promise<number> {
-    return (this.db.prepare("SELECT COUNT(*) AS n FROM deliveries").get() as { n: number }).n;
+    return (this.statement("SELECT COUNT(*) AS n FROM deliveries").get() as { n: number }).n;
   }
 }

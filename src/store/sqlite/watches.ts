@@ -5,7 +5,11 @@ import type { Db } from "./db.ts";
 
 /** Watches in SQLite. */
 export class SqliteWatchStore implements WatchStore {
-  constructor(private readonly db: Db) {}
+  private readonly chatPause;
+
+  constructor(private readonly db: Db) {
+    this.chatPause = chatPause(db, "watches");
+  }
 
   async add(
     watch: NewWatch,
@@ -115,10 +119,10 @@ export class SqliteWatchStore implements WatchStore {
   }
 
   pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    return chatPause(this.db, "watches").pauseChat(platform, chatId, reason, now);
+    return this.chatPause.pauseChat(platform, chatId, reason, now);
   }
 
   resumeChat(platform: string, chatId: string): Promise<number> {
-    return chatPause(this.db, "watches").resumeChat(platform, chatId);
+    return this.chatPause.resumeChat(platform, chatId);
   }
 }
