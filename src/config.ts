@@ -88,11 +88,12 @@ const SettingsSchema = z.object({
   cache: z.object({
     maxKeys: env("CACHE_MAX_KEYS", int(10_000, 1, 1_000_000)),
     /**
-     * Bound of the cache, counted in bytes of the answers as received (JSON text). 8 MiB: the
+     * Bound of the cache, counted in bytes of the answers as received (JSON text). 4 MiB: the
      * parsed answers take about twice that on the heap, and the whole process, both platforms
-     * connected, stays within 150 MB (npm run bench measures it).
+     * connected and 10,000 subscriptions, stays within 160 MB at any moment (npm run bench --
+     * process measures it): a 256 MB host.
      */
-    maxBytes: env("CACHE_MAX_BYTES", int(8 * 1024 * 1024, 1024, 2 * 1024 * 1024 * 1024)),
+    maxBytes: env("CACHE_MAX_BYTES", int(4 * 1024 * 1024, 1024, 2 * 1024 * 1024 * 1024)),
     /** Larger answers are not cached; unset: a sixteenth of maxBytes (see parseConfig). */
     maxEntryBytes: env(
       "CACHE_MAX_ENTRY_BYTES",

@@ -11,7 +11,7 @@ export const ROOT = fileURLToPath(new URL("..", import.meta.url));
  * where V8 would grow it to 2 × 16 MB after a burst and keep it (issue 28). No
  * `--enable-source-maps`: src/stacks.ts reads a map only when a stack is logged.
  */
-export const NODE_FLAGS = ["--max-semi-space-size=4"];
+export const NODE_FLAGS = ["--max-semi-space-size=4", "--max-old-space-size=256"];
 
 /**
  * Node's arguments to run the compiled bot as production does (`node --max-semi-space-size=4

@@ -19,8 +19,8 @@ describe("config", () => {
     expect(config.chatRateLimit).toEqual({ burst: 20, perMinute: 20 });
     expect(config.api.maxBodyBytes).toBe(8 * 1024 * 1024);
     expect(config.api.budget).toEqual({ perSecond: 20, burst: 40, maxWaitMs: 2000 });
-    expect(config.cache.maxBytes).toBe(8 * 1024 * 1024);
-    expect(config.cache.maxEntryBytes).toBe(512 * 1024);
+    expect(config.cache.maxBytes).toBe(4 * 1024 * 1024);
+    expect(config.cache.maxEntryBytes).toBe(256 * 1024);
     // The collection index follows the top lists' freshness.
     expect(config.collectionIndexRefreshMs).toBe(900_000);
     expect(parseConfig({ COLLECTION_INDEX_REFRESH_S: "0" }).collectionIndexRefreshMs).toBe(0);

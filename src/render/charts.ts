@@ -280,7 +280,8 @@ export class ChartCache {
   constructor(
     private readonly ttlMs = 15 * 60_000,
     private readonly maxEntries = 200,
-    private readonly maxBytes = 4 * 1024 * 1024,
+    // A 256 MB host counts every MB: some 20 to 100 charts, the ones people ask for again.
+    private readonly maxBytes = 1024 * 1024,
     /** Monotonic: the cache's lifetime is an in-process duration, not a date. */
     private readonly now: () => number = () => performance.now(),
   ) {}
