@@ -547,6 +547,22 @@ const ConfigSchema = SettingsSchema.transform(complete);
 /** Every setting, as the code reads it. */
 export type Config = z.infer<typeof ConfigSchema>;
 
+/** What the bot's own live heap reaches at its busiest besides the cache (npm run bench -- process). */
+const HEAP_BESIDES_CACHE = 128 * 1024 * 1024;
+
+/**
+ * Whether the answer cache fits the JavaScript heap Node was given (the bot runs with
+ * --max-old-space-size=256, see docs/operations.md): the parsed answers take about twice the bytes
+ * counted, and a cache that outgrows the heap would end the process out of memory at its busiest
+ * hour. Plain words saying what to run when it does not fit; undefined when it does.
+ */
+export function heapRoomProblem(cacheMaxBytes: number, heapLimitBytes: number): string | undefined {
+  const needed = 2 * cacheMaxBytes + HEAP_BESIDES_CACHE;
+  if (needed <= heapLimitBytes) return undefined;
+  const mb = (bytes: number) => Math.ceil(bytes / (1024 * 1024));
+  return `Invalid setting CACHE_MAX_BYTES: ${mb(cacheMaxBytes)} MiB of answers need a JavaScript heap of ${mb(needed)} MiB, and Node was given ${mb(heapLimitBytes)} MiB: run node with --max-old-space-size=${mb(needed)} (or lower CACHE_MAX_BYTES)`;
+}
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }

@@ -1,8 +1,9 @@
 import { join } from "node:path";
+import { getHeapStatistics } from "node:v8";
 import type { DestinationStream } from "pino";
 import { consoleOnly } from "./adapters/index.ts";
 import { type Bot, createBot } from "./bot.ts";
-import { ConfigError, loadDotEnv, parseConfig, secretsOf } from "./config.ts";
+import { ConfigError, heapRoomProblem, loadDotEnv, parseConfig, secretsOf } from "./config.ts";
 import { StartupError } from "./errors.ts";
 import { createLogger, logFileDestination, scrubSecrets } from "./log.ts";
 import { ConnectError, checkDataServices } from "./startup.ts";
@@ -43,6 +44,11 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     throw error;
+  }
+  const heapProblem = heapRoomProblem(config.cache.maxBytes, getHeapStatistics().heap_size_limit);
+  if (heapProblem) {
+    process.stderr.write(`${heapProblem}\n`);
+    process.exit(1);
   }
   const consoleMode = consoleOnly(config);
   const secrets = secretsOf(config);

@@ -16,7 +16,7 @@ import { startTestSimulator } from "./test-simulator.ts";
 
 /**
  * Crash safety of alert delivery, end to end: the bot runs as a child process exactly as
- * `npm start` runs it (`node --max-semi-space-size=4 dist/main.js`, environment built from
+ * `npm start` runs it (`node --max-semi-space-size=4 --max-old-space-size=256 dist/main.js`, environment built from
  * scratch), the simulator mints from this process, fake Telegram and Discord servers receive, and
  * the child is SIGKILLed while it fans alerts out, then restarted on the same DATA_DIR. Every
  * (channel, contract) pair must be delivered, and a kill may cost at most one duplicate message.

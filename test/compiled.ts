@@ -7,15 +7,15 @@ export const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 /**
  * Node's flags for the bot wherever it runs (the Dockerfile, deploy/nft-audience-bot.service,
- * `npm start`; test/docs.test.ts checks that they agree): a young generation of at most 2 × 4 MB,
- * where V8 would grow it to 2 × 16 MB after a burst and keep it (issue 28). No
- * `--enable-source-maps`: src/stacks.ts reads a map only when a stack is logged.
+ * `npm start`; test/docs.test.ts checks that they agree), for a 256 MB host (issue 28): a young
+ * generation of at most 2 × 4 MB, where V8 would grow it to 2 × 16 MB after a burst and keep it,
+ * and the old generation's limit V8 picks itself on a host of 1 GB or less (docs/operations.md).
+ * No `--enable-source-maps`: src/stacks.ts reads a map only when a stack is logged.
  */
 export const NODE_FLAGS = ["--max-semi-space-size=4", "--max-old-space-size=256"];
 
 /**
- * Node's arguments to run the compiled bot as production does (`node --max-semi-space-size=4
- * dist/main.js`); test/build-setup.ts builds dist/ once before the suites.
+ * Node's arguments to run the compiled bot as production does (`node …NODE_FLAGS dist/main.js`); test/build-setup.ts builds dist/ once before the suites.
  */
 export const COMPILED_BOT = [...NODE_FLAGS, "dist/main.js"];
 

@@ -30,7 +30,7 @@ async function compiledStack(withMap: boolean): Promise<string> {
       "const shapes: Shape[] = [];",
       "export function fail(): void {",
       "  const total = shapes.reduce((sum, shape) => sum + shape.size, 0);",
-      "  throw new Error(\"no shapes (total \" + total + \")\");",
+      '  throw new Error("no shapes (total " + total + ")");',
       "}",
       "",
     ].join("\n"),

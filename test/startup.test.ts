@@ -12,7 +12,7 @@ import { startSimulator } from "../src/simulator/index.ts";
 import { COMPILED_BOT, NODE_FLAGS, ROOT } from "./compiled.ts";
 
 /**
- * Start-up failures, through the real entry (`node --max-semi-space-size=4 dist/main.js`, as
+ * Start-up failures, through the real entry (`node --max-semi-space-size=4 --max-old-space-size=256 dist/main.js`, as
  * `npm start` and the systemd unit run it): each must end the process with a non-zero code and
  * one plain line on stderr saying what failed and where, never a secret.
  *
@@ -109,6 +109,16 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
       "Invalid setting TELEGRAM_WEBHOOK_SECRET: must be 16 to 256 characters of A-Z, a-z, 0-9, _ and -",
     ]);
     expect(stderr).not.toContain("has spaces");
+  }, 30_000);
+
+  it("a cache larger than the heap Node was given: what to run instead, before anything starts", async ({
+    expect,
+  }) => {
+    const { code, plain } = await runBot({ DATA_DIR: tempDir(), CACHE_MAX_BYTES: "209715200" });
+    expect(code).toBe(1);
+    expect(plain).toEqual([
+      "Invalid setting CACHE_MAX_BYTES: 200 MiB of answers need a JavaScript heap of 528 MiB, and Node was given 268 MiB: run node with --max-old-space-size=528 (or lower CACHE_MAX_BYTES)",
+    ]);
   }, 30_000);
 
   it("a corrupted bot.sqlite", async ({ expect }) => {

@@ -19,7 +19,7 @@ import { buildCheckout, type Checkout, checkoutsToCompare, sideBySide } from "./
 import type { BenchRow } from "./report.ts";
 
 /**
- * The compiled bot as production runs it (`node --max-semi-space-size=4 dist/main.js`), each figure
+ * The compiled bot as production runs it (`node --max-semi-space-size=4 --max-old-space-size=256 dist/main.js`), each figure
  * from a fresh child process: start to first answer, idle RSS, and RSS with 10,000 subscriptions
  * and a full cache. RSS is read from outside (`ps`), as a supervisor or the kernel sees it.
  */

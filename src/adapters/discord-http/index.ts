@@ -27,6 +27,7 @@ import {
   postAlert,
   restFailure,
 } from "../discord/rest-messages.ts";
+import { DISCORD_REST_SWEEPS } from "../discord/rest-options.ts";
 import type { SteadyPace } from "../pace.ts";
 import type { ChatAdapter } from "../types.ts";
 import { INTERACTIONS_PATH } from "./endpoint.ts";
@@ -98,7 +99,9 @@ export class DiscordHttpAdapter implements ChatAdapter {
     this.key = ed25519PublicKey(options.publicKey);
     this.maxInFlight = options.maxInFlight ?? 16;
     this.pace = alertPace(options);
-    this.rest = new REST({ api: this.connectsTo, version: "10" }).setToken(options.token);
+    this.rest = new REST({ api: this.connectsTo, version: "10", ...DISCORD_REST_SWEEPS }).setToken(
+      options.token,
+    );
     this.rest.on("rateLimited", (info) =>
       options.logger.debug(
         { route: info.route, retryAfter: info.retryAfter, global: info.global },

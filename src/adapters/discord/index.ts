@@ -34,6 +34,7 @@ import {
   interactionConfirm,
   postAlert,
 } from "./rest-messages.ts";
+import { DISCORD_REST_SWEEPS } from "./rest-options.ts";
 
 export interface DiscordAdapterOptions {
   token: string;
@@ -94,7 +95,7 @@ export class DiscordAdapter implements ChatAdapter {
       // refused (close 4011) and the bot would never connect.
       shards: "auto",
       allowedMentions: { parse: [] },
-      ...(options.apiUrl ? { rest: { api: options.apiUrl } } : {}),
+      rest: { ...DISCORD_REST_SWEEPS, ...(options.apiUrl ? { api: options.apiUrl } : {}) },
     });
     const { logger } = options;
     this.client.on(Events.InteractionCreate, (interaction) => {
