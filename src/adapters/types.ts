@@ -1,6 +1,7 @@
 import type { AlertSender } from "../alerts/delivery.ts";
 import type { Platform } from "../core/command.ts";
 import type { Outcome } from "../core/outcome.ts";
+import type { GateMembership } from "../gates/types.ts";
 import type { HttpRoute } from "../http/host.ts";
 import type { VerifiedNotifier } from "../verify/types.ts";
 
@@ -32,7 +33,23 @@ export interface ChatAdapter extends AlertSender {
    * call it. Absent: the platform says nothing (the page has said Verified).
    */
   notifyVerified?: VerifiedNotifier;
+  /** What the platform does for gates (issue 29): roles, or a group's join requests. */
+  readonly gateMembership?: GateMembership;
+  /**
+   * Telegram: told of each request to join a group through a join-request link (issue 29), with
+   * the private chat the bot may write to for 5 minutes. Set by the wiring before start; absent,
+   * requests wait for the group's admins.
+   */
+  onJoinRequest?: JoinRequestListener | undefined;
 }
+
+/** A person asked to join a group: its chat, the person, and the chat that reaches them. */
+export type JoinRequestListener = (
+  chatId: string,
+  userId: string,
+  userChatId: string,
+  inviteLink?: string,
+) => Promise<void>;
 
 /**
  * How an adapter tells a refusal (expired button, not allowed, rate limit, a failure) from an

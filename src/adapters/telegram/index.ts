@@ -13,8 +13,9 @@ import { verifiedReply } from "../../verify/notice.ts";
 import type { VerifiedNotice } from "../../verify/types.ts";
 import { bounded, SEEN_CHECK_MS, within } from "../../within.ts";
 import type { SharedPace } from "../pace.ts";
-import { type ChatAdapter, isRefusal } from "../types.ts";
+import { type ChatAdapter, isRefusal, type JoinRequestListener } from "../types.ts";
 import { classifyTelegramError, isPermanentTelegramError } from "./errors.ts";
+import { TelegramGateMembership } from "./gates.ts";
 import { senderOf, startCommand, telegramInvocation } from "./invocation.ts";
 import { sendTelegramMessage } from "./messages.ts";
 import { shapeRequests } from "./requests.ts";
@@ -23,6 +24,12 @@ import { telegramWebhookRoute } from "./webhook.ts";
 export { isPermanentTelegramError } from "./errors.ts";
 
 const TELEGRAM_API_ROOT = "https://api.telegram.org";
+
+/**
+ * The updates the bot takes, polling and webhook alike. Telegram sends a chat_join_request only
+ * when it is asked for; a list that omits a kind silently stops it.
+ */
+const ALLOWED_UPDATES = ["message", "callback_query", "chat_join_request"] as const;
 
 export interface TelegramAdapterOptions {
   token: string;
@@ -72,6 +79,9 @@ export class TelegramAdapter implements ChatAdapter {
   /** Telegram has no idempotent send: one alert in flight, so a crash duplicates at most one. */
   readonly maxInFlight = 1;
   onPermanentFailure: PermanentFailureListener | undefined;
+  onJoinRequest: JoinRequestListener | undefined;
+  /** Gates (issue 29): the group's join-request link, approvals, removals. */
+  readonly gateMembership: TelegramGateMembership;
   private runner: RunnerHandle | undefined;
   private stopping = false;
   private readonly inFlight = new Set<Promise<void>>();
@@ -101,6 +111,11 @@ export class TelegramAdapter implements ChatAdapter {
       ...(apiRoot ? { client: { apiRoot } } : {}),
     });
     shapeRequests(this.bot, options);
+    this.gateMembership = new TelegramGateMembership(this.bot.api, {
+      botId: () => this.bot.botInfo.id,
+      logger: options.logger,
+      onChatMigrated: options.onChatMigrated,
+    });
     const { updates, logger } = options;
     if (updates) {
       // First of all: a re-delivered update must not run its command a second time.
@@ -125,6 +140,7 @@ export class TelegramAdapter implements ChatAdapter {
     this.bot.use(sequentialize((ctx: Context) => `${ctx.chat?.id}:${senderOf(ctx).key}`));
     this.bot.on("message:text", (ctx) => this.track(this.onMessage(ctx)));
     this.bot.on("callback_query:data", (ctx) => this.track(this.onCallback(ctx)));
+    this.bot.on("chat_join_request", (ctx) => this.track(this.onChatJoinRequest(ctx)));
     this.bot.on("message:migrate_to_chat_id", (ctx) =>
       options.onChatMigrated?.(String(ctx.chat.id), String(ctx.message.migrate_to_chat_id)),
     );
@@ -166,7 +182,7 @@ export class TelegramAdapter implements ChatAdapter {
       // The route is on the bot's HTTP host, listening already: Telegram may post at once.
       await this.bot.api.setWebhook(webhook.url, {
         secret_token: webhook.secret,
-        allowed_updates: ["message", "callback_query"],
+        allowed_updates: ALLOWED_UPDATES,
       });
       this.webhookSet = true;
       logger.info({ path: webhook.path }, "telegram webhook set");
@@ -184,7 +200,7 @@ export class TelegramAdapter implements ChatAdapter {
   private startPolling(): void {
     // silent: the runner's own console.error would bypass the logger and its redaction.
     const runner = run(this.bot, {
-      runner: { silent: true, fetch: { allowed_updates: ["message", "callback_query"] } },
+      runner: { silent: true, fetch: { allowed_updates: ALLOWED_UPDATES } },
     });
     this.runner = runner;
     const started = performance.now();
@@ -253,6 +269,21 @@ export class TelegramAdapter implements ChatAdapter {
       return;
     }
     await this.send(ctx, renderTelegram(reply), replyTo);
+  }
+
+  /**
+   * A request to join a group through a join-request link: the gates decide. Without a listener
+   * (no gates wired) the request is left to the group's admins.
+   */
+  private async onChatJoinRequest(ctx: Context): Promise<void> {
+    const request = ctx.chatJoinRequest;
+    if (!request || !this.onJoinRequest) return;
+    await this.onJoinRequest(
+      String(request.chat.id),
+      String(request.from.id),
+      String(request.user_chat_id),
+      request.invite_link?.invite_link,
+    );
   }
 
   /**

@@ -2,6 +2,7 @@ export type { UploadedFile } from "./body.ts";
 export { EntityParseError, type ParsedHtml, parseTelegramHtml } from "./html.ts";
 export { type RateLimits, TELEGRAM_RATE_LIMITS } from "./rate-limit.ts";
 export {
+  type AdminRights,
   anonymousAdmin,
   channelBot,
   channelChat,
@@ -13,6 +14,7 @@ export {
   type MediaPermissions,
   type MemberStatus,
   type NewUpdate,
+  type PendingJoinRequest,
   privateChat,
   type RecordedCall,
   startFakeTelegram,

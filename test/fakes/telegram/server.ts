@@ -4,6 +4,8 @@ import type {
   BotCommand,
   CallbackQuery,
   Chat,
+  ChatInviteLink,
+  ChatJoinRequest,
   ChatMember,
   InlineKeyboardMarkup,
   Message,
@@ -108,6 +110,21 @@ export interface MediaPermissions {
 
 export type MemberStatus = "creator" | "administrator" | "member" | "left" | "kicked";
 
+/** An administrator's rights that gates need (the rest stay as the fake's defaults). */
+export interface AdminRights {
+  can_invite_users: boolean;
+  can_restrict_members: boolean;
+}
+
+/** A request to join a group, waiting for the bot (or an admin) to approve or decline it. */
+export interface PendingJoinRequest {
+  userId: number;
+  userChatId: number;
+  /** ms, the fake's clock: the bot may write to userChatId for 5 minutes from it. */
+  at: number;
+  inviteLink?: string;
+}
+
 /** An update before the fake numbers it. */
 export type NewUpdate = Omit<Update, "update_id">;
 
@@ -146,6 +163,23 @@ export interface FakeTelegram {
   revokeSendRights(chatId: number): void;
   /** What getChatMember answers for this user in this chat (default "member"). */
   setMemberStatus(chatId: number, userId: number, status: MemberStatus): void;
+  /** This user's status in the chat now (approvals, bans and unbans change it). */
+  memberStatus(chatId: number, userId: number): MemberStatus;
+  /**
+   * Makes the user (the bot: `botInfo.id`) an administrator of the chat, with every right but
+   * those given false here; calling it again changes the rights (an owner who takes one back).
+   */
+  setAdminRights(chatId: number, userId: number, rights?: Partial<AdminRights>): void;
+  /**
+   * A person asks to join through a join-request link: a chat_join_request update (push it) and
+   * a pending request that approveChatJoinRequest / declineChatJoinRequest handle. For 5 minutes
+   * the bot may write to the person through user_chat_id, even if they never pressed Start.
+   */
+  joinRequest(chat: Chat, from: User, inviteLink?: string): NewUpdate;
+  /** The chat's join requests nobody handled yet. */
+  pendingJoinRequests(chatId: number): PendingJoinRequest[];
+  /** Invite links the bot made with createChatInviteLink, in order. */
+  inviteLinks(chatId: number): ChatInviteLink[];
   /**
    * What members (and a bot that is not an admin) may send in a group, as setChatPermissions
    * sets it: a refused kind fails with "not enough rights to send … to the chat".
@@ -229,6 +263,9 @@ const TEXT_MAX = 4096;
 const CAPTION_MAX = 1024;
 const CALLBACK_DATA_MAX_BYTES = 64;
 const CALLBACK_ANSWER_MAX = 200;
+const INVITE_LINK_NAME_MAX = 32;
+/** How long a join request's user_chat_id lets the bot write to the person. */
+const JOIN_REQUEST_CHAT_MS = 5 * 60_000;
 /** Without allowed_updates, Telegram sends every kind but these. */
 const NOT_SENT_BY_DEFAULT = new Set(["chat_member", "message_reaction", "message_reaction_count"]);
 
@@ -252,6 +289,9 @@ const INT_PARAMS = new Set([
   "cache_time",
   "message_thread_id",
   "max_connections",
+  "until_date",
+  "expire_date",
+  "member_limit",
 ]);
 const BOOL_PARAMS = new Set([
   "disable_notification",
@@ -261,6 +301,9 @@ const BOOL_PARAMS = new Set([
   "has_spoiler",
   "disable_content_type_detection",
   "allow_sending_without_reply",
+  "creates_join_request",
+  "only_if_banned",
+  "revoke_messages",
 ]);
 
 /** Form fields arrive as strings; Telegram reads them by the parameter's type, and so do we. */
@@ -403,6 +446,12 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
   const chats = new Map<string, ChatState>();
   const users = new Map<number, User>();
   const members = new Map<string, MemberStatus>();
+  /** Rights an administrator lacks, by `chat:user` (every other right is granted). */
+  const adminRights = new Map<string, Partial<AdminRights>>();
+  /** Pending join requests by chat id, then user id. */
+  const joinRequests = new Map<string, Map<number, PendingJoinRequest>>();
+  const invites = new Map<string, ChatInviteLink[]>();
+  let nextInvite = 1;
   const permissions = new Map<string, MediaPermissions>();
   const privateRefusals = new Map<string, TelegramErrorBody>();
   const unsupported = new Set((options.unsupportedMethods ?? []).map((m) => m.toLowerCase()));
@@ -512,9 +561,17 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       : { [key]: parsed.text };
   }
 
+  /** A join request made in the last 5 minutes and not handled: its user_chat_id is open. */
+  function openedByJoinRequest(chatId: number): boolean {
+    for (const pending of joinRequests.values())
+      for (const request of pending.values())
+        if (request.userChatId === chatId && now() - request.at < JOIN_REQUEST_CHAT_MS) return true;
+    return false;
+  }
+
   function checkRights(state: ChatState, kind: keyof MediaPermissions): void {
     const refusal = privateRefusals.get(String(state.chat.id));
-    if (refusal) throw new ApiFailure(refusal);
+    if (refusal && !openedByJoinRequest(state.chat.id)) throw new ApiFailure(refusal);
     const what = {
       can_send_messages: "text messages",
       can_send_photos: "photos",
@@ -592,12 +649,41 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
           can_edit_stories: false,
           can_delete_stories: false,
           can_send_welcome_messages: false,
+          ...adminRights.get(`${state.chat.id}:${userId}`),
         };
       case "kicked":
         return { status, user: member, until_date: 0 };
       default:
         return { status, user: member };
     }
+  }
+
+  /** The bot's standing in a group: an admin with `right`, or the refusal Telegram gives. */
+  function requireBotRight(state: ChatState, right: keyof AdminRights, refusal: string): void {
+    const key = `${state.chat.id}:${botId}`;
+    const status = members.get(key) ?? "member";
+    if (status === "creator") return;
+    if (status !== "administrator" || adminRights.get(key)?.[right] === false)
+      throw badRequest(refusal);
+  }
+
+  function targetUser(params: Record<string, unknown>): number {
+    if (typeof params.user_id !== "number") throw badRequest("user_id is empty");
+    return params.user_id;
+  }
+
+  /** Takes the user's pending join request, or answers as Telegram does when there is none. */
+  function takeJoinRequest(state: ChatState, userId: number): PendingJoinRequest {
+    const pending = joinRequests.get(String(state.chat.id));
+    const request = pending?.get(userId);
+    if (!request) {
+      const status = members.get(`${state.chat.id}:${userId}`);
+      if (status === "member" || status === "administrator" || status === "creator")
+        throw badRequest("USER_ALREADY_PARTICIPANT");
+      throw badRequest("HIDE_REQUESTER_MISSING");
+    }
+    pending?.delete(userId);
+    return request;
   }
 
   function commandKey(scope: unknown, languageCode: unknown): string {
@@ -774,6 +860,80 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
       return true;
     },
     getchatmember: ({ params }) => memberOf(params.chat_id, params.user_id),
+    createchatinvitelink: ({ params }) => {
+      const state = findChat(params.chat_id);
+      if (state.chat.type === "private") throw badRequest("chat not found");
+      requireBotRight(state, "can_invite_users", "not enough rights to manage chat invite link");
+      const name = typeof params.name === "string" ? params.name : undefined;
+      if (name !== undefined && name.length > INVITE_LINK_NAME_MAX)
+        throw badRequest("INVITE_LINK_NAME_INVALID");
+      const joinRequest = params.creates_join_request === true;
+      if (joinRequest && params.member_limit !== undefined)
+        throw badRequest(
+          "member limit can't be specified for links requiring administrator approval",
+        );
+      const link: ChatInviteLink = {
+        invite_link: `https://t.me/+fake${String(nextInvite++).padStart(6, "0")}`,
+        creator: botUser,
+        creates_join_request: joinRequest,
+        is_primary: false,
+        is_revoked: false,
+        ...(name !== undefined ? { name } : {}),
+      };
+      const key = String(state.chat.id);
+      invites.set(key, [...(invites.get(key) ?? []), link]);
+      return link;
+    },
+    approvechatjoinrequest: ({ params }) => {
+      const state = findChat(params.chat_id);
+      const userId = targetUser(params);
+      requireBotRight(state, "can_invite_users", "CHAT_ADMIN_REQUIRED");
+      takeJoinRequest(state, userId);
+      members.set(`${state.chat.id}:${userId}`, "member");
+      return true;
+    },
+    declinechatjoinrequest: ({ params }) => {
+      const state = findChat(params.chat_id);
+      const userId = targetUser(params);
+      requireBotRight(state, "can_invite_users", "CHAT_ADMIN_REQUIRED");
+      takeJoinRequest(state, userId);
+      return true;
+    },
+    banchatmember: ({ params }) => {
+      const state = findChat(params.chat_id);
+      const userId = targetUser(params);
+      if (state.chat.type === "private")
+        throw badRequest("chat member status can't be changed in private chats");
+      requireBotRight(
+        state,
+        "can_restrict_members",
+        "not enough rights to restrict/unrestrict chat member",
+      );
+      const key = `${state.chat.id}:${userId}`;
+      const status = members.get(key);
+      if (status === "creator") throw badRequest("can't remove chat owner");
+      if (status === "administrator") throw badRequest("user is an administrator of the chat");
+      // A basic group keeps no ban list: the member is only removed.
+      members.set(key, state.chat.type === "group" ? "left" : "kicked");
+      return true;
+    },
+    unbanchatmember: ({ params }) => {
+      const state = findChat(params.chat_id);
+      const userId = targetUser(params);
+      if (state.chat.type !== "supergroup" && state.chat.type !== "channel")
+        throw badRequest("method is available for supergroup and channel chats only");
+      requireBotRight(
+        state,
+        "can_restrict_members",
+        "not enough rights to restrict/unrestrict chat member",
+      );
+      const key = `${state.chat.id}:${userId}`;
+      const status = members.get(key) ?? "member";
+      if (status === "kicked") members.set(key, "left");
+      // Without only_if_banned, an unban guarantees the person is out of the chat.
+      else if (params.only_if_banned !== true && status === "member") members.set(key, "left");
+      return true;
+    },
   };
 
   function record(call: RecordedCall): void {
@@ -1054,6 +1214,41 @@ export async function startFakeTelegram(options: FakeTelegramOptions = {}): Prom
     },
     setMemberStatus(chatId, userId, status) {
       members.set(`${chatId}:${userId}`, status);
+    },
+    memberStatus(chatId, userId) {
+      return members.get(`${chatId}:${userId}`) ?? "member";
+    },
+    setAdminRights(chatId, userId, rights = {}) {
+      members.set(`${chatId}:${userId}`, "administrator");
+      adminRights.set(`${chatId}:${userId}`, rights);
+    },
+    joinRequest(chat, from, inviteLink) {
+      remember(from, chat);
+      const key = String(chat.id);
+      const pending = joinRequests.get(key) ?? new Map<number, PendingJoinRequest>();
+      joinRequests.set(key, pending);
+      // A private chat's id is the person's id: user_chat_id names it.
+      pending.set(from.id, {
+        userId: from.id,
+        userChatId: from.id,
+        at: now(),
+        ...(inviteLink !== undefined ? { inviteLink } : {}),
+      });
+      const link = invites.get(key)?.find((l) => l.invite_link === inviteLink);
+      const request: ChatJoinRequest = {
+        chat: chat as ChatJoinRequest["chat"],
+        from,
+        user_chat_id: from.id,
+        date: seconds(),
+        ...(link ? { invite_link: link } : {}),
+      };
+      return { chat_join_request: request } as NewUpdate;
+    },
+    pendingJoinRequests(chatId) {
+      return [...(joinRequests.get(String(chatId))?.values() ?? [])];
+    },
+    inviteLinks(chatId) {
+      return [...(invites.get(String(chatId)) ?? [])];
     },
     refusePrivateChat(userId, refusal) {
       if (refusal) privateRefusals.set(String(userId), refusal);
