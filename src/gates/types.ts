@@ -167,6 +167,11 @@ export interface GateStore {
   /** Removes a gate with its members and log; whether there was one. */
   remove(platform: Platform, chatId: string, id: number): Promise<boolean>;
   pause(id: number, reason: string, now: number): Promise<void>;
+  /**
+   * A chat got a new id (a Telegram group upgraded to a supergroup): its gates follow, their
+   * Telegram target's chat id with them; members and log stay with their gates.
+   */
+  moveChat(platform: Platform, fromChatId: string, toChatId: string): Promise<void>;
   resume(id: number): Promise<void>;
 
   member(gateId: number, userId: string): Promise<GateMember | undefined>;

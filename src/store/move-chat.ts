@@ -1,3 +1,4 @@
+import type { Platform } from "../core/command.ts";
 import type { Store, Subscription } from "./types.ts";
 
 /** Moves everything of a chat from one id to another. */
@@ -11,15 +12,16 @@ export type ChatMover = (
  * A chat got a new id (a Telegram group upgraded to a supergroup): everything of it follows,
  * whichever part learnt of the move (the service message, or a send refused by an alert, a digest
  * or a watch): its subscriptions with their queued alerts, buttons, reports and digests, its
- * settings (the default chain) and its watches. Returns the new chat's oldest subscription.
+ * settings (the default chain), its watches and its gates. Returns the new chat's oldest subscription.
  */
 export function chatMover(
-  store: Pick<Store, "subscriptions" | "chatSettings" | "watches">,
+  store: Pick<Store, "subscriptions" | "chatSettings" | "watches" | "gates">,
 ): ChatMover {
   return async (platform, fromChatId, toChatId) => {
     const moved = await store.subscriptions.moveChat(platform, fromChatId, toChatId);
     await store.chatSettings.moveChat(platform, fromChatId, toChatId);
     await store.watches.moveChat(platform, fromChatId, toChatId);
+    await store.gates.moveChat(platform as Platform, fromChatId, toChatId);
     return moved;
   };
 }

@@ -116,6 +116,23 @@ function gateStoreSuite(name: string, pair: OpenPair) {
       expect((await gates.all()).map((g) => g.id)).toEqual([first.id, tg.id, second.id]);
     });
 
+    it("a group that got a new id takes its gates along, their target's chat id too; members stay", async () => {
+      const gates = await fresh();
+      const tg = await added(gates, telegramGate("-100"));
+      const other = await added(gates, telegramGate("-200"));
+      const dc = await added(gates, discordGate("-100"));
+      await gates.putMember(granted(tg.id, "u1"));
+      await gates.moveChat("telegram", "-100", "-1001");
+      expect(await gates.forChat("telegram", "-100")).toEqual([]);
+      const moved = await gates.forChat("telegram", "-1001");
+      expect(moved.map((g) => g.id)).toEqual([tg.id]);
+      expect(moved[0]?.target).toMatchObject({ platform: "telegram", chatId: "-1001" });
+      expect((await gates.member(tg.id, "u1"))?.status).toBe("granted");
+      // Another group, and a Discord server of the same id, stay where they were.
+      expect((await gates.get(other.id))?.chatId).toBe("-200");
+      expect((await gates.get(dc.id))?.chatId).toBe("-100");
+    });
+
     it("a chat holds at most `max` gates, paused ones counted; another chat is not counted", async () => {
       const gates = await fresh();
       const one = await added(gates, discordGate("g1", "r1"), 3);

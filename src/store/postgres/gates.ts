@@ -10,6 +10,7 @@ import {
   MEMBER_COLUMNS,
   memberFromRow,
   memberValues,
+  movedTarget,
 } from "../rows-gate.ts";
 import type { PgDb } from "./db.ts";
 
@@ -82,6 +83,19 @@ export class PgGateStore implements GateStore {
       [platform, chatId],
     );
     return rows.map(gateFromRow);
+  }
+
+  async moveChat(platform: Platform, fromChatId: string, toChatId: string): Promise<void> {
+    const { rows } = await this.db.query<GateRow>(
+      "SELECT * FROM gates WHERE platform = $1 AND chat_id = $2",
+      [platform, fromChatId],
+    );
+    for (const gate of rows.map(gateFromRow))
+      await this.db.query("UPDATE gates SET chat_id = $1, target = $2 WHERE id = $3", [
+        toChatId,
+        JSON.stringify(movedTarget(gate.target, fromChatId, toChatId)),
+        gate.id,
+      ]);
   }
 
   async get(id: number): Promise<Gate | undefined> {

@@ -10,6 +10,7 @@ import {
   MEMBER_COLUMNS,
   memberFromRow,
   memberValues,
+  movedTarget,
 } from "../rows-gate.ts";
 import type { Db } from "./db.ts";
 
@@ -57,6 +58,25 @@ export class SqliteGateStore implements GateStore {
       )
       .all(platform, chatId)
       .map(gateFromRow);
+  }
+
+  async moveChat(platform: Platform, fromChatId: string, toChatId: string): Promise<void> {
+    const update = this.db.prepare("UPDATE gates SET chat_id = ?, target = ? WHERE id = ?");
+    this.db
+      .transaction(() => {
+        for (const gate of this.db
+          .prepare<[string, string], GateRow>(
+            "SELECT * FROM gates WHERE platform = ? AND chat_id = ?",
+          )
+          .all(platform, fromChatId)
+          .map(gateFromRow))
+          update.run(
+            toChatId,
+            JSON.stringify(movedTarget(gate.target, fromChatId, toChatId)),
+            gate.id,
+          );
+      })
+      .immediate();
   }
 
   async get(id: number): Promise<Gate | undefined> {
