@@ -3,7 +3,8 @@ import { PermissionFlagsBits } from "discord-api-types/v10";
 /**
  * The channel permissions the bot needs, each with what it is for: the one list the invite link
  * (`npm run register`, docs/discord.md) and its test are computed from. Alerts, digests and
- * watches are posted into the channel on the bot's own account, so they need every one of them.
+ * watches are posted into the channel on the bot's own account, so they need every one of them;
+ * gates (/gate) give and take a role, which needs Manage Roles (and the bot's role above it).
  * Nothing reads messages or members: no Read Message History, no privileged intent.
  */
 export const BOT_PERMISSIONS = [
@@ -16,6 +17,7 @@ export const BOT_PERMISSIONS = [
   ],
   ["EmbedLinks", "Embed Links", "every message of the bot is an embed"],
   ["AttachFiles", "Attach Files", "charts (PNG) and CSV exports"],
+  ["ManageRoles", "Manage Roles", "give a gate's role to the people who pass it, and take it back"],
 ] as const satisfies readonly (readonly [keyof typeof PermissionFlagsBits, string, string])[];
 
 /** The permission integer of the invite link: the flags above, or-ed. */
