@@ -121,7 +121,10 @@ function clausesOf(text: string): string[] {
     const piece = (parts[i] ?? "").trim();
     const separator = i > 0 ? (parts[i - 1] ?? "") : "";
     const last = clauses.length - 1;
-    if (last >= 0 && !STARTS_CRITERION.test(piece)) clauses[last] += `${separator}${piece}`;
+    // A separator at the very end is a slip; two in a row leave a criterion out.
+    if (piece === "" && i === parts.length - 1 && last >= 0) continue;
+    if (last >= 0 && piece !== "" && !STARTS_CRITERION.test(piece))
+      clauses[last] += `${separator}${piece}`;
     else clauses.push(piece);
   }
   return clauses;
