@@ -52,10 +52,10 @@ export const MAX_COUNT = 1_000_000;
 /** Ten years: a longer "within" is no filter. */
 export const MAX_DAYS = 3650;
 
-/** Criteria people can paste from /help; each works on the simulator. */
+/** Criteria people can paste from /help; on the simulator, the demo wallet passes each. */
 export const CRITERIA_EXAMPLES = [
   "holds 1 Azuki",
-  "holds 2 0xED5AF388653567Af2F388E6224dC7C4b3241C544",
+  "holds 1 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
   "holds 1 https://opensea.io/collection/azuki",
   "behavior collector,whale",
   "not behavior flipper",
