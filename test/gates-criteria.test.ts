@@ -123,6 +123,23 @@ describe("gate criteria: what is read", () => {
     ]);
   });
 
+  it("reads a behavior list written with commas, 'or' or 'and'", async () => {
+    for (const text of [
+      "behavior collector,whale",
+      "behavior collector or whale",
+      "behavior collector and whale",
+    ]) {
+      expect(await parseCriteria(text, ctx), text).toEqual([
+        {
+          kind: "behavior",
+          chain: "ethereum",
+          behaviors: ["BEHAVIOR_COLLECTOR", "BEHAVIOR_WHALE"],
+          not: false,
+        },
+      ]);
+    }
+  });
+
   it("keeps a name with a comma or an 'and' in it whole", async () => {
     const seen: string[] = [];
     const spy: CriteriaContext = {
