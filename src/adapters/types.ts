@@ -1,6 +1,7 @@
 import type { AlertSender } from "../alerts/delivery.ts";
 import type { Platform } from "../core/command.ts";
 import type { Outcome } from "../core/outcome.ts";
+import type { GateMembership } from "../gates/types.ts";
 import type { HttpRoute } from "../http/host.ts";
 import type { VerifiedNotifier } from "../verify/types.ts";
 
@@ -32,6 +33,11 @@ export interface ChatAdapter extends AlertSender {
    * call it. Absent: the platform says nothing (the page has said Verified).
    */
   notifyVerified?: VerifiedNotifier;
+  /**
+   * What gates (issue 29) do on this platform: roles, join requests, private messages. Absent: the
+   * platform has no gates.
+   */
+  readonly gateMembership?: GateMembership;
 }
 
 /**
