@@ -18,6 +18,10 @@ import {
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 type RoleTarget = Extract<GateTarget, { platform: "discord" }>;
+/** gservice adds guildOf to GateMembership as optional; the Discord one has it. */
+type DiscordMembership = GateMembership & {
+  guildOf(channelId: string): Promise<string | undefined>;
+};
 
 const HOLDER = "300000000000000001";
 const OTHER = "300000000000000002";
@@ -57,7 +61,7 @@ async function startMode(
 
 describe.each(["gateway", "http"] as const)("Discord holder roles (%s mode)", (mode) => {
   let fake: FakeDiscord;
-  let membership: GateMembership;
+  let membership: DiscordMembership;
   let stop: () => Promise<void>;
   let holders: FakeRole;
   let botRole: FakeRole;
@@ -86,7 +90,7 @@ describe.each(["gateway", "http"] as const)("Discord holder roles (%s mode)", (m
     const started = await startMode(mode, fake);
     stop = started.stop;
     if (!started.membership) throw new Error(`the ${mode} adapter has no gateMembership`);
-    membership = started.membership;
+    membership = started.membership as DiscordMembership;
   });
 
   afterEach(async () => {
@@ -227,6 +231,24 @@ describe.each(["gateway", "http"] as const)("Discord holder roles (%s mode)", (m
     expect(checked.ok ? "" : checked.reason).toContain("try again");
     fake.clearFailures();
     expect(await membership.grant(target, HOLDER)).toEqual({ ok: true });
+  });
+
+  it("finds the server of a channel, none for a DM or an unknown channel, remembered", async () => {
+    expect(await membership.guildOf(fake.channelId)).toBe(fake.guildId);
+    expect(await membership.guildOf(fake.channelId)).toBe(fake.guildId);
+    expect(
+      fake.requestsOf("getChannel", (r) => r.params.channelId === fake.channelId),
+    ).toHaveLength(1);
+    expect(await membership.tell(HOLDER, "hello")).toBe(true);
+    const dm = fake.dms(HOLDER)[0]?.channel_id ?? "";
+    expect(await membership.guildOf(dm)).toBeUndefined();
+    expect(await membership.guildOf("123456789012345678")).toBeUndefined();
+    // An outage is not "no server": it throws and is asked again next time.
+    const other = fake.addChannel({ name: "other" });
+    fake.failChannel(other.id, { status: 503 });
+    await expect(membership.guildOf(other.id)).rejects.toThrow();
+    fake.clearFailures();
+    expect(await membership.guildOf(other.id)).toBe(fake.guildId);
   });
 
   it("tells a person in DM, and says false when their DMs are closed", async () => {

@@ -7,6 +7,7 @@ import {
   PermissionFlagsBits,
   Routes,
 } from "discord-api-types/v10";
+import { LRUCache } from "lru-cache";
 import type { GateMembership, GateTarget, MembershipResult } from "../../gates/types.ts";
 import type { Logger } from "../../log.ts";
 
@@ -75,9 +76,15 @@ interface Standing {
   permissions: bigint;
 }
 
+/** Channels whose server is remembered: a channel never moves to another server. */
+const GUILD_OF_CHANNELS = 10_000;
+
 export class DiscordGateMembership implements GateMembership {
   readonly platform = "discord";
   private botId: string | undefined;
+  private readonly guilds = new LRUCache<string, { guildId: string | undefined }>({
+    max: GUILD_OF_CHANNELS,
+  });
 
   constructor(private readonly options: DiscordGateMembershipOptions) {}
 
@@ -174,6 +181,29 @@ export class DiscordGateMembership implements GateMembership {
       );
       return false;
     }
+  }
+
+  /**
+   * The server a channel belongs to, undefined for a DM (or a channel the bot cannot see): a
+   * wallet proved from /verify in a channel is checked against that server's gates. A failure to
+   * reach Discord throws, so it is not remembered as "no server".
+   */
+  async guildOf(channelId: string): Promise<string | undefined> {
+    const known = this.guilds.get(channelId);
+    if (known) return known.guildId;
+    let guildId: string | undefined;
+    try {
+      const channel = (await this.options.rest.get(Routes.channel(channelId))) as {
+        guild_id?: string;
+      };
+      guildId = channel.guild_id;
+    } catch (error) {
+      const failure = readFailure(error);
+      if (failure.kind === "transient") throw error;
+      guildId = undefined;
+    }
+    this.guilds.set(channelId, { guildId });
+    return guildId;
   }
 
   private async change(

@@ -583,6 +583,18 @@ export class FakeRest {
       case "createFollowUp":
         return this.#followUp(request);
       case "getChannel": {
+        const dmTo = world.dmChannels.get(params.channelId ?? "");
+        if (dmTo !== undefined)
+          return {
+            status: 200,
+            body: {
+              id: params.channelId,
+              type: 1,
+              last_message_id: null,
+              flags: 0,
+              recipients: [world.user({ id: dmTo })],
+            },
+          };
         const channel = world.channels.get(params.channelId ?? "");
         if (!channel) throw discordError(404, 10003);
         return { status: 200, body: world.channelPayload(channel) };
