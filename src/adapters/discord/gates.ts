@@ -41,15 +41,19 @@ type RestFailure =
  * What a REST call's error is, read from its fields: discord.js loads @discordjs/rest's CommonJS
  * build and this module its ESM build, so `instanceof` against one copy misses the other's errors.
  * A DiscordAPIError carries a numeric `code` and `status`; an HTTPError (a 5xx after its retries)
- * only a `status`; a RateLimitError, an abort or a network error neither.
+ * only a `status`; a RateLimitError (when the REST rejects rather than waits) a `retryAfter`; an
+ * abort or a network error none of these.
  */
 function readFailure(error: unknown): RestFailure {
-  const { status, code, message } = (error ?? {}) as {
+  const { status, code, message, retryAfter } = (error ?? {}) as {
     status?: unknown;
     code?: unknown;
     message?: unknown;
+    retryAfter?: unknown;
   };
   const text = typeof message === "string" ? message : String(error);
+  if (typeof retryAfter === "number")
+    return { kind: "transient", reason: `Discord rate limit (${retryAfter} ms)` };
   if (typeof status === "number" && typeof code === "number" && status >= 400 && status < 500)
     return status === 429
       ? { kind: "transient", reason: `Discord rate limit: ${text}` }
