@@ -19,6 +19,7 @@ import { verifiedReply } from "../../verify/notice.ts";
 import type { VerifiedNotice } from "../../verify/types.ts";
 import { bounded, SEEN_CHECK_MS } from "../../within.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "../discord/commands.ts";
+import { DiscordGateMembership } from "../discord/gates.ts";
 import type { DiscordAdapterOptions } from "../discord/index.ts";
 import {
   alertPace,
@@ -80,6 +81,8 @@ export class DiscordHttpAdapter implements ChatAdapter {
   readonly tokenSetting = "DISCORD_TOKEN";
   readonly routes: readonly HttpRoute[];
   readonly rest: REST;
+  /** Holder roles (issue 29), through the same REST as the answers and alerts. */
+  readonly gateMembership: DiscordGateMembership;
   /** Sends carry an enforced nonce, so several may be in flight without risking duplicates. */
   readonly maxInFlight: number;
   /** The application's id, known once started. */
@@ -108,6 +111,7 @@ export class DiscordHttpAdapter implements ChatAdapter {
         "discord rate limit",
       ),
     );
+    this.gateMembership = new DiscordGateMembership({ rest: this.rest, logger: options.logger });
     this.routes = [
       { path: INTERACTIONS_PATH, handle: (req, res, body) => this.serve(req, res, body) },
     ];

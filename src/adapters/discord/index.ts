@@ -27,6 +27,7 @@ import type { SharedPace, SteadyPace } from "../pace.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
 import { discordGatewayOptions } from "./caches.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "./commands.ts";
+import { DiscordGateMembership } from "./gates.ts";
 import {
   alertPace,
   classifyDiscordSendError,
@@ -83,6 +84,8 @@ export class DiscordAdapter implements ChatAdapter {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly pace: SteadyPace;
   private stopping = false;
+  /** Holder roles (issue 29), through the client's REST: no gateway cache or intent needed. */
+  readonly gateMembership: DiscordGateMembership;
 
   constructor(private readonly options: DiscordAdapterOptions) {
     this.connectsTo = options.apiUrl ?? DISCORD_API_URL;
@@ -121,6 +124,11 @@ export class DiscordAdapter implements ChatAdapter {
         "discord rate limit",
       ),
     );
+    this.gateMembership = new DiscordGateMembership({
+      rest: this.client.rest,
+      logger,
+      botUserId: () => this.client.user?.id,
+    });
   }
 
   async start(): Promise<void> {

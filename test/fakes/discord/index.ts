@@ -36,6 +36,9 @@ import {
   type FakeChannelInput,
   type FakeGuild,
   type FakeGuildInput,
+  type FakeMember,
+  type FakeRole,
+  type FakeRoleInput,
   type InteractionContext,
   newInteractionRecord,
   type OptionRecord,
@@ -58,6 +61,9 @@ export type {
   FakeChannelInput,
   FakeGuild,
   FakeGuildInput,
+  FakeMember,
+  FakeRole,
+  FakeRoleInput,
   FakeUserInput,
   InteractionContext,
   OptionRecord,
@@ -217,6 +223,26 @@ export interface FakeDiscord {
   /** Adds a text channel to a guild and tells the client (CHANNEL_CREATE). */
   addChannel(input: FakeChannelInput, guildId?: string): FakeChannel;
 
+  /**
+   * Roles and members (REST only: no GUILD_ROLE_* or GUILD_MEMBER_* events are sent). A guild
+   * starts with the bot as a member holding no role; @everyone has MEMBER_PERMISSIONS.
+   */
+  addRole(input: FakeRoleInput, guildId?: string): FakeRole;
+  /** A move in Server Settings → Roles, a permission or `managed` changed. */
+  editRole(roleId: string, change: Partial<Omit<FakeRole, "id">>, guildId?: string): FakeRole;
+  deleteRole(roleId: string, guildId?: string): void;
+  role(roleId: string, guildId?: string): FakeRole | undefined;
+  /** Sets the roles the bot holds in a guild. */
+  setBotRoles(roleIds: string[], guildId?: string): void;
+  addMember(userId: string, roles?: string[], guildId?: string): FakeMember;
+  /** The person leaves the server (or is kicked). */
+  removeMember(userId: string, guildId?: string): void;
+  member(userId: string, guildId?: string): FakeMember | undefined;
+  /** The person turns off DMs from server members: sends to them get 403 50007. */
+  closeDms(userId: string): void;
+  /** The messages the bot sent the person in DM, oldest first. */
+  dms(userId: string): APIMessage[];
+
   /** Closes the client's socket: code 4000 by default (discord.js resumes), or abruptly. */
   dropConnection(options?: { code?: number; abrupt?: boolean }): void;
   /** Gateway op 7: the client must reconnect and resume. */
@@ -226,6 +252,8 @@ export interface FakeDiscord {
 
   /** Makes requests under `/channels/{id}` fail (404 10003, 403 50001/50013, 429, 5xx). */
   failChannel(channelId: string, failure: ChannelFailure): void;
+  /** Makes requests under `/guilds/{id}` fail (roles, members): 429, 5xx, 403. */
+  failGuild(guildId: string, failure: ChannelFailure): void;
   clearFailures(channelId?: string): void;
   setRateLimits(config: RateLimitConfig | undefined): void;
 
@@ -402,11 +430,32 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       return channel;
     },
 
+    addRole: (input, guildId = world.defaultGuild.id) => world.addRole(guildId, input),
+    editRole: (roleId, change, guildId = world.defaultGuild.id) =>
+      world.editRole(guildId, roleId, change),
+    deleteRole: (roleId, guildId = world.defaultGuild.id) => world.deleteRole(guildId, roleId),
+    role: (roleId, guildId = world.defaultGuild.id) =>
+      world.guild(guildId).roles.find((r) => r.id === roleId),
+    setBotRoles(roleIds, guildId = world.defaultGuild.id) {
+      const bot = world.guild(guildId).members.get(world.botUser.id);
+      if (bot) bot.roles = [...roleIds];
+    },
+    addMember: (userId, roles, guildId = world.defaultGuild.id) =>
+      world.addMember(guildId, userId, roles),
+    removeMember: (userId, guildId = world.defaultGuild.id) => world.removeMember(guildId, userId),
+    member: (userId, guildId = world.defaultGuild.id) => world.guild(guildId).members.get(userId),
+    closeDms: (userId) => world.closedDms.add(userId),
+    dms(userId) {
+      const channelId = [...world.dmChannels].find(([, to]) => to === userId)?.[0];
+      return [...world.messages.values()].filter((m) => m.channel_id === channelId);
+    },
+
     dropConnection: (dropOptions) => gateway.drop(dropOptions),
     requestReconnect: () => gateway.requestReconnect(),
     invalidateSession: (resumable) => gateway.invalidateSession(resumable),
 
     failChannel: (channelId, failure) => rest.failChannel(channelId, failure),
+    failGuild: (guildId, failure) => rest.failGuild(guildId, failure),
     clearFailures: (channelId) => rest.clearFailures(channelId),
     setRateLimits: (config) => rest.setRateLimits(config),
 

@@ -18,7 +18,7 @@ import {
   validateCommands,
   validateMessage,
 } from "./validate.ts";
-import type { InteractionRecord, RecordedFile, World } from "./world.ts";
+import { type InteractionRecord, PERMISSION, type RecordedFile, type World } from "./world.ts";
 
 /** How long Discord remembers an enforced nonce ("the past few minutes"). */
 const NONCE_WINDOW_MS = 5 * 60_000;
@@ -40,6 +40,11 @@ export type RouteName =
   | "getMessage"
   | "editMessage"
   | "deleteMessage"
+  | "getGuildRoles"
+  | "getMember"
+  | "addMemberRole"
+  | "removeMemberRole"
+  | "createDm"
   | "unknown";
 
 export interface RouteParams {
@@ -50,6 +55,8 @@ export interface RouteParams {
   channelId?: string;
   /** `@original` or a message id. */
   messageId?: string;
+  userId?: string;
+  roleId?: string;
 }
 
 export interface RecordedRequest {
@@ -101,12 +108,16 @@ const ERROR_MESSAGES: Record<number, string> = {
   0: "General error",
   10003: "Unknown Channel",
   10004: "Unknown Guild",
+  10007: "Unknown Member",
+  10011: "Unknown Role",
+  10013: "Unknown User",
   10008: "Unknown Message",
   10015: "Unknown Webhook",
   10062: "Unknown interaction",
   40060: "Interaction has already been acknowledged.",
   50001: "Missing Access",
   50006: "Cannot send an empty message",
+  50007: "Cannot send messages to this user",
   50013: "Missing Permissions",
   50035: "Invalid Form Body",
 };
@@ -235,6 +246,31 @@ const ROUTES: { method: string; pattern: RegExp; route: RouteName; keys: (keyof 
       route: "deleteMessage",
       keys: ["channelId", "messageId"],
     },
+    {
+      method: "GET",
+      pattern: /^\/guilds\/(\d+)\/roles$/,
+      route: "getGuildRoles",
+      keys: ["guildId"],
+    },
+    {
+      method: "GET",
+      pattern: /^\/guilds\/(\d+)\/members\/(\d+)$/,
+      route: "getMember",
+      keys: ["guildId", "userId"],
+    },
+    {
+      method: "PUT",
+      pattern: /^\/guilds\/(\d+)\/members\/(\d+)\/roles\/(\d+)$/,
+      route: "addMemberRole",
+      keys: ["guildId", "userId", "roleId"],
+    },
+    {
+      method: "DELETE",
+      pattern: /^\/guilds\/(\d+)\/members\/(\d+)\/roles\/(\d+)$/,
+      route: "removeMemberRole",
+      keys: ["guildId", "userId", "roleId"],
+    },
+    { method: "POST", pattern: /^\/users\/@me\/channels$/, route: "createDm", keys: [] },
   ];
 
 /** Interaction endpoints authenticate by their token, not the bot token, and skip the global limit. */
@@ -349,6 +385,11 @@ export class FakeRest {
 
   failChannel(channelId: string, failure: ChannelFailure): void {
     this.#failures.set(channelId, { ...failure, left: failure.times ?? Number.POSITIVE_INFINITY });
+  }
+
+  /** Makes requests under `/guilds/{id}` fail (roles, members) the same way. */
+  failGuild(guildId: string, failure: ChannelFailure): void {
+    this.failChannel(`guild:${guildId}`, failure);
   }
 
   clearFailures(channelId?: string): void {
@@ -478,6 +519,7 @@ export class FakeRest {
     if (params.applicationId !== undefined && params.applicationId !== this.#world.applicationId) {
       throw discordError(403, 50001);
     }
+    if (params.guildId !== undefined) this.#injected(`guild:${params.guildId}`);
     const channelHeaders = params.channelId ? this.#checkChannel(params.channelId, route) : {};
     const reply = this.#dispatch(request);
     return { ...reply, headers: { ...channelHeaders, ...reply.headers } };
@@ -541,12 +583,61 @@ export class FakeRest {
       case "createFollowUp":
         return this.#followUp(request);
       case "getChannel": {
+        const dmTo = world.dmChannels.get(params.channelId ?? "");
+        if (dmTo !== undefined)
+          return {
+            status: 200,
+            body: {
+              id: params.channelId,
+              type: 1,
+              last_message_id: null,
+              flags: 0,
+              recipients: [world.user({ id: dmTo })],
+            },
+          };
         const channel = world.channels.get(params.channelId ?? "");
         if (!channel) throw discordError(404, 10003);
         return { status: 200, body: world.channelPayload(channel) };
       }
       case "createMessage":
         return this.#createMessage(request);
+      case "getGuildRoles": {
+        const guild = world.guilds.get(params.guildId ?? "");
+        if (!guild) throw discordError(404, 10004);
+        return { status: 200, body: world.rolesPayload(guild) };
+      }
+      case "getMember": {
+        const guild = world.guilds.get(params.guildId ?? "");
+        if (!guild) throw discordError(404, 10004);
+        const member = guild.members.get(params.userId ?? "");
+        if (!member) throw discordError(404, 10007);
+        return { status: 200, body: world.memberPayload(member) };
+      }
+      case "addMemberRole":
+      case "removeMemberRole":
+        return this.#memberRole(request);
+      case "createDm": {
+        const recipient = asObject(request.body).recipient_id;
+        if (typeof recipient !== "string" || !/^\d+$/.test(recipient))
+          throw formError([
+            {
+              path: ["recipient_id"],
+              code: "BASE_TYPE_REQUIRED",
+              message: "This field is required",
+            },
+          ]);
+        const channelId = world.dmChannel(recipient);
+        return {
+          status: 200,
+          body: {
+            id: channelId,
+            type: 1,
+            last_message_id: null,
+            flags: 0,
+            recipients: [world.user({ id: recipient })],
+          },
+        };
+      }
       case "getMessage":
       case "editMessage":
       case "deleteMessage":
@@ -751,10 +842,39 @@ export class FakeRest {
 
   readonly #nonces = new Map<string, { messageId: string; at: number }>();
 
+  /**
+   * Adding or removing a member's role, with Discord's checks in its order: the guild, the role,
+   * the member, then the bot's right (Manage Roles or Administrator, from @everyone and its roles)
+   * and the hierarchy (only roles below the bot's highest; never a managed one).
+   */
+  #memberRole(request: Parsed): Reply {
+    const world = this.#world;
+    const { guildId = "", userId = "", roleId = "" } = request.params;
+    const guild = world.guilds.get(guildId);
+    if (!guild) throw discordError(404, 10004);
+    const role = guild.roles.find((r) => r.id === roleId);
+    if (!role) throw discordError(404, 10011);
+    const member = guild.members.get(userId);
+    if (!member) throw discordError(404, 10007);
+    const bot = world.botUser.id;
+    const permissions = world.memberPermissions(guildId, bot);
+    if ((permissions & PERMISSION.ManageRoles) === 0n) throw discordError(403, 50013);
+    if (role.managed || role.position >= world.highestPosition(guildId, bot))
+      throw discordError(403, 50013);
+    if (request.route === "addMemberRole") {
+      if (!member.roles.includes(roleId)) member.roles.push(roleId);
+    } else {
+      member.roles = member.roles.filter((id) => id !== roleId);
+    }
+    return { status: 204 };
+  }
+
   #createMessage(request: Parsed): Reply {
     const world = this.#world;
     const channelId = request.params.channelId ?? "";
-    if (!world.channels.has(channelId)) throw discordError(404, 10003);
+    const dmTo = world.dmChannels.get(channelId);
+    if (dmTo !== undefined && world.closedDms.has(dmTo)) throw discordError(403, 50007);
+    if (!world.channels.has(channelId) && dmTo === undefined) throw discordError(404, 10003);
     const body = asObject(request.body);
     this.#checkMessageBody(body, request.files, true);
     // enforce_nonce: a nonce seen from this author in the last few minutes returns the message
@@ -801,6 +921,16 @@ export class FakeRest {
 
   // ---- failures and rate limits -----------------------------------------------------------
 
+  /** Throws the failure injected for a channel (or `guild:{id}`), while it lasts. */
+  #injected(key: string): void {
+    const failure = this.#failures.get(key);
+    if (!failure || failure.left <= 0) return;
+    failure.left -= 1;
+    if (failure.left <= 0) this.#failures.delete(key);
+    if (failure.status === 429) throw rateLimited(failure.retryAfter ?? 1, failure.global ?? false);
+    throw discordError(failure.status, failure.code ?? 0, failure.message);
+  }
+
   #checkGlobalLimit(): void {
     const perSecond = this.#rateLimits?.globalPerSecond;
     if (perSecond === undefined) return;
@@ -815,14 +945,7 @@ export class FakeRest {
 
   /** Injected failures first, then the per-channel message bucket; returns the bucket headers. */
   #checkChannel(channelId: string, route: RouteName): Record<string, string> {
-    const failure = this.#failures.get(channelId);
-    if (failure && failure.left > 0) {
-      failure.left -= 1;
-      if (failure.left <= 0) this.#failures.delete(channelId);
-      if (failure.status === 429)
-        throw rateLimited(failure.retryAfter ?? 1, failure.global ?? false);
-      throw discordError(failure.status, failure.code ?? 0, failure.message);
-    }
+    this.#injected(channelId);
     const perChannel = this.#rateLimits?.perChannel;
     if (!perChannel || route !== "createMessage") return {};
     const now = Date.now();

@@ -8,6 +8,7 @@ import type {
   APIChatInputApplicationCommandInteraction,
   APIEmbed,
   APIEmoji,
+  APIGuildMember,
   APIInteraction,
   APIInteractionDataResolved,
   APIInteractionGuildMember,
@@ -89,13 +90,43 @@ export interface FakeChannel {
   position: number;
 }
 
+/** A role besides @everyone (whose id is the guild's, position 0, kept in `everyonePermissions`). */
+export interface FakeRole {
+  id: string;
+  name: string;
+  /** Higher is above; @everyone is 0. */
+  position: number;
+  permissions: bigint;
+  /** Held by an integration (a bot's own role, the booster role): no one can give it. */
+  managed: boolean;
+}
+
+export interface FakeRoleInput {
+  id?: string;
+  name: string;
+  /** Default: above every role so far. */
+  position?: number;
+  permissions?: bigint;
+  managed?: boolean;
+}
+
+/** A member of a guild and the roles they hold (@everyone implied). */
+export interface FakeMember {
+  userId: string;
+  roles: string[];
+  joinedAt: string;
+}
+
 export interface FakeGuild {
   id: string;
   name: string;
   ownerId: string;
   joinedAt: string;
   channels: FakeChannel[];
-  roleIds: string[];
+  roles: FakeRole[];
+  everyonePermissions: bigint;
+  /** The bot is always a member (with no role until given one); people are added by tests. */
+  members: Map<string, FakeMember>;
   emojiIds: string[];
   stickerIds: string[];
 }
@@ -110,6 +141,7 @@ export const PERMISSION = {
   ReadMessageHistory: 1n << 16n,
   UseExternalEmojis: 1n << 18n,
   ManageChannels: 1n << 4n,
+  ManageRoles: 1n << 28n,
   ManageGuild: 1n << 5n,
   Administrator: 1n << 3n,
   UseApplicationCommands: 1n << 31n,
@@ -129,6 +161,9 @@ export const MEMBER_PERMISSIONS =
   PERMISSION.SendMessagesInThreads;
 
 export const BOT_PERMISSIONS = MEMBER_PERMISSIONS;
+
+/** What the owner and an Administrator have: every bit. */
+const ALL_PERMISSIONS = (1n << 53n) - 1n;
 
 export const DEFAULT_USER: Required<FakeUserInput> = {
   id: "200000000000000001",
@@ -195,6 +230,10 @@ export class World {
   readonly interactions = new Map<string, InteractionRecord>();
   readonly interactionsByToken = new Map<string, InteractionRecord>();
   globalCommands: APIApplicationCommand[] = [];
+  /** The bot's DM channels: channel id → the person's user id. */
+  readonly dmChannels = new Map<string, string>();
+  /** People who turned off DMs from server members (a send to them gets 50007). */
+  readonly closedDms = new Set<string>();
   readonly guildCommands = new Map<string, APIApplicationCommand[]>();
 
   constructor(options: {
@@ -232,10 +271,23 @@ export class World {
       ownerId: DEFAULT_USER.id,
       joinedAt: new Date().toISOString(),
       channels: [],
-      roleIds: Array.from({ length: input.roles ?? 0 }, () => snowflake()),
+      roles: Array.from({ length: input.roles ?? 0 }, (_, i) => ({
+        id: snowflake(),
+        name: `Role ${i + 1}`,
+        position: i + 1,
+        permissions: 0n,
+        managed: false,
+      })),
+      everyonePermissions: MEMBER_PERMISSIONS,
+      members: new Map(),
       emojiIds: Array.from({ length: input.emojis ?? 0 }, () => snowflake()),
       stickerIds: Array.from({ length: input.stickers ?? 0 }, () => snowflake()),
     };
+    guild.members.set(this.botUser.id, {
+      userId: this.botUser.id,
+      roles: [],
+      joinedAt: guild.joinedAt,
+    });
     this.guilds.set(guild.id, guild);
     for (const channel of input.channels ?? [{ name: "general" }])
       this.addChannel(guild.id, channel);
@@ -255,6 +307,110 @@ export class World {
     guild.channels.push(channel);
     this.channels.set(channel.id, channel);
     return channel;
+  }
+
+  guild(guildId: string): FakeGuild {
+    const guild = this.guilds.get(guildId);
+    if (!guild) throw new Error(`fake Discord: no guild ${guildId}`);
+    return guild;
+  }
+
+  addRole(guildId: string, input: FakeRoleInput): FakeRole {
+    const guild = this.guild(guildId);
+    const role: FakeRole = {
+      id: input.id ?? snowflake(),
+      name: input.name,
+      position: input.position ?? Math.max(0, ...guild.roles.map((r) => r.position)) + 1,
+      permissions: input.permissions ?? 0n,
+      managed: input.managed ?? false,
+    };
+    guild.roles.push(role);
+    return role;
+  }
+
+  /** Changes a role in place (a move in Server Settings → Roles, a permission taken away). */
+  editRole(guildId: string, roleId: string, change: Partial<Omit<FakeRole, "id">>): FakeRole {
+    const role = this.guild(guildId).roles.find((r) => r.id === roleId);
+    if (!role) throw new Error(`fake Discord: no role ${roleId} in guild ${guildId}`);
+    Object.assign(role, change);
+    return role;
+  }
+
+  deleteRole(guildId: string, roleId: string): void {
+    const guild = this.guild(guildId);
+    guild.roles = guild.roles.filter((r) => r.id !== roleId);
+    for (const member of guild.members.values())
+      member.roles = member.roles.filter((id) => id !== roleId);
+  }
+
+  addMember(guildId: string, userId: string, roles: string[] = []): FakeMember {
+    const member = { userId, roles: [...roles], joinedAt: new Date().toISOString() };
+    this.guild(guildId).members.set(userId, member);
+    return member;
+  }
+
+  removeMember(guildId: string, userId: string): void {
+    this.guild(guildId).members.delete(userId);
+  }
+
+  /** The permissions a member has from @everyone and their roles (channel overwrites aside). */
+  memberPermissions(guildId: string, userId: string): bigint {
+    const guild = this.guild(guildId);
+    if (guild.ownerId === userId) return ALL_PERMISSIONS;
+    const member = guild.members.get(userId);
+    let permissions = guild.everyonePermissions;
+    for (const role of guild.roles)
+      if (member?.roles.includes(role.id)) permissions |= role.permissions;
+    return (permissions & PERMISSION.Administrator) !== 0n ? ALL_PERMISSIONS : permissions;
+  }
+
+  /** The position of a member's highest role (0: @everyone alone). */
+  highestPosition(guildId: string, userId: string): number {
+    const guild = this.guild(guildId);
+    const held = guild.members.get(userId)?.roles ?? [];
+    return Math.max(0, ...guild.roles.filter((r) => held.includes(r.id)).map((r) => r.position));
+  }
+
+  rolePayload(role: FakeRole): APIRole {
+    return {
+      ...this.role(role.id, role.name, role.position, role.permissions),
+      managed: role.managed,
+      ...(role.managed ? { tags: { integration_id: role.id } } : {}),
+    };
+  }
+
+  rolesPayload(guild: FakeGuild): APIRole[] {
+    return [
+      this.role(guild.id, "@everyone", 0, guild.everyonePermissions),
+      ...guild.roles.map((r) => this.rolePayload(r)),
+    ];
+  }
+
+  memberPayload(member: FakeMember): APIGuildMember {
+    const isBot = member.userId === this.botUser.id;
+    return {
+      user: isBot ? this.botUser : this.user({ id: member.userId }),
+      nick: null,
+      avatar: null,
+      banner: null,
+      roles: [...member.roles],
+      joined_at: member.joinedAt,
+      premium_since: null,
+      deaf: false,
+      mute: false,
+      flags: 0 as GuildMemberFlags,
+      pending: false,
+      communication_disabled_until: null,
+    };
+  }
+
+  /** The bot's DM channel with a person, made on first use as Discord does. */
+  dmChannel(userId: string): string {
+    for (const [channelId, recipient] of this.dmChannels)
+      if (recipient === userId) return channelId;
+    const channelId = snowflake();
+    this.dmChannels.set(channelId, userId);
+    return channelId;
   }
 
   get defaultGuild(): FakeGuild {
@@ -353,10 +509,7 @@ export class World {
       verification_level: 0,
       default_message_notifications: 1,
       explicit_content_filter: 0,
-      roles: [
-        this.everyoneRole(guild.id),
-        ...guild.roleIds.map((id, i) => this.role(id, `Role ${i + 1}`, i + 1, 0n)),
-      ],
+      roles: this.rolesPayload(guild),
       emojis: guild.emojiIds.map((id, i) => this.emoji(id, i)),
       stickers: guild.stickerIds.map((id, i) => this.sticker(guild.id, id, i)),
       features: [],
@@ -383,19 +536,11 @@ export class World {
       member_count: 2,
       voice_states: [],
       members: [
-        {
-          user: this.botUser,
-          nick: null,
-          avatar: null,
-          roles: [],
-          joined_at: guild.joinedAt,
-          premium_since: null,
-          deaf: false,
-          mute: false,
-          flags: 0 as GuildMemberFlags,
-          pending: false,
-          communication_disabled_until: null,
-        },
+        this.memberPayload({
+          userId: this.botUser.id,
+          roles: guild.members.get(this.botUser.id)?.roles ?? [],
+          joinedAt: guild.joinedAt,
+        }),
       ],
       channels: guild.channels.map((c) => this.channelPayload(c)),
       threads: [],

@@ -1,0 +1,299 @@
+import type { REST } from "@discordjs/rest";
+import {
+  type APIChannel,
+  type APIGuildMember,
+  type APIRole,
+  type APIUser,
+  PermissionFlagsBits,
+  Routes,
+} from "discord-api-types/v10";
+import { LRUCache } from "lru-cache";
+import type { GateMembership, GateTarget, MembershipResult } from "../../gates/types.ts";
+import type { Logger } from "../../log.ts";
+
+/**
+ * Holder roles through Discord's REST API, for both Discord adapters: the gateway one passes
+ * discord.js's `client.rest`, the HTTP-interactions one its own REST. Nothing here reads the
+ * gateway's caches (they are trimmed, and HTTP mode has none): roles and the bot's member are
+ * read when a gate is added or a change is refused, never for each grant.
+ */
+
+/** The audit log's reasons: a server's managers see who gave a role and why. */
+const GRANT_REASON = "Gate: passes the holder criteria";
+const REVOKE_REASON = "Gate: no longer passes the holder criteria";
+
+/** Discord's content limit for a message. */
+const MAX_CONTENT = 2000;
+
+/** Discord's JSON error codes this module tells apart. */
+const UNKNOWN_GUILD = 10004;
+const UNKNOWN_MEMBER = 10007;
+const UNKNOWN_ROLE = 10011;
+const UNKNOWN_USER = 10013;
+const MISSING_ACCESS = 50001;
+const MISSING_PERMISSIONS = 50013;
+
+type RestFailure =
+  | { kind: "api"; status: number; code: number; message: string }
+  | { kind: "transient"; reason: string };
+
+/**
+ * What a REST call's error is, read from its fields: discord.js loads @discordjs/rest's CommonJS
+ * build and this module its ESM build, so `instanceof` against one copy misses the other's errors.
+ * A DiscordAPIError carries a numeric `code` and `status`; an HTTPError (a 5xx after its retries)
+ * only a `status`; a RateLimitError (when the REST rejects rather than waits) a `retryAfter`; an
+ * abort or a network error none of these.
+ */
+function readFailure(error: unknown): RestFailure {
+  const { status, code, message, retryAfter } = (error ?? {}) as {
+    status?: unknown;
+    code?: unknown;
+    message?: unknown;
+    retryAfter?: unknown;
+  };
+  const text = typeof message === "string" ? message : String(error);
+  if (typeof retryAfter === "number")
+    return { kind: "transient", reason: `Discord rate limit (${retryAfter} ms)` };
+  if (typeof status === "number" && typeof code === "number" && status >= 400 && status < 500)
+    return status === 429
+      ? { kind: "transient", reason: `Discord rate limit: ${text}` }
+      : { kind: "api", status, code, message: text };
+  if (typeof status === "number")
+    return { kind: "transient", reason: `Discord ${status}: ${text}` };
+  return { kind: "transient", reason: `Discord unreachable: ${text}` };
+}
+
+export interface DiscordGateMembershipOptions {
+  rest: REST;
+  logger: Logger;
+  /**
+   * The bot's user id when the adapter knows it (the gateway's READY); otherwise it is read once
+   * with GET /users/@me.
+   */
+  botUserId?: () => string | undefined;
+}
+
+/** The facts a check decides on, read fresh from Discord. */
+interface Standing {
+  roles: APIRole[];
+  botRoles: APIRole[];
+  permissions: bigint;
+}
+
+/** Channels whose server is remembered: a channel never moves to another server. */
+const GUILD_OF_CHANNELS = 10_000;
+
+export class DiscordGateMembership implements GateMembership {
+  readonly platform = "discord";
+  private botId: string | undefined;
+  private readonly guilds = new LRUCache<string, { guildId: string | undefined }>({
+    max: GUILD_OF_CHANNELS,
+  });
+
+  constructor(private readonly options: DiscordGateMembershipOptions) {}
+
+  /**
+   * Whether the bot can give and take the role now: it has Manage Roles (or Administrator) through
+   * its roles, and the role exists, is an ordinary one (not @everyone, not held by an
+   * integration) and sits below the bot's highest role. Each problem comes with its fix, in the
+   * words of Discord's settings.
+   */
+  async check(
+    target: GateTarget,
+  ): Promise<{ ok: true; target: GateTarget } | { ok: false; reason: string }> {
+    if (target.platform !== "discord")
+      return { ok: false, reason: "This gate is not for a Discord role." };
+    let standing: Standing;
+    try {
+      standing = await this.standing(target.guildId);
+    } catch (error) {
+      const failure = readFailure(error);
+      if (failure.kind === "transient")
+        return {
+          ok: false,
+          reason: `Discord did not answer (${failure.reason}): try again in a moment.`,
+        };
+      if (failure.code === UNKNOWN_GUILD || failure.code === MISSING_ACCESS)
+        return { ok: false, reason: "The bot is not in this server: invite it again." };
+      return {
+        ok: false,
+        reason: `Discord refused to show the server's roles: ${failure.message}.`,
+      };
+    }
+    const role = standing.roles.find((r) => r.id === target.roleId);
+    const name = role?.name ?? target.roleName;
+    if (!role)
+      return {
+        ok: false,
+        reason: `The role ${name} no longer exists in this server: pick another role.`,
+      };
+    if (role.id === target.guildId)
+      return { ok: false, reason: "@everyone is everyone's: pick a role the bot can give." };
+    if (role.managed)
+      return {
+        ok: false,
+        reason: `${name} is managed by an integration (a bot, boosts or a subscription): Discord lets no one give it. Pick another role.`,
+      };
+    const fixes: string[] = [];
+    const administrator = (standing.permissions & PermissionFlagsBits.Administrator) !== 0n;
+    if (!administrator && (standing.permissions & PermissionFlagsBits.ManageRoles) === 0n)
+      fixes.push(
+        "Give the bot Manage Roles (Server Settings → Roles → the bot's role → Permissions).",
+      );
+    const highest = highestRole(standing.botRoles);
+    if (!highest || !isAbove(highest, role))
+      fixes.push(
+        highest
+          ? `In Server Settings → Roles, drag the bot's role (${highest.name}) above ${name}.`
+          : `Give the bot a role above ${name} (Server Settings → Roles).`,
+      );
+    if (fixes.length > 0) return { ok: false, reason: fixes.join(" ") };
+    return { ok: true, target: { ...target, roleName: role.name } };
+  }
+
+  grant(target: GateTarget, userId: string, reason = GRANT_REASON): Promise<MembershipResult> {
+    return this.change("put", target, userId, reason);
+  }
+
+  revoke(target: GateTarget, userId: string, reason = REVOKE_REASON): Promise<MembershipResult> {
+    return this.change("delete", target, userId, reason);
+  }
+
+  /**
+   * A direct message: opens (or finds) the DM channel, then posts. False when Discord refuses
+   * (50007: the person turned off DMs from server members, or shares no server with the bot) or
+   * cannot be reached; logged, never thrown.
+   */
+  async tell(userId: string, text: string): Promise<boolean> {
+    const { rest, logger } = this.options;
+    try {
+      const channel = (await rest.post(Routes.userChannels(), {
+        body: { recipient_id: userId },
+      })) as APIChannel;
+      await rest.post(Routes.channelMessages(channel.id), {
+        body: { content: text.slice(0, MAX_CONTENT), allowed_mentions: { parse: [] } },
+      });
+      return true;
+    } catch (error) {
+      const failure = readFailure(error);
+      logger.info(
+        {
+          user: userId,
+          why: failure.kind === "api" ? `${failure.code} ${failure.message}` : failure.reason,
+        },
+        "discord gate message not delivered",
+      );
+      return false;
+    }
+  }
+
+  /**
+   * The server a channel belongs to, undefined for a DM (or a channel the bot cannot see): a
+   * wallet proved from /verify in a channel is checked against that server's gates. A failure to
+   * reach Discord throws, so it is not remembered as "no server".
+   */
+  async guildOf(channelId: string): Promise<string | undefined> {
+    const known = this.guilds.get(channelId);
+    if (known) return known.guildId;
+    let guildId: string | undefined;
+    try {
+      const channel = (await this.options.rest.get(Routes.channel(channelId))) as {
+        guild_id?: string;
+      };
+      guildId = channel.guild_id;
+    } catch (error) {
+      const failure = readFailure(error);
+      if (failure.kind === "transient") throw error;
+      guildId = undefined;
+    }
+    this.guilds.set(channelId, { guildId });
+    return guildId;
+  }
+
+  private async change(
+    method: "put" | "delete",
+    target: GateTarget,
+    userId: string,
+    reason: string,
+  ): Promise<MembershipResult> {
+    if (target.platform !== "discord")
+      return { ok: false, kind: "refused", reason: "This gate is not for a Discord role." };
+    try {
+      await this.options.rest[method](
+        Routes.guildMemberRole(target.guildId, userId, target.roleId),
+        { reason },
+      );
+      return { ok: true };
+    } catch (error) {
+      const failure = readFailure(error);
+      if (failure.kind === "transient")
+        return { ok: false, kind: "transient", reason: failure.reason };
+      switch (failure.code) {
+        case UNKNOWN_MEMBER:
+        case UNKNOWN_USER:
+          return { ok: false, kind: "gone", reason: "No longer in the server." };
+        case UNKNOWN_ROLE:
+          return {
+            ok: false,
+            kind: "refused",
+            reason: `The role ${target.roleName} was deleted from the server.`,
+          };
+        case UNKNOWN_GUILD:
+          return { ok: false, kind: "refused", reason: "The bot is no longer in the server." };
+        case MISSING_PERMISSIONS:
+        case MISSING_ACCESS:
+          return { ok: false, kind: "refused", reason: await this.refusal(target) };
+        default:
+          return {
+            ok: false,
+            kind: "refused",
+            reason: `Discord refused to change ${target.roleName}: ${failure.message}.`,
+          };
+      }
+    }
+  }
+
+  /**
+   * Why Discord said Missing Permissions, in words a manager can act on: the check again, which
+   * names the lost right or the role moved above the bot's. A paused gate shows this.
+   */
+  private async refusal(target: GateTarget & { platform: "discord" }): Promise<string> {
+    const generic = `Discord refused to change ${target.roleName}: give the bot Manage Roles and keep its role above ${target.roleName}.`;
+    const checked = await this.check(target).catch(() => undefined);
+    return checked && !checked.ok ? checked.reason : generic;
+  }
+
+  private async standing(guildId: string): Promise<Standing> {
+    const { rest } = this.options;
+    const botId = await this.botUserId();
+    const [roles, member] = (await Promise.all([
+      rest.get(Routes.guildRoles(guildId)),
+      rest.get(Routes.guildMember(guildId, botId)),
+    ])) as [APIRole[], APIGuildMember];
+    const botRoles = roles.filter((r) => member.roles.includes(r.id));
+    // @everyone (whose id is the guild's) gives its permissions to every member.
+    let permissions = BigInt(roles.find((r) => r.id === guildId)?.permissions ?? "0");
+    for (const role of botRoles) permissions |= BigInt(role.permissions);
+    return { roles, botRoles, permissions };
+  }
+
+  private async botUserId(): Promise<string> {
+    const known = this.botId ?? this.options.botUserId?.();
+    if (known) return known;
+    const me = (await this.options.rest.get(Routes.user("@me"))) as APIUser;
+    this.botId = me.id;
+    return me.id;
+  }
+}
+
+/** Discord orders roles by position, then by id (the older role is higher on a tie). */
+function isAbove(a: APIRole, b: APIRole): boolean {
+  if (a.position !== b.position) return a.position > b.position;
+  return BigInt(a.id) < BigInt(b.id);
+}
+
+function highestRole(roles: APIRole[]): APIRole | undefined {
+  let top: APIRole | undefined;
+  for (const role of roles) if (!top || isAbove(role, top)) top = role;
+  return top;
+}
