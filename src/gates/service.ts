@@ -24,6 +24,8 @@ export const JOIN_REQUEST_WAIT_MS = 10 * 60_000;
 const GRACE_RECHECK_MS = 3_600_000;
 /** After an unknown verdict or a transient platform error, the member is tried again this soon. */
 const RETRY_AFTER_MS = 15 * 60_000;
+/** Due members looked at past the minute's budget, to count how many are deferred. */
+const DEFERRED_PEEK = 500;
 /** A paused gate's platform is asked again at most this often whether the bot may enforce it now. */
 const PAUSED_RECHECK_MS = 10 * 60_000;
 
@@ -275,13 +277,15 @@ export class GateService {
   /**
    * The re-check job's share: declines join requests past their deadline, asks paused gates'
    * platforms again, then re-checks up to `budget` due members (oldest check first); the due
-   * members left over are counted as deferred. Returns how many were checked.
+   * members left over (up to 500) are counted as deferred. Returns how many were checked.
    */
   async recheckDue(budget: number, signal?: AbortSignal): Promise<number> {
     const now = this.now();
     await this.declineExpired(now);
     await this.retryPaused(now);
-    const due = await this.deps.gates.due(now - RECHECK_EVERY_MS, budget + Math.max(budget, 1));
+    // This minute's re-checks are spent: the due members were counted deferred when it ran out.
+    if (budget <= 0) return 0;
+    const due = await this.deps.gates.due(now - RECHECK_EVERY_MS, budget + DEFERRED_PEEK);
     const gates = new Map<number, Gate | undefined>();
     let checked = 0;
     for (const member of due) {
