@@ -6,8 +6,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough, Writable } from "node:stream";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ApiClient } from "../src/api/client.ts";
+import { createBot } from "../src/bot.ts";
+import { parseConfig } from "../src/config.ts";
 import { GateRecheck } from "../src/gates/recheck.ts";
 import { GateService, JOIN_REQUEST_WAIT_MS } from "../src/gates/service.ts";
 import type {
@@ -26,9 +30,10 @@ import { DEMO_WALLET } from "../src/simulator/index.ts";
 import { openPostgresStore } from "../src/store/postgres/index.ts";
 import { openSqliteStore } from "../src/store/sqlite/index.ts";
 import type { Store } from "../src/store/types.ts";
-import { type ClientSetup, startClient } from "./helpers.ts";
+import { type ClientSetup, startClient, testInvocation } from "./helpers.ts";
 import { POSTGRES_URL, postgresAvailable } from "./services.ts";
 import { dropSchema, freshSchemaName } from "./store/backends.ts";
+import { startTestSimulator } from "./test-simulator.ts";
 
 const HOUR = 3_600_000;
 const DEMO = DEMO_WALLET.address.toLowerCase();
@@ -467,5 +472,64 @@ describe.runIf(await postgresAvailable())("gate re-checks on two instances (Post
     const twoChecked = (await two.service.stats()).passes;
     expect(twoChecked).toBe(0);
     expect((await one.service.stats()).passes).toBe(2);
+  });
+});
+
+describe("the bot's gates", () => {
+  it("a proof through the bot's verify service approves a pending request, and /unlink puts the member in grace", async () => {
+    const sim = await startTestSimulator({ apiKey: "gates-key" });
+    cleanups.push(() => sim.close());
+    const dataDir = mkdtempSync(join(tmpdir(), "gates-bot-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const output = new Writable({ write: (_chunk, _encoding, callback) => callback() });
+    const bot = await createBot(
+      parseConfig({
+        API_BASE_URL: sim.url,
+        API_KEY: sim.apiKey,
+        DATA_DIR: dataDir,
+        COLLECTION_INDEX_REFRESH_S: "0",
+      }),
+      { logger: silentLogger(), input: new PassThrough(), output },
+    );
+    await bot.start();
+    cleanups.push(() => bot.stop());
+    // The console stands in for a group platform: its membership records what it is asked.
+    const platform = fakeMembership("telegram");
+    bot.gates.register({ ...platform.membership, platform: "console" });
+    const added = await bot.gates.add({
+      platform: "console",
+      chatId: "group",
+      target: { platform: "telegram", chatId: "group", title: "Apes" },
+      criteria: [holdsDemo],
+      createdBy: "m1",
+    });
+    if (!added.ok) throw new Error(added.reason);
+    await bot.gates.onJoinRequest("console", "group", "me", "me");
+    expect(await bot.store.gates.member(added.gate.id, "me")).toMatchObject({ status: "pending" });
+
+    const made = await bot.verify.createLink(
+      { platform: "console", userId: "me", chatId: "console" },
+      "ethereum",
+    );
+    if (!made.ok) throw new Error(made.refusal.message);
+    const token = made.link.url.slice(made.link.url.lastIndexOf("/") + 1);
+    const asked = await bot.verify.challenge(token, DEMO_WALLET.address);
+    if (!asked.ok) throw new Error(asked.refusal.message);
+    const demo = privateKeyToAccount(DEMO_WALLET.privateKey);
+    const { message } = asked.challenge;
+    expect((await bot.verify.prove(token, message, await demo.signMessage({ message }))).ok).toBe(
+      true,
+    );
+    await bot.gates.settled();
+    expect(platform.calls).toContain("grant me");
+    expect(await bot.store.gates.member(added.gate.id, "me")).toMatchObject({ status: "granted" });
+
+    await bot.runtime.runText(
+      testInvocation({ platform: "console", user: { id: "me", name: "Me" } }),
+      "unlink",
+      "all",
+    );
+    await bot.gates.settled();
+    expect(await bot.store.gates.member(added.gate.id, "me")).toMatchObject({ status: "grace" });
   });
 });

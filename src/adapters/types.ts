@@ -1,6 +1,7 @@
 import type { AlertSender } from "../alerts/delivery.ts";
 import type { Platform } from "../core/command.ts";
 import type { Outcome } from "../core/outcome.ts";
+import type { GateMembership } from "../gates/types.ts";
 import type { HttpRoute } from "../http/host.ts";
 import type { VerifiedNotifier } from "../verify/types.ts";
 
@@ -32,6 +33,11 @@ export interface ChatAdapter extends AlertSender {
    * call it. Absent: the platform says nothing (the page has said Verified).
    */
   notifyVerified?: VerifiedNotifier;
+  /**
+   * Gates (issue 29): how this platform gives and takes a role or entry to a group. The bot
+   * registers it with the gate service once the adapters exist. Absent: no gates here.
+   */
+  readonly gates?: GateMembership;
 }
 
 /**

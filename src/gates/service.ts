@@ -37,7 +37,13 @@ export interface GateServiceSettings {
 export interface GateServiceDeps {
   gates: GateStore;
   wallets: Pick<WalletStore, "list">;
+  /** Re-checks: cached answers no older than the data's freshness will do. */
   evaluator: GateEvaluator;
+  /**
+   * Proofs, unlinks and join requests: the person expects what they hold now, so the reads skip
+   * the cache (default `evaluator`).
+   */
+  freshEvaluator?: GateEvaluator;
   /** Each platform's GateMembership; adapters' are added with register() once they exist. */
   memberships?: Iterable<GateMembership>;
   logger: Logger;
@@ -245,7 +251,7 @@ export class GateService {
     const now = this.now();
     const wallets = await this.provedWallets(platform, userId);
     for (const gate of gates) {
-      const verdict = await this.verdict(gate, wallets);
+      const verdict = await this.verdict(gate, wallets, "request");
       if (verdict.outcome !== "pass") continue;
       this.counters.passes++;
       const granted = await this.lock(gate.id, userId, () =>
@@ -383,13 +389,11 @@ export class GateService {
   }
 
   /** No proved wallet fails without asking the data service. */
-  private verdict(gate: Gate, wallets: readonly string[]): Promise<GateVerdict> {
-    if (wallets.length === 0)
-      return Promise.resolve({
-        ...NO_WALLET,
-        results: [],
-      });
-    return this.deps.evaluator.evaluate(gate.criteria, wallets);
+  private verdict(gate: Gate, wallets: readonly string[], cause: Cause): Promise<GateVerdict> {
+    if (wallets.length === 0) return Promise.resolve(NO_WALLET);
+    const evaluator =
+      cause === "recheck" ? this.deps.evaluator : (this.deps.freshEvaluator ?? this.deps.evaluator);
+    return evaluator.evaluate(gate.criteria, wallets);
   }
 
   /** One gate, one person: the verdict and what follows from it for their standing. */
@@ -400,7 +404,7 @@ export class GateService {
     const { gates, logger } = this.deps;
     const member = await gates.member(gate.id, userId);
     const wallets = await this.provedWallets(gate.platform, userId);
-    const verdict = await this.verdict(gate, wallets);
+    const verdict = await this.verdict(gate, wallets, cause);
     const now = this.now();
     if (verdict.outcome === "unknown") {
       this.counters.failures++;
