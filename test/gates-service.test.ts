@@ -523,6 +523,8 @@ describe("the bot's gates", () => {
     await bot.gates.settled();
     expect(platform.calls).toContain("grant me");
     expect(await bot.store.gates.member(added.gate.id, "me")).toMatchObject({ status: "granted" });
+    expect(await bot.metrics.registry.metrics()).toMatch(/^bot_gate_grants_total 1$/m);
+    expect((await bot.health()).gates).toMatchObject({ gates: 1, granted: 1, grants: 1 });
 
     await bot.runtime.runText(
       testInvocation({ platform: "console", user: { id: "me", name: "Me" } }),

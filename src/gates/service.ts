@@ -303,8 +303,9 @@ export class GateService {
         await this.deps.gates.removeMember(member.gateId, member.userId);
         continue;
       }
-      // A paused gate's members wait at the back of the queue: nothing is decided for them.
-      if (gate.pausedAt !== undefined) {
+      // A paused gate's members, and those of a platform this process does not serve, wait at
+      // the back of the queue: nothing is decided for them, and they do not hold up the others.
+      if (gate.pausedAt !== undefined || !this.memberships.has(gate.platform)) {
         await this.deps.gates.putMember({ ...member, lastCheckedAt: now });
         continue;
       }
