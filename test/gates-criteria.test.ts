@@ -16,6 +16,7 @@ import {
   describeCriterion,
   parseCriteria,
 } from "../src/gates/criteria.ts";
+import { ApiGateEvaluator } from "../src/gates/evaluate.ts";
 import { silentLogger } from "../src/log.ts";
 import { type ClientSetup, startClient } from "./helpers.ts";
 
@@ -122,6 +123,23 @@ describe("gate criteria: what is read", () => {
     ]);
   });
 
+  it("reads a behavior list written with commas, 'or' or 'and'", async () => {
+    for (const text of [
+      "behavior collector,whale",
+      "behavior collector or whale",
+      "behavior collector and whale",
+    ]) {
+      expect(await parseCriteria(text, ctx), text).toEqual([
+        {
+          kind: "behavior",
+          chain: "ethereum",
+          behaviors: ["BEHAVIOR_COLLECTOR", "BEHAVIOR_WHALE"],
+          not: false,
+        },
+      ]);
+    }
+  });
+
   it("keeps a name with a comma or an 'and' in it whole", async () => {
     const seen: string[] = [];
     const spy: CriteriaContext = {
@@ -152,10 +170,16 @@ describe("gate criteria: what is read", () => {
     ]);
   });
 
-  it("parses every /help example on the simulator", async () => {
+  it("reads every /help example on the simulator, and the demo wallet passes each", async () => {
+    const evaluator = new ApiGateEvaluator({ apis: new Map([["ethereum", setup.api]]) });
+    const demo = setup.sim.fixtures.gates.demo.wallet;
     for (const example of CRITERIA_EXAMPLES) {
       const criteria = await parseCriteria(example, ctx);
       expect(criteria.length, example).toBeGreaterThan(0);
+      const verdict = await evaluator.evaluate(criteria, [demo]);
+      expect(verdict.outcome, `${example}: ${verdict.results.map((r) => r.why).join("; ")}`).toBe(
+        "pass",
+      );
     }
   });
 });

@@ -7,7 +7,8 @@
  *   holds <N> <collection> [on <chain>]      at least N NFTs of the collection, wallets added up;
  *                                            the collection by name, address (or the bot's short
  *                                            form 0x1234…abcd) or link (OpenSea, Etherscan…)
- *   behavior <name>[,<name>…] [on <chain>]   some wallet's behavior label is one of these
+ *   behavior <name>[,<name>…] [on <chain>]   some wallet's behavior label is one of these (names
+ *                                            separated by commas, "or" or "and")
  *   not behavior <name>[,<name>…] [on …]     some wallet's behavior label is none of these
  *   volume <X> [on <chain>]                  NFT purchase volume at least X (the chain's currency)
  *   avgprice <X> [on <chain>]                average NFT purchase price at least X
@@ -52,10 +53,10 @@ export const MAX_COUNT = 1_000_000;
 /** Ten years: a longer "within" is no filter. */
 export const MAX_DAYS = 3650;
 
-/** Criteria people can paste from /help; each works on the simulator. */
+/** Criteria people can paste from /help; on the simulator, the demo wallet passes each. */
 export const CRITERIA_EXAMPLES = [
   "holds 1 Azuki",
-  "holds 2 0xED5AF388653567Af2F388E6224dC7C4b3241C544",
+  "holds 1 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D",
   "holds 1 https://opensea.io/collection/azuki",
   "behavior collector,whale",
   "not behavior flipper",
@@ -215,8 +216,9 @@ function daysOf(raw: string | undefined): number {
 const MARKUP = /[\u0000-\u001f\u007f-\u009f<>`*|\\[\]{}@]/u;
 
 function behaviorsOf(list: string, example: string): string[] {
+  // "collector,whale", "collector, whale", "collector or whale", "collector and whale".
   const names = list
-    .split(",")
+    .split(/\s*,\s*|\s+(?:and|or)\s+/i)
     .map((n) => n.trim())
     .filter((n) => n.length > 0);
   if (names.length === 0)

@@ -173,7 +173,7 @@ export class ApiGateEvaluator implements GateEvaluator {
     return { criterion: c, outcome: "fail", why: `holds ${held} of ${name}${spread}, ${needs}` };
   }
 
-  /** One wallet's tokens of the collection, at least `wanted` of them if it has that many. */
+  /** One wallet's tokens of the collection, read until there are `wanted` of them or no more. */
   private async tokensOf(
     api: ApiClient,
     c: HoldsCriterion,
@@ -183,7 +183,8 @@ export class ApiGateEvaluator implements GateEvaluator {
     let count = 0;
     let offset = 0;
     for (;;) {
-      const limit = Math.min(MAX_PAGE, Math.max(1, wanted - count));
+      // One more than needed: the same single request tells "holds 1" from "holds at least 1".
+      const limit = Math.min(MAX_PAGE, Math.max(1, wanted - count) + 1);
       const { tokens } = await api.foundational.nftsByOwner(
         wallet,
         { contractAddress: c.contract, limit, offset },

@@ -43,7 +43,7 @@ export function gatesMigration(dialect: "sqlite" | "postgres"): string {
     last_checked_at ${time},
     PRIMARY KEY (gate_id, user_id)
   );
-  CREATE INDEX gate_members_due ON gate_members (last_checked_at${nullsFirst});
+  CREATE INDEX gate_members_due ON gate_members (last_checked_at${nullsFirst}, gate_id, user_id);
   CREATE INDEX gate_members_user ON gate_members (user_id);
   CREATE INDEX gate_members_requests ON gate_members (status, decide_by);
 
