@@ -17,6 +17,9 @@ import type { Platform } from "./core/command.ts";
 import type { Reply } from "./core/reply.ts";
 import type { Runtime } from "./core/runtime.ts";
 import { DigestScheduler } from "./digests/scheduler.ts";
+import { ApiGateEvaluator } from "./gates/evaluate.ts";
+import { GateRecheck } from "./gates/recheck.ts";
+import { GateService } from "./gates/service.ts";
 import { HttpHost } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
 import { boundedProbe, type Job, ledBy, stopJobs } from "./jobs/job.ts";
@@ -38,7 +41,7 @@ import { createVerifyService } from "./verify/service.ts";
 import type { VerifyService } from "./verify/types.ts";
 import { WatchChecker } from "./watches/checker.ts";
 import { buildRuntime, openStores } from "./wiring.ts";
-import { settledBy } from "./within.ts";
+import { settledBy, within } from "./within.ts";
 
 export interface BotDeps {
   logger: Logger;
@@ -91,6 +94,12 @@ export interface Bot {
   digests: DigestScheduler;
   /** Checks the channels' watches (under its own lease, `watches`) and posts what moved. */
   watches: WatchChecker;
+  /**
+   * Gates (/gate): roles and group entry for proved wallets that pass, decided at a proof, an
+   * unlink and a join request; `gateRecheck` re-checks members under its own lease (`gates`).
+   */
+  gates: GateService;
+  gateRecheck: GateRecheck;
   metrics: Metrics;
   health: () => Promise<Health>;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
@@ -135,6 +144,11 @@ const FIRST_COLLECTION_REFRESH_MS = 5_000;
 const DELIVERY_BOUND_MS = 120_000;
 /** The same for the slower jobs (digests and watches read the data service per item). */
 const SLOW_JOB_BOUND_MS = 300_000;
+/**
+ * How often the gate re-check job looks for due members and expired join requests: a join
+ * request is declined within this of its 10 minutes.
+ */
+const GATE_TICK_MS = 30_000;
 
 /**
  * Closes what was opened, last first; a failure to close is logged, not thrown. With a deadline
@@ -302,6 +316,20 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   // The adapters and the HTTP host come later; the service reads them when a link is made or a
   // wallet proved, never at build time.
   let notifiers: readonly ChatAdapter[] = [];
+  // The adapters register their GateMembership once they exist (below).
+  const gates = new GateService({
+    gates: store.gates,
+    wallets: store.wallets,
+    evaluator: new ApiGateEvaluator({ apis, logger: logger.child({ part: "gates" }) }),
+    freshEvaluator: new ApiGateEvaluator({
+      apis,
+      fresh: true,
+      logger: logger.child({ part: "gates" }),
+    }),
+    logger: logger.child({ part: "gates" }),
+    settings: { graceHours: config.gates.graceHours },
+    ...(deps.now ? { now: deps.now } : {}),
+  });
   let listeningOn = (): number | undefined => config.http.port;
   const pageBase = () => verifyBaseUrl(config.http.publicUrl, listeningOn() ?? 0);
   const verify = createVerifyService({
@@ -310,6 +338,11 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     baseUrl: pageBase,
     limiters: shared?.limiters,
     notify: async (notice) => {
+      // The person's gates are decided at once; it never throws, and the chat's notice need not
+      // wait for it.
+      void gates.onProved(notice.origin.platform, notice.origin.userId, {
+        chatId: notice.origin.chatId,
+      });
       const adapter = notifiers.find((each) => each.platform === notice.origin.platform);
       await adapter?.notifyVerified?.(notice);
     },
@@ -323,6 +356,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       ...(shared ? { limiters: shared.limiters } : {}),
       ...(deps.now ? { now: () => new Date((deps.now as () => number)()) } : {}),
       verify,
+      gates,
     },
   );
   /** Where the /verify page is reached, once the HTTP host listens. */
@@ -345,6 +379,13 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   });
 
   notifiers = adapters;
+  for (const adapter of adapters) {
+    if (adapter.gateMembership) gates.register(adapter.gateMembership);
+    // Telegram: a request to join a gated group is decided by the gates.
+    if (adapter.platform === "telegram")
+      adapter.onJoinRequest = (chatId, userId, userChatId) =>
+        gates.onJoinRequest("telegram", chatId, userId, userChatId);
+  }
   const moveChat = chatMover(store);
   /** A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat. */
   const materialize = (platform: Platform, chatId: string, reply: Reply) =>
@@ -386,6 +427,15 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       checksPerMinute: config.watches.checksPerMinute,
     },
   });
+  const gateRecheck = new GateRecheck({
+    service: gates,
+    leases: store.leases,
+    holder,
+    logger: logger.child({ part: "gates" }),
+    settings: { checksPerMinute: config.gates.checksPerMinute, tickMs: GATE_TICK_MS },
+    ...(deps.now ? { now: deps.now } : {}),
+    ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
+  });
   // Filled below, once metrics exist: metrics read the pollers at scrape time only.
   const pollers = new Map<string, NewContractPoller>();
   const pollerOf = (chain: string) => pollers.get(chain) as NewContractPoller;
@@ -406,6 +456,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       : {}),
     charts: () => ({ hits: charts.hits, misses: charts.misses }),
     watches: () => watches.stats,
+    gates: { counters: () => gates.counters, counts: () => store.gates.counts() },
   });
   runtime.onOutcome = metrics.onCommand;
   for (const client of apis.values()) client.observeRequests(metrics.onUpstream);
@@ -539,6 +590,12 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       stop: () => watches.stop(),
       checks: () => watches.checks(Math.max(3 * config.watches.tickMs, SLOW_JOB_BOUND_MS)),
     },
+    {
+      name: "gates",
+      start: () => gateRecheck.start(),
+      stop: () => gateRecheck.stop(),
+      checks: () => gateRecheck.checks(Math.max(3 * GATE_TICK_MS, SLOW_JOB_BOUND_MS)),
+    },
     ...[...pollers.values()].map(
       (p): Job => ({
         name: `poller ${p.chain}`,
@@ -572,6 +629,13 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     const disk = store.diskFull?.();
     checks.push({ name: "disk", ok: disk === undefined, ...(disk ? { reason: disk } : {}) });
     for (const job of jobs) checks.push(...job.checks());
+    // Figures, not a check: a slow count leaves them out rather than delay the answer.
+    const gateStats = database
+      ? await within(
+          gates.stats().catch(() => undefined),
+          STORE_PROBE_MS,
+        )
+      : undefined;
     const each: Record<string, ReturnType<NewContractPoller["health"]>> = {};
     for (const [id, p] of pollers) each[id] = p.health();
     return {
@@ -582,6 +646,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       poller: each[poller.chain] ?? poller.health(),
       ...(several ? { pollers: each } : {}),
       ...shared?.link.health(),
+      ...(gateStats?.done && gateStats.value ? { gates: gateStats.value } : {}),
       checks,
     };
   };
@@ -629,6 +694,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     delivery,
     digests,
     watches,
+    gates,
+    gateRecheck,
     metrics,
     health,
     prune: () => pruneExpired(),

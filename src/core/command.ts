@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { ApiClient } from "../api/client.ts";
 import type { Checked } from "../api/validate.ts";
 import type { Chain } from "../chains.ts";
+import type { GateService } from "../gates/service.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/types.ts";
 import type { VerifyService } from "../verify/types.ts";
@@ -104,6 +105,8 @@ export interface CommandContext {
   commands: readonly AnyCommand[];
   /** Proved wallets (/verify's links); absent only in tests that build a runtime without it. */
   verify?: VerifyService;
+  /** Gates (/gate); absent when the store keeps none (and in tests that need none). */
+  gates?: GateService;
 }
 
 /** Discord option types the definitions map to; text platforms parse every value from a string. */

@@ -150,6 +150,16 @@ export interface GateMembership {
    * Whether it was delivered; never throws.
    */
   tell(userId: string, text: string, userChatId?: string): Promise<boolean>;
+  /**
+   * Added by gservice. Telegram: the address that opens the person's private chat with the bot
+   * and runs /verify there (t.me/<bot>?start=verify_<chain>), put in the join-request message.
+   */
+  verifyLink?(chain: string): string;
+  /**
+   * Added by gservice. Discord: the server a channel belongs to (undefined for a direct message),
+   * so a wallet proved from a /verify run in a channel is checked against that server's gates.
+   */
+  guildOf?(channelId: string): Promise<string | undefined>;
 }
 
 /** The gates and their members, on both stores (SQLite and PostgreSQL). */
