@@ -2,6 +2,7 @@ import type { ApiClient } from "../api/client.ts";
 import { ApiError, apiErrorLevel } from "../api/errors.ts";
 import { type Chain, parseChains } from "../chains.ts";
 import { UserError } from "../errors.ts";
+import type { GateControl } from "../gates/types.ts";
 import type { Logger } from "../log.ts";
 import { cutText, sliceChars } from "../strings.ts";
 import type { VerifyService } from "../verify/types.ts";
@@ -81,6 +82,8 @@ export interface RuntimeOptions {
   limiters?: LimiterFactory | undefined;
   /** Proved wallets (/verify): links, challenges and proofs; absent where a test needs none. */
   verify?: VerifyService | undefined;
+  /** Holder roles and gated groups (/gate); absent where no platform can enforce them. */
+  gates?: GateControl | undefined;
 }
 
 /** A short id for an invocation: in the log and in the apology a person sees. */
@@ -491,6 +494,7 @@ export class Runtime {
       store: this.options.store,
       commands: this.commands,
       ...(this.options.verify ? { verify: this.options.verify } : {}),
+      ...(this.options.gates ? { gates: this.options.gates } : {}),
     };
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {

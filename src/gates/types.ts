@@ -203,3 +203,21 @@ export interface GateStore {
 export interface GateEvaluator {
   evaluate(criteria: readonly GateCriterion[], wallets: readonly string[]): Promise<GateVerdict>;
 }
+
+/**
+ * What the /gate command asks of the gate service (src/gates/service.ts's GateService), so the
+ * command depends on this contract only. `n` is a gate's place in `list`, 1-based.
+ */
+export interface GateControl {
+  add(input: {
+    platform: Platform;
+    chatId: string;
+    target: GateTarget;
+    criteria: GateCriterion[];
+    createdBy: string;
+  }): Promise<{ ok: true; gate: Gate } | { ok: false; reason: string }>;
+  list(platform: Platform, chatId: string): Promise<Gate[]>;
+  remove(platform: Platform, chatId: string, n: number): Promise<Gate | undefined>;
+  test(criteria: GateCriterion[] | Gate, wallets: string[]): Promise<GateVerdict>;
+  logCsv(platform: Platform, chatId: string, n: number): Promise<string>;
+}
