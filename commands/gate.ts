@@ -34,6 +34,10 @@ const DEMO = "0xEC3111Cb30983AC4545f576b2793cA163fE0294B";
 
 const ADD_USAGE = "/gate add <criteria> (on Discord with role:@Role)";
 
+/** The criteria one can type, one of each kind (src/gates/criteria.ts reads them). */
+const CRITERIA_WORDS =
+  'Criteria, separated by commas or "and", all of which must pass: holds 1 Azuki (a collection by name, address or link); behavior collector,whale or not behavior flipper; volume 10, avgprice 0.5, collections 5, lastpurchase 30d (spend, in the chain\'s currency).';
+
 /** Where gates exist: a Discord server (gates are per server) or a Telegram group. */
 interface GateChat {
   gates: GateControl;
@@ -111,8 +115,11 @@ function whatItGives(gate: Gate): string {
 }
 
 function describeGate(gate: Gate, n: number): string {
-  const criteria = gate.criteria.map(describeCriterion).join("; and ");
-  const lines = [`${n}. ${whatItGives(gate)} to people who ${criteria}.`];
+  const criteria = gate.criteria.map(describeCriterion).join("; ");
+  const gives = whatItGives(gate);
+  const lines = [
+    `${n}. ${gives.charAt(0).toUpperCase()}${gives.slice(1)}, for people whose wallets pass all of: ${criteria}.`,
+  ];
   if (gate.target.platform === "telegram" && gate.target.inviteLink)
     lines.push(
       `   Invite link (people ask to join, the bot lets in those who pass): ${gate.target.inviteLink}`,
@@ -138,9 +145,7 @@ function gateNumber(raw: string | undefined, action: "remove" | "log"): number {
 
 async function readCriteria(ctx: CommandContext, text: string): Promise<GateCriterion[]> {
   if (text.trim() === "")
-    throw new UserError(
-      `Which criteria? For example: ${CRITERIA_EXAMPLES.slice(0, 4).join("; ")}. Usage: ${ADD_USAGE}`,
-    );
+    throw new UserError(`Which criteria? ${CRITERIA_WORDS} Usage: ${ADD_USAGE}`);
   return parseCriteria(text, {
     chain: ctx.chain.id,
     chains: ctx.chains.map((chain) => chain.id),
@@ -307,7 +312,7 @@ async function log(ctx: CommandContext, spec: string): Promise<Reply> {
 const command = defineCommand({
   name: "gate",
   description: "Holder roles and gated groups: give a role or entry to people whose wallets pass",
-  help: `A gate gives a Discord role (role:@Holders), or entry to a Telegram group, to people whose proved wallets (/verify) pass its criteria, all of them: ${CRITERIA_EXAMPLES.slice(0, 6).join("; ")}. Holdings add up over a person's wallets; behavior and spend pass on any one wallet. People are checked again as the data changes; those who stop passing keep access for a grace period, are told once, then lose it. /gate list shows the gates, /gate test <wallet|name.eth> [criteria] says what each criterion finds and why (anyone may use it), /gate remove <number> removes one and /gate log <number> sends its log as CSV. Only people who can manage the chat add or remove gates or read logs. On Discord the bot needs Manage Roles and its highest role above the gate's role; on Telegram it must be an admin that can invite users and ban members. At most ${MAX_GATES_PER_CHAT} gates per server or group.`,
+  help: `A gate gives a Discord role (role:@Holders), or entry to a Telegram group, to people whose proved wallets (/verify) pass its criteria. ${CRITERIA_WORDS} Holdings add up over a person's wallets; behavior and spend pass on any one wallet. People are checked again as the data changes; those who stop passing keep access for a grace period, are told once, then lose it. /gate list shows the gates, /gate test <wallet|name.eth> [criteria] says what each criterion finds and why (anyone may use it), /gate remove <number> removes one and /gate log <number> sends its log as CSV. Only people who can manage the chat add or remove gates or read logs. On Discord the bot needs Manage Roles and its highest role above the gate's role; on Telegram it must be an admin that can invite users and ban members. At most ${MAX_GATES_PER_CHAT} gates per server or group.`,
   options: {
     action: opt.choice("add, list, remove, test or log", ACTIONS, {
       required: true,

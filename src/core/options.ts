@@ -92,8 +92,9 @@ export type RoleRef = { id: string } | { name: string };
 
 /** `<@&123…>` (a role mention), a bare role id, or `@Holders` (a name, with its @). */
 export function checkRoleArg(raw: string): Checked<RoleRef> {
-  const value = unwrap(raw).trim();
-  const id = /^(?:<@&(\d{17,20})>|(\d{17,20}))$/.exec(value);
+  const value = raw.trim();
+  // A mention as Discord writes it, <@&id>, possibly with its brackets taken off.
+  const id = /^(?:<?@&(\d{17,20})>?|(\d{17,20}))$/.exec(value);
   if (id) return valid({ id: (id[1] ?? id[2]) as string });
   const name = /^@(.{1,100})$/su.exec(value)?.[1]?.trim();
   if (name) return valid({ name });
