@@ -6,7 +6,7 @@
  * cast of well-known names (cast.ts) joins last, drawn from its own streams.
  */
 
-import { addCast, CAST_COLLECTIONS } from "./cast.ts";
+import { addCast, CAST_COLLECTIONS, DEMO_WALLET, NICK } from "./cast.ts";
 import { buildEns } from "./ens.ts";
 import {
   assignOwners,
@@ -33,7 +33,9 @@ import { hashSeed, Rng } from "./random.ts";
 import type {
   ContractRec,
   Fixtures,
+  GateFixtures,
   SaleRec,
+  SpendFigures,
   TokenRec,
   TokenRef,
   WalletRec,
@@ -47,7 +49,7 @@ import {
   type ScoreDimension,
   UNKNOWN_CONTRACT_TYPE,
 } from "./types.ts";
-import { compareText, SECONDS_PER_DAY } from "./units.ts";
+import { compareText, formatUnits, SECONDS_PER_DAY } from "./units.ts";
 
 const WALLET_COUNT = 3000;
 const COLLECTION_COUNT = 200;
@@ -486,6 +488,43 @@ function pickFixtures(
     subdomainParent: subdomainRecord.parentName,
     emojiEnsName: emoji,
     unknownAddress: uniqueAddress(rng),
+    gates: gateFixtures(world),
+  };
+}
+
+/** What a wallet's record says endpoint 5's filters compare. */
+function spendFigures(wallet: WalletRec): SpendFigures {
+  const priceAvgWei =
+    wallet.purchasesCount === 0 ? 0n : wallet.purchasesVolumeWei / BigInt(wallet.purchasesCount);
+  return {
+    wallet: wallet.address,
+    volume: formatUnits(wallet.purchasesVolumeWei, 18),
+    priceAvg: formatUnits(priceAvgWei, 18),
+    collections: wallet.collectionsOwned,
+    daysSinceLastPurchase: wallet.daysSinceLastPurchase,
+  };
+}
+
+/** Picked from the finished world, drawing nothing: the rest of the fixtures stay as they were. */
+function gateFixtures(world: World): GateFixtures {
+  const behaviorWallets: Record<string, string> = {};
+  for (const wallet of world.wallets) behaviorWallets[wallet.behavior] ??= wallet.address;
+  const walletAt = (address: string): WalletRec => {
+    const found = world.walletByAddress.get(address.toLowerCase());
+    if (!found) throw new Error(`cast wallet ${address} missing`);
+    return found;
+  };
+  const demo = walletAt(DEMO_WALLET.address);
+  const holds: Record<string, number> = {};
+  for (const { token, quantity } of demo.holdings)
+    holds[token.contract.address] = (holds[token.contract.address] ?? 0) + quantity;
+  const neverBought = world.wallets.find((wallet) => wallet.purchasesCount === 0);
+  if (!neverBought) throw new Error("no wallet that never bought");
+  return {
+    behaviorWallets,
+    demo: { ...spendFigures(demo), holds },
+    bigSpender: spendFigures(walletAt(NICK)),
+    neverBought: neverBought.address,
   };
 }
 

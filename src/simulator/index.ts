@@ -48,7 +48,7 @@ export {
 } from "./cast.ts";
 export { buildWorld } from "./data.ts";
 export type { FaultConfig, ScriptedResponse } from "./faults.ts";
-export type { Fixtures, TokenRef, World } from "./records.ts";
+export type { Fixtures, GateFixtures, SpendFigures, TokenRef, World } from "./records.ts";
 export type { SpamReport } from "./router.ts";
 export type {
   AggregatedBehaviorJson,

@@ -164,6 +164,32 @@ export interface Fixtures {
   emojiEnsName: string;
   /** Valid address that is no wallet, contract or name target in the data set. */
   unknownAddress: string;
+  /** Wallets and figures gate tests (issue 29) decide on: behaviors, spend, the demo wallet. */
+  gates: GateFixtures;
+}
+
+/** A wallet's figures as endpoint 5's filters read them (amounts in the native currency). */
+export interface SpendFigures {
+  wallet: string;
+  /** NFT purchase volume, exact ("41.5"). */
+  volume: string;
+  /** Volume over purchases, in whole wei as the filter compares it ("4.611111111111111111"). */
+  priceAvg: string;
+  /** Distinct non-spam collections owned. */
+  collections: number;
+  /** null when the wallet never bought. */
+  daysSinceLastPurchase: number | null;
+}
+
+export interface GateFixtures {
+  /** A wallet of each behavior label the world has, by BEHAVIOR_* (the first such wallet). */
+  behaviorWallets: Record<string, string>;
+  /** The demo wallet (DEMO_WALLET, a collector): its figures, and its tokens per collection. */
+  demo: SpendFigures & { holds: Record<string, number> };
+  /** nick.eth (a collector): more volume and a more recent purchase than the demo wallet. */
+  bigSpender: SpendFigures;
+  /** A wallet that never bought an NFT (fails every spend filter). */
+  neverBought: string;
 }
 
 export interface World {

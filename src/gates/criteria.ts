@@ -1,0 +1,489 @@
+/**
+ * The words a manager types for a gate's criteria (`/gate add`), read into GateCriterion[], and
+ * each criterion in plain words for /gate list, /gate test and the log.
+ *
+ * Grammar (any case; criteria separated by commas or " and ", all of them must pass):
+ *
+ *   holds <N> <collection> [on <chain>]      at least N NFTs of the collection, wallets added up;
+ *                                            the collection by name, address (or the bot's short
+ *                                            form 0x1234…abcd) or link (OpenSea, Etherscan…)
+ *   behavior <name>[,<name>…] [on <chain>]   some wallet's behavior label is one of these
+ *   not behavior <name>[,<name>…] [on …]     some wallet's behavior label is none of these
+ *   volume <X> [on <chain>]                  NFT purchase volume at least X (the chain's currency)
+ *   avgprice <X> [on <chain>]                average NFT purchase price at least X
+ *   collections <N> [on <chain>]             owns NFTs of at least N collections
+ *   lastpurchase <D>d [on <chain>]           bought an NFT within the last D days
+ *
+ * The four spend words of one chain make one SpendCriterion: one wallet must pass them all. A
+ * comma or "and" only separates criteria when a criterion's word follows it, so behavior lists
+ * (`collector,whale`) and names with "and" in them (`Cats and Dogs`) stay whole.
+ *
+ * Collection names shown later come from the resolver (the collection index), never from what
+ * was typed: a criterion cannot carry markup or a mention into a reply.
+ */
+
+import { behaviorNamed } from "../alerts/rules.ts";
+import { BEHAVIORS } from "../api/schemas.ts";
+import { quoteInput, toChecksumAddress } from "../api/validate.ts";
+import { KNOWN_CHAINS } from "../chains.ts";
+import type { CommandContext } from "../core/command.ts";
+import { behaviorLabel, formatDecimal } from "../core/format.ts";
+import { checkCollectionArg, isLinked } from "../core/links.ts";
+import { UserError } from "../errors.ts";
+import { cutText, stripControlCharacters } from "../strings.ts";
+import type { BehaviorCriterion, GateCriterion, HoldsCriterion, SpendCriterion } from "./types.ts";
+
+export interface CriteriaContext {
+  /** The chain a criterion without `on <chain>` reads (the invocation's). */
+  chain: string;
+  /**
+   * A collection's name, short form or address into its checksummed address and name, on a
+   * chain; throws UserError (naming what was typed) when it knows none.
+   */
+  resolveCollection(q: string, chain: string): Promise<{ address: string; name?: string }>;
+  /** The chains the bot serves; when given, `on <chain>` must name one of them. */
+  chains?: readonly string[];
+}
+
+/** At most this many criteria per gate (the spend words of one chain count as one). */
+export const MAX_CRITERIA = 5;
+/** Larger counts and amounts are typing mistakes, not gates. */
+export const MAX_COUNT = 1_000_000;
+/** Ten years: a longer "within" is no filter. */
+export const MAX_DAYS = 3650;
+
+/** Criteria people can paste from /help; each works on the simulator. */
+export const CRITERIA_EXAMPLES = [
+  "holds 1 Azuki",
+  "holds 2 0xED5AF388653567Af2F388E6224dC7C4b3241C544",
+  "holds 1 https://opensea.io/collection/azuki",
+  "behavior collector,whale",
+  "not behavior flipper",
+  "volume 10 and lastpurchase 30d",
+  "holds 1 Azuki, not behavior flipper, avgprice 0.5",
+] as const;
+
+/** What one can type, for refusals. */
+const WHAT_TO_TYPE =
+  'Type criteria such as `holds 1 Azuki`, `behavior collector,whale`, `not behavior flipper`, `volume 10`, `avgprice 0.5`, `collections 5` or `lastpurchase 30d`, separated by commas or "and".';
+
+const KEYWORDS = [
+  "holds",
+  "hold",
+  "behavior",
+  "behaviour",
+  "not",
+  "volume",
+  "avgprice",
+  "collections",
+  "lastpurchase",
+] as const;
+const STARTS_CRITERION = new RegExp(`^(?:${KEYWORDS.join("|")})(?:\\s|$)`, "i");
+
+/** The behaviors a gate can name, as people type them. */
+export const GATE_BEHAVIOR_NAMES: readonly string[] = BEHAVIORS.filter(
+  (b) => b !== "BEHAVIOR_UNSPECIFIED",
+).map((b) => b.slice("BEHAVIOR_".length).toLowerCase().replace(/_/g, ""));
+
+const CHAIN_ALIASES: Record<string, string> = {
+  eth: "ethereum",
+  mainnet: "ethereum",
+  matic: "polygon",
+  arb: "arbitrum",
+  op: "optimism",
+};
+
+/** A chain as typed after "on": an id, a name or a common short form; undefined when none. */
+function chainNamed(word: string): string | undefined {
+  const key = word.trim().toLowerCase();
+  if (KNOWN_CHAINS[key]) return key;
+  if (CHAIN_ALIASES[key]) return CHAIN_ALIASES[key];
+  for (const [id, chain] of Object.entries(KNOWN_CHAINS))
+    if (chain.name.toLowerCase() === key) return id;
+  return undefined;
+}
+
+/** A chain's name for people. */
+export function chainWords(chain: string): string {
+  return KNOWN_CHAINS[chain]?.name ?? chain;
+}
+
+const symbolOf = (chain: string) => KNOWN_CHAINS[chain]?.symbol ?? "";
+
+/**
+ * Splits on commas and " and ", gluing back a piece that does not start a criterion to the one
+ * before it, with the separator it had.
+ */
+function clausesOf(text: string): string[] {
+  const parts = text.split(/(\s*,\s*|\s+and\s+)/i);
+  const clauses: string[] = [];
+  for (let i = 0; i < parts.length; i += 2) {
+    const piece = (parts[i] ?? "").trim();
+    const separator = i > 0 ? (parts[i - 1] ?? "") : "";
+    const last = clauses.length - 1;
+    // A separator at the very end is a slip; two in a row leave a criterion out.
+    if (piece === "" && i === parts.length - 1 && last >= 0) continue;
+    if (last >= 0 && piece !== "" && !STARTS_CRITERION.test(piece))
+      clauses[last] += `${separator}${piece}`;
+    else clauses.push(piece);
+  }
+  return clauses;
+}
+
+/** "… on base": the chain, and the clause without it; `named` says whether the chain must be. */
+function splitChain(clause: string, ctx: CriteriaContext, strict: boolean) {
+  const match = /^(.*\S)\s+on\s+(\S+)$/i.exec(clause);
+  if (!match?.[1] || !match[2]) return { body: clause, chain: ctx.chain, named: false };
+  const chain = chainNamed(match[2]);
+  if (!chain) {
+    // "holds 1 Art on Chain" may be a name; elsewhere "on" can only introduce a chain.
+    if (!strict) return { body: clause, chain: ctx.chain, named: false };
+    throw new UserError(
+      `${quoteInput(match[2], 30)} is not a chain I know: write on ${knownChainList(ctx)}.`,
+    );
+  }
+  return { body: match[1], chain, named: true };
+}
+
+function knownChainList(ctx: CriteriaContext): string {
+  const ids = ctx.chains ?? Object.keys(KNOWN_CHAINS);
+  return ids.length <= 1 ? (ids[0] ?? "") : `${ids.slice(0, -1).join(", ")} or ${ids.at(-1)}`;
+}
+
+function checkServed(chain: string, ctx: CriteriaContext): void {
+  if (ctx.chains && !ctx.chains.includes(chain))
+    throw new UserError(
+      `This bot does not serve ${chainWords(chain)}: write on ${knownChainList(ctx)}, or leave the chain out.`,
+    );
+}
+
+/** A whole count 1…MAX_COUNT, or a refusal that says what to type. */
+function countOf(raw: string | undefined, what: string, example: string): number {
+  const text = (raw ?? "").trim();
+  if (!/^\d+$/.test(text)) {
+    throw new UserError(
+      text.startsWith("-")
+        ? `${what} cannot be negative: write a whole number, e.g. \`${example}\`.`
+        : `${what} must be a whole number, e.g. \`${example}\`${text ? `, not ${quoteInput(text, 30)}` : ""}.`,
+    );
+  }
+  const digits = text.replace(/^0+(?=\d)/, "");
+  if (digits.length > 7 || Number(digits) > MAX_COUNT)
+    throw new UserError(
+      `${what} must be at most ${MAX_COUNT.toLocaleString("en-US")}: write a smaller number, e.g. \`${example}\`.`,
+    );
+  const value = Number(digits);
+  if (value < 1) throw new UserError(`${what} must be at least 1, e.g. \`${example}\`.`);
+  return value;
+}
+
+/** A positive decimal amount up to MAX_COUNT with at most 18 decimals, as a canonical string. */
+function amountOf(raw: string | undefined, what: string, example: string): string {
+  const text = (raw ?? "").trim().replace(/\s*(?:eth|pol|matic)$/i, "");
+  if (text.startsWith("-"))
+    throw new UserError(`${what} cannot be negative: write an amount such as \`${example}\`.`);
+  const match = /^(\d*)(?:\.(\d*))?$/.exec(text);
+  if (!match || (!match[1] && !match[2]))
+    throw new UserError(
+      `${what} must be an amount in the chain's currency, e.g. \`${example}\`${text ? `, not ${quoteInput(text, 30)}` : ""}.`,
+    );
+  const int = (match[1] ?? "").replace(/^0+/, "") || "0";
+  const frac = (match[2] ?? "").replace(/0+$/, "");
+  if (frac.length > 18)
+    throw new UserError(`${what} has more than 18 decimals: write e.g. \`${example}\`.`);
+  if (int.length > 7 || Number(int) > MAX_COUNT || (Number(int) === MAX_COUNT && frac))
+    throw new UserError(
+      `${what} must be at most ${MAX_COUNT.toLocaleString("en-US")}: write a smaller amount, e.g. \`${example}\`.`,
+    );
+  if (int === "0" && !frac)
+    throw new UserError(`${what} must be more than 0, e.g. \`${example}\`.`);
+  return frac ? `${int}.${frac}` : int;
+}
+
+function daysOf(raw: string | undefined): number {
+  const text = (raw ?? "").trim();
+  const match = /^(-?\d+)\s*(?:d|days?)?$/i.exec(text);
+  const days = countOf(match?.[1] ?? text, "The days of lastpurchase", "lastpurchase 30d");
+  if (days > MAX_DAYS)
+    throw new UserError(
+      `lastpurchase takes at most ${MAX_DAYS} days: write e.g. \`lastpurchase 30d\`.`,
+    );
+  return days;
+}
+
+/** Typed text that must never reach a reply or a lookup: controls and chat markup. */
+const MARKUP = /[\u0000-\u001f\u007f-\u009f<>`*|\\[\]{}@]/u;
+
+function behaviorsOf(list: string, example: string): string[] {
+  const names = list
+    .split(",")
+    .map((n) => n.trim())
+    .filter((n) => n.length > 0);
+  if (names.length === 0)
+    throw new UserError(
+      `Name one or more behaviors, e.g. \`${example}\`: ${GATE_BEHAVIOR_NAMES.join(", ")}.`,
+    );
+  const out: string[] = [];
+  for (const name of names) {
+    const behavior = behaviorNamed(name);
+    if (!behavior || !(BEHAVIORS as readonly string[]).includes(behavior))
+      throw new UserError(
+        `${quoteInput(name, 30)} is not a behavior: use ${GATE_BEHAVIOR_NAMES.join(", ")}.`,
+      );
+    if (!out.includes(behavior)) out.push(behavior);
+  }
+  return out;
+}
+
+type SpendField = "volumeGte" | "priceAvgGte" | "collectionsGte" | "lastPurchaseDaysLte";
+const SPEND_WORD: Record<SpendField, string> = {
+  volumeGte: "volume",
+  priceAvgGte: "avgprice",
+  collectionsGte: "collections",
+  lastPurchaseDaysLte: "lastpurchase",
+};
+
+/** A clause read, with the collection left to look up. */
+type Read =
+  | { kind: "holds"; min: number; collection: string; chain: string; named: boolean }
+  | { kind: "behavior"; criterion: BehaviorCriterion }
+  | { kind: "spend"; chain: string; field: SpendField; value: string | number };
+
+function readClause(clause: string, ctx: CriteriaContext): Read {
+  const [word = "", ...rest] = clause.split(/\s+/);
+  const keyword = word.toLowerCase();
+  if (keyword === "holds" || keyword === "hold") {
+    const { body, chain, named } = splitChain(clause, ctx, false);
+    const match = /^\S+\s+(\S+)(?:\s+([\s\S]*))?$/.exec(body);
+    const min = countOf(match?.[1], "The number of NFTs", "holds 1 Azuki");
+    const collection = (match?.[2] ?? "").trim();
+    if (!collection)
+      throw new UserError(
+        "Say which collection after the number: its name, address or link, e.g. `holds 1 Azuki`.",
+      );
+    return { kind: "holds", min, collection, chain, named };
+  }
+  if (keyword === "not" || keyword === "behavior" || keyword === "behaviour") {
+    const { body, chain } = splitChain(clause, ctx, true);
+    const not = keyword === "not";
+    const words = body.split(/\s+/);
+    const next = words[1]?.toLowerCase();
+    if (not && next !== "behavior" && next !== "behaviour")
+      throw new UserError(
+        "After `not`, write `behavior` and the names, e.g. `not behavior flipper`.",
+      );
+    const list = body.replace(not ? /^\S+\s+\S+\s*/ : /^\S+\s*/, "");
+    const example = not ? "not behavior flipper" : "behavior collector,whale";
+    return {
+      kind: "behavior",
+      criterion: { kind: "behavior", chain, behaviors: behaviorsOf(list, example), not },
+    };
+  }
+  const field = (Object.keys(SPEND_WORD) as SpendField[]).find((f) => SPEND_WORD[f] === keyword);
+  if (!field) {
+    throw new UserError(`${quoteInput(clause, 40)} is not a criterion I know. ${WHAT_TO_TYPE}`);
+  }
+  const { body, chain } = splitChain(clause, ctx, true);
+  const value = body.slice(word.length).trim();
+  if (rest.length === 0 || !value)
+    throw new UserError(`Give a number after ${keyword}, e.g. \`${exampleOf(field)}\`.`);
+  switch (field) {
+    case "volumeGte":
+      return { kind: "spend", chain, field, value: amountOf(value, "The volume", "volume 10") };
+    case "priceAvgGte":
+      return {
+        kind: "spend",
+        chain,
+        field,
+        value: amountOf(value, "The average price", "avgprice 0.5"),
+      };
+    case "collectionsGte":
+      return {
+        kind: "spend",
+        chain,
+        field,
+        value: countOf(value, "The number of collections", "collections 5"),
+      };
+    case "lastPurchaseDaysLte":
+      return { kind: "spend", chain, field, value: daysOf(value) };
+  }
+}
+
+function exampleOf(field: SpendField): string {
+  return {
+    volumeGte: "volume 10",
+    priceAvgGte: "avgprice 0.5",
+    collectionsGte: "collections 5",
+    lastPurchaseDaysLte: "lastpurchase 30d",
+  }[field];
+}
+
+/** A name from the resolver as it may be shown: no controls, not endless. */
+function shownName(name: string | undefined): string | undefined {
+  const clean = name === undefined ? "" : stripControlCharacters(name).trim();
+  return clean ? cutText(clean, 60) : undefined;
+}
+
+/**
+ * Reads a gate's criteria. Throws UserError, with what to type, on anything it cannot read, a
+ * duplicate, more than MAX_CRITERIA, or a collection the resolver does not know.
+ */
+export async function parseCriteria(text: string, ctx: CriteriaContext): Promise<GateCriterion[]> {
+  const trimmed = text.trim();
+  if (!trimmed) throw new UserError(`Give the gate's criteria. ${WHAT_TO_TYPE}`);
+  if (trimmed.length > 1000)
+    throw new UserError(`That is too long for a gate's criteria. ${WHAT_TO_TYPE}`);
+  if (/\u0000/.test(trimmed))
+    throw new UserError(`The criteria hold characters I cannot read. ${WHAT_TO_TYPE}`);
+  const clauses = clausesOf(trimmed);
+  if (clauses.some((c) => c.length === 0))
+    throw new UserError(`One of the criteria is empty (two commas in a row?). ${WHAT_TO_TYPE}`);
+
+  const reads = clauses.map((clause) => readClause(clause, ctx));
+  // How many criteria this makes, before any lookup: the spend words of a chain count once.
+  const spendChains = new Set(reads.flatMap((r) => (r.kind === "spend" ? [r.chain] : [])));
+  const count = reads.filter((r) => r.kind !== "spend").length + spendChains.size;
+  if (count > MAX_CRITERIA)
+    throw new UserError(
+      `A gate takes at most ${MAX_CRITERIA} criteria (volume, avgprice, collections and lastpurchase together count as one): this has ${count}. Make two gates, or drop some.`,
+    );
+
+  const criteria: GateCriterion[] = [];
+  const spends = new Map<string, SpendCriterion>();
+  const behaviorSides = new Set<string>();
+  for (const read of reads) {
+    if (read.kind === "behavior") {
+      const c = read.criterion;
+      checkServed(c.chain, ctx);
+      const side = `${c.chain}:${c.not}`;
+      if (behaviorSides.has(side))
+        throw new UserError(
+          `Two "${c.not ? "not behavior" : "behavior"}" criteria: put the names in one list, e.g. \`${c.not ? "not behavior flipper,badactor" : "behavior collector,whale"}\`.`,
+        );
+      behaviorSides.add(side);
+      criteria.push(c);
+    } else if (read.kind === "spend") {
+      checkServed(read.chain, ctx);
+      let spend = spends.get(read.chain);
+      if (!spend) {
+        spend = { kind: "spend", chain: read.chain };
+        spends.set(read.chain, spend);
+        criteria.push(spend);
+      }
+      if (spend[read.field] !== undefined)
+        throw new UserError(
+          `${SPEND_WORD[read.field]} is there twice: give it once, e.g. \`${exampleOf(read.field)}\`.`,
+        );
+      if (read.field === "volumeGte" || read.field === "priceAvgGte")
+        spend[read.field] = String(read.value);
+      else spend[read.field] = Number(read.value);
+    } else {
+      criteria.push(await holdsOf(read, ctx));
+    }
+  }
+  const holds = criteria.filter((c): c is HoldsCriterion => c.kind === "holds");
+  for (const [i, c] of holds.entries()) {
+    if (holds.slice(0, i).some((o) => o.chain === c.chain && o.contract === c.contract))
+      throw new UserError(
+        `${c.name ?? c.contract} is there twice: give it once, with the number of NFTs needed (e.g. \`holds 2 ${c.name ?? c.contract}\`).`,
+      );
+  }
+  return criteria;
+}
+
+async function holdsOf(
+  read: Extract<Read, { kind: "holds" }>,
+  ctx: CriteriaContext,
+): Promise<HoldsCriterion> {
+  const checked = checkCollectionArg(read.collection);
+  if (!checked.ok) throw new UserError(checked.message);
+  const value = checked.value;
+  let chain = read.chain;
+  let query: string;
+  if (isLinked(value)) {
+    if (value.chain && read.named && value.chain !== chain)
+      throw new UserError(
+        `That link is on ${chainWords(value.chain)}, and you wrote on ${chain}: leave "on ${chain}" out, or paste a link of ${chainWords(chain)}.`,
+      );
+    chain = value.chain ?? chain;
+    query = value.linked;
+  } else if (typeof value === "string") {
+    query = value;
+  } else {
+    if (MARKUP.test(value.lookup))
+      throw new UserError(
+        `${quoteInput(read.collection, 40)} has characters no collection name has: write the name plainly, or paste the contract address (0x…).`,
+      );
+    query = value.lookup;
+  }
+  checkServed(chain, ctx);
+  const found = await ctx.resolveCollection(query, chain);
+  const name = shownName(found.name);
+  return {
+    kind: "holds",
+    chain,
+    contract: toChecksumAddress(found.address),
+    ...(name ? { name } : {}),
+    min: read.min,
+  };
+}
+
+/** A criterion in plain words: "holds at least 1 Azuki on Ethereum". */
+export function describeCriterion(c: GateCriterion): string {
+  const on = `on ${chainWords(c.chain)}`;
+  switch (c.kind) {
+    case "holds":
+      return `holds at least ${c.min.toLocaleString("en-US")} ${c.name ?? c.contract} ${on}`;
+    case "behavior": {
+      const names = c.behaviors.map(behaviorLabel);
+      const list =
+        names.length <= 1
+          ? (names[0] ?? "")
+          : `${names.slice(0, -1).join(", ")} or ${names.at(-1)}`;
+      return `${c.not ? "behavior is not" : "behavior is"} ${list} ${on}`;
+    }
+    case "spend": {
+      const symbol = symbolOf(c.chain);
+      const parts: string[] = [];
+      if (c.volumeGte !== undefined)
+        parts.push(`NFT purchase volume at least ${formatDecimal(c.volumeGte)} ${symbol}`.trim());
+      if (c.priceAvgGte !== undefined)
+        parts.push(`average NFT price at least ${formatDecimal(c.priceAvgGte)} ${symbol}`.trim());
+      if (c.collectionsGte !== undefined)
+        parts.push(`owns NFTs of at least ${c.collectionsGte} collections`);
+      if (c.lastPurchaseDaysLte !== undefined)
+        parts.push(
+          `bought an NFT within ${c.lastPurchaseDaysLte} day${c.lastPurchaseDaysLte === 1 ? "" : "s"}`,
+        );
+      return `one wallet: ${parts.join(", ")} ${on}`;
+    }
+  }
+}
+
+/**
+ * resolveCollection for a command: on the invocation's chain, the bot's collection index (names,
+ * symbols, short forms, as every collection option reads them), refreshed once on a miss; on
+ * another served chain, addresses only (its index is not the invocation's).
+ */
+export function collectionResolverFor(
+  ctx: Pick<CommandContext, "chain" | "resolver" | "collections">,
+): CriteriaContext["resolveCollection"] {
+  return async (q, chain) => {
+    const isAddress = /^0x[0-9a-f]{40}$/i.test(q);
+    if (chain !== ctx.chain.id) {
+      if (isAddress) return { address: toChecksumAddress(q) };
+      throw new UserError(
+        `To name a collection on ${chainWords(chain)}, paste its contract address (0x…) or a link, or run the command with chain:${chain}.`,
+      );
+    }
+    const resolution = isAddress
+      ? { kind: "found" as const, value: q }
+      : await ctx.resolver.collection(q);
+    if (resolution.kind !== "found") {
+      const options = resolution.choices.map((c) => c.label).join("; ");
+      throw new UserError(options ? `${resolution.text} (${options})` : resolution.text);
+    }
+    const name = ctx.collections.name(resolution.value);
+    return { address: toChecksumAddress(resolution.value), ...(name ? { name } : {}) };
+  };
+}
