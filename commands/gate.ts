@@ -11,10 +11,10 @@ import {
   describeCriterion,
   parseCriteria,
 } from "../src/gates/criteria.ts";
+import type { GateService } from "../src/gates/service.ts";
 import {
   type CriterionResult,
   type Gate,
-  type GateControl,
   type GateCriterion,
   type GateTarget,
   MAX_GATES_PER_CHAT,
@@ -40,12 +40,12 @@ const CRITERIA_WORDS =
 
 /** Where gates exist: a Discord server (gates are per server) or a Telegram group. */
 interface GateChat {
-  gates: GateControl;
+  gates: GateService;
   platform: "discord" | "telegram";
   chatId: string;
 }
 
-function gatesOf(ctx: CommandContext): GateControl {
+function gatesOf(ctx: CommandContext): GateService {
   if (!ctx.gates)
     throw new UserError(
       "Gates are not available here: they give a Discord role or entry to a Telegram group, so /gate add, list, remove and log work in a Discord server or a Telegram group. /gate test <wallet> <criteria> works anywhere.",

@@ -29,6 +29,8 @@ export default defineCommand({
     }
     const address = all ? "all" : parseAddress(given, "wallet address").toLowerCase();
     const removed = await ctx.store.wallets.remove(platform, user.id, address);
+    // The person's gates are decided again without the wallet; the reply need not wait for it.
+    if (removed > 0) void ctx.gates?.onUnlinked(platform, user.id);
     if (all) {
       return {
         text:

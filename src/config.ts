@@ -292,6 +292,12 @@ const SettingsSchema = z.object({
     checksPerMinute: env("WATCH_CHECKS_PER_MINUTE", int(30, 1, 10_000)),
     tickMs: env("WATCH_TICK_MS", int(30_000, 50, 3_600_000)),
   }),
+  /** Gates (/gate): the grace before a member who stops passing loses access, and re-checks. */
+  gates: z.object({
+    graceHours: env("GATE_GRACE_H", int(24, 0, 24 * 30)),
+    /** Members re-checked in a minute at most (each re-check reads the data service). */
+    checksPerMinute: env("GATE_CHECKS_PER_MINUTE", int(30, 1, 10_000)),
+  }),
   /** The one HTTP server (see resolveHttp): its port has two older names, kept as aliases. */
   http: z.object({
     port: env("HTTP_PORT", optionalPort),

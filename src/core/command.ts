@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ApiClient } from "../api/client.ts";
 import type { Checked } from "../api/validate.ts";
 import type { Chain } from "../chains.ts";
-import type { GateControl } from "../gates/types.ts";
+import type { GateService } from "../gates/service.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/types.ts";
 import type { VerifyService } from "../verify/types.ts";
@@ -111,8 +111,8 @@ export interface CommandContext {
   commands: readonly AnyCommand[];
   /** Proved wallets (/verify's links); absent only in tests that build a runtime without it. */
   verify?: VerifyService;
-  /** Holder roles and gated groups (/gate); absent where no platform can enforce them. */
-  gates?: GateControl;
+  /** Gates (/gate); absent when the store keeps none (and in tests that need none). */
+  gates?: GateService;
 }
 
 /**

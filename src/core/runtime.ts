@@ -2,7 +2,7 @@ import type { ApiClient } from "../api/client.ts";
 import { ApiError, apiErrorLevel } from "../api/errors.ts";
 import { type Chain, parseChains } from "../chains.ts";
 import { UserError } from "../errors.ts";
-import type { GateControl } from "../gates/types.ts";
+import type { GateService } from "../gates/service.ts";
 import type { Logger } from "../log.ts";
 import { cutText, sliceChars } from "../strings.ts";
 import type { VerifyService } from "../verify/types.ts";
@@ -82,8 +82,11 @@ export interface RuntimeOptions {
   limiters?: LimiterFactory | undefined;
   /** Proved wallets (/verify): links, challenges and proofs; absent where a test needs none. */
   verify?: VerifyService | undefined;
-  /** Holder roles and gated groups (/gate); absent where no platform can enforce them. */
-  gates?: GateControl | undefined;
+  /**
+   * Gates (/gate): the commands add and list them, /unlink has the person's gates decided again,
+   * and the Telegram adapter hands it join requests. Absent when the store keeps no gates.
+   */
+  gates?: GateService | undefined;
 }
 
 /** A short id for an invocation: in the log and in the apology a person sees. */
@@ -127,6 +130,11 @@ export class Runtime {
   private readonly now: () => Date;
   private readonly inFlight = new Set<Promise<unknown>>();
   private accepting = true;
+
+  /** Gates (/gate), for the adapters: Telegram hands it join requests. */
+  get gates(): GateService | undefined {
+    return this.options.gates;
+  }
 
   constructor(private readonly options: RuntimeOptions) {
     this.chains = options.chains?.length ? options.chains : parseChains(undefined, undefined);

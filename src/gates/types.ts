@@ -148,6 +148,16 @@ export interface GateMembership {
    * Whether it was delivered; never throws.
    */
   tell(userId: string, text: string, userChatId?: string): Promise<boolean>;
+  /**
+   * Added by gservice. Telegram: the address that opens the person's private chat with the bot
+   * and runs /verify there (t.me/<bot>?start=verify_<chain>), put in the join-request message.
+   */
+  verifyLink?(chain: string): string;
+  /**
+   * Added by gservice. Discord: the server a channel belongs to (undefined for a direct message),
+   * so a wallet proved from a /verify run in a channel is checked against that server's gates.
+   */
+  guildOf?(channelId: string): Promise<string | undefined>;
 }
 
 /** The gates and their members, on both stores (SQLite and PostgreSQL). */
@@ -202,22 +212,4 @@ export interface GateStore {
  */
 export interface GateEvaluator {
   evaluate(criteria: readonly GateCriterion[], wallets: readonly string[]): Promise<GateVerdict>;
-}
-
-/**
- * What the /gate command asks of the gate service (src/gates/service.ts's GateService), so the
- * command depends on this contract only. `n` is a gate's place in `list`, 1-based.
- */
-export interface GateControl {
-  add(input: {
-    platform: Platform;
-    chatId: string;
-    target: GateTarget;
-    criteria: GateCriterion[];
-    createdBy: string;
-  }): Promise<{ ok: true; gate: Gate } | { ok: false; reason: string }>;
-  list(platform: Platform, chatId: string): Promise<Gate[]>;
-  remove(platform: Platform, chatId: string, n: number): Promise<Gate | undefined>;
-  test(criteria: GateCriterion[] | Gate, wallets: string[]): Promise<GateVerdict>;
-  logCsv(platform: Platform, chatId: string, n: number): Promise<string>;
 }

@@ -26,6 +26,19 @@ export interface Health {
    * false when one is not, and its reason says why. A new part adds its check here.
    */
   checks: Check[];
+  /** With gates (/gate): gates, paused ones, members by status, and the counts since start. */
+  gates?: {
+    gates: number;
+    paused: number;
+    granted: number;
+    grace: number;
+    pending: number;
+    passes: number;
+    grants: number;
+    removals: number;
+    deferred: number;
+    failures: number;
+  };
 }
 
 /** /healthz answers within this however long the checks take (they should never be this slow). */

@@ -37,6 +37,23 @@ export interface MetricSources {
   charts: () => { hits: number; misses: number };
   /** The watch checker's counts since start (/watch). */
   watches?: () => { checks: number; posts: number; deferred: number; failures: number };
+  /** Gates (/gate): the service's counts since start, and the stored gates and members. */
+  gates?: {
+    counters: () => {
+      passes: number;
+      grants: number;
+      removals: number;
+      deferred: number;
+      failures: number;
+    };
+    counts: () => Promise<{
+      gates: number;
+      paused: number;
+      granted: number;
+      grace: number;
+      pending: number;
+    }>;
+  };
 }
 
 /** Addresses, token ids and names become placeholders, so label values stay few. */
@@ -193,6 +210,57 @@ export function createMetrics(sources: MetricSources): Metrics {
       "Watch reads that failed (tried again within 5 minutes)",
       () => watches().failures,
     );
+  }
+  const { gates } = sources;
+  if (gates) {
+    const gateCounter = (
+      name: string,
+      help: string,
+      key: keyof ReturnType<typeof gates.counters>,
+    ) => chartCounter(name, help, () => gates.counters()[key]);
+    gateCounter("bot_gate_passes_total", "Gate verdicts that passed since start", "passes");
+    gateCounter(
+      "bot_gate_grants_total",
+      "Roles given and join requests approved since start",
+      "grants",
+    );
+    gateCounter(
+      "bot_gate_removals_total",
+      "Members removed after their grace since start",
+      "removals",
+    );
+    gateCounter(
+      "bot_gate_deferred_total",
+      "Gate re-checks left for a later minute: GATE_CHECKS_PER_MINUTE was spent",
+      "deferred",
+    );
+    gateCounter(
+      "bot_gate_failures_total",
+      "Gate verdicts unknown (upstream error) or platform calls failed: nothing changed",
+      "failures",
+    );
+    new Gauge({
+      name: "bot_gates",
+      help: "Gates stored, and how many of them are paused (the platform refused the bot)",
+      labelNames: ["state"] as const,
+      registers: [registry],
+      async collect() {
+        const counts = await gates.counts();
+        this.set({ state: "active" }, counts.gates - counts.paused);
+        this.set({ state: "paused" }, counts.paused);
+      },
+    });
+    new Gauge({
+      name: "bot_gate_members",
+      help: "Gates' members by status (granted, in grace, pending join requests)",
+      labelNames: ["status"] as const,
+      registers: [registry],
+      async collect() {
+        const counts = await gates.counts();
+        for (const status of ["granted", "grace", "pending"] as const)
+          this.set({ status }, counts[status]);
+      },
+    });
   }
   cacheGauge("bot_cache_bytes", "Bytes of the cached answers as received", (s) => s.bytes);
   new Gauge({

@@ -187,6 +187,42 @@ const TABLES: readonly {
       "finished_at",
     ],
   },
+  {
+    name: "gates",
+    columns: [
+      "id",
+      "platform",
+      "chat_id",
+      "target",
+      "criteria",
+      "created_by",
+      "created_at",
+      "paused_at",
+      "pause_reason",
+    ],
+    serial: "id",
+  },
+  {
+    // Standings carry over: a person in grace keeps their deadline, a request its decision time.
+    name: "gate_members",
+    columns: [
+      "gate_id",
+      "user_id",
+      "status",
+      "since",
+      "failing_since",
+      "grace_until",
+      "told_at",
+      "user_chat_id",
+      "decide_by",
+      "last_checked_at",
+    ],
+  },
+  {
+    name: "gate_log",
+    columns: ["id", "gate_id", "user_id", "at", "action", "reason"],
+    serial: "id",
+  },
 ];
 
 /** Rows per INSERT: well under PostgreSQL's 65,535 parameters for the widest table (16 columns). */

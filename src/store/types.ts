@@ -11,6 +11,7 @@ import type {
   CollectionIndexStore,
   IndexedCollection,
 } from "../core/known-collections.ts";
+import type { GateStore } from "../gates/types.ts";
 
 export type {
   ActionStore,
@@ -690,6 +691,8 @@ export interface Store {
   chatSettings: ChatSettingsStore;
   digests: DigestStore;
   watches: WatchStore;
+  /** Gates (issue 29): roles and groups for the holders, their members and log. */
+  gates: GateStore;
   /** Whether the store answers now. */
   healthy(): Promise<boolean>;
   /**

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { StartupError } from "../../errors.ts";
+import { gatesMigration } from "../rows-gate.ts";
 import { provedWalletsMigration } from "../rows-wallet.ts";
 
 /**
@@ -272,6 +273,8 @@ const MIGRATIONS: readonly string[] = [
   // that prove it; the wallets linked before (on the person's word) are kept as not proved
   // (proved_at NULL, no chain). And the one-time /verify links: only the token's SHA-256.
   provedWalletsMigration("BIGINT"),
+  // 11: gates (as SQLite's 18; issue 29)
+  gatesMigration("postgres"),
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

@@ -4,6 +4,7 @@ import { PgChatSettingsStore } from "./chat-settings.ts";
 import { PgCollectionIndexStore } from "./collections.ts";
 import { openPgDb, type PgDb, type PgOpenOptions } from "./db.ts";
 import { PgDigestStore } from "./digests.ts";
+import { PgGateStore } from "./gates.ts";
 import { PgKeyValueStore, PgLeaseStore } from "./kv.ts";
 import { PgOutboxStore } from "./outbox.ts";
 import { PgReportStore } from "./reports.ts";
@@ -52,6 +53,7 @@ export function postgresStore(
     chatSettings: new PgChatSettingsStore(db),
     digests: new PgDigestStore(db),
     watches: new PgWatchStore(db),
+    gates: new PgGateStore(db),
     async healthy() {
       try {
         return (await db.query("SELECT 1 AS ok")).rows.length === 1;

@@ -2,6 +2,7 @@ import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { StartupError } from "../../errors.ts";
+import { gatesMigration } from "../rows-gate.ts";
 import { provedWalletsMigration } from "../rows-wallet.ts";
 import { isNoRoom } from "./disk.ts";
 
@@ -416,6 +417,9 @@ const MIGRATIONS: readonly string[] = [
   // that prove it; the wallets linked before (on the person's word) are kept as not proved
   // (proved_at NULL, no chain). And the one-time /verify links: only the token's SHA-256.
   provedWalletsMigration("INTEGER"),
+  // 18: gates (issue 29): a Discord role or a Telegram group for the people whose proved wallets
+  // pass the gate's criteria; each person's standing with a gate, and the gate's log.
+  gatesMigration("sqlite"),
 ];
 
 /** How many migrations the SQLite store has: a store opened by this code is at this version. */

@@ -6,6 +6,7 @@ import { SqliteCollectionIndexStore } from "./collections.ts";
 import { type Db, migrate, openDatabase } from "./db.ts";
 import { SqliteDigestStore } from "./digests.ts";
 import { DiskState, watchWrites } from "./disk.ts";
+import { SqliteGateStore } from "./gates.ts";
 import { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
 import { SqliteOutboxStore } from "./outbox.ts";
 import { SqliteReportStore } from "./reports.ts";
@@ -74,6 +75,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     chatSettings: new SqliteChatSettingsStore(db),
     digests: new SqliteDigestStore(db),
     watches: new SqliteWatchStore(db),
+    gates: new SqliteGateStore(db),
     async healthy() {
       try {
         return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;

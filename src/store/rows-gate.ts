@@ -1,0 +1,171 @@
+import type { Platform } from "../core/command.ts";
+import type { Gate, GateLogEntry, GateMember } from "../gates/types.ts";
+
+/**
+ * The migration that brings gates (issue 29; SQLite's 18, PostgreSQL's 11), the same on both but
+ * for the types of ids and times. Fixed once released, like every migration.
+ *
+ * A gate's target and criteria are JSON (read only whole, never searched). A member's row holds
+ * its standing with one gate; the re-check job reads them oldest check first (never checked
+ * first), and a person's memberships are found by user id, the gate giving the platform. The log
+ * is read per gate, newest first; its id orders entries of the same millisecond.
+ */
+export function gatesMigration(dialect: "sqlite" | "postgres"): string {
+  const time = dialect === "sqlite" ? "INTEGER" : "BIGINT";
+  const id = dialect === "sqlite" ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGSERIAL PRIMARY KEY";
+  const ref = dialect === "sqlite" ? "INTEGER" : "BIGINT";
+  // SQLite puts NULLs first in ascending order already, and has no NULLS FIRST in an index.
+  const nullsFirst = dialect === "sqlite" ? "" : " NULLS FIRST";
+  return `
+  CREATE TABLE gates (
+    id ${id},
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    target TEXT NOT NULL,
+    criteria TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at ${time} NOT NULL,
+    paused_at ${time},
+    pause_reason TEXT
+  );
+  CREATE INDEX gates_chat ON gates (platform, chat_id);
+
+  CREATE TABLE gate_members (
+    gate_id ${ref} NOT NULL REFERENCES gates (id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('granted', 'grace', 'pending')),
+    since ${time} NOT NULL,
+    failing_since ${time},
+    grace_until ${time},
+    told_at ${time},
+    user_chat_id TEXT,
+    decide_by ${time},
+    last_checked_at ${time},
+    PRIMARY KEY (gate_id, user_id)
+  );
+  CREATE INDEX gate_members_due ON gate_members (last_checked_at${nullsFirst});
+  CREATE INDEX gate_members_user ON gate_members (user_id);
+  CREATE INDEX gate_members_requests ON gate_members (status, decide_by);
+
+  CREATE TABLE gate_log (
+    id ${id},
+    gate_id ${ref} NOT NULL REFERENCES gates (id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL,
+    at ${time} NOT NULL,
+    action TEXT NOT NULL
+      CHECK (action IN ('granted', 'approved', 'grace', 'kept', 'removed', 'declined', 'paused', 'failed')),
+    reason TEXT NOT NULL
+  );
+  CREATE INDEX gate_log_gate ON gate_log (gate_id, at);
+  `;
+}
+
+/** Times and ids as either backend returns them (numbers; a string would be a BIGINT unparsed). */
+type Num = number | string;
+
+/** A gates row as both backends read it (column names as in the table). */
+export interface GateRow {
+  id: Num;
+  platform: string;
+  chat_id: string;
+  target: string;
+  criteria: string;
+  created_by: string;
+  created_at: Num;
+  paused_at: Num | null;
+  pause_reason: string | null;
+}
+
+export function gateFromRow(row: GateRow): Gate {
+  const gate: Gate = {
+    id: Number(row.id),
+    platform: row.platform as Platform,
+    chatId: row.chat_id,
+    target: JSON.parse(row.target),
+    criteria: JSON.parse(row.criteria),
+    createdBy: row.created_by,
+    createdAt: Number(row.created_at),
+  };
+  if (row.paused_at !== null) gate.pausedAt = Number(row.paused_at);
+  if (row.pause_reason !== null) gate.pauseReason = row.pause_reason;
+  return gate;
+}
+
+export interface GateMemberRow {
+  gate_id: Num;
+  user_id: string;
+  status: string;
+  since: Num;
+  failing_since: Num | null;
+  grace_until: Num | null;
+  told_at: Num | null;
+  user_chat_id: string | null;
+  decide_by: Num | null;
+  last_checked_at: Num | null;
+}
+
+/** The columns of gate_members in the order memberValues gives them. */
+export const MEMBER_COLUMNS = [
+  "gate_id",
+  "user_id",
+  "status",
+  "since",
+  "failing_since",
+  "grace_until",
+  "told_at",
+  "user_chat_id",
+  "decide_by",
+  "last_checked_at",
+] as const;
+
+export function memberValues(m: GateMember): (string | number | null)[] {
+  return [
+    m.gateId,
+    m.userId,
+    m.status,
+    m.since,
+    m.failingSince ?? null,
+    m.graceUntil ?? null,
+    m.toldAt ?? null,
+    m.userChatId ?? null,
+    m.decideBy ?? null,
+    m.lastCheckedAt ?? null,
+  ];
+}
+
+export function memberFromRow(row: GateMemberRow): GateMember {
+  const member: GateMember = {
+    gateId: Number(row.gate_id),
+    userId: row.user_id,
+    status: row.status as GateMember["status"],
+    since: Number(row.since),
+  };
+  if (row.failing_since !== null) member.failingSince = Number(row.failing_since);
+  if (row.grace_until !== null) member.graceUntil = Number(row.grace_until);
+  if (row.told_at !== null) member.toldAt = Number(row.told_at);
+  if (row.user_chat_id !== null) member.userChatId = row.user_chat_id;
+  if (row.decide_by !== null) member.decideBy = Number(row.decide_by);
+  if (row.last_checked_at !== null) member.lastCheckedAt = Number(row.last_checked_at);
+  return member;
+}
+
+export interface GateLogRow {
+  gate_id: Num;
+  user_id: string;
+  at: Num;
+  action: string;
+  reason: string;
+}
+
+export function logFromRow(row: GateLogRow): GateLogEntry {
+  return {
+    gateId: Number(row.gate_id),
+    userId: row.user_id,
+    at: Number(row.at),
+    action: row.action as GateLogEntry["action"],
+    reason: row.reason,
+  };
+}
+
+/** The re-check job's order: never checked first, then the oldest check; ties in a fixed order. */
+export const DUE_ORDER = "ORDER BY m.last_checked_at ASC NULLS FIRST, m.gate_id, m.user_id";

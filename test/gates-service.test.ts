@@ -1,0 +1,471 @@
+/**
+ * The gate service and its re-check job on a real store (SQLite in a temp dir; PostgreSQL for two
+ * instances) and the simulator over HTTP, with a fake clock. The platforms are a recording fake
+ * GateMembership here: Discord's and Telegram's are tested by their own suites.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ApiClient } from "../src/api/client.ts";
+import { GateRecheck } from "../src/gates/recheck.ts";
+import { GateService, JOIN_REQUEST_WAIT_MS } from "../src/gates/service.ts";
+import type {
+  CriterionResult,
+  Gate,
+  GateCriterion,
+  GateEvaluator,
+  GateMembership,
+  GateTarget,
+  GateVerdict,
+  HoldsCriterion,
+  MembershipResult,
+} from "../src/gates/types.ts";
+import { silentLogger } from "../src/log.ts";
+import { DEMO_WALLET } from "../src/simulator/index.ts";
+import { openPostgresStore } from "../src/store/postgres/index.ts";
+import { openSqliteStore } from "../src/store/sqlite/index.ts";
+import type { Store } from "../src/store/types.ts";
+import { type ClientSetup, startClient } from "./helpers.ts";
+import { POSTGRES_URL, postgresAvailable } from "./services.ts";
+import { dropSchema, freshSchemaName } from "./store/backends.ts";
+
+const HOUR = 3_600_000;
+const DEMO = DEMO_WALLET.address.toLowerCase();
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/**
+ * Holdings read from the simulator (endpoint 13): enough to decide the service's transitions.
+ * A failed read is "unknown", as the real evaluator's contract says.
+ */
+function simulatorEvaluator(api: ApiClient): GateEvaluator {
+  return {
+    async evaluate(criteria, wallets) {
+      const results: CriterionResult[] = [];
+      for (const criterion of criteria as HoldsCriterion[]) {
+        try {
+          let held = 0;
+          for (const wallet of wallets) {
+            const { nfts } = await api.wallets.nfts(wallet, {}, { fresh: true, background: true });
+            held += nfts.filter(
+              (item) => item.nft.contractAddress.toLowerCase() === criterion.contract.toLowerCase(),
+            ).length;
+          }
+          results.push({
+            criterion,
+            outcome: held >= criterion.min ? "pass" : "fail",
+            why: `holds ${held} of ${criterion.name} (needs ${criterion.min})`,
+          });
+        } catch {
+          results.push({ criterion, outcome: "unknown", why: "the data service did not answer" });
+        }
+      }
+      const outcome = results.some((r) => r.outcome === "fail")
+        ? "fail"
+        : results.some((r) => r.outcome === "unknown")
+          ? "unknown"
+          : "pass";
+      return { outcome, results } satisfies GateVerdict;
+    },
+  };
+}
+
+/** A platform that does what it is asked and records it; answers can be set per call kind. */
+function fakeMembership(platform: "discord" | "telegram") {
+  const calls: string[] = [];
+  const told: { userId: string; text: string; userChatId?: string | undefined }[] = [];
+  const answers: { check?: string; grant?: MembershipResult; revoke?: MembershipResult } = {};
+  const membership: GateMembership = {
+    platform,
+    async check(target) {
+      calls.push("check");
+      if (answers.check) return { ok: false, reason: answers.check };
+      return {
+        ok: true,
+        target:
+          target.platform === "telegram" ? { ...target, inviteLink: "https://t.me/+join" } : target,
+      };
+    },
+    async grant(_target, userId) {
+      calls.push(`grant ${userId}`);
+      return answers.grant ?? { ok: true };
+    },
+    async revoke(_target, userId) {
+      calls.push(`revoke ${userId}`);
+      return answers.revoke ?? { ok: true };
+    },
+    async decline(_target, userId) {
+      calls.push(`decline ${userId}`);
+      return { ok: true };
+    },
+    async tell(userId, text, userChatId) {
+      told.push({ userId, text, userChatId });
+      return true;
+    },
+    verifyLink: (chain) => `https://t.me/gatebot?start=verify_${chain}`,
+  };
+  return { membership, calls, told, answers };
+}
+
+let client: ClientSetup;
+let holdsDemo: HoldsCriterion;
+
+beforeAll(async () => {
+  client = await startClient();
+  // The collection of the demo wallet's first NFT (BAYC #7495 on the simulator).
+  const { nfts } = await client.api.wallets.nfts(DEMO);
+  const first = nfts[0]?.nft;
+  if (!first) throw new Error("the demo wallet holds nothing");
+  holdsDemo = {
+    kind: "holds",
+    chain: "ethereum",
+    contract: first.contractAddress,
+    name: "Bored Ape Yacht Club",
+    min: 1,
+  };
+  return () => client.close();
+});
+
+function sqliteStore(): Store {
+  const dir = mkdtempSync(join(tmpdir(), "gates-service-"));
+  const store = openSqliteStore(dir);
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => store.close());
+  return store;
+}
+
+/** The service and its job on `store`, a fake clock and a fake Discord (and Telegram). */
+function setup(store: Store, options: { perMinute?: number; holder?: string } = {}) {
+  const clock = { now: Date.parse("2026-03-01T12:00:00Z") };
+  const discord = fakeMembership("discord");
+  const telegram = fakeMembership("telegram");
+  const service = new GateService({
+    gates: store.gates,
+    wallets: store.wallets,
+    evaluator: simulatorEvaluator(client.api),
+    memberships: [discord.membership, telegram.membership],
+    logger: silentLogger(),
+    settings: { graceHours: 24 },
+    now: () => clock.now,
+  });
+  const job = new GateRecheck({
+    service,
+    leases: store.leases,
+    holder: options.holder ?? "instance-a",
+    logger: silentLogger(),
+    settings: { checksPerMinute: options.perMinute ?? 30, tickMs: 1_000 },
+    now: () => clock.now,
+  });
+  cleanups.push(() => job.stop());
+  const prove = (userId: string, address = DEMO, platform = "discord") =>
+    store.wallets.addProved({
+      platform,
+      userId,
+      address,
+      chain: "ethereum",
+      label: address,
+      message: "signed",
+      signature: "0x",
+      provedAt: clock.now,
+    });
+  return { clock, discord, telegram, service, job, prove };
+}
+
+const roleTarget: GateTarget = {
+  platform: "discord",
+  guildId: "g1",
+  roleId: "r1",
+  roleName: "Holders",
+};
+
+async function addGate(
+  service: GateService,
+  target: GateTarget = roleTarget,
+  criteria: GateCriterion[] = [holdsDemo],
+): Promise<Gate> {
+  const chatId = target.platform === "discord" ? target.guildId : target.chatId;
+  const added = await service.add({
+    platform: target.platform,
+    chatId,
+    target,
+    criteria,
+    createdBy: "m1",
+  });
+  if (!added.ok) throw new Error(added.reason);
+  return added.gate;
+}
+
+/** The simulator's next wallet reads answer that the wallet holds nothing (it sold). */
+const sold = (reads = 1) =>
+  client.sim.script(
+    Array.from({ length: reads }, () => ({ status: 200, body: JSON.stringify({ nfts: [] }) })),
+  );
+
+describe("gate service", () => {
+  it("grants the role when a person proves a wallet that passes, in the server they verified in", async () => {
+    const store = sqliteStore();
+    const { service, discord, prove } = setup(store);
+    const gate = await addGate(service);
+    await prove("u1");
+    await service.onProved("discord", "u1", { guildId: "g1" });
+    expect(discord.calls).toEqual(["check", "grant u1"]);
+    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("granted");
+    const [entry] = await store.gates.logOf(gate.id, 10);
+    expect(entry).toMatchObject({ action: "granted", userId: "u1" });
+    expect(entry?.reason).toContain("holds 1 of");
+    expect((await service.stats()).grants).toBe(1);
+  });
+
+  it("finds the server of the channel where /verify was run through the platform", async () => {
+    const store = sqliteStore();
+    const { service, discord, prove } = setup(store);
+    discord.membership.guildOf = async (channel) => (channel === "c9" ? "g1" : undefined);
+    const gate = await addGate(service);
+    await prove("u1");
+    await service.onProved("discord", "u1", { chatId: "c9" });
+    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("granted");
+  });
+
+  it("refuses an 11th gate and a target the platform refuses, in the platform's words", async () => {
+    const store = sqliteStore();
+    const { service, discord } = setup(store);
+    for (let i = 0; i < 10; i++)
+      await addGate(service, { ...roleTarget, roleId: `r${i}`, roleName: `R${i}` });
+    const full = await service.add({
+      platform: "discord",
+      chatId: "g1",
+      target: { ...roleTarget, roleId: "r11" },
+      criteria: [holdsDemo],
+      createdBy: "m1",
+    });
+    expect(full).toMatchObject({ ok: false });
+    discord.answers.check = "Give the bot Manage Roles, then try again.";
+    const refused = await service.add({
+      platform: "discord",
+      chatId: "g2",
+      target: { ...roleTarget, guildId: "g2" },
+      criteria: [holdsDemo],
+      createdBy: "m1",
+    });
+    expect(refused).toEqual({ ok: false, reason: "Give the bot Manage Roles, then try again." });
+    expect(await service.list("discord", "g2")).toEqual([]);
+  });
+
+  it("gives a new gate to the people the chat's other gates know", async () => {
+    const store = sqliteStore();
+    const { service, prove } = setup(store);
+    await addGate(service);
+    await prove("u1");
+    await service.onProved("discord", "u1", { guildId: "g1" });
+    const second = await addGate(service, { ...roleTarget, roleId: "r2", roleName: "Apes" });
+    await service.settled();
+    expect((await store.gates.member(second.id, "u1"))?.status).toBe("granted");
+  });
+
+  it("tells once and keeps the role through the grace, then removes it after GATE_GRACE_H", async () => {
+    const store = sqliteStore();
+    const { service, discord, job, clock, prove } = setup(store);
+    const gate = await addGate(service);
+    await prove("u1");
+    await service.onProved("discord", "u1", { guildId: "g1" });
+
+    // A day later the daily re-check finds the wallet sold.
+    clock.now += 24 * HOUR + 1;
+    sold();
+    expect(await job.tick()).toBe(1);
+    const inGrace = await store.gates.member(gate.id, "u1");
+    expect(inGrace).toMatchObject({ status: "grace", graceUntil: clock.now + 24 * HOUR });
+    expect(discord.told).toHaveLength(1);
+    expect(discord.told[0]?.text).toContain("/verify");
+
+    // Checked again during the grace: still failing, still kept, not told again.
+    clock.now += 2 * HOUR;
+    sold();
+    expect(await job.tick()).toBe(1);
+    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("grace");
+    expect(discord.told).toHaveLength(1);
+    expect(discord.calls).not.toContain("revoke u1");
+
+    // Past the grace and still failing: removed.
+    clock.now = (inGrace?.graceUntil ?? 0) + 1;
+    sold();
+    await job.tick();
+    expect(discord.calls).toContain("revoke u1");
+    expect(await store.gates.member(gate.id, "u1")).toBeUndefined();
+    const actions = (await store.gates.logOf(gate.id, 10)).map((e) => e.action);
+    expect(actions).toEqual(["removed", "grace", "granted"]);
+    expect((await service.stats()).removals).toBe(1);
+
+    const csv = await service.logCsv("discord", "g1", 1);
+    const lines = csv.trimEnd().split("\r\n");
+    expect(lines[0]).toBe("time,user id,action,reason");
+    expect(lines[1]).toMatch(/^2026-03-0\dT[\d:.]+Z,u1,removed,holds 0 of /);
+  });
+
+  it("keeps the role through an upstream outage: an unknown verdict changes nothing", async () => {
+    const store = sqliteStore();
+    const { service, discord, job, clock, prove } = setup(store);
+    const gate = await addGate(service);
+    await prove("u1");
+    await service.onProved("discord", "u1", { guildId: "g1" });
+    client.sim.setFaults({ errorRates: { 503: 1 } });
+    cleanups.push(() => client.sim.clearFaults());
+    for (let day = 1; day <= 3; day++) {
+      clock.now += 24 * HOUR + 1;
+      await job.tick();
+    }
+    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("granted");
+    expect(discord.calls.filter((c) => c.startsWith("revoke"))).toEqual([]);
+    expect(discord.told).toEqual([]);
+    expect((await service.stats()).failures).toBeGreaterThanOrEqual(3);
+  });
+
+  it("gives the role back when the person passes again during the grace", async () => {
+    const store = sqliteStore();
+    const { service, discord, job, clock, prove } = setup(store);
+    const gate = await addGate(service);
+    await prove("u1");
+    await service.onProved("discord", "u1", { guildId: "g1" });
+    clock.now += 24 * HOUR + 1;
+    sold();
+    await job.tick();
+    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("grace");
+    // An hour later the wallet holds the collection again.
+    clock.now += HOUR + 1;
+    await job.tick();
+    expect(await store.gates.member(gate.id, "u1")).toMatchObject({ status: "granted" });
+    expect((await store.gates.logOf(gate.id, 1))[0]?.action).toBe("kept");
+    expect(discord.calls.filter((c) => c.startsWith("revoke"))).toEqual([]);
+  });
+
+  it("pauses the gate with the platform's reason when a removal is refused", async () => {
+    const store = sqliteStore();
+    const { service, discord, job, clock, prove } = setup(store);
+    const gate = await addGate(service);
+    await prove("u1");
+    await service.onProved("discord", "u1", { guildId: "g1" });
+    await store.wallets.remove("discord", "u1", "all");
+    await service.onUnlinked("discord", "u1");
+    clock.now += 25 * HOUR;
+    discord.answers.revoke = {
+      ok: false,
+      kind: "refused",
+      reason: "The Holders role is above the bot's highest role.",
+    };
+    await job.tick();
+    const paused = await store.gates.get(gate.id);
+    expect(paused?.pauseReason).toBe("The Holders role is above the bot's highest role.");
+    expect((await store.gates.logOf(gate.id, 1))[0]).toMatchObject({ action: "paused" });
+    expect((await service.stats()).paused).toBe(1);
+    // A paused gate decides nothing: the member stays until the platform allows it again.
+    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("grace");
+  });
+
+  it("re-checks at most GATE_CHECKS_PER_MINUTE members a minute and counts the rest deferred", async () => {
+    const store = sqliteStore();
+    const { service, job, clock, prove } = setup(store, { perMinute: 2 });
+    const gate = await addGate(service);
+    for (const user of ["u1", "u2", "u3", "u4", "u5"]) {
+      await prove(user);
+      await service.onProved("discord", user, { guildId: "g1" });
+    }
+    clock.now += 24 * HOUR + 1;
+    expect(await job.tick()).toBe(2);
+    expect((await service.stats()).deferred).toBe(3);
+    // The same minute: nothing more.
+    clock.now += 10_000;
+    expect(await job.tick()).toBe(0);
+    // The next minute: two more, the oldest checks first.
+    clock.now += 60_000;
+    expect(await job.tick()).toBe(2);
+    const checked = (await store.gates.members(gate.id)).filter(
+      (m) => (m.lastCheckedAt ?? 0) > clock.now - HOUR,
+    );
+    expect(checked).toHaveLength(4);
+  });
+
+  it("approves a join request that passes, keeps one pending with a /verify link, declines it after 10 minutes", async () => {
+    const store = sqliteStore();
+    const { service, telegram, job, clock, prove } = setup(store);
+    const gate = await addGate(service, { platform: "telegram", chatId: "-100", title: "Apes" });
+    expect(gate.target).toMatchObject({ inviteLink: "https://t.me/+join" });
+
+    await prove("t1", DEMO, "telegram");
+    await service.onJoinRequest("telegram", "-100", "t1", "p1");
+    expect(telegram.calls).toContain("grant t1");
+    expect((await store.gates.member(gate.id, "t1"))?.status).toBe("granted");
+    expect((await store.gates.logOf(gate.id, 1))[0]?.action).toBe("approved");
+
+    // No wallet yet: pending, told through the request's private chat.
+    await service.onJoinRequest("telegram", "-100", "t2", "p2");
+    expect(await store.gates.member(gate.id, "t2")).toMatchObject({
+      status: "pending",
+      userChatId: "p2",
+      decideBy: clock.now + JOIN_REQUEST_WAIT_MS,
+    });
+    expect(telegram.told.at(-1)).toMatchObject({ userId: "t2", userChatId: "p2" });
+    expect(telegram.told.at(-1)?.text).toContain("https://t.me/gatebot?start=verify_ethereum");
+
+    // Proves within the 10 minutes: approved.
+    clock.now += 5 * 60_000;
+    await prove("t2", DEMO, "telegram");
+    await service.onProved("telegram", "t2", { chatId: "p2" });
+    expect(telegram.calls).toContain("grant t2");
+    expect((await store.gates.member(gate.id, "t2"))?.status).toBe("granted");
+
+    // Never proves: declined by the job once the 10 minutes are over.
+    await service.onJoinRequest("telegram", "-100", "t3", "p3");
+    clock.now += JOIN_REQUEST_WAIT_MS - 1;
+    await job.tick();
+    expect(telegram.calls).not.toContain("decline t3");
+    clock.now += 2;
+    await job.tick();
+    expect(telegram.calls).toContain("decline t3");
+    expect(await store.gates.member(gate.id, "t3")).toBeUndefined();
+    expect((await store.gates.logOf(gate.id, 1))[0]).toMatchObject({
+      action: "declined",
+      userId: "t3",
+    });
+  });
+
+  it("decides the person's gates again at once after an unlink", async () => {
+    const store = sqliteStore();
+    const { service, discord, prove } = setup(store);
+    const gate = await addGate(service);
+    await prove("u1");
+    await service.onProved("discord", "u1", { guildId: "g1" });
+    await store.wallets.remove("discord", "u1", DEMO);
+    await service.onUnlinked("discord", "u1");
+    expect(await store.gates.member(gate.id, "u1")).toMatchObject({ status: "grace" });
+    expect(discord.told[0]?.text).toContain("/verify");
+    const [entry] = await store.gates.logOf(gate.id, 1);
+    expect(entry).toMatchObject({ action: "grace", reason: "no proved wallet" });
+  });
+});
+
+describe.runIf(await postgresAvailable())("gate re-checks on two instances (PostgreSQL)", () => {
+  it("only the lease holder re-checks", async () => {
+    const schema = freshSchemaName();
+    cleanups.push(() => dropSchema(schema));
+    const a = await openPostgresStore({ url: POSTGRES_URL, schema, max: 4 });
+    cleanups.push(() => a.close());
+    const b = await openPostgresStore({ url: POSTGRES_URL, schema, max: 4 });
+    cleanups.push(() => b.close());
+    const one = setup(a, { holder: "instance-a" });
+    const two = setup(b, { holder: "instance-b" });
+    await addGate(one.service);
+    await one.prove("u1");
+    await one.service.onProved("discord", "u1", { guildId: "g1" });
+    one.clock.now += 24 * HOUR + 1;
+    two.clock.now = one.clock.now;
+    expect(await one.job.tick()).toBe(1);
+    expect(await two.job.tick()).toBe(false);
+    const twoChecked = (await two.service.stats()).passes;
+    expect(twoChecked).toBe(0);
+    expect((await one.service.stats()).passes).toBe(2);
+  });
+});
