@@ -2,91 +2,83 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { allCommands } from "../commands/index.ts";
 import { slashCommands } from "../src/adapters/discord/commands.ts";
 import type { Invocation } from "../src/core/command.ts";
+import { ApiGateEvaluator } from "../src/gates/evaluate.ts";
+import { GateService } from "../src/gates/service.ts";
 import {
-  type CriterionResult,
   type Gate,
-  type GateControl,
-  type GateCriterion,
+  type GateEvaluator,
+  type GateMembership,
   type GateTarget,
-  type GateVerdict,
   MAX_GATES_PER_CHAT,
 } from "../src/gates/types.ts";
+import { silentLogger } from "../src/log.ts";
+import { DEMO_WALLET } from "../src/simulator/index.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
 /**
- * /gate through the runtime, as a Telegram group and a Discord server use it, over a recording
- * gate service: what the command asks of the service (GateControl) and what it answers.
+ * /gate through the runtime, as a Telegram group and a Discord server use it: the gate service on
+ * the runtime's SQLite store, the simulator's answers, and platforms that record what they are
+ * asked at /gate add.
  */
 
 const GUILD = "111111111111111111";
 const HOLDERS = "222222222222222222";
 const AZUKI = "0xED5AF388653567Af2F388E6224dC7C4b3241C544";
+const DEMO = DEMO_WALLET.address;
 
 /**
- * The gate service as the command sees it, in memory: records each add (the platform's check of
- * the target), refuses what a test tells it to, and answers tests with the outcomes it is given.
+ * What the platforms do at /gate add, recorded: Discord knows the role's name, Telegram makes the
+ * invite link; a test may have them refuse (Manage Roles missing, the role above the bot's).
  */
-class RecordingGates implements GateControl {
-  gates: Gate[] = [];
-  added: { target: GateTarget; criteria: GateCriterion[]; createdBy: string }[] = [];
-  tested: { criteria: GateCriterion[]; wallets: string[] }[] = [];
-  /** The platform's refusal at add (Manage Roles missing, the role above the bot's). */
-  refusal: string | undefined;
-  outcomes: Partial<Record<GateCriterion["kind"], CriterionResult["outcome"]>> = {};
-  private nextId = 1;
+function recordingMembership(platform: "discord" | "telegram") {
+  const recorded = { checked: [] as GateTarget[], refusal: undefined as string | undefined };
+  const membership: GateMembership = {
+    platform,
+    async check(target) {
+      recorded.checked.push(target);
+      if (recorded.refusal) return { ok: false, reason: recorded.refusal };
+      return {
+        ok: true,
+        target:
+          target.platform === "telegram"
+            ? { ...target, inviteLink: "https://t.me/+joinHere" }
+            : { ...target, roleName: target.roleId === HOLDERS ? "Holders" : target.roleName },
+      };
+    },
+    grant: async () => ({ ok: true }),
+    revoke: async () => ({ ok: true }),
+    tell: async () => true,
+  };
+  return { membership, recorded };
+}
 
-  async add(input: Parameters<GateControl["add"]>[0]) {
-    this.added.push({ target: input.target, criteria: input.criteria, createdBy: input.createdBy });
-    if (this.refusal) return { ok: false as const, reason: this.refusal };
-    // The platform's check: Telegram makes the invite link, Discord knows the role's name.
-    const target: GateTarget =
-      input.target.platform === "telegram"
-        ? { ...input.target, inviteLink: "https://t.me/+joinHere" }
-        : {
-            ...input.target,
-            roleName: input.target.roleName === HOLDERS ? "Holders" : input.target.roleName,
-          };
-    const gate: Gate = {
-      id: this.nextId++,
-      platform: input.platform,
-      chatId: input.chatId,
-      target,
-      criteria: input.criteria,
-      createdBy: input.createdBy,
-      createdAt: 0,
-    };
-    this.gates.push(gate);
-    return { ok: true as const, gate };
-  }
-
-  async list(platform: string, chatId: string) {
-    return this.gates.filter((gate) => gate.platform === platform && gate.chatId === chatId);
-  }
-
-  async remove(platform: string, chatId: string, n: number) {
-    const gate = (await this.list(platform, chatId))[n - 1];
-    if (gate) this.gates = this.gates.filter((other) => other !== gate);
-    return gate;
-  }
-
-  async test(criteriaOrGate: GateCriterion[] | Gate, wallets: string[]): Promise<GateVerdict> {
-    const criteria = Array.isArray(criteriaOrGate) ? criteriaOrGate : criteriaOrGate.criteria;
-    this.tested.push({ criteria, wallets });
-    const results = criteria.map((criterion) => {
-      const outcome = this.outcomes[criterion.kind] ?? "pass";
-      return { criterion, outcome, why: `${criterion.kind} said ${outcome}` };
-    });
-    const outcome = results.some((r) => r.outcome === "fail")
-      ? "fail"
-      : results.some((r) => r.outcome === "unknown")
-        ? "unknown"
-        : "pass";
-    return { outcome, results };
-  }
-
-  async logCsv(_platform: string, _chatId: string, n: number) {
-    return `at,user,action,reason\r\n2026-11-26T00:00:00Z,telegram:7,granted,gate ${n} passed\r\n`;
-  }
+/**
+ * The data service's answers as the evaluator reads them, with the wallets asked about recorded;
+ * `unknown` makes a criterion kind unknown, as an upstream failure would.
+ */
+function recordingEvaluator(real: GateEvaluator) {
+  const recorded = { wallets: [] as string[][], unknown: undefined as string | undefined };
+  const evaluator: GateEvaluator = {
+    async evaluate(criteria, wallets) {
+      recorded.wallets.push([...wallets]);
+      const verdict = await real.evaluate(criteria, wallets);
+      if (!recorded.unknown) return verdict;
+      const results = verdict.results.map((result) =>
+        result.criterion.kind === recorded.unknown
+          ? { ...result, outcome: "unknown" as const, why: "the data service is unavailable" }
+          : result,
+      );
+      return {
+        outcome: results.some((r) => r.outcome === "fail")
+          ? "fail"
+          : results.some((r) => r.outcome === "unknown")
+            ? "unknown"
+            : "pass",
+        results,
+      };
+    },
+  };
+  return { evaluator, recorded };
 }
 
 const manager: Partial<Invocation> = {
@@ -107,41 +99,61 @@ const discordManager: Partial<Invocation> = {
 };
 
 let t: RuntimeSetup;
-let gates: RecordingGates;
+let discord: ReturnType<typeof recordingMembership>;
+let telegram: ReturnType<typeof recordingMembership>;
+let evaluation: ReturnType<typeof recordingEvaluator>;
 const say = async (line: string, who: Partial<Invocation> = manager) =>
   t.text(await t.say(line, who));
+/** Every gate the store holds, of every chat. */
+const allGates = () => t.store.gates.all();
+const checkedTargets = () => [...discord.recorded.checked, ...telegram.recorded.checked];
 
 beforeAll(async () => {
-  gates = new RecordingGates();
-  // The service is the runtime's: each test resets the recording, not the runtime.
-  const shared: GateControl = {
-    add: (input) => gates.add(input),
-    list: (p, c) => gates.list(p, c),
-    remove: (p, c, n) => gates.remove(p, c, n),
-    test: (criteria, wallets) => gates.test(criteria, wallets),
-    logCsv: (p, c, n) => gates.logCsv(p, c, n),
-  };
-  t = await startRuntime({}, {}, [], { gates: shared });
+  // The service needs the runtime's store and clients: the runtime gets it through a stand-in.
+  let service: GateService | undefined;
+  const standIn = new Proxy({} as GateService, {
+    get: (_, key) => {
+      const value = Reflect.get(service as GateService, key);
+      return typeof value === "function" ? value.bind(service) : value;
+    },
+  });
+  t = await startRuntime({}, {}, [], { gates: standIn });
+  discord = recordingMembership("discord");
+  telegram = recordingMembership("telegram");
+  evaluation = recordingEvaluator(new ApiGateEvaluator({ apis: t.apis }));
+  service = new GateService({
+    gates: t.store.gates,
+    wallets: t.store.wallets,
+    evaluator: evaluation.evaluator,
+    memberships: [discord.membership, telegram.membership],
+    logger: silentLogger(),
+    settings: { graceHours: 24 },
+  });
 });
 
 afterAll(async () => {
   await t?.close();
 });
 
-beforeEach(() => {
-  gates = new RecordingGates();
+beforeEach(async () => {
+  for (const gate of await allGates())
+    await t.store.gates.remove(gate.platform, gate.chatId, gate.id);
+  for (const { recorded } of [discord, telegram]) {
+    recorded.checked = [];
+    recorded.refusal = undefined;
+  }
+  evaluation.recorded.wallets = [];
+  evaluation.recorded.unknown = undefined;
 });
 
 describe("/gate add", () => {
   it("Telegram: a manager gates the group itself; the reply shows the criteria and the invite link", async () => {
     const text = await say("/gate add holds 1 Azuki, not behavior flipper");
-    expect(gates.added).toHaveLength(1);
-    const [added] = gates.added;
-    expect(added?.target).toEqual({
-      platform: "telegram",
-      chatId: "-100123",
-      title: "Azuki Holders",
-    });
+    expect(checkedTargets()).toEqual([
+      { platform: "telegram", chatId: "-100123", title: "Azuki Holders" },
+    ]);
+    const [added, ...others] = await allGates();
+    expect(others).toEqual([]);
     expect(added?.criteria.map((c) => c.kind)).toEqual(["holds", "behavior"]);
     expect(added?.criteria[0]).toMatchObject({ kind: "holds", contract: AZUKI, min: 1 });
     expect(added?.createdBy).toBe("telegram:u1");
@@ -152,13 +164,15 @@ describe("/gate add", () => {
 
   it("Discord: the role picked (an id, resolved to its name), on the server, whichever channel", async () => {
     const text = await say(`/gate add role:${HOLDERS} holds 2 Azuki`, discordManager);
-    expect(gates.added[0]?.target).toEqual({
+    expect(checkedTargets()[0]).toEqual({
       platform: "discord",
       guildId: GUILD,
       roleId: HOLDERS,
       roleName: "Holders",
     });
-    expect((await gates.list("discord", GUILD)).length).toBe(1);
+    expect((await allGates()).map((gate) => [gate.platform, gate.chatId])).toEqual([
+      ["discord", GUILD],
+    ]);
     expect(text).toMatch(/The role @Holders, for people/);
   });
 
@@ -166,7 +180,7 @@ describe("/gate add", () => {
     await say(`/gate add role:<@&${HOLDERS}> holds 1 Azuki`, discordManager);
     await say('/gate add "role:@holders" behavior collector', discordManager);
     await say(`/gate add <@&${HOLDERS}> volume 10`, discordManager);
-    expect(gates.added.map((a) => a.target.platform === "discord" && a.target.roleId)).toEqual([
+    expect(checkedTargets().map((a) => a.platform === "discord" && a.roleId)).toEqual([
       HOLDERS,
       HOLDERS,
       HOLDERS,
@@ -202,27 +216,28 @@ describe("/gate add", () => {
       expect(t.text(reply), line).toMatch(message);
       expect(reply.tone, line).not.toBe("success");
     }
-    expect(gates.added).toEqual([]);
-    expect(gates.gates).toEqual([]);
+    expect(checkedTargets()).toEqual([]);
+    expect(await allGates()).toEqual([]);
   });
 
   it("an 11th gate is refused before any lookup; the ten stay", async () => {
     for (let i = 0; i < MAX_GATES_PER_CHAT; i++) await say(`/gate add holds ${i + 1} Azuki`);
-    expect(gates.gates).toHaveLength(MAX_GATES_PER_CHAT);
+    expect(await allGates()).toHaveLength(MAX_GATES_PER_CHAT);
     const before = t.sim.requests.length;
     const text = await say("/gate add holds 1 Azuki");
     expect(text).toMatch(/already has 10 gates, the most it may have/);
-    expect(gates.added).toHaveLength(MAX_GATES_PER_CHAT);
+    expect(checkedTargets()).toHaveLength(MAX_GATES_PER_CHAT);
+    expect(await allGates()).toHaveLength(MAX_GATES_PER_CHAT);
     expect(t.sim.requests.length).toBe(before);
   });
 
   it("the platform's refusal at add is shown with how to fix it; no gate", async () => {
-    gates.refusal =
+    discord.recorded.refusal =
       "the bot lacks Manage Roles: Server Settings → Roles → the bot's role → Manage Roles.";
     const reply = await t.say(`/gate add role:${HOLDERS} holds 1 Azuki`, discordManager);
     expect(t.text(reply)).toMatch(/not added: the bot lacks Manage Roles/);
     expect(reply.tone).toBe("warning");
-    expect(gates.gates).toEqual([]);
+    expect(await allGates()).toEqual([]);
   });
 });
 
@@ -234,9 +249,8 @@ describe("/gate list, remove, log", () => {
 
   it("list: numbered, in plain words, the invite link, a paused gate with its reason; for everyone", async () => {
     await twoGates();
-    const second = gates.gates[1] as Gate;
-    second.pausedAt = 1;
-    second.pauseReason = "the bot can no longer invite users";
+    const second = (await allGates())[1] as Gate;
+    await t.store.gates.pause(second.id, "the bot can no longer invite users", Date.now());
     const text = await say("/gate list", member);
     expect(text).toMatch(/Gates here \(2 of 10\)/);
     expect(text).toMatch(/1\. Entry to this group, for people whose wallets pass all of: .*Azuki/);
@@ -257,9 +271,9 @@ describe("/gate list, remove, log", () => {
     expect(await say("/gate remove 0")).toMatch(/"0" is not a gate number/);
     expect(await say("/gate remove")).toMatch(/Which gate\?/);
     expect(await say("/gate remove 3")).toMatch(/There is no gate 3 here/);
-    expect(gates.gates).toHaveLength(2);
+    expect(await allGates()).toHaveLength(2);
     expect(await say("/gate remove 1")).toMatch(/Gate 1 removed/);
-    expect(gates.gates.map((gate) => gate.criteria[0]?.kind)).toEqual(["behavior"]);
+    expect((await allGates()).map((gate) => gate.criteria[0]?.kind)).toEqual(["behavior"]);
   });
 
   it("log: the gate's CSV attached, to the manager alone; members and bad numbers refused", async () => {
@@ -268,7 +282,7 @@ describe("/gate list, remove, log", () => {
     const file = reply.files?.[0];
     expect(file?.name).toBe("gate-2-log.csv");
     expect(file?.contentType).toBe("text/csv");
-    expect(new TextDecoder().decode(file?.data)).toMatch(/^at,user,action,reason\r\n.*gate 2/);
+    expect(new TextDecoder().decode(file?.data)).toMatch(/^[^\r\n]*,[^\r\n]*\r\n/);
     expect(await say("/gate log 2", member)).toMatch(/Only people who can manage this chat/);
     expect(await say("/gate log 5")).toMatch(/There is no gate 5 here/);
   });
@@ -276,36 +290,37 @@ describe("/gate list, remove, log", () => {
 
 describe("/gate test", () => {
   it("a wallet against criteria given: each criterion, pass/fail/unknown and why; for everyone", async () => {
-    gates.outcomes = { behavior: "fail" };
-    const wallet = t.sim.fixtures.wallet;
-    const text = await say(`/gate test ${wallet} holds 1 Azuki, behavior whale`, member);
-    expect(gates.tested[0]?.wallets.map((w) => w.toLowerCase())).toEqual([wallet.toLowerCase()]);
+    // The simulator's demo wallet holds an Azuki and is a collector, not a whale.
+    const text = await say(`/gate test ${DEMO} holds 1 Azuki, behavior whale`, member);
+    expect(evaluation.recorded.wallets).toEqual([[DEMO]]);
     expect(text).toMatch(/does not pass/);
-    expect(text).toMatch(/✓ pass: .*Azuki.*\(holds said pass\)/);
-    expect(text).toMatch(/✗ fail: .*whale.*\(behavior said fail\)/i);
-    gates.outcomes = { holds: "unknown" };
-    expect(await say(`/gate test ${wallet} holds 1 Azuki`, member)).toMatch(
-      /cannot be checked now[\s\S]*\? unknown/,
+    expect(text).toMatch(/✓ pass: .*Azuki/);
+    expect(text).toMatch(/✗ fail: .*whale/i);
+    evaluation.recorded.unknown = "holds";
+    expect(await say(`/gate test ${DEMO} holds 1 Azuki`, member)).toMatch(
+      /cannot be checked now[\s\S]*\? unknown: .*Azuki.*the data service is unavailable/,
     );
   });
 
   it("a name.eth is resolved to its address, as /wallet does", async () => {
     const { walletEns, wallet } = t.sim.fixtures;
     const text = await say(`/gate test ${walletEns} volume 10`, member);
-    expect(gates.tested[0]?.wallets.map((w) => w.toLowerCase())).toEqual([wallet.toLowerCase()]);
+    expect(evaluation.recorded.wallets.map((ws) => ws.map((w) => w.toLowerCase()))).toEqual([
+      [wallet.toLowerCase()],
+    ]);
     expect(text).toContain(walletEns);
   });
 
   it("without criteria: every gate of this chat", async () => {
     await say("/gate add holds 1 Azuki");
-    await say("/gate add volume 10");
-    gates.outcomes = { spend: "fail" };
-    const text = await say(`/gate test ${t.sim.fixtures.wallet}`, member);
+    await say("/gate add behavior whale");
+    evaluation.recorded.wallets = [];
+    const text = await say(`/gate test ${DEMO}`, member);
     expect(text).toMatch(/Gate 1, entry to this group: passes/);
     expect(text).toMatch(/Gate 2, entry to this group: does not pass/);
     expect(await say("/gate test")).toMatch(/Which wallet\?/);
     expect(await say("/gate test 0x1234 holds 1 Azuki")).toMatch(/4 hex digits/);
-    expect(gates.tested).toHaveLength(2);
+    expect(evaluation.recorded.wallets).toHaveLength(2);
   });
 
   it("on the console, with criteria it works; gates of a chat it has none", async () => {
@@ -313,10 +328,8 @@ describe("/gate test", () => {
       platform: "console",
       chat: { id: "console", kind: "private" },
     };
-    expect(await say(`/gate test ${t.sim.fixtures.wallet} holds 1 Azuki`, onConsole)).toMatch(
-      /passes/,
-    );
-    expect(await say(`/gate test ${t.sim.fixtures.wallet}`, onConsole)).toMatch(
+    expect(await say(`/gate test ${DEMO} holds 1 Azuki`, onConsole)).toMatch(/passes/);
+    expect(await say(`/gate test ${DEMO}`, onConsole)).toMatch(
       /Discord server or a Telegram group/,
     );
   });
