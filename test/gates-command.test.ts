@@ -328,7 +328,12 @@ describe("/gate test", () => {
       platform: "console",
       chat: { id: "console", kind: "private" },
     };
-    expect(await say(`/gate test ${DEMO} holds 1 Azuki`, onConsole)).toMatch(/passes/);
+    // /help's examples, one per criterion kind: the demo wallet passes each on the simulator.
+    const examples = (allCommands().find((c) => c.name === "gate")?.examples ?? []).filter((line) =>
+      line.startsWith("/gate test"),
+    );
+    expect(examples).toHaveLength(4);
+    for (const line of examples) expect(await say(line, onConsole), line).toMatch(/ passes\n/);
     expect(await say(`/gate test ${DEMO}`, onConsole)).toMatch(
       /Discord server or a Telegram group/,
     );
