@@ -5,6 +5,7 @@ import behaviors from "./behaviors.ts";
 import common from "./common.ts";
 import contracts from "./contracts.ts";
 import digest from "./digest.ts";
+import gate from "./gate.ts";
 import { createHelpCommand } from "./help.ts";
 import link from "./link.ts";
 import nft from "./nft.ts";
@@ -55,6 +56,7 @@ export function allCommands(): AnyCommand[] {
     reports,
     link,
     unlink,
+    gate,
     settings,
   ];
   commands.push(createHelpCommand(() => commands));

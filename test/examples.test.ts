@@ -118,11 +118,26 @@ async function expectData(line: string, command: string) {
 }
 
 /**
+ * What only a Discord server or a Telegram group has: gates (a role, entry to a group). Their
+ * examples are for those platforms; /gate test with criteria works anywhere.
+ */
+const PLATFORM_ONLY = /^\/gate (add|list|remove|log)\b/;
+
+/**
  * /verify prints a link to the bot's page; the newcomer opens it and signs with the simulator's
  * demo wallet (as the page's wallet would, with its key), so the examples after it (/wallets,
  * /report, /unlink) have a proved wallet to show, report for and forget.
  */
 async function exampleOf(line: string, command: string) {
+  if (PLATFORM_ONLY.test(line)) {
+    // The console has no roles and no groups: a clear refusal that says where it works.
+    const answer = await type(line);
+    expect(answer.outcomes.map((event) => [event.command, event.outcome])).toEqual([
+      [command, "user_error"],
+    ]);
+    expect(answer.text).toMatch(/Discord server or a Telegram group/);
+    return;
+  }
   const answer = await expectData(line, command);
   if (command !== "verify") return;
   const link = /http:\/\/127\.0\.0\.1:\d+\/verify\/[A-Za-z0-9_-]+/.exec(answer.text)?.[0];

@@ -45,6 +45,12 @@ export interface Invocation {
   confirm?: string;
   chat: { id: string; kind: "private" | "group" | "channel"; title?: string };
   /**
+   * Discord, in a server: the server's id (a server's gates are the server's, whichever channel
+   * they were set up in), and the names of the roles the interaction's options name, by id, as
+   * Discord resolves them (a role option gives only the id).
+   */
+  guild?: { id: string; roleNames?: Readonly<Record<string, string>> };
+  /**
    * Whether the person may change this channel's settings (subscriptions, reports list), or those
    * of `chatId` on the same platform (a button under a confidential reply, pressed in private).
    */
@@ -109,8 +115,11 @@ export interface CommandContext {
   gates?: GateService;
 }
 
-/** Discord option types the definitions map to; text platforms parse every value from a string. */
-export type OptionKind = "string" | "integer" | "boolean";
+/**
+ * Discord option types the definitions map to; text platforms parse every value from a string.
+ * "role": Discord's role picker, which gives the role's id.
+ */
+export type OptionKind = "string" | "integer" | "boolean" | "role";
 
 /**
  * One option of a command. `Present` is a type-level marker: true when the handler always gets a

@@ -87,7 +87,43 @@ function checkedString<R extends boolean>(
   );
 }
 
+/** A Discord role as typed: its id, or a name to find among the roles the interaction names. */
+export type RoleRef = { id: string } | { name: string };
+
+/** `<@&123…>` (a role mention), a bare role id, or `@Holders` (a name, with its @). */
+export function checkRoleArg(raw: string): Checked<RoleRef> {
+  const value = raw.trim();
+  // A mention as Discord writes it, <@&id>, possibly with its brackets taken off.
+  const id = /^(?:<?@&(\d{17,20})>?|(\d{17,20}))$/.exec(value);
+  if (id) return valid({ id: (id[1] ?? id[2]) as string });
+  const name = /^@(.{1,100})$/su.exec(value)?.[1]?.trim();
+  if (name) return valid({ name });
+  return invalid(
+    `a role: pick it from the list, or type @RoleName or its id; "${value}" is neither.`,
+  );
+}
+
 export const opt = {
+  /**
+   * A Discord role. Discord's picker gives its id; text takes `role:@Holders`, `<@&id>` or the
+   * id, and by position only a word of that shape (a criterion's first word is no role).
+   */
+  role<const R extends boolean = false>(
+    description: string,
+    o: Common<R> = {},
+  ): OptionDef<RoleRef, R> {
+    return def(
+      {
+        description,
+        kind: "role",
+        placeholder: "role",
+        schema: parserSchema(checkRoleArg),
+        onlyIfValid: true,
+      },
+      o.required,
+    );
+  },
+
   string<const R extends boolean = false>(
     description: string,
     o: Common<R> & { placeholder?: string; maxLength?: number; rest?: boolean } = {},

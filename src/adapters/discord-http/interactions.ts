@@ -88,6 +88,9 @@ function invocation(
     platform: "discord",
     user: { id: user.id, name: user.username },
     chat: { id: channelId, kind: inGuild ? "group" : "private" },
+    ...(interaction.guild_id !== undefined
+      ? { guild: { id: interaction.guild_id, roleNames: roleNames(interaction) } }
+      : {}),
     confirm: interactionConfirm(interaction.application_id, interaction.token),
     // Buttons are not gated by default_member_permissions: every click is checked here, on the
     // member's permissions in this channel, which Discord sends with each interaction.
@@ -96,6 +99,19 @@ function invocation(
       return inGuild ? (permissions & MANAGE) !== 0n : true;
     },
   };
+}
+
+/** The roles a role option names, by id (Discord sends them resolved beside the options). */
+function roleNames(
+  interaction: APIChatInputApplicationCommandInteraction | APIMessageComponentInteraction,
+): Record<string, string> {
+  const roles =
+    "resolved" in interaction.data &&
+    interaction.data.resolved &&
+    "roles" in interaction.data.resolved
+      ? (interaction.data.resolved.roles ?? {})
+      : {};
+  return Object.fromEntries(Object.entries(roles).map(([id, role]) => [id, role.name]));
 }
 
 function basicOptions(

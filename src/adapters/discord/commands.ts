@@ -22,8 +22,10 @@ const optionType = (option: AnyOption) =>
     ? ApplicationCommandOptionType.Integer
     : option.kind === "boolean"
       ? ApplicationCommandOptionType.Boolean
-      : // Token ids and amounts are strings: INTEGER holds only +-2^53.
-        ApplicationCommandOptionType.String;
+      : option.kind === "role"
+        ? ApplicationCommandOptionType.Role
+        : // Token ids and amounts are strings: INTEGER holds only +-2^53.
+          ApplicationCommandOptionType.String;
 
 const cut = (text: string, max = MAX_DESCRIPTION) => cutText(text, max, { unit: "utf16" });
 

@@ -204,6 +204,19 @@ export class DiscordAdapter implements ChatAdapter {
       platform: "discord",
       user: { id: interaction.user.id, name: interaction.user.username },
       chat: { id: interaction.channelId, kind: interaction.inGuild() ? "group" : "private" },
+      ...(interaction.guildId !== null
+        ? {
+            guild: {
+              id: interaction.guildId,
+              roleNames: Object.fromEntries(
+                (interaction.isChatInputCommand()
+                  ? [...(interaction.options.resolved?.roles?.values() ?? [])]
+                  : []
+                ).flatMap((role) => (role ? [[role.id, role.name]] : [])),
+              ),
+            },
+          }
+        : {}),
       confirm: interactionConfirm(interaction.applicationId, interaction.token),
       // Buttons are not gated by default_member_permissions: every click is checked here. Only
       // this channel's rights are known (confidential replies stay in it, ephemeral).
