@@ -33,12 +33,23 @@ export interface ChatAdapter extends AlertSender {
    * call it. Absent: the platform says nothing (the page has said Verified).
    */
   notifyVerified?: VerifiedNotifier;
+  /** What the platform does for gates (issue 29): roles, or a group's join requests. */
+  readonly gateMembership?: GateMembership;
   /**
-   * Gates (issue 29): how this platform gives and takes a role or entry to a group. The bot
-   * registers it with the gate service once the adapters exist. Absent: no gates here.
+   * Telegram: told of each request to join a group through a join-request link (issue 29), with
+   * the private chat the bot may write to for 5 minutes. Set by the wiring before start; absent,
+   * requests wait for the group's admins.
    */
-  readonly gates?: GateMembership;
+  onJoinRequest?: JoinRequestListener | undefined;
 }
+
+/** A person asked to join a group: its chat, the person, and the chat that reaches them. */
+export type JoinRequestListener = (
+  chatId: string,
+  userId: string,
+  userChatId: string,
+  inviteLink?: string,
+) => Promise<void>;
 
 /**
  * How an adapter tells a refusal (expired button, not allowed, rate limit, a failure) from an

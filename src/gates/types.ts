@@ -134,10 +134,12 @@ export interface GateMembership {
   /**
    * Whether the bot can enforce this target now; when not, plain words saying how to fix it
    * (Manage Roles, the role's place under the bot's highest role, the admin rights). For
-   * Telegram, makes the join-request invite link and returns it.
+   * Telegram, makes the join-request invite link and returns it, named after `hint.gateNumber`
+   * when given (the number /gate list will show), so managers can tell the links apart.
    */
   check(
     target: GateTarget,
+    hint?: { gateNumber?: number },
   ): Promise<{ ok: true; target: GateTarget } | { ok: false; reason: string }>;
   grant(target: GateTarget, userId: string): Promise<MembershipResult>;
   revoke(target: GateTarget, userId: string): Promise<MembershipResult>;
