@@ -379,12 +379,16 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   });
 
   notifiers = adapters;
+  // Each platform that enforces gates gives its membership to the service, and Telegram its
+  // groups' join requests.
   for (const adapter of adapters) {
-    if (adapter.gateMembership) gates.register(adapter.gateMembership);
-    // Telegram: a request to join a gated group is decided by the gates.
-    if (adapter.platform === "telegram")
-      adapter.onJoinRequest = (chatId, userId, userChatId) =>
-        gates.onJoinRequest("telegram", chatId, userId, userChatId);
+    if (!adapter.gateMembership) continue;
+    gates.register(adapter.gateMembership);
+    adapter.onJoinRequest = (chatId, userId, userChatId) =>
+      gates.onJoinRequest(adapter.platform, chatId, userId, userChatId).catch((error: unknown) => {
+        // The request stays with the group's admins; the person may ask again.
+        logger.warn({ err: error, part: "gates" }, "could not decide a join request");
+      });
   }
   const moveChat = chatMover(store);
   /** A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat. */

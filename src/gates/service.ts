@@ -128,7 +128,7 @@ export class GateService {
       };
     const membership = this.memberships.get(input.platform);
     if (!membership) return { ok: false, reason: "Gates are not available on this platform." };
-    const checked = await membership.check(input.target);
+    const checked = await membership.check(input.target, { gateNumber: existing.length + 1 });
     if (!checked.ok) return { ok: false, reason: checked.reason };
     const added = await this.deps.gates.add(
       {
