@@ -299,3 +299,22 @@ describe("failures", () => {
     expect(moves).toEqual([[String(old.id), "-1004100"]]);
   });
 });
+
+describe("the /verify link a person asking to join is sent", () => {
+  it("opens the private chat with the bot and starts /verify on the gate's chain", () => {
+    const membership = new TelegramGateMembership(new Bot("1:x").api, {
+      botId: () => 1,
+      botUsername: () => "gate_bot",
+      logger: silentLogger,
+    });
+    expect(membership.verifyLink("base")).toBe("https://t.me/gate_bot?start=verify_base");
+  });
+
+  it("is empty before the bot knows its name (the message then says to send /verify)", () => {
+    const membership = new TelegramGateMembership(new Bot("1:x").api, {
+      botId: () => 1,
+      logger: silentLogger,
+    });
+    expect(membership.verifyLink("base")).toBe("");
+  });
+});

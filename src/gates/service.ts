@@ -272,7 +272,7 @@ export class GateService {
       });
     const first = gates[0] as Gate;
     const chain = first.criteria[0]?.chain;
-    const link = chain === undefined ? undefined : membership.verifyLink?.(chain);
+    const link = (chain === undefined ? undefined : membership.verifyLink?.(chain)) || undefined;
     await membership.tell(
       userId,
       `To join ${first.target.platform === "telegram" ? first.target.title : "the group"}, prove a wallet that passes its gate within 10 minutes: ${link ?? "send /verify to me"}. Signing is free and moves nothing.`,

@@ -1,7 +1,9 @@
 import { type Api, GrammyError, HttpError } from "grammy";
 import type { ChatMember } from "grammy/types";
+import { verifyStart } from "../../../commands/verify.ts";
 import type { GateMembership, GateTarget, MembershipResult } from "../../gates/types.ts";
 import type { Logger } from "../../log.ts";
+import { startLink } from "./invocation.ts";
 
 /** Anonymous group admins and posts sent as a channel: not people a gate can let in or out. */
 const STAND_IN_SENDERS = new Set(["1087968824", "136817688"]);
@@ -25,6 +27,8 @@ type Failed = Exclude<MembershipResult, { ok: true }>;
 export interface TelegramGateOptions {
   /** The bot's id, known once it started (getMe, or botInfo in tests). */
   botId: () => number;
+  /** The bot's username, known once it started: the /verify link opens the private chat. */
+  botUsername?: () => string;
   logger: Logger;
   /** A group upgraded to a supergroup, learnt from a refused call: everything of it follows. */
   onChatMigrated?: ((fromChatId: string, toChatId: string) => Promise<void>) | undefined;
@@ -43,6 +47,15 @@ export class TelegramGateMembership implements GateMembership {
     private readonly api: Api,
     private readonly options: TelegramGateOptions,
   ) {}
+
+  /**
+   * The link a person asking to join is sent: it opens the private chat with the bot and starts
+   * /verify there (the same `start=verify_<chain>` as /verify's group button).
+   */
+  verifyLink(chain: string): string {
+    const username = this.options.botUsername?.();
+    return username ? startLink(username, verifyStart(chain)) : "";
+  }
 
   async check(
     target: GateTarget,

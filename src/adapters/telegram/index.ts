@@ -113,6 +113,7 @@ export class TelegramAdapter implements ChatAdapter {
     shapeRequests(this.bot, options);
     this.gateMembership = new TelegramGateMembership(this.bot.api, {
       botId: () => this.bot.botInfo.id,
+      botUsername: () => this.bot.botInfo.username,
       logger: options.logger,
       onChatMigrated: options.onChatMigrated,
     });
