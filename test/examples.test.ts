@@ -189,7 +189,7 @@ const DOC_EXAMPLES = [
   ...new Set(
     DOC_PAGES.flatMap((page) => [
       ...readFileSync(page, "utf8").matchAll(
-        /`(\/(?:alerts|settings|subscribe|unsubscribe|digest|watch|top)\b[^`]*)`|^(\/(?:digest|watch) [^\n]+)$/gm,
+        /`(\/(?:alerts|settings|subscribe|unsubscribe|digest|watch|top|gate)\b[^`]*)`|^(\/(?:digest|watch) [^\n]+)$/gm,
       ),
     ])
       .map((match) => (match[1] ?? match[2] ?? "").trim())
@@ -220,6 +220,9 @@ describe("the set-up examples of the README and docs/ on the embedded simulator"
         "/settings chain base",
         "/digest add weekly mon 09:00 Europe/Berlin top sales 7d",
         "/watch collection 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D owners 10",
+        // README.md, docs/gates.md: one gate criterion of each kind, tested on the demo wallet
+        "/gate test 0xEC3111Cb30983AC4545f576b2793cA163fE0294B holds 1 Azuki",
+        "/gate test 0xEC3111Cb30983AC4545f576b2793cA163fE0294B avgprice 0.5, collections 3",
       ]),
     );
   });
