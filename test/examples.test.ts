@@ -181,7 +181,8 @@ describe("the famous collections on the embedded simulator", () => {
  * The documentation's examples of the commands that set things up (chains, alerts, rules,
  * digests, watches), quoted in prose or in code blocks of the README and every page under docs/,
  * in their order (README first, then the pages by name) after a /subscribe on each chain they
- * name: each is answered without a warning or an error. Lines with a placeholder (<…>, […], a|b)
+ * name: each is answered without a warning or an error. Of /gate, the tests of a wallet (gates
+ * themselves are for Discord servers and Telegram groups, not the console). Lines with a placeholder (<…>, […], a|b)
  * or a bot's @name are forms, and a subcommand named in prose without its value
  * ("`/settings chain`", "`/digest add`") is a name: neither is an example.
  */
@@ -189,13 +190,13 @@ const DOC_EXAMPLES = [
   ...new Set(
     DOC_PAGES.flatMap((page) => [
       ...readFileSync(page, "utf8").matchAll(
-        /`(\/(?:alerts|settings|subscribe|unsubscribe|digest|watch|top|gate)\b[^`]*)`|^(\/(?:digest|watch) [^\n]+)$/gm,
+        /`(\/(?:alerts|settings|subscribe|unsubscribe|digest|watch|top|gate test)\b[^`]*)`|^(\/(?:digest|watch) [^\n]+)$/gm,
       ),
     ])
       .map((match) => (match[1] ?? match[2] ?? "").trim())
       .filter(
         (line) =>
-          line.includes(" ") && !/[<>[\]|…@]/.test(line) && !/^\/\w+ (add|chain)$/.test(line),
+          line.includes(" ") && !/[<>[\]|…@]/.test(line) && !/^\/\w+ (add|chain|test)$/.test(line),
       ),
   ),
 ];
