@@ -15,6 +15,7 @@ import {
 import { param, type RequestContext, type Route } from "./router.ts";
 import { QUERYABLE_CONTRACT_TYPES, SORT_DIRECTIONS } from "./types.ts";
 import { compareText, parseTimestamp } from "./units.ts";
+import { stillHeld } from "./watches.ts";
 
 export const foundationalRoutes: Route[] = [
   { method: "GET", pattern: "/foundational/v1beta2/contracts", handler: contracts },
@@ -84,7 +85,7 @@ function rawMetadata(context: RequestContext) {
 /** Endpoint 13. An unknown contractAddress filter yields an empty list, not a 404. */
 function nftsByOwner(context: RequestContext) {
   const { world, query } = context;
-  const { wallet } = resolveWallet(world, param(context, 0), "path");
+  const { wallet, address } = resolveWallet(world, param(context, 0), "path");
   const paging = queryPaging(query);
   const contractText = query.get("contractAddress");
   const contractAddress =
@@ -93,6 +94,7 @@ function nftsByOwner(context: RequestContext) {
       : parseAddress(contractText, "contractAddress");
   const types = typeList(query, "tokenTypes");
   const holdings = (wallet?.holdings ?? [])
+    .filter((holding) => stillHeld(world, address, holding))
     .filter(
       ({ token }) =>
         (contractAddress === undefined || token.contract.address === contractAddress) &&

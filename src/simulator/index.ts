@@ -34,7 +34,7 @@ import { Router, type SpamReport } from "./router.ts";
 import type { Contract } from "./types.ts";
 import { parseTimestamp } from "./units.ts";
 import { walletRoutes } from "./wallets.ts";
-import { bumpOwners, giveNft, moveWhales, withChanges } from "./watches.ts";
+import { bumpOwners, giveNft, moveWhales, sellNfts, withChanges } from "./watches.ts";
 
 export {
   CAST_AIRDROP,
@@ -176,6 +176,11 @@ export interface Simulator {
     chain?: string,
     options?: { spam?: boolean; token?: { contract: string; tokenId?: string } },
   ): { contract: string; tokenId: string };
+  /**
+   * The wallet sells every NFT it holds of a collection (address): the holdings endpoints leave
+   * them out from now on. Returns how many tokens went. For tests of holder gates.
+   */
+  sellNfts(wallet: string, collection: string, chain?: string): number;
   /**
    * How much of a chain's data set is built: nothing yet, its population (wallets and collections,
    * enough to mint on and to answer the pollers), or the whole world (any other request).
@@ -605,6 +610,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       const state = stateOf(chain);
       return state.full || state.given ? "world" : state.population ? "population" : "nothing";
     },
+    sellNfts: (wallet, collection, chain = first.id) =>
+      sellNfts(fullWorld(stateOf(chain)), wallet, collection),
     giveNft: (wallet, chain = first.id, options = {}) =>
       giveNft(fullWorld(stateOf(chain)), wallet, options.spam ?? false, options.token),
     close,

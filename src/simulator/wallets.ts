@@ -13,7 +13,7 @@ import {
 } from "./params.ts";
 import { param, type RequestContext, type Route, type SpamReport } from "./router.ts";
 import { SPAM_FILTERS } from "./types.ts";
-import { gifts } from "./watches.ts";
+import { gifts, stillHeld } from "./watches.ts";
 
 /** Endpoint 20 has no path in the spec; the simulator follows endpoint 19's pattern. */
 export const REPORT_NOT_SPAM_PATTERN = "/wallets/v1beta2/:wallet/report_not_spam/:contract";
@@ -44,6 +44,7 @@ function walletNfts(context: RequestContext) {
   const filter = parseEnum(query.get("spam"), SPAM_FILTERS, "spam");
   // With the NFTs given on demand (giveNft).
   const holdings = [...(wallet?.holdings ?? []), ...gifts(world, address)]
+    .filter((holding) => stillHeld(world, address, holding))
     .filter(({ token }) => {
       if (filter === "SPAM_FILTER_EXCLUDE") return !token.contract.spam;
       if (filter === "SPAM_FILTER_ONLY") return token.contract.spam;

@@ -11,10 +11,12 @@ export interface WorldChanges {
   extraWhales: Map<string, number>;
   /** NFTs given to a wallet (giveNft), by wallet address. */
   gifts: Map<string, Holding[]>;
+  /** Collections a wallet sold all of (sellNfts), by wallet address: its holdings skip them. */
+  sold: Map<string, Set<string>>;
 }
 
 export function noChanges(): WorldChanges {
-  return { ownersFactor: new Map(), extraWhales: new Map(), gifts: new Map() };
+  return { ownersFactor: new Map(), extraWhales: new Map(), gifts: new Map(), sold: new Map() };
 }
 
 const changesOf = (world: World): WorldChanges | undefined =>
@@ -104,4 +106,26 @@ export function giveNft(
 
 export function gifts(world: World, wallet: string): Holding[] {
   return changesOf(world)?.gifts.get(wallet.toLowerCase()) ?? [];
+}
+
+/**
+ * The wallet sells every NFT it holds of a collection (a holder-gate test's "sold"): from now on
+ * the holdings endpoints leave them out. Returns how many tokens went.
+ */
+export function sellNfts(world: World, wallet: string, collection: string): number {
+  const address = wallet.toLowerCase();
+  const { address: contract } = contractOf(world, collection);
+  const changes = changesOf(world) as WorldChanges;
+  const went = [...(world.walletByAddress.get(address)?.holdings ?? []), ...gifts(world, address)]
+    .filter((h) => h.token.contract.address === contract)
+    .reduce((sum, h) => sum + h.quantity, 0);
+  const sold = changes.sold.get(address) ?? new Set<string>();
+  sold.add(contract);
+  changes.sold.set(address, sold);
+  return went;
+}
+
+/** Whether the wallet still holds `holding` (not sold with sellNfts). */
+export function stillHeld(world: World, wallet: string, holding: Holding): boolean {
+  return !changesOf(world)?.sold.get(wallet.toLowerCase())?.has(holding.token.contract.address);
 }
