@@ -239,13 +239,15 @@ describe("gates end to end, through the real bot", () => {
 
     // 2. Alice asks to join before proving: told privately how, the request kept pending.
     fake.pushUpdate(fake.joinRequest(group, alice, link?.invite_link));
-    await fake.waitFor(
+    const told = await fake.waitFor(
       (call: RecordedCall) =>
         call.ok &&
         call.method === "sendMessage" &&
         String(call.params.chat_id) === String(alice.id),
       10_000,
     );
+    // With the link that opens /verify in the bot's private chat, on the gate's chain.
+    expect(String(told.params.text)).toMatch(/https:\/\/t\.me\/\w+\?start=verify_ethereum/);
     expect(fake.pendingJoinRequests(group.id)).toHaveLength(1);
     expect(fake.memberStatus(group.id, alice.id)).not.toBe("member");
     // She proves the demo wallet from her private chat's /verify: the request is approved.

@@ -305,7 +305,7 @@ describe("the /verify link a person asking to join is sent", () => {
     const membership = new TelegramGateMembership(new Bot("1:x").api, {
       botId: () => 1,
       botUsername: () => "gate_bot",
-      logger: silentLogger,
+      logger: silentLogger(),
     });
     expect(membership.verifyLink("base")).toBe("https://t.me/gate_bot?start=verify_base");
   });
@@ -313,7 +313,7 @@ describe("the /verify link a person asking to join is sent", () => {
   it("is empty before the bot knows its name (the message then says to send /verify)", () => {
     const membership = new TelegramGateMembership(new Bot("1:x").api, {
       botId: () => 1,
-      logger: silentLogger,
+      logger: silentLogger(),
     });
     expect(membership.verifyLink("base")).toBe("");
   });
