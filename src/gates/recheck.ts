@@ -1,7 +1,6 @@
-import { isDeadLocalHolder } from "../alerts/poller.ts";
-import { Lease } from "../jobs/lease.ts";
+import type { Lease } from "../jobs/lease.ts";
+import { LeasedLoop, MinuteBudget } from "../jobs/leased-loop.ts";
 import type { Check } from "../jobs/liveness.ts";
-import { type LoopHandle, startLoop } from "../jobs/loop.ts";
 import type { Logger } from "../log.ts";
 import type { LeaseStore } from "../store/types.ts";
 import type { GateService } from "./service.ts";
@@ -35,66 +34,57 @@ export interface GateRecheckDeps {
  * lease runs it.
  */
 export class GateRecheck {
-  readonly lease: Lease;
-  private loop: LoopHandle | undefined;
-  private readonly now: () => number;
+  private readonly job: LeasedLoop;
   /** Re-checks made in the current minute. */
-  private window = { start: Number.NEGATIVE_INFINITY, used: 0 };
+  private readonly budget: MinuteBudget;
 
   constructor(private readonly deps: GateRecheckDeps) {
-    this.now = deps.now ?? Date.now;
-    this.lease = new Lease({
-      store: deps.leases,
-      name: GATES_LEASE,
+    const now = deps.now ?? Date.now;
+    this.job = new LeasedLoop({
+      lease: GATES_LEASE,
+      name: "gates",
+      leases: deps.leases,
       holder: deps.holder,
-      ttlMs: deps.settings.leaseTtlMs ?? Math.max(10_000, 3 * deps.settings.tickMs),
-      isDead: isDeadLocalHolder,
-      now: this.now,
-      ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
+      tickMs: deps.settings.tickMs,
+      leaseTtlMs: deps.settings.leaseTtlMs,
+      logger: deps.logger,
+      now,
+      monotonic: deps.monotonic,
+      messages: {
+        failed: "gate re-check failed; will try again",
+        notReleased: "could not release the gates lease",
+      },
+      onFailure: () => {
+        deps.service.counters.failures++;
+      },
     });
+    this.budget = new MinuteBudget(deps.settings.checksPerMinute, now);
+  }
+
+  get lease(): Lease {
+    return this.job.lease;
   }
 
   start(): void {
-    this.loop = startLoop({
-      name: "gates",
-      everyMs: this.deps.settings.tickMs,
-      round: async (signal) => {
-        await this.tick(signal);
-      },
-      logger: this.deps.logger,
-      onError: (error) => {
-        this.deps.service.counters.failures++;
-        this.deps.logger.warn({ err: error }, "gate re-check failed; will try again");
-      },
+    this.job.start(async (signal) => {
+      await this.tick(signal);
     });
   }
 
-  async stop(): Promise<void> {
-    await this.loop?.stop();
-    try {
-      await this.lease.release();
-    } catch (error) {
-      this.deps.logger.warn({ err: error }, "could not release the gates lease");
-    }
+  stop(): Promise<void> {
+    return this.job.stop();
   }
 
   /** For /healthz, without I/O: rounds on the lease holder, lease attempts on the others. */
   checks(boundMs: number): Check[] {
-    const loop = this.loop;
-    if (!loop) return [];
-    const since = this.lease.leaderSince;
-    if (since !== undefined) return [loop.liveness.check(boundMs, since)];
-    return [this.lease.check(this.lease.ttlMs + this.deps.settings.tickMs)];
+    return this.job.checks(boundMs);
   }
 
   /** One round: false when this process does not hold the lease; else how many were re-checked. */
   async tick(signal?: AbortSignal): Promise<number | false> {
-    if ((await this.lease.attempt()) !== this.deps.holder) return false;
-    const now = this.now();
-    if (now - this.window.start >= 60_000) this.window = { start: now, used: 0 };
-    const budget = Math.max(0, this.deps.settings.checksPerMinute - this.window.used);
-    const checked = await this.deps.service.recheckDue(budget, signal);
-    this.window.used += checked;
+    if (!(await this.job.held())) return false;
+    const checked = await this.deps.service.recheckDue(this.budget.left(), signal);
+    this.budget.spend(checked);
     return checked;
   }
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from "./postgres/db.ts";
 import type { PgDb } from "./postgres/index.ts";
+import { MEMBER_COLUMNS } from "./rows-gate.ts";
 import type { Db } from "./sqlite/index.ts";
 
 /**
@@ -205,18 +206,7 @@ const TABLES: readonly {
   {
     // Standings carry over: a person in grace keeps their deadline, a request its decision time.
     name: "gate_members",
-    columns: [
-      "gate_id",
-      "user_id",
-      "status",
-      "since",
-      "failing_since",
-      "grace_until",
-      "told_at",
-      "user_chat_id",
-      "decide_by",
-      "last_checked_at",
-    ],
+    columns: MEMBER_COLUMNS,
   },
   {
     name: "gate_log",

@@ -1,13 +1,12 @@
 import { type AlertSender, sendKey } from "../alerts/delivery.ts";
-import { isDeadLocalHolder } from "../alerts/poller.ts";
 import type { ApiClient } from "../api/client.ts";
 import type { Chain } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
 import { collectionName, explorer, formatNumber, short, shortTokenId } from "../core/format.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
-import { Lease } from "../jobs/lease.ts";
+import type { Lease } from "../jobs/lease.ts";
+import { LeasedLoop, MinuteBudget } from "../jobs/leased-loop.ts";
 import type { Check } from "../jobs/liveness.ts";
-import { type LoopHandle, startLoop } from "../jobs/loop.ts";
 import { sendStep } from "../jobs/send-policy.ts";
 import type { Logger } from "../log.ts";
 import type { ChatMover } from "../store/move-chat.ts";
@@ -132,12 +131,11 @@ export function whaleShareMove(
  */
 export class WatchChecker {
   readonly stats: WatchCheckStats = { checks: 0, posts: 0, deferred: 0, failures: 0, paused: 0 };
-  private loop: LoopHandle | undefined;
   private readonly now: () => number;
   /** One process checks every chain's watches. */
-  readonly lease: Lease;
+  private readonly job: LeasedLoop;
   /** Reads made in the current minute (the watches' share of the upstream budget). */
-  private window = { start: 0, used: 0 };
+  private readonly reads: MinuteBudget;
   /**
    * Chats whose post failed, by chatKey: not sent to again before `until` (a rate limit's
    * Retry-After, or the back-off after `attempts` failed tries). In memory: a restart tries once.
@@ -153,56 +151,49 @@ export class WatchChecker {
 
   constructor(private readonly deps: WatchCheckerDeps) {
     this.now = deps.now ?? Date.now;
-    this.lease = new Lease({
-      store: deps.leases,
-      name: WATCH_LEASE,
+    this.job = new LeasedLoop({
+      lease: WATCH_LEASE,
+      name: "watches",
+      leases: deps.leases,
       holder: deps.holder,
-      ttlMs: deps.settings.leaseTtlMs ?? Math.max(10_000, 3 * deps.settings.tickMs),
-      isDead: isDeadLocalHolder,
+      tickMs: deps.settings.tickMs,
+      leaseTtlMs: deps.settings.leaseTtlMs,
+      logger: deps.logger,
       now: this.now,
+      messages: {
+        failed: "watch check failed; will try again",
+        notReleased: "could not release the watch lease",
+      },
+      onFailure: () => {
+        this.stats.failures++;
+      },
     });
+    this.reads = new MinuteBudget(deps.settings.checksPerMinute, this.now);
+  }
+
+  get lease(): Lease {
+    return this.job.lease;
   }
 
   start(): void {
-    this.loop = startLoop({
-      name: "watches",
-      everyMs: this.deps.settings.tickMs,
-      round: async () => {
-        await this.tick();
-      },
-      logger: this.deps.logger,
-      onError: (error) => {
-        this.stats.failures++;
-        this.deps.logger.warn({ err: error }, "watch check failed; will try again");
-      },
+    this.job.start(async () => {
+      await this.tick();
     });
   }
 
-  async stop(): Promise<void> {
-    await this.loop?.stop();
-    try {
-      await this.lease.release();
-    } catch (error) {
-      this.deps.logger.warn({ err: error }, "could not release the watch lease");
-    }
+  stop(): Promise<void> {
+    return this.job.stop();
   }
 
-  /**
-   * For /healthz, without I/O: on the lease holder, whether rounds complete; on the others,
-   * whether their lease attempts (one a round) get answers.
-   */
+  /** For /healthz, without I/O (src/jobs/leased-loop.ts). */
   checks(boundMs: number): Check[] {
-    const loop = this.loop;
-    if (!loop) return [];
-    const since = this.lease.leaderSince;
-    if (since !== undefined) return [loop.liveness.check(boundMs, since)];
-    return [this.lease.check(this.lease.ttlMs + this.deps.settings.tickMs)];
+    return this.job.checks(boundMs);
   }
 
   /** One round: takes the lease, sends what is owed, reads what is due. False: not the leader. */
   async tick(): Promise<boolean> {
     const ttl = this.lease.ttlMs;
-    const hold = async () => (await this.lease.attempt()) === this.deps.holder;
+    const hold = () => this.job.held();
     if (!(await hold())) return false;
     let heldAt = this.now();
     let spent = false;
@@ -234,15 +225,6 @@ export class WatchChecker {
     return true;
   }
 
-  /** Takes one read from the per-minute share; false when it is spent. */
-  private takeRead(): boolean {
-    const now = this.now();
-    if (now - this.window.start >= 60_000) this.window = { start: now, used: 0 };
-    if (this.window.used >= this.deps.settings.checksPerMinute) return false;
-    this.window.used++;
-    return true;
-  }
-
   private async check(watch: Watch): Promise<"done" | "spent"> {
     const api = this.deps.apis.get(watch.chain);
     const served = this.deps.chains.find((c) => c.id === watch.chain);
@@ -261,7 +243,7 @@ export class WatchChecker {
     try {
       if (watch.kind === "collection") {
         if (watch.ownersPercent !== null && due(state.ownersAt, FRESHNESS_MS.owners)) {
-          if (!this.takeRead()) return this.deferred();
+          if (!this.reads.take()) return this.deferred();
           this.stats.checks++;
           reading = "owners";
           const { dataPoints } = await api.collections.ownersCount(
@@ -280,7 +262,7 @@ export class WatchChecker {
           changed = true;
         }
         if (watch.whalesPoints !== null && due(state.whalesAt, FRESHNESS_MS.whales)) {
-          if (!this.takeRead()) return this.finish(watch, state, replies, changed, "spent");
+          if (!this.reads.take()) return this.finish(watch, state, replies, changed, "spent");
           this.stats.checks++;
           reading = "whales";
           const { aggregatedBehaviors } = await api.audiences.behaviorsByCollection(
@@ -296,7 +278,7 @@ export class WatchChecker {
           changed = true;
         }
       } else if (due(state.nftsAt, FRESHNESS_MS.nfts)) {
-        if (!this.takeRead()) return this.deferred();
+        if (!this.reads.take()) return this.deferred();
         this.stats.checks++;
         reading = "nfts";
         const { nfts } = await api.wallets.nfts(

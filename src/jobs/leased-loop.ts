@@ -1,0 +1,119 @@
+import { isDeadLocalHolder } from "../alerts/poller.ts";
+import type { Logger } from "../log.ts";
+import type { LeaseStore } from "../store/types.ts";
+import { Lease } from "./lease.ts";
+import type { Check } from "./liveness.ts";
+import { type LoopHandle, startLoop } from "./loop.ts";
+
+export interface LeasedLoopOptions {
+  /** The lease's name in the store. */
+  lease: string;
+  /** Names the loop in logs and health. */
+  name: string;
+  leases: LeaseStore;
+  holder: string;
+  /** The wait between rounds. */
+  tickMs: number;
+  /** Lease lifetime; default 3 ticks, at least 10 s. */
+  leaseTtlMs?: number | undefined;
+  logger: Logger;
+  /** Wall clock passed to the lease's store. */
+  now: () => number;
+  /** The lease's monotonic clock (default performance.now). */
+  monotonic?: (() => number) | undefined;
+  /** The job's own words in its warnings. */
+  messages: { failed: string; notReleased: string };
+  /** Counts a failed round in the job's own counters (the warning is logged here). */
+  onFailure: () => void;
+}
+
+/**
+ * A background job that one process at a time runs, every `tickMs`: the lease that picks the
+ * process, the loop of rounds, its stop (the lease given up so another can take over at once),
+ * and what /healthz says of it. Each round takes the lease itself (`held()`): a job may renew it
+ * again during a long round.
+ */
+export class LeasedLoop {
+  readonly lease: Lease;
+  private loop: LoopHandle | undefined;
+
+  constructor(private readonly options: LeasedLoopOptions) {
+    this.lease = new Lease({
+      store: options.leases,
+      name: options.lease,
+      holder: options.holder,
+      ttlMs: options.leaseTtlMs ?? Math.max(10_000, 3 * options.tickMs),
+      isDead: isDeadLocalHolder,
+      now: options.now,
+      ...(options.monotonic ? { monotonic: options.monotonic } : {}),
+    });
+  }
+
+  /** Takes or renews the lease: whether this process holds it now. */
+  async held(): Promise<boolean> {
+    return (await this.lease.attempt()) === this.options.holder;
+  }
+
+  start(round: (signal: AbortSignal) => Promise<unknown>): void {
+    const { logger, messages } = this.options;
+    this.loop = startLoop({
+      name: this.options.name,
+      everyMs: this.options.tickMs,
+      round,
+      logger,
+      onError: (error) => {
+        this.options.onFailure();
+        logger.warn({ err: error }, messages.failed);
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.loop?.stop();
+    try {
+      await this.lease.release();
+    } catch (error) {
+      this.options.logger.warn({ err: error }, this.options.messages.notReleased);
+    }
+  }
+
+  /**
+   * For /healthz, without I/O: on the lease holder, whether rounds complete; on the others,
+   * whether their lease attempts (one a round) get answers.
+   */
+  checks(boundMs: number): Check[] {
+    const loop = this.loop;
+    if (!loop) return [];
+    const since = this.lease.leaderSince;
+    if (since !== undefined) return [loop.liveness.check(boundMs, since)];
+    return [this.lease.check(this.lease.ttlMs + this.options.tickMs)];
+  }
+}
+
+/** A share of something per minute (upstream reads): spent as it goes, new each minute. */
+export class MinuteBudget {
+  private window = { start: Number.NEGATIVE_INFINITY, used: 0 };
+
+  constructor(
+    private readonly perMinute: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** What is left of this minute's share; a minute after the last one began, a new share. */
+  left(): number {
+    const now = this.now();
+    if (now - this.window.start >= 60_000) this.window = { start: now, used: 0 };
+    return Math.max(0, this.perMinute - this.window.used);
+  }
+
+  spend(count: number): void {
+    this.window.used += count;
+  }
+
+  /** Takes one from the share; false when it is spent. */
+  take(): boolean {
+    if (this.left() <= 0) return false;
+    this.spend(1);
+    return true;
+  }
+}
