@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildDist } from "../../scripts/build.mjs";
 import { type Simulator, startSimulator } from "../../src/simulator/index.ts";
-import { ROOT } from "../compiled.ts";
+import { COMPILED_BOT, ROOT } from "../compiled.ts";
 import { populatedGuilds, startFakeDiscord } from "../fakes/discord/index.ts";
 import { baseEnv, freePort, mb, rssOf, sleep, startChild, until } from "./process.bench.ts";
 import type { BenchRow } from "./report.ts";
@@ -42,15 +42,20 @@ async function withGuilds(
   const port = await freePort();
   const metricsUrl = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const bot = startChild({
-    ...baseEnv(dataDir),
-    API_BASE_URL: sim.url,
-    API_KEY: sim.apiKey,
-    DISCORD_TOKEN: discord.token,
-    DISCORD_API_URL: discord.apiBase,
-    DISCORD_FULL_CACHES: String(fullCaches),
-    METRICS_PORT: String(port),
-  });
+  const bot = startChild(
+    {
+      ...baseEnv(dataDir),
+      API_BASE_URL: sim.url,
+      API_KEY: sim.apiKey,
+      DISCORD_TOKEN: discord.token,
+      DISCORD_API_URL: discord.apiBase,
+      DISCORD_FULL_CACHES: String(fullCaches),
+      METRICS_PORT: String(port),
+    },
+    // Before, as it ran then: Node's own heap limit. discord.js's default caches of 10,000 guilds
+    // hold some 400 MB of heap, past the 256 MB the bot now runs with (it ends out of memory).
+    fullCaches ? ["dist/main.js"] : COMPILED_BOT,
+  );
   const pid = bot.child.pid ?? 0;
   // Peak RSS while the guilds arrive, sampled every 100 ms.
   let peakRss = 0;
