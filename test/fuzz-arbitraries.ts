@@ -357,6 +357,16 @@ function headsFor(command: string, f: Fixtures): string[] {
       "list",
       "remove",
     ],
+    gate: [
+      `test ${f.wallet} holds 1`,
+      `test ${f.wallet} behavior collector,`,
+      `test ${f.walletEns} volume`,
+      "add holds 1",
+      "add not behavior",
+      "remove",
+      "log",
+      "list",
+    ],
     help: ["top"],
     settings: ["chain ethereum", "chain"],
   };
@@ -403,9 +413,27 @@ export function optionValueArb(option: string, fixtures: Fixtures): fc.Arbitrary
     chain: ["ethereum", "base"],
     setting: ["chain"],
     // /alerts' actions and /digest's.
-    action: ["show", "test", "keywords", "quiet", "add", "list", "remove", "collection", "wallet"],
+    action: [
+      "show",
+      "test",
+      "keywords",
+      "quiet",
+      "add",
+      "list",
+      "remove",
+      "collection",
+      "wallet",
+      "log",
+    ],
+    role: ["123456789012345678", "<@&123456789012345678>", "@Holders"],
     value: ["ethereum", "default"],
-    spec: ["daily 09:00 top volume 1d", "weekly sun 23:59 Asia/Tokyo"],
+    spec: [
+      "daily 09:00 top volume 1d",
+      "weekly sun 23:59 Asia/Tokyo",
+      `${f.wallet} holds 1 ${f.collection}`,
+      "holds 1 azuki, not behavior flipper",
+      "1",
+    ],
     target: [f.collection, `${f.collection} owners 5`, f.wallet, "1"],
   };
   const args = argStringArb(fixtures);

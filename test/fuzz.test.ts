@@ -415,6 +415,7 @@ const COMMAND_NAMES = [
   "subscriptions",
   "digest",
   "watch",
+  "gate",
   "verify",
   "wallets",
   "report",
