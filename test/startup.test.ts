@@ -73,8 +73,10 @@ async function runBot(settings: Record<string, string>, before?: string, script?
   child.stderr.on("data", (chunk) => {
     stderr += chunk;
   });
+  // "close", not "exit": the last of stderr may arrive after the process exited (seen on a
+  // loaded machine, where the one line was missing).
   const code = await new Promise<number | null>((resolve) =>
-    child.on("exit", (exitCode) => resolve(exitCode)),
+    child.on("close", (exitCode) => resolve(exitCode)),
   );
   const lines = stderr.split("\n").filter((line) => line.trim() !== "");
   const plain = lines.filter((line) => !line.startsWith("{"));
