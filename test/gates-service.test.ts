@@ -144,14 +144,17 @@ function sqliteStore(): Store {
 }
 
 /** The service and its job on `store`, a fake clock and a fake Discord (and Telegram). */
-function setup(store: Store, options: { perMinute?: number; holder?: string } = {}) {
+function setup(
+  store: Store,
+  options: { perMinute?: number; holder?: string; evaluator?: GateEvaluator } = {},
+) {
   const clock = { now: Date.parse("2026-03-01T12:00:00Z") };
   const discord = fakeMembership("discord");
   const telegram = fakeMembership("telegram");
   const service = new GateService({
     gates: store.gates,
     wallets: store.wallets,
-    evaluator: simulatorEvaluator(client.api),
+    evaluator: options.evaluator ?? simulatorEvaluator(client.api),
     memberships: [discord.membership, telegram.membership],
     logger: silentLogger(),
     settings: { graceHours: 24 },
@@ -435,6 +438,29 @@ describe("gate service", () => {
       action: "declined",
       userId: "t3",
     });
+  });
+
+  it("reads a join request's verdict once for a group's gates with the same criteria", async () => {
+    const store = sqliteStore();
+    const inner = simulatorEvaluator(client.api);
+    let evaluations = 0;
+    const evaluator: GateEvaluator = {
+      evaluate(criteria, wallets) {
+        evaluations++;
+        return inner.evaluate(criteria, wallets);
+      },
+    };
+    const { service, telegram, prove } = setup(store, { evaluator });
+    const target: GateTarget = { platform: "telegram", chatId: "-100", title: "Apes" };
+    const needsMany = [{ ...holdsDemo, min: 1_000_000 }];
+    await addGate(service, target, needsMany);
+    await addGate(service, target, needsMany);
+    await service.settled();
+    await prove("t1", DEMO, "telegram");
+    evaluations = 0;
+    await service.onJoinRequest("telegram", "-100", "t1", "p1");
+    expect(telegram.calls).not.toContain("grant t1");
+    expect(evaluations).toBe(1);
   });
 
   it("decides the person's gates again at once after an unlink", async () => {

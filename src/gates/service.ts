@@ -250,8 +250,16 @@ export class GateService {
     if (!membership) return;
     const now = this.now();
     const wallets = await this.provedWallets(platform, userId);
+    // A group's gates may share their criteria: those are read once (fresh reads skip the cache).
+    const verdicts = new Map<string, Promise<GateVerdict>>();
     for (const gate of gates) {
-      const verdict = await this.verdict(gate, wallets, "request");
+      const key = JSON.stringify(gate.criteria);
+      let pending = verdicts.get(key);
+      if (!pending) {
+        pending = this.verdict(gate, wallets, "request");
+        verdicts.set(key, pending);
+      }
+      const verdict = await pending;
       if (verdict.outcome !== "pass") continue;
       this.counters.passes++;
       const granted = await this.lock(gate.id, userId, () =>
