@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "../src/api/client.ts";
 import { createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
@@ -461,6 +461,20 @@ describe("gate service", () => {
     await service.onJoinRequest("telegram", "-100", "t1", "p1");
     expect(telegram.calls).not.toContain("grant t1");
     expect(evaluations).toBe(1);
+  });
+
+  it("reads an expired join requests' gate once for all of them", async () => {
+    const store = sqliteStore();
+    const { service, telegram, job, clock } = setup(store);
+    await addGate(service, { platform: "telegram", chatId: "-100", title: "Apes" });
+    await service.onJoinRequest("telegram", "-100", "t1", "p1");
+    await service.onJoinRequest("telegram", "-100", "t2", "p2");
+    clock.now += JOIN_REQUEST_WAIT_MS + 1;
+    const get = vi.spyOn(store.gates, "get");
+    await job.tick();
+    expect(telegram.calls).toContain("decline t1");
+    expect(telegram.calls).toContain("decline t2");
+    expect(get).toHaveBeenCalledTimes(1);
   });
 
   it("decides the person's gates again at once after an unlink", async () => {

@@ -597,8 +597,12 @@ export class GateService {
   /** Join requests past their deadline are declined (once per person and group). */
   private async declineExpired(now: number): Promise<void> {
     const declined = new Set<string>();
+    // A busy group's requests share a gate: each is read once a round.
+    const gates = new Map<number, Gate | undefined>();
     for (const member of await this.deps.gates.expiredRequests(now)) {
-      const gate = await this.deps.gates.get(member.gateId);
+      if (!gates.has(member.gateId))
+        gates.set(member.gateId, await this.deps.gates.get(member.gateId));
+      const gate = gates.get(member.gateId);
       if (!gate) continue;
       const key = `${gate.chatId}:${member.userId}`;
       const membership = this.memberships.get(gate.platform);
