@@ -335,7 +335,16 @@ const command = defineCommand({
     "/gate log 1",
   ],
   async run(ctx, { action, role, spec }) {
-    const text = spec ?? "";
+    let text = spec ?? "";
+    // A number of 17-20 digits reads as a role id by position: only add takes a role, so for
+    // the other actions it is what was typed (a gate number or a wallet), refused as such.
+    if (action !== "add" && role) {
+      if (!("id" in role) || text.trim() !== "")
+        throw new UserError(
+          `Only /gate add takes a role. Usage: /gate ${action} <${action === "test" ? "wallet" : "number"}>`,
+        );
+      text = role.id;
+    }
     switch (action) {
       case "add":
         return add(ctx, role, text);

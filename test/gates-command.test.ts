@@ -241,6 +241,47 @@ describe("/gate add", () => {
   });
 });
 
+describe("/gate: hostile and malformed inputs", () => {
+  it("refuses each with a clear message; no gate is added, nothing is looked up", async () => {
+    const cases: [string, Partial<Invocation>, RegExp][] = [
+      ["/gate add holds 1 0x1234", manager, /hex digits|not an address|collection/i],
+      [`/gate add holds ${"9".repeat(79)} Azuki`, manager, /number|at most|too/i],
+      ["/gate add holds 1 Azu\u0000ki", manager, /cannot read|characters/i],
+      ["/gate add holds 1 <b>Azuki</b>", manager, /cannot read|characters|markup|collection/i],
+      ["/gate add role:@<b>Holders</b> holds 1 Azuki", discordManager, /cannot find the role/],
+      ["/gate add role:@Hold\u0000ers holds 1 Azuki", discordManager, /cannot find the role|role/],
+      ["/gate add role:@everyone holds 1 Azuki", discordManager, /everyone|cannot find/],
+    ];
+    for (const [line, who, message] of cases) {
+      const reply = await t.say(line, who);
+      const text = t.text(reply);
+      expect(text, line).toMatch(message);
+      expect(text, line).not.toContain("\u0000");
+      expect(reply.tone, line).not.toBe("success");
+    }
+    expect(checkedTargets()).toEqual([]);
+    expect(await allGates()).toEqual([]);
+  });
+
+  it("remove and log: 0, a 20-digit number and a 79-digit one are no gate numbers", async () => {
+    await say("/gate add holds 1 Azuki");
+    for (const action of ["remove", "log"])
+      for (const n of ["0", "99999999999999999999", "9".repeat(79), "-1", "1.5"])
+        expect(await say(`/gate ${action} ${n}`), `${action} ${n}`).toMatch(/is not a gate number/);
+    expect(await say("/gate log 1", member)).toMatch(/Only people who can manage this chat/);
+    expect(await say("/gate remove 1", member)).toMatch(/Only people who can manage this chat/);
+    expect(await allGates()).toHaveLength(1);
+  });
+
+  it("test: a malformed ENS name is refused before any lookup", async () => {
+    for (const name of ["foo..eth", ".eth", "-bad-.eth", "a b.eth"]) {
+      const reply = await t.say(`/gate test ${name} holds 1 Azuki`, member);
+      expect(reply.tone, name).not.toBe("success");
+      expect(evaluation.recorded.wallets, name).toEqual([]);
+    }
+  });
+});
+
 describe("/gate list, remove, log", () => {
   async function twoGates() {
     await say("/gate add holds 1 Azuki");

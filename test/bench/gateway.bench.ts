@@ -5,7 +5,16 @@ import { buildDist } from "../../scripts/build.mjs";
 import { type Simulator, startSimulator } from "../../src/simulator/index.ts";
 import { COMPILED_BOT, ROOT } from "../compiled.ts";
 import { populatedGuilds, startFakeDiscord } from "../fakes/discord/index.ts";
-import { baseEnv, freePort, mb, rssOf, sleep, startChild, until } from "./process.bench.ts";
+import {
+  baseEnv,
+  freePort,
+  mb,
+  rssOf,
+  sampleRss,
+  sleep,
+  startChild,
+  until,
+} from "./process.bench.ts";
 import type { BenchRow } from "./report.ts";
 
 /**
@@ -58,20 +67,13 @@ async function withGuilds(
   );
   const pid = bot.child.pid ?? 0;
   // Peak RSS while the guilds arrive, sampled every 100 ms.
-  let peakRss = 0;
-  const sampler = setInterval(() => {
-    try {
-      peakRss = Math.max(peakRss, rssOf(pid));
-    } catch {
-      // The child has exited; the wait below reports why.
-    }
-  }, 100);
+  const sampler = sampleRss(pid);
   try {
     // discord.js is ready once every guild of READY has arrived (with the Guilds intent).
     await until("every guild to arrive", () => /"discord ready"/.test(bot.output()), 300_000);
     const arrivalMs = performance.now() - started;
     await sleep(1000);
-    clearInterval(sampler);
+    const peakRss = sampler.stop();
     const rss = rssOf(pid);
     const heap = await heapUsed(metricsUrl);
     await sleep(SETTLE_MS);
@@ -87,7 +89,7 @@ async function withGuilds(
     process.stderr.write(bot.output().slice(-4000));
     throw error;
   } finally {
-    clearInterval(sampler);
+    sampler.stop();
     await bot.stop();
     await discord.close();
     rmSync(dataDir, { recursive: true, force: true });
