@@ -44,6 +44,8 @@ export interface HttpStats {
   peakUnauthenticatedBodyBytes: number;
   /** Unauthenticated bodies refused (503) to keep within the budget. */
   shedBodies: number;
+  /** Connections closed because a request's headers or body did not arrive in time. */
+  timedOutRequests: number;
 }
 
 /** An unauthenticated body being read: its bytes so far, and how to refuse it. */
@@ -52,12 +54,36 @@ interface PendingBody {
   shed(): void;
 }
 
+/** A connection's own deadlines (see HttpHost.watch). */
+interface Deadlines {
+  /** When the connection opened: its first request started then, as Node counts it. */
+  opened: number;
+  /** Requests received on it so far. */
+  requests: number;
+  /** Requests received whose answer is not finished yet (pipelined ones included). */
+  answering: Set<ServerResponse>;
+  /** Closes the connection unless the next request's headers arrive in time. */
+  headers: NodeJS.Timeout | undefined;
+  /** One per request whose body may still be arriving. */
+  bodies: Set<NodeJS.Timeout>;
+}
+
+/** What Node answers a request it timed out; sent only when no answer has begun on the connection. */
+const REQUEST_TIMEOUT_RESPONSE = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n";
+
+/**
+ * How much later than the host's own deadlines Node's request timeout fires: it stays a second
+ * line, and the host's counter sees the timeouts.
+ */
+const NODE_BACKSTOP_MS = 1_000;
+
 /**
  * The bot's one HTTP server, on one port: the operators' /healthz and /metrics, the Telegram
  * webhook, and whatever else mounts a route (`host.mount(route)`). Paths nobody mounted are 404.
  *
  * Bounded against a hostile client: headers and whole requests must arrive within their timeouts,
- * connections are capped, and bodies not yet authenticated (Discord's interactions before their
+ * enforced by the host's own timers (Node's request timeout misses requests that started on the
+ * same reading of a coarse monotonic clock: see `watch`), connections are capped, and bodies not yet authenticated (Discord's interactions before their
  * signature is checked) share one byte budget. Over the budget the body being read the longest is
  * refused 503: Discord sends its few kilobytes at once, so the oldest partial body is the one a
  * slow sender holds.
@@ -75,6 +101,8 @@ export class HttpHost {
   private shed = 0;
   private connections = 0;
   private refused = 0;
+  private timedOut = 0;
+  private readonly deadlines = new WeakMap<Socket, Deadlines>();
 
   constructor(
     private readonly logger: Logger,
@@ -121,6 +149,7 @@ export class HttpHost {
       unauthenticatedBodyBytes: this.held,
       peakUnauthenticatedBodyBytes: this.peak,
       shedBodies: this.shed,
+      timedOutRequests: this.timedOut,
     };
   }
 
@@ -128,9 +157,10 @@ export class HttpHost {
     const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections } = this.limits;
     const server = createServer(
       {
-        // Node refuses a header timeout longer than the request's.
-        headersTimeout: Math.min(headersTimeoutMs, requestTimeoutMs),
-        requestTimeout: requestTimeoutMs,
+        // The host's own timers (watch) close late requests; Node's check stays behind them as a
+        // second line. Node refuses a header timeout longer than the request's.
+        headersTimeout: Math.min(headersTimeoutMs, requestTimeoutMs) + NODE_BACKSTOP_MS,
+        requestTimeout: requestTimeoutMs + NODE_BACKSTOP_MS,
         keepAliveTimeout: keepAliveTimeoutMs,
         // Node looks for expired requests every 30 s by default: a short timeout would be
         // overrun by that much.
@@ -139,12 +169,19 @@ export class HttpHost {
           Math.min(1_000, Math.floor(Math.min(headersTimeoutMs, requestTimeoutMs) / 4)),
         ),
       },
-      (req, res) => this.dispatch(req, res),
+      (req, res) => {
+        this.received(req, res);
+        this.dispatch(req, res);
+      },
     );
     server.maxConnections = maxConnections;
     server.on("connection", (socket: Socket) => {
       this.connections++;
-      socket.once("close", () => this.connections--);
+      this.watch(socket);
+      socket.once("close", () => {
+        this.connections--;
+        this.unwatch(socket);
+      });
     });
     server.on("drop", () => {
       this.refused++;
@@ -155,6 +192,96 @@ export class HttpHost {
     });
     this.server = server;
     this.logger.info({ host, port: this.port, paths: this.paths }, "http listening");
+  }
+
+  /**
+   * Starts a connection's own deadlines. Node times requests out itself, but keeps the requests it
+   * watches in a set ordered by the monotonic time each started, and two that started on the same
+   * reading are one entry to it: on a host whose clock ticks coarsely most of a burst of
+   * connections was never timed out (1,476 of 1,500 stalled bodies open after 60 s). So each
+   * connection has timers of its own: its first request's headers within the headers timeout of
+   * the connection opening, and each request's body within the request timeout of its start
+   * (the opening for the first request, as Node counts it; its headers' arrival for the next ones,
+   * whose headers must come within the keep-alive and headers timeouts of the last answer).
+   */
+  private watch(socket: Socket): void {
+    const deadlines: Deadlines = {
+      opened: performance.now(),
+      requests: 0,
+      answering: new Set(),
+      headers: undefined,
+      bodies: new Set(),
+    };
+    this.deadlines.set(socket, deadlines);
+    this.awaitHeaders(
+      socket,
+      deadlines,
+      Math.min(this.limits.headersTimeoutMs, this.limits.requestTimeoutMs),
+    );
+  }
+
+  private unwatch(socket: Socket): void {
+    const deadlines = this.deadlines.get(socket);
+    if (!deadlines) return;
+    this.deadlines.delete(socket);
+    clearTimeout(deadlines.headers);
+    for (const timer of deadlines.bodies) clearTimeout(timer);
+    deadlines.bodies.clear();
+    deadlines.answering.clear();
+  }
+
+  private awaitHeaders(socket: Socket, deadlines: Deadlines, withinMs: number): void {
+    clearTimeout(deadlines.headers);
+    deadlines.headers = setTimeout(() => this.expire(socket), withinMs);
+    deadlines.headers.unref();
+  }
+
+  /** A request's headers arrived: its body has until the request deadline. */
+  private received(req: IncomingMessage, res: ServerResponse): void {
+    const socket = req.socket;
+    const deadlines = this.deadlines.get(socket);
+    if (!deadlines) return;
+    clearTimeout(deadlines.headers);
+    deadlines.headers = undefined;
+    const started = deadlines.requests === 0 ? deadlines.opened : performance.now();
+    deadlines.requests++;
+    deadlines.answering.add(res);
+    const body = setTimeout(
+      () => {
+        deadlines.bodies.delete(body);
+        if (!req.complete) this.expire(socket);
+      },
+      Math.max(0, this.limits.requestTimeoutMs - (performance.now() - started)),
+    );
+    body.unref();
+    deadlines.bodies.add(body);
+    res.once("finish", () => {
+      deadlines.answering.delete(res);
+      if (req.complete) {
+        clearTimeout(body);
+        deadlines.bodies.delete(body);
+      }
+      // Idle until the next request: keep-alive's wait (Node closes an idle connection a second
+      // past it), then its headers' own.
+      if (deadlines.answering.size === 0 && !socket.destroyed && this.deadlines.has(socket))
+        this.awaitHeaders(
+          socket,
+          deadlines,
+          this.limits.keepAliveTimeoutMs +
+            NODE_BACKSTOP_MS +
+            Math.min(this.limits.headersTimeoutMs, this.limits.requestTimeoutMs),
+        );
+    });
+  }
+
+  /** Closes a connection whose request came too slowly, answering 408 as Node does. */
+  private expire(socket: Socket): void {
+    if (socket.destroyed) return;
+    this.timedOut++;
+    const deadlines = this.deadlines.get(socket);
+    const begun = [...(deadlines?.answering ?? [])].some((res) => res.headersSent);
+    if (socket.writable && !begun) socket.write(REQUEST_TIMEOUT_RESPONSE);
+    socket.destroy();
   }
 
   private dispatch(req: IncomingMessage, res: ServerResponse): void {
@@ -287,6 +414,11 @@ export class HttpHost {
       "bot_http_shed_bodies",
       "Unauthenticated request bodies refused (503) since start to stay within HTTP_UNAUTHENTICATED_BODY_BYTES",
       (s) => s.shedBodies,
+    );
+    read(
+      "bot_http_timed_out_requests",
+      "HTTP connections closed since start because a request's headers or body did not arrive within HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS",
+      (s) => s.timedOutRequests,
     );
   }
 

@@ -20,6 +20,8 @@ export class FaultProxy {
   private refuseNew = false;
   private delayMs = 0;
   port = 0;
+  /** Connections accepted since start (refused ones aside): a test can act right after one. */
+  accepted = 0;
 
   constructor(
     private readonly target: { host: string; port: number },
@@ -58,6 +60,7 @@ export class FaultProxy {
       client.resetAndDestroy();
       return;
     }
+    this.accepted++;
     const upstream = connect(this.target);
     const pair = { client, upstream, frozen: this.frozen };
     this.pairs.add(pair);
