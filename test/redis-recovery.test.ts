@@ -30,7 +30,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function startBot(redisUrl: string, prefix: string): Promise<{ bot: Bot; port: number }> {
+async function startBot(
+  redisUrl: string,
+  prefix: string,
+  coolingMs = PROBE_MS,
+): Promise<{ bot: Bot; port: number }> {
   const sim = await startTestSimulator();
   cleanups.push(() => sim.close());
   const dir = mkdtempSync(join(tmpdir(), "bot-redis-recovery-"));
@@ -44,7 +48,7 @@ async function startBot(redisUrl: string, prefix: string): Promise<{ bot: Bot; p
     COLLECTION_INDEX_REFRESH_S: "0",
     REDIS_URL: redisUrl,
     REDIS_KEY_PREFIX: prefix,
-    REDIS_BREAKER_COOLING_MS: String(PROBE_MS),
+    REDIS_BREAKER_COOLING_MS: String(coolingMs),
   });
   const output = new Writable({ write: (_chunk, _encoding, callback) => callback() });
   const { logger } = capturingLogger();
@@ -71,13 +75,13 @@ async function msUntil(port: number, state: string, withinMs: number): Promise<n
   }
 }
 
-async function setUp(name: string) {
+async function setUp(name: string, coolingMs = PROBE_MS) {
   const proxy = FaultProxy.forUrl(REDIS_URL, 6379);
   await proxy.start();
   cleanups.push(() => proxy.close());
   const prefix = testPrefix(name);
   cleanups.push(() => deleteKeys(prefix));
-  const { bot, port } = await startBot(proxy.urlFor(REDIS_URL), prefix);
+  const { bot, port } = await startBot(proxy.urlFor(REDIS_URL), prefix, coolingMs);
   expect(await redisHealth(port)).toBe("ok");
   return { proxy, bot, port };
 }
@@ -115,5 +119,18 @@ describe.runIf(await redisAvailable())("/healthz after Redis comes back", () => 
     proxy.thaw();
     const took = await msUntil(port, "ok", PROBE_MS + SLACK_MS);
     expect(took).toBeLessThanOrEqual(PROBE_MS + SLACK_MS);
+  }, 30_000);
+
+  it("says ok as soon as Redis answers again, not only when the breaker's cooling ends (10 s by default)", async () => {
+    // A monitor probing /healthz every few seconds saw Redis "degraded" for the whole cooling
+    // after a one-second blip: the breaker stayed open though the connection was ready again.
+    const { proxy, port } = await setUp("recover-blip", 10_000);
+    await proxy.cut();
+    await msUntil(port, "degraded", 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await proxy.restore();
+    // ioredis reconnects at most 2 s apart: then a PING decides, not the cooling's timer.
+    const took = await msUntil(port, "ok", 2_000 + 2 * SLACK_MS);
+    expect(took).toBeLessThanOrEqual(2_000 + 2 * SLACK_MS);
   }, 30_000);
 });

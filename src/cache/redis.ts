@@ -70,6 +70,8 @@ export class RedisLink {
   /** The breaker is open (or probing) since then, for that reason. */
   private open: { reason: string; since: Date } | undefined;
   private probeTimer: NodeJS.Timeout | undefined;
+  /** A probe is in flight: the one that runs on "ready" must not start a second. */
+  private probing = false;
   private closed = false;
 
   constructor(options: RedisLinkOptions) {
@@ -90,6 +92,15 @@ export class RedisLink {
     this.client.on("error", () => {});
     this.client.on("close", () => {
       if (!this.closed) this.trip("the connection to Redis closed");
+    });
+    // A fresh connection came up while the breaker is open: one PING decides now, so health
+    // recovers within ioredis's reconnect back-off (2 s at most) of Redis answering, not at the
+    // end of the cooling (10 s by default), which a monitor polling /healthz saw as an outage.
+    this.client.on("ready", () => {
+      if (this.open && !this.closed && !this.probing) {
+        clearTimeout(this.probeTimer);
+        void this.probe();
+      }
     });
   }
 
@@ -174,8 +185,16 @@ export class RedisLink {
   }
 
   private async probe(): Promise<void> {
-    if (this.closed || !this.open) return;
-    const { since } = this.open;
+    if (this.closed || !this.open || this.probing) return;
+    this.probing = true;
+    try {
+      await this.probeOnce(this.open.since);
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private async probeOnce(since: Date): Promise<void> {
     try {
       // A connection stuck in its handshake (opened while the network was frozen) never ends.
       if (this.client.status === "connect") this.client.disconnect(true);
