@@ -4,7 +4,9 @@
  * moderator with Manage Channels alone cannot gate the server's Administrator role and so never
  * receives it by proving the demo wallet; a role carrying an elevated permission is refused even
  * to someone who could give it; a gate whose role gains such a permission later pauses before
- * the next grant, says why in /gate list, and goes on by itself once the permission is gone.
+ * the next grant, says why in /gate list, and goes on by itself once the permission is gone. On
+ * Telegram, only the group's administrators add or remove gates (an anonymous one speaking as the
+ * group too); a member and a post sent as a channel are refused.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +26,15 @@ import {
   type RecordedRequest,
   startFakeDiscord,
 } from "./fakes/discord/index.ts";
+import {
+  anonymousAdmin,
+  channelBot,
+  channelChat,
+  type RecordedCall,
+  startFakeTelegram,
+  supergroupChat,
+  user,
+} from "./fakes/telegram/index.ts";
 import { proveWithLink, worldEnv } from "./helpers.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
@@ -236,5 +247,86 @@ describe.each(["gateway", "http"] as const)("who may gate a Discord role (%s mod
     expect((await w.bot.gates.list("discord", w.fake.guildId))[0]?.pausedAt).toBeUndefined();
     await w.prove(person);
     expect(w.holds(person.id, w.roles.holders.id)).toBe(true);
+  }, 30_000);
+});
+
+describe("who may gate a Telegram group", () => {
+  it("its administrators (an admin, an anonymous admin as the group); not a member nor a channel", async () => {
+    const fake = await startFakeTelegram();
+    cleanups.push(() => fake.close());
+    // Two groups, so that their answers (paced a second apart in each chat) come side by side.
+    const first = supergroupChat(-1001234567891, "Azuki holders");
+    const second = supergroupChat(-1001234567892, "Azuki lounge");
+    const admin = user(7102, "Admin", "admin");
+    const member = user(7103, "Member", "member");
+    for (const group of [first, second]) {
+      fake.addChat(group);
+      fake.setAdminRights(group.id, fake.botInfo.id);
+      fake.setAdminRights(group.id, admin.id);
+      fake.setMemberStatus(group.id, member.id, "member");
+    }
+    const channel = channelChat(-1009876543210, "Announcements");
+    const sim = await startTestSimulator({ apiKey: "gates-permissions-tg" });
+    cleanups.push(() => sim.close());
+    const dataDir = mkdtempSync(join(tmpdir(), "gates-permissions-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const bot = await createBot(
+      parseConfig(
+        worldEnv(
+          { sim, dataDir, telegram: { token: fake.token, apiRoot: fake.apiRoot } },
+          { CHAINS: "ethereum" },
+        ),
+      ),
+      { logger: silentLogger() },
+    );
+    await bot.start();
+    cleanups.push(() => bot.stop());
+    type Group = typeof first;
+    /** Sends a line to a group and resolves to the bot's answer there. */
+    const say = async (group: Group, update: ReturnType<typeof fake.message>) => {
+      const before = fake.sent.length;
+      fake.pushUpdate(update);
+      const call = await fake.waitFor(
+        (c: RecordedCall) =>
+          c.seq > before &&
+          c.ok &&
+          c.method === "sendMessage" &&
+          String(c.params.chat_id) === String(group.id),
+        10_000,
+      );
+      return String(call.params.text);
+    };
+    const gates = (group: Group) => bot.gates.list("telegram", String(group.id));
+    const refusal = /Only people who can manage this chat may add or remove gates/;
+    const anonymous = (group: Group, text: string) =>
+      fake.message(group, anonymousAdmin, text, { senderChat: group });
+
+    await Promise.all([
+      (async () => {
+        // An anonymous admin speaks as the group: they may; a member may not remove it.
+        expect(await say(first, anonymous(first, "/gate add holds 1 Azuki"))).toMatch(
+          /Gate 1 added/,
+        );
+        expect(await say(first, fake.message(first, member, "/gate remove 1"))).toMatch(refusal);
+        expect(await gates(first)).toHaveLength(1);
+        expect(await say(first, anonymous(first, "/gate remove 1"))).toMatch(/Gate 1 removed/);
+        expect(await gates(first)).toEqual([]);
+      })(),
+      (async () => {
+        expect(await say(second, fake.message(second, member, "/gate add holds 1 Azuki"))).toMatch(
+          refusal,
+        );
+        // A post sent as a channel speaks for the channel, which manages nothing here.
+        const asChannel = fake.message(second, channelBot, "/gate add holds 1 Azuki", {
+          senderChat: channel,
+        });
+        expect(await say(second, asChannel)).toMatch(refusal);
+        expect(await gates(second)).toEqual([]);
+        expect(
+          await say(second, fake.message(second, admin, "/gate add behavior collector")),
+        ).toMatch(/Gate 1 added/);
+        expect(await gates(second)).toHaveLength(1);
+      })(),
+    ]);
   }, 30_000);
 });
