@@ -80,6 +80,22 @@ async function requireManager(ctx: CommandContext, what: string): Promise<void> 
     throw new UserError(`Only people who can manage this chat may ${what}.`);
 }
 
+/**
+ * On Discord, a gate is added or removed only by someone who could give its role by hand (Manage
+ * Roles and a higher role, or the owner): the bot never does for people what they could not.
+ * Telegram has no such rule beyond being the group's admin (requireManager).
+ */
+async function requireGiver(
+  ctx: CommandContext,
+  gates: GateService,
+  target: GateTarget,
+  purpose: "add" | "remove",
+): Promise<void> {
+  if (target.platform !== "discord") return;
+  const may = await gates.mayGive(target, ctx.invocation.user.id, purpose);
+  if (!may.ok) throw new UserError(may.reason);
+}
+
 /** The Discord role a gate gives, from the role option; its name as Discord resolved it. */
 function discordTarget(
   ctx: CommandContext,
@@ -124,10 +140,12 @@ function describeGate(gate: Gate, n: number): string {
     lines.push(
       `   Invite link (people ask to join, the bot lets in those who pass): ${gate.target.inviteLink}`,
     );
-  if (gate.pausedAt !== undefined)
+  if (gate.pausedAt !== undefined) {
+    const why = (gate.pauseReason ?? "the platform refused the bot").trim();
     lines.push(
-      `   Paused: ${gate.pauseReason ?? "the platform refused the bot"}. Fix it, then add the gate again.`,
+      `   Paused: ${/[.!?]$/.test(why) ? why : `${why}.`} Nothing is given meanwhile; the bot looks again every 10 minutes and the gate goes on by itself once this is fixed.`,
     );
+  }
   return lines.join("\n");
 }
 
@@ -168,6 +186,7 @@ async function add(ctx: CommandContext, role: RoleRef | undefined, spec: string)
           chatId: where.chatId,
           title: ctx.invocation.chat.title ?? "this group",
         };
+  await requireGiver(ctx, where.gates, target, "add");
   // Counted before the criteria are looked up: an 11th gate is refused without reading anything.
   const existing = await where.gates.list(where.platform, where.chatId);
   if (existing.length >= MAX_GATES_PER_CHAT)
@@ -217,7 +236,9 @@ async function remove(ctx: CommandContext, spec: string): Promise<Reply> {
   const where = gateChat(ctx);
   await requireManager(ctx, "add or remove gates");
   const n = gateNumber(spec, "remove");
-  const removed = await where.gates.remove(where.platform, where.chatId, n);
+  const removed = await where.gates.remove(where.platform, where.chatId, n, (gate) =>
+    requireGiver(ctx, where.gates, gate.target, "remove"),
+  );
   if (!removed)
     return { text: `There is no gate ${n} here. /gate list shows them.`, tone: "warning" };
   return {
@@ -312,7 +333,7 @@ async function log(ctx: CommandContext, spec: string): Promise<Reply> {
 const command = defineCommand({
   name: "gate",
   description: "Holder roles and gated groups: give a role or entry to people whose wallets pass",
-  help: `A gate gives a Discord role (role:@Holders), or entry to a Telegram group, to people whose proved wallets (/verify) pass its criteria. ${CRITERIA_WORDS} Holdings add up over a person's wallets; behavior and spend pass on any one wallet. People are checked again as the data changes; those who stop passing keep access for a grace period, are told once, then lose it. /gate list shows the gates, /gate test <wallet|name.eth> [criteria] says what each criterion finds and why (anyone may use it), /gate remove <number> removes one and /gate log <number> sends its log as CSV. Only people who can manage the chat add or remove gates or read logs. On Discord the bot needs Manage Roles and its highest role above the gate's role; on Telegram it must be an admin that can invite users and ban members. At most ${MAX_GATES_PER_CHAT} gates per server or group.`,
+  help: `A gate gives a Discord role (role:@Holders), or entry to a Telegram group, to people whose proved wallets (/verify) pass its criteria. ${CRITERIA_WORDS} Holdings add up over a person's wallets; behavior and spend pass on any one wallet. People are checked again as the data changes; those who stop passing keep access for a grace period, are told once, then lose it. /gate list shows the gates, /gate test <wallet|name.eth> [criteria] says what each criterion finds and why (anyone may use it), /gate remove <number> removes one and /gate log <number> sends its log as CSV. Only people who can manage the chat add or remove gates or read logs; on Discord, adding or removing one also takes what giving its role by hand takes (Manage Roles and a role above it), and a role with moderator or admin rights (Administrator, Manage Server, Ban Members…) cannot be gated. On Discord the bot needs Manage Roles and its highest role above the gate's role; on Telegram it must be an admin that can invite users and ban members. At most ${MAX_GATES_PER_CHAT} gates per server or group.`,
   options: {
     action: opt.choice("add, list, remove, test or log", ACTIONS, {
       required: true,

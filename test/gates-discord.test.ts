@@ -6,12 +6,15 @@
  * person turned off.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ELEVATED_PERMISSIONS } from "../src/adapters/discord/role-rules.ts";
 import type { GateMembership, GateTarget } from "../src/gates/types.ts";
 import type { HttpHost } from "../src/http/host.ts";
 import { discordAdapterFor, serveDiscordHttp } from "./discord-helpers.ts";
 import {
+  DEFAULT_USER,
   type FakeDiscord,
   type FakeRole,
+  MEMBER_PERMISSIONS,
   PERMISSION,
   startFakeDiscord,
 } from "./fakes/discord/index.ts";
@@ -21,6 +24,7 @@ type RoleTarget = Extract<GateTarget, { platform: "discord" }>;
 /** gservice adds guildOf to GateMembership as optional; the Discord one has it. */
 type DiscordMembership = GateMembership & {
   guildOf(channelId: string): Promise<string | undefined>;
+  mayGive: NonNullable<GateMembership["mayGive"]>;
 };
 
 const HOLDER = "300000000000000001";
@@ -210,6 +214,109 @@ describe.each(["gateway", "http"] as const)("Discord holder roles (%s mode)", (m
     // Nothing changed on Discord's side.
     expect(fake.member(HOLDER)?.roles).toEqual([holders.id]);
     expect(fake.member(OTHER)?.roles).toEqual([]);
+  });
+
+  it("refuses a role carrying any elevated permission, at add and before each grant", async () => {
+    for (const { flag, name } of ELEVATED_PERMISSIONS) {
+      fake.editRole(holders.id, { permissions: flag | PERMISSION.SendMessages });
+      const checked = await membership.check(target);
+      expect(checked).toEqual({
+        ok: false,
+        reason: expect.stringContaining(`@Holders carries ${name}:`),
+      });
+    }
+    // What ordinary members have is no reason to refuse.
+    fake.editRole(holders.id, { permissions: MEMBER_PERMISSIONS });
+    expect((await membership.check(target)).ok).toBe(true);
+
+    // Granted while plain; given Administrator afterwards: the next grant is refused unasked.
+    expect(await membership.grant(target, HOLDER)).toEqual({ ok: true });
+    fake.editRole(holders.id, { permissions: PERMISSION.Administrator });
+    const puts = fake.requestsOf("addMemberRole").length;
+    expect(await membership.grant(target, OTHER)).toEqual({
+      ok: false,
+      kind: "refused",
+      reason: expect.stringContaining("@Holders carries Administrator"),
+    });
+    expect(fake.requestsOf("addMemberRole")).toHaveLength(puts);
+    expect(fake.member(OTHER)?.roles).toEqual([]);
+    // Taking the role away is no escalation: it goes through.
+    expect(await membership.revoke(target, HOLDER)).toEqual({ ok: true });
+  });
+
+  it("lets a person gate a role only as Discord lets them give it by hand", async () => {
+    // Roles, top to bottom: Gatekeeper (bot) 5, Staff 4 (Manage Roles), Mods 3 (Manage
+    // Channels), Holders 2, Juniors 1 (Manage Roles), Admins 1 (Administrator, newer).
+    fake.editRole(botRole.id, { position: 5 });
+    fake.editRole(holders.id, { position: 2 });
+    const staff = fake.addRole({ name: "Staff", position: 4, permissions: PERMISSION.ManageRoles });
+    const mods = fake.addRole({
+      name: "Mods",
+      position: 3,
+      permissions: PERMISSION.ManageChannels,
+    });
+    const juniors = fake.addRole({
+      name: "Juniors",
+      position: 1,
+      permissions: PERMISSION.ManageRoles,
+    });
+    const admins = fake.addRole({
+      name: "Admins",
+      position: 1,
+      permissions: PERMISSION.Administrator,
+    });
+    const person = (id: string, roles: string[]) => {
+      fake.addMember(id, roles);
+      return id;
+    };
+    const may = (userId: string, purpose: "add" | "remove" = "add") =>
+      membership.mayGive(target, userId, purpose);
+
+    expect(await may(person("400000000000000001", [staff.id]))).toEqual({ ok: true });
+    // The owner may, holding no role at all (nor being a listed member).
+    expect(await may(DEFAULT_USER.id)).toEqual({ ok: true });
+    expect(await may(person("400000000000000002", [mods.id]))).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/^You need Manage Roles to gate @Holders\./),
+    });
+    expect(await may(person("400000000000000003", [juniors.id]))).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/^You need a role above @Holders to gate it\./),
+    });
+    // Administrator does not lift the order of roles.
+    expect(await may(person("400000000000000004", [admins.id]))).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/^You need a role above @Holders to gate it\./),
+    });
+    expect(await may(person("400000000000000005", []))).toEqual({
+      ok: false,
+      reason: expect.stringMatching(
+        /^You need Manage Roles and a role above @Holders to gate it\./,
+      ),
+    });
+    // Someone who is not in the server has no role that counts.
+    expect(await may("400000000000000099")).toMatchObject({ ok: false });
+    // Removal asks the same, in its own words.
+    expect(await may("400000000000000002", "remove")).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/^You need Manage Roles to remove the gate of @Holders\./),
+    });
+    // A deleted role: Manage Roles is enough to remove its gate.
+    fake.deleteRole(holders.id);
+    expect(await may("400000000000000003", "remove")).toEqual({ ok: true });
+    expect(await may("400000000000000002", "remove")).toMatchObject({ ok: false });
+    // The roles, the guild's owner and the person's member were read from REST.
+    expect(fake.requestsOf("getGuild").length).toBeGreaterThan(0);
+    expect(
+      fake.requestsOf("getMember", (r) => r.params.userId === "400000000000000001"),
+    ).toHaveLength(1);
+  });
+
+  it("says to try again when Discord fails while asking who may gate", async () => {
+    fake.addMember("400000000000000001");
+    fake.failGuild(fake.guildId, { status: 503 });
+    const may = await membership.mayGive(target, "400000000000000001", "add");
+    expect(may.ok ? "" : may.reason).toContain("try again");
   });
 
   it("says gone for a member who left", async () => {

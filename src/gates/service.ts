@@ -157,11 +157,34 @@ export class GateService {
     return this.deps.gates.forChat(platform, chatId);
   }
 
-  /** Removes the chat's n-th gate (1-based, as /gate list numbers them); the gate it was. */
-  async remove(platform: Platform, chatId: string, n: number): Promise<Gate | undefined> {
+  /**
+   * Removes the chat's n-th gate (1-based, as /gate list numbers them); the gate it was. `allow`
+   * sees that very gate first and may throw to keep it (who may remove it: mayGive).
+   */
+  async remove(
+    platform: Platform,
+    chatId: string,
+    n: number,
+    allow?: (gate: Gate) => Promise<void>,
+  ): Promise<Gate | undefined> {
     const gate = (await this.deps.gates.forChat(platform, chatId))[n - 1];
     if (!gate) return undefined;
+    await allow?.(gate);
     return (await this.deps.gates.remove(platform, chatId, gate.id)) ? gate : undefined;
+  }
+
+  /**
+   * Whether a person may add or remove a gate giving `target`, by the platform's rule for people
+   * (GateMembership.mayGive); a platform without one leaves it to the chat's managers.
+   */
+  async mayGive(
+    target: GateTarget,
+    userId: string,
+    purpose: "add" | "remove",
+  ): Promise<{ ok: true } | { ok: false; reason: string }> {
+    const membership = this.memberships.get(target.platform);
+    if (!membership) return { ok: false, reason: "Gates are not available on this platform." };
+    return membership.mayGive ? membership.mayGive(target, userId, purpose) : { ok: true };
   }
 
   /** What the criteria (or a gate's) say of these wallets, criterion by criterion. */

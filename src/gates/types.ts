@@ -141,6 +141,21 @@ export interface GateMembership {
     target: GateTarget,
     hint?: { gateNumber?: number },
   ): Promise<{ ok: true; target: GateTarget } | { ok: false; reason: string }>;
+  /**
+   * Whether a person may add (or remove) a gate giving this target, by the platform's own rule for
+   * people: the bot must never do for someone what they could not do by hand. Discord: the owner,
+   * or Manage Roles (or Administrator) and a highest role above the gate's (issue 34). Absent
+   * (Telegram): the chat's managers may (Invocation.canManageChannel, the group's admins).
+   */
+  mayGive?(
+    target: GateTarget,
+    userId: string,
+    purpose: "add" | "remove",
+  ): Promise<{ ok: true } | { ok: false; reason: string }>;
+  /**
+   * Gives the target. Discord checks the role again first: one that gained an elevated permission
+   * since the gate was added is refused (the gate pauses), never given.
+   */
   grant(target: GateTarget, userId: string): Promise<MembershipResult>;
   revoke(target: GateTarget, userId: string): Promise<MembershipResult>;
   /** Telegram only: declines a pending join request. */

@@ -1,6 +1,7 @@
 import type { REST } from "@discordjs/rest";
 import {
   type APIChannel,
+  type APIGuild,
   type APIGuildMember,
   type APIRole,
   type APIUser,
@@ -10,12 +11,21 @@ import {
 import { LRUCache } from "lru-cache";
 import type { GateMembership, GateTarget, MembershipResult } from "../../gates/types.ts";
 import type { Logger } from "../../log.ts";
+import {
+  elevatedReason,
+  highestRole,
+  isAbove,
+  memberPermissions,
+  missingWords,
+  personStanding,
+} from "./role-rules.ts";
 
 /**
  * Holder roles through Discord's REST API, for both Discord adapters: the gateway one passes
  * discord.js's `client.rest`, the HTTP-interactions one its own REST. Nothing here reads the
- * gateway's caches (they are trimmed, and HTTP mode has none): roles and the bot's member are
- * read when a gate is added or a change is refused, never for each grant.
+ * gateway's caches (they are trimmed, and HTTP mode has none): the roles are read when a gate is
+ * added or removed, before each grant (a role that gained an elevated permission is never given)
+ * and when a change is refused; the bot's member and the adder's when a gate is added.
  */
 
 /** The audit log's reasons: a server's managers see who gave a role and why. */
@@ -95,8 +105,9 @@ export class DiscordGateMembership implements GateMembership {
   /**
    * Whether the bot can give and take the role now: it has Manage Roles (or Administrator) through
    * its roles, and the role exists, is an ordinary one (not @everyone, not held by an
-   * integration) and sits below the bot's highest role. Each problem comes with its fix, in the
-   * words of Discord's settings.
+   * integration, carrying no elevated permission: role-rules.ts) and sits below the bot's highest
+   * role. Each problem comes with its fix, in the words of Discord's settings. A paused gate is
+   * asked again with this, so it goes on once the problem is gone.
    */
   async check(
     target: GateTarget,
@@ -134,6 +145,8 @@ export class DiscordGateMembership implements GateMembership {
         ok: false,
         reason: `${name} is managed by an integration (a bot, boosts or a subscription): Discord lets no one give it. Pick another role.`,
       };
+    const elevated = elevatedReason(role);
+    if (elevated) return { ok: false, reason: elevated };
     const fixes: string[] = [];
     const administrator = (standing.permissions & PermissionFlagsBits.Administrator) !== 0n;
     if (!administrator && (standing.permissions & PermissionFlagsBits.ManageRoles) === 0n)
@@ -151,7 +164,80 @@ export class DiscordGateMembership implements GateMembership {
     return { ok: true, target: { ...target, roleName: role.name } };
   }
 
-  grant(target: GateTarget, userId: string, reason = GRANT_REASON): Promise<MembershipResult> {
+  /**
+   * Discord's rule for people, applied to the person adding or removing a gate (role-rules.ts):
+   * the server's owner, or Manage Roles (or Administrator) with a highest role above the gate's.
+   * The roles, the person's member and the owner are read fresh from REST, in both modes.
+   */
+  async mayGive(
+    target: GateTarget,
+    userId: string,
+    purpose: "add" | "remove",
+  ): Promise<{ ok: true } | { ok: false; reason: string }> {
+    if (target.platform !== "discord")
+      return { ok: false, reason: "This gate is not for a Discord role." };
+    const { rest } = this.options;
+    const { guildId } = target;
+    let roles: APIRole[];
+    let guild: APIGuild;
+    let memberRoleIds: string[];
+    try {
+      const [read, readGuild, member] = await Promise.all([
+        rest.get(Routes.guildRoles(guildId)) as Promise<APIRole[]>,
+        rest.get(Routes.guild(guildId)) as Promise<APIGuild>,
+        (rest.get(Routes.guildMember(guildId, userId)) as Promise<APIGuildMember>).catch(
+          (error: unknown) => {
+            const failure = readFailure(error);
+            // Not (or no longer) a member: no role of theirs counts.
+            if (failure.kind === "api" && failure.code === UNKNOWN_MEMBER) return undefined;
+            throw error;
+          },
+        ),
+      ]);
+      roles = read;
+      guild = readGuild;
+      memberRoleIds = member?.roles ?? [];
+    } catch (error) {
+      const failure = readFailure(error);
+      if (failure.kind === "transient")
+        return {
+          ok: false,
+          reason: `Discord did not answer (${failure.reason}): try again in a moment.`,
+        };
+      if (failure.code === UNKNOWN_GUILD || failure.code === MISSING_ACCESS)
+        return { ok: false, reason: "The bot is not in this server: invite it again." };
+      return {
+        ok: false,
+        reason: `Discord refused to show the server's roles: ${failure.message}.`,
+      };
+    }
+    const role = roles.find((r) => r.id === target.roleId);
+    const standing = personStanding({
+      guildId,
+      ownerId: guild.owner_id,
+      userId,
+      roles,
+      memberRoleIds,
+      role,
+    });
+    const missing = missingWords(standing, role?.name ?? target.roleName, purpose);
+    return missing ? { ok: false, reason: missing } : { ok: true };
+  }
+
+  /**
+   * Gives the role, after reading it again: one deleted, or one that gained an elevated
+   * permission since the gate was added, is refused (the gate pauses with the reason) and never
+   * given. One GET of the roles a grant; grants follow proofs, so they are few.
+   */
+  async grant(
+    target: GateTarget,
+    userId: string,
+    reason = GRANT_REASON,
+  ): Promise<MembershipResult> {
+    if (target.platform === "discord") {
+      const safe = await this.grantable(target);
+      if (!safe.ok) return safe;
+    }
     return this.change("put", target, userId, reason);
   }
 
@@ -253,6 +339,37 @@ export class DiscordGateMembership implements GateMembership {
     }
   }
 
+  /** The role as it is now may be given: it exists and carries no elevated permission. */
+  private async grantable(
+    target: GateTarget & { platform: "discord" },
+  ): Promise<{ ok: true } | Exclude<MembershipResult, { ok: true }>> {
+    let roles: APIRole[];
+    try {
+      roles = (await this.options.rest.get(Routes.guildRoles(target.guildId))) as APIRole[];
+    } catch (error) {
+      const failure = readFailure(error);
+      if (failure.kind === "transient")
+        return { ok: false, kind: "transient", reason: failure.reason };
+      if (failure.code === UNKNOWN_GUILD || failure.code === MISSING_ACCESS)
+        return { ok: false, kind: "refused", reason: "The bot is no longer in the server." };
+      return {
+        ok: false,
+        kind: "refused",
+        reason: `Discord refused to show the server's roles: ${failure.message}.`,
+      };
+    }
+    const role = roles.find((r) => r.id === target.roleId);
+    if (!role)
+      return {
+        ok: false,
+        kind: "refused",
+        reason: `The role ${target.roleName} was deleted from the server.`,
+      };
+    const elevated = elevatedReason(role);
+    if (elevated) return { ok: false, kind: "refused", reason: elevated };
+    return { ok: true };
+  }
+
   /**
    * Why Discord said Missing Permissions, in words a manager can act on: the check again, which
    * names the lost right or the role moved above the bot's. A paused gate shows this.
@@ -272,9 +389,7 @@ export class DiscordGateMembership implements GateMembership {
     ])) as [APIRole[], APIGuildMember];
     const botRoles = roles.filter((r) => member.roles.includes(r.id));
     // @everyone (whose id is the guild's) gives its permissions to every member.
-    let permissions = BigInt(roles.find((r) => r.id === guildId)?.permissions ?? "0");
-    for (const role of botRoles) permissions |= BigInt(role.permissions);
-    return { roles, botRoles, permissions };
+    return { roles, botRoles, permissions: memberPermissions(guildId, roles, member.roles) };
   }
 
   private async botUserId(): Promise<string> {
@@ -284,16 +399,4 @@ export class DiscordGateMembership implements GateMembership {
     this.botId = me.id;
     return me.id;
   }
-}
-
-/** Discord orders roles by position, then by id (the older role is higher on a tie). */
-function isAbove(a: APIRole, b: APIRole): boolean {
-  if (a.position !== b.position) return a.position > b.position;
-  return BigInt(a.id) < BigInt(b.id);
-}
-
-function highestRole(roles: APIRole[]): APIRole | undefined {
-  let top: APIRole | undefined;
-  for (const role of roles) if (!top || isAbove(role, top)) top = role;
-  return top;
 }

@@ -40,6 +40,7 @@ export type RouteName =
   | "getMessage"
   | "editMessage"
   | "deleteMessage"
+  | "getGuild"
   | "getGuildRoles"
   | "getMember"
   | "addMemberRole"
@@ -245,6 +246,12 @@ const ROUTES: { method: string; pattern: RegExp; route: RouteName; keys: (keyof 
       pattern: /^\/channels\/(\d+)\/messages\/(\d+)$/,
       route: "deleteMessage",
       keys: ["channelId", "messageId"],
+    },
+    {
+      method: "GET",
+      pattern: /^\/guilds\/(\d+)$/,
+      route: "getGuild",
+      keys: ["guildId"],
     },
     {
       method: "GET",
@@ -601,6 +608,11 @@ export class FakeRest {
       }
       case "createMessage":
         return this.#createMessage(request);
+      case "getGuild": {
+        const guild = world.guilds.get(params.guildId ?? "");
+        if (!guild) throw discordError(404, 10004);
+        return { status: 200, body: world.guildPayload(guild) };
+      }
       case "getGuildRoles": {
         const guild = world.guilds.get(params.guildId ?? "");
         if (!guild) throw discordError(404, 10004);

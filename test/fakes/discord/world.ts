@@ -8,6 +8,7 @@ import type {
   APIChatInputApplicationCommandInteraction,
   APIEmbed,
   APIEmoji,
+  APIGuild,
   APIGuildMember,
   APIInteraction,
   APIInteractionDataResolved,
@@ -493,6 +494,26 @@ export class World {
     };
   }
 
+  /** GET /guilds/{id}: the guild object (its owner_id, its roles), without GUILD_CREATE's extras. */
+  guildPayload(guild: FakeGuild): APIGuild {
+    const {
+      joined_at: _joinedAt,
+      large: _large,
+      unavailable: _unavailable,
+      member_count: _memberCount,
+      voice_states: _voiceStates,
+      members: _members,
+      channels: _channels,
+      threads: _threads,
+      presences: _presences,
+      stage_instances: _stageInstances,
+      guild_scheduled_events: _events,
+      soundboard_sounds: _sounds,
+      ...rest
+    } = this.guildCreate(guild);
+    return rest;
+  }
+
   /** GUILD_CREATE as the Guilds intent delivers it after READY. */
   guildCreate(guild: FakeGuild): GatewayGuildCreateDispatchData {
     return {
@@ -572,13 +593,17 @@ export class World {
     };
   }
 
-  private member(user: APIUser, permissions: bigint | string): APIInteractionGuildMember {
+  private member(
+    user: APIUser,
+    permissions: bigint | string,
+    roles: readonly string[] = [],
+  ): APIInteractionGuildMember {
     return {
       user,
       nick: null,
       avatar: null,
       banner: null,
-      roles: [],
+      roles: [...roles],
       joined_at: "2024-01-01T00:00:00.000000+00:00",
       premium_since: null,
       deaf: false,
@@ -640,7 +665,12 @@ export class World {
         permissions: (ctx.memberPermissions ?? MEMBER_PERMISSIONS).toString(),
       },
       channel_id: channelId,
-      member: this.member(user, ctx.memberPermissions ?? MEMBER_PERMISSIONS),
+      // The roles a member of the fake guild holds, as Discord sends them with each interaction.
+      member: this.member(
+        user,
+        ctx.memberPermissions ?? MEMBER_PERMISSIONS,
+        guild?.members.get(user.id)?.roles ?? [],
+      ),
       authorizing_integration_owners: { "0": guildId },
       context: 0 as const,
     };
