@@ -36,6 +36,7 @@ import { chatMover } from "./store/move-chat.ts";
 import { openStore } from "./store/open.ts";
 import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
+import { walletMovedText } from "./verify/notice.ts";
 import { verifyBaseUrl, verifyRoutes } from "./verify/routes.ts";
 import { createVerifyService } from "./verify/service.ts";
 import type { VerifyService } from "./verify/types.ts";
@@ -345,6 +346,13 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       });
       const adapter = notifiers.find((each) => each.platform === notice.origin.platform);
       await adapter?.notifyVerified?.(notice);
+    },
+    // Another account of the platform proved a wallet (issue 34): its former holder is told
+    // privately, the way gates tell people, then its gates are decided again, as after a sale.
+    moved: async (notice) => {
+      const adapter = notifiers.find((each) => each.platform === notice.platform);
+      await adapter?.gateMembership?.tell(notice.userId, walletMovedText(notice));
+      await gates.onUnlinked(notice.platform, notice.userId);
     },
     ...(deps.now ? { now: deps.now } : {}),
     logger: logger.child({ part: "verify" }),

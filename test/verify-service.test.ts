@@ -6,7 +6,7 @@ import { parseChains } from "../src/chains.ts";
 import { silentLogger } from "../src/log.ts";
 import type { Store } from "../src/store/types.ts";
 import { createVerifyService, LINK_TTL_MS, tokenHash } from "../src/verify/service.ts";
-import type { VerifiedNotice, VerifyOrigin } from "../src/verify/types.ts";
+import type { VerifiedNotice, VerifyOrigin, WalletMovedNotice } from "../src/verify/types.ts";
 import { FakeChainNode } from "./fakes/chain-rpc.ts";
 import { postgresAvailable } from "./services.ts";
 import { backends } from "./store/backends.ts";
@@ -209,6 +209,96 @@ for (const backend of backends) {
         expect(refusalOf(await service.prove(token, message, await signed(message)))).toBe("ok");
       });
 
+      /**
+       * The message the bot issued, changed the way a page (or a script holding the link) could,
+       * and signed by the wallet's own key: only the issued bytes prove anything.
+       */
+      const CHANGES: {
+        name: string;
+        change: (message: string, now: number) => string;
+        code: string;
+        words: RegExp;
+      }[] = [
+        {
+          name: "an Issued At in the future",
+          change: (message, now) => forged(message, { issuedAt: new Date(now + 3_600_000) }),
+          code: "bad_message",
+          words: /Issued At.*changed/,
+        },
+        {
+          name: "no Expiration Time",
+          change: (message) => {
+            const { expirationTime: _dropped, ...fields } = parseSiweMessage(message) as Parameters<
+              typeof createSiweMessage
+            >[0];
+            return createSiweMessage(fields);
+          },
+          code: "bad_message",
+          words: /Expiration Time.*removed/,
+        },
+        {
+          name: "another statement",
+          change: (message) => forged(message, { statement: "I give the bot all my NFTs." }),
+          code: "bad_message",
+          words: /statement.*changed/,
+        },
+        {
+          // "bot.example wants you to sign in…": the domain line without its scheme.
+          name: "the domain line without its scheme",
+          change: (message) => message.replace(/^https:\/\//, ""),
+          code: "wrong_domain",
+          words: /another site/,
+        },
+        {
+          name: "another URI on the same site",
+          change: (message) => forged(message, { uri: "https://bot.example/verify/elsewhere" }),
+          code: "wrong_domain",
+          words: /another site/,
+        },
+        {
+          name: "a trailing line break",
+          change: (message) => `${message}\n`,
+          code: "bad_message",
+          words: /not the message the bot asked.*spacing/,
+        },
+        {
+          name: "a doubled space",
+          change: (message) => message.replace("URI: ", "URI:  "),
+          code: "bad_message",
+          words: /not the message the bot asked.*spacing/,
+        },
+        {
+          name: "Windows line breaks",
+          change: (message) => message.replace(/\n/g, "\r\n"),
+          code: "bad_message",
+          words: /not the message the bot asked.*spacing/,
+        },
+      ];
+
+      for (const { name, change, code, words } of CHANGES)
+        it(`refuses the issued message with ${name}, in words, and keeps the link open`, async () => {
+          const { store, service, now } = await setup();
+          const account = privateKeyToAccount(generatePrivateKey());
+          const { token } = await linkFor(service);
+          const message = await messageFor(service, token, account.address);
+          const changed = change(message, now());
+          expect(changed).not.toBe(message);
+          const answer = await service.prove(
+            token,
+            changed,
+            await account.signMessage({ message: changed }),
+          );
+          expect(answer).toEqual({
+            ok: false,
+            refusal: { code, message: expect.stringMatching(words) },
+          });
+          expect(await store.wallets.list("discord", "alice")).toEqual([]);
+          // The issued message itself still proves.
+          expect(
+            refusalOf(await service.prove(token, message, await account.signMessage({ message }))),
+          ).toBe("ok");
+        });
+
       it("refuses a replayed message: one replaced by a newer challenge, or one proved on another link", async () => {
         const { store, service } = await setup();
         const account = privateKeyToAccount(generatePrivateKey());
@@ -245,6 +335,41 @@ for (const backend of backends) {
         expect(await store.wallets.list("telegram", "bob")).toEqual([]);
         expect(await store.wallets.list("discord", "alice")).toHaveLength(1);
         await expect.poll(() => notices.map((notice) => notice.origin.userId)).toEqual(["alice"]);
+      });
+
+      it("another account of the platform proving a wallet moves it: the former holder is named once, other platforms keep theirs", async () => {
+        const store = await fresh();
+        const moved: WalletMovedNotice[] = [];
+        const service = createVerifyService({
+          store,
+          chains: parseChains("ethereum", undefined),
+          baseUrl: () => BASE,
+          logger: silentLogger(),
+          moved: async (notice) => {
+            moved.push(notice);
+          },
+        });
+        const account = privateKeyToAccount(generatePrivateKey());
+        const prove = async (origin: VerifyOrigin) => {
+          const { token } = await linkFor(service, origin);
+          const message = await messageFor(service, token, account.address);
+          return refusalOf(
+            await service.prove(token, message, await account.signMessage({ message })),
+          );
+        };
+        expect(await prove(ALICE)).toBe("ok");
+        expect(await prove({ ...BOB, userId: "alice-on-telegram" })).toBe("ok");
+        expect(await prove(ALICE)).toBe("ok");
+        expect(moved).toEqual([]);
+        expect(await prove({ ...ALICE, userId: "mallory" })).toBe("ok");
+        await expect
+          .poll(() => moved)
+          .toEqual([
+            { platform: "discord", userId: "alice", address: account.address, chain: "ethereum" },
+          ]);
+        expect(await store.wallets.list("discord", "alice")).toEqual([]);
+        expect(await store.wallets.list("discord", "mallory")).toHaveLength(1);
+        expect(await store.wallets.list("telegram", "alice-on-telegram")).toHaveLength(1);
       });
 
       it("a store that fails is 'try again' in plain words, never a crash", async () => {

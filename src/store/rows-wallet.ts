@@ -38,6 +38,26 @@ export function provedWalletsMigration(time: "INTEGER" | "BIGINT"): string {
   `;
 }
 
+/**
+ * The migration that makes a wallet one person's on each platform (issue 34; SQLite's 19,
+ * PostgreSQL's 12), the same on both. An address proved by several accounts of one platform stays
+ * with the latest proof (then the latest linked, then the lowest user id: the same answer on every
+ * run); the other accounts lose only that row. Rows linked before proofs (proved_at NULL) claim
+ * nothing and stay. And each link keeps the SIWE message it issued, which alone may be signed.
+ */
+export const WALLET_OWNER_MIGRATION = `
+  DELETE FROM wallets WHERE proved_at IS NOT NULL AND EXISTS (
+    SELECT 1 FROM wallets AS later
+    WHERE later.platform = wallets.platform AND later.address = wallets.address
+      AND later.proved_at IS NOT NULL AND later.user_id <> wallets.user_id
+      AND (later.proved_at > wallets.proved_at
+        OR (later.proved_at = wallets.proved_at AND (later.linked_at > wallets.linked_at
+          OR (later.linked_at = wallets.linked_at AND later.user_id < wallets.user_id))))
+  );
+  CREATE UNIQUE INDEX wallets_owner ON wallets (platform, address) WHERE proved_at IS NOT NULL;
+  ALTER TABLE verify_links ADD COLUMN challenge TEXT;
+  `;
+
 /** Thrown inside a transaction to roll it back when the person has too many wallets. */
 export class WalletsFull extends Error {}
 
@@ -95,6 +115,7 @@ export interface VerifyLinkDbRow {
   nonce: string | null;
   nonce_address: string | null;
   used_at: number | string | null;
+  challenge: string | null;
 }
 
 export function verifyLinkOf(row: VerifyLinkDbRow): VerifyLinkRow {
@@ -110,12 +131,13 @@ export function verifyLinkOf(row: VerifyLinkDbRow): VerifyLinkRow {
     nonce: row.nonce ?? undefined,
     nonceAddress: row.nonce_address ?? undefined,
     usedAt: row.used_at === null ? undefined : Number(row.used_at),
+    challenge: row.challenge ?? undefined,
   };
 }
 
 /** The row of a new link, in the INSERT's column order. */
 export const VERIFY_LINK_COLUMNS =
-  "token_hash, platform, user_id, chat_id, confirm, chain, created_at, expires_at, nonce, nonce_address, used_at";
+  "token_hash, platform, user_id, chat_id, confirm, chain, created_at, expires_at, nonce, nonce_address, used_at, challenge";
 
 export function verifyLinkValues(link: VerifyLinkRow): (string | number | null)[] {
   return [
@@ -130,5 +152,6 @@ export function verifyLinkValues(link: VerifyLinkRow): (string | number | null)[
     link.nonce ?? null,
     link.nonceAddress ?? null,
     link.usedAt ?? null,
+    link.challenge ?? null,
   ];
 }

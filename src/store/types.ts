@@ -254,13 +254,26 @@ export interface ProvedWallet {
   provedAt: number;
 }
 
-/** A person's wallets (up to MAX_WALLETS_PER_PERSON), and the one their spam reports are made for. */
+/** What keeping a proved wallet did: added or updated it, and the accounts it was moved from. */
+export interface KeptWallet {
+  kept: "added" | "updated";
+  /** The platform's other accounts that held it as proved (at most one): they hold it no more. */
+  movedFrom: string[];
+}
+
+/**
+ * A person's wallets (up to MAX_WALLETS_PER_PERSON), and the one their spam reports are made for.
+ * On each platform a proved wallet is one person's (issue 34): a proof by another account of the
+ * platform moves it, since that account holds the key now. Accounts of other platforms (the same
+ * person's Telegram and Discord) may each hold it.
+ */
 export interface WalletStore {
   /** The person's wallets, the most recently proved first, then the not proved ones. */
   list(platform: string, userId: string): Promise<PersonWallet[]>;
   /**
-   * Keeps a proved wallet with its proof (a wallet already there, proved or not, is replaced):
-   * "full" when the person has MAX_WALLETS_PER_PERSON others, and then nothing changes.
+   * Keeps a proved wallet with its proof (a wallet already there, proved or not, is replaced),
+   * moving it from the platform's account that held it: "full" when the person has
+   * MAX_WALLETS_PER_PERSON others, and then nothing changes.
    */
   addProved(wallet: ProvedWallet): Promise<"added" | "updated" | "full">;
   /** Forgets one wallet (an address) or all of them; how many were forgotten. */
@@ -305,24 +318,36 @@ export interface VerifyLinkRow {
   nonce: string | undefined;
   nonceAddress: string | undefined;
   usedAt: number | undefined;
+  /** The SIWE message the latest challenge issued: the only text a proof may sign. */
+  challenge: string | undefined;
 }
 
 export interface VerifyLinkStore {
   create(link: VerifyLinkRow): Promise<void>;
   find(tokenHash: string): Promise<VerifyLinkRow | undefined>;
-  /** A new challenge for the link (replacing an earlier one): false when it is used or expired. */
-  setNonce(tokenHash: string, nonce: string, address: string, now: number): Promise<boolean>;
+  /**
+   * A new challenge for the link (replacing an earlier one): its nonce, the address asked about
+   * and the message issued. False when the link is used or expired.
+   */
+  setNonce(
+    tokenHash: string,
+    nonce: string,
+    address: string,
+    now: number,
+    challenge: string,
+  ): Promise<boolean>;
   /**
    * In one transaction: uses the link up (only while unused, unexpired and with this nonce) and
-   * keeps the proved wallet. "used": the link was not (or no longer) open with that nonce;
-   * "full": the person has too many wallets. In both cases nothing changes.
+   * keeps the proved wallet, moved from the account that held it (WalletStore.addProved). "used":
+   * the link was not (or no longer) open with that nonce; "full": the person has too many
+   * wallets. In both cases nothing changes.
    */
   complete(
     tokenHash: string,
     nonce: string,
     wallet: ProvedWallet,
     now: number,
-  ): Promise<"added" | "updated" | "used" | "full">;
+  ): Promise<KeptWallet | "used" | "full">;
   /** Drops the confirmations of expired links, and links expired before `before`; how many. */
   prune(now: number, before: number): Promise<number>;
 }

@@ -1,5 +1,5 @@
 import type { RenderableReply } from "../core/reply.ts";
-import type { VerifiedNotice } from "./types.ts";
+import type { VerifiedNotice, WalletMovedNotice } from "./types.ts";
 
 /** What the chat where /verify was asked is told once the page has proved a wallet. */
 export function verifiedReply(notice: VerifiedNotice): RenderableReply {
@@ -10,4 +10,15 @@ export function verifiedReply(notice: VerifiedNotice): RenderableReply {
     tone: "success",
     private: true,
   };
+}
+
+const PLATFORM_WORDS: Record<string, string> = { discord: "Discord", telegram: "Telegram" };
+
+/**
+ * Told privately (a direct message, as gates' notices) to the account a wallet moved from: plain
+ * text, since each platform's private path takes text.
+ */
+export function walletMovedText(notice: WalletMovedNotice): string {
+  const platform = PLATFORM_WORDS[notice.platform] ?? notice.platform;
+  return `${notice.address} on ${notice.chain} was just proved by another ${platform} account, which signed with its key: on ${platform} a wallet is one account's, so it is no longer yours here. What it gave you (gated roles or groups) ends after the usual grace period. If you still hold the key, prove it again with /verify; if that was not you, someone else has your wallet's key: move what it holds.`;
 }

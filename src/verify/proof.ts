@@ -40,6 +40,44 @@ export const siweMessage = createSiweMessage;
 export const readSiweMessage = parseSiweMessage;
 export type SiweFields = ReturnType<typeof parseSiweMessage>;
 
+/** A SIWE message's fields in the order a refusal names the first that differs. */
+const FIELDS = [
+  "scheme",
+  "domain",
+  "uri",
+  "chainId",
+  "nonce",
+  "address",
+  "version",
+  "statement",
+  "issuedAt",
+  "expirationTime",
+  "notBefore",
+  "requestId",
+  "resources",
+] as const;
+export type SiweField = (typeof FIELDS)[number];
+
+/**
+ * The first field of `given` that is not as `issued` has it ("removed" when the issued message
+ * had it and the given one does not), or undefined when all are the same (then only the text
+ * around them differs: spacing, line breaks).
+ */
+export function changedField(
+  issued: SiweFields,
+  given: SiweFields,
+): { field: SiweField; removed: boolean } | undefined {
+  const text = (value: unknown) =>
+    value instanceof Date ? String(value.getTime()) : JSON.stringify(value);
+  for (const field of FIELDS) {
+    const before = issued[field];
+    const after = given[field];
+    if (text(before) !== text(after))
+      return { field, removed: before !== undefined && after === undefined };
+  }
+  return undefined;
+}
+
 /** The message's own checks (nonce's form, version, times, address) with ours (domain, nonce). */
 export function siweValid(
   parsed: SiweFields,

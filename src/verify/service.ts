@@ -20,6 +20,7 @@ import {
   type VerifyRefusal,
   type VerifyResult,
   type VerifyService,
+  type WalletMovedNotifier,
 } from "./types.ts";
 
 /** A link lasts this long: long enough to open a wallet app, short enough that a leaked one dies. */
@@ -63,6 +64,11 @@ export interface VerifyServiceDeps {
   limiters?: LimiterFactory | undefined;
   /** Tells the chat where /verify was asked; its failure is logged, never the person's problem. */
   notify?: VerifiedNotifier | undefined;
+  /**
+   * Tells the account a wallet was moved from (another account of its platform proved it) and
+   * ends what the wallet gave it; its failure is logged.
+   */
+  moved?: WalletMovedNotifier | undefined;
   /** Wall clock, epoch ms. */
   now?: () => number;
   logger: Logger;
@@ -189,6 +195,7 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
           nonce: undefined,
           nonceAddress: undefined,
           usedAt: undefined,
+          challenge: undefined,
         });
         const link: VerifyLink = {
           url: `${site().base}/verify/${token}`,
@@ -235,10 +242,6 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
         // node:crypto, not viem's generateSiweNonce (Math.random): 128 bits nobody can predict.
         const nonce = randomBytes(16).toString("hex");
         const issuedAt = now();
-        if (!(await store.verifyLinks.setNonce(link.tokenHash, nonce, lower, issuedAt))) {
-          const again = await openLink(token);
-          return again.ok ? refuse("used", `This link was already used. ${ASK_AGAIN}`) : again;
-        }
         const { domain, scheme, uri } = site();
         const platform = PLATFORM_NAMES[link.platform] ?? link.platform;
         const challenge: VerifyChallenge = {
@@ -255,13 +258,26 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
             statement: `Prove to ${deps.botName ?? "the bot"} that you own this wallet, for your ${platform} account. Signing costs nothing and moves no funds.`,
           }),
         };
+        // Kept with the link: a proof must sign exactly this text (issue 34).
+        const kept = await store.verifyLinks.setNonce(
+          link.tokenHash,
+          nonce,
+          lower,
+          issuedAt,
+          challenge.message,
+        );
+        if (!kept) {
+          const again = await openLink(token);
+          return again.ok ? refuse("used", `This link was already used. ${ASK_AGAIN}`) : again;
+        }
         return { ok: true, challenge };
       });
     },
 
     prove(token: string, message: string, signature: string) {
       return guarded<{ address: string; chain: string }>("proof", async () => {
-        const { checksummed, isHexBytes, readSiweMessage, siweValid, signerKind } = await proof();
+        const tools = await proof();
+        const { checksummed, isHexBytes, readSiweMessage, siweValid, signerKind } = tools;
         const opened = await openLink(token);
         if (!opened.ok) return opened;
         const { link, chain } = opened;
@@ -275,42 +291,28 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
           !isHexBytes(signature)
         )
           return refuse("bad_signature", "The wallet's signature is not valid.");
-        if (link.nonce === undefined || link.nonceAddress === undefined)
+        if (
+          link.nonce === undefined ||
+          link.nonceAddress === undefined ||
+          link.challenge === undefined
+        )
           return refuse(
             "stale_nonce",
             "This message was not asked for here. Press Connect wallet again.",
           );
-        const parsed = readSiweMessage(message);
         const expected = site();
-        if (!parsed.address || !parsed.nonce || parsed.chainId === undefined)
-          return refuse("bad_message", "This is not the message the bot asked to sign.");
-        if (
-          parsed.domain !== expected.domain ||
-          parsed.uri !== expected.uri ||
-          (parsed.scheme ?? "https") !== expected.scheme
-        )
-          return refuse(
-            "wrong_domain",
-            `This message is for another site: only messages for ${expected.domain} are accepted here.`,
-          );
-        if (parsed.chainId !== chain.chainId)
-          return refuse(
-            "wrong_chain",
-            `This message is for chain ${parsed.chainId}, not ${chain.name} (${chain.chainId}).`,
-          );
-        if (parsed.nonce !== link.nonce)
-          return refuse(
-            "stale_nonce",
-            "This message was already used or replaced by a newer one. Press Connect wallet again.",
-          );
-        if (parsed.address.toLowerCase() !== link.nonceAddress)
-          return refuse("bad_message", "This is not the message the bot asked to sign.");
+        // Only the message the bot issued for this link and address, byte for byte (issue 34):
+        // a changed time, statement, site or spacing is another message, whoever signed it.
+        if (message !== link.challenge)
+          return changed(tools, message, link.challenge, expected.domain, chain);
+        const parsed = readSiweMessage(message);
         const at = now();
         if (parsed.expirationTime && parsed.expirationTime.getTime() <= at)
           return refuse("expired", `This message has expired. ${ASK_AGAIN}`);
         const { domain } = expected;
         const nonce = link.nonce;
-        const address = checksummed(parsed.address);
+        const address = parsed.address && checksummed(parsed.address);
+        // The bot's own message, checked anyway: its times (issued before now), domain and nonce.
         if (!address || !siweValid(parsed, { domain, nonce, at }))
           return refuse("bad_message", "This is not the message the bot asked to sign.");
         const kind = await signerKind({
@@ -339,11 +341,24 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
         if (kept === "used") return refuse("used", `This link was already used. ${ASK_AGAIN}`);
         if (kept === "full") return tooMany();
         logger.info(
-          { platform: link.platform, chain: chain.id, kind, updated: kept === "updated" },
+          {
+            platform: link.platform,
+            chain: chain.id,
+            kind,
+            updated: kept.kept === "updated",
+            moved: kept.movedFrom.length > 0,
+          },
           "wallet proved",
         );
+        const platform = link.platform as VerifyOrigin["platform"];
+        for (const userId of kept.movedFrom)
+          deps
+            .moved?.({ platform, userId, address, chain: chain.id })
+            .catch((error) =>
+              logger.warn({ err: error }, "could not tell an account its wallet moved"),
+            );
         const origin: VerifyOrigin = {
-          platform: link.platform as VerifyOrigin["platform"],
+          platform,
           userId: link.userId,
           chatId: link.chatId,
           ...(link.confirm !== undefined ? { confirm: link.confirm } : {}),
@@ -369,5 +384,72 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
       "too_many_wallets",
       `You already have ${MAX_WALLETS_PER_PERSON} wallets: forget one with /unlink first.`,
     );
+  }
+}
+
+/** How a person is told about each field of the bot's message that was changed. */
+const FIELD_WORDS: Record<string, string> = {
+  version: "Version",
+  statement: "statement",
+  issuedAt: "Issued At time",
+  expirationTime: "Expiration Time",
+  notBefore: "Not Before time",
+  requestId: "Request ID",
+  resources: "Resources",
+};
+
+const SIGN_AS_SHOWN =
+  "Press Connect wallet again and sign the message as your wallet shows it, unchanged.";
+
+/**
+ * Why a message that is not the one issued is refused, in the words of its first changed field:
+ * another site (scheme, domain, URI), another chain, an older challenge's nonce, another address,
+ * a changed or removed field; the same fields around other spacing or line breaks.
+ */
+function changed(
+  tools: typeof import("./proof.ts"),
+  message: string,
+  issued: string,
+  domain: string,
+  chain: Chain & { chainId: number },
+): Refused {
+  const spacing = (text: string) => text.replace(/\s+/g, " ").trim();
+  if (spacing(message) === spacing(issued))
+    return refuse(
+      "bad_message",
+      `This is not the message the bot asked to sign: its spacing or line breaks were changed. ${SIGN_AS_SHOWN}`,
+    );
+  const given = tools.readSiweMessage(message);
+  if (!given.address || !given.nonce || given.chainId === undefined)
+    return refuse("bad_message", "This is not the message the bot asked to sign.");
+  const difference = tools.changedField(tools.readSiweMessage(issued), given);
+  if (!difference) return refuse("bad_message", "This is not the message the bot asked to sign.");
+  switch (difference.field) {
+    case "scheme":
+    case "domain":
+    case "uri":
+      return refuse(
+        "wrong_domain",
+        `This message is for another site: only messages for ${domain} are accepted here.`,
+      );
+    case "chainId":
+      return refuse(
+        "wrong_chain",
+        `This message is for chain ${given.chainId}, not ${chain.name} (${chain.chainId}).`,
+      );
+    case "nonce":
+      return refuse(
+        "stale_nonce",
+        "This message was already used or replaced by a newer one. Press Connect wallet again.",
+      );
+    case "address":
+      return refuse("bad_message", "This is not the message the bot asked to sign.");
+    default: {
+      const words = FIELD_WORDS[difference.field] ?? difference.field;
+      return refuse(
+        "bad_message",
+        `This is not the message the bot asked to sign: its ${words} was ${difference.removed ? "removed" : "changed"}. ${SIGN_AS_SHOWN}`,
+      );
+    }
   }
 }

@@ -99,3 +99,19 @@ export interface VerifyService {
 
 /** How the service tells a chat that a wallet was proved (each adapter knows its platform). */
 export type VerifiedNotifier = (notice: VerifiedNotice) => Promise<void>;
+
+/**
+ * A wallet another account of the same platform proved (issue 34): on a platform a wallet is one
+ * person's, and the newer signature shows who holds its key now. Told to the account that held
+ * it, privately; what the wallet gave it (gates) ends as after a sale.
+ */
+export interface WalletMovedNotice {
+  platform: Platform;
+  /** The account that held the wallet until now. */
+  userId: string;
+  /** Checksummed. */
+  address: string;
+  chain: string;
+}
+
+export type WalletMovedNotifier = (notice: WalletMovedNotice) => Promise<void>;

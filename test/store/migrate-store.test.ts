@@ -71,6 +71,16 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     const { report } = await sqlite.reports.create(aReport(), 30);
     await sqlite.reports.queue(report.id, "HTTP 503", 40, 35);
     await sqlite.wallets.link("telegram", "u1", "0xabc", "me.eth", 50);
+    // One wallet proved on each platform (one person's on each): copied under the unique index.
+    const proved = {
+      address: "0xdef",
+      chain: "ethereum",
+      label: "0xDEF",
+      message: "m",
+      signature: "0x01",
+    };
+    await sqlite.wallets.addProved({ ...proved, platform: "discord", userId: "d1", provedAt: 51 });
+    await sqlite.wallets.addProved({ ...proved, platform: "telegram", userId: "u1", provedAt: 52 });
     await sqlite.updates.firstSeen("telegram:1", 77, 60);
     // A Discord interaction id past 2^53, where a double would round it to its neighbour.
     await sqlite.updates.firstSeen("discord", 2n ** 60n + 1n, 60);
@@ -182,11 +192,11 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
       ["base", "Collection 2", null],
     ]);
     expect(await pg.reports.due(100, 10)).toMatchObject([{ id: report.id, status: "queued" }]);
-    expect(await pg.wallets.find("telegram", "u1")).toEqual({
-      address: "0xabc",
-      label: "me.eth",
-      linkedAt: 50,
-    });
+    expect(await pg.wallets.list("telegram", "u1")).toEqual([
+      { address: "0xdef", chain: "ethereum", label: "0xDEF", provedAt: 52, linkedAt: 52 },
+      { address: "0xabc", chain: "", label: "me.eth", provedAt: undefined, linkedAt: 50 },
+    ]);
+    expect((await pg.wallets.list("discord", "d1")).map((w) => w.provedAt)).toEqual([51]);
     expect(await pg.updates.firstSeen("telegram:1", 77, 80)).toBe(false);
     expect(await pg.updates.firstSeen("discord", 2n ** 60n + 1n, 80)).toBe(false);
     expect(await pg.updates.firstSeen("discord", 2n ** 60n, 80)).toBe(true);

@@ -31,6 +31,7 @@ const aLink = (more: Partial<VerifyLinkRow> = {}): VerifyLinkRow => ({
   nonce: undefined,
   nonceAddress: undefined,
   usedAt: undefined,
+  challenge: undefined,
   ...more,
 });
 
@@ -108,8 +109,8 @@ export function walletsContract(open: OpenStore): void {
       expect(await verifyLinks.find("h2")).toBeUndefined();
       // No nonce yet: nothing to complete.
       expect(await verifyLinks.complete("h1", "n1", proved("0xaa", 2_000), 2_000)).toBe("used");
-      expect(await verifyLinks.setNonce("h1", "n1", "0xaa", 2_000)).toBe(true);
-      expect(await verifyLinks.setNonce("h1", "n2", "0xaa", 2_000)).toBe(true);
+      expect(await verifyLinks.setNonce("h1", "n1", "0xaa", 2_000, "first")).toBe(true);
+      expect(await verifyLinks.setNonce("h1", "n2", "0xaa", 2_000, "second")).toBe(true);
       // The older nonce was replaced.
       expect(await verifyLinks.complete("h1", "n1", proved("0xaa", 2_000), 2_000)).toBe("used");
       expect(await wallets.list("discord", "u1")).toEqual([]);
@@ -119,15 +120,17 @@ export function walletsContract(open: OpenStore): void {
         verifyLinks.complete("h1", "n2", proved("0xaa", 3_000), 3_000),
         verifyLinks.complete("h1", "n2", proved("0xbb", 3_000), 3_000),
       ]);
-      expect([a, b].sort()).toEqual(["added", "used"]);
+      expect([a, b]).toContainEqual({ kept: "added", movedFrom: [] });
+      expect([a, b]).toContain("used");
       expect(await wallets.list("discord", "u1")).toHaveLength(1);
       expect(await verifyLinks.find("h1")).toMatchObject({
         usedAt: 3_000,
         confirm: undefined,
         nonce: "n2",
         nonceAddress: "0xaa",
+        challenge: "second",
       });
-      expect(await verifyLinks.setNonce("h1", "n3", "0xaa", 3_000)).toBe(false);
+      expect(await verifyLinks.setNonce("h1", "n3", "0xaa", 3_000, "third")).toBe(false);
     });
 
     it("a person with 10 wallets keeps the link when the proof cannot be kept", async () => {
@@ -136,6 +139,59 @@ export function walletsContract(open: OpenStore): void {
       await verifyLinks.create(aLink({ nonce: "n1", nonceAddress: "0xaa" }));
       expect(await verifyLinks.complete("h1", "n1", proved("0xaa", 2_000), 2_000)).toBe("full");
       expect((await verifyLinks.find("h1"))?.usedAt).toBeUndefined();
+    });
+
+    it("a wallet belongs to one person per platform: another account's proof moves it, atomically", async () => {
+      const { verifyLinks, wallets } = await fresh();
+      // u1 proves 0xaa on Discord; u3 has it on Telegram (the same person's other account may).
+      await wallets.addProved(proved("0xaa", 1_000));
+      await wallets.addProved(proved("0xaa", 1_100, { platform: "telegram", userId: "u3" }));
+      // u4 merely typed it before proofs (on their word: no claim, kept as it was).
+      await wallets.link("discord", "u4", "0xAA", "aa.eth", 900);
+      await verifyLinks.create(aLink({ userId: "u2" }));
+      expect(await verifyLinks.setNonce("h1", "n1", "0xaa", 2_000, "the message")).toBe(true);
+      expect(
+        await verifyLinks.complete("h1", "n1", proved("0xaa", 2_000, { userId: "u2" }), 2_000),
+      ).toEqual({ kept: "added", movedFrom: ["u1"] });
+      expect(await wallets.list("discord", "u1")).toEqual([]);
+      expect(await wallets.reportWallet("discord", "u1")).toBeUndefined();
+      expect(await wallets.list("discord", "u2")).toEqual([
+        expect.objectContaining({ address: "0xaa", provedAt: 2_000 }),
+      ]);
+      expect(await wallets.list("telegram", "u3")).toEqual([
+        expect.objectContaining({ address: "0xaa", provedAt: 1_100 }),
+      ]);
+      expect(await wallets.list("discord", "u4")).toEqual([
+        expect.objectContaining({ address: "0xaa", provedAt: undefined }),
+      ]);
+      // Proving it again oneself moves nothing; u1 proving it back takes it back.
+      expect(await wallets.addProved(proved("0xaa", 2_500, { userId: "u2" }))).toBe("updated");
+      expect(await wallets.addProved(proved("0xaa", 3_000))).toBe("added");
+      expect(await wallets.list("discord", "u2")).toEqual([]);
+    });
+
+    it("two accounts proving one wallet at once: one of them holds it, never both", async () => {
+      const { wallets } = await fresh();
+      await Promise.all(
+        ["u1", "u2", "u3", "u4"].map((userId, i) =>
+          wallets.addProved(proved("0xaa", 1_000 + i, { userId })),
+        ),
+      );
+      const holders = [];
+      for (const userId of ["u1", "u2", "u3", "u4"])
+        if ((await wallets.list("discord", userId)).length > 0) holders.push(userId);
+      expect(holders).toHaveLength(1);
+    });
+
+    it("a person with 10 wallets moves nothing: the other account keeps the wallet", async () => {
+      const { verifyLinks, wallets } = await fresh();
+      for (let i = 0; i < 10; i++) await wallets.addProved(proved(address(i), i, { userId: "u2" }));
+      await wallets.addProved(proved("0xaa", 1_000));
+      await verifyLinks.create(aLink({ userId: "u2", nonce: "n1", nonceAddress: "0xaa" }));
+      expect(
+        await verifyLinks.complete("h1", "n1", proved("0xaa", 2_000, { userId: "u2" }), 2_000),
+      ).toBe("full");
+      expect(await wallets.list("discord", "u1")).toHaveLength(1);
     });
 
     it("prune drops expired links' confirmations at once, and the links a day later", async () => {

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { StartupError } from "../../errors.ts";
 import { gatesMigration } from "../rows-gate.ts";
-import { provedWalletsMigration } from "../rows-wallet.ts";
+import { provedWalletsMigration, WALLET_OWNER_MIGRATION } from "../rows-wallet.ts";
 
 /**
  * The PostgreSQL schema, in numbered migrations applied in order at start. Migration 1 is what the
@@ -275,6 +275,8 @@ const MIGRATIONS: readonly string[] = [
   provedWalletsMigration("BIGINT"),
   // 11: gates (as SQLite's 18; issue 29)
   gatesMigration("postgres"),
+  // 12: a wallet is one person's on each platform (as SQLite's 19; issue 34)
+  WALLET_OWNER_MIGRATION,
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

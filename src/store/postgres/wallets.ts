@@ -12,6 +12,7 @@ import {
   walletOf,
 } from "../rows-wallet.ts";
 import {
+  type KeptWallet,
   type LinkedWallet,
   MAX_WALLETS_PER_PERSON,
   type PersonWallet,
@@ -23,14 +24,13 @@ import {
 import type { PgDb, Queryable } from "./db.ts";
 
 /**
- * Keeps a proved wallet unless the person has too many others; inside a transaction. The person's
- * advisory lock makes two instances proving at once count one after the other (a count under
- * READ COMMITTED alone would let both see 9 and make 11).
+ * Keeps a proved wallet unless the person has too many others, moving it from the platform's
+ * account that held it (issue 34); inside a transaction. The person's advisory lock makes two
+ * instances proving at once count one after the other (a count under READ COMMITTED alone would
+ * let both see 9 and make 11); the address's, taken second, makes two accounts proving one wallet
+ * at once move it one after the other (else the second would meet the unique index and fail).
  */
-async function keepProved(
-  client: Queryable,
-  wallet: ProvedWallet,
-): Promise<"added" | "updated" | "full"> {
+async function keepProved(client: Queryable, wallet: ProvedWallet): Promise<KeptWallet | "full"> {
   const { platform, userId, address } = wallet;
   await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
     `wallets:${platform}:${userId}`,
@@ -42,6 +42,14 @@ async function keepProved(
   );
   const present = Number(rows[0]?.present ?? 0) > 0;
   if (!present && Number(rows[0]?.count ?? 0) >= MAX_WALLETS_PER_PERSON) return "full";
+  await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+    `wallet:${platform}:${address}`,
+  ]);
+  const moved = await client.query<{ user_id: string }>(
+    `DELETE FROM wallets WHERE platform = $1 AND address = $2 AND user_id <> $3
+       AND proved_at IS NOT NULL RETURNING user_id`,
+    [platform, address, userId],
+  );
   await client.query(
     `INSERT INTO wallets (platform, user_id, address, chain, label, proved_at, message, signature, linked_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $6)
@@ -59,7 +67,7 @@ async function keepProved(
       wallet.signature,
     ],
   );
-  return present ? "updated" : "added";
+  return { kept: present ? "updated" : "added", movedFrom: moved.rows.map((row) => row.user_id) };
 }
 
 /** A person's wallets, proved (with their proof) or linked before proofs. */
@@ -75,7 +83,8 @@ export class PgWalletStore implements WalletStore {
   }
 
   async addProved(wallet: ProvedWallet): Promise<"added" | "updated" | "full"> {
-    return this.db.tx((client) => keepProved(client, wallet));
+    const kept = await this.db.tx((client) => keepProved(client, wallet));
+    return kept === "full" ? kept : kept.kept;
   }
 
   async remove(platform: string, userId: string, address: string): Promise<number> {
@@ -136,7 +145,7 @@ export class PgVerifyLinkStore implements VerifyLinkStore {
 
   async create(link: VerifyLinkRow): Promise<void> {
     await this.db.query(
-      `INSERT INTO verify_links (${VERIFY_LINK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      `INSERT INTO verify_links (${VERIFY_LINK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       verifyLinkValues(link),
     );
   }
@@ -149,11 +158,17 @@ export class PgVerifyLinkStore implements VerifyLinkStore {
     return rows[0] && verifyLinkOf(rows[0]);
   }
 
-  async setNonce(tokenHash: string, nonce: string, address: string, now: number): Promise<boolean> {
+  async setNonce(
+    tokenHash: string,
+    nonce: string,
+    address: string,
+    now: number,
+    challenge: string,
+  ): Promise<boolean> {
     const result = await this.db.query(
-      `UPDATE verify_links SET nonce = $1, nonce_address = $2
+      `UPDATE verify_links SET nonce = $1, nonce_address = $2, challenge = $5
        WHERE token_hash = $3 AND used_at IS NULL AND expires_at > $4`,
-      [nonce, address, tokenHash, now],
+      [nonce, address, tokenHash, now, challenge],
     );
     return (result.rowCount ?? 0) > 0;
   }
@@ -163,9 +178,9 @@ export class PgVerifyLinkStore implements VerifyLinkStore {
     nonce: string,
     wallet: ProvedWallet,
     now: number,
-  ): Promise<"added" | "updated" | "used" | "full"> {
+  ): Promise<KeptWallet | "used" | "full"> {
     return unlessFull(() =>
-      this.db.tx(async (client): Promise<"added" | "updated" | "used"> => {
+      this.db.tx(async (client): Promise<KeptWallet | "used"> => {
         const used = await client.query(
           `UPDATE verify_links SET used_at = $1, confirm = NULL
            WHERE token_hash = $2 AND used_at IS NULL AND nonce = $3 AND expires_at > $1`,

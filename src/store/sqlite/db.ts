@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { StartupError } from "../../errors.ts";
 import { gatesMigration } from "../rows-gate.ts";
-import { provedWalletsMigration } from "../rows-wallet.ts";
+import { provedWalletsMigration, WALLET_OWNER_MIGRATION } from "../rows-wallet.ts";
 import { isNoRoom } from "./disk.ts";
 
 export type Db = Database.Database;
@@ -420,6 +420,9 @@ const MIGRATIONS: readonly string[] = [
   // 18: gates (issue 29): a Discord role or a Telegram group for the people whose proved wallets
   // pass the gate's criteria; each person's standing with a gate, and the gate's log.
   gatesMigration("sqlite"),
+  // 19: a wallet is one person's on each platform (issue 34): duplicates resolved, the latest
+  // proof keeping it; and each /verify link keeps the message it issued.
+  WALLET_OWNER_MIGRATION,
 ];
 
 /** How many migrations the SQLite store has: a store opened by this code is at this version. */

@@ -12,6 +12,7 @@ import {
   walletOf,
 } from "../rows-wallet.ts";
 import {
+  type KeptWallet,
   type LinkedWallet,
   MAX_WALLETS_PER_PERSON,
   type PersonWallet,
@@ -22,8 +23,11 @@ import {
 } from "../types.ts";
 import type { Db } from "./db.ts";
 
-/** Keeps a proved wallet unless the person has too many others; runs inside a transaction. */
-function keepProved(db: Db, wallet: ProvedWallet): "added" | "updated" | "full" {
+/**
+ * Keeps a proved wallet unless the person has too many others, moving it from the platform's
+ * account that held it (issue 34); runs inside a transaction.
+ */
+function keepProved(db: Db, wallet: ProvedWallet): KeptWallet | "full" {
   const { platform, userId, address } = wallet;
   // One read, as PostgreSQL's keepProved: the person's count and whether this address is in it.
   const { count, present } = db
@@ -33,6 +37,13 @@ function keepProved(db: Db, wallet: ProvedWallet): "added" | "updated" | "full" 
     )
     .get(address, platform, userId) as { count: number; present: number };
   if (!present && count >= MAX_WALLETS_PER_PERSON) return "full";
+  const movedFrom = db
+    .prepare<[string, string, string], { user_id: string }>(
+      `DELETE FROM wallets WHERE platform = ? AND address = ? AND user_id <> ?
+         AND proved_at IS NOT NULL RETURNING user_id`,
+    )
+    .all(platform, address, userId)
+    .map((row) => row.user_id);
   db.prepare(
     `INSERT INTO wallets (platform, user_id, address, chain, label, proved_at, message, signature, linked_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -50,7 +61,7 @@ function keepProved(db: Db, wallet: ProvedWallet): "added" | "updated" | "full" 
     wallet.signature,
     wallet.provedAt,
   );
-  return present ? "updated" : "added";
+  return { kept: present ? "updated" : "added", movedFrom };
 }
 
 /** A person's wallets, proved (with their proof) or linked before proofs. */
@@ -67,7 +78,8 @@ export class SqliteWalletStore implements WalletStore {
   }
 
   async addProved(wallet: ProvedWallet): Promise<"added" | "updated" | "full"> {
-    return this.db.transaction(() => keepProved(this.db, wallet)).immediate();
+    const kept = this.db.transaction(() => keepProved(this.db, wallet)).immediate();
+    return kept === "full" ? kept : kept.kept;
   }
 
   async remove(platform: string, userId: string, address: string): Promise<number> {
@@ -132,7 +144,7 @@ export class SqliteVerifyLinkStore implements VerifyLinkStore {
   async create(link: VerifyLinkRow): Promise<void> {
     this.db
       .prepare(
-        `INSERT INTO verify_links (${VERIFY_LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO verify_links (${VERIFY_LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(...verifyLinkValues(link));
   }
@@ -146,14 +158,20 @@ export class SqliteVerifyLinkStore implements VerifyLinkStore {
     return row && verifyLinkOf(row);
   }
 
-  async setNonce(tokenHash: string, nonce: string, address: string, now: number): Promise<boolean> {
+  async setNonce(
+    tokenHash: string,
+    nonce: string,
+    address: string,
+    now: number,
+    challenge: string,
+  ): Promise<boolean> {
     return (
       this.db
         .prepare(
-          `UPDATE verify_links SET nonce = ?, nonce_address = ?
+          `UPDATE verify_links SET nonce = ?, nonce_address = ?, challenge = ?
            WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?`,
         )
-        .run(nonce, address, tokenHash, now).changes > 0
+        .run(nonce, address, challenge, tokenHash, now).changes > 0
     );
   }
 
@@ -162,9 +180,9 @@ export class SqliteVerifyLinkStore implements VerifyLinkStore {
     nonce: string,
     wallet: ProvedWallet,
     now: number,
-  ): Promise<"added" | "updated" | "used" | "full"> {
+  ): Promise<KeptWallet | "used" | "full"> {
     const db = this.db;
-    const run = db.transaction((): "added" | "updated" | "used" => {
+    const run = db.transaction((): KeptWallet | "used" => {
       const used = db
         .prepare(
           `UPDATE verify_links SET used_at = ?, confirm = NULL
