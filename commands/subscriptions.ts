@@ -1,6 +1,7 @@
 import { hasRules } from "../src/alerts/rules.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { formatTimestamp } from "../src/core/format.ts";
+import { pausedNote } from "./shared/paused.ts";
 import type { Subscription } from "../src/store/types.ts";
 import {
   BAD_ACTOR_CHOICES,
@@ -31,9 +32,7 @@ export default defineCommand({
     const since = (subscription: Subscription) =>
       formatTimestamp(new Date(subscription.createdAt).toISOString(), now);
     const status = (subscription: Subscription) =>
-      subscription.pausedAt === null
-        ? "active"
-        : `paused ${formatTimestamp(new Date(subscription.pausedAt).toISOString(), now)}: ${subscription.pauseReason ?? "unknown reason"}. /subscribe again to resume.`;
+      pausedNote(subscription, now) ?? "active";
     const chainName = (subscription: Subscription) => chainNameOf(ctx, subscription.chain);
     const [only] = subscriptions;
     if (only && subscriptions.length === 1) {

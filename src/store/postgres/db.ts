@@ -1,5 +1,6 @@
 import pg from "pg";
 import { StartupError } from "../../errors.ts";
+import { chatPausesMigration } from "../rows-chat-pause.ts";
 import { gatesMigration } from "../rows-gate.ts";
 import { provedWalletsMigration } from "../rows-wallet.ts";
 
@@ -275,6 +276,8 @@ const MIGRATIONS: readonly string[] = [
   provedWalletsMigration("BIGINT"),
   // 11: gates (as SQLite's 18; issue 29)
   gatesMigration("postgres"),
+  // 12: the pause belongs to the chat (as SQLite's 19; issue 34)
+  chatPausesMigration("postgres"),
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

@@ -2,6 +2,7 @@ import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { StartupError } from "../../errors.ts";
+import { chatPausesMigration } from "../rows-chat-pause.ts";
 import { gatesMigration } from "../rows-gate.ts";
 import { provedWalletsMigration } from "../rows-wallet.ts";
 import { isNoRoom } from "./disk.ts";
@@ -420,6 +421,10 @@ const MIGRATIONS: readonly string[] = [
   // 18: gates (issue 29): a Discord role or a Telegram group for the people whose proved wallets
   // pass the gate's criteria; each person's standing with a gate, and the gate's log.
   gatesMigration("sqlite"),
+  // 19: the pause belongs to the chat (issue 34): a chat that refuses the bot pauses every
+  // feature's work for it (alerts, digests, watches' reads) until the bot is used there again.
+  // Each chat's earliest row pause moves to chat_pauses; the rows' own columns go.
+  chatPausesMigration("sqlite"),
 ];
 
 /** How many migrations the SQLite store has: a store opened by this code is at this version. */
