@@ -266,13 +266,9 @@ describe.concurrent("alerts on Telegram and Discord", () => {
     telegram.failNext("sendMessage", telegramErrors.kicked(), { chatId: group.id });
     mintCollection();
     await expect
-      .poll(
-        () =>
-          sqliteDbOf(bot)
-            .prepare("SELECT COUNT(*) AS n FROM chat_pauses")
-            .get(),
-        { timeout: 10_000 },
-      )
+      .poll(() => sqliteDbOf(bot).prepare("SELECT COUNT(*) AS n FROM chat_pauses").get(), {
+        timeout: 10_000,
+      })
       .toEqual({ n: 2 });
     const reasons = sqliteDbOf(bot)
       .prepare("SELECT platform, pause_reason FROM chat_pauses ORDER BY platform")

@@ -1,6 +1,6 @@
 import { type DigestRow, type DigestRunRow, toDigest, toDigestRun } from "../rows.ts";
-import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
 import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
+import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
 import { PgChatPauseStore } from "./chat-pause.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
 

@@ -1,8 +1,8 @@
 import { dueUnder, parseRules } from "../../alerts/rules.ts";
 import { leftOutBy } from "../../alerts/wants.ts";
 import { type ContractRow, type DueRow, toAlert, toContract } from "../rows.ts";
-import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import { chatNotPaused } from "../rows-chat-pause.ts";
+import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
 
 /** New contracts and the alerts owed for them, shared by every instance. */

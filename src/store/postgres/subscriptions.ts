@@ -1,7 +1,7 @@
 import { type AlertRules, serializeRules } from "../../alerts/rules.ts";
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
-import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import { chatNotPaused, chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
+import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import { PgChatPauseStore } from "./chat-pause.ts";
 import type { PgDb, Queryable } from "./db.ts";
 
@@ -142,9 +142,7 @@ export class PgSubscriptionStore implements SubscriptionStore {
   }
 
   async all(): Promise<Subscription[]> {
-    const { rows } = await this.db.query<SubscriptionRow>(
-      `SELECT s.*, ${ALL} ORDER BY s.id`,
-    );
+    const { rows } = await this.db.query<SubscriptionRow>(`SELECT s.*, ${ALL} ORDER BY s.id`);
     return rows.map(toSubscription);
   }
 }

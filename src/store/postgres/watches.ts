@@ -1,6 +1,6 @@
+import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import { type WatchRow, watchFromRow } from "../rows-watch.ts";
 import type { NewWatch, Watch, WatchStore } from "../types.ts";
-import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import { PgChatPauseStore } from "./chat-pause.ts";
 import type { PgDb } from "./db.ts";
 

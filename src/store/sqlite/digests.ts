@@ -1,6 +1,6 @@
 import { type DigestRow, type DigestRunRow, toDigest, toDigestRun } from "../rows.ts";
-import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
 import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
+import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
 import { SqliteChatPauseStore } from "./chat-pause.ts";
 import type { Db } from "./db.ts";
 
@@ -63,10 +63,7 @@ export class SqliteDigestStore implements DigestStore {
   }
 
   async all(): Promise<Digest[]> {
-    return this.db
-      .prepare<[], DigestRow>(`SELECT d.*, ${ALL} ORDER BY d.id`)
-      .all()
-      .map(toDigest);
+    return this.db.prepare<[], DigestRow>(`SELECT d.*, ${ALL} ORDER BY d.id`).all().map(toDigest);
   }
 
   async claimRun(input: {

@@ -2,8 +2,8 @@ import type { Statement } from "better-sqlite3";
 import { dueUnder, parseRules } from "../../alerts/rules.ts";
 import { leftOutBy } from "../../alerts/wants.ts";
 import { type ContractRow, type DueRow, toAlert, toContract } from "../rows.ts";
-import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import { chatNotPaused } from "../rows-chat-pause.ts";
+import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import type { Db } from "./db.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { type AlertRules, serializeRules } from "../../alerts/rules.ts";
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
-import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import { chatNotPaused, chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
+import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
 import { SqliteChatPauseStore } from "./chat-pause.ts";
 import type { Db } from "./db.ts";
 

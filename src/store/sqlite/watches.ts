@@ -1,6 +1,6 @@
+import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import { type WatchRow, watchFromRow } from "../rows-watch.ts";
 import type { NewWatch, Watch, WatchStore } from "../types.ts";
-import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import { SqliteChatPauseStore } from "./chat-pause.ts";
 import type { Db } from "./db.ts";
 
@@ -65,9 +65,7 @@ export class SqliteWatchStore implements WatchStore {
   }
 
   private byId(id: number): Watch | undefined {
-    const row = this.db
-      .prepare<[number], WatchRow>(`SELECT w.*, ${ALL} WHERE w.id = ?`)
-      .get(id);
+    const row = this.db.prepare<[number], WatchRow>(`SELECT w.*, ${ALL} WHERE w.id = ?`).get(id);
     return row ? watchFromRow(row) : undefined;
   }
 
