@@ -2,6 +2,7 @@ import { hasRules } from "../src/alerts/rules.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { formatTimestamp } from "../src/core/format.ts";
 import type { Subscription } from "../src/store/types.ts";
+import { pausedNote } from "./shared/paused.ts";
 import {
   BAD_ACTOR_CHOICES,
   chainNameOf,
@@ -30,10 +31,7 @@ export default defineCommand({
       subscription.badActors;
     const since = (subscription: Subscription) =>
       formatTimestamp(new Date(subscription.createdAt).toISOString(), now);
-    const status = (subscription: Subscription) =>
-      subscription.pausedAt === null
-        ? "active"
-        : `paused ${formatTimestamp(new Date(subscription.pausedAt).toISOString(), now)}: ${subscription.pauseReason ?? "unknown reason"}. /subscribe again to resume.`;
+    const status = (subscription: Subscription) => pausedNote(subscription, now) ?? "active";
     const chainName = (subscription: Subscription) => chainNameOf(ctx, subscription.chain);
     const [only] = subscriptions;
     if (only && subscriptions.length === 1) {

@@ -19,6 +19,8 @@ export interface CommandStores {
   digests: Store["digests"];
   outbox?: Store["outbox"];
   watches: Store["watches"];
+  /** Chats that refused the bot: using the bot there lifts the pause. */
+  chatPauses?: Store["chatPauses"];
   /** The first chain's collection index. */
   collections: KnownCollections;
   /** Each chain's collection index, kept in memory over the store's rows of that chain. */
@@ -57,6 +59,7 @@ export function openStores(
     digests: store.digests,
     outbox: store.outbox,
     watches: store.watches,
+    chatPauses: store.chatPauses,
     collections: collectionIndexes.get(chains[0]?.id ?? "") as KnownCollections,
     collectionIndexes,
   };
@@ -97,6 +100,7 @@ export function buildRuntime(
       digests: stores.digests,
       ...(stores.outbox ? { outbox: stores.outbox } : {}),
       watches: stores.watches,
+      ...(stores.chatPauses ? { chatPauses: stores.chatPauses } : {}),
     },
     logger,
     settings: {

@@ -266,16 +266,12 @@ describe.concurrent("alerts on Telegram and Discord", () => {
     telegram.failNext("sendMessage", telegramErrors.kicked(), { chatId: group.id });
     mintCollection();
     await expect
-      .poll(
-        () =>
-          sqliteDbOf(bot)
-            .prepare("SELECT COUNT(*) AS n FROM subscriptions WHERE paused_at IS NOT NULL")
-            .get(),
-        { timeout: 10_000 },
-      )
+      .poll(() => sqliteDbOf(bot).prepare("SELECT COUNT(*) AS n FROM chat_pauses").get(), {
+        timeout: 10_000,
+      })
       .toEqual({ n: 2 });
     const reasons = sqliteDbOf(bot)
-      .prepare("SELECT platform, pause_reason FROM subscriptions ORDER BY platform")
+      .prepare("SELECT platform, pause_reason FROM chat_pauses ORDER BY platform")
       .all();
     expect(reasons).toEqual([
       { platform: "discord", pause_reason: expect.stringMatching(/Unknown Channel/) },
@@ -370,7 +366,7 @@ describe.concurrent("Telegram groups that change under the bot", () => {
     telegram.revokeSendRights(group.id);
     mintCollection();
     await expect
-      .poll(() => sqliteDbOf(bot).prepare("SELECT pause_reason FROM subscriptions").get(), {
+      .poll(() => sqliteDbOf(bot).prepare("SELECT pause_reason FROM chat_pauses").get(), {
         timeout: 10_000,
       })
       .toEqual({ pause_reason: expect.stringMatching(/not enough rights to send text messages/) });

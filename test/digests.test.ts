@@ -32,7 +32,8 @@ afterAll(async () => {
 });
 beforeEach(() => {
   clock = MONDAY_0800_BERLIN;
-  t.db.exec("DELETE FROM digests");
+  // A chat's pause is the chat's, not its digests': a test's refusal must not outlive it.
+  t.db.exec("DELETE FROM digests; DELETE FROM chat_pauses");
 });
 
 const say = async (line: string, who?: Parameters<RuntimeSetup["say"]>[1]) =>

@@ -261,7 +261,8 @@ describe.runIf(servers)("three compiled bot processes on one PostgreSQL and one 
     const keepTg = telegramChats.slice(0, 200);
     const keepDc = discordChannels.slice(0, 200);
     await db.query(
-      `UPDATE subscriptions SET paused_at = $1, pause_reason = 'test'
+      `INSERT INTO chat_pauses (platform, chat_id, paused_at, pause_reason)
+        SELECT platform, chat_id, $1, 'test' FROM subscriptions
         WHERE NOT (platform = 'telegram' AND chat_id = ANY($2::text[]))
           AND NOT (platform = 'discord' AND chat_id = ANY($3::text[]))`,
       [Date.now(), keepTg, keepDc],

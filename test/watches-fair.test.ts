@@ -202,7 +202,7 @@ describe("watch checker: fair reads and the send policy", () => {
     expect(readsOf([walletOf(4002)], from)).toEqual([4]);
     expect(sender.tries()).toBe(1);
 
-    expect(await store.watches.resumeChat("telegram", "dead")).toBe(2);
+    expect(await store.chatPauses.resume("telegram", "dead")).toBe(true);
     await c.tick();
     expect(sender.sent).toEqual([expect.stringMatching(/^dead: A new NFT/)]);
     // The owed post goes first (the wallet with it is read at the next round); the other is read.

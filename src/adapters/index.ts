@@ -11,7 +11,10 @@ import type { ChatAdapter } from "./types.ts";
 export interface AdapterDeps {
   runtime: Runtime;
   logger: Logger;
-  store: Pick<Store, "updates" | "subscriptions" | "chatSettings" | "watches" | "gates">;
+  store: Pick<
+    Store,
+    "updates" | "subscriptions" | "chatSettings" | "watches" | "gates" | "chatPauses"
+  >;
   /** With several instances: the platforms' per-bot limits counted across all of them. */
   sharedPace?: SharedPace | undefined;
   /** For the console chat, used only when no platform is configured: its streams, and for its

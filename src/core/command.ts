@@ -83,8 +83,11 @@ export type CommandStore = Pick<
   Store,
   "subscriptions" | "wallets" | "reports" | "chatSettings" | "digests"
 > &
-  /** The seen contracts, for /alerts test (absent in runtimes built without the alerts). */
-  Partial<Pick<Store, "outbox" | "watches">>;
+  /**
+   * The seen contracts, for /alerts test (absent in runtimes built without the alerts); the
+   * chats that refused the bot, resumed when the bot is used there (absent: nothing resumes).
+   */
+  Partial<Pick<Store, "outbox" | "watches" | "chatPauses">>;
 
 export interface CommandContext {
   /** The chain this invocation reads: its `chain` option, else the chat's, else the first. */

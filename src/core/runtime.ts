@@ -557,32 +557,27 @@ export class Runtime {
   }
 
   /**
-   * The bot was used in the chat, so the chat works again: its watches and digests that paused
-   * when it refused the bot resume (a chat that still refuses pauses them at their next post).
-   * After the command ran, so /watch list and /digest list show the pause; not awaited by the
-   * answer, only by stop(). On the next turn of the event loop: SQLite's reads are synchronous,
-   * and the answer goes out before them.
+   * The bot was used in the chat (a command or a button), so the chat works again: the pause it
+   * got when it refused the bot is lifted, and with it every feature's work for the chat (alerts,
+   * digests, watches; a chat that still refuses pauses again at its next send). After the
+   * command ran, so /subscriptions, /watch list and /digest list show the pause; not awaited by
+   * the answer, only by stop(). On the next turn of the event loop: SQLite's reads are
+   * synchronous, and the answer goes out before them.
    */
   private chatWorks(invocation: Invocation, logger: Logger): void {
     const { platform, chat } = invocation;
-    const { digests, watches } = this.options.store;
+    const { chatPauses } = this.options.store;
+    if (!chatPauses) return;
     const resuming = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() =>
-        Promise.all([
-          digests.resumeChat(platform, chat.id),
-          watches?.resumeChat(platform, chat.id) ?? 0,
-        ]),
-      )
+      .then(() => chatPauses.resume(platform, chat.id))
       .then(
-        ([resumedDigests, resumedWatches]) => {
-          if (resumedDigests + resumedWatches > 0)
+        (resumed) => {
+          if (resumed)
             logger.info(
-              { digests: resumedDigests, watches: resumedWatches },
-              "the bot is used in the chat again: its paused digests and watches resume",
+              "the bot is used in the chat again: its alerts, digests and watches resume",
             );
         },
-        (error: unknown) =>
-          logger.warn({ err: error }, "could not resume the chat's paused digests and watches"),
+        (error: unknown) => logger.warn({ err: error }, "could not resume the paused chat"),
       );
     this.inFlight.add(resuming);
     resuming.finally(() => this.inFlight.delete(resuming));

@@ -27,8 +27,6 @@ const TABLES: readonly {
       "rules",
       "created_by",
       "created_at",
-      "paused_at",
-      "pause_reason",
     ],
     serial: "id",
   },
@@ -113,6 +111,8 @@ const TABLES: readonly {
     columns: ["chain", "address", "name", "symbol", "name_key", "top_rank", "source", "seen_at"],
   },
   { name: "chat_settings", columns: ["platform", "chat_id", "chain", "updated_at"] },
+  // A chat that refused the bot stays paused after the move, with its reason.
+  { name: "chat_pauses", columns: ["platform", "chat_id", "paused_at", "pause_reason"] },
   {
     name: "watches",
     columns: [
@@ -129,8 +129,6 @@ const TABLES: readonly {
       "pending",
       "created_by",
       "created_at",
-      "paused_at",
-      "pause_reason",
     ],
     serial: "id",
   },
@@ -169,8 +167,6 @@ const TABLES: readonly {
       "period",
       "created_by",
       "created_at",
-      "paused_at",
-      "pause_reason",
     ],
     serial: "id",
   },

@@ -15,13 +15,15 @@ export type ChatMover = (
  * settings (the default chain), its watches and its gates. Returns the new chat's oldest subscription.
  */
 export function chatMover(
-  store: Pick<Store, "subscriptions" | "chatSettings" | "watches" | "gates">,
+  store: Pick<Store, "subscriptions" | "chatSettings" | "watches" | "gates" | "chatPauses">,
 ): ChatMover {
   return async (platform, fromChatId, toChatId) => {
     const moved = await store.subscriptions.moveChat(platform, fromChatId, toChatId);
     await store.chatSettings.moveChat(platform, fromChatId, toChatId);
     await store.watches.moveChat(platform, fromChatId, toChatId);
     await store.gates.moveChat(platform as Platform, fromChatId, toChatId);
+    // The old id no longer answers, and the chat lives on under the new one: no pause follows.
+    await store.chatPauses.resume(platform, fromChatId);
     return moved;
   };
 }

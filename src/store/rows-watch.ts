@@ -15,8 +15,9 @@ export interface WatchRow {
   pending: string | null;
   created_by: string;
   created_at: number;
-  paused_at: number | null;
-  pause_reason: string | null;
+  /** The chat's pause, joined in (rows-chat-pause.ts); absent from a row written back. */
+  paused_at?: number | null;
+  pause_reason?: string | null;
 }
 
 export function watchFromRow(row: WatchRow): Watch {
@@ -34,7 +35,7 @@ export function watchFromRow(row: WatchRow): Watch {
     pending: row.pending,
     createdBy: row.created_by,
     createdAt: Number(row.created_at),
-    pausedAt: row.paused_at === null ? null : Number(row.paused_at),
-    pauseReason: row.pause_reason,
+    pausedAt: row.paused_at == null ? null : Number(row.paused_at),
+    pauseReason: row.pause_reason ?? null,
   };
 }

@@ -71,8 +71,9 @@ export interface SubscriptionRow {
   rules?: string | null;
   created_by: string;
   created_at: number;
-  paused_at: number | null;
-  pause_reason: string | null;
+  /** The chat's pause, joined in (rows-chat-pause.ts); absent from a row written back. */
+  paused_at?: number | null;
+  pause_reason?: string | null;
 }
 
 export const toSubscription = (row: SubscriptionRow): Subscription => ({
@@ -85,8 +86,8 @@ export const toSubscription = (row: SubscriptionRow): Subscription => ({
   rules: parseRules(row.rules),
   createdBy: row.created_by,
   createdAt: row.created_at,
-  pausedAt: row.paused_at,
-  pauseReason: row.pause_reason,
+  pausedAt: row.paused_at == null ? null : Number(row.paused_at),
+  pauseReason: row.pause_reason ?? null,
 });
 
 /**
@@ -208,8 +209,9 @@ export interface DigestRow {
   period: string;
   created_by: string;
   created_at: number;
-  paused_at: number | null;
-  pause_reason: string | null;
+  /** The chat's pause, joined in (rows-chat-pause.ts); absent from a row written back. */
+  paused_at?: number | null;
+  pause_reason?: string | null;
 }
 
 export const toDigest = (row: DigestRow): Digest => ({
@@ -225,8 +227,8 @@ export const toDigest = (row: DigestRow): Digest => ({
   period: row.period,
   createdBy: row.created_by,
   createdAt: row.created_at,
-  pausedAt: row.paused_at === null ? null : Number(row.paused_at),
-  pauseReason: row.pause_reason,
+  pausedAt: row.paused_at == null ? null : Number(row.paused_at),
+  pauseReason: row.pause_reason ?? null,
 });
 
 export interface DigestRunRow {

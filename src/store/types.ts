@@ -45,7 +45,9 @@ export interface Subscription {
   rules: AlertRules;
   createdBy: string;
   createdAt: number;
+  /** When its chat refused the bot (null: not paused; the chat's pause, see ChatPauseStore). */
   pausedAt: number | null;
+  /** Why, as the platform said it: shown in /subscriptions. */
   pauseReason: string | null;
 }
 
@@ -88,6 +90,10 @@ export interface SubscriptionStore {
     fromChatId: string,
     toChatId: string,
   ): Promise<Subscription | undefined>;
+  /**
+   * The subscription's chat refuses the bot: the chat pauses, every feature of it
+   * (ChatPauseStore.pause; an earlier pause is kept).
+   */
   pause(id: number, reason: string, now: number): Promise<void>;
   /** Replaces the subscription's rules (/alerts); alerts already queued keep their due time. */
   setRules(id: number, rules: AlertRules): Promise<void>;
@@ -467,7 +473,7 @@ export interface Digest {
   period: string;
   createdBy: string;
   createdAt: number;
-  /** When the chat refused the bot's post (null: not paused); a paused digest is not attempted. */
+  /** When its chat refused the bot (null: not paused; the chat's pause); a paused digest is not attempted. */
   pausedAt: number | null;
   /** Why, as the platform said it: shown in /digest list. */
   pauseReason: string | null;
@@ -539,10 +545,11 @@ export interface DigestStore {
   ): Promise<void>;
   /** A digest's runs, newest slot first (inspection and tests). */
   runs(digestId: number): Promise<DigestRun[]>;
-  /** The chat refuses the bot: its digests pause, with the reason (an earlier pause is kept). */
+  /**
+   * The chat refuses the bot: the chat pauses, every feature of it (ChatPauseStore.pause; an
+   * earlier pause is kept).
+   */
   pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void>;
-  /** The chat works again: its paused digests resume; how many. */
-  resumeChat(platform: string, chatId: string): Promise<number>;
 }
 
 // Key-value and lease ----------------------------------------------------------------------------
@@ -617,6 +624,31 @@ export interface ChatSettingsStore {
   moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void>;
 }
 
+// Chat pauses ------------------------------------------------------------------------------------
+
+/** A chat that refused the bot, since when and the platform's reason. */
+export interface ChatPause {
+  platform: string;
+  chatId: string;
+  pausedAt: number;
+  reason: string;
+}
+
+/**
+ * Chats that refuse the bot (kicked, blocked, channel gone, no access). The pause is the chat's:
+ * while it lasts, nothing is done for that chat by any feature (no alert queued or sent, no
+ * digest, no watch read from the data service), and the pause with its reason shows on each
+ * feature's row (pausedAt, pauseReason). Using the bot in the chat again lifts it.
+ */
+export interface ChatPauseStore {
+  /** Pauses the chat; a chat paused already keeps its first time and reason. Whether it was new. */
+  pause(platform: string, chatId: string, reason: string, now: number): Promise<boolean>;
+  /** The chat works again; whether it was paused. */
+  resume(platform: string, chatId: string): Promise<boolean>;
+  /** The chat's pause, if it is paused. */
+  get(platform: string, chatId: string): Promise<ChatPause | undefined>;
+}
+
 // Watches ---------------------------------------------------------------------------------------
 
 /** A collection (owner count, whale share) or a wallet (new NFTs). */
@@ -643,7 +675,7 @@ export interface Watch {
   pending: string | null;
   createdBy: string;
   createdAt: number;
-  /** When the chat refused the bot's post (null: not paused); a paused watch is not read. */
+  /** When its chat refused the bot (null: not paused; the chat's pause); a paused watch is not read. */
   pausedAt: number | null;
   /** Why, as the platform said it: shown in /watch list. */
   pauseReason: string | null;
@@ -694,10 +726,11 @@ export interface WatchStore {
    * ones dropped.
    */
   moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void>;
-  /** The chat refuses the bot: its watches pause, with the reason (an earlier pause is kept). */
+  /**
+   * The chat refuses the bot: the chat pauses, every feature of it (ChatPauseStore.pause; an
+   * earlier pause is kept).
+   */
   pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void>;
-  /** The chat works again: its paused watches resume; how many. */
-  resumeChat(platform: string, chatId: string): Promise<number>;
 }
 
 // The whole store --------------------------------------------------------------------------------
@@ -714,6 +747,8 @@ export interface Store {
   leases: LeaseStore;
   updates: UpdateStore;
   chatSettings: ChatSettingsStore;
+  /** Chats that refuse the bot: every feature's work for them waits (issue 34). */
+  chatPauses: ChatPauseStore;
   digests: DigestStore;
   watches: WatchStore;
   /** Gates (issue 29): roles and groups for the holders, their members and log. */

@@ -2,6 +2,7 @@ import { describe } from "vitest";
 import { postgresAvailable } from "../services.ts";
 import { actionsContract } from "./actions.contract.ts";
 import { backends } from "./backends.ts";
+import { chatPausesContract } from "./chat-pauses.contract.ts";
 import { chatSettingsContract } from "./chat-settings.contract.ts";
 import { collectionsContract } from "./collections.contract.ts";
 import { digestsContract } from "./digests.contract.ts";
@@ -24,6 +25,7 @@ for (const backend of backends.filter((b) => b.name === "postgres")) {
     keyValueContract(backend.open);
     updatesContract(backend.open);
     chatSettingsContract(backend.open);
+    chatPausesContract(backend.open);
     digestsContract(backend.open);
     watchesContract(backend.open);
     walletsContract(backend.open);

@@ -1,6 +1,7 @@
 import { describe } from "vitest";
 import { actionsContract } from "./actions.contract.ts";
 import { backends } from "./backends.ts";
+import { chatPausesContract } from "./chat-pauses.contract.ts";
 import { chatSettingsContract } from "./chat-settings.contract.ts";
 import { collectionsContract } from "./collections.contract.ts";
 import { digestsContract } from "./digests.contract.ts";
@@ -23,6 +24,7 @@ for (const backend of backends.filter((b) => b.name === "sqlite")) {
     keyValueContract(backend.open);
     updatesContract(backend.open);
     chatSettingsContract(backend.open);
+    chatPausesContract(backend.open);
     digestsContract(backend.open);
     watchesContract(backend.open);
     walletsContract(backend.open);

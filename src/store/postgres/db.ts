@@ -1,5 +1,6 @@
 import pg from "pg";
 import { StartupError } from "../../errors.ts";
+import { chatPausesMigration } from "../rows-chat-pause.ts";
 import { gatesMigration } from "../rows-gate.ts";
 import { provedWalletsMigration, WALLET_OWNER_MIGRATION } from "../rows-wallet.ts";
 
@@ -277,6 +278,8 @@ const MIGRATIONS: readonly string[] = [
   gatesMigration("postgres"),
   // 12: a wallet is one person's on each platform (as SQLite's 19; issue 34)
   WALLET_OWNER_MIGRATION,
+  // 13: the pause belongs to the chat (as SQLite's 20; issue 34)
+  chatPausesMigration("postgres"),
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

@@ -1,7 +1,11 @@
 import { type DigestRow, type DigestRunRow, toDigest, toDigestRun } from "../rows.ts";
+import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
-import { chatPause } from "./chat-pause.ts";
+import { PgChatPauseStore } from "./chat-pause.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
+
+/** Every digest with its chat's pause (the rows carry none of their own). */
+const ALL = `${PAUSE_COLUMNS} FROM digests d ${chatPauseJoin("d")}`;
 
 /** Channels' scheduled digests and each slot's run, shared by every instance (see DigestStore). */
 export class PgDigestStore implements DigestStore {
@@ -42,7 +46,7 @@ export class PgDigestStore implements DigestStore {
 
   async forChat(platform: string, chatId: string): Promise<Digest[]> {
     const { rows } = await this.db.query<DigestRow>(
-      "SELECT * FROM digests WHERE platform = $1 AND chat_id = $2 ORDER BY id",
+      `SELECT d.*, ${ALL} WHERE d.platform = $1 AND d.chat_id = $2 ORDER BY d.id`,
       [platform, chatId],
     );
     return rows.map(toDigest);
@@ -57,7 +61,7 @@ export class PgDigestStore implements DigestStore {
   }
 
   async all(): Promise<Digest[]> {
-    const { rows } = await this.db.query<DigestRow>("SELECT * FROM digests ORDER BY id");
+    const { rows } = await this.db.query<DigestRow>(`SELECT d.*, ${ALL} ORDER BY d.id`);
     return rows.map(toDigest);
   }
 
@@ -127,11 +131,7 @@ export class PgDigestStore implements DigestStore {
     return rows.map(toDigestRun);
   }
 
-  pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    return chatPause(this.db, "digests").pauseChat(platform, chatId, reason, now);
-  }
-
-  resumeChat(platform: string, chatId: string): Promise<number> {
-    return chatPause(this.db, "digests").resumeChat(platform, chatId);
+  async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
+    await new PgChatPauseStore(this.db).pause(platform, chatId, reason, now);
   }
 }

@@ -1,5 +1,6 @@
 import type { Store } from "../types.ts";
 import { PgActionStore } from "./actions.ts";
+import { PgChatPauseStore } from "./chat-pause.ts";
 import { PgChatSettingsStore } from "./chat-settings.ts";
 import { PgCollectionIndexStore } from "./collections.ts";
 import { openPgDb, type PgDb, type PgOpenOptions } from "./db.ts";
@@ -51,6 +52,7 @@ export function postgresStore(
     leases: new PgLeaseStore(db),
     updates: new PgUpdateStore(db),
     chatSettings: new PgChatSettingsStore(db),
+    chatPauses: new PgChatPauseStore(db),
     digests: new PgDigestStore(db),
     watches: new PgWatchStore(db),
     gates: new PgGateStore(db),

@@ -1,6 +1,7 @@
 import { dueUnder, parseRules } from "../../alerts/rules.ts";
 import { leftOutBy } from "../../alerts/wants.ts";
 import { type ContractRow, type DueRow, toAlert, toContract } from "../rows.ts";
+import { chatNotPaused } from "../rows-chat-pause.ts";
 import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
 
@@ -18,7 +19,7 @@ export class PgOutboxStore implements OutboxStore {
               await client.query<
                 Pick<Subscription, "id" | "types"> & { bad_actors: string; rules: string | null }
               >(
-                "SELECT id, types, bad_actors, rules FROM subscriptions WHERE paused_at IS NULL AND chain = $1 ORDER BY id",
+                `SELECT id, types, bad_actors, rules FROM subscriptions s WHERE ${chatNotPaused("s")} AND chain = $1 ORDER BY id`,
                 [input.chain],
               )
             ).rows.map((row) => ({
@@ -162,7 +163,7 @@ export class PgOutboxStore implements OutboxStore {
       `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note, o.held,
               c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at, c.minter_behavior
          FROM outbox o
-         JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
+         JOIN subscriptions s ON s.id = o.subscription_id AND ${chatNotPaused("s")}
          JOIN seen_contracts c ON c.chain = o.chain AND c.address = o.contract
         WHERE o.due_at <= $1 AND ($2::text IS NULL OR s.platform = $2)
         ORDER BY o.due_at, o.id
@@ -203,7 +204,7 @@ export class PgOutboxStore implements OutboxStore {
     const { rows } = await this.db.query<DueRow & { due_at: number }>(
       `WITH picked AS (
          SELECT o.id FROM outbox o
-           JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
+           JOIN subscriptions s ON s.id = o.subscription_id AND ${chatNotPaused("s")}
           WHERE o.due_at <= $1 AND ($2::text IS NULL OR s.platform = $2)
             AND (o.claimed_until IS NULL OR o.claimed_until <= ${DB_NOW_MS})
           ORDER BY o.due_at, o.id

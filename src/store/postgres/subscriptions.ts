@@ -1,7 +1,12 @@
 import { type AlertRules, serializeRules } from "../../alerts/rules.ts";
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
+import { chatNotPaused, chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
+import { PgChatPauseStore } from "./chat-pause.ts";
 import type { PgDb, Queryable } from "./db.ts";
+
+/** Every subscription with its chat's pause (the rows carry none of their own). */
+const ALL = `${PAUSE_COLUMNS} FROM subscriptions s ${chatPauseJoin("s")}`;
 
 /** The chat's subscriptions (to `chain` only, when given), oldest first. */
 async function findIn(
@@ -12,8 +17,8 @@ async function findIn(
   lock = false,
 ): Promise<Subscription[]> {
   const { rows } = await q.query<SubscriptionRow>(
-    `SELECT * FROM subscriptions WHERE platform = $1 AND chat_id = $2
-       AND ($3::text IS NULL OR chain = $3) ORDER BY id${lock ? " FOR UPDATE" : ""}`,
+    `SELECT s.*, ${ALL} WHERE s.platform = $1 AND s.chat_id = $2
+       AND ($3::text IS NULL OR s.chain = $3) ORDER BY s.id${lock ? " FOR UPDATE OF s" : ""}`,
     [platform, chatId, chain ?? null],
   );
   return rows.map(toSubscription);
@@ -36,13 +41,17 @@ export class PgSubscriptionStore implements SubscriptionStore {
     createdBy: string;
     now: number;
   }): Promise<{ subscription: Subscription; created: boolean }> {
+    // Subscribing again is using the bot in the chat: its pause is lifted.
+    await this.db.query("DELETE FROM chat_pauses WHERE platform = $1 AND chat_id = $2", [
+      input.platform,
+      input.chatId,
+    ]);
     // xmax = 0 only for a row this statement inserted.
     const { rows } = await this.db.query<SubscriptionRow & { inserted: boolean }>(
       `INSERT INTO subscriptions (platform, chat_id, types, created_by, created_at, chain, bad_actors)
        VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, 'hide'))
        ON CONFLICT (platform, chat_id, chain) DO UPDATE
-         SET types = excluded.types, bad_actors = COALESCE($7, subscriptions.bad_actors),
-             paused_at = NULL, pause_reason = NULL
+         SET types = excluded.types, bad_actors = COALESCE($7, subscriptions.bad_actors)
        RETURNING *, (xmax = 0) AS inserted`,
       [
         input.platform,
@@ -114,10 +123,7 @@ export class PgSubscriptionStore implements SubscriptionStore {
   }
 
   async pause(id: number, reason: string, now: number): Promise<void> {
-    await this.db.query(
-      "UPDATE subscriptions SET paused_at = $1, pause_reason = $2 WHERE id = $3",
-      [now, reason, id],
-    );
+    await new PgChatPauseStore(this.db).pauseSubscriptionChat(id, reason, now);
   }
 
   async setRules(id: number, rules: AlertRules): Promise<void> {
@@ -129,15 +135,14 @@ export class PgSubscriptionStore implements SubscriptionStore {
 
   async active(): Promise<Subscription[]> {
     const { rows } = await this.db.query<SubscriptionRow>(
-      "SELECT * FROM subscriptions WHERE paused_at IS NULL ORDER BY id",
+      `SELECT s.*, NULL AS paused_at, NULL AS pause_reason FROM subscriptions s
+        WHERE ${chatNotPaused("s")} ORDER BY s.id`,
     );
     return rows.map(toSubscription);
   }
 
   async all(): Promise<Subscription[]> {
-    const { rows } = await this.db.query<SubscriptionRow>(
-      "SELECT * FROM subscriptions ORDER BY id",
-    );
+    const { rows } = await this.db.query<SubscriptionRow>(`SELECT s.*, ${ALL} ORDER BY s.id`);
     return rows.map(toSubscription);
   }
 }

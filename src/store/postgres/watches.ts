@@ -1,7 +1,11 @@
+import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import { type WatchRow, watchFromRow } from "../rows-watch.ts";
 import type { NewWatch, Watch, WatchStore } from "../types.ts";
-import { chatPause } from "./chat-pause.ts";
+import { PgChatPauseStore } from "./chat-pause.ts";
 import type { PgDb } from "./db.ts";
+
+/** Every watch with its chat's pause (the rows carry none of their own). */
+const ALL = `${PAUSE_COLUMNS} FROM watches w ${chatPauseJoin("w")}`;
 
 /** Watches in PostgreSQL, shared by every instance. */
 export class PgWatchStore implements WatchStore {
@@ -65,7 +69,8 @@ export class PgWatchStore implements WatchStore {
 
   async forChat(platform: string, chatId: string): Promise<Watch[]> {
     const { rows } = await this.db.query<WatchRow>(
-      "SELECT * FROM watches WHERE platform = $1 AND chat_id = $2 ORDER BY id",
+      `SELECT w.*, ${PAUSE_COLUMNS} FROM watches w ${chatPauseJoin("w")}
+        WHERE w.platform = $1 AND w.chat_id = $2 ORDER BY w.id`,
       [platform, chatId],
     );
     return rows.map(watchFromRow);
@@ -82,8 +87,8 @@ export class PgWatchStore implements WatchStore {
   async all(chain?: string): Promise<Watch[]> {
     const { rows } =
       chain === undefined
-        ? await this.db.query<WatchRow>("SELECT * FROM watches ORDER BY id")
-        : await this.db.query<WatchRow>("SELECT * FROM watches WHERE chain = $1 ORDER BY id", [
+        ? await this.db.query<WatchRow>(`SELECT w.*, ${ALL} ORDER BY w.id`)
+        : await this.db.query<WatchRow>(`SELECT w.*, ${ALL} WHERE w.chain = $1 ORDER BY w.id`, [
             chain,
           ]);
     return rows.map(watchFromRow);
@@ -120,11 +125,7 @@ export class PgWatchStore implements WatchStore {
     });
   }
 
-  pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    return chatPause(this.db, "watches").pauseChat(platform, chatId, reason, now);
-  }
-
-  resumeChat(platform: string, chatId: string): Promise<number> {
-    return chatPause(this.db, "watches").resumeChat(platform, chatId);
+  async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
+    await new PgChatPauseStore(this.db).pause(platform, chatId, reason, now);
   }
 }

@@ -2,6 +2,7 @@ import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { StartupError } from "../../errors.ts";
+import { chatPausesMigration } from "../rows-chat-pause.ts";
 import { gatesMigration } from "../rows-gate.ts";
 import { provedWalletsMigration, WALLET_OWNER_MIGRATION } from "../rows-wallet.ts";
 import { isNoRoom } from "./disk.ts";
@@ -423,6 +424,10 @@ const MIGRATIONS: readonly string[] = [
   // 19: a wallet is one person's on each platform (issue 34): duplicates resolved, the latest
   // proof keeping it; and each /verify link keeps the message it issued.
   WALLET_OWNER_MIGRATION,
+  // 20: the pause belongs to the chat (issue 34): a chat that refuses the bot pauses every
+  // feature's work for it (alerts, digests, watches' reads) until the bot is used there again.
+  // Each chat's earliest row pause moves to chat_pauses; the rows' own columns go.
+  chatPausesMigration("sqlite"),
 ];
 
 /** How many migrations the SQLite store has: a store opened by this code is at this version. */

@@ -1,14 +1,18 @@
 import { type DigestRow, type DigestRunRow, toDigest, toDigestRun } from "../rows.ts";
+import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
-import { chatPause } from "./chat-pause.ts";
+import { SqliteChatPauseStore } from "./chat-pause.ts";
 import type { Db } from "./db.ts";
+
+/** Every digest with its chat's pause (the rows carry none of their own). */
+const ALL = `${PAUSE_COLUMNS} FROM digests d ${chatPauseJoin("d")}`;
 
 /** Channels' scheduled digests and each slot's run (see DigestStore). */
 export class SqliteDigestStore implements DigestStore {
-  private readonly chatPause;
+  private readonly chatPauses: SqliteChatPauseStore;
 
   constructor(private readonly db: Db) {
-    this.chatPause = chatPause(db, "digests");
+    this.chatPauses = new SqliteChatPauseStore(db);
   }
 
   async add(digest: NewDigest, cap: number): Promise<Digest | "full"> {
@@ -44,7 +48,7 @@ export class SqliteDigestStore implements DigestStore {
   async forChat(platform: string, chatId: string): Promise<Digest[]> {
     return this.db
       .prepare<[string, string], DigestRow>(
-        "SELECT * FROM digests WHERE platform = ? AND chat_id = ? ORDER BY id",
+        `SELECT d.*, ${ALL} WHERE d.platform = ? AND d.chat_id = ? ORDER BY d.id`,
       )
       .all(platform, chatId)
       .map(toDigest);
@@ -59,7 +63,7 @@ export class SqliteDigestStore implements DigestStore {
   }
 
   async all(): Promise<Digest[]> {
-    return this.db.prepare<[], DigestRow>("SELECT * FROM digests ORDER BY id").all().map(toDigest);
+    return this.db.prepare<[], DigestRow>(`SELECT d.*, ${ALL} ORDER BY d.id`).all().map(toDigest);
   }
 
   async claimRun(input: {
@@ -133,11 +137,7 @@ export class SqliteDigestStore implements DigestStore {
       .map(toDigestRun);
   }
 
-  pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    return this.chatPause.pauseChat(platform, chatId, reason, now);
-  }
-
-  resumeChat(platform: string, chatId: string): Promise<number> {
-    return this.chatPause.resumeChat(platform, chatId);
+  async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
+    await this.chatPauses.pause(platform, chatId, reason, now);
   }
 }

@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import type { Store } from "../types.ts";
 import { SqliteActionStore } from "./actions.ts";
+import { SqliteChatPauseStore } from "./chat-pause.ts";
 import { SqliteChatSettingsStore } from "./chat-settings.ts";
 import { SqliteCollectionIndexStore } from "./collections.ts";
 import { type Db, migrate, openDatabase } from "./db.ts";
@@ -73,6 +74,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     leases: new SqliteLeaseStore(db),
     updates: new SqliteUpdateStore(db),
     chatSettings: new SqliteChatSettingsStore(db),
+    chatPauses: new SqliteChatPauseStore(db),
     digests: new SqliteDigestStore(db),
     watches: new SqliteWatchStore(db),
     gates: new SqliteGateStore(db),

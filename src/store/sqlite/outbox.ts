@@ -2,6 +2,7 @@ import type { Statement } from "better-sqlite3";
 import { dueUnder, parseRules } from "../../alerts/rules.ts";
 import { leftOutBy } from "../../alerts/wants.ts";
 import { type ContractRow, type DueRow, toAlert, toContract } from "../rows.ts";
+import { chatNotPaused } from "../rows-chat-pause.ts";
 import type { DueAlert, NewBatch, NewContract, OutboxStore, Subscription } from "../types.ts";
 import type { Db } from "./db.ts";
 
@@ -44,7 +45,7 @@ export class SqliteOutboxStore implements OutboxStore {
       [string],
       Pick<Subscription, "id" | "types"> & { bad_actors: string; rules: string | null }
     >(
-      "SELECT id, types, bad_actors, rules FROM subscriptions WHERE paused_at IS NULL AND chain = ? ORDER BY id",
+      `SELECT id, types, bad_actors, rules FROM subscriptions s WHERE ${chatNotPaused("s")} AND chain = ? ORDER BY id`,
     );
     return this.db
       .transaction(() => {
@@ -193,7 +194,7 @@ export class SqliteOutboxStore implements OutboxStore {
       `SELECT o.id, o.subscription_id, s.platform, s.chat_id, o.chain, o.attempts, o.note, o.held,
                 c.address, c.name, c.types, c.minter, c.tx_hash, c.minted_at, c.minter_behavior
            FROM outbox o
-           JOIN subscriptions s ON s.id = o.subscription_id AND s.paused_at IS NULL
+           JOIN subscriptions s ON s.id = o.subscription_id AND ${chatNotPaused("s")}
            JOIN seen_contracts c ON c.chain = o.chain AND c.address = o.contract
           WHERE o.due_at <= ? AND (? IS NULL OR s.platform = ?)
             AND (? = 0 OR o.claimed_until IS NULL OR o.claimed_until <= ?)

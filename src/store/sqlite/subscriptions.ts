@@ -1,14 +1,23 @@
 import { type AlertRules, serializeRules } from "../../alerts/rules.ts";
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
+import { chatNotPaused, chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
+import { SqliteChatPauseStore } from "./chat-pause.ts";
 import type { Db } from "./db.ts";
+
+/** Every subscription with its chat's pause (the rows carry none of their own). */
+const ALL = `${PAUSE_COLUMNS} FROM subscriptions s ${chatPauseJoin("s")}`;
 
 /**
  * Which channels get new-collection alerts of which chain, and which are paused (and why). A chat
  * has at most one subscription per chain.
  */
 export class SqliteSubscriptionStore implements SubscriptionStore {
-  constructor(private readonly db: Db) {}
+  private readonly chatPauses: SqliteChatPauseStore;
+
+  constructor(private readonly db: Db) {
+    this.chatPauses = new SqliteChatPauseStore(db);
+  }
 
   /** Subscribes a chat to a chain (once: a second call updates the types and lifts any pause). */
   async upsert(input: {
@@ -21,11 +30,15 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     now: number;
   }): Promise<{ subscription: Subscription; created: boolean }> {
     return this.db.transaction(() => {
+      // Subscribing again is using the bot in the chat: its pause is lifted.
+      this.db
+        .prepare("DELETE FROM chat_pauses WHERE platform = ? AND chat_id = ?")
+        .run(input.platform, input.chatId);
       const existing = this.findNow(input.platform, input.chatId, input.chain);
       if (existing) {
         this.db
           .prepare(
-            "UPDATE subscriptions SET types = ?, bad_actors = COALESCE(?, bad_actors), paused_at = NULL, pause_reason = NULL WHERE id = ?",
+            "UPDATE subscriptions SET types = ?, bad_actors = COALESCE(?, bad_actors) WHERE id = ?",
           )
           .run(input.types, input.badActors ?? null, existing.id);
         return {
@@ -64,7 +77,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   private forChatNow(platform: string, chatId: string): Subscription[] {
     return this.db
       .prepare<[string, string], SubscriptionRow>(
-        "SELECT * FROM subscriptions WHERE platform = ? AND chat_id = ? ORDER BY id",
+        `SELECT s.*, ${ALL} WHERE s.platform = ? AND s.chat_id = ? ORDER BY s.id`,
       )
       .all(platform, chatId)
       .map(toSubscription);
@@ -73,7 +86,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   private findNow(platform: string, chatId: string, chain?: string): Subscription | undefined {
     const row = this.db
       .prepare<[string, string, string | null, string | null], SubscriptionRow>(
-        "SELECT * FROM subscriptions WHERE platform = ? AND chat_id = ? AND (? IS NULL OR chain = ?) ORDER BY id LIMIT 1",
+        `SELECT s.*, ${ALL} WHERE s.platform = ? AND s.chat_id = ? AND (? IS NULL OR s.chain = ?) ORDER BY s.id LIMIT 1`,
       )
       .get(platform, chatId, chain ?? null, chain ?? null);
     return row ? toSubscription(row) : undefined;
@@ -130,9 +143,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   }
 
   async pause(id: number, reason: string, now: number): Promise<void> {
-    this.db
-      .prepare("UPDATE subscriptions SET paused_at = ?, pause_reason = ? WHERE id = ?")
-      .run(now, reason, id);
+    await this.chatPauses.pauseSubscriptionChat(id, reason, now);
   }
 
   async setRules(id: number, rules: AlertRules): Promise<void> {
@@ -144,7 +155,8 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   async active(): Promise<Subscription[]> {
     return this.db
       .prepare<[], SubscriptionRow>(
-        "SELECT * FROM subscriptions WHERE paused_at IS NULL ORDER BY id",
+        `SELECT s.*, NULL AS paused_at, NULL AS pause_reason FROM subscriptions s
+          WHERE ${chatNotPaused("s")} ORDER BY s.id`,
       )
       .all()
       .map(toSubscription);
@@ -152,7 +164,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
 
   async all(): Promise<Subscription[]> {
     return this.db
-      .prepare<[], SubscriptionRow>("SELECT * FROM subscriptions ORDER BY id")
+      .prepare<[], SubscriptionRow>(`SELECT s.*, ${ALL} ORDER BY s.id`)
       .all()
       .map(toSubscription);
   }

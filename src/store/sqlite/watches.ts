@@ -1,14 +1,18 @@
+import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import { type WatchRow, watchFromRow } from "../rows-watch.ts";
 import type { NewWatch, Watch, WatchStore } from "../types.ts";
-import { chatPause } from "./chat-pause.ts";
+import { SqliteChatPauseStore } from "./chat-pause.ts";
 import type { Db } from "./db.ts";
+
+/** Every watch with its chat's pause (the rows carry none of their own). */
+const ALL = `${PAUSE_COLUMNS} FROM watches w ${chatPauseJoin("w")}`;
 
 /** Watches in SQLite. */
 export class SqliteWatchStore implements WatchStore {
-  private readonly chatPause;
+  private readonly chatPauses: SqliteChatPauseStore;
 
   constructor(private readonly db: Db) {
-    this.chatPause = chatPause(db, "watches");
+    this.chatPauses = new SqliteChatPauseStore(db);
   }
 
   async add(
@@ -61,14 +65,14 @@ export class SqliteWatchStore implements WatchStore {
   }
 
   private byId(id: number): Watch | undefined {
-    const row = this.db.prepare<[number], WatchRow>("SELECT * FROM watches WHERE id = ?").get(id);
+    const row = this.db.prepare<[number], WatchRow>(`SELECT w.*, ${ALL} WHERE w.id = ?`).get(id);
     return row ? watchFromRow(row) : undefined;
   }
 
   async forChat(platform: string, chatId: string): Promise<Watch[]> {
     return this.db
       .prepare<[string, string], WatchRow>(
-        "SELECT * FROM watches WHERE platform = ? AND chat_id = ? ORDER BY id",
+        `SELECT w.*, ${ALL} WHERE w.platform = ? AND w.chat_id = ? ORDER BY w.id`,
       )
       .all(platform, chatId)
       .map(watchFromRow);
@@ -85,9 +89,9 @@ export class SqliteWatchStore implements WatchStore {
   async all(chain?: string): Promise<Watch[]> {
     const rows =
       chain === undefined
-        ? this.db.prepare<[], WatchRow>("SELECT * FROM watches ORDER BY id").all()
+        ? this.db.prepare<[], WatchRow>(`SELECT w.*, ${ALL} ORDER BY w.id`).all()
         : this.db
-            .prepare<[string], WatchRow>("SELECT * FROM watches WHERE chain = ? ORDER BY id")
+            .prepare<[string], WatchRow>(`SELECT w.*, ${ALL} WHERE w.chain = ? ORDER BY w.id`)
             .all(chain);
     return rows.map(watchFromRow);
   }
@@ -118,11 +122,7 @@ export class SqliteWatchStore implements WatchStore {
       .immediate();
   }
 
-  pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    return this.chatPause.pauseChat(platform, chatId, reason, now);
-  }
-
-  resumeChat(platform: string, chatId: string): Promise<number> {
-    return this.chatPause.resumeChat(platform, chatId);
+  async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
+    await this.chatPauses.pause(platform, chatId, reason, now);
   }
 }
