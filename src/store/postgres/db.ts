@@ -1,6 +1,6 @@
 import pg from "pg";
 import { StartupError } from "../../errors.ts";
-import { gatesMigration } from "../rows-gate.ts";
+import { gatesMigration, owedGrantsMigration } from "../rows-gate.ts";
 import { provedWalletsMigration } from "../rows-wallet.ts";
 
 /**
@@ -275,6 +275,8 @@ const MIGRATIONS: readonly string[] = [
   provedWalletsMigration("BIGINT"),
   // 11: gates (as SQLite's 18; issue 29)
   gatesMigration("postgres"),
+  // 12: grants owed (as SQLite's 19; issue 34)
+  owedGrantsMigration("postgres"),
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

@@ -2,7 +2,7 @@ import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { StartupError } from "../../errors.ts";
-import { gatesMigration } from "../rows-gate.ts";
+import { gatesMigration, owedGrantsMigration } from "../rows-gate.ts";
 import { provedWalletsMigration } from "../rows-wallet.ts";
 import { isNoRoom } from "./disk.ts";
 
@@ -420,6 +420,9 @@ const MIGRATIONS: readonly string[] = [
   // 18: gates (issue 29): a Discord role or a Telegram group for the people whose proved wallets
   // pass the gate's criteria; each person's standing with a gate, and the gate's log.
   gatesMigration("sqlite"),
+  // 19: grants owed (issue 34): a person who passed a gate whose grant met a transient platform
+  // error, tried again by the re-check job.
+  owedGrantsMigration("sqlite"),
 ];
 
 /** How many migrations the SQLite store has: a store opened by this code is at this version. */
