@@ -149,6 +149,16 @@ function describeGate(gate: Gate, n: number): string {
   return lines.join("\n");
 }
 
+/**
+ * Members in grace whose warning did not reach them (direct messages closed): they will lose
+ * access without knowing why unless someone tells them (issue 34).
+ */
+function unwarnedLine(count: number, n: number): string {
+  if (count === 0) return "";
+  const who = count === 1 ? "1 person in grace was" : `${count} people in grace were`;
+  return `\n   ${who} not warned (direct messages closed): /gate log ${n} names them.`;
+}
+
 /** A gate's number as typed; refused with what to type when it is none. */
 function gateNumber(raw: string | undefined, action: "remove" | "log"): number {
   const text = (raw ?? "").trim().replace(/^#/, "");
@@ -224,9 +234,14 @@ async function list(ctx: CommandContext): Promise<Reply> {
       text: `No gates here. People who manage the chat add one with ${ADD_USAGE}, e.g. /gate add ${CRITERIA_EXAMPLES[0]}.`,
       tone: "info",
     };
+  const described: string[] = [];
+  for (const [index, gate] of gates.entries())
+    described.push(
+      describeGate(gate, index + 1) + unwarnedLine(await where.gates.unwarned(gate), index + 1),
+    );
   return {
     title: `Gates here (${gates.length} of ${MAX_GATES_PER_CHAT})`,
-    text: gates.map((gate, index) => describeGate(gate, index + 1)).join("\n"),
+    text: described.join("\n"),
     footer: "/gate test <wallet> checks a wallet against them; /gate remove <number> removes one",
     tone: "info",
   };

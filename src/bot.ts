@@ -328,7 +328,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       logger: logger.child({ part: "gates" }),
     }),
     logger: logger.child({ part: "gates" }),
-    settings: { graceHours: config.gates.graceHours },
+    // Each call of a gate (a read, a grant, a message) is bounded like a command (issue 34).
+    settings: { graceHours: config.gates.graceHours, callTimeoutMs: config.commandDeadlineMs },
     ...(deps.now ? { now: deps.now } : {}),
   });
   let listeningOn = (): number | undefined => config.http.port;
@@ -392,11 +393,14 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   for (const adapter of adapters) {
     if (!adapter.gateMembership) continue;
     gates.register(adapter.gateMembership);
-    adapter.onJoinRequest = (chatId, userId, userChatId) =>
-      gates.onJoinRequest(adapter.platform, chatId, userId, userChatId).catch((error: unknown) => {
-        // The request stays with the group's admins; the person may ask again.
-        logger.warn({ err: error, part: "gates" }, "could not decide a join request");
-      });
+    // The invite link the request came through picks its gate (issue 34).
+    adapter.onJoinRequest = (chatId, userId, userChatId, inviteLink) =>
+      gates
+        .onJoinRequest(adapter.platform, chatId, userId, userChatId, inviteLink)
+        .catch((error: unknown) => {
+          // The request stays with the group's admins; the person may ask again.
+          logger.warn({ err: error, part: "gates" }, "could not decide a join request");
+        });
   }
   const moveChat = chatMover(store);
   /** A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat. */

@@ -402,6 +402,20 @@ describe("without a gate service (a runtime that has none)", () => {
   });
 });
 
+describe("/gate list: members who could not be warned (issue 34, item 16)", () => {
+  it("counts the members in grace whose warning was not delivered", async () => {
+    await say("/gate add holds 1 Azuki");
+    const gate = (await allGates())[0] as Gate;
+    const now = Date.now();
+    const grace = { gateId: gate.id, status: "grace" as const, since: now, failingSince: now };
+    await t.store.gates.putMember({ ...grace, userId: "w1", graceUntil: now + 1, toldAt: now });
+    await t.store.gates.putMember({ ...grace, userId: "w2", graceUntil: now + 1 });
+    await t.store.gates.putMember({ ...grace, userId: "w3", graceUntil: now + 1 });
+    const text = await say("/gate list", member);
+    expect(text).toMatch(/2 people in grace were not warned \(direct messages closed\)/);
+  });
+});
+
 describe("Discord registration", () => {
   it("/gate: the action as choices, the role as Discord's role picker (type 8), not for managers only", () => {
     const gate = slashCommands(allCommands()).find((command) => command.name === "gate");

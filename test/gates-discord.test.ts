@@ -358,12 +358,12 @@ describe.each(["gateway", "http"] as const)("Discord holder roles (%s mode)", (m
     expect(await membership.guildOf(other.id)).toBe(fake.guildId);
   });
 
-  it("tells a person in DM, and says false when their DMs are closed", async () => {
+  it('tells a person in DM, and says "closed" when their DMs are closed', async () => {
     expect(await membership.tell(HOLDER, "Your Holders role ends in 24 hours.")).toBe(true);
     expect(fake.dms(HOLDER).map((m) => m.content)).toEqual(["Your Holders role ends in 24 hours."]);
 
     fake.closeDms(OTHER);
-    expect(await membership.tell(OTHER, "Your Holders role ends in 24 hours.")).toBe(false);
+    expect(await membership.tell(OTHER, "Your Holders role ends in 24 hours.")).toBe("closed");
     expect(fake.dms(OTHER)).toEqual([]);
   });
 });

@@ -36,6 +36,8 @@ import { dropSchema, freshSchemaName } from "./store/backends.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
 const HOUR = 3_600_000;
+/** The invite link the fake platform makes for a group's gate; join requests come through it. */
+const JOIN_LINK = "https://t.me/+join";
 const DEMO = DEMO_WALLET.address.toLowerCase();
 
 const cleanups: (() => unknown)[] = [];
@@ -91,8 +93,7 @@ function fakeMembership(platform: "discord" | "telegram") {
       if (answers.check) return { ok: false, reason: answers.check };
       return {
         ok: true,
-        target:
-          target.platform === "telegram" ? { ...target, inviteLink: "https://t.me/+join" } : target,
+        target: target.platform === "telegram" ? { ...target, inviteLink: JOIN_LINK } : target,
       };
     },
     async grant(_target, userId) {
@@ -410,13 +411,13 @@ describe("gate service", () => {
     expect(gate.target).toMatchObject({ inviteLink: "https://t.me/+join" });
 
     await prove("t1", DEMO, "telegram");
-    await service.onJoinRequest("telegram", "-100", "t1", "p1");
+    await service.onJoinRequest("telegram", "-100", "t1", "p1", JOIN_LINK);
     expect(telegram.calls).toContain("grant t1");
     expect((await store.gates.member(gate.id, "t1"))?.status).toBe("granted");
     expect((await store.gates.logOf(gate.id, 1))[0]?.action).toBe("approved");
 
     // No wallet yet: pending, told through the request's private chat.
-    await service.onJoinRequest("telegram", "-100", "t2", "p2");
+    await service.onJoinRequest("telegram", "-100", "t2", "p2", JOIN_LINK);
     expect(await store.gates.member(gate.id, "t2")).toMatchObject({
       status: "pending",
       userChatId: "p2",
@@ -433,7 +434,7 @@ describe("gate service", () => {
     expect((await store.gates.member(gate.id, "t2"))?.status).toBe("granted");
 
     // Never proves: declined by the job once the 10 minutes are over.
-    await service.onJoinRequest("telegram", "-100", "t3", "p3");
+    await service.onJoinRequest("telegram", "-100", "t3", "p3", JOIN_LINK);
     clock.now += JOIN_REQUEST_WAIT_MS - 1;
     await job.tick();
     expect(telegram.calls).not.toContain("decline t3");
@@ -465,7 +466,7 @@ describe("gate service", () => {
     await service.settled();
     await prove("t1", DEMO, "telegram");
     evaluations = 0;
-    await service.onJoinRequest("telegram", "-100", "t1", "p1");
+    await service.onJoinRequest("telegram", "-100", "t1", "p1", JOIN_LINK);
     expect(telegram.calls).not.toContain("grant t1");
     expect(evaluations).toBe(1);
   });
@@ -474,8 +475,8 @@ describe("gate service", () => {
     const store = sqliteStore();
     const { service, telegram, job, clock } = setup(store);
     await addGate(service, { platform: "telegram", chatId: "-100", title: "Apes" });
-    await service.onJoinRequest("telegram", "-100", "t1", "p1");
-    await service.onJoinRequest("telegram", "-100", "t2", "p2");
+    await service.onJoinRequest("telegram", "-100", "t1", "p1", JOIN_LINK);
+    await service.onJoinRequest("telegram", "-100", "t2", "p2", JOIN_LINK);
     clock.now += JOIN_REQUEST_WAIT_MS + 1;
     const get = vi.spyOn(store.gates, "get");
     await job.tick();
@@ -551,7 +552,7 @@ describe("the bot's gates", () => {
       createdBy: "m1",
     });
     if (!added.ok) throw new Error(added.reason);
-    await bot.gates.onJoinRequest("console", "group", "me", "me");
+    await bot.gates.onJoinRequest("console", "group", "me", "me", JOIN_LINK);
     expect(await bot.store.gates.member(added.gate.id, "me")).toMatchObject({ status: "pending" });
 
     const made = await bot.verify.createLink(

@@ -83,8 +83,10 @@ export class ApiGateEvaluator implements GateEvaluator {
   async evaluate(
     criteria: readonly GateCriterion[],
     wallets: readonly string[],
+    signal?: AbortSignal,
   ): Promise<GateVerdict> {
-    const results = await Promise.all(criteria.map((c) => this.one(c, wallets)));
+    const options = this.options(signal);
+    const results = await Promise.all(criteria.map((c) => this.one(c, wallets, options)));
     const outcome = results.some((r) => r.outcome === "fail")
       ? "fail"
       : results.some((r) => r.outcome === "unknown")
@@ -93,15 +95,22 @@ export class ApiGateEvaluator implements GateEvaluator {
     return { outcome, results };
   }
 
-  private get options(): CallOptions {
+  /** The reads' options: background work, fresh or not, ended by the caller's signal. */
+  private options(signal: AbortSignal | undefined): CallOptions {
+    const signals = [this.deps.signal, signal].filter((s): s is AbortSignal => s !== undefined);
+    const ends = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     return {
       background: true,
       ...(this.deps.fresh ? { fresh: true } : {}),
-      ...(this.deps.signal ? { signal: this.deps.signal } : {}),
+      ...(ends ? { signal: ends } : {}),
     };
   }
 
-  private async one(c: GateCriterion, wallets: readonly string[]): Promise<CriterionResult> {
+  private async one(
+    c: GateCriterion,
+    wallets: readonly string[],
+    options: CallOptions,
+  ): Promise<CriterionResult> {
     const unique = [...new Map(wallets.map((w) => [w.toLowerCase(), w])).values()];
     if (unique.length === 0)
       return { criterion: c, outcome: "fail", why: "no proved wallet (prove one with /verify)" };
@@ -115,11 +124,11 @@ export class ApiGateEvaluator implements GateEvaluator {
     try {
       switch (c.kind) {
         case "holds":
-          return await this.holds(api, c, unique);
+          return await this.holds(api, c, unique, options);
         case "behavior":
-          return await this.behavior(api, c, unique);
+          return await this.behavior(api, c, unique, options);
         case "spend":
-          return await this.spend(api, c, unique);
+          return await this.spend(api, c, unique, options);
       }
     } catch (error) {
       return this.unknown(c, error);
@@ -140,6 +149,7 @@ export class ApiGateEvaluator implements GateEvaluator {
     api: ApiClient,
     c: HoldsCriterion,
     wallets: readonly string[],
+    options: CallOptions,
   ): Promise<CriterionResult> {
     let count = 0;
     let complete = true;
@@ -150,7 +160,7 @@ export class ApiGateEvaluator implements GateEvaluator {
         break;
       }
       try {
-        const read = await this.tokensOf(api, c, wallet, c.min - count);
+        const read = await this.tokensOf(api, c, wallet, c.min - count, options);
         count += read.count;
         if (!read.complete) complete = false;
       } catch (error) {
@@ -179,6 +189,7 @@ export class ApiGateEvaluator implements GateEvaluator {
     c: HoldsCriterion,
     wallet: string,
     wanted: number,
+    options: CallOptions,
   ): Promise<{ count: number; complete: boolean }> {
     let count = 0;
     let offset = 0;
@@ -188,7 +199,7 @@ export class ApiGateEvaluator implements GateEvaluator {
       const { tokens } = await api.foundational.nftsByOwner(
         wallet,
         { contractAddress: c.contract, limit, offset },
-        this.options,
+        options,
       );
       // ERC1155 tokens carry a quantity; ERC721 tokens are one each.
       for (const token of tokens) count += Math.max(0, Number(token.quantity ?? "1")) || 0;
@@ -202,8 +213,9 @@ export class ApiGateEvaluator implements GateEvaluator {
     api: ApiClient,
     c: BehaviorCriterion,
     wallets: readonly string[],
+    options: CallOptions,
   ): Promise<CriterionResult> {
-    const { aggregatedBehaviors } = await api.audiences.behaviorsByWallets(wallets, this.options);
+    const { aggregatedBehaviors } = await api.audiences.behaviorsByWallets(wallets, options);
     const set = new Set(c.behaviors);
     let inside = 0;
     const seen: string[] = [];
@@ -248,6 +260,7 @@ export class ApiGateEvaluator implements GateEvaluator {
     api: ApiClient,
     c: SpendCriterion,
     wallets: readonly string[],
+    options: CallOptions,
   ): Promise<CriterionResult> {
     const filters: FinancialFilters = {};
     if (c.volumeGte !== undefined) filters.nftsPurchasesVolumeGte = c.volumeGte;
@@ -255,7 +268,7 @@ export class ApiGateEvaluator implements GateEvaluator {
     if (c.collectionsGte !== undefined) filters.collectionsOwnedCountGte = String(c.collectionsGte);
     if (c.lastPurchaseDaysLte !== undefined)
       filters.daysSinceLastPurchaseLte = String(c.lastPurchaseDaysLte);
-    const stats = await api.audiences.financialStatsByWallets(wallets, filters, this.options);
+    const stats = await api.audiences.financialStatsByWallets(wallets, filters, options);
     const passing = Number(stats.walletsCount);
     const needs = spendWords(c);
     if (passing >= 1)
@@ -267,7 +280,7 @@ export class ApiGateEvaluator implements GateEvaluator {
     return {
       criterion: c,
       outcome: "fail",
-      why: `no wallet has ${needs}${await this.spendFigures(api, c, wallets)}`,
+      why: `no wallet has ${needs}${await this.spendFigures(api, c, wallets, options)}`,
     };
   }
 
@@ -279,9 +292,10 @@ export class ApiGateEvaluator implements GateEvaluator {
     api: ApiClient,
     c: SpendCriterion,
     wallets: readonly string[],
+    options: CallOptions,
   ): Promise<string> {
     try {
-      const all = await api.audiences.financialStatsByWallets(wallets, {}, this.options);
+      const all = await api.audiences.financialStatsByWallets(wallets, {}, options);
       if (Number(all.walletsCount) === 0) return " (the data service has no purchases for them)";
       const symbol = KNOWN_CHAINS[c.chain]?.symbol ?? "";
       const parts: string[] = [];

@@ -82,9 +82,16 @@ export class GateRecheck {
 
   /** One round: false when this process does not hold the lease; else how many were re-checked. */
   async tick(signal?: AbortSignal): Promise<number | false> {
-    if (!(await this.job.held())) return false;
-    const checked = await this.deps.service.recheckDue(this.budget.left(), signal);
-    this.budget.spend(checked);
-    return checked;
+    // The lease is renewed while the round runs, and the round's calls end if it is lost: two
+    // instances never re-check the same people at once (issue 34).
+    const hold = await this.job.hold(signal);
+    if (!hold) return false;
+    try {
+      const checked = await this.deps.service.recheckDue(this.budget.left(), hold.signal);
+      this.budget.spend(checked);
+      return checked;
+    } finally {
+      hold.end();
+    }
   }
 }

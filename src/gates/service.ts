@@ -2,7 +2,9 @@ import type { Platform } from "../core/command.ts";
 import { toCsv } from "../core/csv.ts";
 import type { Logger } from "../log.ts";
 import type { WalletStore } from "../store/types.ts";
+import { boundedCall, CallCutError } from "./calls.ts";
 import {
+  type Delivery,
   type Gate,
   type GateCriterion,
   type GateEvaluator,
@@ -14,6 +16,7 @@ import {
   type GateVerdict,
   MAX_GATES_PER_CHAT,
   type MembershipResult,
+  type OwedGrant,
 } from "./types.ts";
 
 /** Each member is re-checked about this often: behaviors change daily, holdings and spend spread. */
@@ -28,10 +31,27 @@ const RETRY_AFTER_MS = 15 * 60_000;
 const DEFERRED_PEEK = 500;
 /** A paused gate's platform is asked again at most this often whether the bot may enforce it now. */
 const PAUSED_RECHECK_MS = 10 * 60_000;
+/** A grant owed is tried again after 1, 2, 4… minutes, at most this far apart. */
+const OWED_RETRY_MAX_MS = 15 * 60_000;
+/** A grant owed is given up (and logged) this long after its first failure. */
+export const OWED_FOR_MS = 24 * 3_600_000;
+/** Grants owed tried again in one round at most. */
+const OWED_PER_ROUND = 100;
+/** The bound of one call by default: the bot's command deadline (COMMAND_DEADLINE_MS). */
+const DEFAULT_CALL_TIMEOUT_MS = 20_000;
+
+/** The log's words for a warning that did not reach the person (issue 34). */
+export const WARNING_CLOSED = "warning could not be delivered: direct messages closed";
+const WARNING_FAILED = "warning could not be delivered: the platform did not answer";
 
 export interface GateServiceSettings {
   /** GATE_GRACE_H: how long a member who stops passing keeps access. */
   graceHours: number;
+  /**
+   * How long one call may take (a data-service evaluation, a platform's grant, removal or
+   * message): the bot's COMMAND_DEADLINE_MS. Default 20 s.
+   */
+  callTimeoutMs?: number;
 }
 
 export interface GateServiceDeps {
@@ -70,6 +90,9 @@ export type AddGateResult = { ok: true; gate: Gate } | { ok: false; reason: stri
 
 /** Why a member was looked at: a proof or an unlink acts at once; the job re-checks. */
 type Cause = "proof" | "recheck" | "request";
+
+/** What became of a grant: done, owed (a transient error: the job tries again), or not given. */
+type Granted = "granted" | "owed" | "no";
 
 const targetName = (target: GateTarget) =>
   target.platform === "discord" ? `the ${target.roleName} role` : target.title;
@@ -255,58 +278,70 @@ export class GateService {
   }
 
   /**
-   * A Telegram join request for a gated group: approved when the person passes one of its gates;
-   * else kept pending for 10 minutes, the person told (through the request's private chat) how to
-   * prove a wallet, and approved if they pass before then (onProved), declined after.
+   * A Telegram join request for a gated group: decided by the gate whose invite link it came
+   * through (each gate makes its own link). Approved when the person passes that gate; else kept
+   * pending for 10 minutes, the person told (through the request's private chat) how to prove a
+   * wallet, and approved if they pass before then (onProved), declined after. A request through a
+   * link no gate made (the admins' own), or through none (a public group's join button), is the
+   * group's admins' to decide: the bot leaves it alone, as it does for a paused gate's link.
    */
   async onJoinRequest(
     platform: Platform,
     chatId: string,
     userId: string,
     userChatId?: string,
+    inviteLink?: string,
   ): Promise<void> {
-    const gates = (await this.deps.gates.forChat(platform, chatId)).filter(
-      (gate) => gate.pausedAt === undefined,
-    );
+    const gates = await this.deps.gates.forChat(platform, chatId);
     if (gates.length === 0) return;
+    const gate =
+      inviteLink === undefined
+        ? undefined
+        : gates.find(
+            (candidate) =>
+              candidate.target.platform === "telegram" &&
+              candidate.target.inviteLink === inviteLink,
+          );
+    if (!gate || gate.pausedAt !== undefined) {
+      this.deps.logger.info(
+        {
+          chat: chatId,
+          link: inviteLink === undefined ? "none" : gate ? "paused gate" : "not a gate's",
+        },
+        "a join request not through an active gate's link: left to the group's admins",
+      );
+      return;
+    }
     const membership = this.memberships.get(platform);
     if (!membership) return;
     const now = this.now();
     const wallets = await this.provedWallets(platform, userId);
-    // A group's gates may share their criteria: those are read once (fresh reads skip the cache).
-    const verdicts = new Map<string, Promise<GateVerdict>>();
-    for (const gate of gates) {
-      const key = JSON.stringify(gate.criteria);
-      let pending = verdicts.get(key);
-      if (!pending) {
-        pending = this.verdict(gate, wallets, "request");
-        verdicts.set(key, pending);
-      }
-      const verdict = await pending;
-      if (verdict.outcome !== "pass") continue;
+    const verdict = await this.verdict(gate, wallets, "request");
+    let granted: Granted = "no";
+    if (verdict.outcome === "pass") {
       this.counters.passes++;
-      const granted = await this.lock(gate.id, userId, () =>
-        this.grant(gate, membership, userId, verdict, "approved", now),
+      granted = await this.lock(gate.id, userId, () =>
+        this.grant(gate, membership, userId, whys(verdict, "pass"), "approved", now),
       );
-      if (granted) return;
+      if (granted === "granted") return;
     }
-    const decideBy = now + JOIN_REQUEST_WAIT_MS;
-    for (const gate of gates)
-      await this.deps.gates.putMember({
-        gateId: gate.id,
-        userId,
-        status: "pending",
-        since: now,
-        decideBy,
-        lastCheckedAt: now,
-        ...(userChatId === undefined ? {} : { userChatId }),
-      });
-    const first = gates[0] as Gate;
-    const chain = first.criteria[0]?.chain;
-    const link = (chain === undefined ? undefined : membership.verifyLink?.(chain)) || undefined;
-    await membership.tell(
+    await this.deps.gates.putMember({
+      gateId: gate.id,
       userId,
-      `To join ${first.target.platform === "telegram" ? first.target.title : "the group"}, prove a wallet that passes its gate within 10 minutes: ${link ?? "send /verify to me"}. Signing is free and moves nothing.`,
+      status: "pending",
+      since: now,
+      decideBy: now + JOIN_REQUEST_WAIT_MS,
+      lastCheckedAt: now,
+      ...(userChatId === undefined ? {} : { userChatId }),
+    });
+    // Passed, and the approval is owed: the job approves it; nothing to ask of the person.
+    if (granted === "owed") return;
+    const chain = gate.criteria[0]?.chain;
+    const link = (chain === undefined ? undefined : membership.verifyLink?.(chain)) || undefined;
+    await this.tell(
+      membership,
+      userId,
+      `To join ${gate.target.platform === "telegram" ? gate.target.title : "the group"}, prove a wallet that passes its gate within 10 minutes: ${link ?? "send /verify to me"}. Signing is free and moves nothing.`,
       userChatId,
     );
   }
@@ -318,8 +353,12 @@ export class GateService {
    */
   async recheckDue(budget: number, signal?: AbortSignal): Promise<number> {
     const now = this.now();
-    await this.declineExpired(now);
-    await this.retryPaused(now);
+    await this.declineExpired(now, signal);
+    if (signal?.aborted) return 0;
+    await this.retryPaused(now, signal);
+    if (signal?.aborted) return 0;
+    await this.retryOwed(now, signal);
+    if (signal?.aborted) return 0;
     // This minute's re-checks are spent: the due members were counted deferred when it ran out.
     if (budget <= 0) return 0;
     const due = await this.deps.gates.due(now - RECHECK_EVERY_MS, budget + DEFERRED_PEEK);
@@ -347,7 +386,9 @@ export class GateService {
         continue;
       }
       checked++;
-      await this.lock(gate.id, member.userId, () => this.decide(gate, member.userId, "recheck"));
+      await this.lock(gate.id, member.userId, () =>
+        this.decide(gate, member.userId, "recheck", signal),
+      );
     }
     return checked;
   }
@@ -359,6 +400,52 @@ export class GateService {
 
   async stats(): Promise<GateStats> {
     return { ...(await this.deps.gates.counts()), ...this.counters };
+  }
+
+  /** The gate's members in grace who were not warned (their messages closed): /gate list. */
+  unwarned(gate: Gate): Promise<number> {
+    return this.deps.gates.unwarned(gate.id);
+  }
+
+  private get callTimeoutMs(): number {
+    return this.deps.settings.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  }
+
+  /**
+   * A platform call, bounded (src/gates/calls.ts): one cut short is a transient failure, tried
+   * again like a 5xx.
+   */
+  private async platformCall(
+    what: string,
+    signal: AbortSignal | undefined,
+    call: (signal: AbortSignal) => Promise<MembershipResult>,
+  ): Promise<MembershipResult> {
+    try {
+      return await boundedCall(what, this.callTimeoutMs, signal, call);
+    } catch (error) {
+      return {
+        ok: false,
+        kind: "transient",
+        reason: error instanceof CallCutError ? error.message : String(error),
+      };
+    }
+  }
+
+  /** A private message, bounded; one cut short was not delivered. */
+  private async tell(
+    membership: GateMembership,
+    userId: string,
+    text: string,
+    userChatId?: string,
+    signal?: AbortSignal,
+  ): Promise<Delivery> {
+    try {
+      return await boundedCall("the message", this.callTimeoutMs, signal, (bound) =>
+        membership.tell(userId, text, userChatId, bound),
+      );
+    } catch {
+      return false;
+    }
   }
 
   /** Tracked (settled() waits for it) and never rejecting: a failure is logged with `what`. */
@@ -420,23 +507,46 @@ export class GateService {
     return wallets.filter((wallet) => wallet.provedAt !== undefined).map((w) => w.address);
   }
 
-  /** No proved wallet fails without asking the data service. */
-  private verdict(gate: Gate, wallets: readonly string[], cause: Cause): Promise<GateVerdict> {
-    if (wallets.length === 0) return Promise.resolve(NO_WALLET);
+  /**
+   * No proved wallet fails without asking the data service. Bounded: an evaluation cut short (its
+   * time, a stop, the lease) is unknown, and changes nothing.
+   */
+  private async verdict(
+    gate: Gate,
+    wallets: readonly string[],
+    cause: Cause,
+    signal?: AbortSignal,
+  ): Promise<GateVerdict> {
+    if (wallets.length === 0) return NO_WALLET;
     const evaluator =
       cause === "recheck" ? this.deps.evaluator : (this.deps.freshEvaluator ?? this.deps.evaluator);
-    return evaluator.evaluate(gate.criteria, wallets);
+    try {
+      return await boundedCall("the data service", this.callTimeoutMs, signal, (bound) =>
+        evaluator.evaluate(gate.criteria, wallets, bound),
+      );
+    } catch (error) {
+      const why = `unknown: ${error instanceof CallCutError ? error.message : "the check failed"}`;
+      return {
+        outcome: "unknown",
+        results: gate.criteria.map((criterion) => ({ criterion, outcome: "unknown", why })),
+      };
+    }
   }
 
   /** One gate, one person: the verdict and what follows from it for their standing. */
-  private async decide(gate: Gate, userId: string, cause: Cause): Promise<void> {
+  private async decide(
+    gate: Gate,
+    userId: string,
+    cause: Cause,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const membership = this.memberships.get(gate.platform);
     // A platform this process does not serve: its members wait for an instance that does.
     if (!membership) return;
     const { gates, logger } = this.deps;
     const member = await gates.member(gate.id, userId);
     const wallets = await this.provedWallets(gate.platform, userId);
-    const verdict = await this.verdict(gate, wallets, cause);
+    const verdict = await this.verdict(gate, wallets, cause, signal);
     const now = this.now();
     if (verdict.outcome === "unknown") {
       this.counters.failures++;
@@ -451,8 +561,11 @@ export class GateService {
     if (verdict.outcome === "pass") {
       this.counters.passes++;
       if (!member || member.status === "pending") {
-        await this.grant(gate, membership, userId, verdict, member ? "approved" : "granted", now);
-        if (member?.status === "pending") await this.settleRequests(gate, userId, now);
+        const action = member ? "approved" : "granted";
+        const reason = whys(verdict, "pass");
+        const granted = await this.grant(gate, membership, userId, reason, action, now, signal);
+        if (granted === "granted" && member?.status === "pending")
+          await this.settleRequests(gate, userId, now);
         return;
       }
       if (member.status === "grace") {
@@ -479,19 +592,31 @@ export class GateService {
     if (member.status === "granted") {
       const graceUntil = now + this.graceMs;
       if (graceUntil > now) {
-        const told = await membership.tell(
+        const told = await this.tell(
+          membership,
           userId,
           `You no longer pass the gate for ${targetName(gate.target)}: ${reason}. You keep it until ${new Date(graceUntil).toISOString().slice(0, 16).replace("T", " ")} UTC. To keep it, prove a wallet that passes with /verify.`,
+          undefined,
+          signal,
         );
         await gates.putMember({
           ...member,
           status: "grace",
           failingSince: now,
           graceUntil,
-          ...(told ? { toldAt: now } : {}),
+          ...(told === true ? { toldAt: now } : {}),
           lastCheckedAt: this.dueIn(now, Math.min(GRACE_RECHECK_MS, this.graceMs)),
         });
         await this.log(gate, userId, "grace", reason, now);
+        // Removed at the grace's end all the same: the managers see who was not warned, and why.
+        if (told !== true)
+          await this.log(
+            gate,
+            userId,
+            "failed",
+            told === "closed" ? WARNING_CLOSED : WARNING_FAILED,
+            now,
+          );
         return;
       }
     } else if ((member.graceUntil ?? 0) > now) {
@@ -504,7 +629,11 @@ export class GateService {
       });
       return;
     }
-    await this.revoke(gate, membership, member, reason, cause, now);
+    const said =
+      member.status === "grace" && member.toldAt === undefined
+        ? `${reason}; not warned: direct messages closed or unreachable`
+        : reason;
+    await this.revoke(gate, membership, member, said, cause, now, signal);
   }
 
   /**
@@ -515,18 +644,32 @@ export class GateService {
     return now + inMs - RECHECK_EVERY_MS;
   }
 
+  /**
+   * Gives the role (approves the request). A transient failure (a 5xx, a 429, no answer) is kept
+   * as a grant owed, which the re-check job tries again: the person has no member row yet, so
+   * nothing else would (issue 34).
+   */
   private async grant(
     gate: Gate,
     membership: GateMembership,
     userId: string,
-    verdict: GateVerdict,
+    reason: string,
     action: "granted" | "approved",
     now: number,
-  ): Promise<boolean> {
-    const result = await membership.grant(gate.target, userId);
+    signal?: AbortSignal,
+  ): Promise<Granted> {
+    const result = await this.platformCall("the platform", signal, (bound) =>
+      membership.grant(gate.target, userId, bound),
+    );
     if (!result.ok) {
+      if (result.kind === "transient") {
+        await this.owe(gate, userId, action, reason, result.reason, now);
+        await this.platformRefused(gate, userId, result, now);
+        return "owed";
+      }
+      await this.deps.gates.dropOwed(gate.id, userId);
       await this.platformRefused(gate, userId, result, now);
-      return false;
+      return "no";
     }
     this.counters.grants++;
     await this.deps.gates.putMember({
@@ -536,8 +679,82 @@ export class GateService {
       since: now,
       lastCheckedAt: now,
     });
-    await this.log(gate, userId, action, whys(verdict, "pass"), now);
-    return true;
+    await this.deps.gates.dropOwed(gate.id, userId);
+    await this.log(gate, userId, action, reason, now);
+    return "granted";
+  }
+
+  /**
+   * Keeps (or updates) a grant owed: tried again after 1, 2, 4… minutes (at most 15 apart); a
+   * day after the first failure it is given up, and the log says so.
+   */
+  private async owe(
+    gate: Gate,
+    userId: string,
+    action: "granted" | "approved",
+    reason: string,
+    error: string,
+    now: number,
+  ): Promise<void> {
+    const before = await this.deps.gates.owedGrant(gate.id, userId);
+    const since = before?.since ?? now;
+    if (now - since >= OWED_FOR_MS) {
+      await this.deps.gates.dropOwed(gate.id, userId);
+      const what =
+        action === "approved" ? "the join request was not approved" : "the role was not given";
+      await this.log(
+        gate,
+        userId,
+        "failed",
+        `${what}: the platform failed for a day (${error}); a new proof tries again`,
+        now,
+      );
+      return;
+    }
+    const attempts = (before?.attempts ?? 0) + 1;
+    const grant: OwedGrant = {
+      gateId: gate.id,
+      userId,
+      action,
+      reason,
+      since,
+      attempts,
+      retryAt: now + Math.min(OWED_RETRY_MAX_MS, 60_000 * 2 ** Math.min(attempts - 1, 10)),
+      lastError: error,
+    };
+    await this.deps.gates.oweGrant(grant);
+  }
+
+  /** The re-check job tries again the grants owed whose time has come. */
+  private async retryOwed(now: number, signal?: AbortSignal): Promise<void> {
+    const gates = new Map<number, Gate | undefined>();
+    for (const owed of await this.deps.gates.owedDue(now, OWED_PER_ROUND)) {
+      if (signal?.aborted) return;
+      if (!gates.has(owed.gateId)) gates.set(owed.gateId, await this.deps.gates.get(owed.gateId));
+      const gate = gates.get(owed.gateId);
+      if (!gate || gate.pausedAt !== undefined) continue;
+      const membership = this.memberships.get(gate.platform);
+      if (!membership) continue;
+      await this.lock(gate.id, owed.userId, async () => {
+        const member = await this.deps.gates.member(gate.id, owed.userId);
+        // Given since (a new proof went through): nothing is owed.
+        if (member && member.status !== "pending") {
+          await this.deps.gates.dropOwed(gate.id, owed.userId);
+          return;
+        }
+        const granted = await this.grant(
+          gate,
+          membership,
+          owed.userId,
+          owed.reason,
+          owed.action,
+          now,
+          signal,
+        );
+        if (granted === "granted" && member?.status === "pending")
+          await this.settleRequests(gate, owed.userId, now);
+      });
+    }
   }
 
   /** Let in through one gate of a Telegram group: the group's other pending requests are done. */
@@ -564,11 +781,14 @@ export class GateService {
     reason: string,
     cause: Cause,
     now: number,
+    signal?: AbortSignal,
   ): Promise<void> {
     // A Telegram group another gate still lets the person into: only this gate's record goes.
     const kept = await this.keptByAnother(gate, member.userId);
     if (!kept) {
-      const result = await membership.revoke(gate.target, member.userId);
+      const result = await this.platformCall("the platform", signal, (bound) =>
+        membership.revoke(gate.target, member.userId, bound),
+      );
       if (!result.ok && result.kind !== "gone") {
         await this.platformRefused(gate, member.userId, result, now);
         return;
@@ -618,11 +838,14 @@ export class GateService {
   }
 
   /** Join requests past their deadline are declined (once per person and group). */
-  private async declineExpired(now: number): Promise<void> {
+  private async declineExpired(now: number, signal?: AbortSignal): Promise<void> {
     const declined = new Set<string>();
     // A busy group's requests share a gate: each is read once a round.
     const gates = new Map<number, Gate | undefined>();
     for (const member of await this.deps.gates.expiredRequests(now)) {
+      if (signal?.aborted) return;
+      // Passed, the approval owed: the job approves it rather than declining it.
+      if (await this.deps.gates.owedGrant(member.gateId, member.userId)) continue;
       if (!gates.has(member.gateId))
         gates.set(member.gateId, await this.deps.gates.get(member.gateId));
       const gate = gates.get(member.gateId);
@@ -632,7 +855,12 @@ export class GateService {
       if (!membership) continue;
       if (!declined.has(key)) {
         declined.add(key);
-        const result = (await membership.decline?.(gate.target, member.userId)) ?? { ok: true };
+        const decline = membership.decline?.bind(membership);
+        const result = decline
+          ? await this.platformCall("the platform", signal, (bound) =>
+              decline(gate.target, member.userId, bound),
+            )
+          : ({ ok: true } as const);
         if (!result.ok && result.kind === "transient") {
           this.counters.failures++;
           continue;
@@ -654,14 +882,17 @@ export class GateService {
   }
 
   /** A paused gate goes on once its platform says the bot may enforce it again. */
-  private async retryPaused(now: number): Promise<void> {
+  private async retryPaused(now: number, signal?: AbortSignal): Promise<void> {
     for (const gate of await this.deps.gates.all()) {
+      if (signal?.aborted) return;
       if (gate.pausedAt === undefined) continue;
       if (now - (this.pausedAsked.get(gate.id) ?? gate.pausedAt) < PAUSED_RECHECK_MS) continue;
       this.pausedAsked.set(gate.id, now);
       const membership = this.memberships.get(gate.platform);
       if (!membership) continue;
-      const checked = await membership.check(gate.target);
+      const checked = await boundedCall("the platform", this.callTimeoutMs, signal, (bound) =>
+        membership.check(gate.target, undefined, bound),
+      ).catch((error: unknown) => ({ ok: false as const, reason: String(error) }));
       if (checked.ok) {
         await this.deps.gates.resume(gate.id);
         this.deps.logger.info({ gate: gate.id }, "a paused gate goes on: the platform allows it");

@@ -126,6 +126,13 @@ export type MembershipResult =
   | { ok: false; kind: "transient"; reason: string };
 
 /**
+ * Whether a private message reached the person: true; "closed" when they do not take the bot's
+ * messages (direct messages turned off, the bot blocked or never started); false when it failed
+ * otherwise (a network error, a 5xx). Compare with `=== true`: "closed" is not delivered.
+ */
+export type Delivery = boolean | "closed";
+
+/**
  * What a platform does for gates. Discord: roles through REST (both modes). Telegram: the group's
  * join-request link, approve / decline, and removal as ban then unban.
  */
@@ -140,6 +147,7 @@ export interface GateMembership {
   check(
     target: GateTarget,
     hint?: { gateNumber?: number },
+    signal?: AbortSignal,
   ): Promise<{ ok: true; target: GateTarget } | { ok: false; reason: string }>;
   /**
    * Whether a person may add (or remove) a gate giving this target, by the platform's own rule for
@@ -154,17 +162,19 @@ export interface GateMembership {
   ): Promise<{ ok: true } | { ok: false; reason: string }>;
   /**
    * Gives the target. Discord checks the role again first: one that gained an elevated permission
-   * since the gate was added is refused (the gate pauses), never given.
+   * since the gate was added is refused (the gate pauses), never given. Every call takes the
+   * re-check round's signal (its stop, its lease, the call's timeout): an aborted call ends at
+   * once, as a transient failure.
    */
-  grant(target: GateTarget, userId: string): Promise<MembershipResult>;
-  revoke(target: GateTarget, userId: string): Promise<MembershipResult>;
+  grant(target: GateTarget, userId: string, signal?: AbortSignal): Promise<MembershipResult>;
+  revoke(target: GateTarget, userId: string, signal?: AbortSignal): Promise<MembershipResult>;
   /** Telegram only: declines a pending join request. */
-  decline?(target: GateTarget, userId: string): Promise<MembershipResult>;
+  decline?(target: GateTarget, userId: string, signal?: AbortSignal): Promise<MembershipResult>;
   /**
    * Tells the person privately (a direct message; a Telegram join request's user_chat_id).
-   * Whether it was delivered; never throws.
+   * Whether it was delivered (see Delivery); never throws.
    */
-  tell(userId: string, text: string, userChatId?: string): Promise<boolean>;
+  tell(userId: string, text: string, userChatId?: string, signal?: AbortSignal): Promise<Delivery>;
   /**
    * Added by gservice. Telegram: the address that opens the person's private chat with the bot
    * and runs /verify there (t.me/<bot>?start=verify_<chain>), put in the join-request message.
@@ -175,6 +185,26 @@ export interface GateMembership {
    * so a wallet proved from a /verify run in a channel is checked against that server's gates.
    */
   guildOf?(channelId: string): Promise<string | undefined>;
+}
+
+/**
+ * A grant decided (the person passed) that the platform did not carry out for a transient reason
+ * (a 5xx, a 429, no answer): kept, and tried again by the re-check job at `retryAt` until it goes
+ * through, the platform refuses, or a day has passed since `since`.
+ */
+export interface OwedGrant {
+  gateId: number;
+  userId: string;
+  /** What the log says once it goes through: "granted" (a role), "approved" (a join request). */
+  action: "granted" | "approved";
+  /** The verdict's words, for that log line. */
+  reason: string;
+  /** The first failed attempt. */
+  since: number;
+  attempts: number;
+  retryAt: number;
+  /** The last failure, in plain words. */
+  lastError: string;
 }
 
 /** The gates and their members, on both stores (SQLite and PostgreSQL). */
@@ -215,6 +245,15 @@ export interface GateStore {
   /** Pending Telegram join requests whose deadline has passed. */
   expiredRequests(now: number): Promise<GateMember[]>;
 
+  /** Inserts or replaces a grant owed (the gate removed meanwhile: nothing is written). */
+  oweGrant(grant: OwedGrant): Promise<void>;
+  owedGrant(gateId: number, userId: string): Promise<OwedGrant | undefined>;
+  /** Owed grants of gates not paused whose retry time has come, soonest first. */
+  owedDue(now: number, limit: number): Promise<OwedGrant[]>;
+  dropOwed(gateId: number, userId: string): Promise<void>;
+  /** Members in grace who were not warned (the message was not delivered). */
+  unwarned(gateId: number): Promise<number>;
+
   log(entry: GateLogEntry): Promise<void>;
   /** The gate's log, newest first. */
   logOf(gateId: number, limit: number): Promise<GateLogEntry[]>;
@@ -225,6 +264,7 @@ export interface GateStore {
     granted: number;
     grace: number;
     pending: number;
+    owed: number;
   }>;
 }
 
@@ -233,5 +273,10 @@ export interface GateStore {
  * an upstream failure: that criterion is "unknown".
  */
 export interface GateEvaluator {
-  evaluate(criteria: readonly GateCriterion[], wallets: readonly string[]): Promise<GateVerdict>;
+  /** `signal` ends the reads (a stop, the round's lease): the criteria read are then unknown. */
+  evaluate(
+    criteria: readonly GateCriterion[],
+    wallets: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<GateVerdict>;
 }

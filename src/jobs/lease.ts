@@ -73,6 +73,11 @@ export class Lease {
     return this.monotonic() < this.leaderUntil;
   }
 
+  /** How much longer this process counts itself the leader without another renewal (0: not). */
+  get leaderForMs(): number {
+    return Math.max(0, this.leaderUntil - this.monotonic());
+  }
+
   /** Monotonic time since which this process holds the lease without a break; undefined if not. */
   get leaderSince(): number | undefined {
     return this.isLeader ? this.since : undefined;

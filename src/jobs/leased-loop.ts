@@ -30,8 +30,8 @@ export interface LeasedLoopOptions {
 /**
  * A background job that one process at a time runs, every `tickMs`: the lease that picks the
  * process, the loop of rounds, its stop (the lease given up so another can take over at once),
- * and what /healthz says of it. Each round takes the lease itself (`held()`): a job may renew it
- * again during a long round.
+ * and what /healthz says of it. Each round takes the lease itself: `held()` once, or `hold()`,
+ * which also renews it during the round and ends the round's work if it is lost.
  */
 export class LeasedLoop {
   readonly lease: Lease;
@@ -52,6 +52,50 @@ export class LeasedLoop {
   /** Takes or renews the lease: whether this process holds it now. */
   async held(): Promise<boolean> {
     return (await this.lease.attempt()) === this.options.holder;
+  }
+
+  /**
+   * Takes the lease for one round and keeps it while the round runs: renewed every third of its
+   * life, so a round longer than the lease is never shared with another instance. Undefined when
+   * another process holds it. The hold's signal aborts with `outer` (a stop) and as soon as this
+   * process may no longer count itself the leader (a renewal refused, failed, or unanswered
+   * until a little before the lease could lapse): the round's calls end before another instance
+   * can take over. end() stops the renewals.
+   */
+  async hold(outer?: AbortSignal): Promise<LeaseHold | undefined> {
+    if (!(await this.held())) return undefined;
+    const controller = new AbortController();
+    const lost = () => controller.abort(new Error(`the ${this.options.lease} lease was lost`));
+    const onOuter = () => controller.abort(outer?.reason);
+    outer?.addEventListener("abort", onOuter, { once: true });
+    if (outer?.aborted) onOuter();
+    let deadline: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(deadline);
+      deadline = setTimeout(lost, this.lease.leaderForMs);
+    };
+    arm();
+    let renewing = false;
+    const renewer = setInterval(
+      () => {
+        if (renewing || controller.signal.aborted) return;
+        renewing = true;
+        this.held()
+          .then((held) => (held ? arm() : lost()), lost)
+          .finally(() => {
+            renewing = false;
+          });
+      },
+      Math.max(50, this.lease.ttlMs / 3),
+    );
+    return {
+      signal: controller.signal,
+      end: () => {
+        clearInterval(renewer);
+        clearTimeout(deadline);
+        outer?.removeEventListener("abort", onOuter);
+      },
+    };
   }
 
   start(round: (signal: AbortSignal) => Promise<unknown>): void {
@@ -88,6 +132,13 @@ export class LeasedLoop {
     if (since !== undefined) return [loop.liveness.check(boundMs, since)];
     return [this.lease.check(this.lease.ttlMs + this.options.tickMs)];
   }
+}
+
+/** The lease held for one round (LeasedLoop.hold). */
+export interface LeaseHold {
+  /** Aborts on a stop, or once the lease may have lapsed. */
+  readonly signal: AbortSignal;
+  end(): void;
 }
 
 /** A share of something per minute (upstream reads): spent as it goes, new each minute. */

@@ -1,6 +1,6 @@
 import type { Queryable } from "./postgres/db.ts";
 import type { PgDb } from "./postgres/index.ts";
-import { MEMBER_COLUMNS } from "./rows-gate.ts";
+import { MEMBER_COLUMNS, OWED_COLUMNS } from "./rows-gate.ts";
 import type { Db } from "./sqlite/index.ts";
 
 /**
@@ -208,6 +208,11 @@ const TABLES: readonly {
     name: "gate_log",
     columns: ["id", "gate_id", "user_id", "at", "action", "reason"],
     serial: "id",
+  },
+  {
+    // A grant owed keeps its retry time and its first failure (given up a day after).
+    name: "gate_grants",
+    columns: OWED_COLUMNS,
   },
 ];
 

@@ -1,5 +1,5 @@
 import type { Platform } from "../core/command.ts";
-import type { Gate, GateLogEntry, GateMember, GateTarget } from "../gates/types.ts";
+import type { Gate, GateLogEntry, GateMember, GateTarget, OwedGrant } from "../gates/types.ts";
 
 /**
  * The migration that brings gates (issue 29; SQLite's 18, PostgreSQL's 11), the same on both but
@@ -175,4 +175,68 @@ export function movedTarget(target: GateTarget, fromChatId: string, toChatId: st
   return target.platform === "telegram" && target.chatId === fromChatId
     ? { ...target, chatId: toChatId }
     : target;
+}
+
+/**
+ * The migration that keeps grants owed (issue 34; SQLite's 19, PostgreSQL's 12): a person who
+ * passed a gate whose grant met a transient platform error has no member row yet, so nothing
+ * else would try again. The re-check job reads them by retry time.
+ */
+export function owedGrantsMigration(dialect: "sqlite" | "postgres"): string {
+  const time = dialect === "sqlite" ? "INTEGER" : "BIGINT";
+  const ref = dialect === "sqlite" ? "INTEGER" : "BIGINT";
+  return `
+  CREATE TABLE gate_grants (
+    gate_id ${ref} NOT NULL REFERENCES gates (id) ON DELETE CASCADE,
+    user_id TEXT NOT NULL,
+    action TEXT NOT NULL CHECK (action IN ('granted', 'approved')),
+    reason TEXT NOT NULL,
+    since ${time} NOT NULL,
+    attempts INTEGER NOT NULL,
+    retry_at ${time} NOT NULL,
+    last_error TEXT NOT NULL,
+    PRIMARY KEY (gate_id, user_id)
+  );
+  CREATE INDEX gate_grants_due ON gate_grants (retry_at);
+  `;
+}
+
+/** The columns of gate_grants in the order owedValues gives them. */
+export const OWED_COLUMNS = [
+  "gate_id",
+  "user_id",
+  "action",
+  "reason",
+  "since",
+  "attempts",
+  "retry_at",
+  "last_error",
+] as const;
+
+export interface OwedGrantRow {
+  gate_id: Num;
+  user_id: string;
+  action: string;
+  reason: string;
+  since: Num;
+  attempts: Num;
+  retry_at: Num;
+  last_error: string;
+}
+
+export function owedValues(g: OwedGrant): (string | number)[] {
+  return [g.gateId, g.userId, g.action, g.reason, g.since, g.attempts, g.retryAt, g.lastError];
+}
+
+export function owedFromRow(row: OwedGrantRow): OwedGrant {
+  return {
+    gateId: Number(row.gate_id),
+    userId: row.user_id,
+    action: row.action as OwedGrant["action"],
+    reason: row.reason,
+    since: Number(row.since),
+    attempts: Number(row.attempts),
+    retryAt: Number(row.retry_at),
+    lastError: row.last_error,
+  };
 }

@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openPgDb, POSTGRES_MIGRATIONS } from "../../src/store/postgres/db.ts";
+import { openPgDb } from "../../src/store/postgres/db.ts";
 import { openPostgresStore } from "../../src/store/postgres/index.ts";
-import { openDatabase, SQLITE_MIGRATIONS } from "../../src/store/sqlite/db.ts";
+import { openDatabase } from "../../src/store/sqlite/db.ts";
 import { openSqliteStore } from "../../src/store/sqlite/index.ts";
 import type { Store } from "../../src/store/types.ts";
 import { POSTGRES_URL, postgresAvailable } from "../services.ts";
@@ -54,7 +54,7 @@ describe("row pauses become the chat's", () => {
   it("SQLite: migration 19 -> 20", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "chat-pause-migration-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const old = openDatabase(dataDir, "bot.sqlite", SQLITE_MIGRATIONS - 1);
+    const old = openDatabase(dataDir, "bot.sqlite", 19);
     for (const sql of OLD_ROWS) old.prepare(sql).run();
     old.close();
 
@@ -75,7 +75,7 @@ describe("row pauses become the chat's", () => {
       url: POSTGRES_URL,
       schema,
       max: 1,
-      through: POSTGRES_MIGRATIONS - 1,
+      through: 12,
     });
     for (const sql of OLD_ROWS) await old.query(sql);
     await old.pool.end();

@@ -326,6 +326,7 @@ function gateStoreSuite(name: string, pair: OpenPair) {
         granted: 0,
         grace: 0,
         pending: 0,
+        owed: 0,
       });
       const g1 = await added(gates, discordGate("g1"));
       const g2 = await added(gates, telegramGate("-100"));
@@ -342,7 +343,55 @@ function gateStoreSuite(name: string, pair: OpenPair) {
         granted: 2,
         grace: 1,
         pending: 2,
+        owed: 0,
       });
+    });
+
+    it("keeps grants owed: replaced by a later try, due by retry time, gone with the gate", async () => {
+      const gates = await fresh();
+      const g1 = await added(gates, discordGate("g1"));
+      const g2 = await added(gates, discordGate("g2"));
+      const owed = {
+        gateId: g1.id,
+        userId: "a",
+        action: "granted" as const,
+        reason: "holds 2 of BAYC",
+        since: 100,
+        attempts: 1,
+        retryAt: 160,
+        lastError: "Discord 503",
+      };
+      await gates.oweGrant(owed);
+      await gates.oweGrant({ ...owed, userId: "b", retryAt: 150 });
+      await gates.oweGrant({ ...owed, gateId: g2.id, retryAt: 500 });
+      await gates.oweGrant({ ...owed, attempts: 2, retryAt: 220, lastError: "Discord 429" });
+      expect(await gates.owedGrant(g1.id, "a")).toEqual({
+        ...owed,
+        attempts: 2,
+        retryAt: 220,
+        lastError: "Discord 429",
+      });
+      expect((await gates.owedDue(300, 10)).map((o) => o.userId)).toEqual(["b", "a"]);
+      expect(await gates.owedDue(149, 10)).toEqual([]);
+      expect((await gates.counts()).owed).toBe(3);
+      // A paused gate's grants wait; a removed gate's go with it, and take no new one.
+      await gates.pause(g1.id, "refused", 1);
+      expect(await gates.owedDue(1_000, 10)).toMatchObject([{ gateId: g2.id }]);
+      await gates.remove("discord", "g2", g2.id);
+      await gates.oweGrant({ ...owed, gateId: g2.id });
+      expect(await gates.owedGrant(g2.id, "a")).toBeUndefined();
+      await gates.dropOwed(g1.id, "b");
+      expect(await gates.owedGrant(g1.id, "b")).toBeUndefined();
+      expect((await gates.counts()).owed).toBe(1);
+    });
+
+    it("counts the members in grace who were not warned", async () => {
+      const gates = await fresh();
+      const g1 = await added(gates, discordGate("g1"));
+      await gates.putMember(granted(g1.id, "a", { status: "grace", graceUntil: 5, toldAt: 2 }));
+      await gates.putMember(granted(g1.id, "b", { status: "grace", graceUntil: 5 }));
+      await gates.putMember(granted(g1.id, "c"));
+      expect(await gates.unwarned(g1.id)).toBe(1);
     });
   });
 }

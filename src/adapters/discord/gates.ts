@@ -9,7 +9,7 @@ import {
   Routes,
 } from "discord-api-types/v10";
 import { LRUCache } from "lru-cache";
-import type { GateMembership, GateTarget, MembershipResult } from "../../gates/types.ts";
+import type { Delivery, GateMembership, GateTarget, MembershipResult } from "../../gates/types.ts";
 import type { Logger } from "../../log.ts";
 import {
   elevatedReason,
@@ -42,6 +42,8 @@ const UNKNOWN_ROLE = 10011;
 const UNKNOWN_USER = 10013;
 const MISSING_ACCESS = 50001;
 const MISSING_PERMISSIONS = 50013;
+/** "Cannot send messages to this user": direct messages turned off, or no server shared. */
+const CANNOT_MESSAGE_USER = 50007;
 
 type RestFailure =
   | { kind: "api"; status: number; code: number; message: string }
@@ -229,39 +231,43 @@ export class DiscordGateMembership implements GateMembership {
    * permission since the gate was added, is refused (the gate pauses with the reason) and never
    * given. One GET of the roles a grant; grants follow proofs, so they are few.
    */
-  async grant(
-    target: GateTarget,
-    userId: string,
-    reason = GRANT_REASON,
-  ): Promise<MembershipResult> {
+  async grant(target: GateTarget, userId: string, signal?: AbortSignal): Promise<MembershipResult> {
     if (target.platform === "discord") {
-      const safe = await this.grantable(target);
+      const safe = await this.grantable(target, signal);
       if (!safe.ok) return safe;
     }
-    return this.change("put", target, userId, reason);
+    return this.change("put", target, userId, GRANT_REASON, signal);
   }
 
-  revoke(target: GateTarget, userId: string, reason = REVOKE_REASON): Promise<MembershipResult> {
-    return this.change("delete", target, userId, reason);
+  revoke(target: GateTarget, userId: string, signal?: AbortSignal): Promise<MembershipResult> {
+    return this.change("delete", target, userId, REVOKE_REASON, signal);
   }
 
   /**
-   * A direct message: opens (or finds) the DM channel, then posts. False when Discord refuses
-   * (50007: the person turned off DMs from server members, or shares no server with the bot) or
-   * cannot be reached; logged, never thrown.
+   * A direct message: opens (or finds) the DM channel, then posts. "closed" when Discord refuses
+   * it (50007: the person turned off DMs from server members, or shares no server with the bot),
+   * false when it cannot be reached; logged, never thrown.
    */
-  async tell(userId: string, text: string): Promise<boolean> {
+  async tell(
+    userId: string,
+    text: string,
+    _userChatId?: string,
+    signal?: AbortSignal,
+  ): Promise<Delivery> {
     const { rest, logger } = this.options;
     try {
       const channel = (await rest.post(Routes.userChannels(), {
         body: { recipient_id: userId },
+        ...(signal ? { signal } : {}),
       })) as APIChannel;
       await rest.post(Routes.channelMessages(channel.id), {
         body: { content: text.slice(0, MAX_CONTENT), allowed_mentions: { parse: [] } },
+        ...(signal ? { signal } : {}),
       });
       return true;
     } catch (error) {
       const failure = readFailure(error);
+      const closed = failure.kind === "api" && failure.code === CANNOT_MESSAGE_USER;
       logger.info(
         {
           user: userId,
@@ -269,7 +275,7 @@ export class DiscordGateMembership implements GateMembership {
         },
         "discord gate message not delivered",
       );
-      return false;
+      return closed ? "closed" : false;
     }
   }
 
@@ -301,13 +307,14 @@ export class DiscordGateMembership implements GateMembership {
     target: GateTarget,
     userId: string,
     reason: string,
+    signal?: AbortSignal,
   ): Promise<MembershipResult> {
     if (target.platform !== "discord")
       return { ok: false, kind: "refused", reason: "This gate is not for a Discord role." };
     try {
       await this.options.rest[method](
         Routes.guildMemberRole(target.guildId, userId, target.roleId),
-        { reason },
+        { reason, ...(signal ? { signal } : {}) },
       );
       return { ok: true };
     } catch (error) {
@@ -342,10 +349,14 @@ export class DiscordGateMembership implements GateMembership {
   /** The role as it is now may be given: it exists and carries no elevated permission. */
   private async grantable(
     target: GateTarget & { platform: "discord" },
+    signal?: AbortSignal,
   ): Promise<{ ok: true } | Exclude<MembershipResult, { ok: true }>> {
     let roles: APIRole[];
     try {
-      roles = (await this.options.rest.get(Routes.guildRoles(target.guildId))) as APIRole[];
+      roles = (await this.options.rest.get(
+        Routes.guildRoles(target.guildId),
+        signal ? { signal } : {},
+      )) as APIRole[];
     } catch (error) {
       const failure = readFailure(error);
       if (failure.kind === "transient")

@@ -1,7 +1,7 @@
 import { type Api, GrammyError, HttpError } from "grammy";
 import type { ChatMember } from "grammy/types";
 import { verifyStart } from "../../../commands/verify.ts";
-import type { GateMembership, GateTarget, MembershipResult } from "../../gates/types.ts";
+import type { Delivery, GateMembership, GateTarget, MembershipResult } from "../../gates/types.ts";
 import type { Logger } from "../../log.ts";
 import { startLink } from "./invocation.ts";
 
@@ -23,6 +23,10 @@ const NO_BAN_LIST = /supergroup and channel chats only|available only for superg
 const WHERE_TO_GRANT = "open the group → Manage group → Administrators → the bot";
 
 type Failed = Exclude<MembershipResult, { ok: true }>;
+
+/** grammY types its signal after the abort-controller package; the platform's is the same thing. */
+type ApiSignal = Parameters<Api["getChat"]>[1];
+const apiSignal = (signal: AbortSignal | undefined) => signal as ApiSignal;
 
 export interface TelegramGateOptions {
   /** The bot's id, known once it started (getMe, or botInfo in tests). */
@@ -60,14 +64,19 @@ export class TelegramGateMembership implements GateMembership {
   async check(
     target: GateTarget,
     hint?: { gateNumber?: number },
+    signal?: AbortSignal,
   ): Promise<{ ok: true; target: GateTarget } | { ok: false; reason: string }> {
     if (target.platform !== "telegram") return { ok: false, reason: "Not a Telegram group." };
     const title = target.title || "the group";
     try {
-      const chat = await this.api.getChat(target.chatId);
+      const chat = await this.api.getChat(target.chatId, apiSignal(signal));
       if (chat.type !== "group" && chat.type !== "supergroup")
         return { ok: false, reason: "Gates on Telegram are for groups: run /gate add in one." };
-      const me = await this.api.getChatMember(target.chatId, this.options.botId());
+      const me = await this.api.getChatMember(
+        target.chatId,
+        this.options.botId(),
+        apiSignal(signal),
+      );
       const missing = missingRights(me);
       if (missing.length > 0) {
         const rights = missing.join(" and ");
@@ -77,11 +86,17 @@ export class TelegramGateMembership implements GateMembership {
             : `I need to be an admin of ${title} with the rights ${rights}`;
         return { ok: false, reason: `${lead}: ${WHERE_TO_GRANT}, and turn them on.` };
       }
+      // A paused gate asked again keeps its link: join requests are matched to their gate by it.
+      if (target.inviteLink !== undefined && hint === undefined) return { ok: true, target };
       const n = hint?.gateNumber;
-      const link = await this.api.createChatInviteLink(target.chatId, {
-        creates_join_request: true,
-        name: n === undefined ? "Holders" : `Holders (gate ${n})`,
-      });
+      const link = await this.api.createChatInviteLink(
+        target.chatId,
+        {
+          creates_join_request: true,
+          name: n === undefined ? "Holders" : `Holders (gate ${n})`,
+        },
+        apiSignal(signal),
+      );
       return { ok: true, target: { ...target, inviteLink: link.invite_link } };
     } catch (error) {
       const result = await this.classify(error, target);
@@ -99,17 +114,17 @@ export class TelegramGateMembership implements GateMembership {
    * Approves the person's join request. Without one (handled already, or none was made), a
    * person already in the group needs nothing more; anyone else is gone.
    */
-  async grant(target: GateTarget, userId: string): Promise<MembershipResult> {
+  async grant(target: GateTarget, userId: string, signal?: AbortSignal): Promise<MembershipResult> {
     if (target.platform !== "telegram") return notTelegram();
     if (STAND_IN_SENDERS.has(userId)) return standIn();
     try {
-      await this.api.approveChatJoinRequest(target.chatId, Number(userId));
+      await this.api.approveChatJoinRequest(target.chatId, Number(userId), apiSignal(signal));
       return { ok: true };
     } catch (error) {
       if (!isNoRequest(error)) return this.classify(error, target);
     }
     try {
-      const member = await this.api.getChatMember(target.chatId, Number(userId));
+      const member = await this.api.getChatMember(target.chatId, Number(userId), apiSignal(signal));
       return isInChat(member)
         ? { ok: true }
         : { ok: false, kind: "gone", reason: "no join request pending and not in the group" };
@@ -119,16 +134,25 @@ export class TelegramGateMembership implements GateMembership {
   }
 
   /** Removes a member: a ban, then the ban lifted, so they may ask to join again later. */
-  async revoke(target: GateTarget, userId: string): Promise<MembershipResult> {
+  async revoke(
+    target: GateTarget,
+    userId: string,
+    signal?: AbortSignal,
+  ): Promise<MembershipResult> {
     if (target.platform !== "telegram") return notTelegram();
     if (STAND_IN_SENDERS.has(userId)) return standIn();
     try {
-      await this.api.banChatMember(target.chatId, Number(userId));
+      await this.api.banChatMember(target.chatId, Number(userId), undefined, apiSignal(signal));
     } catch (error) {
       return this.classify(error, target);
     }
     try {
-      await this.api.unbanChatMember(target.chatId, Number(userId), { only_if_banned: true });
+      await this.api.unbanChatMember(
+        target.chatId,
+        Number(userId),
+        { only_if_banned: true },
+        apiSignal(signal),
+      );
     } catch (error) {
       if (error instanceof GrammyError && NO_BAN_LIST.test(error.description)) return { ok: true };
       // Still banned: a removal tried again bans and unbans again, so the retry is safe.
@@ -137,10 +161,14 @@ export class TelegramGateMembership implements GateMembership {
     return { ok: true };
   }
 
-  async decline(target: GateTarget, userId: string): Promise<MembershipResult> {
+  async decline(
+    target: GateTarget,
+    userId: string,
+    signal?: AbortSignal,
+  ): Promise<MembershipResult> {
     if (target.platform !== "telegram") return notTelegram();
     try {
-      await this.api.declineChatJoinRequest(target.chatId, Number(userId));
+      await this.api.declineChatJoinRequest(target.chatId, Number(userId), apiSignal(signal));
       return { ok: true };
     } catch (error) {
       return this.classify(error, target);
@@ -150,13 +178,22 @@ export class TelegramGateMembership implements GateMembership {
   /**
    * A private message: through the join request's user_chat_id (valid 5 minutes, until the
    * request is handled) when given, else the person's own chat with the bot, which exists only
-   * if they pressed Start. Plain text, so nothing in it is read as markup.
+   * if they pressed Start. Plain text, so nothing in it is read as markup. "closed" when Telegram
+   * refuses (403: the person blocked the bot or never started it).
    */
-  async tell(userId: string, text: string, userChatId?: string): Promise<boolean> {
+  async tell(
+    userId: string,
+    text: string,
+    userChatId?: string,
+    signal?: AbortSignal,
+  ): Promise<Delivery> {
     try {
-      await this.api.sendMessage(userChatId ?? userId, text, {
-        link_preview_options: { is_disabled: true },
-      });
+      await this.api.sendMessage(
+        userChatId ?? userId,
+        text,
+        { link_preview_options: { is_disabled: true } },
+        apiSignal(signal),
+      );
       return true;
     } catch (error) {
       const refused = error instanceof GrammyError && error.error_code === 403;
@@ -164,7 +201,7 @@ export class TelegramGateMembership implements GateMembership {
         { err: error, user: userId },
         "gate message not delivered",
       );
-      return false;
+      return refused ? "closed" : false;
     }
   }
 

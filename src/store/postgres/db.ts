@@ -1,7 +1,7 @@
 import pg from "pg";
 import { StartupError } from "../../errors.ts";
 import { chatPausesMigration } from "../rows-chat-pause.ts";
-import { gatesMigration } from "../rows-gate.ts";
+import { gatesMigration, owedGrantsMigration } from "../rows-gate.ts";
 import { provedWalletsMigration, WALLET_OWNER_MIGRATION } from "../rows-wallet.ts";
 
 /**
@@ -280,6 +280,8 @@ const MIGRATIONS: readonly string[] = [
   WALLET_OWNER_MIGRATION,
   // 13: the pause belongs to the chat (as SQLite's 20; issue 34)
   chatPausesMigration("postgres"),
+  // 14: grants owed (as SQLite's 21; issue 34)
+  owedGrantsMigration("postgres"),
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

@@ -1,5 +1,12 @@
 import type { Platform } from "../../core/command.ts";
-import type { Gate, GateLogEntry, GateMember, GateStore, NewGate } from "../../gates/types.ts";
+import type {
+  Gate,
+  GateLogEntry,
+  GateMember,
+  GateStore,
+  NewGate,
+  OwedGrant,
+} from "../../gates/types.ts";
 import {
   DUE_ORDER,
   type GateLogRow,
@@ -11,6 +18,10 @@ import {
   memberFromRow,
   memberValues,
   movedTarget,
+  OWED_COLUMNS,
+  type OwedGrantRow,
+  owedFromRow,
+  owedValues,
 } from "../rows-gate.ts";
 import type { PgDb } from "./db.ts";
 
@@ -29,6 +40,18 @@ const MEMBER_TYPES = [
   "text",
   "bigint",
   "bigint",
+] as const;
+
+/** OWED_COLUMNS' types, as MEMBER_TYPES. */
+const OWED_TYPES = [
+  "bigint",
+  "text",
+  "text",
+  "text",
+  "bigint",
+  "integer",
+  "bigint",
+  "text",
 ] as const;
 
 /** A write for a gate removed meanwhile is dropped, as SQLite's EXISTS drops it. */
@@ -203,6 +226,56 @@ export class PgGateStore implements GateStore {
     return rows.map(memberFromRow);
   }
 
+  async oweGrant(grant: OwedGrant): Promise<void> {
+    // A gate removed meanwhile owes nothing: nothing is written.
+    await unlessGateGone(
+      this.db.query(
+        `INSERT INTO gate_grants (${OWED_COLUMNS.join(", ")})
+         SELECT ${OWED_TYPES.map((type, i) => `$${i + 1}::${type}`).join(", ")}
+         WHERE EXISTS (SELECT 1 FROM gates WHERE id = $1)
+         ON CONFLICT (gate_id, user_id) DO UPDATE SET
+           ${OWED_COLUMNS.slice(2)
+             .map((c) => `${c} = excluded.${c}`)
+             .join(", ")}`,
+        owedValues(grant),
+      ),
+    );
+  }
+
+  async owedGrant(gateId: number, userId: string): Promise<OwedGrant | undefined> {
+    const { rows } = await this.db.query<OwedGrantRow>(
+      "SELECT * FROM gate_grants WHERE gate_id = $1 AND user_id = $2",
+      [gateId, userId],
+    );
+    return rows[0] ? owedFromRow(rows[0]) : undefined;
+  }
+
+  async owedDue(now: number, limit: number): Promise<OwedGrant[]> {
+    const { rows } = await this.db.query<OwedGrantRow>(
+      `SELECT o.* FROM gate_grants o JOIN gates g ON g.id = o.gate_id
+       WHERE g.paused_at IS NULL AND o.retry_at <= $1
+       ORDER BY o.retry_at, o.gate_id, o.user_id LIMIT $2`,
+      [now, limit],
+    );
+    return rows.map(owedFromRow);
+  }
+
+  async dropOwed(gateId: number, userId: string): Promise<void> {
+    await this.db.query("DELETE FROM gate_grants WHERE gate_id = $1 AND user_id = $2", [
+      gateId,
+      userId,
+    ]);
+  }
+
+  async unwarned(gateId: number): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(
+      `SELECT COUNT(*) AS n FROM gate_members
+       WHERE gate_id = $1 AND status = 'grace' AND told_at IS NULL`,
+      [gateId],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
   async log(entry: GateLogEntry): Promise<void> {
     // A removed gate's log went with it: a late line for it is dropped.
     await unlessGateGone(
@@ -230,6 +303,7 @@ export class PgGateStore implements GateStore {
     granted: number;
     grace: number;
     pending: number;
+    owed: number;
   }> {
     const { rows } = await this.db.query<{
       gates: number;
@@ -237,13 +311,15 @@ export class PgGateStore implements GateStore {
       granted: number;
       grace: number;
       pending: number;
+      owed: number;
     }>(
       `SELECT
          (SELECT COUNT(*) FROM gates) AS gates,
          (SELECT COUNT(*) FROM gates WHERE paused_at IS NOT NULL) AS paused,
          (SELECT COUNT(*) FROM gate_members WHERE status = 'granted') AS granted,
          (SELECT COUNT(*) FROM gate_members WHERE status = 'grace') AS grace,
-         (SELECT COUNT(*) FROM gate_members WHERE status = 'pending') AS pending`,
+         (SELECT COUNT(*) FROM gate_members WHERE status = 'pending') AS pending,
+         (SELECT COUNT(*) FROM gate_grants) AS owed`,
     );
     const row = rows[0];
     return {
@@ -252,6 +328,7 @@ export class PgGateStore implements GateStore {
       granted: Number(row?.granted ?? 0),
       grace: Number(row?.grace ?? 0),
       pending: Number(row?.pending ?? 0),
+      owed: Number(row?.owed ?? 0),
     };
   }
 }

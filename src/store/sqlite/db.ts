@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { StartupError } from "../../errors.ts";
 import { chatPausesMigration } from "../rows-chat-pause.ts";
-import { gatesMigration } from "../rows-gate.ts";
+import { gatesMigration, owedGrantsMigration } from "../rows-gate.ts";
 import { provedWalletsMigration, WALLET_OWNER_MIGRATION } from "../rows-wallet.ts";
 import { isNoRoom } from "./disk.ts";
 
@@ -428,6 +428,9 @@ const MIGRATIONS: readonly string[] = [
   // feature's work for it (alerts, digests, watches' reads) until the bot is used there again.
   // Each chat's earliest row pause moves to chat_pauses; the rows' own columns go.
   chatPausesMigration("sqlite"),
+  // 21: grants owed (issue 34): a person who passed a gate whose grant met a transient platform
+  // error, tried again by the re-check job.
+  owedGrantsMigration("sqlite"),
 ];
 
 /** How many migrations the SQLite store has: a store opened by this code is at this version. */

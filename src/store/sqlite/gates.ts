@@ -1,5 +1,12 @@
 import type { Platform } from "../../core/command.ts";
-import type { Gate, GateLogEntry, GateMember, GateStore, NewGate } from "../../gates/types.ts";
+import type {
+  Gate,
+  GateLogEntry,
+  GateMember,
+  GateStore,
+  NewGate,
+  OwedGrant,
+} from "../../gates/types.ts";
 import {
   DUE_ORDER,
   type GateLogRow,
@@ -11,6 +18,10 @@ import {
   memberFromRow,
   memberValues,
   movedTarget,
+  OWED_COLUMNS,
+  type OwedGrantRow,
+  owedFromRow,
+  owedValues,
 } from "../rows-gate.ts";
 import type { Db } from "./db.ts";
 
@@ -107,6 +118,7 @@ export class SqliteGateStore implements GateStore {
         // Said outright rather than left to ON DELETE CASCADE, which needs foreign_keys on.
         db.prepare("DELETE FROM gate_log WHERE gate_id = ?").run(id);
         db.prepare("DELETE FROM gate_members WHERE gate_id = ?").run(id);
+        db.prepare("DELETE FROM gate_grants WHERE gate_id = ?").run(id);
         db.prepare("DELETE FROM gates WHERE id = ?").run(id);
         return true;
       })
@@ -195,6 +207,55 @@ export class SqliteGateStore implements GateStore {
       .map(memberFromRow);
   }
 
+  async oweGrant(grant: OwedGrant): Promise<void> {
+    // A gate removed meanwhile owes nothing: nothing is written.
+    this.db
+      .prepare(
+        `INSERT INTO gate_grants (${OWED_COLUMNS.join(", ")})
+         SELECT ${OWED_COLUMNS.map(() => "?").join(", ")} WHERE EXISTS (SELECT 1 FROM gates WHERE id = ?)
+         ON CONFLICT (gate_id, user_id) DO UPDATE SET
+           ${OWED_COLUMNS.slice(2)
+             .map((c) => `${c} = excluded.${c}`)
+             .join(", ")}`,
+      )
+      .run(...owedValues(grant), grant.gateId);
+  }
+
+  async owedGrant(gateId: number, userId: string): Promise<OwedGrant | undefined> {
+    const row = this.db
+      .prepare<[number, string], OwedGrantRow>(
+        "SELECT * FROM gate_grants WHERE gate_id = ? AND user_id = ?",
+      )
+      .get(gateId, userId);
+    return row ? owedFromRow(row) : undefined;
+  }
+
+  async owedDue(now: number, limit: number): Promise<OwedGrant[]> {
+    return this.db
+      .prepare<[number, number], OwedGrantRow>(
+        `SELECT o.* FROM gate_grants o JOIN gates g ON g.id = o.gate_id
+         WHERE g.paused_at IS NULL AND o.retry_at <= ?
+         ORDER BY o.retry_at, o.gate_id, o.user_id LIMIT ?`,
+      )
+      .all(now, limit)
+      .map(owedFromRow);
+  }
+
+  async dropOwed(gateId: number, userId: string): Promise<void> {
+    this.db
+      .prepare("DELETE FROM gate_grants WHERE gate_id = ? AND user_id = ?")
+      .run(gateId, userId);
+  }
+
+  async unwarned(gateId: number): Promise<number> {
+    const row = this.db
+      .prepare<[number], { n: number }>(
+        "SELECT COUNT(*) AS n FROM gate_members WHERE gate_id = ? AND status = 'grace' AND told_at IS NULL",
+      )
+      .get(gateId);
+    return row?.n ?? 0;
+  }
+
   async log(entry: GateLogEntry): Promise<void> {
     // A removed gate's log went with it: a late line for it is dropped.
     this.db
@@ -221,6 +282,7 @@ export class SqliteGateStore implements GateStore {
     granted: number;
     grace: number;
     pending: number;
+    owed: number;
   }> {
     const gates = this.db
       .prepare<[], { gates: number; paused: number | null }>(
@@ -233,12 +295,16 @@ export class SqliteGateStore implements GateStore {
       )
       .all();
     const of = (status: string) => members.find((m) => m.status === status)?.n ?? 0;
+    const owed = this.db
+      .prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM gate_grants")
+      .get() as { n: number };
     return {
       gates: gates.gates,
       paused: gates.paused ?? 0,
       granted: of("granted"),
       grace: of("grace"),
       pending: of("pending"),
+      owed: owed.n,
     };
   }
 }
