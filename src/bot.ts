@@ -26,6 +26,7 @@ import { boundedProbe, type Job, ledBy, stopJobs } from "./jobs/job.ts";
 import { Lease } from "./jobs/lease.ts";
 import type { Check } from "./jobs/liveness.ts";
 import type { Logger } from "./log.ts";
+import type { LogDestinationState } from "./log-destination.ts";
 import { createMetrics, type Metrics } from "./ops/metrics.ts";
 import { CachedChartDrawer } from "./render/chart-drawer.ts";
 import { chartPainter } from "./render/charts.ts";
@@ -53,6 +54,11 @@ export interface BotDeps {
   monotonic?: () => number;
   /** Where the logs go when that is a file (the console chat's), told at the chat's start. */
   logFile?: string;
+  /**
+   * The logs' destination as it stands (main.ts's): one that cannot be written (a full disk) makes
+   * /healthz 503 saying why, and /metrics counts its failed writes and dropped lines.
+   */
+  logState?: () => LogDestinationState;
   /**
    * Wall clock in epoch ms for scheduled digests and the commands' "now" (default Date.now),
    * injectable so tests can cross a slot's time.
@@ -469,6 +475,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     charts: () => ({ hits: charts.hits, misses: charts.misses }),
     watches: () => watches.stats,
     gates: { counters: () => gates.counters, counts: () => store.gates.counts() },
+    ...(deps.logState ? { log: deps.logState } : {}),
   });
   runtime.onOutcome = metrics.onCommand;
   for (const client of apis.values()) client.observeRequests(metrics.onUpstream);
@@ -640,6 +647,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     });
     const disk = store.diskFull?.();
     checks.push({ name: "disk", ok: disk === undefined, ...(disk ? { reason: disk } : {}) });
+    const log = deps.logState?.().failing;
+    if (deps.logState)
+      checks.push({ name: "log", ok: log === undefined, ...(log ? { reason: log } : {}) });
     for (const job of jobs) checks.push(...job.checks());
     // Figures, not a check: a slow count leaves them out rather than delay the answer.
     const gateStats = database
@@ -655,6 +665,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       adapters: connected,
       database,
       ...(disk ? { disk } : {}),
+      ...(log ? { log } : {}),
       poller: each[poller.chain] ?? poller.health(),
       ...(several ? { pollers: each } : {}),
       ...shared?.link.health(),
