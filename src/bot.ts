@@ -306,7 +306,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const { store, db } = await openStore(config);
   opened.push(() => store.close());
   const diskFull = store.diskFull?.();
-  if (diskFull) logger.warn(`starting on a full disk (${diskFull}): commands answer, alerts wait`);
+  if (diskFull)
+    logger.warn(
+      `starting on a full disk (${diskFull}): commands answer, alerts wait${store.waiting?.() ? "; the background jobs start once the migrations have run" : ""}`,
+    );
   const stores = openStores(store, logger, chains);
   for (const [chain, index] of stores.collectionIndexes) {
     try {
@@ -647,6 +650,13 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     });
     const disk = store.diskFull?.();
     checks.push({ name: "disk", ok: disk === undefined, ...(disk ? { reason: disk } : {}) });
+    const waiting = store.waiting?.();
+    if (waiting !== undefined)
+      checks.push({
+        name: "database migrations",
+        ok: false,
+        reason: `${waiting}: alerts, digests, watches and gates wait`,
+      });
     const log = deps.logState?.().failing;
     if (deps.logState)
       checks.push({ name: "log", ok: log === undefined, ...(log ? { reason: log } : {}) });
@@ -819,10 +829,37 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     // The jobs stop before the adapters (closeAll runs last first), and among themselves in the
     // reverse of their order, within the first part of the shutdown's time.
     running.push(() => stopJobs(startedJobs, jobsStopBy, logger));
+    // A database whose migrations wait for room (a start on a full disk): the jobs, which write
+    // and may need the new tables, start once the store has run them; the commands answer now.
+    if (store.waiting?.() !== undefined && store.ready) {
+      void store
+        .ready()
+        .then(async () => {
+          if (stopped) return;
+          logger.info("the database's migrations have run: the background jobs start");
+          await startJobs();
+        })
+        .catch((error: unknown) => {
+          logger.error({ err: error }, "could not start the background jobs");
+        });
+      return;
+    }
+    await startJobs();
+  }
+
+  /** The background jobs, the collection index's refresh and the hourly prune. */
+  async function startJobs(): Promise<void> {
     for (const job of jobs) {
+      if (stopped) return;
       await job.start();
+      // Started late (the migrations waited) while the bot stopped: stopped here.
+      if (stopped) {
+        await job.stop();
+        return;
+      }
       startedJobs.push(job);
     }
+    if (stopped) return;
     // In the background: the first command need not wait, and a name it misses joins this refresh.
     // On the embedded simulator, the other chains' when first used: it builds a chain's data
     // set at its first request (the pollers' aside), which took most of its start-up time and

@@ -3,6 +3,8 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SQLITE_MIGRATIONS } from "../src/store/sqlite/db.ts";
+import { openDatabase, SqliteSubscriptionStore } from "../src/store/sqlite/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { canMountTmpfs } from "./tmpfs.ts";
 
@@ -212,4 +214,54 @@ describe.runIf(canMount)("the compiled bot on a full disk (tmpfs)", () => {
     },
     FULL_FOR_MS + 120_000,
   );
+
+  it("starts on a full disk, its database migrated or with a migration to run: reads answer and /healthz is 503 saying why; once there is room the migrations run, health recovers and alerts go out", async () => {
+    for (const through of [SQLITE_MIGRATIONS - 1, SQLITE_MIGRATIONS]) {
+      const disk = mountSmallDisk(16);
+      const dataDir = join(disk, "data");
+      // A database left by a clean stop (no -wal, no -shm), one migration behind or not, with the
+      // console chat subscribed to alerts.
+      const db = openDatabase(dataDir, "bot.sqlite", through);
+      await new SqliteSubscriptionStore(db).upsert({
+        platform: "console",
+        chatId: "console",
+        chain: "ethereum",
+        types: "all",
+        createdBy: "console",
+        now: Date.now(),
+      });
+      db.close();
+      const freeRoom = fillDisk(disk);
+      const bot = await startBot(dataDir, {
+        SIMULATOR_MINT_INTERVAL_MS: "500",
+        POLL_INTERVAL_S: "1",
+        DELIVERY_TICK_MS: "100",
+      });
+      // A command that reads the database answers.
+      await bot.ask("/subscriptions", /New-collection alerts[\s\S]*Status/);
+      const sick = await healthOf(bot);
+      expect(sick.status, `${through}`).toBe(503);
+      expect(sick.body.disk, `${through}`).toMatch(/disk full/);
+      if (through < SQLITE_MIGRATIONS)
+        expect(JSON.stringify(sick.body.checks)).toMatch(
+          new RegExp(`migrations \\(${through} of ${SQLITE_MIGRATIONS} applied\\) wait for room`),
+        );
+      expect(bot.stdout()).not.toMatch(/\[alert\]/);
+      // Room again: the migrations run, health recovers, and alerts go out.
+      const from = bot.stdout().length;
+      freeRoom();
+      for (let i = 0; (await healthOf(bot)).status !== 200; i++) {
+        if (i > 300)
+          throw new Error(`health did not recover: ${JSON.stringify((await healthOf(bot)).body)}`);
+        await sleep(100);
+      }
+      await bot.printed(/\[alert\] New collection/, 60_000, from);
+      bot.child.kill("SIGTERM");
+      expect(await bot.exited).toBe(0);
+      // The database is at the code's version.
+      const reopened = openDatabase(dataDir, "bot.sqlite", 0);
+      expect(reopened.pragma("user_version", { simple: true })).toBe(SQLITE_MIGRATIONS);
+      reopened.close();
+    }
+  }, 180_000);
 });
