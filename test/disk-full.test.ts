@@ -280,7 +280,7 @@ describe("a full disk degrades the bot, never ends it", () => {
         ),
       );
       expect(store.diskFull()).toMatch(/disk full/);
-      expect(await store.subscriptions.find("console", "console")).toBeUndefined();
+      expect(store.db.prepare("SELECT count(*) AS n FROM subscriptions").get()).toEqual({ n: 0 });
       freeRoom();
       await store.ready?.();
       expect(store.waiting?.()).toBeUndefined();

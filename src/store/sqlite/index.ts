@@ -50,13 +50,41 @@ export interface SqliteStoreOptions {
   migrationsWait?: string;
 }
 
+/**
+ * While the migrations wait (a start on a full disk), a statement over a table or column they
+ * have not made yet is prepared when first used, not at once: the stores prepare some statements
+ * when built, and the bot must start; until the migrations have run, using one fails (that
+ * command's apology), and afterwards it works.
+ */
+function preparedWhenMigrated(db: Db): void {
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((source: string) => {
+    try {
+      return prepare(source);
+    } catch (error) {
+      if (!/no such (table|column)/.test((error as Error).message)) throw error;
+      let statement: ReturnType<Db["prepare"]> | undefined;
+      return new Proxy({} as ReturnType<Db["prepare"]>, {
+        get(_target, key) {
+          statement ??= prepare(source);
+          const value = Reflect.get(statement, key, statement);
+          return typeof value === "function" ? value.bind(statement) : value;
+        },
+      });
+    }
+  }) as Db["prepare"];
+}
+
 /** The store over an open, migrated database; closing the store closes the database. */
 export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteStore {
   const disk = new DiskState(db, options.dataDir);
   watchWrites(db, disk);
   disk.checkFreeSpace();
   let migrationsWait = options.migrationsWait;
-  if (migrationsWait !== undefined) disk.markFull(migrationsWait);
+  if (migrationsWait !== undefined) {
+    disk.markFull(migrationsWait);
+    preparedWhenMigrated(db);
+  }
   let migrated: () => void = () => {};
   const ready = new Promise<void>((resolve) => {
     migrated = resolve;
