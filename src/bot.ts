@@ -26,6 +26,7 @@ import { boundedProbe, type Job, ledBy, stopJobs } from "./jobs/job.ts";
 import { Lease } from "./jobs/lease.ts";
 import type { Check } from "./jobs/liveness.ts";
 import type { Logger } from "./log.ts";
+import type { LogDestinationState } from "./log-destination.ts";
 import { createMetrics, type Metrics } from "./ops/metrics.ts";
 import { CachedChartDrawer } from "./render/chart-drawer.ts";
 import { chartPainter } from "./render/charts.ts";
@@ -53,6 +54,11 @@ export interface BotDeps {
   monotonic?: () => number;
   /** Where the logs go when that is a file (the console chat's), told at the chat's start. */
   logFile?: string;
+  /**
+   * The logs' destination as it stands (main.ts's): one that cannot be written (a full disk) makes
+   * /healthz 503 saying why, and /metrics counts its failed writes and dropped lines.
+   */
+  logState?: () => LogDestinationState;
   /**
    * Wall clock in epoch ms for scheduled digests and the commands' "now" (default Date.now),
    * injectable so tests can cross a slot's time.
@@ -300,7 +306,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const { store, db } = await openStore(config);
   opened.push(() => store.close());
   const diskFull = store.diskFull?.();
-  if (diskFull) logger.warn(`starting on a full disk (${diskFull}): commands answer, alerts wait`);
+  if (diskFull)
+    logger.warn(
+      `starting on a full disk (${diskFull}): commands answer, alerts wait${store.waiting?.() ? "; the background jobs start once the migrations have run" : ""}`,
+    );
   const stores = openStores(store, logger, chains);
   for (const [chain, index] of stores.collectionIndexes) {
     try {
@@ -473,6 +482,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     charts: () => ({ hits: charts.hits, misses: charts.misses }),
     watches: () => watches.stats,
     gates: { counters: () => gates.counters, counts: () => store.gates.counts() },
+    ...(deps.logState ? { log: deps.logState } : {}),
   });
   runtime.onOutcome = metrics.onCommand;
   for (const client of apis.values()) client.observeRequests(metrics.onUpstream);
@@ -644,6 +654,16 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     });
     const disk = store.diskFull?.();
     checks.push({ name: "disk", ok: disk === undefined, ...(disk ? { reason: disk } : {}) });
+    const waiting = store.waiting?.();
+    if (waiting !== undefined)
+      checks.push({
+        name: "database migrations",
+        ok: false,
+        reason: `${waiting}: alerts, digests, watches and gates wait`,
+      });
+    const log = deps.logState?.().failing;
+    if (deps.logState)
+      checks.push({ name: "log", ok: log === undefined, ...(log ? { reason: log } : {}) });
     for (const job of jobs) checks.push(...job.checks());
     // Figures, not a check: a slow count leaves them out rather than delay the answer.
     const gateStats = database
@@ -659,6 +679,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       adapters: connected,
       database,
       ...(disk ? { disk } : {}),
+      ...(log ? { log } : {}),
       poller: each[poller.chain] ?? poller.health(),
       ...(several ? { pollers: each } : {}),
       ...shared?.link.health(),
@@ -812,10 +833,37 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     // The jobs stop before the adapters (closeAll runs last first), and among themselves in the
     // reverse of their order, within the first part of the shutdown's time.
     running.push(() => stopJobs(startedJobs, jobsStopBy, logger));
+    // A database whose migrations wait for room (a start on a full disk): the jobs, which write
+    // and may need the new tables, start once the store has run them; the commands answer now.
+    if (store.waiting?.() !== undefined && store.ready) {
+      void store
+        .ready()
+        .then(async () => {
+          if (stopped) return;
+          logger.info("the database's migrations have run: the background jobs start");
+          await startJobs();
+        })
+        .catch((error: unknown) => {
+          logger.error({ err: error }, "could not start the background jobs");
+        });
+      return;
+    }
+    await startJobs();
+  }
+
+  /** The background jobs, the collection index's refresh and the hourly prune. */
+  async function startJobs(): Promise<void> {
     for (const job of jobs) {
+      if (stopped) return;
       await job.start();
+      // Started late (the migrations waited) while the bot stopped: stopped here.
+      if (stopped) {
+        await job.stop();
+        return;
+      }
       startedJobs.push(job);
     }
+    if (stopped) return;
     // In the background: the first command need not wait, and a name it misses joins this refresh.
     // On the embedded simulator, the other chains' when first used: it builds a chain's data
     // set at its first request (the pollers' aside), which took most of its start-up time and

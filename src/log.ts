@@ -2,6 +2,7 @@ import { mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { type DestinationStream, type Logger, pino } from "pino";
 import { ApiError } from "./api/errors.ts";
+import { LogDestination } from "./log-destination.ts";
 import { mapStack } from "./stacks.ts";
 
 export type { Logger };
@@ -86,28 +87,47 @@ export function createLogger(options: LoggerOptions): Logger {
             }
           : {},
     },
-    options.destination ?? bufferedDestination(2),
+    options.destination ?? stderrDestination(),
   );
 }
 
 /** How long a log line may wait in the buffer before it is written. */
 const LOG_FLUSH_MS = 200;
+/** How often a destination that failed (a full disk) is tried again. */
+const LOG_RETRY_MS = 5_000;
 
 /**
  * Lines gathered up to 4 KiB (or LOG_FLUSH_MS) per write: a write per line cost a command as much
- * as its own rendering. Whatever is buffered is written at exit, including a crash's exit.
+ * as its own rendering. A destination whose write fails drops its lines (counted) and is tried
+ * again every LOG_RETRY_MS; nothing it does throws or blocks (src/log-destination.ts).
  */
-function bufferedDestination(fd: number): DestinationStream {
-  return pino.destination({ dest: fd, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
+function bufferedDestination(
+  fd: number,
+  name: string,
+  notice?: (line: string) => void,
+): LogDestination {
+  return new LogDestination(fd, {
+    name,
+    minLength: 4096,
+    flushMs: LOG_FLUSH_MS,
+    retryMs: LOG_RETRY_MS,
+    ...(notice ? { notice } : {}),
+  });
+}
+
+/** JSON lines on stderr, buffered (the logs' destination unless they go to a file). */
+export function stderrDestination(): LogDestination {
+  return bufferedDestination(2, "stderr");
 }
 
 /**
  * A log file, appended to (its folder made if need be). Opened here, synchronously, so a path that
- * cannot be written throws now rather than as an 'error' event nobody listens to.
+ * cannot be opened throws now. A write that fails later (a full disk) is told through `notice`,
+ * once, and again when the file is written again.
  */
-export function logFileDestination(path: string): DestinationStream {
+export function logFileDestination(path: string, notice?: (line: string) => void): LogDestination {
   mkdirSync(dirname(path), { recursive: true });
-  return bufferedDestination(openSync(path, "a"));
+  return bufferedDestination(openSync(path, "a"), `log file ${path}`, notice);
 }
 
 /** A logger that writes nothing, for tests and tools that do not care. */

@@ -1,24 +1,31 @@
 import { join } from "node:path";
 import { getHeapStatistics } from "node:v8";
-import type { DestinationStream } from "pino";
 import { consoleOnly } from "./adapters/index.ts";
 import { type Bot, createBot } from "./bot.ts";
 import { ConfigError, heapRoomProblem, loadDotEnv, parseConfig, secretsOf } from "./config.ts";
 import { StartupError } from "./errors.ts";
-import { createLogger, logFileDestination, scrubSecrets } from "./log.ts";
+import { createLogger, logFileDestination, scrubSecrets, stderrDestination } from "./log.ts";
+import type { LogDestination } from "./log-destination.ts";
 import { ConnectError, checkDataServices } from "./startup.ts";
 
 /**
  * A log file, or undefined when it cannot be opened: the logs then stay on stderr, and the
- * database, in the same folder, fails to open with a clear line.
+ * database, in the same folder, fails to open with a clear line. A file that cannot be written
+ * later (a full disk) says so on stderr, once, and again when it is written again.
  */
-function openLogFile(path: string): { path: string; destination: DestinationStream } | undefined {
+function openLogFile(path: string): { path: string; destination: LogDestination } | undefined {
   try {
-    return { path, destination: logFileDestination(path) };
+    return {
+      path,
+      destination: logFileDestination(path, (line) => process.stderr.write(`${line}\n`)),
+    };
   } catch {
     return undefined;
   }
 }
+
+/** The process's hard deadline once it stops: whatever still runs then is cut short. */
+const EXIT_WITHIN_MS = 10_000;
 
 /**
  * The process entry: settings, logger, the bot, and a clean shutdown on signals or end of input.
@@ -31,7 +38,9 @@ function openLogFile(path: string): { path: string; destination: DestinationStre
  * unknown (a part may have stopped for good while the process looks alive): it is logged at fatal
  * (with one plain line on stderr too when the logs go to a file) and the process stops with code 1
  * (the ordered shutdown first, bounded by its 10 s timer), to be restarted clean rather than kept
- * half-broken (queued alerts survive a crash).
+ * half-broken (queued alerts survive a crash). No step of a stop may block the main thread: the
+ * logs' destination never retries a failed write synchronously (a full disk hung the bot), and the
+ * 10 s timer is set before anything else is done.
  */
 async function main(): Promise<void> {
   loadDotEnv();
@@ -54,11 +63,10 @@ async function main(): Promise<void> {
   const secrets = secretsOf(config);
   // The console chat shows the conversation only: its logs go to a file under DATA_DIR.
   const logFile = consoleMode ? openLogFile(join(config.dataDir, "bot.log")) : undefined;
-  const logger = createLogger({
-    level: config.logLevel,
-    secrets,
-    ...(logFile ? { destination: logFile.destination } : {}),
-  });
+  const destination = logFile?.destination ?? stderrDestination();
+  const logger = createLogger({ level: config.logLevel, secrets, destination });
+  // What is still gathered goes out at exit, in one attempt (none if the destination failed).
+  process.on("exit", () => destination.flushSync());
 
   let bot: Bot | undefined;
   let exiting = false;
@@ -70,9 +78,9 @@ async function main(): Promise<void> {
   const shutdown = async (why: string, code = 0) => {
     if (exiting) return;
     exiting = true;
-    logger.info({ why }, "shutting down");
-    const force = setTimeout(() => process.exit(code || 1), 10_000);
+    const force = setTimeout(() => process.exit(code || 1), EXIT_WITHIN_MS);
     force.unref();
+    logger.info({ why }, "shutting down");
     try {
       await bot?.stop();
     } catch (error) {
@@ -81,11 +89,19 @@ async function main(): Promise<void> {
     exitAfterFlush(code);
   };
   const crash = (what: string) => (error: unknown) => {
-    logger.fatal(
-      { err: error },
-      `${what}: stopping (a bug; the supervisor should restart the bot)`,
-    );
-    if (logFile) process.stderr.write(`The bot stops on a bug (${what}): see ${logFile.path}\n`);
+    if (!exiting) {
+      // The deadline first: nothing below may keep the process from ending.
+      setTimeout(() => process.exit(1), EXIT_WITHIN_MS).unref();
+    }
+    try {
+      logger.fatal(
+        { err: error },
+        `${what}: stopping (a bug; the supervisor should restart the bot)`,
+      );
+      if (logFile) process.stderr.write(`The bot stops on a bug (${what}): see ${logFile.path}\n`);
+    } catch {
+      // A log that cannot be written must not stop the stop.
+    }
     void shutdown(what, 1);
   };
   process.on("unhandledRejection", crash("unhandled rejection"));
@@ -97,6 +113,7 @@ async function main(): Promise<void> {
   try {
     bot = await createBot(config, {
       logger,
+      logState: () => destination.state(),
       notice: say,
       ...(logFile ? { logFile: logFile.path } : {}),
     });

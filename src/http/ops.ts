@@ -10,6 +10,8 @@ export interface Health {
   database: boolean;
   /** Why the store's writes fail for lack of room (a full disk); absent while they do not. */
   disk?: string;
+  /** Why the logs' destination (DATA_DIR/bot.log, stderr) is not written; absent while it is. */
+  log?: string;
   /** The default chain's poller. */
   poller: PollerHealth;
   /** With several chains: each chain's poller, by chain id (ok only when all are healthy). */

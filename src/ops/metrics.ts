@@ -37,6 +37,8 @@ export interface MetricSources {
   charts: () => { hits: number; misses: number };
   /** The watch checker's counts since start (/watch). */
   watches?: () => { checks: number; posts: number; deferred: number; failures: number };
+  /** The logs' destination: writes that failed and lines dropped since start, and whether now. */
+  log?: () => { failing: string | undefined; failures: number; dropped: number };
   /** Gates (/gate): the service's counts since start, and the stored gates and members. */
   gates?: {
     counters: () => {
@@ -192,6 +194,27 @@ export function createMetrics(sources: MetricSources): Metrics {
     "Charts drawn (not in the chart cache) since start",
     () => sources.charts().misses,
   );
+  const { log } = sources;
+  if (log) {
+    chartCounter(
+      "bot_log_write_failures_total",
+      "Writes of the logs' destination (DATA_DIR/bot.log, stderr) that failed since start (a full disk)",
+      () => log().failures,
+    );
+    chartCounter(
+      "bot_log_lines_dropped_total",
+      "Log lines dropped since start because their destination could not be written",
+      () => log().dropped,
+    );
+    new Gauge({
+      name: "bot_log_failing",
+      help: "1 while the logs' destination cannot be written (its lines are dropped), else 0",
+      registers: [registry],
+      collect() {
+        this.set(log().failing === undefined ? 0 : 1);
+      },
+    });
+  }
   const { watches } = sources;
   if (watches) {
     chartCounter(

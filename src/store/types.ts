@@ -760,6 +760,13 @@ export interface Store {
    * a store on a server of its own (PostgreSQL) has none to say.
    */
   diskFull?(): string | undefined;
+  /**
+   * Why the store is not ready for the background jobs (its migrations wait for room on a full
+   * disk: issue 34), or undefined when it is; `ready()` resolves once it is. Reads (the commands
+   * that need no write) answer meanwhile.
+   */
+  waiting?(): string | undefined;
+  ready?(): Promise<void>;
   /** Closes the store; waits for writes under way. */
   close(): Promise<void>;
 }

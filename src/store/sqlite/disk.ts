@@ -44,6 +44,11 @@ export class DiskState {
     return true;
   }
 
+  /** Marks the disk full for a reason found elsewhere (migrations that found no room at open). */
+  markFull(why: string): void {
+    this.why ??= why;
+  }
+
   /** At open: a file system with no room left is said at once, before any write fails. */
   checkFreeSpace(): string | undefined {
     if (this.dir === undefined || this.freeBytes() > 0) return undefined;

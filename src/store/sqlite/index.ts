@@ -4,9 +4,9 @@ import { SqliteActionStore } from "./actions.ts";
 import { SqliteChatPauseStore } from "./chat-pause.ts";
 import { SqliteChatSettingsStore } from "./chat-settings.ts";
 import { SqliteCollectionIndexStore } from "./collections.ts";
-import { type Db, migrate, openDatabase } from "./db.ts";
+import { type Db, migrate, openDatabaseOnAnyDisk } from "./db.ts";
 import { SqliteDigestStore } from "./digests.ts";
-import { DiskState, watchWrites } from "./disk.ts";
+import { DiskState, isNoRoom, watchWrites } from "./disk.ts";
 import { SqliteGateStore } from "./gates.ts";
 import { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
 import { SqliteOutboxStore } from "./outbox.ts";
@@ -19,7 +19,7 @@ import { SqliteWatchStore } from "./watches.ts";
 export { SqliteActionStore } from "./actions.ts";
 export { SqliteChatSettingsStore } from "./chat-settings.ts";
 export { SqliteCollectionIndexStore } from "./collections.ts";
-export { type Db, migrate, openDatabase } from "./db.ts";
+export { type Db, migrate, openDatabase, openDatabaseOnAnyDisk } from "./db.ts";
 export { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
 export { SqliteOutboxStore } from "./outbox.ts";
 export { SqliteReportStore } from "./reports.ts";
@@ -43,6 +43,36 @@ export interface SqliteStoreOptions {
   checkpointEveryMs?: number;
   /** The directory the database is in: its free space is looked at (see DiskState). */
   dataDir?: string;
+  /**
+   * Why the database's migrations wait for room (a start on a full disk): they are tried again
+   * every `checkpointEveryMs` (or second) until they run; `waiting()` says why meanwhile.
+   */
+  migrationsWait?: string;
+}
+
+/**
+ * While the migrations wait (a start on a full disk), a statement over a table or column they
+ * have not made yet is prepared when first used, not at once: the stores prepare some statements
+ * when built, and the bot must start; until the migrations have run, using one fails (that
+ * command's apology), and afterwards it works.
+ */
+function preparedWhenMigrated(db: Db): void {
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((source: string) => {
+    try {
+      return prepare(source);
+    } catch (error) {
+      if (!/no such (table|column)/.test((error as Error).message)) throw error;
+      let statement: ReturnType<Db["prepare"]> | undefined;
+      return new Proxy({} as ReturnType<Db["prepare"]>, {
+        get(_target, key) {
+          statement ??= prepare(source);
+          const value = Reflect.get(statement, key, statement);
+          return typeof value === "function" ? value.bind(statement) : value;
+        },
+      });
+    }
+  }) as Db["prepare"];
 }
 
 /** The store over an open, migrated database; closing the store closes the database. */
@@ -50,6 +80,35 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
   const disk = new DiskState(db, options.dataDir);
   watchWrites(db, disk);
   disk.checkFreeSpace();
+  let migrationsWait = options.migrationsWait;
+  if (migrationsWait !== undefined) {
+    disk.markFull(migrationsWait);
+    preparedWhenMigrated(db);
+  }
+  let migrated: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    migrated = resolve;
+  });
+  if (migrationsWait === undefined) migrated();
+  let migrationTimer: NodeJS.Timeout | undefined;
+  if (migrationsWait !== undefined) {
+    // The retry job: the migrations once there is room (a failure for lack of room marks the
+    // disk full again, through watchWrites; another failure is said in `waiting()`).
+    migrationTimer = setInterval(() => {
+      if (!db.open) return;
+      try {
+        migrate(db);
+      } catch (error) {
+        if (!isNoRoom(error))
+          migrationsWait = `the database's migrations failed: ${(error as Error).message}`;
+        return;
+      }
+      migrationsWait = undefined;
+      clearInterval(migrationTimer);
+      migrated();
+    }, options.checkpointEveryMs ?? 1_000);
+    migrationTimer.unref();
+  }
   let checkpointTimer: NodeJS.Timeout | undefined;
   if (options.checkpointEveryMs !== undefined) {
     db.pragma("wal_autocheckpoint = 0");
@@ -86,8 +145,11 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
       }
     },
     diskFull: () => disk.full,
+    waiting: () => migrationsWait,
+    ready: () => ready,
     async close() {
       clearInterval(checkpointTimer);
+      clearInterval(migrationTimer);
       if (db.open) db.close();
     },
   };
@@ -98,7 +160,12 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
  * database that cannot be used is a StartupError saying which path and why.
  */
 export function openSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): SqliteStore {
-  return sqliteStore(openDatabase(dataDir), { ...options, dataDir });
+  const { db, migrationsWait } = openDatabaseOnAnyDisk(dataDir);
+  return sqliteStore(db, {
+    ...options,
+    dataDir,
+    ...(migrationsWait === undefined ? {} : { migrationsWait }),
+  });
 }
 
 /** A store in memory, gone when closed: for tests and runs that keep nothing. */
