@@ -4,6 +4,12 @@ import { type ChartDrawer, chartable } from "./charts.ts";
 import type { Invocation } from "./command.ts";
 import type { RenderableReply, Reply } from "./reply.ts";
 
+/**
+ * Said in the footer of every reply that goes out while the data comes from the embedded
+ * simulator (answers, alerts, digests, watch posts): its holders and sales are made up.
+ */
+export const SIMULATED_DATA_MARK = "simulated data";
+
 /** Said under a reply whose buttons could not be stored, so nobody looks for them. */
 const BUTTONS_LEFT_OUT = "Buttons left out: the bot cannot store them right now.";
 
@@ -19,6 +25,8 @@ export class ReplyMaterializer {
       logger: Logger;
       buttonTtlSeconds: number;
       now: () => Date;
+      /** Added to every reply's footer (SIMULATED_DATA_MARK on the embedded simulator). */
+      mark?: string | undefined;
     },
   ) {}
 
@@ -42,7 +50,9 @@ export class ReplyMaterializer {
       user?: Pick<Invocation["user"], "id" | "privateChatId">;
     },
   ): Promise<RenderableReply> {
-    const { buttons, ...rest } = await this.drawChart(reply, this.options.logger);
+    const { buttons, ...drawn } = await this.drawChart(reply, this.options.logger);
+    const { mark } = this.options;
+    const rest = mark ? { ...drawn, footer: joinFooter(drawn.footer, mark) } : drawn;
     if (!buttons || buttons.length === 0) return rest;
     const chatId = (reply.confidential && target.user?.privateChatId) || target.chat.id;
     const expiresAt = this.options.now().getTime() + this.options.buttonTtlSeconds * 1000;
@@ -63,7 +73,7 @@ export class ReplyMaterializer {
         { err: error, platform: target.platform, chat: chatId },
         "could not store button actions; the reply goes without buttons",
       );
-      return { ...rest, footer: [rest.footer, BUTTONS_LEFT_OUT].filter(Boolean).join(" · ") };
+      return { ...rest, footer: joinFooter(rest.footer, BUTTONS_LEFT_OUT) };
     }
     return {
       ...rest,
@@ -74,4 +84,9 @@ export class ReplyMaterializer {
       })),
     };
   }
+}
+
+/** A footer with one more part after what it says already. */
+function joinFooter(footer: string | undefined, part: string): string {
+  return [footer, part].filter(Boolean).join(" · ");
 }

@@ -87,6 +87,11 @@ export interface RuntimeOptions {
    * and the Telegram adapter hands it join requests. Absent when the store keeps no gates.
    */
   gates?: GateService | undefined;
+  /**
+   * Added to the footer of every reply and alert that goes out: "simulated data" when the data
+   * comes from the embedded simulator (SIMULATED_DATA_MARK).
+   */
+  dataMark?: string | undefined;
 }
 
 /** A short id for an invocation: in the log and in the apology a person sees. */
@@ -183,6 +188,7 @@ export class Runtime {
       logger: options.logger,
       buttonTtlSeconds: options.buttonTtlSeconds,
       now: this.now,
+      mark: options.dataMark,
     });
   }
 
