@@ -20,7 +20,7 @@ import {
 import { publicImageUrl } from "../src/core/images.ts";
 import { opt } from "../src/core/options.ts";
 import { payloadString } from "../src/core/paging.ts";
-import type { Reply, ReplyField, ReplyImage } from "../src/core/reply.ts";
+import type { ButtonSpec, Reply, ReplyField, ReplyImage } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { reportButton } from "../src/reports/buttons.ts";
 import { cutText, presentText } from "../src/strings.ts";
@@ -125,6 +125,26 @@ function nftTitle(name: string | undefined, collection: string, tokenId: string)
   const cut = cutText(own, NAME_MAX);
   return new RegExp(`#${tokenId}(?!\\d)`).test(own) ? cut : `${cut} ${id}`;
 }
+/**
+ * The buttons under an NFT's details: Report spam (where the service detects spam) and Raw
+ * metadata. They need only what the person asked for, so /nft stores them while it reads.
+ */
+export function nftButtons(
+  chain: Pick<Chain, "spam">,
+  contract: string,
+  tokenId: string,
+): ButtonSpec[] {
+  return [
+    // Spam reports only where the data service detects spam.
+    ...(chain.spam ? [reportButton("spam", { contract, tokenId })] : []),
+    {
+      label: "Raw metadata",
+      style: "secondary",
+      action: to({ command: "nft", action: "raw", payload: { contract, tokenId } }),
+    },
+  ];
+}
+
 /** Raw metadata longer than this goes out as a file rather than in the message. */
 const RAW_INLINE_MAX = 1500;
 
@@ -136,6 +156,8 @@ export function nftReply(
   ipfsGateway = "https://ipfs.io/ipfs/",
   /** From the raw metadata (metadataTraits); none when it could not be read. */
   traits: readonly Trait[] = [],
+  /** Its buttons (nftButtons), when made before the details were read. */
+  buttons: ButtonSpec[] = nftButtons(chain, details.nft.contractAddress, details.nft.tokenId),
 ): Reply {
   const explorerUrl = chain.explorer;
   const { nft, metrics, lastSale } = details;
@@ -207,21 +229,7 @@ export function nftReply(
         ? "Image not shown (not a public http(s) or ipfs:// link)."
         : undefined,
     footer: "NFT details",
-    buttons: [
-      // Spam reports only where the data service detects spam.
-      ...(chain.spam
-        ? [reportButton("spam", { contract: nft.contractAddress, tokenId: nft.tokenId })]
-        : []),
-      {
-        label: "Raw metadata",
-        style: "secondary",
-        action: to({
-          command: "nft",
-          action: "raw",
-          payload: { contract: nft.contractAddress, tokenId: nft.tokenId },
-        }),
-      },
-    ],
+    buttons,
   };
   if (owners && owners.length > 0) {
     reply.table = {
@@ -300,7 +308,7 @@ export default defineCommand({
       );
     }
     const options = { signal: ctx.signal };
-    const [details, owners, traits] = await Promise.all([
+    const reading = Promise.all([
       ctx.api.foundational.nftDetails(item.contract, tokenId, options),
       ctx.api.foundational
         .tokenOwners(item.contract, tokenId, { limit: OWNERS_SHOWN }, options)
@@ -322,13 +330,25 @@ export default defineCommand({
         },
       ),
     ]);
+    // Stored while the three reads are in flight: the answer need not wait for them after.
+    const buttons = nftButtons(ctx.chain, item.contract, tokenId);
+    ctx.storeButtons?.(buttons);
+    const [details, owners, traits] = await reading;
     ctx.collections.remember([
       { address: details.nft.contractAddress, name: details.nft.collection?.name ?? "" },
     ]);
     ctx.resolver.rememberWallets(
       (owners ?? []).slice(0, OWNERS_SHOWN).map((owner) => owner.address),
     );
-    return nftReply(details, owners, ctx.now(), ctx.chain, ctx.settings.ipfsGateway, traits);
+    return nftReply(
+      details,
+      owners,
+      ctx.now(),
+      ctx.chain,
+      ctx.settings.ipfsGateway,
+      traits,
+      buttons,
+    );
   },
   actions: {
     raw: {

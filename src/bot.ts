@@ -14,12 +14,14 @@ import type { Shared } from "./cache/index.ts";
 import type { Chain } from "./chains.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
+import { SIMULATED_DATA_MARK } from "./core/materialize.ts";
 import type { Reply } from "./core/reply.ts";
 import type { Runtime } from "./core/runtime.ts";
 import { DigestScheduler } from "./digests/scheduler.ts";
 import { ApiGateEvaluator } from "./gates/evaluate.ts";
 import { GateRecheck } from "./gates/recheck.ts";
 import { GateService } from "./gates/service.ts";
+import type { GateMembership } from "./gates/types.ts";
 import { HttpHost } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
 import { boundedProbe, type Job, ledBy, stopJobs } from "./jobs/job.ts";
@@ -174,6 +176,17 @@ async function closeAll(
     else if (!(await settledBy(closing, deadline)))
       logger.warn("a part did not close in time at shutdown; going on");
   }
+}
+
+/**
+ * A platform's gate membership whose private notices (a gate passed, failed, a join request's
+ * way in) say that the holdings they were decided on are the simulator's made-up data.
+ */
+function markedNotices(membership: GateMembership): GateMembership {
+  const marked: GateMembership = Object.create(membership);
+  marked.tell = (userId, text, userChatId, signal) =>
+    membership.tell(userId, `${text}\n\n(${SIMULATED_DATA_MARK})`, userChatId, signal);
+  return marked;
 }
 
 /**
@@ -375,6 +388,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       ...(deps.now ? { now: () => new Date((deps.now as () => number)()) } : {}),
       verify,
       gates,
+      // The embedded simulator's holders and sales are made up: every reply and alert says so.
+      ...(simulator ? { dataMark: SIMULATED_DATA_MARK } : {}),
     },
   );
   /** Where the /verify page is reached, once the HTTP host listens. */
@@ -401,7 +416,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   // groups' join requests.
   for (const adapter of adapters) {
     if (!adapter.gateMembership) continue;
-    gates.register(adapter.gateMembership);
+    gates.register(simulator ? markedNotices(adapter.gateMembership) : adapter.gateMembership);
     // The invite link the request came through picks its gate (issue 34).
     adapter.onJoinRequest = (chatId, userId, userChatId, inviteLink) =>
       gates

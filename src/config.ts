@@ -53,6 +53,25 @@ const SettingsSchema = z.object({
    * first is the default. Unset: ethereum on API_BASE_URL, or every chain of the simulator.
    */
   chains: env("CHAINS", optionalString),
+  /**
+   * `simulator`: the embedded simulator's made-up data is served on purpose, even to Discord or
+   * Telegram (without it, a chat token and no data-service URL is refused at start: see
+   * dataServiceRefusal). Unset: the data service at API_BASE_URL (or CHAINS), or with neither, the
+   * simulator for the console chat alone.
+   */
+  dataService: env(
+    "DATA_SERVICE",
+    z.preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .refine((value) => value === "simulator", {
+          message: "must be simulator (or unset: the data service at API_BASE_URL)",
+        })
+        .transform(() => "simulator" as const)
+        .optional(),
+    ),
+  ),
   api: z.object({
     /** Undefined: the bot starts the embedded simulator and uses it. */
     baseUrl: env("API_BASE_URL", optionalUrl),
@@ -448,6 +467,12 @@ function complete(settings: Settings) {
       "Invalid setting DISCORD_TOKEN: required when DISCORD_PUBLIC_KEY is set (alerts and command registration go through Discord's REST API with it)",
     );
   }
+  const simulated = chains.every((chain) => chain.baseUrl === undefined);
+  if (settings.dataService === "simulator" && !simulated) {
+    throw new ConfigError(
+      "Invalid setting DATA_SERVICE: simulator serves made-up data, but API_BASE_URL (or CHAINS) names a data service: unset one of them",
+    );
+  }
   const webhook =
     telegram.webhookUrl && telegram.webhookSecret
       ? {
@@ -460,8 +485,11 @@ function complete(settings: Settings) {
   return {
     ...rest,
     chains,
-    /** Every chain's data comes from the embedded simulator (no URL set anywhere). */
-    simulated: chains.every((chain) => chain.baseUrl === undefined),
+    /**
+     * Every chain's data comes from the embedded simulator (no URL set anywhere): every reply and
+     * alert then says "simulated data" (SIMULATED_DATA_MARK).
+     */
+    simulated,
     api,
     collectionIndexRefreshMs,
     cache: { ...cache, maxEntryBytes: cache.maxEntryBytes ?? Math.floor(cache.maxBytes / 16) },
@@ -567,6 +595,24 @@ export function heapRoomProblem(cacheMaxBytes: number, heapLimitBytes: number): 
   if (needed <= heapLimitBytes) return undefined;
   const mb = (bytes: number) => Math.ceil(bytes / (1024 * 1024));
   return `Invalid setting CACHE_MAX_BYTES: ${mb(cacheMaxBytes)} MiB of answers need a JavaScript heap of ${mb(needed)} MiB, and Node was given ${mb(heapLimitBytes)} MiB: run node with --max-old-space-size=${mb(needed)} (or lower CACHE_MAX_BYTES)`;
+}
+
+/**
+ * Why the bot must not start with these settings: a chat platform's token with no data service
+ * would serve the embedded simulator's made-up holders and sales to real people. Only
+ * DATA_SERVICE=simulator says that is meant. One line naming what to set; undefined when the
+ * settings are fine (the console chat, with no token, runs on the simulator as it always has).
+ */
+export function dataServiceRefusal(
+  config: Pick<Config, "simulated" | "dataService" | "discord" | "telegram">,
+): string | undefined {
+  if (!config.simulated || config.dataService === "simulator") return undefined;
+  const tokens = [
+    ...(config.discord.token !== undefined ? ["DISCORD_TOKEN"] : []),
+    ...(config.telegram.token !== undefined ? ["TELEGRAM_BOT_TOKEN"] : []),
+  ];
+  if (tokens.length === 0) return undefined;
+  return `Refusing to serve made-up data to real chats: ${tokens.join(" and ")} ${tokens.length > 1 ? "are" : "is"} set but API_BASE_URL is not. Set API_BASE_URL with API_KEY for the real data service, or DATA_SERVICE=simulator to serve the embedded simulator's made-up data deliberately.`;
 }
 
 export class ConfigError extends Error {

@@ -2,7 +2,14 @@ import { join } from "node:path";
 import { getHeapStatistics } from "node:v8";
 import { consoleOnly } from "./adapters/index.ts";
 import { type Bot, createBot } from "./bot.ts";
-import { ConfigError, heapRoomProblem, loadDotEnv, parseConfig, secretsOf } from "./config.ts";
+import {
+  ConfigError,
+  dataServiceRefusal,
+  heapRoomProblem,
+  loadDotEnv,
+  parseConfig,
+  secretsOf,
+} from "./config.ts";
 import { StartupError } from "./errors.ts";
 import { createLogger, logFileDestination, scrubSecrets, stderrDestination } from "./log.ts";
 import type { LogDestination } from "./log-destination.ts";
@@ -57,6 +64,12 @@ async function main(): Promise<void> {
   const heapProblem = heapRoomProblem(config.cache.maxBytes, getHeapStatistics().heap_size_limit);
   if (heapProblem) {
     process.stderr.write(`${heapProblem}\n`);
+    process.exit(1);
+  }
+  // Before anything connects: made-up data never reaches a real chat unless that is meant.
+  const refusal = dataServiceRefusal(config);
+  if (refusal) {
+    process.stderr.write(`${refusal}\n`);
     process.exit(1);
   }
   const consoleMode = consoleOnly(config);

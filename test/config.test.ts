@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig, secretsOf } from "../src/config.ts";
+import { ConfigError, dataServiceRefusal, parseConfig, secretsOf } from "../src/config.ts";
 
 describe("config", () => {
   it("gives every setting a sensible default with an empty environment", () => {
@@ -295,6 +295,41 @@ describe("config", () => {
         "https://bot.example.com",
       );
       expect(() => parseConfig({ PUBLIC_URL: "bot.example.com" })).toThrow(/PUBLIC_URL/);
+    });
+  });
+
+  describe("made-up data and real chats (issue 34, item 9)", () => {
+    const refusal = (variables: Record<string, string>) =>
+      dataServiceRefusal(parseConfig(variables));
+    it("a chat token without a data service is refused, naming what to set", () => {
+      for (const token of ["DISCORD_TOKEN", "TELEGRAM_BOT_TOKEN"]) {
+        const line = refusal({ [token]: "123456:secret-token-value" });
+        expect(line).toMatch(new RegExp(`${token} is set but API_BASE_URL is not`));
+        expect(line).toMatch(/API_BASE_URL with API_KEY/);
+        expect(line).toMatch(/DATA_SERVICE=simulator/);
+        expect(line).not.toContain("secret-token-value");
+        expect(line).not.toContain("\n");
+      }
+    });
+    it("the console, a data service, or DATA_SERVICE=simulator start", () => {
+      expect(refusal({})).toBeUndefined();
+      expect(refusal({ DATA_SERVICE: "simulator" })).toBeUndefined();
+      expect(
+        refusal({ DISCORD_TOKEN: "t0ken-value", API_BASE_URL: "https://api.example.com" }),
+      ).toBeUndefined();
+      expect(
+        refusal({ TELEGRAM_BOT_TOKEN: "t0ken-value", CHAINS: "base=https://base.example.com" }),
+      ).toBeUndefined();
+      expect(refusal({ DISCORD_TOKEN: "t0ken-value", DATA_SERVICE: "simulator" })).toBeUndefined();
+      expect(parseConfig({ DATA_SERVICE: "simulator" }).simulated).toBe(true);
+    });
+    it("DATA_SERVICE takes only simulator, and not beside a data-service URL", () => {
+      expect(() => parseConfig({ DATA_SERVICE: "yes" })).toThrow(
+        "Invalid setting DATA_SERVICE: must be simulator",
+      );
+      expect(() =>
+        parseConfig({ DATA_SERVICE: "simulator", API_BASE_URL: "https://api.example.com" }),
+      ).toThrow(/DATA_SERVICE: simulator serves made-up data, but API_BASE_URL/);
     });
   });
 });

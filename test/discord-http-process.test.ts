@@ -46,6 +46,8 @@ async function startBot(fake: FakeDiscord, dataDir: string, index: number): Prom
         ...env,
         DATA_DIR: dataDir,
         RECORD_IMPORTS: record,
+        // The embedded simulator's made-up data, served on purpose (issue 34, item 9).
+        DATA_SERVICE: "simulator",
         DISCORD_TOKEN: fake.token,
         DISCORD_PUBLIC_KEY: fake.publicKey,
         DISCORD_API_URL: fake.apiBase,

@@ -123,6 +123,65 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
     ]);
   }, 30_000);
 
+  it("a chat token with no data service: refused before any connection, one line saying what to set (issue 34, item 9)", async ({
+    expect,
+  }) => {
+    // Where Discord and Telegram would be: counts every connection the bot makes.
+    let connections = 0;
+    const platform = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => platform.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => platform.close());
+    const url = `http://127.0.0.1:${(platform.address() as { port: number }).port}`;
+    const telegramToken = "123456789:secret-telegram-token-value";
+    for (const settings of [
+      { DISCORD_TOKEN: TOKEN, DISCORD_API_URL: `${url}/api` },
+      { TELEGRAM_BOT_TOKEN: telegramToken, TELEGRAM_API_ROOT: url },
+      {
+        DISCORD_TOKEN: TOKEN,
+        DISCORD_API_URL: `${url}/api`,
+        TELEGRAM_BOT_TOKEN: telegramToken,
+        TELEGRAM_API_ROOT: url,
+      },
+    ]) {
+      const { code, plain, stderr } = await runBot({ DATA_DIR: tempDir(), ...settings });
+      expect(code).toBe(1);
+      const tokens = [
+        ...(settings.DISCORD_TOKEN ? ["DISCORD_TOKEN"] : []),
+        ...(settings.TELEGRAM_BOT_TOKEN ? ["TELEGRAM_BOT_TOKEN"] : []),
+      ];
+      expect(plain).toEqual([
+        `Refusing to serve made-up data to real chats: ${tokens.join(" and ")} ${tokens.length > 1 ? "are" : "is"} set but API_BASE_URL is not. Set API_BASE_URL with API_KEY for the real data service, or DATA_SERVICE=simulator to serve the embedded simulator's made-up data deliberately.`,
+      ]);
+      // The one line only: no JSON log line before it, and no secret.
+      expect(stderr).toBe(`${plain[0]}\n`);
+      expect(stderr).not.toContain(TOKEN);
+      expect(stderr).not.toContain(telegramToken);
+    }
+    expect(connections).toBe(0);
+  }, 60_000);
+
+  it("DATA_SERVICE=simulator beside a data-service URL: refused, naming both", async ({
+    expect,
+  }) => {
+    const { code, plain } = await runBot({
+      DATA_DIR: tempDir(),
+      DATA_SERVICE: "simulator",
+      API_BASE_URL: "http://127.0.0.1:9",
+    });
+    expect(code).toBe(1);
+    expect(plain).toEqual([
+      "Invalid setting DATA_SERVICE: simulator serves made-up data, but API_BASE_URL (or CHAINS) names a data service: unset one of them",
+    ]);
+    const other = await runBot({ DATA_DIR: tempDir(), DATA_SERVICE: "real" });
+    expect(other.code).toBe(1);
+    expect(other.plain).toEqual([
+      "Invalid setting DATA_SERVICE: must be simulator (or unset: the data service at API_BASE_URL)",
+    ]);
+  }, 30_000);
+
   it("a corrupted bot.sqlite", async ({ expect }) => {
     const dataDir = tempDir();
     const garbage = Buffer.alloc(8192);
@@ -157,6 +216,7 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
       DATA_DIR: tempDir(),
       DISCORD_TOKEN: TOKEN,
       DISCORD_API_URL: url,
+      DATA_SERVICE: "simulator",
     });
     expect(code).not.toBe(0);
     expect(code).not.toBeNull();
@@ -179,6 +239,7 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
       DATA_DIR: tempDir(),
       TELEGRAM_BOT_TOKEN: token,
       TELEGRAM_API_ROOT: "http://api.telegram.invalid",
+      DATA_SERVICE: "simulator",
     });
     expect(code).toBe(1);
     expect(plain).toEqual([

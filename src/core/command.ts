@@ -8,7 +8,7 @@ import type { Store } from "../store/types.ts";
 import type { VerifyService } from "../verify/types.ts";
 import type { ActionStore } from "./actions.ts";
 import type { KnownCollections } from "./known-collections.ts";
-import type { Reply } from "./reply.ts";
+import type { ButtonSpec, Reply } from "./reply.ts";
 import type { NameResolver, Resolution } from "./resolver.ts";
 
 export type Platform = "discord" | "telegram" | "console";
@@ -116,6 +116,12 @@ export interface CommandContext {
   verify?: VerifyService;
   /** Gates (/gate); absent when the store keeps none (and in tests that need none). */
   gates?: GateService;
+  /**
+   * Starts storing the actions of buttons the answer will carry while the command still reads
+   * its data (call it after starting the reads): the reply that carries these same objects goes
+   * out without waiting for their store. Absent in contexts tests build by hand.
+   */
+  storeButtons?: (buttons: readonly ButtonSpec[]) => void;
 }
 
 /**

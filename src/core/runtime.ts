@@ -29,14 +29,20 @@ import {
 } from "./command.ts";
 import { short } from "./format.ts";
 import { KnownCollections } from "./known-collections.ts";
-import { ReplyMaterializer } from "./materialize.ts";
+import { type EarlyButtons, ReplyMaterializer } from "./materialize.ts";
 import type { Answered, Outcome, OutcomeEvent } from "./outcome.ts";
 import { assertManager, assertPerson } from "./permissions.ts";
 import { randomBytesPooled } from "./random.ts";
 import type { LimiterFactory } from "./rate-limit.ts";
 import { RecentWallets } from "./recent-wallets.ts";
 import { buildRegistry, RERUN_ACTION } from "./registry.ts";
-import { type ButtonSpec, type RenderableReply, type Reply, userErrorReply } from "./reply.ts";
+import {
+  type ButtonAction,
+  type ButtonSpec,
+  type RenderableReply,
+  type Reply,
+  userErrorReply,
+} from "./reply.ts";
 import { NameResolver, type Resolution } from "./resolver.ts";
 import { parseArgs, parseTextArgs } from "./text-args.ts";
 
@@ -87,6 +93,11 @@ export interface RuntimeOptions {
    * and the Telegram adapter hands it join requests. Absent when the store keeps no gates.
    */
   gates?: GateService | undefined;
+  /**
+   * Added to the footer of every reply and alert that goes out: "simulated data" when the data
+   * comes from the embedded simulator (SIMULATED_DATA_MARK).
+   */
+  dataMark?: string | undefined;
 }
 
 /** A short id for an invocation: in the log and in the apology a person sees. */
@@ -183,6 +194,7 @@ export class Runtime {
       logger: options.logger,
       buttonTtlSeconds: options.buttonTtlSeconds,
       now: this.now,
+      mark: options.dataMark,
     });
   }
 
@@ -447,7 +459,9 @@ export class Runtime {
     });
     const finish = (outcome: Outcome, reply: RenderableReply): Answered => {
       const ms = performance.now() - started;
-      logger.info({ outcome, ms: Math.round(ms) }, "invocation answered");
+      // The log line is written after the answer went on its way, not before (issue 34, item 11);
+      // counting stays here, a few additions that callers read as soon as the answer is back.
+      setImmediate(() => logger.info({ outcome, ms: Math.round(ms) }, "invocation answered"));
       this.onOutcome?.({ command, kind, outcome, ms });
       if (this.accepting && outcome !== "rate_limited") this.chatWorks(invocation, logger);
       return { reply, outcome };
@@ -477,6 +491,8 @@ export class Runtime {
     }
     const collections = this.collectionsOf(chain);
     const controller = new AbortController();
+    /** Buttons the command stored while it read (ctx.storeButtons), for materialize. */
+    const early: EarlyButtons = new Map();
     const ctx: CommandContext = {
       chain,
       chains: this.chains,
@@ -503,6 +519,13 @@ export class Runtime {
       commands: this.commands,
       ...(this.options.verify ? { verify: this.options.verify } : {}),
       ...(this.options.gates ? { gates: this.options.gates } : {}),
+      storeButtons: (buttons) =>
+        this.materializer.storeEarly(
+          buttons,
+          invocation,
+          (button) => onChainAction(button.action, chain),
+          early,
+        ),
     };
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -514,14 +537,17 @@ export class Runtime {
     // The chart is drawn within the command's deadline, as part of its answer.
     const work = body(ctx).then(async (answer) => ({
       ...answer,
-      reply: await this.materializer.drawChart(this.onChain(found, chain, answer), logger),
+      reply: await this.materializer.drawChart(this.onChain(found, chain, answer, early), logger),
     }));
     this.inFlight.add(work);
     // A handler that fails after its deadline has nobody to tell: never an unhandled rejection.
     work.catch(() => {}).finally(() => this.inFlight.delete(work));
     try {
       const answer = await Promise.race([work, deadline]);
-      return finish(answer.outcome, await this.materialize(answer.reply, invocation));
+      return finish(
+        answer.outcome,
+        await this.materializer.materialize(answer.reply, invocation, early),
+      );
     } catch (error) {
       if (
         error instanceof DeadlineError ||
@@ -588,16 +614,17 @@ export class Runtime {
    * "which one?" pick read the same chain later, whatever the chat's default is by then), and
    * with several chains served, a command's answer names its chain in the footer.
    */
-  private onChain(command: AnyCommand, chain: Chain, answer: Answer): Reply {
+  private onChain(
+    command: AnyCommand,
+    chain: Chain,
+    answer: Answer,
+    /** Stored ahead with their chain already: kept as they are, for materialize to find. */
+    early: EarlyButtons,
+  ): Reply {
     const { reply } = answer;
     const buttons = reply.buttons?.map(
-      (button): ButtonSpec => ({
-        ...button,
-        action: {
-          ...button.action,
-          payload: { [CHAIN_OPTION]: chain.id, ...button.action.payload },
-        },
-      }),
+      (button): ButtonSpec =>
+        early.has(button) ? button : { ...button, action: onChainAction(button.action, chain) },
     );
     const named =
       this.chains.length > 1 &&
@@ -624,6 +651,11 @@ export class Runtime {
   ): Promise<RenderableReply> {
     return this.materializer.materialize(reply, target);
   }
+}
+
+/** A button's action as stored: it remembers the chain the answer was read from. */
+function onChainAction(action: ButtonAction, chain: Chain): ButtonAction {
+  return { ...action, payload: { [CHAIN_OPTION]: chain.id, ...action.payload } };
 }
 
 /** Commands that report spam are refused on a chain without spam detection. */

@@ -44,6 +44,7 @@ async function startBot(
     env: {
       ...env,
       DATA_DIR: dataDir,
+      DATA_SERVICE: "simulator",
       DISCORD_TOKEN: fake.token,
       DISCORD_PUBLIC_KEY: fake.publicKey,
       DISCORD_API_URL: fake.apiBase,
