@@ -1,7 +1,6 @@
 import { type ChildProcess, type ForkOptions, fork } from "node:child_process";
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { SECRET_VARIABLES } from "../config.ts";
 import type { ReplyImage } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
 import type {
@@ -61,15 +60,22 @@ interface PainterChild {
 const CHILD_LIMITS = ["--max-semi-space-size=1", "--max-old-space-size=128"];
 
 /**
- * The bot's environment without its secrets (tokens, API keys, database and Redis URLs): a
- * painter draws from the figures it is sent and needs none of them. The rest (PATH, TZ, locale,
- * NODE_OPTIONS, a test's RECORD_IMPORTS) goes on as it was.
+ * The painter's whole environment: an allow-list, not the bot's environment minus the secrets it
+ * knows of. A deny-list let through whatever it did not name (PGPASSWORD, an RPC key under the
+ * operator's own name, a cloud credential), and the painter needs none of the bot's variables:
+ * - it runs `process.execPath` with its flags given on the command line, so no PATH or
+ *   NODE_OPTIONS (the bot's own Node options reach it through execArgv, below);
+ * - it draws from the figures it is sent: no URL, key or token;
+ * - its charts pin their number format to en-US (chart-drawing.ts), like every other figure the
+ *   bot writes, so the host's LANG/LC_* does not change a picture; it formats no date (the axis
+ *   labels arrive as text), so no TZ;
+ * - its only font is the one shipped in dejavu-fonts-ttf, registered by path: no font settings.
+ * The one variable it gets is glibc's: a painter draws on one thread, and at most two malloc
+ * arenas keep the arenas Skia's and Node's helper threads would each open (some 6 MB of a
+ * 100 MB painter, `npm run bench -- process`) out of its resident set.
  */
-function childEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of SECRET_VARIABLES) delete env[name];
-  delete env.DATABASE_URL;
-  return env;
+export function childEnv(): NodeJS.ProcessEnv {
+  return { MALLOC_ARENA_MAX: "2" };
 }
 
 /** Where the child's code is: dist/chart-process.js when built, else the TypeScript source. */
