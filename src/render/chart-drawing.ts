@@ -102,6 +102,8 @@ async function draw(config: ChartConfiguration): Promise<Buffer> {
       responsive: false,
       animation: false,
       devicePixelRatio: 1,
+      // The bot writes every figure in en-US; without it, tick labels followed the host's LANG.
+      locale: "en-US",
       layout: { padding: 12 },
     },
     plugins: [...(config.plugins ?? []), background],
