@@ -70,6 +70,8 @@ beforeAll(async () => {
       DISCORD_API_URL: fake.apiBase,
       DISCORD_GUILD_ID: fake.guildId,
       DISCORD_REGISTER_ON_START: "false",
+      // A Discord token with no data service: the simulator, on purpose (issue 34).
+      DATA_SERVICE: "simulator",
       HTTP_PORT: String(port),
       HTTP_HOST: "127.0.0.1",
       HTTP_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
