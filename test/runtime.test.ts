@@ -423,7 +423,7 @@ describe("dispatch", () => {
       },
       examples: [],
       run: async () => {
-        throw new UserError("Give me something nicer.");
+        throw new UserError("invalid_argument", "Give me something nicer.");
       },
     });
     const runtime = runtimeWith(setup, [picky], { deadlineMs: 1000 });
