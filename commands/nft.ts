@@ -298,12 +298,14 @@ export default defineCommand({
   async run(ctx, { item, token_id }) {
     if (item.tokenId !== undefined && token_id !== undefined && item.tokenId !== token_id) {
       throw new UserError(
+        "conflicting_arguments",
         `The link names token ${item.tokenId} but you also gave ${token_id}: give one.`,
       );
     }
     const tokenId = token_id ?? item.tokenId;
     if (tokenId === undefined) {
       throw new UserError(
+        "missing_argument",
         "Which token? Add the token id after the contract, e.g. /nft 0x… 1234, or paste an item link.",
       );
     }

@@ -34,7 +34,10 @@ const kindWords = (kind: ReportKind) => (kind === "spam" ? "spam" : "not spam");
 
 function assertAsker(ctx: CommandContext, payload: ActionPayload): void {
   if (payload.by !== personKey(ctx.invocation)) {
-    throw new UserError("Only the person who started this report can confirm or cancel it.");
+    throw new UserError(
+      "button_not_yours",
+      "Only the person who started this report can confirm or cancel it.",
+    );
   }
 }
 
@@ -58,6 +61,7 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
     const own = wallets.find((wallet) => wallet.address.toLowerCase() === address.toLowerCase());
     if (own?.provedAt !== undefined) return address;
     throw new UserError(
+      "no_proved_wallet",
       own
         ? `Reports are made only for a wallet you proved, and ${fullAddress(address)} is not proved: prove it with /verify and try again.`
         : `Reports are made only for a wallet you proved, and ${fullAddress(address)} is not one of yours: prove it with /verify, or report without a wallet to use yours.`,
@@ -66,6 +70,7 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
   const latest = wallets[0];
   if (latest?.provedAt !== undefined) return parseAddress(latest.address, "wallet address");
   throw new UserError(
+    "no_proved_wallet",
     latest
       ? `Reports are made only for a proved wallet, and ${fullAddress(latest.address)} was linked on your word: prove it with /verify (you sign on the bot's page; free) and try again.`
       : "Spam is judged per wallet, so a report needs one you proved: prove yours with /verify (you sign on the bot's page; free) and try again.",
@@ -119,6 +124,7 @@ export async function submitReport(ctx: CommandContext, target: ReportTarget): P
   const made = await reports.countSince(platform, user.id, now - 3_600_000);
   if (made >= ctx.settings.reportsPerHour) {
     throw new UserError(
+      "rate_limited",
       `You have made ${made} reports in the last hour, the most allowed. Try again later.`,
     );
   }
@@ -203,6 +209,7 @@ export default defineCommand({
   async run(ctx, { kind, item, token_id, wallet, note }) {
     if (item.tokenId !== undefined && token_id !== undefined && item.tokenId !== token_id) {
       throw new UserError(
+        "conflicting_arguments",
         `The link names token ${item.tokenId} but you also gave ${token_id}: give one.`,
       );
     }

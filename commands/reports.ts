@@ -91,7 +91,10 @@ export default defineCommand({
         // since the person may have stopped managing it since.
         const chatId = typeof payload.chat === "string" ? payload.chat : chat.id;
         if (chatId !== chat.id && !(await ctx.invocation.canManageChannel(chatId))) {
-          throw new UserError("Only people who can manage that chat may export its reports.");
+          throw new UserError(
+            "not_manager",
+            "Only people who can manage that chat may export its reports.",
+          );
         }
         const reports = await ctx.store.reports.forChat(platform, chatId);
         return {

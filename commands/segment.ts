@@ -232,6 +232,7 @@ async function segmentCall<T>(query: SegmentQuery, call: () => Promise<T>): Prom
   } catch (error) {
     if (error instanceof ApiError && error.kind === "not_found") {
       throw new UserError(
+        "unknown_collection",
         query.collection2 === undefined
           ? `No collection ${short(query.collection)} on this chain.`
           : `No collection ${short(query.collection)} or ${short(query.collection2)} on this chain: check both.`,
@@ -302,7 +303,10 @@ export default defineCommand({
       args.collection2 !== undefined &&
       args.collection2.toLowerCase() === args.collection.toLowerCase()
     ) {
-      throw new UserError("The two collections are the same: give two different ones, or one.");
+      throw new UserError(
+        "conflicting_arguments",
+        "The two collections are the same: give two different ones, or one.",
+      );
     }
     const query: SegmentQuery = {
       collection: args.collection,

@@ -233,11 +233,15 @@ export default defineCommand({
   async run(ctx, { wallet, spam, collection }) {
     if (collection !== undefined && spam !== "all") {
       throw new UserError(
+        "conflicting_arguments",
         "The spam filter works on the whole wallet: leave it out when you name a collection.",
       );
     }
     if (spam !== "all" && !ctx.chain.spam) {
-      throw new UserError(`${spamUnavailable(ctx.chain)} Leave out the spam filter there.`);
+      throw new UserError(
+        "spam_unavailable",
+        `${spamUnavailable(ctx.chain)} Leave out the spam filter there.`,
+      );
     }
     return fetchWallet(ctx, wallet, spam, collection, 0);
   },

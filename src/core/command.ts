@@ -262,7 +262,12 @@ export function parserSchema<T>(check: (raw: string) => Checked<T>): z.ZodType<T
   return z.string().transform((raw, ctx) => {
     const checked = check(raw);
     if (checked.ok) return checked.value;
-    ctx.issues.push({ code: "custom", message: checked.message, input: raw });
+    ctx.issues.push({
+      code: "custom",
+      message: checked.message,
+      input: raw,
+      params: { errorCode: checked.code },
+    });
     return z.NEVER;
   });
 }

@@ -1,7 +1,7 @@
 import type { ApiClient } from "../api/client.ts";
 import { ApiError, apiErrorLevel } from "../api/errors.ts";
 import { type Chain, parseChains } from "../chains.ts";
-import { UserError } from "../errors.ts";
+import { type ErrorCode, type ErrorContext, UserError } from "../errors.ts";
 import type { GateService } from "../gates/service.ts";
 import type { Logger } from "../log.ts";
 import { cutText, sliceChars } from "../strings.ts";
@@ -109,6 +109,7 @@ export function newInvocationId(): string {
 interface Answer {
   reply: Reply;
   outcome: "ok" | "user_error";
+  code?: ErrorCode;
 }
 
 class DeadlineError extends Error {
@@ -214,7 +215,9 @@ export class Runtime {
     try {
       raw = parseTextArgs(command, text);
     } catch (error) {
-      return this.userError(error instanceof Error ? error.message : String(error));
+      return error instanceof UserError
+        ? this.userError(error.code, error.message)
+        : this.userError("invalid_argument", String(error));
     }
     return this.answerCommand(invocation, command.name, raw);
   }
@@ -257,13 +260,17 @@ export class Runtime {
 
   /** A button click: the id is looked up, checked against the chat, and its action run. */
   async answerButton(invocation: Invocation, id: string): Promise<Answered> {
-    if (!ACTION_ID_PATTERN.test(id)) return this.userError("That button is not one of mine.");
+    if (!ACTION_ID_PATTERN.test(id))
+      return this.userError("button_unknown", "That button is not one of mine.");
     const stored = await this.options.actions.get(id);
     if (!stored || stored.expiresAt <= this.now().getTime()) {
-      return this.userError("This button has expired. Run the command again for fresh buttons.");
+      return this.userError(
+        "button_expired",
+        "This button has expired. Run the command again for fresh buttons.",
+      );
     }
     if (stored.platform !== invocation.platform || stored.chatId !== invocation.chat.id) {
-      return this.userError("This button belongs to another chat.");
+      return this.userError("button_other_chat", "This button belongs to another chat.");
     }
     const { action, payload } = stored.action;
     const command = this.find(stored.action.command);
@@ -283,7 +290,7 @@ export class Runtime {
     const handler = command?.actions?.[action];
     const parsed = handler?.payload.safeParse(payload);
     if (!command || !handler || !parsed?.success)
-      return this.userError("This button no longer works. Run the command again.");
+      return this.userError("button_stale", "This button no longer works. Run the command again.");
     const chain = typeof payload.chain === "string" ? payload.chain : undefined;
     return this.execute(invocation, command, "button", chain, async (ctx) => {
       assertPerson(command, invocation, "this button");
@@ -336,6 +343,7 @@ export class Runtime {
       for (const [key, value] of Object.entries(raw)) if (value !== undefined) given[key] = value;
       return {
         outcome: resolution.kind === "choose" ? "ok" : "user_error",
+        ...(resolution.kind === "choose" ? {} : { code: "name_not_found" as const }),
         reply: {
           text: resolution.text,
           tone: resolution.kind === "choose" ? "info" : "warning",
@@ -433,11 +441,14 @@ export class Runtime {
   }
 
   private unknownCommand(name: string): Answered {
-    return this.userError(`There is no /${sliceChars(name, 32)} command. Try /help.`);
+    return this.userError(
+      "unknown_command",
+      `There is no /${sliceChars(name, 32)} command. Try /help.`,
+    );
   }
 
-  private userError(text: string): Answered {
-    return { reply: userErrorReply(text), outcome: "user_error" };
+  private userError(code: ErrorCode, text: string): Answered {
+    return { reply: userErrorReply(text), outcome: "user_error", code };
   }
 
   private async execute(
@@ -457,20 +468,35 @@ export class Runtime {
       command,
       kind,
     });
-    const finish = (outcome: Outcome, reply: RenderableReply): Answered => {
+    const finish = (
+      outcome: Outcome,
+      reply: RenderableReply,
+      code?: ErrorCode,
+      context?: ErrorContext,
+    ): Answered => {
       const ms = performance.now() - started;
+      const coded = code ? { code } : {};
       // The log line is written after the answer went on its way, not before (issue 34, item 11);
       // counting stays here, a few additions that callers read as soon as the answer is back.
-      setImmediate(() => logger.info({ outcome, ms: Math.round(ms) }, "invocation answered"));
-      this.onOutcome?.({ command, kind, outcome, ms });
+      setImmediate(() =>
+        logger.info(
+          { outcome, ...coded, ...(context ? { context } : {}), ms: Math.round(ms) },
+          "invocation answered",
+        ),
+      );
+      this.onOutcome?.({ command, kind, outcome, ...coded, ms });
       if (this.accepting && outcome !== "rate_limited") this.chatWorks(invocation, logger);
-      return { reply, outcome };
+      return { reply, outcome, ...coded };
     };
     if (!this.accepting) {
-      return finish("user_error", userErrorReply("The bot is restarting. Try again in a moment."));
+      return finish(
+        "user_error",
+        userErrorReply("The bot is restarting. Try again in a moment."),
+        "restarting",
+      );
     }
     const refusal = await this.admission.admit(invocation);
-    if (refusal) return finish("rate_limited", refusal);
+    if (refusal) return finish("rate_limited", refusal, "rate_limited");
 
     let chain: Chain;
     try {
@@ -486,7 +512,13 @@ export class Runtime {
     } catch (error) {
       // An unknown chain: the message lists those served, and nothing else happens.
       const userError = asUserError(error);
-      if (userError) return finish("user_error", userErrorReply(userError.message));
+      if (userError)
+        return finish(
+          "user_error",
+          userErrorReply(userError.message),
+          userError.code,
+          userError.context,
+        );
       throw error;
     }
     const collections = this.collectionsOf(chain);
@@ -547,6 +579,7 @@ export class Runtime {
       return finish(
         answer.outcome,
         await this.materializer.materialize(answer.reply, invocation, early),
+        answer.code,
       );
     } catch (error) {
       if (
@@ -561,7 +594,13 @@ export class Runtime {
         );
       }
       const userError = asUserError(error);
-      if (userError) return finish("user_error", userErrorReply(userError.message));
+      if (userError)
+        return finish(
+          "user_error",
+          userErrorReply(userError.message),
+          userError.code,
+          userError.context,
+        );
       if (error instanceof ApiError) {
         logger[apiErrorLevel(error)]({ err: error, kind: error.kind }, "data service error");
         const text = apiErrorMessage(error);
@@ -660,5 +699,6 @@ function onChainAction(action: ButtonAction, chain: Chain): ButtonAction {
 
 /** Commands that report spam are refused on a chain without spam detection. */
 function assertSpam(command: AnyCommand, chain: Chain): void {
-  if (command.requiresSpam && !chain.spam) throw new UserError(spamUnavailable(chain));
+  if (command.requiresSpam && !chain.spam)
+    throw new UserError("spam_unavailable", spamUnavailable(chain));
 }
