@@ -107,7 +107,8 @@ for (const backend of backends) {
 
     it("/segment: the next page and the CSV export", async () => {
       const f = t.sim.fixtures;
-      const [collection, collection2] = [f.collection, f.erc1155Collection].map(toChecksumAddress);
+      const collection = toChecksumAddress(f.collection);
+      const collection2 = toChecksumAddress(f.erc1155Collection);
       const reply = await t.say(`/segment ${collection} ${collection2} condition:any`);
       const query = {
         chain: "ethereum",
