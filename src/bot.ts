@@ -1,12 +1,7 @@
 import { configuredAdapters } from "./adapters/index.ts";
 import type { ChatAdapter } from "./adapters/types.ts";
 import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
-import {
-  isDeadLocalHolder,
-  leaseHolderName,
-  NewContractPoller,
-  pollerLeaseName,
-} from "./alerts/poller.ts";
+import { NewContractPoller, pollerLeaseName } from "./alerts/poller.ts";
 import { UpstreamBudget } from "./api/budget.ts";
 import { ResponseCache } from "./api/cache.ts";
 import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
@@ -25,7 +20,7 @@ import type { GateMembership } from "./gates/types.ts";
 import { HttpHost } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
 import { boundedProbe, type Job, ledBy, stopJobs } from "./jobs/job.ts";
-import { Lease } from "./jobs/lease.ts";
+import { isDeadLocalHolder, Lease, leaseHolderName } from "./jobs/lease.ts";
 import type { Check } from "./jobs/liveness.ts";
 import type { Logger } from "./log.ts";
 import type { LogDestinationState } from "./log-destination.ts";
