@@ -161,7 +161,8 @@ describe("layers", () => {
       "commands/shared/j.ts": 'import { opt } from "../k.ts";',
       "src/jobs/l.ts": 'import type { Alert } from "../alerts/types.ts";',
       "src/jobs/m.ts": 'export { x } from "../verify/service.ts";',
-      "src/jobs/fine.ts": 'import type { Logger } from "../log.ts";\nimport { z } from "./loop.ts";',
+      "src/jobs/fine.ts":
+        'import type { Logger } from "../log.ts";\nimport { z } from "./loop.ts";',
       "src/core/fine.ts": 'import type { Reply } from "./reply.ts";\nimport { z } from "zod";',
       "commands/fine.ts": 'import { METRICS } from "./shared/choices.ts";',
       "commands/index.ts": 'import top from "./top.ts";',
