@@ -66,9 +66,10 @@ export class CollectionRefresher {
         // A missed name may have refreshed already: that refresh is the first round.
         const joined = first && this.startedAt !== undefined;
         first = false;
+        // A stop ends the round at once (the refresh in flight is not written to the index).
         const read = joined
-          ? await untilAborted(this.running ?? Promise.resolve(this.lastRead), signal, true)
-          : await untilAborted(this.refresh(), signal, true);
+          ? await untilAborted(this.running ?? Promise.resolve(this.lastRead), signal, false)
+          : await untilAborted(this.refresh(), signal, false);
         if (!read) throw new Error("the collection index refresh read no list");
       },
       // refresh() says why it failed.

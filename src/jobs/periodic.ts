@@ -62,11 +62,6 @@ export class PeriodicJob implements Job {
     });
   }
 
-  /** Work is waiting: a round now, or right after the one in flight. */
-  poke(): void {
-    this.loop?.poke();
-  }
-
   /** A round now, apart from the loop's; never throws (a failure is told as the loop's are). */
   async run(): Promise<void> {
     try {
