@@ -172,6 +172,7 @@ export class Runtime {
             ...(this.chains.length > 1 ? { chain: chain.id } : {}),
           }),
           intervalMs: options.collectionRefreshMs ?? 15 * 60_000,
+          name: `collection refresh ${chain.id}`,
           ...(options.monotonic ? { monotonic: options.monotonic } : {}),
         }),
       );
