@@ -153,7 +153,11 @@ export interface ChartLoad {
 function picturesDigest(output: string): string {
   const hash = createHash("sha256");
   for (const [, path] of output.matchAll(/^Picture: (.+\.png)$/gm))
-    hash.update(createHash("sha256").update(readFileSync(path as string)).digest());
+    hash.update(
+      createHash("sha256")
+        .update(readFileSync(path as string))
+        .digest(),
+    );
   return hash.digest("hex").slice(0, 16);
 }
 
