@@ -6,6 +6,7 @@ import type { Simulator } from "../../src/simulator/index.ts";
 import { COMPILED_BOT } from "../compiled.ts";
 import type { Checkout } from "./checkouts.ts";
 import { sideBySide } from "./checkouts.ts";
+import { uniquePages } from "./pages.ts";
 import type { BenchRow } from "./report.ts";
 
 /**
@@ -17,11 +18,15 @@ import type { BenchRow } from "./report.ts";
  * binary's pages, which the bot and a child painter share in the page cache, are in both; PSS
  * divides each shared page between them, so the PSS sum is what the host spends; the anonymous part
  * (heaps, Skia's and the allocator's memory) belongs to its process alone. The pictures are hashed,
- * so two checkouts' runs show whether they drew byte-identical pictures.
+ * so two checkouts' runs show whether they drew byte-identical pictures. As root, the pages of
+ * the pair are also counted once each (pages.ts): PSS on a shared machine divides the node binary
+ * with every other node process there, which a host of its own would not.
  */
 
 export const CHART_COMMANDS = 240;
 const SAMPLE_MS = 100;
+/** The pages of the pair, each once (pages.ts), read less often: a read takes some 50 ms. */
+const UNIQUE_EVERY = 5;
 /** Idle is read 1 s after the last picture, then again 70 s after it (the painter's quiet minute). */
 const AFTER_MS = 1000;
 const SETTLED_MS = 70_000;
@@ -86,12 +91,20 @@ export interface TreeMemory {
   bot: Memory;
   painter: Memory;
   sum: Memory;
+  /** The physical pages of the bot and its painter, each counted once (pages.ts; root only). */
+  unique?: number | undefined;
 }
 
-export function treeMemory(pid: number): TreeMemory {
+export function treeMemory(pid: number, unique = true): TreeMemory {
+  const children = childrenOf(pid);
   const bot = memoryOf(pid);
-  const painter = childrenOf(pid).map(memoryOf).reduce(add, NONE);
-  return { bot, painter, sum: add(bot, painter) };
+  const painter = children.map(memoryOf).reduce(add, NONE);
+  return {
+    bot,
+    painter,
+    sum: add(bot, painter),
+    unique: unique ? uniquePages([pid, ...children]) : undefined,
+  };
 }
 
 /**
@@ -100,12 +113,16 @@ export function treeMemory(pid: number): TreeMemory {
  */
 function sampleTree(pid: number): { stop(): TreeMemory } {
   let peaks: TreeMemory = { bot: NONE, painter: NONE, sum: NONE };
+  let samples = 0;
   const sample = () => {
-    const now = treeMemory(pid);
+    const now = treeMemory(pid, samples++ % UNIQUE_EVERY === 0);
+    const unique =
+      now.unique === undefined ? peaks.unique : Math.max(peaks.unique ?? 0, now.unique);
     peaks = {
       bot: max(peaks.bot, now.bot),
       painter: max(peaks.painter, now.painter),
       sum: max(peaks.sum, now.sum),
+      unique,
     };
   };
   sample();
@@ -234,6 +251,9 @@ const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 const triple = (tree: TreeMemory, figure: keyof Memory) =>
   `bot ${mb(tree.bot[figure])} · painter ${mb(tree.painter[figure])} · sum ${mb(tree.sum[figure])}`;
 
+const uniqueOf = (tree: TreeMemory) =>
+  tree.unique === undefined ? "not readable (root only)" : mb(tree.unique);
+
 /**
  * The rows: for each checkout (this one and BENCH_COMPARE_DIR's), the peaks of the bot, of the
  * painter and of their sum, in RSS (the issue's measure, the shared node binary counted in both),
@@ -267,15 +287,20 @@ export async function benchChartLoad(
       name: `${label}: peak ${what}, bot · painter · their sum (sampled every ${SAMPLE_MS} ms)`,
       value: sideBySide(checkouts, (c) => triple(of(c).peak, figure)),
     });
+  rows.push({
+    name: `${label}: peak of the pair's physical pages, each counted once (/proc/<pid>/pagemap, every ${(SAMPLE_MS * UNIQUE_EVERY) / 1000} s): what bot and painter cost a host of their own`,
+    value: sideBySide(checkouts, (c) => uniqueOf(of(c).peak)),
+  });
   for (const [when, at] of [
     ["after", AFTER_MS],
     ["settled", SETTLED_MS],
   ] as const)
     rows.push({
-      name: `${label}: ${at / 1000} s after the last picture, RSS · PSS · anonymous, bot · painter · sum`,
+      name: `${label}: ${at / 1000} s after the last picture, RSS · PSS · anonymous (bot · painter · sum), the pair's pages once`,
       value: sideBySide(checkouts, (c) =>
         (["rss", "pss", "anon"] as const)
           .map((figure) => `${figure} ${triple(of(c)[when], figure)}`)
+          .concat(`pages once ${uniqueOf(of(c)[when])}`)
           .join("; "),
       ),
     });
