@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { formatFixed } from "../src/render/chart-numbers.ts";
 
 /**
@@ -79,5 +79,32 @@ describe("formatFixed, against Intl.NumberFormat en-US", () => {
       [0.1 + 0.2, 17],
     ] as const)
       expect(formatFixed(value, digits)).toBe(intl(value, digits));
+  });
+});
+
+describe("the painter's charts", () => {
+  it("write their axes without Intl, which would load ICU's number data into the painter", async () => {
+    const { audienceChart, ownersHistoryChart, rankingChart } = await import(
+      "../src/render/chart-drawing.ts"
+    );
+    const made = vi.spyOn(Intl, "NumberFormat");
+    try {
+      const points = Array.from({ length: 30 }, (_, d) => ({
+        timestamp: new Date(Date.UTC(2025, 0, 1) + d * 86_400_000).toISOString(),
+        count: String(1000 + d * 7),
+      }));
+      await ownersHistoryChart("Owners", points);
+      await rankingChart("Top", "Volume (ETH)", [
+        { label: "A", value: 12.5 },
+        { label: "B", value: 3.25 },
+      ]);
+      await audienceChart("Audience", [
+        { label: "Whale", share: 12.3, change: "+1" },
+        { label: "Newbie", share: 0.4, change: "-2" },
+      ]);
+      expect(made).not.toHaveBeenCalled();
+    } finally {
+      made.mockRestore();
+    }
   });
 });

@@ -7,6 +7,7 @@ import { COMPILED_BOT } from "../compiled.ts";
 import type { Checkout } from "./checkouts.ts";
 import { sideBySide } from "./checkouts.ts";
 import { uniquePages } from "./pages.ts";
+import { painterDigest } from "./painter-digest.ts";
 import type { BenchRow } from "./report.ts";
 
 /**
@@ -304,8 +305,14 @@ export async function benchChartLoad(
           .join("; "),
       ),
     });
+  const digests = new Map<Checkout, string>();
+  for (const checkout of checkouts) digests.set(checkout, await painterDigest(checkout.dir));
   rows.push({
-    name: `${label}: pictures, their time, their digest (equal: byte-identical) and the load average (1 min) at start → end`,
+    name: "the same 240 chart requests to each checkout's painter: the pictures' digest (equal: byte-identical pictures)",
+    value: sideBySide(checkouts, (c) => digests.get(c) ?? ""),
+  });
+  rows.push({
+    name: `${label}: pictures, their time, the digest of the bot's pictures (it follows the bot's clock) and the load average (1 min) at start → end`,
     value: sideBySide(checkouts, (c) => {
       const r = of(c);
       return `${r.pictures} pictures in ${r.seconds.toFixed(0)} s, digest ${r.digest}, load ${r.load[0].toFixed(2)} → ${r.load[1].toFixed(2)}`;
