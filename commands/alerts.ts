@@ -73,12 +73,16 @@ export default defineCommand({
     const on = namesChains(ctx) ? ` to ${ctx.chain.name}` : "";
     if (!subscription)
       throw new UserError(
+        "not_subscribed",
         `This channel is not subscribed${on}: alert rules belong to a subscription. /subscribe first.`,
       );
     if (action === "show") return showReply(ctx, subscription);
     if (action === "test") return testReply(ctx, subscription);
     if (!(await ctx.invocation.canManageChannel()))
-      throw new UserError("Only people who can manage this channel may change its alert rules.");
+      throw new UserError(
+        "not_manager",
+        "Only people who can manage this channel may change its alert rules.",
+      );
     const rules = change(action, value ?? "", structuredClone(subscription.rules));
     await ctx.store.subscriptions.setRules(subscription.id, rules);
     ctx.logger.info(
@@ -119,6 +123,7 @@ function change(action: Exclude<Action, "show" | "test">, typed: string, rules: 
       const minutes = typed === undefined ? Number.NaN : Number(typed);
       if (!(minutes >= 1 && minutes <= MAX_DIGEST_MINUTES))
         throw new UserError(
+          typed === undefined ? "invalid_number" : "number_out_of_range",
           `Use /alerts digest <minutes> (1 to ${MAX_DIGEST_MINUTES}), or /alerts digest off for each mint.`,
         );
       rules.digestMinutes = minutes;
@@ -131,10 +136,11 @@ function change(action: Exclude<Action, "show" | "test">, typed: string, rules: 
       }
       if (!first || rest.length !== 1)
         throw new UserError(
+          "invalid_schedule",
           "Use /alerts quiet 23:00-07:00 <time zone> (like Europe/Berlin or UTC), or /alerts quiet off.",
         );
       const parsed = parseQuiet(first, rest[0] ?? "");
-      if ("error" in parsed) throw new UserError(sliceChars(parsed.error, 200));
+      if ("error" in parsed) throw new UserError("invalid_schedule", sliceChars(parsed.error, 200));
       rules.quiet = parsed.quiet;
       return rules;
     }
@@ -145,7 +151,8 @@ function change(action: Exclude<Action, "show" | "test">, typed: string, rules: 
         delete rules[action];
         return rules;
       }
-      if ((verb !== "include" && verb !== "exclude") || !tail) throw new UserError(usage);
+      if ((verb !== "include" && verb !== "exclude") || !tail)
+        throw new UserError("invalid_argument", usage);
       let list: string[];
       if (action === "minters") {
         // "bad actor" as one name, else the names one by one.
@@ -155,6 +162,7 @@ function change(action: Exclude<Action, "show" | "test">, typed: string, rules: 
           const behavior = behaviorNamed(name);
           if (!behavior)
             throw new UserError(
+              "unknown_behavior",
               `${sliceChars(name, 40)} is not a minter behavior: use ${BEHAVIOR_NAMES.join(", ")}.`,
             );
           return behavior;
@@ -162,11 +170,11 @@ function change(action: Exclude<Action, "show" | "test">, typed: string, rules: 
       } else {
         list = items(tail).map((word) => word.toLowerCase().replace(/\s+/g, " "));
         if (list.some((word) => word.length > 40))
-          throw new UserError("A keyword is at most 40 characters.");
+          throw new UserError("input_too_long", "A keyword is at most 40 characters.");
       }
       list = [...new Set(list)];
       if (list.length > MAX_KEYWORDS)
-        throw new UserError(`At most ${MAX_KEYWORDS} ${action} in a list.`);
+        throw new UserError("too_many_items", `At most ${MAX_KEYWORDS} ${action} in a list.`);
       rules[action] = { ...rules[action], [verb]: list };
       return rules;
     }
@@ -226,7 +234,11 @@ function showReply(ctx: CommandContext, subscription: Subscription): Reply {
 
 async function testReply(ctx: CommandContext, subscription: Subscription): Promise<Reply> {
   const outbox = ctx.store.outbox;
-  if (!outbox) throw new UserError("The test is not available here: this bot posts no alerts.");
+  if (!outbox)
+    throw new UserError(
+      "feature_unavailable",
+      "The test is not available here: this bot posts no alerts.",
+    );
   const now = ctx.now().getTime();
   const seen = await outbox.seenSince(subscription.chain, now - 3_600_000, TEST_LIMIT);
   const count = { types: 0, bad: 0, minter: 0, keyword: 0 };

@@ -13,7 +13,7 @@ import {
   slotDate,
   slotTime,
 } from "../src/core/schedule.ts";
-import { UserError } from "../src/errors.ts";
+import { type ErrorCode, UserError } from "../src/errors.ts";
 import type { NewDigest } from "../src/store/types.ts";
 import { sliceChars } from "../src/strings.ts";
 import { type DurationChoice, type MetricChoice, TOP_OPTIONS } from "./shared/choices.ts";
@@ -30,7 +30,8 @@ const ACTIONS = [
 const ADD_USAGE =
   "/digest add daily|weekly <day> HH:MM [time zone] top <volume|sales|max_price> <1d|7d|30d|365d> [chain:<id>]";
 
-const usageError = (message: string) => new UserError(`${message}\nUsage: ${ADD_USAGE}`);
+const usageError = (code: ErrorCode, message: string) =>
+  new UserError(code, `${message}\nUsage: ${ADD_USAGE}`);
 
 /** Parses "daily 09:00 Europe/Berlin top volume 1d" (what follows /digest add). */
 export function parseDigestSpec(
@@ -46,6 +47,7 @@ export function parseDigestSpec(
         : undefined;
   if (!cadence)
     throw usageError(
+      cadenceWord ? "invalid_schedule" : "missing_argument",
       cadenceWord
         ? `"${cadenceWord}" is not a schedule: say daily or weekly.`
         : "Say when: daily or weekly, and a time.",
@@ -53,18 +55,22 @@ export function parseDigestSpec(
   let weekday: number | null = null;
   if (cadence === "weekly") {
     const day = checkWeekday(words.shift() ?? "");
-    if (!day.ok) throw usageError(day.message);
+    if (!day.ok) throw usageError(day.code, day.message);
     weekday = day.value;
   }
   const timeWord = words.shift() ?? "";
   const time = checkTime(timeWord);
-  if (!time.ok) throw usageError(timeWord ? time.message : "Say at what time, e.g. 09:00.");
+  if (!time.ok)
+    throw usageError(
+      timeWord ? time.code : "missing_argument",
+      timeWord ? time.message : "Say at what time, e.g. 09:00.",
+    );
   let zone = DEFAULT_DIGEST_ZONE;
   const isTopWord = (word: string) =>
     word.toLowerCase() === "top" || TOP_OPTIONS.metric.schema.safeParse(word).success;
   if (words[0] !== undefined && !isTopWord(words[0]) && !looksLikeTime(words[0])) {
     const checked = checkZone(words.shift() ?? "");
-    if (!checked.ok) throw usageError(checked.message);
+    if (!checked.ok) throw usageError(checked.code, checked.message);
     zone = checked.value;
   }
   if (words[0]?.toLowerCase() === "top") words.shift();
@@ -73,24 +79,34 @@ export function parseDigestSpec(
   if (words[0] !== undefined) {
     const parsed = TOP_OPTIONS.metric.schema.safeParse(words[0]);
     if (!parsed.success)
-      throw usageError(`metric: ${parsed.error.issues[0]?.message ?? "is not valid"}.`);
+      throw usageError(
+        "invalid_choice",
+        `metric: ${parsed.error.issues[0]?.message ?? "is not valid"}.`,
+      );
     metric = parsed.data;
     words.shift();
   }
   if (words[0] !== undefined) {
     const parsed = TOP_OPTIONS.duration.schema.safeParse(words[0]);
     if (!parsed.success)
-      throw usageError(`period: ${parsed.error.issues[0]?.message ?? "is not valid"}.`);
+      throw usageError(
+        "invalid_choice",
+        `period: ${parsed.error.issues[0]?.message ?? "is not valid"}.`,
+      );
     period = parsed.data;
     words.shift();
   }
-  if (words.length > 0) throw usageError(`I did not expect "${words.join(" ")}".`);
+  if (words.length > 0)
+    throw usageError("unexpected_argument", `I did not expect "${words.join(" ")}".`);
   return { cadence, weekday, time: time.value, zone, metric, period };
 }
 
 async function assertManages(ctx: CommandContext): Promise<void> {
   if (!(await ctx.invocation.canManageChannel()))
-    throw new UserError("Only people who can manage this channel may add or remove digests.");
+    throw new UserError(
+      "not_manager",
+      "Only people who can manage this channel may add or remove digests.",
+    );
 }
 
 /** "24 Nov 2026 09:00 Europe/Berlin (in 14 hours)": when the digest posts next, in its zone. */
@@ -153,6 +169,7 @@ async function remove(ctx: CommandContext, spec: string | undefined): Promise<Re
   const raw = (spec ?? "").trim().replace(/^#/, "");
   if (!/^\d{1,12}$/.test(raw))
     throw new UserError(
+      raw ? "invalid_number" : "missing_argument",
       raw
         ? `"${raw}" is not a digest number: /digest list shows them.`
         : "Say which digest: /digest remove <number> (/digest list shows them).",
@@ -191,6 +208,7 @@ const command = defineCommand({
     // "/digest frobnicate": not an action, so the text parser passed it on.
     if (spec?.trim())
       throw new UserError(
+        "unknown_subcommand",
         `"${sliceChars(spec.trim(), 40)}" is not something /digest does: use add, list or remove. Example: ${command.examples[0]}`,
       );
     return list(ctx);

@@ -48,6 +48,7 @@ interface GateChat {
 function gatesOf(ctx: CommandContext): GateService {
   if (!ctx.gates)
     throw new UserError(
+      "feature_unavailable",
       "Gates are not available here: they give a Discord role or entry to a Telegram group, so /gate add, list, remove and log work in a Discord server or a Telegram group. /gate test <wallet> <criteria> works anywhere.",
     );
   return ctx.gates;
@@ -58,12 +59,16 @@ function gateChat(ctx: CommandContext): GateChat {
   const { platform, chat, guild } = ctx.invocation;
   if (platform === "discord") {
     if (!guild)
-      throw new UserError("Gates belong to a Discord server: use /gate in one of its channels.");
+      throw new UserError(
+        "wrong_chat_kind",
+        "Gates belong to a Discord server: use /gate in one of its channels.",
+      );
     return { gates: gatesOf(ctx), platform, chatId: guild.id };
   }
   if (platform === "telegram") {
     if (chat.kind !== "group")
       throw new UserError(
+        "wrong_chat_kind",
         "A Telegram gate lets people into a group: use /gate in the group, as one of its admins.",
       );
     return { gates: gatesOf(ctx), platform, chatId: chat.id };
@@ -71,13 +76,14 @@ function gateChat(ctx: CommandContext): GateChat {
   // The console has no roles and no groups: say so before asking for a service it lacks.
   gatesOf(ctx);
   throw new UserError(
+    "wrong_chat_kind",
     "Gates give a Discord role or entry to a Telegram group: /gate works in a Discord server or a Telegram group. /gate test <wallet> <criteria> works here.",
   );
 }
 
 async function requireManager(ctx: CommandContext, what: string): Promise<void> {
   if (!(await ctx.invocation.canManageChannel()))
-    throw new UserError(`Only people who can manage this chat may ${what}.`);
+    throw new UserError("not_manager", `Only people who can manage this chat may ${what}.`);
 }
 
 /**
@@ -93,7 +99,7 @@ async function requireGiver(
 ): Promise<void> {
   if (target.platform !== "discord") return;
   const may = await gates.mayGive(target, ctx.invocation.user.id, purpose);
-  if (!may.ok) throw new UserError(may.reason);
+  if (!may.ok) throw new UserError("cannot_give_role", may.reason);
 }
 
 /** The Discord role a gate gives, from the role option; its name as Discord resolved it. */
@@ -104,6 +110,7 @@ function discordTarget(
 ): GateTarget {
   if (!role)
     throw new UserError(
+      "missing_argument",
       `Which role does the gate give? Pick it in the role option (text: role:@Holders). Usage: ${ADD_USAGE}`,
     );
   const names = ctx.invocation.guild?.roleNames ?? {};
@@ -114,12 +121,16 @@ function discordTarget(
     roleId = Object.keys(names).find((id) => names[id]?.toLowerCase() === wanted);
     if (!roleId)
       throw new UserError(
+        "unknown_role",
         `I cannot find the role @${sliceChars(role.name, 60)} here: pick it in the role option, or give its id (Server Settings → Roles → Copy Role ID).`,
       );
   }
   // @everyone's id is the server's: every member has it, so it gates nothing.
   if (roleId === guildId)
-    throw new UserError("@everyone cannot be a gate's role: every member has it. Pick a role.");
+    throw new UserError(
+      "invalid_role",
+      "@everyone cannot be a gate's role: every member has it. Pick a role.",
+    );
   // Without a resolved name, Discord's check (at add) fills it in from the server's roles.
   return { platform: "discord", guildId, roleId, roleName: names[roleId] ?? roleId };
 }
@@ -164,6 +175,7 @@ function gateNumber(raw: string | undefined, action: "remove" | "log"): number {
   const text = (raw ?? "").trim().replace(/^#/, "");
   if (!/^\d{1,3}$/.test(text) || Number(text) < 1)
     throw new UserError(
+      text ? "invalid_number" : "missing_argument",
       text
         ? `"${sliceChars(text, 40)}" is not a gate number: /gate list numbers them (1, 2…).`
         : `Which gate? /gate ${action} <number> (/gate list numbers them).`,
@@ -173,7 +185,10 @@ function gateNumber(raw: string | undefined, action: "remove" | "log"): number {
 
 async function readCriteria(ctx: CommandContext, text: string): Promise<GateCriterion[]> {
   if (text.trim() === "")
-    throw new UserError(`Which criteria? ${CRITERIA_WORDS} Usage: ${ADD_USAGE}`);
+    throw new UserError(
+      "missing_argument",
+      `Which criteria? ${CRITERIA_WORDS} Usage: ${ADD_USAGE}`,
+    );
   return parseCriteria(text, {
     chain: ctx.chain.id,
     chains: ctx.chains.map((chain) => chain.id),
@@ -186,6 +201,7 @@ async function add(ctx: CommandContext, role: RoleRef | undefined, spec: string)
   await requireManager(ctx, "add or remove gates");
   if (where.platform === "telegram" && role)
     throw new UserError(
+      "unexpected_argument",
       "A Telegram gate lets people into this group; it gives no role. Leave role out: /gate add <criteria>.",
     );
   const target: GateTarget =
@@ -286,10 +302,11 @@ async function test(ctx: CommandContext, spec: string): Promise<Reply> {
   const [first = "", ...rest] = spec.trim().split(/\s+/);
   if (first === "")
     throw new UserError(
+      "missing_argument",
       `Which wallet? /gate test <wallet|name.eth> [criteria], e.g. /gate test ${DEMO} ${CRITERIA_EXAMPLES[0]}`,
     );
   const checked = checkWalletArg(first);
-  if (!checked.ok) throw new UserError(checked.message);
+  if (!checked.ok) throw new UserError(checked.code, checked.message);
   const resolution = await resolveWallet(checked.value, ctx.resolver);
   if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };
   const wallet = resolution.value;
@@ -377,6 +394,7 @@ const command = defineCommand({
     if (action !== "add" && role) {
       if (!("id" in role) || text.trim() !== "")
         throw new UserError(
+          "unexpected_argument",
           `Only /gate add takes a role. Usage: /gate ${action} <${action === "test" ? "wallet" : "number"}>`,
         );
       text = role.id;
@@ -387,6 +405,7 @@ const command = defineCommand({
       case "list":
         if (text.trim())
           throw new UserError(
+            "unknown_subcommand",
             `"${sliceChars(text.trim(), 40)}" is not something /gate does: use add, list, remove, test or log.`,
           );
         return list(ctx);

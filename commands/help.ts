@@ -68,6 +68,7 @@ export function createHelpCommand(list: () => readonly AnyCommand[]) {
       const found = commands.find((candidate) => candidate.name === name);
       if (!found)
         throw new UserError(
+          "unknown_command",
           `There is no /${sliceChars(name, 32)} command. Try /help for the list.`,
         );
       return helpFor(found);

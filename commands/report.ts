@@ -1,3 +1,4 @@
+import { z } from "zod";
 import {
   type Address,
   isAddressLike,
@@ -6,20 +7,15 @@ import {
   parseTokenId,
   quoteInput,
 } from "../src/api/validate.ts";
-import {
-  type ActionPayload,
-  type CommandContext,
-  defineCommand,
-  payloadWith,
-  personKey,
-} from "../src/core/command.ts";
+import { defineAction } from "../src/core/button-actions.ts";
+import { type CommandContext, defineCommand, personKey } from "../src/core/command.ts";
 import { fullAddress, short, shortTokenId } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
+import { REPORT_TARGET, reportAsk } from "../src/reports/buttons.ts";
 import { attemptReport } from "../src/reports/submit.ts";
 import type { ReportKind, SpamReport } from "../src/store/types.ts";
-import { to } from "./shared/buttons.ts";
 
 const KINDS = [
   { value: "spam", name: "Spam (missed by the classifier)" },
@@ -32,9 +28,24 @@ const KINDS = [
 
 const kindWords = (kind: ReportKind) => (kind === "spam" ? "spam" : "not spam");
 
-function assertAsker(ctx: CommandContext, payload: ActionPayload): void {
+/** The prompt's buttons: the report as it will be made, for the wallet shown; who asked. */
+const reportConfirm = defineAction({
+  command: "report",
+  name: "confirm",
+  schema: z.object({ ...REPORT_TARGET, wallet: z.string(), by: z.string() }),
+});
+const reportCancel = defineAction({
+  command: "report",
+  name: "cancel",
+  schema: z.object({ by: z.string() }),
+});
+
+function assertAsker(ctx: CommandContext, payload: { by: string }): void {
   if (payload.by !== personKey(ctx.invocation)) {
-    throw new UserError("Only the person who started this report can confirm or cancel it.");
+    throw new UserError(
+      "button_not_yours",
+      "Only the person who started this report can confirm or cancel it.",
+    );
   }
 }
 
@@ -58,6 +69,7 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
     const own = wallets.find((wallet) => wallet.address.toLowerCase() === address.toLowerCase());
     if (own?.provedAt !== undefined) return address;
     throw new UserError(
+      "no_proved_wallet",
       own
         ? `Reports are made only for a wallet you proved, and ${fullAddress(address)} is not proved: prove it with /verify and try again.`
         : `Reports are made only for a wallet you proved, and ${fullAddress(address)} is not one of yours: prove it with /verify, or report without a wallet to use yours.`,
@@ -66,6 +78,7 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
   const latest = wallets[0];
   if (latest?.provedAt !== undefined) return parseAddress(latest.address, "wallet address");
   throw new UserError(
+    "no_proved_wallet",
     latest
       ? `Reports are made only for a proved wallet, and ${fullAddress(latest.address)} was linked on your word: prove it with /verify (you sign on the bot's page; free) and try again.`
       : "Spam is judged per wallet, so a report needs one you proved: prove yours with /verify (you sign on the bot's page; free) and try again.",
@@ -85,19 +98,16 @@ interface ReportTarget {
   feedback: string | null;
 }
 
-function targetFrom(
-  payload: ActionPayload,
-): Omit<ReportTarget, "wallet"> & { wallet: string | null } {
-  const kind = payload.kind === "not_spam" ? "not_spam" : "spam";
-  const tokenId =
-    typeof payload.tokenId === "string" && payload.tokenId !== ""
-      ? parseTokenId(payload.tokenId)
-      : "";
+/** A button's target, checked as a command's arguments are (the wallet apart). */
+function targetFrom(payload: {
+  kind: ReportKind;
+  contract: string;
+  tokenId: string;
+}): Omit<ReportTarget, "wallet"> {
   return {
-    kind,
-    contract: parseAddress(String(payload.contract ?? ""), "contract address"),
-    tokenId,
-    wallet: typeof payload.wallet === "string" ? payload.wallet : null,
+    kind: payload.kind,
+    contract: parseAddress(payload.contract, "contract address"),
+    tokenId: payload.tokenId !== "" ? parseTokenId(payload.tokenId) : "",
     feedback: null,
   };
 }
@@ -119,6 +129,7 @@ export async function submitReport(ctx: CommandContext, target: ReportTarget): P
   const made = await reports.countSince(platform, user.id, now - 3_600_000);
   if (made >= ctx.settings.reportsPerHour) {
     throw new UserError(
+      "rate_limited",
       `You have made ${made} reports in the last hour, the most allowed. Try again later.`,
     );
   }
@@ -203,6 +214,7 @@ export default defineCommand({
   async run(ctx, { kind, item, token_id, wallet, note }) {
     if (item.tokenId !== undefined && token_id !== undefined && item.tokenId !== token_id) {
       throw new UserError(
+        "conflicting_arguments",
         `The link names token ${item.tokenId} but you also gave ${token_id}: give one.`,
       );
     }
@@ -217,50 +229,40 @@ export default defineCommand({
   },
   actions: {
     /** First press: say exactly what would be reported, for which wallet, and ask. */
-    ask: {
-      payload: payloadWith("contract"),
+    ask: reportAsk.handle({
       async run(ctx, payload) {
         const target = targetFrom(payload);
-        const wallet = await walletFor(ctx, target.wallet);
+        const wallet = await walletFor(ctx, payload.wallet ?? null);
         // Only the person who asked may confirm or cancel (on Telegram the prompt is public).
         const asker = personKey(ctx.invocation);
+        // The target as it was given, with the wallet found and the token id as checked.
         const confirmed = { ...payload, wallet, tokenId: target.tokenId, by: asker };
         return {
           title: `Report as ${kindWords(target.kind)}?`,
           text: `${subject(target.contract, target.tokenId)}, for wallet ${fullAddress(wallet)}. Reports teach the spam classifier: please report only what you are sure of.`,
           private: true,
           buttons: [
-            {
-              label: "Confirm report",
-              style: "danger",
-              action: to({ command: "report", action: "confirm", payload: confirmed }),
-            },
-            {
-              label: "Cancel",
-              style: "secondary",
-              action: to({ command: "report", action: "cancel", payload: { by: asker } }),
-            },
+            reportConfirm.button(confirmed, "Confirm report", { style: "danger" }),
+            reportCancel.button({ by: asker }, "Cancel", { style: "secondary" }),
           ],
         };
       },
-    },
-    confirm: {
-      payload: payloadWith("contract", "by"),
+    }),
+    confirm: reportConfirm.handle({
       async run(ctx, payload) {
         assertAsker(ctx, payload);
         const target = targetFrom(payload);
         return submitReport(ctx, {
           ...target,
-          wallet: parseAddress(String(target.wallet ?? ""), "wallet address"),
+          wallet: parseAddress(payload.wallet, "wallet address"),
         });
       },
-    },
-    cancel: {
-      payload: payloadWith("by"),
+    }),
+    cancel: reportCancel.handle({
       async run(ctx, payload) {
         assertAsker(ctx, payload);
         return { text: "Cancelled: nothing was reported.", replaceOriginal: true };
       },
-    },
+    }),
   },
 });

@@ -24,6 +24,7 @@ export default defineCommand({
     const all = given.toLowerCase() === "all";
     if (!all && !isAddressLike(given)) {
       throw new UserError(
+        "invalid_address",
         "Give the wallet's address (0x… as /wallets shows it), or all to forget every wallet.",
       );
     }

@@ -1,5 +1,6 @@
 import { defineCommand } from "../src/core/command.ts";
-import { UserError } from "../src/errors.ts";
+import { type ErrorCode, UserError } from "../src/errors.ts";
+import type { VerifyRefusal } from "../src/verify/types.ts";
 
 /** The start payload that runs /verify <chain> in the private chat (Telegram's group button). */
 export function verifyStart(chain: string): string {
@@ -26,7 +27,11 @@ export default defineCommand({
         },
       };
     }
-    if (!ctx.verify) throw new UserError("Wallet verification is not available on this bot.");
+    if (!ctx.verify)
+      throw new UserError(
+        "feature_unavailable",
+        "Wallet verification is not available on this bot.",
+      );
     const made = await ctx.verify.createLink(
       {
         platform: invocation.platform,
@@ -36,7 +41,7 @@ export default defineCommand({
       },
       chain.id,
     );
-    if (!made.ok) throw new UserError(made.refusal.message);
+    if (!made.ok) throw new UserError(verifyCode(made.refusal.code), made.refusal.message);
     const { link } = made;
     const minutes = Math.max(1, Math.round((link.expiresAt - ctx.now().getTime()) / 60_000));
     return {
@@ -48,3 +53,10 @@ export default defineCommand({
     };
   },
 });
+
+/** A refused verification link, as a refusal code: too soon, not offered, or refused. */
+function verifyCode(code: VerifyRefusal["code"]): ErrorCode {
+  if (code === "rate_limited") return "rate_limited";
+  if (code === "unavailable" || code === "wrong_chain") return "feature_unavailable";
+  return "verify_refused";
+}

@@ -34,6 +34,7 @@ function threshold(raw: string | undefined, what: string, unit: string, max: num
   const value = Number(text);
   if (!/^\d+(\.\d+)?$/.test(text) || !(value > 0) || value > max)
     throw new UserError(
+      /^\d+(\.\d+)?$/.test(text) ? "number_out_of_range" : "invalid_number",
       `${what} must be ${unit === "percent" ? "a percent" : "a number of points"} above 0 and at most ${max}, like ${what.toLowerCase()} 5: "${raw ?? ""}" is not.`,
     );
   return value;
@@ -69,7 +70,10 @@ export function parseCollectionWatch(text: string): {
       value = last;
       words.splice(-2, 2);
     } else if (last && /^(owners|whales)$/i.test(last)) {
-      throw new UserError(`Give ${last.toLowerCase()} a number, like ${last.toLowerCase()} 5.`);
+      throw new UserError(
+        "missing_argument",
+        `Give ${last.toLowerCase()} a number, like ${last.toLowerCase()} 5.`,
+      );
     } else break;
     const off = OFF.test(value ?? "");
     if (key === "owners") owners = off ? null : threshold(value, "Owners", "percent", 1000);
@@ -96,7 +100,10 @@ function describe(watch: Watch, ctx: CommandContext): string {
 
 async function requireManager(ctx: CommandContext): Promise<void> {
   if (!(await ctx.invocation.canManageChannel()))
-    throw new UserError("Only people who can manage this channel may add or remove watches.");
+    throw new UserError(
+      "not_manager",
+      "Only people who can manage this channel may add or remove watches.",
+    );
 }
 
 function added(
@@ -120,10 +127,11 @@ async function watchCollection(ctx: CommandContext, text: string): Promise<Reply
   const parsed = parseCollectionWatch(text);
   if (parsed.collection === "")
     throw new UserError(
+      "missing_argument",
       "Which collection? /watch collection <collection> [owners <percent>] [whales <points>]",
     );
   const checked = checkCollectionArg(parsed.collection);
-  if (!checked.ok) throw new UserError(checked.message);
+  if (!checked.ok) throw new UserError(checked.code, checked.message);
   const resolution = await resolveCollection(checked.value, ctx.resolver);
   if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };
   const address = resolution.value;
@@ -227,9 +235,9 @@ function ruleChange(
 async function watchWallet(ctx: CommandContext, text: string): Promise<Reply> {
   const given = text.trim();
   if (given === "" || /\s/.test(given))
-    throw new UserError("Which wallet? /watch wallet <wallet|name.eth>");
+    throw new UserError("missing_argument", "Which wallet? /watch wallet <wallet|name.eth>");
   const checked = checkWalletArg(given);
-  if (!checked.ok) throw new UserError(checked.message);
+  if (!checked.ok) throw new UserError(checked.code, checked.message);
   const resolution = await resolveWallet(checked.value, ctx.resolver);
   if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };
   const wallet = resolution.value;
@@ -316,7 +324,10 @@ export default defineCommand({
         await requireManager(ctx);
         const id = (target ?? "").trim().replace(/^#/, "");
         if (!/^\d{1,15}$/.test(id))
-          throw new UserError("Which watch? /watch remove <id> (the number /watch list shows).");
+          throw new UserError(
+            id ? "invalid_number" : "missing_argument",
+            "Which watch? /watch remove <id> (the number /watch list shows).",
+          );
         const removed = await watches.remove(platform, chat.id, Number(id));
         return removed
           ? { text: `Watch #${id} removed: it posts no more.`, tone: "success" }

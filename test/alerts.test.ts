@@ -1,13 +1,9 @@
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AlertSender } from "../src/alerts/delivery.ts";
-import {
-  CURSOR_KEY,
-  isDeadLocalHolder,
-  NewContractPoller,
-  PENDING_GAP_KEY,
-} from "../src/alerts/poller.ts";
+import { CURSOR_KEY, NewContractPoller, PENDING_GAP_KEY } from "../src/alerts/poller.ts";
 import type { CacheStats } from "../src/api/cache.ts";
+import { isDeadLocalHolder } from "../src/jobs/lease.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
 import { createMetrics } from "../src/ops/metrics.ts";
 import { migrate, openDatabase, SqliteActionStore } from "../src/store/sqlite/index.ts";

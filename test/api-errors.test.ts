@@ -46,14 +46,17 @@ describe("apiErrorMessage: a not-found names the resource the request was about"
 });
 
 describe("asUserError", () => {
-  it("turns the client's refusal of an input into a UserError with the same message", () => {
-    const translated = asUserError(new InvalidInputError("limit must be a whole number."));
+  it("turns the client's refusal of an input into a UserError with the same code and message", () => {
+    const translated = asUserError(
+      new InvalidInputError("number_out_of_range", "limit must be a whole number."),
+    );
     expect(translated).toBeInstanceOf(UserError);
+    expect(translated?.code).toBe("number_out_of_range");
     expect(translated?.message).toBe("limit must be a whole number.");
   });
 
   it("keeps a UserError and leaves any other error alone", () => {
-    const own = new UserError("no");
+    const own = new UserError("invalid_argument", "no");
     expect(asUserError(own)).toBe(own);
     expect(asUserError(new Error("bug"))).toBeUndefined();
   });

@@ -147,8 +147,10 @@ describe("the channel's chain", () => {
       "Ethereum (ethereum), the bot's first",
     );
     // A member who may not manage the chat changes nothing.
-    const refused = await t.say("/settings chain base", { canManageChannel: async () => false });
-    expect(refused.text).toMatch(/Only people who can manage this channel/);
+    const refused = await t.refusal("/settings chain base", {
+      canManageChannel: async () => false,
+    });
+    expect(refused).toBe("not_manager");
     expect(await t.store.chatSettings.get("telegram", "chat-1")).toEqual({ chain: undefined });
 
     expect((await t.say("/settings chain solana")).text).toMatch(

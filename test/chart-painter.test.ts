@@ -6,7 +6,7 @@
  * same, the child is replaced and stopped, and a failing, killed, hung or closed child fails its
  * draws without breaking the next ones.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -160,6 +160,48 @@ describe("the chart painter", () => {
     await expect(drawn[2]).rejects.toThrow(/too many charts/);
     for (const png of await Promise.all(drawn.slice(0, 2)))
       expect([...png.subarray(0, 4)]).toEqual(PNG);
+  });
+
+  it("the painter's environment is an allow-list: none of the bot's variables, secret or not, reach it", async () => {
+    // Secrets under names no deny-list knows: PostgreSQL's own variables, an RPC key named by the
+    // operator, anything else; and the bot's known ones.
+    const planted: Record<string, string> = {
+      PGPASSWORD: "pg-password-planted",
+      PGUSER: "pg-user-planted",
+      MY_RPC_KEY: "rpc-key-planted",
+      SECRET_X: "secret-x-planted",
+      AWS_SECRET_ACCESS_KEY: "aws-planted",
+      DATABASE_URL: "postgres://u:database-url-planted@127.0.0.1/db",
+      DISCORD_TOKEN: "discord-token-planted",
+      LANG: "de_DE.UTF-8",
+    };
+    const saved = Object.fromEntries(Object.keys(planted).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, planted);
+    try {
+      const p = painter({ drawsPerWorker: 100, idleMs: 60_000, timeoutMs: 20_000 });
+      await p.draw({ kind: "ranking", args: ["Top", "Sales", items(3)] });
+      // The child's real environment, as the kernel holds it: no hook in the child needed.
+      const environ = readFileSync(`/proc/${p.pid}/environ`, "utf8");
+      for (const [name, value] of Object.entries(planted)) {
+        expect(environ, name).not.toContain(value);
+        expect(environ, name).not.toMatch(new RegExp(`(^|\\0)${name}=`));
+      }
+      const names = environ
+        .split("\0")
+        .filter(Boolean)
+        .map((entry) => entry.slice(0, entry.indexOf("=")));
+      // Node's IPC channel (set by fork) and the painter's own allocator setting; nothing else.
+      for (const name of names)
+        expect([
+          "NODE_CHANNEL_FD",
+          "NODE_CHANNEL_SERIALIZATION_MODE",
+          "MALLOC_ARENA_MAX",
+        ]).toContain(name);
+    } finally {
+      for (const [name, value] of Object.entries(saved))
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+    }
   });
 
   it("the bot's stop ends the painter's child it started for a chart", async () => {

@@ -110,7 +110,7 @@ describe("each test on its own runtime", () => {
       expect((await t.say(`/nft ${c} 999999999`)).text).toMatch(
         /^No token 999999999 in collection 0x/,
       );
-      expect((await t.say(`/nft ${c}`)).text).toMatch(/Which token\?/);
+      expect(await t.refusal(`/nft ${c}`)).toBe("missing_argument");
       expect((await t.say(`/nft https://opensea.io/assets/ethereum/${c}/5 6`)).text).toMatch(
         /names token 5 but you also gave 6/,
       );

@@ -56,7 +56,7 @@ const slowRefusal = defineCommand({
   examples: [],
   run: async () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
-    throw new UserError("No, after some thought.");
+    throw new UserError("invalid_argument", "No, after some thought.");
   },
 });
 

@@ -57,6 +57,17 @@ afterAll(async () => {
   await setup?.close();
 });
 
+/** The refusal's code; fails the test when the text is accepted or the error is a bug. */
+async function refusalCode(text: string, context: CriteriaContext = ctx): Promise<string> {
+  try {
+    await parseCriteria(text, context);
+  } catch (error) {
+    expect(error).toBeInstanceOf(UserError);
+    return (error as UserError).code;
+  }
+  throw new Error(`expected ${JSON.stringify(text)} to be refused`);
+}
+
 /** The refusal's message; fails the test when the text is accepted or the error is a bug. */
 async function refusal(text: string, context: CriteriaContext = ctx): Promise<string> {
   try {
@@ -185,6 +196,37 @@ describe("gate criteria: what is read", () => {
 });
 
 describe("gate criteria: what is refused, and what to type instead", () => {
+  it.each([
+    ["holds 0 azuki", "number_out_of_range"],
+    ["holds 1000001 azuki", "number_out_of_range"],
+    ["holds many azuki", "invalid_number"],
+    ["volume -1", "invalid_number"],
+    ["volume 0.0000000000000000001", "invalid_number"],
+    ["avgprice 0", "number_out_of_range"],
+    ["lastpurchase 99999d", "number_out_of_range"],
+    ["volume", "missing_argument"],
+    ["holds 1", "missing_argument"],
+    ["   ", "missing_argument"],
+    ["behavior collector,hodler", "unknown_behavior"],
+    ["owns 1 azuki", "invalid_criteria"],
+    ["holds 1 azuki,, volume 1", "invalid_criteria"],
+    ["volume 1, volume 2", "duplicate_criterion"],
+    [`holds 1 azuki, holds 2 ${AZUKI}`, "duplicate_criterion"],
+    [
+      "holds 1 azuki, holds 1 doodles, holds 1 pudgy penguins, behavior whale, not behavior flipper, volume 1",
+      "too_many_items",
+    ],
+    ["holds 1 Az\u0000uki", "invalid_characters"],
+    ["holds 1 <b>Azuki</b>", "invalid_characters"],
+    ["holds 1 Zzyzx Nonexistent Apes", "unknown_collection"],
+    ["behavior whale on mars", "unknown_chain"],
+    ["volume 1 on polygon", "unknown_chain"],
+    ["holds 1 azuki on base", "collection_names_unavailable"],
+    [`holds 1 https://opensea.io/assets/base/${BAYC} on ethereum`, "chain_mismatch"],
+  ])("%j is refused as %s", async (text, code) => {
+    expect(await refusalCode(text)).toBe(code);
+  });
+
   it("refuses counts below 1, absurd or of 79 digits, and negative or non-numeric amounts", async () => {
     expect(await refusal("holds 0 azuki")).toMatch(/at least 1.*`holds 1 Azuki`/);
     expect(await refusal("holds -2 azuki")).toMatch(/cannot be negative/);

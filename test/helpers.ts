@@ -13,6 +13,7 @@ import { MemoryActionStore } from "../src/core/actions.ts";
 import type { AnyCommand, Invocation } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { newInvocationId, Runtime, type RuntimeOptions } from "../src/core/runtime.ts";
+import type { ErrorCode } from "../src/error-codes.ts";
 import { createLogger, type Logger, silentLogger } from "../src/log.ts";
 import { CachedChartDrawer } from "../src/render/chart-drawer.ts";
 import { renderConsole } from "../src/render/console.ts";
@@ -110,6 +111,13 @@ export interface RuntimeSetup extends ClientSetup {
   say(line: string, who?: Partial<Invocation>): Promise<RenderableReply>;
   /** Presses a button by id. */
   press(id: string, who?: Partial<Invocation>): Promise<RenderableReply>;
+  /**
+   * Runs a text command as `say` does and returns its refusal code (undefined when it was not
+   * refused): what a test of behaviour checks, rather than the wording.
+   */
+  refusal(line: string, who?: Partial<Invocation>): Promise<ErrorCode | undefined>;
+  /** Presses a button as `press` does and returns its refusal code (undefined when none). */
+  pressRefusal(id: string, who?: Partial<Invocation>): Promise<ErrorCode | undefined>;
   /** Renders a reply as the console would, for readable assertions. */
   text(reply: RenderableReply): string;
   /** The runtime's verification service, on `store` (links at http://127.0.0.1:9/verify/…). */
@@ -246,6 +254,14 @@ export async function startRuntime(
       const match = /^\/?([A-Za-z0-9_]+)(?:\s+([\s\S]*))?$/.exec(line.trim());
       if (!match?.[1]) throw new Error(`not a command line: ${line}`);
       return runtime.runText(testInvocation(who), match[1], match[2] ?? "");
+    },
+    async refusal(line, who) {
+      const match = /^\/?([A-Za-z0-9_]+)(?:\s+([\s\S]*))?$/.exec(line.trim());
+      if (!match?.[1]) throw new Error(`not a command line: ${line}`);
+      return (await runtime.answerText(testInvocation(who), match[1], match[2] ?? "")).code;
+    },
+    async pressRefusal(id, who) {
+      return (await runtime.answerButton(testInvocation(who), id)).code;
     },
     verify,
     async prove(who, account, chain) {

@@ -43,11 +43,16 @@ describe("lazy loading", () => {
     const dir = mkdtempSync(join(tmpdir(), "bot-lazy-"));
     dirs.push(dir);
     const record = join(dir, "imports.txt");
-    const env: Record<string, string> = { DATA_DIR: dir, RECORD_IMPORTS: record };
+    const env: Record<string, string> = { DATA_DIR: dir };
     for (const key of ["PATH", "HOME"]) if (process.env[key]) env[key] = process.env[key];
     const child = spawn(
       process.execPath,
-      ["--import", "./test/fixtures/record-imports.mjs", ...COMPILED_BOT],
+      // The record's file in the flag, which the chart painter inherits (it gets no variable).
+      [
+        "--import",
+        `./test/fixtures/record-imports.mjs?record=${encodeURIComponent(record)}`,
+        ...COMPILED_BOT,
+      ],
       {
         cwd: ROOT,
         env: { ...env, SIMULATOR_MINT_INTERVAL_MS: "0", SIMULATOR_API_KEY: SECRET },

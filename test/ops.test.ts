@@ -79,8 +79,27 @@ describe.concurrent("health and metrics over HTTP", () => {
 
     input.write("/top volume 1d 3\n");
     await expect.poll(() => printed.includes("Top collections"), { timeout: 5000 }).toBe(true);
+    // Refusals are counted by their code: two of one kind, one of another, none of the rest.
+    input.write("/wallet 0x12\n");
+    input.write("/wallet 0x34\n");
+    input.write("/help nosuchcommand\n");
+    await expect
+      .poll(() => printed.includes("There is no /nosuchcommand command"), { timeout: 5000 })
+      .toBe(true);
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    expect(metrics).toMatch(/bot_commands_total\{command="top",kind="command",outcome="ok"\} 1/);
+    expect(metrics).toMatch(
+      /bot_commands_total\{command="top",kind="command",outcome="ok",code="none"\} 1/,
+    );
+    expect(metrics).toMatch(
+      /bot_commands_total\{command="wallet",kind="command",outcome="user_error",code="invalid_address"\} 2/,
+    );
+    expect(metrics).toMatch(
+      /bot_commands_total\{command="help",kind="command",outcome="user_error",code="unknown_command"\} 1/,
+    );
+    const codes = [...metrics.matchAll(/bot_commands_total\{[^}]*code="([^"]+)"\}/g)].map(
+      (match) => match[1],
+    );
+    expect(new Set(codes)).toEqual(new Set(["none", "invalid_address", "unknown_command"]));
     expect(metrics).toMatch(
       /bot_upstream_requests_total\{method="GET",endpoint="\/collections\/v1beta2\/top\/METRIC_SALES_VOLUME\/DURATION_1_DAY",status="200"\} 1/,
     );

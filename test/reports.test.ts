@@ -97,8 +97,8 @@ describe("wallets and proofs", () => {
       /is not proved: prove it with \/verify/,
     );
     const theirs = await ownWallet({ user: { id: "u2", name: "Other" } });
-    expect((await t.say(`/report spam ${f.spamCollection} 1 ${theirs}`)).text).toMatch(
-      /is not one of yours/,
+    expect(await t.refusal(`/report spam ${f.spamCollection} 1 ${theirs}`)).toBe(
+      "no_proved_wallet",
     );
     // A /wallet of someone else's: its buttons report for nobody but its prover.
     const list = await t.say(`/wallet ${theirs} exclude`);
@@ -176,6 +176,7 @@ describe("the button flow", () => {
     const nft = await t.say(`/nft ${f.token.contract} ${f.token.tokenId}`);
     const refused = await t.press(button(nft, "Report spam"));
     expect(refused.text).toMatch(/a report needs one you proved: prove yours with \/verify/);
+    expect(await t.pressRefusal(button(nft, "Report spam"))).toBe("no_proved_wallet");
     const { address } = await t.prove();
     const ask = await t.press(button(nft, "Report spam"));
     await t.press(button(ask, "Confirm report"));

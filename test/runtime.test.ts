@@ -1,15 +1,12 @@
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { isRefusal } from "../src/adapters/types.ts";
 import { MemoryActionStore } from "../src/core/actions.ts";
-import {
-  type ActionPayload,
-  type AnyCommand,
-  defineCommand,
-  payloadWith,
-} from "../src/core/command.ts";
+import { defineAction } from "../src/core/button-actions.ts";
+import { type ActionPayload, type AnyCommand, defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
+import type { OutcomeEvent } from "../src/core/outcome.ts";
 import { buildRegistry } from "../src/core/registry.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { parseTextArgs } from "../src/core/text-args.ts";
@@ -60,6 +57,20 @@ describe("registry", () => {
     expect(() => buildRegistry([command("Top")])).toThrow(/a-z/);
     expect(() => buildRegistry([command("top-collections")])).toThrow(/a-z/);
     expect(() => buildRegistry([command("x".repeat(33))])).toThrow(/1-32/);
+  });
+
+  it("fails fast on a button action listed under another command's or another name", () => {
+    const next = defineAction({ command: "list", name: "next", schema: z.object({}) });
+    const handler = next.handle({ run: async () => ({ text: "x" }) });
+    const listing = (name: string, key: string): AnyCommand => ({
+      ...command(name),
+      actions: { [key]: handler },
+    });
+    expect(() => buildRegistry([listing("list", "next")])).not.toThrow();
+    expect(() => buildRegistry([listing("list", "more")])).toThrow(
+      /\/list lists the action "more" defined as list.next/,
+    );
+    expect(() => buildRegistry([listing("other", "next")])).toThrow(/defined as list.next/);
   });
 });
 
@@ -148,22 +159,36 @@ describe("dispatch", () => {
   });
 
   it.each([
-    ["/nft 0x12 1", /"0x12" is not a valid contract address/],
-    [`/nft 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D ${"9".repeat(79)}`, /79 digits/],
-    ["/nft 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D -1", /sign/],
-    ["/top bogus", /metric: use one of volume, sales, max_price/],
-    ["/top volume 1d 99", /limit: must be a whole number from 1 to 25/],
-    ["/whois bad_name.eth", /not a valid ENS name: .*underscore/],
-    ["/nope", /There is no \/nope command/],
-    ["/nft https://opensea.io/vitalik", /profile link holds a user name/],
-    ["/nft https://example.com/nft/0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D/1", /example\.com/],
-  ])("%s gets a clear message and sends nothing upstream", async (line, message) => {
-    t = await startRuntime();
-    const reply = await t.say(line);
-    expect(reply.text).toMatch(message);
-    expect(reply.tone).toBe("warning");
-    expect(t.sim.countRequests()).toBe(0);
-  });
+    ["/nft 0x12 1", "invalid_address", /"0x12" is not a valid contract address/],
+    [
+      `/nft 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D ${"9".repeat(79)}`,
+      "token_id_out_of_range",
+      /79 digits/,
+    ],
+    ["/nft 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D -1", "invalid_token_id", /sign/],
+    ["/top bogus", "invalid_choice", /metric: use one of volume, sales, max_price/],
+    ["/top volume 1d 99", "number_out_of_range", /limit: must be a whole number from 1 to 25/],
+    ["/top volume 1d ten", "invalid_number", /limit: must be a whole number from 1 to 25/],
+    ["/whois bad_name.eth", "invalid_ens_name", /not a valid ENS name: .*underscore/],
+    ["/nope", "unknown_command", /There is no \/nope command/],
+    ["/audience", "missing_argument", /Missing collection/],
+    ["/nft https://opensea.io/vitalik", "invalid_link", /profile link holds a user name/],
+    [
+      "/nft https://example.com/nft/0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D/1",
+      "invalid_link",
+      /example\.com/,
+    ],
+  ] as const)(
+    "%s is refused (%s) with a clear message and sends nothing upstream",
+    async (line, code, message) => {
+      t = await startRuntime();
+      expect(await t.refusal(line)).toBe(code);
+      const reply = await t.say(line);
+      expect(reply.text).toMatch(message);
+      expect(reply.tone).toBe("warning");
+      expect(t.sim.countRequests()).toBe(0);
+    },
+  );
 
   it("turns each upstream failure kind into its sentence", async () => {
     t = await startRuntime({
@@ -397,12 +422,12 @@ describe("dispatch", () => {
       },
     });
     const runtime = runtimeWith(setup, [admin], { deadlineMs: 1000 });
-    const reply = await runtime.run(
+    const answered = await runtime.answerCommand(
       testInvocation({ canManageChannel: async () => false }),
       "admin",
       {},
     );
-    expect(reply.text).toMatch(/Only people who can manage this channel/);
+    expect(answered).toMatchObject({ outcome: "user_error", code: "not_manager" });
     expect(ran).toBe(0);
     await setup.close();
   });
@@ -423,13 +448,46 @@ describe("dispatch", () => {
       },
       examples: [],
       run: async () => {
-        throw new UserError("Give me something nicer.");
+        throw new UserError("invalid_argument", "Give me something nicer.");
       },
     });
     const runtime = runtimeWith(setup, [picky], { deadlineMs: 1000 });
     expect((await runtime.run(testInvocation(), "picky", {})).text).toBe(
       "Give me something nicer.",
     );
+    await setup.close();
+  });
+
+  it("a UserError's code is counted and logged with its context, which the person never sees", async () => {
+    const setup = await startClient();
+    const picky = defineCommand({
+      name: "picky",
+      description: "d",
+      options: {},
+      examples: [],
+      run: async () => {
+        throw new UserError("invalid_argument", "Give me something nicer.", { input: "zebra" });
+      },
+    });
+    const { logger, lines } = capturingLogger();
+    const runtime = runtimeWith(setup, [picky], { deadlineMs: 1000, logger });
+    const events: OutcomeEvent[] = [];
+    runtime.onOutcome = (event) => events.push(event);
+    const answered = await runtime.answerCommand(testInvocation(), "picky", {});
+    expect(answered).toMatchObject({ outcome: "user_error", code: "invalid_argument" });
+    expect(JSON.stringify(answered.reply)).not.toContain("zebra");
+    // Counted after the answer went out.
+    await runtime.settled();
+    expect(events).toMatchObject([
+      { command: "picky", outcome: "user_error", code: "invalid_argument" },
+    ]);
+    await vi.waitFor(() => expect(lines.join("")).toContain("invocation answered"));
+    const line = JSON.parse(lines.find((l) => l.includes("invocation answered")) ?? "{}");
+    expect(line).toMatchObject({
+      outcome: "user_error",
+      code: "invalid_argument",
+      context: { input: "zebra" },
+    });
     await setup.close();
   });
 });
@@ -461,13 +519,13 @@ describe("buttons", () => {
     const reply = await t.say(`/audience ${t.sim.fixtures.collection}`);
     const id = reply.buttons?.[0]?.id ?? "";
     const before = t.sim.countRequests();
-    expect((await t.press(id, { chat: { id: "other-chat", kind: "group" } })).text).toMatch(
-      /belongs to another chat/,
+    expect(await t.pressRefusal(id, { chat: { id: "other-chat", kind: "group" } })).toBe(
+      "button_other_chat",
     );
-    expect((await t.press(id, { platform: "discord" })).text).toMatch(/belongs to another chat/);
-    expect((await t.press("AAAAAAAAAAAAAAAAAAAAAA")).text).toMatch(/expired/);
-    expect((await t.press("'; DROP TABLE actions; --")).text).toMatch(/not one of mine/);
-    expect((await t.press("x".repeat(500))).text).toMatch(/not one of mine/);
+    expect(await t.pressRefusal(id, { platform: "discord" })).toBe("button_other_chat");
+    expect(await t.pressRefusal("AAAAAAAAAAAAAAAAAAAAAA")).toBe("button_expired");
+    expect(await t.pressRefusal("'; DROP TABLE actions; --")).toBe("button_unknown");
+    expect(await t.pressRefusal("x".repeat(500))).toBe("button_unknown");
     expect(t.sim.countRequests()).toBe(before);
   });
 
@@ -478,17 +536,22 @@ describe("buttons", () => {
     expect(answered.outcome).toBe("ok");
     const id = answered.reply.buttons?.[0]?.id ?? "";
     expect((await t.runtime.answerButton(who, id)).outcome).toBe("ok");
-    for (const refused of [
-      await t.runtime.answerButton(who, "AAAAAAAAAAAAAAAAAAAAAA"),
-      await t.runtime.answerButton(who, "not an id"),
-      await t.runtime.answerButton(testInvocation({ platform: "discord" }), id),
-      await t.runtime.answerText(who, "nosuchcommand", ""),
-      await t.runtime.answerCommand(who, "audience", {}),
-    ]) {
+    for (const [refused, code] of [
+      [await t.runtime.answerButton(who, "AAAAAAAAAAAAAAAAAAAAAA"), "button_expired"],
+      [await t.runtime.answerButton(who, "not an id"), "button_unknown"],
+      [
+        await t.runtime.answerButton(testInvocation({ platform: "discord" }), id),
+        "button_other_chat",
+      ],
+      [await t.runtime.answerText(who, "nosuchcommand", ""), "unknown_command"],
+      [await t.runtime.answerCommand(who, "audience", {}), "missing_argument"],
+    ] as const) {
       expect(refused.outcome).toBe("user_error");
+      expect(refused.code).toBe(code);
       expect(isRefusal(refused.outcome)).toBe(true);
     }
     expect(isRefusal(answered.outcome)).toBe(false);
+    expect(answered.code).toBeUndefined();
   });
 
   it("a stored button whose payload does not parse, or whose command is gone, no longer works", async () => {
@@ -515,6 +578,8 @@ describe("buttons", () => {
     ]);
     const before = t.sim.countRequests();
     for (const id of [malformed, gone, unknownAction]) {
+      expect(await t.pressRefusal(id ?? "")).toBe("button_stale");
+      // The first press is refused the same way again.
       const reply = await t.press(id ?? "");
       expect(reply.text).toBe("This button no longer works. Run the command again.");
     }
@@ -526,6 +591,7 @@ describe("buttons", () => {
   it("refuses commands and buttons that act for a person to anonymous senders", async () => {
     t = await startRuntime();
     const anonymous = { user: { id: "chat:-4001", name: "NFT chat", anonymous: true } };
+    expect(await t.refusal("/verify", anonymous)).toBe("anonymous_sender");
     expect((await t.say("/verify", anonymous)).text).toMatch(
       /Anonymous admins and channels cannot use \/verify: send it from your own account/,
     );
@@ -535,9 +601,7 @@ describe("buttons", () => {
     const list = await t.say(`/wallet ${address} exclude`);
     const spam = list.buttons?.find((button) => button.label === "Spam #1");
     expect(spam).toBeDefined();
-    expect((await t.press(spam?.id ?? "", anonymous)).text).toMatch(
-      /cannot use this button: send it from your own account/,
-    );
+    expect(await t.pressRefusal(spam?.id ?? "", anonymous)).toBe("anonymous_sender");
     expect((await t.press(spam?.id ?? "")).title).toMatch(/Report as spam\?/);
   });
 
@@ -552,13 +616,18 @@ describe("buttons", () => {
     const reply = await runtime.runText(invocation, "audience", setup.sim.fixtures.collection);
     const id = reply.buttons?.[0]?.id ?? "";
     now += 61_000;
-    expect((await runtime.click(invocation, id)).text).toMatch(/expired/);
+    expect((await runtime.answerButton(invocation, id)).code).toBe("button_expired");
     await setup.close();
   });
 });
 
 describe("stored button actions", () => {
   /** A reply with data and three buttons; each button answers "pressed n". */
+  const press = defineAction({
+    command: "withbuttons",
+    name: "press",
+    schema: z.object({ n: z.number() }),
+  });
   const withButtons = defineCommand({
     name: "withbuttons",
     description: "d",
@@ -566,16 +635,10 @@ describe("stored button actions", () => {
     examples: [],
     run: async () => ({
       text: "the data",
-      buttons: [1, 2, 3].map((n) => ({
-        label: `b${n}`,
-        action: { command: "withbuttons", action: "press", payload: { n } },
-      })),
+      buttons: [1, 2, 3].map((n) => press.button({ n }, `b${n}`)),
     }),
     actions: {
-      press: {
-        payload: payloadWith(),
-        run: async (_ctx, payload) => ({ text: `pressed ${payload.n}` }),
-      },
+      press: press.handle({ run: async (_ctx, { n }) => ({ text: `pressed ${n}` }) }),
     },
   });
 

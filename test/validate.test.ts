@@ -141,19 +141,25 @@ describe("checks without exceptions", () => {
     expect(checkTokenId("007")).toEqual({ ok: true, value: "7" });
     expect(checkTokenId("abc")).toEqual({
       ok: false,
+      code: "invalid_token_id",
       message: '"abc" is not a valid token id: it must be digits only.',
     });
     expect(() => parseTokenId("abc")).toThrow(
-      new InvalidInputError('"abc" is not a valid token id: it must be digits only.'),
+      new InvalidInputError(
+        "invalid_token_id",
+        '"abc" is not a valid token id: it must be digits only.',
+      ),
     );
     expect(checkAddress("0x12", "contract address")).toEqual({
       ok: false,
+      code: "invalid_address",
       message: '"0x12" is not a valid contract address (it has 2 hex digits; an address has 40).',
     });
     const wallet = checkWallet("Vitalik.ETH");
     expect(wallet).toEqual({ ok: true, value: "vitalik.eth" });
     expect(checkWallet("nodot")).toEqual({
       ok: false,
+      code: "invalid_ens_name",
       message: '"nodot" is not a full ENS name: add its top-level part, like name.eth.',
     });
   });

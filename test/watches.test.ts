@@ -71,11 +71,11 @@ describe("/watch", () => {
 
   it("adds, lists and removes a collection watch; only managers add and remove", async () => {
     const { collection } = t.sim.fixtures;
-    const refused = await t.say(`/watch collection ${collection} owners 5`, {
+    const refused = await t.refusal(`/watch collection ${collection} owners 5`, {
       chat: { id: "perm", kind: "group" },
       canManageChannel: async () => false,
     });
-    expect(t.text(refused)).toContain("Only people who can manage this channel");
+    expect(refused).toBe("not_manager");
     expect(await t.store.watches.forChat("telegram", "perm")).toEqual([]);
 
     const added = await t.say(`/watch collection ${collection} owners 5 whales 2`, {
@@ -98,11 +98,11 @@ describe("/watch", () => {
       canManageChannel: async () => false,
     });
     expect(t.text(list)).toContain(`#${watch?.id}`);
-    const notRemoved = await t.say(`/watch remove ${watch?.id}`, {
+    const notRemoved = await t.refusal(`/watch remove ${watch?.id}`, {
       chat: { id: "perm", kind: "group" },
       canManageChannel: async () => false,
     });
-    expect(t.text(notRemoved)).toContain("Only people who can manage this channel");
+    expect(notRemoved).toBe("not_manager");
     const otherChat = await t.say(`/watch remove ${watch?.id}`, {
       chat: { id: "elsewhere", kind: "group" },
     });

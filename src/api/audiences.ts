@@ -190,7 +190,7 @@ export class AudiencesApi {
   /** 9. Wallets matching holdings in one or two collections and financial criteria. */
   async segmentedAudience(request: SegmentRequest, options?: CallOptions) {
     if (request.collections.length < 1 || request.collections.length > 2) {
-      throw new InvalidInputError("A segment takes one or two collections.");
+      throw new InvalidInputError("invalid_argument", "A segment takes one or two collections.");
     }
     const collections = request.collections.map((collection) => ({
       contractAddress: parseWallet(collection.contractAddress),

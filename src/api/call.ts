@@ -47,6 +47,7 @@ export const seg = (value: string) => encodeURIComponent(value);
 export function oneOf<T extends string>(value: string, allowed: readonly T[], what: string): T {
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw new InvalidInputError(
+    "invalid_choice",
     `"${value}" is not a valid ${what}; use one of ${allowed.join(", ")}.`,
   );
 }
@@ -58,7 +59,10 @@ export function pageQuery(
   const check = (value: number | undefined, what: string, min: number, max: number) => {
     if (value === undefined) return undefined;
     if (!Number.isInteger(value) || value < min || value > max) {
-      throw new InvalidInputError(`${what} must be a whole number from ${min} to ${max}.`);
+      throw new InvalidInputError(
+        "number_out_of_range",
+        `${what} must be a whole number from ${min} to ${max}.`,
+      );
     }
     return String(value);
   };
@@ -71,7 +75,7 @@ export function pageQuery(
 /** An ISO 8601 timestamp given as a query bound, checked before it is sent. */
 export function checkTimestamp(value: string | undefined, what: string): void {
   if (value !== undefined && Number.isNaN(Date.parse(value))) {
-    throw new InvalidInputError(`${what} must be an ISO 8601 timestamp.`);
+    throw new InvalidInputError("invalid_argument", `${what} must be an ISO 8601 timestamp.`);
   }
 }
 

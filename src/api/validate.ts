@@ -1,5 +1,6 @@
 import { keccak_256 } from "@noble/hashes/sha3";
 import { LRUCache } from "lru-cache";
+import type { ErrorCode } from "../error-codes.ts";
 import { cutText } from "../strings.ts";
 import { normalizeEnsName } from "./ens.ts";
 
@@ -13,19 +14,31 @@ import { normalizeEnsName } from "./ens.ts";
 /** An input refused before any request left. Its message is written for the person who typed it. */
 export class InvalidInputError extends Error {
   override name = "InvalidInputError";
+
+  /** What kind of input it was refused as (one of ERROR_CODES). */
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
-export type Checked<T> = { ok: true; value: T } | { ok: false; message: string };
+/** A refused input: what kind of refusal (for logs, metrics and tests), and what to tell the person. */
+export type Refused = { ok: false; code: ErrorCode; message: string };
+
+export type Checked<T> = { ok: true; value: T } | Refused;
 
 export const valid = <T>(value: T): Checked<T> => ({ ok: true, value });
-export const invalid = (message: string): { ok: false; message: string } => ({
+export const invalid = (code: ErrorCode, message: string): Refused => ({
   ok: false,
+  code,
   message,
 });
 
 /** The value, or the message thrown as an InvalidInputError. */
 export function orThrow<T>(checked: Checked<T>): T {
-  if (!checked.ok) throw new InvalidInputError(checked.message);
+  if (!checked.ok) throw new InvalidInputError(checked.code, checked.message);
   return checked.value;
 }
 
@@ -90,7 +103,7 @@ export function checkAddress(input: string, what = "address"): Checked<Address> 
       : value.startsWith("0x") || value.startsWith("0X")
         ? " (only 0-9 and a-f may follow 0x)"
         : " (it must start with 0x followed by 40 hex digits)";
-    return invalid(`${quoteInput(value)} is not a valid ${what}${hint}.`);
+    return invalid("invalid_address", `${quoteInput(value)} is not a valid ${what}${hint}.`);
   }
   return valid(toChecksumAddress(value));
 }
@@ -104,8 +117,9 @@ const normalizedNames = new LRUCache<string, string>({ max: 2_000 });
 /** Normalizes an ENS name with the ENSIP-15 normalizer; refuses it with the normalizer's reason. */
 export function checkEnsName(input: string): Checked<EnsName> {
   const value = input.trim();
-  if (value.length === 0) return invalid("An ENS name cannot be empty.");
-  if (value.length > 255) return invalid("That ENS name is too long (at most 255 characters).");
+  if (value.length === 0) return invalid("invalid_ens_name", "An ENS name cannot be empty.");
+  if (value.length > 255)
+    return invalid("invalid_ens_name", "That ENS name is too long (at most 255 characters).");
   let normalized = normalizedNames.get(value);
   try {
     if (normalized === undefined) {
@@ -116,10 +130,11 @@ export function checkEnsName(input: string): Checked<EnsName> {
     // The normalizer has no other way to say why; only a name it refuses gets here.
     const reason =
       error instanceof Error ? error.message.replace(/[\u200e\u200f]/g, "") : "not a valid name";
-    return invalid(`${quoteInput(value)} is not a valid ENS name: ${reason}.`);
+    return invalid("invalid_ens_name", `${quoteInput(value)} is not a valid ENS name: ${reason}.`);
   }
   if (!normalized.includes(".")) {
     return invalid(
+      "invalid_ens_name",
       `${quoteInput(value)} is not a full ENS name: add its top-level part, like name.eth.`,
     );
   }
@@ -131,7 +146,8 @@ export const parseEnsName = (input: string): EnsName => orThrow(checkEnsName(inp
 /** A wallet is given as an address or an ENS name; both are accepted where the service takes them. */
 export function checkWallet(input: string): Checked<Address | EnsName> {
   const value = input.trim();
-  if (value.length === 0) return invalid("Give a wallet address (0x…) or an ENS name.");
+  if (value.length === 0)
+    return invalid("missing_argument", "Give a wallet address (0x…) or an ENS name.");
   return isAddressLike(value) ? checkAddress(value, "wallet address") : checkEnsName(value);
 }
 
@@ -148,10 +164,11 @@ export function checkTokenId(input: string): Checked<TokenId> {
         : /[.,eE]/.test(value)
           ? "it must be a whole number"
           : "it must be digits only";
-    return invalid(`${quoteInput(value)} is not a valid token id: ${why}.`);
+    return invalid("invalid_token_id", `${quoteInput(value)} is not a valid token id: ${why}.`);
   }
   if (value.length > MAX_TOKEN_ID_DIGITS) {
     return invalid(
+      "token_id_out_of_range",
       `That token id has ${value.length} digits; token ids have at most ${MAX_TOKEN_ID_DIGITS}.`,
     );
   }
@@ -162,7 +179,8 @@ export const parseTokenId = (input: string): TokenId => orThrow(checkTokenId(inp
 
 /** 1 to 500 wallets, each an address or ENS name, duplicates removed (order kept). */
 export function checkWalletList(inputs: readonly string[]): Checked<(Address | EnsName)[]> {
-  if (inputs.length === 0) return invalid("Give at least one wallet address or ENS name.");
+  if (inputs.length === 0)
+    return invalid("missing_argument", "Give at least one wallet address or ENS name.");
   const wallets = new Set<Address | EnsName>();
   for (const input of inputs) {
     const wallet = checkWallet(input);
@@ -171,6 +189,7 @@ export function checkWalletList(inputs: readonly string[]): Checked<(Address | E
   }
   if (wallets.size > MAX_WALLETS_PER_CALL) {
     return invalid(
+      "too_many_items",
       `That is ${wallets.size} wallets; the data service takes at most ${MAX_WALLETS_PER_CALL} at once.`,
     );
   }
@@ -184,7 +203,10 @@ export const parseWalletList = (inputs: readonly string[]): (Address | EnsName)[
 export function checkDecimal(input: string, what: string): Checked<string> {
   const value = input.trim();
   if (!/^\d{1,30}(\.\d{1,18})?$/.test(value))
-    return invalid(`${quoteInput(value)} is not a valid ${what}: use a number like 1.5.`);
+    return invalid(
+      "invalid_number",
+      `${quoteInput(value)} is not a valid ${what}: use a number like 1.5.`,
+    );
   return valid(value);
 }
 
@@ -195,7 +217,10 @@ export const parseDecimal = (input: string, what: string): string =>
 export function checkCount(input: string, what: string): Checked<string> {
   const value = input.trim();
   if (!/^\d{1,18}$/.test(value))
-    return invalid(`${quoteInput(value)} is not a valid ${what}: use a whole number like 3.`);
+    return invalid(
+      "invalid_number",
+      `${quoteInput(value)} is not a valid ${what}: use a whole number like 3.`,
+    );
   return valid(value.replace(/^0+(?=\d)/, ""));
 }
 

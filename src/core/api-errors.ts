@@ -52,6 +52,6 @@ function notFoundMessage(resource: ApiResource | undefined): string {
  */
 export function asUserError(error: unknown): UserError | undefined {
   if (error instanceof UserError) return error;
-  if (error instanceof InvalidInputError) return new UserError(error.message);
+  if (error instanceof InvalidInputError) return new UserError(error.code, error.message);
   return undefined;
 }

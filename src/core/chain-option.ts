@@ -29,7 +29,8 @@ export function findChain(chains: readonly Chain[], given: string): Chain | unde
 /** The configured chain named, or a UserError listing the configured ones. */
 export function chainNamed(chains: readonly Chain[], given: string): Chain {
   const chain = findChain(chains, given);
-  if (!chain) throw new UserError(unknownChainMessage(given, chains));
+  if (!chain)
+    throw new UserError("unknown_chain", unknownChainMessage(given, chains), { input: given });
   return chain;
 }
 
@@ -45,7 +46,12 @@ export function chainOption(chains: readonly Chain[]): OptionDef<string, false> 
     schema: z.string().transform((raw, ctx) => {
       const chain = findChain(chains, raw);
       if (chain) return chain.id;
-      ctx.issues.push({ code: "custom", message: unknownChainMessage(raw, chains), input: raw });
+      ctx.issues.push({
+        code: "custom",
+        message: unknownChainMessage(raw, chains),
+        input: raw,
+        params: { errorCode: "unknown_chain" },
+      });
       return z.NEVER;
     }),
   };

@@ -160,6 +160,7 @@ function readExplorer(
     return addressAt(address, /^\d+$/.test(holder) ? holder : undefined, "collection", where);
   }
   return invalid(
+    "invalid_link",
     `That ${host} link shows no address of a wallet or a collection: paste an /address/ or /token/ link, or the address.`,
   );
 }
@@ -192,9 +193,11 @@ function readMarketplace(
     return valid({ kind: "slug", slug, site, host, ...(chain ? { chain } : {}) });
   if (segments.length === 1 || words.some((word) => PROFILE_WORDS.has(word)))
     return invalid(
+      "invalid_link",
       `That ${site} profile link holds a user name, not the wallet's address: paste the address (0x…) or an ENS name.`,
     );
   return invalid(
+    "invalid_link",
     `I found no address in that ${site} link: paste the address (0x…), or a link to a profile, a collection or an item.`,
   );
 }
@@ -211,20 +214,30 @@ export function readPasted(input: string, what = "address"): Checked<Pasted> | u
   if (/^0x[0-9a-f]*$/i.test(value)) return addressAt(value, undefined, "address", { what });
   if (!/^[a-z][a-z0-9+.-]{0,20}:\/\//i.test(value)) return undefined;
   if (value.length > MAX_LINK_LENGTH)
-    return invalid(`That link is too long (at most ${MAX_LINK_LENGTH} characters).`);
+    return invalid(
+      "input_too_long",
+      `That link is too long (at most ${MAX_LINK_LENGTH} characters).`,
+    );
   // Nothing a link copied from a browser holds: spaces, controls, markup, quotes.
   if (/[\s\u0000-\u001f\u007f-\u009f<>"'`\\{}|^[\]]/u.test(value))
     return invalid(
+      "invalid_link",
       "That link has characters a link cannot have (spaces, quotes or markup): paste the link alone, or the address.",
     );
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    return invalid(`${quoteInput(value, 80)} is not a link I can read: paste the address (0x…).`);
+    return invalid(
+      "invalid_link",
+      `${quoteInput(value, 80)} is not a link I can read: paste the address (0x…).`,
+    );
   }
   if (url.protocol !== "https:" && url.protocol !== "http:")
-    return invalid("Only http(s) links hold a wallet or a collection: paste the address (0x…).");
+    return invalid(
+      "invalid_link",
+      "Only http(s) links hold a wallet or a collection: paste the address (0x…).",
+    );
   const host = url.hostname.toLowerCase().replace(/^www\./, "");
   const segments = url.pathname.split("/").filter((segment) => segment.length > 0);
   const chain = EXPLORER_HOSTS.get(host);
@@ -242,6 +255,7 @@ export function readPasted(input: string, what = "address"): Checked<Pasted> | u
     if (decoded) return valid({ kind: "name", name: decoded, host });
   }
   return invalid(
+    "invalid_link",
     `I cannot read links of ${quoteInput(host, 60)}: paste the address (0x…), or a link of ${KNOWN_SITES}.`,
   );
 }
@@ -277,6 +291,7 @@ export function checkNftArg(input: string): Checked<NftRef | Linked<NftRef> | Lo
     if (read.kind === "slug") return valid({ lookup: read.slug, slug: read.site });
     if (read.kind === "name" || read.page === "wallet")
       return invalid(
+        "wrong_link_kind",
         `That link is to ${read.kind === "name" ? "an ENS name" : PAGE_WORDS.wallet}, not a collection: paste the collection's address, name or link (/wallet takes this one).`,
       );
     const ref: NftRef =
@@ -286,9 +301,13 @@ export function checkNftArg(input: string): Checked<NftRef | Linked<NftRef> | Lo
     return valid(linkedOrPlain(read, ref));
   }
   if (value.length === 0)
-    return invalid("Give a collection: its name or symbol, its address, or a link.");
+    return invalid(
+      "missing_argument",
+      "Give a collection: its name or symbol, its address, or a link.",
+    );
   if (Array.from(value).length > MAX_NAME_LENGTH) {
     return invalid(
+      "input_too_long",
       `That is longer than any collection name (at most ${MAX_NAME_LENGTH} characters).`,
     );
   }
@@ -321,6 +340,7 @@ export function checkWalletArg(
   if (read.kind === "name") return checkEnsName(read.name);
   if (read.kind === "slug" || read.page === "collection" || read.page === "item")
     return invalid(
+      "wrong_link_kind",
       `That link is to ${read.kind === "slug" ? PAGE_WORDS.collection : PAGE_WORDS[read.page]}, not a wallet: paste the wallet's address, ENS name, or a link to its address or profile.`,
     );
   return valid(linkedOrPlain(read, read.address));

@@ -99,6 +99,7 @@ export function checkRoleArg(raw: string): Checked<RoleRef> {
   const name = /^@(.{1,100})$/su.exec(value)?.[1]?.trim();
   if (name) return valid({ name });
   return invalid(
+    "invalid_role",
     `a role: pick it from the list, or type @RoleName or its id; "${value}" is neither.`,
   );
 }
@@ -141,6 +142,7 @@ export const opt = {
               code: "custom",
               message: `must be at most ${max} characters`,
               input: raw,
+              params: { errorCode: "input_too_long" },
             });
             return z.NEVER;
           }
@@ -177,7 +179,12 @@ export const opt = {
       schema: z.string().transform((raw, ctx) => {
         const value = lookup.get(unwrap(raw).toLowerCase());
         if (value === undefined) {
-          ctx.issues.push({ code: "custom", message: `use one of ${list}`, input: raw });
+          ctx.issues.push({
+            code: "custom",
+            message: `use one of ${list}`,
+            input: raw,
+            params: { errorCode: "invalid_choice" },
+          });
           return z.NEVER;
         }
         return value;
@@ -202,6 +209,9 @@ export const opt = {
             code: "custom",
             message: `must be a whole number from ${o.min} to ${o.max}`,
             input: raw,
+            params: {
+              errorCode: /^-?\d{1,15}$/.test(value) ? "number_out_of_range" : "invalid_number",
+            },
           });
           return z.NEVER;
         }
@@ -307,7 +317,8 @@ export const opt = {
             .split(/[\s,;]+/)
             .map(unwrap)
             .filter((item) => item.length > 0);
-          if (items.length === 0) return invalid("Give at least one wallet address or ENS name.");
+          if (items.length === 0)
+            return invalid("missing_argument", "Give at least one wallet address or ENS name.");
           // Checked one by one (an address, a name, a link, a short form), duplicates counted once.
           const wallets = new Map<string, Address | EnsName | Linked<Address> | Lookup>();
           for (const item of items) {
@@ -319,6 +330,7 @@ export const opt = {
           }
           if (wallets.size > MAX_WALLETS_PER_CALL)
             return invalid(
+              "too_many_items",
               `That is ${wallets.size} wallets; the data service takes at most ${MAX_WALLETS_PER_CALL} at once.`,
             );
           return valid([...wallets.values()]);

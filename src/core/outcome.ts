@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../error-codes.ts";
 import type { RenderableReply } from "./reply.ts";
 
 /** How an invocation ended, as metrics count it and adapters show it. */
@@ -8,6 +9,8 @@ export interface OutcomeEvent {
   command: string;
   kind: "command" | "button";
   outcome: Outcome;
+  /** Why it was refused, for a "user_error" or a "rate_limited" (a closed set: bounded labels). */
+  code?: ErrorCode;
   ms: number;
 }
 
@@ -18,4 +21,6 @@ export interface OutcomeEvent {
 export interface Answered {
   reply: RenderableReply;
   outcome: Outcome;
+  /** Why it was refused, for a "user_error" or a "rate_limited". */
+  code?: ErrorCode;
 }

@@ -9,12 +9,13 @@ export async function assertManager(
   what: string,
 ): Promise<void> {
   if (command.requiresManageChannel && !(await invocation.canManageChannel()))
-    throw new UserError(`Only people who can manage this channel may use ${what}.`);
+    throw new UserError("not_manager", `Only people who can manage this channel may use ${what}.`);
 }
 
 export function assertPerson(command: AnyCommand, invocation: Invocation, what: string): void {
   if (command.requiresPerson && invocation.user.anonymous) {
     throw new UserError(
+      "anonymous_sender",
       `Anonymous admins and channels cannot use ${what}: send it from your own account.`,
     );
   }

@@ -2,7 +2,7 @@ import { AsyncResource } from "node:async_hooks";
 import type { ApiClient } from "../api/client.ts";
 import { ApiError, apiErrorLevel } from "../api/errors.ts";
 import { type Chain, parseChains } from "../chains.ts";
-import { UserError } from "../errors.ts";
+import { type ErrorCode, type ErrorContext, UserError } from "../errors.ts";
 import type { GateService } from "../gates/service.ts";
 import type { Logger } from "../log.ts";
 import { cutText, sliceChars } from "../strings.ts";
@@ -110,6 +110,7 @@ export function newInvocationId(): string {
 interface Answer {
   reply: Reply;
   outcome: "ok" | "user_error";
+  code?: ErrorCode;
 }
 
 class DeadlineError extends Error {
@@ -178,6 +179,7 @@ export class Runtime {
             ...(this.chains.length > 1 ? { chain: chain.id } : {}),
           }),
           intervalMs: options.collectionRefreshMs ?? 15 * 60_000,
+          name: `collection refresh ${chain.id}`,
           ...(options.monotonic ? { monotonic: options.monotonic } : {}),
         }),
       );
@@ -221,7 +223,9 @@ export class Runtime {
     try {
       raw = parseTextArgs(command, text);
     } catch (error) {
-      return this.userError(error instanceof Error ? error.message : String(error));
+      return error instanceof UserError
+        ? this.userError(error.code, error.message)
+        : this.userError("invalid_argument", String(error));
     }
     return this.answerCommand(invocation, command.name, raw);
   }
@@ -264,13 +268,17 @@ export class Runtime {
 
   /** A button click: the id is looked up, checked against the chat, and its action run. */
   async answerButton(invocation: Invocation, id: string): Promise<Answered> {
-    if (!ACTION_ID_PATTERN.test(id)) return this.userError("That button is not one of mine.");
+    if (!ACTION_ID_PATTERN.test(id))
+      return this.userError("button_unknown", "That button is not one of mine.");
     const stored = await this.options.actions.get(id);
     if (!stored || stored.expiresAt <= this.now().getTime()) {
-      return this.userError("This button has expired. Run the command again for fresh buttons.");
+      return this.userError(
+        "button_expired",
+        "This button has expired. Run the command again for fresh buttons.",
+      );
     }
     if (stored.platform !== invocation.platform || stored.chatId !== invocation.chat.id) {
-      return this.userError("This button belongs to another chat.");
+      return this.userError("button_other_chat", "This button belongs to another chat.");
     }
     const { action, payload } = stored.action;
     const command = this.find(stored.action.command);
@@ -288,15 +296,15 @@ export class Runtime {
       );
     }
     const handler = command?.actions?.[action];
-    const parsed = handler?.payload.safeParse(payload);
-    if (!command || !handler || !parsed?.success)
-      return this.userError("This button no longer works. Run the command again.");
+    const parsed = handler?.parse(payload);
+    if (!command || !handler || parsed === undefined)
+      return this.userError("button_stale", "This button no longer works. Run the command again.");
     const chain = typeof payload.chain === "string" ? payload.chain : undefined;
     return this.execute(invocation, command, "button", chain, async (ctx) => {
       assertPerson(command, invocation, "this button");
       await assertManager(command, invocation, "this button");
       assertSpam(command, ctx.chain);
-      return { reply: await handler.run(ctx, parsed.data), outcome: "ok" };
+      return { reply: await handler.run(ctx, parsed), outcome: "ok" };
     });
   }
 
@@ -343,6 +351,7 @@ export class Runtime {
       for (const [key, value] of Object.entries(raw)) if (value !== undefined) given[key] = value;
       return {
         outcome: resolution.kind === "choose" ? "ok" : "user_error",
+        ...(resolution.kind === "choose" ? {} : { code: "name_not_found" as const }),
         reply: {
           text: resolution.text,
           tone: resolution.kind === "choose" ? "info" : "warning",
@@ -480,11 +489,14 @@ export class Runtime {
   }
 
   private unknownCommand(name: string): Answered {
-    return this.userError(`There is no /${sliceChars(name, 32)} command. Try /help.`);
+    return this.userError(
+      "unknown_command",
+      `There is no /${sliceChars(name, 32)} command. Try /help.`,
+    );
   }
 
-  private userError(text: string): Answered {
-    return { reply: userErrorReply(text), outcome: "user_error" };
+  private userError(code: ErrorCode, text: string): Answered {
+    return { reply: userErrorReply(text), outcome: "user_error", code };
   }
 
   private async execute(
@@ -508,8 +520,14 @@ export class Runtime {
     });
     /** Put off by the command (ctx.afterReply) until its answer is given; then after it. */
     let putOff: (() => void)[] | undefined = [];
-    const finish = (outcome: Outcome, reply: RenderableReply): Answered => {
+    const finish = (
+      outcome: Outcome,
+      reply: RenderableReply,
+      code?: ErrorCode,
+      context?: ErrorContext,
+    ): Answered => {
       const ms = performance.now() - started;
+      const coded = code ? { code } : {};
       const works = this.accepting && outcome !== "rate_limited";
       const tasks = putOff ?? [];
       putOff = undefined;
@@ -517,17 +535,24 @@ export class Runtime {
       // before (issue 34, item 11).
       this.afterReply(() => {
         for (const task of tasks) task();
-        logger.info({ outcome, ms: Math.round(ms) }, "invocation answered");
-        this.onOutcome?.({ command, kind, outcome, ms });
+        logger.info(
+          { outcome, ...coded, ...(context ? { context } : {}), ms: Math.round(ms) },
+          "invocation answered",
+        );
+        this.onOutcome?.({ command, kind, outcome, ...coded, ms });
         if (works) this.chatWorks(invocation, logger);
       });
-      return { reply, outcome };
+      return { reply, outcome, ...coded };
     };
     if (!this.accepting) {
-      return finish("user_error", userErrorReply("The bot is restarting. Try again in a moment."));
+      return finish(
+        "user_error",
+        userErrorReply("The bot is restarting. Try again in a moment."),
+        "restarting",
+      );
     }
     const refusal = await this.admission.admit(invocation);
-    if (refusal) return finish("rate_limited", refusal);
+    if (refusal) return finish("rate_limited", refusal, "rate_limited");
 
     let chain: Chain;
     try {
@@ -543,7 +568,13 @@ export class Runtime {
     } catch (error) {
       // An unknown chain: the message lists those served, and nothing else happens.
       const userError = asUserError(error);
-      if (userError) return finish("user_error", userErrorReply(userError.message));
+      if (userError)
+        return finish(
+          "user_error",
+          userErrorReply(userError.message),
+          userError.code,
+          userError.context,
+        );
       throw error;
     }
     const collections = this.collectionsOf(chain);
@@ -606,6 +637,7 @@ export class Runtime {
       return finish(
         answer.outcome,
         await this.materializer.materialize(answer.reply, invocation, early),
+        answer.code,
       );
     } catch (error) {
       if (
@@ -620,7 +652,13 @@ export class Runtime {
         );
       }
       const userError = asUserError(error);
-      if (userError) return finish("user_error", userErrorReply(userError.message));
+      if (userError)
+        return finish(
+          "user_error",
+          userErrorReply(userError.message),
+          userError.code,
+          userError.context,
+        );
       if (error instanceof ApiError) {
         logger[apiErrorLevel(error)]({ err: error, kind: error.kind }, "data service error");
         const text = apiErrorMessage(error);
@@ -723,5 +761,6 @@ function onChainAction(action: ButtonAction, chain: Chain): ButtonAction {
 
 /** Commands that report spam are refused on a chain without spam detection. */
 function assertSpam(command: AnyCommand, chain: Chain): void {
-  if (command.requiresSpam && !chain.spam) throw new UserError(spamUnavailable(chain));
+  if (command.requiresSpam && !chain.spam)
+    throw new UserError("spam_unavailable", spamUnavailable(chain));
 }

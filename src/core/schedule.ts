@@ -47,7 +47,10 @@ export function checkTime(raw: string): Checked<string> {
   const hour = Number(match?.[1]);
   const minute = Number(match?.[2] ?? "0");
   if (!match || hour > 23 || minute > 59)
-    return invalid(`"${raw}" is not a time of day: use HH:MM on a 24-hour clock, e.g. 09:00.`);
+    return invalid(
+      "invalid_schedule",
+      `"${raw}" is not a time of day: use HH:MM on a 24-hour clock, e.g. 09:00.`,
+    );
   return valid(`${String(hour).padStart(2, "0")}:${String(minute).padStart(2, "0")}`);
 }
 
@@ -56,7 +59,10 @@ export function checkWeekday(raw: string): Checked<number> {
   const wanted = raw.trim().toLowerCase();
   const day = WEEKDAYS.find((d) => (d.names as readonly string[]).includes(wanted));
   if (!day)
-    return invalid(`"${raw}" is not a day of the week: use mon, tue, wed, thu, fri, sat or sun.`);
+    return invalid(
+      "invalid_schedule",
+      `"${raw}" is not a day of the week: use mon, tue, wed, thu, fri, sat or sun.`,
+    );
   return valid(day.value);
 }
 
@@ -66,6 +72,7 @@ export function checkZone(raw: string): Checked<string> {
   if (/^(utc|gmt|z)$/i.test(name)) return valid("UTC");
   if (!/^[A-Za-z_]+(?:\/[A-Za-z0-9_+-]+){0,2}$/.test(name) || !IANAZone.isValidZone(name))
     return invalid(
+      "invalid_schedule",
       `"${raw}" is not a time zone I know: use an IANA name such as Europe/Berlin, America/New_York or UTC.`,
     );
   // Intl answers the zone database's own spelling of the name.

@@ -1,3 +1,4 @@
+import { isErrorCode } from "../error-codes.ts";
 import { UserError } from "../errors.ts";
 import { sliceChars } from "../strings.ts";
 import type { AnyCommand, AnyOption } from "./command.ts";
@@ -109,6 +110,7 @@ export function parseTextArgs(command: AnyCommand, text: string): Record<string,
   }
   if (positional.length > 0) {
     throw new UserError(
+      "unexpected_argument",
       `I did not expect "${sliceChars(positional.join(" "), 60)}". Usage: ${usage(command)}`,
     );
   }
@@ -131,15 +133,29 @@ export function parseArgs(
     }
     const parsed = option.schema.safeParse(value);
     if (!parsed.success) {
-      const reason = parsed.error.issues[0]?.message ?? "is not valid";
-      throw new UserError(/^["A-Z]/.test(reason) ? reason : `${name}: ${reason}.`);
+      const issue = parsed.error.issues[0];
+      const reason = issue?.message ?? "is not valid";
+      throw new UserError(
+        errorCodeOf(issue),
+        /^["A-Z]/.test(reason) ? reason : `${name}: ${reason}.`,
+        { option: name },
+      );
     }
     args[name] = parsed.data;
   }
   if (missing.length > 0) {
     throw new UserError(
+      "missing_argument",
       `Missing ${missing.join(", ")}. Usage: ${usage(command)}\nExample: ${command.examples[0] ?? usage(command)}`,
     );
   }
   return args;
+}
+
+/** The code an option's schema gave its refusal (see parserSchema), else the generic one. */
+function errorCodeOf(
+  issue: { code: string; params?: Record<string, unknown> | undefined } | undefined,
+) {
+  const code = issue?.code === "custom" ? issue.params?.errorCode : undefined;
+  return isErrorCode(code) ? code : "invalid_argument";
 }

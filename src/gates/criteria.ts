@@ -140,6 +140,7 @@ function splitChain(clause: string, ctx: CriteriaContext, strict: boolean) {
     // "holds 1 Art on Chain" may be a name; elsewhere "on" can only introduce a chain.
     if (!strict) return { body: clause, chain: ctx.chain, named: false };
     throw new UserError(
+      "unknown_chain",
       `${quoteInput(match[2], 30)} is not a chain I know: write on ${knownChainList(ctx)}.`,
     );
   }
@@ -154,6 +155,7 @@ function knownChainList(ctx: CriteriaContext): string {
 function checkServed(chain: string, ctx: CriteriaContext): void {
   if (ctx.chains && !ctx.chains.includes(chain))
     throw new UserError(
+      "unknown_chain",
       `This bot does not serve ${chainWords(chain)}: write on ${knownChainList(ctx)}, or leave the chain out.`,
     );
 }
@@ -163,6 +165,7 @@ function countOf(raw: string | undefined, what: string, example: string): number
   const text = (raw ?? "").trim();
   if (!/^\d+$/.test(text)) {
     throw new UserError(
+      "invalid_number",
       text.startsWith("-")
         ? `${what} cannot be negative: write a whole number, e.g. \`${example}\`.`
         : `${what} must be a whole number, e.g. \`${example}\`${text ? `, not ${quoteInput(text, 30)}` : ""}.`,
@@ -171,10 +174,12 @@ function countOf(raw: string | undefined, what: string, example: string): number
   const digits = text.replace(/^0+(?=\d)/, "");
   if (digits.length > 7 || Number(digits) > MAX_COUNT)
     throw new UserError(
+      "number_out_of_range",
       `${what} must be at most ${MAX_COUNT.toLocaleString("en-US")}: write a smaller number, e.g. \`${example}\`.`,
     );
   const value = Number(digits);
-  if (value < 1) throw new UserError(`${what} must be at least 1, e.g. \`${example}\`.`);
+  if (value < 1)
+    throw new UserError("number_out_of_range", `${what} must be at least 1, e.g. \`${example}\`.`);
   return value;
 }
 
@@ -182,22 +187,30 @@ function countOf(raw: string | undefined, what: string, example: string): number
 function amountOf(raw: string | undefined, what: string, example: string): string {
   const text = (raw ?? "").trim().replace(/\s*(?:eth|pol|matic)$/i, "");
   if (text.startsWith("-"))
-    throw new UserError(`${what} cannot be negative: write an amount such as \`${example}\`.`);
+    throw new UserError(
+      "invalid_number",
+      `${what} cannot be negative: write an amount such as \`${example}\`.`,
+    );
   const match = /^(\d*)(?:\.(\d*))?$/.exec(text);
   if (!match || (!match[1] && !match[2]))
     throw new UserError(
+      "invalid_number",
       `${what} must be an amount in the chain's currency, e.g. \`${example}\`${text ? `, not ${quoteInput(text, 30)}` : ""}.`,
     );
   const int = (match[1] ?? "").replace(/^0+/, "") || "0";
   const frac = (match[2] ?? "").replace(/0+$/, "");
   if (frac.length > 18)
-    throw new UserError(`${what} has more than 18 decimals: write e.g. \`${example}\`.`);
+    throw new UserError(
+      "invalid_number",
+      `${what} has more than 18 decimals: write e.g. \`${example}\`.`,
+    );
   if (int.length > 7 || Number(int) > MAX_COUNT || (Number(int) === MAX_COUNT && frac))
     throw new UserError(
+      "number_out_of_range",
       `${what} must be at most ${MAX_COUNT.toLocaleString("en-US")}: write a smaller amount, e.g. \`${example}\`.`,
     );
   if (int === "0" && !frac)
-    throw new UserError(`${what} must be more than 0, e.g. \`${example}\`.`);
+    throw new UserError("number_out_of_range", `${what} must be more than 0, e.g. \`${example}\`.`);
   return frac ? `${int}.${frac}` : int;
 }
 
@@ -207,6 +220,7 @@ function daysOf(raw: string | undefined): number {
   const days = countOf(match?.[1] ?? text, "The days of lastpurchase", "lastpurchase 30d");
   if (days > MAX_DAYS)
     throw new UserError(
+      "number_out_of_range",
       `lastpurchase takes at most ${MAX_DAYS} days: write e.g. \`lastpurchase 30d\`.`,
     );
   return days;
@@ -223,6 +237,7 @@ function behaviorsOf(list: string, example: string): string[] {
     .filter((n) => n.length > 0);
   if (names.length === 0)
     throw new UserError(
+      "missing_argument",
       `Name one or more behaviors, e.g. \`${example}\`: ${GATE_BEHAVIOR_NAMES.join(", ")}.`,
     );
   const out: string[] = [];
@@ -230,6 +245,7 @@ function behaviorsOf(list: string, example: string): string[] {
     const behavior = behaviorNamed(name);
     if (!behavior || !(BEHAVIORS as readonly string[]).includes(behavior))
       throw new UserError(
+        "unknown_behavior",
         `${quoteInput(name, 30)} is not a behavior: use ${GATE_BEHAVIOR_NAMES.join(", ")}.`,
       );
     if (!out.includes(behavior)) out.push(behavior);
@@ -261,6 +277,7 @@ function readClause(clause: string, ctx: CriteriaContext): Read {
     const collection = (match?.[2] ?? "").trim();
     if (!collection)
       throw new UserError(
+        "missing_argument",
         "Say which collection after the number: its name, address or link, e.g. `holds 1 Azuki`.",
       );
     return { kind: "holds", min, collection, chain, named };
@@ -272,6 +289,7 @@ function readClause(clause: string, ctx: CriteriaContext): Read {
     const next = words[1]?.toLowerCase();
     if (not && next !== "behavior" && next !== "behaviour")
       throw new UserError(
+        "invalid_criteria",
         "After `not`, write `behavior` and the names, e.g. `not behavior flipper`.",
       );
     const list = body.replace(not ? /^\S+\s+\S+\s*/ : /^\S+\s*/, "");
@@ -283,12 +301,18 @@ function readClause(clause: string, ctx: CriteriaContext): Read {
   }
   const field = (Object.keys(SPEND_WORD) as SpendField[]).find((f) => SPEND_WORD[f] === keyword);
   if (!field) {
-    throw new UserError(`${quoteInput(clause, 40)} is not a criterion I know. ${WHAT_TO_TYPE}`);
+    throw new UserError(
+      "invalid_criteria",
+      `${quoteInput(clause, 40)} is not a criterion I know. ${WHAT_TO_TYPE}`,
+    );
   }
   const { body, chain } = splitChain(clause, ctx, true);
   const value = body.slice(word.length).trim();
   if (rest.length === 0 || !value)
-    throw new UserError(`Give a number after ${keyword}, e.g. \`${exampleOf(field)}\`.`);
+    throw new UserError(
+      "missing_argument",
+      `Give a number after ${keyword}, e.g. \`${exampleOf(field)}\`.`,
+    );
   switch (field) {
     case "volumeGte":
       return { kind: "spend", chain, field, value: amountOf(value, "The volume", "volume 10") };
@@ -332,14 +356,24 @@ function shownName(name: string | undefined): string | undefined {
  */
 export async function parseCriteria(text: string, ctx: CriteriaContext): Promise<GateCriterion[]> {
   const trimmed = text.trim();
-  if (!trimmed) throw new UserError(`Give the gate's criteria. ${WHAT_TO_TYPE}`);
+  if (!trimmed)
+    throw new UserError("missing_argument", `Give the gate's criteria. ${WHAT_TO_TYPE}`);
   if (trimmed.length > 1000)
-    throw new UserError(`That is too long for a gate's criteria. ${WHAT_TO_TYPE}`);
+    throw new UserError(
+      "input_too_long",
+      `That is too long for a gate's criteria. ${WHAT_TO_TYPE}`,
+    );
   if (/\u0000/.test(trimmed))
-    throw new UserError(`The criteria hold characters I cannot read. ${WHAT_TO_TYPE}`);
+    throw new UserError(
+      "invalid_characters",
+      `The criteria hold characters I cannot read. ${WHAT_TO_TYPE}`,
+    );
   const clauses = clausesOf(trimmed);
   if (clauses.some((c) => c.length === 0))
-    throw new UserError(`One of the criteria is empty (two commas in a row?). ${WHAT_TO_TYPE}`);
+    throw new UserError(
+      "invalid_criteria",
+      `One of the criteria is empty (two commas in a row?). ${WHAT_TO_TYPE}`,
+    );
 
   const reads = clauses.map((clause) => readClause(clause, ctx));
   // How many criteria this makes, before any lookup: the spend words of a chain count once.
@@ -347,6 +381,7 @@ export async function parseCriteria(text: string, ctx: CriteriaContext): Promise
   const count = reads.filter((r) => r.kind !== "spend").length + spendChains.size;
   if (count > MAX_CRITERIA)
     throw new UserError(
+      "too_many_items",
       `A gate takes at most ${MAX_CRITERIA} criteria (volume, avgprice, collections and lastpurchase together count as one): this has ${count}. Make two gates, or drop some.`,
     );
 
@@ -360,6 +395,7 @@ export async function parseCriteria(text: string, ctx: CriteriaContext): Promise
       const side = `${c.chain}:${c.not}`;
       if (behaviorSides.has(side))
         throw new UserError(
+          "duplicate_criterion",
           `Two "${c.not ? "not behavior" : "behavior"}" criteria: put the names in one list, e.g. \`${c.not ? "not behavior flipper,badactor" : "behavior collector,whale"}\`.`,
         );
       behaviorSides.add(side);
@@ -374,6 +410,7 @@ export async function parseCriteria(text: string, ctx: CriteriaContext): Promise
       }
       if (spend[read.field] !== undefined)
         throw new UserError(
+          "duplicate_criterion",
           `${SPEND_WORD[read.field]} is there twice: give it once, e.g. \`${exampleOf(read.field)}\`.`,
         );
       if (read.field === "volumeGte" || read.field === "priceAvgGte")
@@ -387,6 +424,7 @@ export async function parseCriteria(text: string, ctx: CriteriaContext): Promise
   for (const [i, c] of holds.entries()) {
     if (holds.slice(0, i).some((o) => o.chain === c.chain && o.contract === c.contract))
       throw new UserError(
+        "duplicate_criterion",
         `${c.name ?? c.contract} is there twice: give it once, with the number of NFTs needed (e.g. \`holds 2 ${c.name ?? c.contract}\`).`,
       );
   }
@@ -398,13 +436,14 @@ async function holdsOf(
   ctx: CriteriaContext,
 ): Promise<HoldsCriterion> {
   const checked = checkCollectionArg(read.collection);
-  if (!checked.ok) throw new UserError(checked.message);
+  if (!checked.ok) throw new UserError(checked.code, checked.message);
   const value = checked.value;
   let chain = read.chain;
   let query: string;
   if (isLinked(value)) {
     if (value.chain && read.named && value.chain !== chain)
       throw new UserError(
+        "chain_mismatch",
         `That link is on ${chainWords(value.chain)}, and you wrote on ${chain}: leave "on ${chain}" out, or paste a link of ${chainWords(chain)}.`,
       );
     chain = value.chain ?? chain;
@@ -414,6 +453,7 @@ async function holdsOf(
   } else {
     if (MARKUP.test(value.lookup))
       throw new UserError(
+        "invalid_characters",
         `${quoteInput(read.collection, 40)} has characters no collection name has: write the name plainly, or paste the contract address (0x…).`,
       );
     query = value.lookup;
@@ -475,6 +515,7 @@ export function collectionResolverFor(
     if (chain !== ctx.chain.id) {
       if (isAddress) return { address: toChecksumAddress(q) };
       throw new UserError(
+        "collection_names_unavailable",
         `To name a collection on ${chainWords(chain)}, paste its contract address (0x…) or a link, or run the command with chain:${chain}.`,
       );
     }
@@ -483,7 +524,10 @@ export function collectionResolverFor(
       : await ctx.resolver.collection(q);
     if (resolution.kind !== "found") {
       const options = resolution.choices.map((c) => c.label).join("; ");
-      throw new UserError(options ? `${resolution.text} (${options})` : resolution.text);
+      throw new UserError(
+        resolution.kind === "choose" ? "ambiguous_name" : "unknown_collection",
+        options ? `${resolution.text} (${options})` : resolution.text,
+      );
     }
     const name = ctx.collections.name(resolution.value);
     return { address: toChecksumAddress(resolution.value), ...(name ? { name } : {}) };

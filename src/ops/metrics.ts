@@ -75,8 +75,8 @@ export function createMetrics(sources: MetricSources): Metrics {
   collectDefaultMetrics({ register: registry });
   const commands = new Counter({
     name: "bot_commands_total",
-    help: "Commands and button presses answered, by command, kind and outcome",
-    labelNames: ["command", "kind", "outcome"] as const,
+    help: "Commands and button presses answered, by command, kind, outcome and refusal code (none when not refused; the codes are src/error-codes.ts's closed set)",
+    labelNames: ["command", "kind", "outcome", "code"] as const,
     registers: [registry],
   });
   const commandSeconds = new Histogram({
@@ -314,7 +314,12 @@ export function createMetrics(sources: MetricSources): Metrics {
   return {
     registry,
     onCommand(event) {
-      commands.inc({ command: event.command, kind: event.kind, outcome: event.outcome });
+      commands.inc({
+        command: event.command,
+        kind: event.kind,
+        outcome: event.outcome,
+        code: event.code ?? "none",
+      });
       commandSeconds.observe({ command: event.command, kind: event.kind }, event.ms / 1000);
     },
     onUpstream(event) {

@@ -1,7 +1,6 @@
 import { type ChildProcess, type ForkOptions, fork } from "node:child_process";
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { SECRET_VARIABLES } from "../config.ts";
 import type { ReplyImage } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
 import type {
@@ -19,9 +18,10 @@ export { CHART_HEIGHT, CHART_WIDTH, plotValue } from "./chart-drawing.ts";
  * pages (some 50 to 70 MB, file-backed, kept once loaded) are never part of the bot's own memory:
  * the child starts on the first chart and exits after a quiet minute. A thread that drew for long
  * once grew by some 0.1 MB a chart (Skia's memory for the text it rasterizes, @napi-rs/canvas
- * 1.0.11 and 1.1.1, the worker thread of issue 14); the child, with its small V8 heap, stays at
- * 115 to 130 MB over 1,200 distinct charts, so it is replaced only every 500 charts, as a guard
- * that costs one start (some 300 ms) in 500 charts. A child that crashes or hangs costs the charts
+ * 1.0.11 and 1.1.1, the worker thread of issue 14); the child, with its own small heap and its
+ * collection after each chart (CHILD_LIMITS), stays near 80 MB resident, 24 MB of it its own
+ * (anonymous) memory, so it is replaced only every 500 charts, as a guard that costs one start
+ * (some 300 ms) in 500 charts. A child that crashes or hangs costs the charts
  * it had, never an answer. Neither library loads in a bot that never draws a chart.
  */
 
@@ -54,22 +54,56 @@ interface PainterChild {
 }
 
 /**
- * A chart needs little heap (Chart.js and one chart's objects): a small young generation keeps
- * the child from reserving V8's default 32 MB of it, and the old-generation cap turns a runaway
- * draw into a failed chart instead of a large process.
+ * The painter's own Node flags, for its memory (issue 34: a painter of 95 to 104 MB beside a bot
+ * of 102 MB on a 256 MB host; `npm run bench -- chart-load`, and docs/operations.md, for where it
+ * goes). A chart needs little heap (Chart.js and one chart's objects, some 10 MB):
+ * - a 1 MB young generation and a 32 MB old one: V8 reserves less, and a runaway draw fails its
+ *   chart rather than growing the process;
+ * - `--lite-mode`: no optimizing compiler, so none of its code or of the node binary's compiler
+ *   pages (some 8 MB at the peak, for draws some 10 ms slower);
+ * - `--single-threaded`: no V8 helper threads, their stacks or their malloc arenas (a painter draws
+ *   one chart at a time; its collections run between charts);
+ * - `--expose-gc`: the child collects after each chart it has sent (chart-process.ts), so the
+ *   garbage of one chart, and the Skia buffers it held, go before the next (some 6 MB at the peak);
+ * - `--no-expose-wasm`: lite mode and WebAssembly conflict, and Node says so on stderr otherwise.
+ * Node itself (some 40 MB resident, 30 MB of it the node binary's pages, shared with the bot) and
+ * Skia's library (some 12 MB of file pages and 9 MB of its own, from its loading) stay: no flag
+ * takes them out of a Node painter (a 12 or 8 MB old generation measured the same as 32). Axis
+ * numbers are written without Intl (chart-numbers.ts), whose first number format loaded ICU's data
+ * (some 5.5 MB of the node binary's pages the bot does not otherwise touch).
+ *
+ * A worker thread in the bot instead (issue 34, measured side by side, `npm run bench --
+ * chart-load`): at the peak the pair's pages counted once were about the same (147 MB in the bot
+ * alone against 142 to 156 MB for bot and child), but once idle the bot kept some 20 MB more for
+ * good (Skia's library stays loaded after its thread ends, and the allocator keeps what Skia
+ * freed), and a fault in Skia's native code would end the bot itself. The child stays.
  */
-const CHILD_LIMITS = ["--max-semi-space-size=1", "--max-old-space-size=128"];
+const CHILD_LIMITS = [
+  "--max-semi-space-size=1",
+  "--max-old-space-size=32",
+  "--lite-mode",
+  "--single-threaded",
+  "--expose-gc",
+  "--no-expose-wasm",
+];
 
 /**
- * The bot's environment without its secrets (tokens, API keys, database and Redis URLs): a
- * painter draws from the figures it is sent and needs none of them. The rest (PATH, TZ, locale,
- * NODE_OPTIONS, a test's RECORD_IMPORTS) goes on as it was.
+ * The painter's whole environment: an allow-list, not the bot's environment minus the secrets it
+ * knows of. A deny-list let through whatever it did not name (PGPASSWORD, an RPC key under the
+ * operator's own name, a cloud credential), and the painter needs none of the bot's variables:
+ * - it runs `process.execPath` with its flags given on the command line, so no PATH or
+ *   NODE_OPTIONS (the bot's own Node options reach it through execArgv, below);
+ * - it draws from the figures it is sent: no URL, key or token;
+ * - its charts pin their number format to en-US (chart-drawing.ts), like every other figure the
+ *   bot writes, so the host's LANG/LC_* does not change a picture; it formats no date (the axis
+ *   labels arrive as text), so no TZ;
+ * - its only font is the one shipped in dejavu-fonts-ttf, registered by path: no font settings.
+ * The one variable it gets is glibc's: a painter draws on one thread, and at most two malloc
+ * arenas keep the arenas Skia's and Node's helper threads would each open (some 6 MB of a
+ * 100 MB painter, `npm run bench -- process`) out of its resident set.
  */
-function childEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of SECRET_VARIABLES) delete env[name];
-  delete env.DATABASE_URL;
-  return env;
+export function childEnv(): NodeJS.ProcessEnv {
+  return { MALLOC_ARENA_MAX: "2" };
 }
 
 /** Where the child's code is: dist/chart-process.js when built, else the TypeScript source. */

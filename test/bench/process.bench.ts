@@ -15,6 +15,7 @@ import {
   startFakeTelegram,
   user,
 } from "../fakes/telegram/index.ts";
+import { benchChartLoad } from "./chart-load.bench.ts";
 import { buildCheckout, type Checkout, checkoutsToCompare, sideBySide } from "./checkouts.ts";
 import type { BenchRow } from "./report.ts";
 
@@ -225,6 +226,24 @@ function comparedCheckouts(): Checkout[] {
   const checkouts = checkoutsToCompare();
   for (const checkout of checkouts) if (checkout.dir !== ROOT) buildCheckout(checkout.dir);
   return checkouts;
+}
+
+/**
+ * `npm run bench -- chart-load`: the bot and its chart painter over 240 chart commands (side by side
+ * with BENCH_COMPARE_DIR's), the part of `process` that item 10 of issue 34 is about.
+ */
+export async function benchChartLoadAlone(): Promise<BenchRow[]> {
+  if (!process.env.BENCH_NO_BUILD) await buildDist(ROOT);
+  // The data's clock stands still, so both checkouts' owner counts are read at the same instant.
+  // (The bot's pictures still differed between runs, so byte-identity is checked on the painters
+  // themselves: chart-load.bench.ts, painter-digest.ts.)
+  const now = Date.now();
+  const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "bench-key", now: () => now });
+  try {
+    return await benchChartLoad(sim, comparedCheckouts(), baseEnv(""), startChild);
+  } finally {
+    await sim.close();
+  }
 }
 
 /** `npm run bench -- first-answer`: the start figures alone, without the platforms' runs. */
@@ -452,6 +471,7 @@ export async function benchProcess(): Promise<BenchRow[]> {
   try {
     const checkouts = comparedCheckouts();
     const starts = await startRows(sim, checkouts);
+    const charts = await benchChartLoad(sim, checkouts, baseEnv(""), startChild);
 
     const idlePlatformsRss = new Map<Checkout, number>();
     for (const checkout of checkouts) {
@@ -484,6 +504,7 @@ export async function benchProcess(): Promise<BenchRow[]> {
     }
     return [
       ...starts,
+      ...charts,
       {
         name: "idle RSS, Discord + Telegram configured, 1 s after start (goal ≤ 110 MB)",
         value: sideBySide(checkouts, (checkout) => mb(idlePlatformsRss.get(checkout) ?? 0)),

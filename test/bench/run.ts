@@ -7,7 +7,7 @@ import { benchDispatchDuringFanOut } from "./dispatch-fanout.bench.ts";
 import { benchEmbeddedStart } from "./embedded.bench.ts";
 import { benchGateway } from "./gateway.bench.ts";
 import { benchSlowBodies } from "./http.bench.ts";
-import { benchFirstAnswer, benchProcess } from "./process.bench.ts";
+import { benchChartLoadAlone, benchFirstAnswer, benchProcess } from "./process.bench.ts";
 import { markdownTable } from "./report.ts";
 import { benchDispatch } from "./runtime.bench.ts";
 import { benchVerify } from "./verify.bench.ts";
@@ -31,6 +31,11 @@ async function main(): Promise<void> {
       "process",
       "Process (compiled bot, fresh children); with BENCH_COMPARE_DIR, the start figures side by side with that checkout",
       benchProcess,
+    ],
+    [
+      "chart-load",
+      "The bot and its chart painter over 240 chart commands (compiled bot, console); with BENCH_COMPARE_DIR, side by side with that checkout",
+      benchChartLoadAlone,
     ],
     [
       "first-answer",

@@ -120,18 +120,7 @@ export class DiscordGateMembership implements GateMembership {
     try {
       standing = await this.standing(target.guildId);
     } catch (error) {
-      const failure = readFailure(error);
-      if (failure.kind === "transient")
-        return {
-          ok: false,
-          reason: `Discord did not answer (${failure.reason}): try again in a moment.`,
-        };
-      if (failure.code === UNKNOWN_GUILD || failure.code === MISSING_ACCESS)
-        return { ok: false, reason: "The bot is not in this server: invite it again." };
-      return {
-        ok: false,
-        reason: `Discord refused to show the server's roles: ${failure.message}.`,
-      };
+      return { ok: false, reason: rolesUnreadable(error) };
     }
     const role = standing.roles.find((r) => r.id === target.roleId);
     const name = role?.name ?? target.roleName;
@@ -200,18 +189,7 @@ export class DiscordGateMembership implements GateMembership {
       guild = readGuild;
       memberRoleIds = member?.roles ?? [];
     } catch (error) {
-      const failure = readFailure(error);
-      if (failure.kind === "transient")
-        return {
-          ok: false,
-          reason: `Discord did not answer (${failure.reason}): try again in a moment.`,
-        };
-      if (failure.code === UNKNOWN_GUILD || failure.code === MISSING_ACCESS)
-        return { ok: false, reason: "The bot is not in this server: invite it again." };
-      return {
-        ok: false,
-        reason: `Discord refused to show the server's roles: ${failure.message}.`,
-      };
+      return { ok: false, reason: rolesUnreadable(error) };
     }
     const role = roles.find((r) => r.id === target.roleId);
     const standing = personStanding({
@@ -410,4 +388,14 @@ export class DiscordGateMembership implements GateMembership {
     this.botId = me.id;
     return me.id;
   }
+}
+
+/** Why the server's roles could not be read, in words for the person who asked (add, remove). */
+function rolesUnreadable(error: unknown): string {
+  const failure = readFailure(error);
+  if (failure.kind === "transient")
+    return `Discord did not answer (${failure.reason}): try again in a moment.`;
+  if (failure.code === UNKNOWN_GUILD || failure.code === MISSING_ACCESS)
+    return "The bot is not in this server: invite it again.";
+  return `Discord refused to show the server's roles: ${failure.message}.`;
 }
