@@ -339,12 +339,17 @@ export default defineCommand({
     const buttons = nftButtons(ctx.chain, item.contract, tokenId);
     ctx.storeButtons?.(buttons);
     const [details, owners, traits] = await reading;
-    ctx.collections.remember([
-      { address: details.nft.contractAddress, name: details.nft.collection?.name ?? "" },
-    ]);
-    ctx.resolver.rememberWallets(
-      (owners ?? []).slice(0, OWNERS_SHOWN).map((owner) => owner.address),
-    );
+    // Remembered for later lookups (the collection's name, the owners shown), not for this answer.
+    const remember = () => {
+      ctx.collections.remember([
+        { address: details.nft.contractAddress, name: details.nft.collection?.name ?? "" },
+      ]);
+      ctx.resolver.rememberWallets(
+        (owners ?? []).slice(0, OWNERS_SHOWN).map((owner) => owner.address),
+      );
+    };
+    if (ctx.afterReply) ctx.afterReply(remember);
+    else remember();
     return nftReply(
       details,
       owners,

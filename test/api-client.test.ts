@@ -527,3 +527,31 @@ describe("the API key", () => {
     expect(t.lines.join("\n")).not.toContain(key);
   }, 20_000);
 });
+
+describe("counting requests", () => {
+  beforeEach(async () => {
+    t = await startClient();
+  });
+
+  it("tells the observer of each request after the turn that got its answer, and of every one", async () => {
+    const told: { path: string; status: number | "error"; attempt: number }[] = [];
+    t.api.observeRequests(({ path, status, attempt }) => told.push({ path, status, attempt }));
+    const { contract, tokenId } = t.sim.fixtures.token;
+    const f = t.api.foundational;
+    await Promise.all([
+      f.nftDetails(contract, tokenId),
+      f.tokenOwners(contract, tokenId, { limit: 10 }),
+      f.rawMetadata(contract, tokenId),
+    ]);
+    // The answers are back; the last one's count is not yet: counting is no part of its way to
+    // the command (those that came first may have been counted while it was awaited).
+    expect(told.length).toBeLessThan(3);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(told.map((event) => event.path.split("/").at(-1)).sort()).toEqual([
+      "details",
+      "owners",
+      "raw_metadata",
+    ]);
+    expect(told.every((event) => event.status === 200 && event.attempt === 1)).toBe(true);
+  });
+});

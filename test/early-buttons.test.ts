@@ -13,9 +13,10 @@ import type { ApiClient } from "../src/api/client.ts";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { type ActionStore, MemoryActionStore } from "../src/core/actions.ts";
+import type { OutcomeEvent } from "../src/core/outcome.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
-import { runtimeWith, startClient, testInvocation } from "./helpers.ts";
+import { capturingLogger, runtimeWith, startClient, testInvocation } from "./helpers.ts";
 import { POSTGRES_URL, postgresAvailable } from "./services.ts";
 import { dropSchema, freshSchemaName } from "./store/backends.ts";
 import { startTestSimulator } from "./test-simulator.ts";
@@ -111,6 +112,55 @@ describe("/nft's buttons", () => {
       rawButton(reply),
     );
     expect(elsewhere.text).toMatch(/belongs to another chat/);
+  });
+});
+
+describe("after /nft's answer", () => {
+  it("its log line, its count and its bookkeeping come after the answer, and they come", async () => {
+    const setup = await startClient();
+    cleanups.push(() => setup.close());
+    const { logger, lines } = capturingLogger();
+    const runtime = runtimeWith(setup, [nft], { logger });
+    const counted: OutcomeEvent[] = [];
+    runtime.onOutcome = (event) => counted.push(event);
+    const { contract, tokenId } = setup.sim.fixtures.token;
+    const { nft: token } = await setup.api.foundational.nftDetails(contract, tokenId);
+    const name = token.collection?.name ?? "";
+    expect(name).not.toBe("");
+    const known = () => runtime.collections.name(token.contractAddress) === name;
+    const answered = () => lines.filter((line) => line.includes('"invocation answered"'));
+
+    const reply = await runtime.runText(testInvocation(), "nft", `${contract} ${tokenId}`);
+    expect(reply.footer).toBe("NFT details");
+    // The answer is back; nothing of what it does not need has been done yet.
+    expect(counted).toEqual([]);
+    expect(answered()).toEqual([]);
+    expect(known()).toBe(false);
+
+    await runtime.settled();
+    expect(counted.map((event) => [event.command, event.kind, event.outcome])).toEqual([
+      ["nft", "command", "ok"],
+    ]);
+    expect(answered()).toHaveLength(1);
+    expect(JSON.parse(answered()[0] ?? "{}")).toMatchObject({ command: "nft", outcome: "ok" });
+    expect(known()).toBe(true);
+  });
+
+  it("what an answer put off is done before the next command starts, even in the same turn", async () => {
+    const setup = await startClient();
+    cleanups.push(() => setup.close());
+    const runtime = runtimeWith(setup, [nft]);
+    const counted: OutcomeEvent[] = [];
+    runtime.onOutcome = (event) => counted.push(event);
+    const { contract, tokenId } = setup.sim.fixtures.token;
+    await runtime.runText(testInvocation(), "nft", `${contract} ${tokenId}`);
+    expect(counted).toEqual([]);
+    // Started before the loop turns: the first answer's work is done as the second begins.
+    const second = runtime.runText(testInvocation(), "nft", `${contract} ${tokenId}`);
+    expect(counted).toHaveLength(1);
+    await second;
+    await runtime.settled();
+    expect(counted).toHaveLength(2);
   });
 });
 

@@ -93,6 +93,8 @@ async function startConsoleBot(): Promise<ConsoleBot> {
       });
       input.write(`${line}\n`);
       const text = (await printed).trim();
+      // Counted after the answer went out.
+      await bot.runtime.settled();
       return { text, outcomes: outcomes.slice(before) };
     },
     async close() {

@@ -274,8 +274,11 @@ async function runOne(task: Task): Promise<Result> {
     try {
       const reply =
         task.kind === "say" ? await t.say(task.line, task.who) : await t.press(task.id, task.who);
+      // Counted after the answer went out.
+      await t.runtime.settled();
       return { task, reply, outcome: store.outcome, ms: performance.now() - started };
     } catch (thrown) {
+      await t.runtime.settled();
       return { task, thrown, outcome: store.outcome, ms: performance.now() - started };
     }
   });

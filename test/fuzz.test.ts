@@ -385,6 +385,8 @@ async function answer(
   let reply: RenderableReply;
   try {
     reply = await run();
+    // Counted after the answer went out.
+    await t.runtime.settled();
   } catch (error) {
     return [`the runtime threw: ${error instanceof Error ? error.stack : String(error)}`];
   }

@@ -62,6 +62,55 @@ describe.runIf(await redisAvailable())("rate limits shared over Redis", () => {
     expect(allowed).toBe(4);
   });
 
+  it("a group's command is admitted in one round trip to Redis, the person's and the chat's limits both counted", async () => {
+    prefix = testPrefix("limits-one-trip");
+    const shared = await link();
+    const admission = new Admission(
+      { burst: 2, perMinute: 2 },
+      { telegram: { burst: 3, perMinute: 3 } },
+      undefined,
+      sharedLimiters(shared),
+    );
+    let trips = 0;
+    const run = shared.run.bind(shared);
+    shared.run = (commands) => {
+      trips++;
+      return run(commands);
+    };
+    expect(await admission.admit(invocation("a", "group-1"))).toBeUndefined();
+    expect(trips).toBe(1);
+    // Both were counted: a's second passes, a's third is refused by the person's limit; b's
+    // first passes (the chat's third), b's second is refused by the chat's.
+    expect(await admission.admit(invocation("a", "group-1"))).toBeUndefined();
+    expect((await admission.admit(invocation("a", "group-1")))?.text).toMatch(
+      /sending commands quickly/,
+    );
+    expect(await admission.admit(invocation("b", "group-1"))).toBeUndefined();
+    expect((await admission.admit(invocation("b", "group-1")))?.text).toMatch(
+      /chat is sending me many/,
+    );
+    expect(trips).toBe(5);
+  });
+
+  it("a person refused takes nothing from the chat's allowance", async () => {
+    prefix = testPrefix("limits-refused-person");
+    const admission = new Admission(
+      { burst: 1, perMinute: 1 },
+      { telegram: { burst: 3, perMinute: 3 } },
+      undefined,
+      sharedLimiters(await link()),
+    );
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await admission.admit(invocation("a", "group-2")));
+    expect(answers.filter((refusal) => refusal === undefined)).toHaveLength(1);
+    // a's four refusals left the chat two of its three: b and c are answered, d is refused.
+    expect(await admission.admit(invocation("b", "group-2"))).toBeUndefined();
+    expect(await admission.admit(invocation("c", "group-2"))).toBeUndefined();
+    expect((await admission.admit(invocation("d", "group-2")))?.text).toMatch(
+      /chat is sending me many/,
+    );
+  });
+
   it("the upstream budget is one budget: a burst of 5 lets 5 through over two instances, refuses the rest", async () => {
     prefix = testPrefix("limits-budget");
     const options = { perSecond: 5, burst: 5, maxWaitMs: 0 };

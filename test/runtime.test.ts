@@ -476,6 +476,8 @@ describe("dispatch", () => {
     const answered = await runtime.answerCommand(testInvocation(), "picky", {});
     expect(answered).toMatchObject({ outcome: "user_error", code: "invalid_argument" });
     expect(JSON.stringify(answered.reply)).not.toContain("zebra");
+    // Counted after the answer went out.
+    await runtime.settled();
     expect(events).toMatchObject([
       { command: "picky", outcome: "user_error", code: "invalid_argument" },
     ]);

@@ -108,6 +108,8 @@ export class Transport {
   private readonly ownsDispatcher: boolean;
   private readonly secrets: string[];
   observer: RequestObserver | undefined;
+  /** Requests done in this turn of the event loop, told to the observer on the next (report). */
+  private observed: Parameters<RequestObserver>[0][] = [];
 
   constructor(private readonly options: TransportOptions) {
     this.ownsDispatcher = options.dispatcher === undefined;
@@ -248,7 +250,7 @@ export class Transport {
       retryAfterHeader = response.headers["retry-after"];
       body = await readCapped(response, options.maxBodyBytes);
     } catch (error) {
-      this.observer?.({
+      this.report({
         method: spec.method,
         path: spec.path,
         status: "error",
@@ -274,7 +276,7 @@ export class Transport {
       clearTimeout(timer);
       spec.signal?.removeEventListener("abort", onCallerAbort);
     }
-    this.observer?.({
+    this.report({
       method: spec.method,
       path: spec.path,
       status,
@@ -307,6 +309,21 @@ export class Transport {
       status,
       parseRetryAfter(retryAfterHeader),
     );
+  }
+
+  /**
+   * Tells the observer (metrics) of a request on the next turn of the event loop, with the others
+   * of this turn: counting is no part of an answer's way to the command that waits for it.
+   */
+  private report(event: Parameters<RequestObserver>[0]): void {
+    if (!this.observer) return;
+    this.observed.push(event);
+    if (this.observed.length > 1) return;
+    setImmediate(() => {
+      const events = this.observed;
+      this.observed = [];
+      for (const observed of events) this.observer?.(observed);
+    });
   }
 
   async close(): Promise<void> {

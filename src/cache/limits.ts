@@ -33,6 +33,25 @@ tat = tat + interval
 redis.call('SET', KEYS[1], tostring(tat), 'PX', math.ceil(tat - now))
 return 0`;
 
+/**
+ * TAKE_TOKEN for each key in turn (ARGV: an interval and a burst per key), stopping at the first
+ * refusal: {0, 0} when every token was taken, else {the refusing key's place (1-based), the ms
+ * until it has one}. A later key's token is taken only when the earlier ones were.
+ */
+const TAKE_TOKENS_IN_TURN = `
+local clock = redis.call('TIME')
+local now = clock[1] * 1000 + clock[2] / 1000
+for i = 1, #KEYS do
+  local interval = tonumber(ARGV[2 * i - 1])
+  local burst = tonumber(ARGV[2 * i])
+  local tat = math.max(tonumber(redis.call('GET', KEYS[i]) or 0), now)
+  local wait = tat - (burst - 1) * interval - now
+  if wait > 0 then return {i, math.ceil(wait)} end
+  tat = tat + interval
+  redis.call('SET', KEYS[i], tostring(tat), 'PX', math.ceil(tat - now))
+end
+return {0, 0}`;
+
 /** Sliding log: 0 when a slot was taken, else the ms until the oldest grant leaves the window. */
 const TAKE_SLOT = `
 local clock = redis.call('TIME')
@@ -54,12 +73,21 @@ return math.max(1, math.ceil(oldest + window - now))`;
  */
 interface LimitScripts {
   takeToken(key: string, intervalMs: number, burst: number): Promise<number>;
+  takeTokensInTurn(
+    first: string,
+    second: string,
+    firstIntervalMs: number,
+    firstBurst: number,
+    secondIntervalMs: number,
+    secondBurst: number,
+  ): Promise<[number, number]>;
   takeSlot(key: string, limit: number, windowMs: number, grant: string): Promise<number>;
 }
 
 /** The scripts as commands of the link's client (EVALSHA, loaded on first use). */
 function scripts(link: RedisLink): LimitScripts {
   link.client.defineCommand("takeToken", { numberOfKeys: 1, lua: TAKE_TOKEN });
+  link.client.defineCommand("takeTokensInTurn", { numberOfKeys: 2, lua: TAKE_TOKENS_IN_TURN });
   link.client.defineCommand("takeSlot", { numberOfKeys: 1, lua: TAKE_SLOT });
   return link.client as unknown as LimitScripts;
 }
@@ -157,14 +185,59 @@ export class SharedRateLimiter implements KeyedLimiter {
     const { burst } = this.limit;
     const waitMs = await sharedOrLocal(
       this.link,
-      () =>
-        this.scripts.takeToken(
-          `${this.link.prefix}gcra:${this.scope}:${key}`,
-          this.intervalMs,
-          burst,
-        ),
+      () => this.scripts.takeToken(this.redisKey(key), this.intervalMs, burst),
       () => this.local.take(key, this.intervalMs, burst),
     );
+    return this.verdict(key, waitMs);
+  }
+
+  /** With another limit on the same link: both in one round trip (see KeyedLimiter.takeThen). */
+  takeThen(
+    key: string,
+    next: KeyedLimiter,
+    nextKey: string,
+  ): Promise<[Admission, Admission | undefined]> | undefined {
+    if (!(next instanceof SharedRateLimiter) || next.link !== this.link) return undefined;
+    return this.takeBoth(key, next, nextKey);
+  }
+
+  private async takeBoth(
+    key: string,
+    next: SharedRateLimiter,
+    nextKey: string,
+  ): Promise<[Admission, Admission | undefined]> {
+    let refusedBy: number;
+    let waitMs: number;
+    try {
+      [refusedBy, waitMs] = await this.link.run(() =>
+        this.scripts.takeTokensInTurn(
+          this.redisKey(key),
+          next.redisKey(nextKey),
+          this.intervalMs,
+          this.limit.burst,
+          next.intervalMs,
+          next.limit.burst,
+        ),
+      );
+    } catch {
+      // Redis cannot be asked: each limit in this process, as take() does.
+      const mine = this.local.take(key, this.intervalMs, this.limit.burst);
+      if (mine > 0) return [this.verdict(key, mine), undefined];
+      return [
+        this.verdict(key, 0),
+        next.verdict(nextKey, next.local.take(nextKey, next.intervalMs, next.limit.burst)),
+      ];
+    }
+    if (refusedBy === 1) return [this.verdict(key, waitMs), undefined];
+    return [this.verdict(key, 0), next.verdict(nextKey, refusedBy === 2 ? waitMs : 0)];
+  }
+
+  private redisKey(key: string): string {
+    return `${this.link.prefix}gcra:${this.scope}:${key}`;
+  }
+
+  /** A wait from the limit as an Admission, remembering refusals to answer repeats quietly. */
+  private verdict(key: string, waitMs: number): Admission {
     const now = performance.now();
     if (waitMs === 0) {
       this.refused.delete(key);

@@ -39,11 +39,17 @@ export class Admission {
   async admit(invocation: Invocation): Promise<RenderableReply | undefined> {
     // The console's only person is the bot's operator: there is nobody to protect the service from.
     if (invocation.platform === "console") return undefined;
-    const person = await this.limiter.take(personKey(invocation));
+    const chatLimiter =
+      invocation.chat.kind === "private" ? undefined : this.chatLimiters[invocation.platform];
+    // Both in one step where the limiters can (one Redis round trip): the chat's token is still
+    // taken only when the person's was.
+    const both = chatLimiter
+      ? this.limiter.takeThen?.(personKey(invocation), chatLimiter, chatKey(invocation))
+      : undefined;
+    const [person, together] = both ? await both : [await this.limiter.take(personKey(invocation))];
     if (!person.allowed) return refusal(person, "You are sending commands quickly");
-    const chatLimiter = this.chatLimiters[invocation.platform];
-    if (!chatLimiter || invocation.chat.kind === "private") return undefined;
-    const chat = await chatLimiter.take(chatKey(invocation));
+    if (!chatLimiter) return undefined;
+    const chat = together ?? (await chatLimiter.take(chatKey(invocation)));
     if (!chat.allowed) return refusal(chat, "This chat is sending me many commands");
     return undefined;
   }

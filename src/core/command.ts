@@ -122,6 +122,12 @@ export interface CommandContext {
    * out without waiting for their store. Absent in contexts tests build by hand.
    */
   storeButtons?: (buttons: readonly ButtonSpec[]) => void;
+  /**
+   * Runs `task` after the answer has gone on its way (on the next turn of the event loop, and in
+   * any case before the next command starts): work the answer does not need, such as remembering
+   * what it showed for later lookups. Absent in contexts tests build by hand: run it at once then.
+   */
+  afterReply?: (task: () => void) => void;
 }
 
 /**

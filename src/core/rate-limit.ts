@@ -14,6 +14,16 @@ export type Admission =
  */
 export interface KeyedLimiter {
   take(key: string): Admission | Promise<Admission>;
+  /**
+   * Takes a token for `key` and, only when that is allowed, one from `next` for `nextKey`, in one
+   * step where the two can (limits shared over Redis: one round trip instead of two); undefined
+   * where they cannot, and the caller takes them one after the other.
+   */
+  takeThen?(
+    key: string,
+    next: KeyedLimiter,
+    nextKey: string,
+  ): Promise<[Admission, Admission | undefined]> | undefined;
 }
 
 /** A limit as the settings give it: `burst` at once, then `perMinute` a minute. */

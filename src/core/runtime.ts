@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import type { ApiClient } from "../api/client.ts";
 import { ApiError, apiErrorLevel } from "../api/errors.ts";
 import { type Chain, parseChains } from "../chains.ts";
@@ -141,6 +142,12 @@ export class Runtime {
   private readonly materializer: ReplyMaterializer;
   private readonly now: () => Date;
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** Work after answers (logs, counts, what commands put off): run together, after the answers. */
+  private readonly afterReplies: (() => void)[] = [];
+  /** Resolves when the work in `afterReplies` has run; undefined when none is waiting. */
+  private afterRepliesRun: Promise<void> | undefined;
+  /** Paused chats being resumed after answers (chatWorks). */
+  private readonly resuming = new Set<Promise<unknown>>();
   private accepting = true;
 
   /** Gates (/gate), for the adapters: Telegram hands it join requests. */
@@ -439,6 +446,46 @@ export class Runtime {
   async drain(): Promise<void> {
     this.accepting = false;
     await Promise.allSettled([...this.inFlight]);
+    await this.settled();
+  }
+
+  /**
+   * Resolves once the work put after the answers given so far has run: their log lines and
+   * counts (onOutcome), what their commands put off (ctx.afterReply), and a paused chat's resume.
+   */
+  async settled(): Promise<void> {
+    await this.afterRepliesRun;
+    await Promise.allSettled([...this.resuming]);
+  }
+
+  /**
+   * Puts `task` after the answer: every such task of the answers given in this turn of the event
+   * loop runs on the next one (setImmediate), once the adapters have sent the answers (the sends
+   * start in the promise callbacks that get them, before the loop turns). The answer goes out
+   * without waiting for logs, counts or bookkeeping.
+   */
+  private afterReply(task: () => void): void {
+    // In the answer's own async context: what a task logs or tells belongs to its invocation.
+    this.afterReplies.push(AsyncResource.bind(task));
+    if (this.afterRepliesRun) return;
+    this.afterRepliesRun = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.runAfterReplies();
+        resolve();
+      }),
+    );
+  }
+
+  /** Runs the work waiting after answers now (a new command must find what the last remembered). */
+  private runAfterReplies(): void {
+    this.afterRepliesRun = undefined;
+    for (let task = this.afterReplies.shift(); task; task = this.afterReplies.shift()) {
+      try {
+        task();
+      } catch (error) {
+        this.options.logger.warn({ err: error }, "work after an answer failed");
+      }
+    }
   }
 
   private unknownCommand(name: string): Answered {
@@ -463,12 +510,16 @@ export class Runtime {
   ): Promise<Answered> {
     const command = found.name;
     const started = performance.now();
+    // What the answers just given put off is done before this command reads anything.
+    if (this.afterReplies.length > 0) this.runAfterReplies();
     const logger = this.options.logger.child({
       inv: invocation.id,
       platform: invocation.platform,
       command,
       kind,
     });
+    /** Put off by the command (ctx.afterReply) until its answer is given; then after it. */
+    let putOff: (() => void)[] | undefined = [];
     const finish = (
       outcome: Outcome,
       reply: RenderableReply,
@@ -477,16 +528,20 @@ export class Runtime {
     ): Answered => {
       const ms = performance.now() - started;
       const coded = code ? { code } : {};
-      // The log line is written after the answer went on its way, not before (issue 34, item 11);
-      // counting stays here, a few additions that callers read as soon as the answer is back.
-      setImmediate(() =>
+      const works = this.accepting && outcome !== "rate_limited";
+      const tasks = putOff ?? [];
+      putOff = undefined;
+      // Logged, counted and the command's bookkeeping done after the answer went on its way, not
+      // before (issue 34, item 11).
+      this.afterReply(() => {
+        for (const task of tasks) task();
         logger.info(
           { outcome, ...coded, ...(context ? { context } : {}), ms: Math.round(ms) },
           "invocation answered",
-        ),
-      );
-      this.onOutcome?.({ command, kind, outcome, ...coded, ms });
-      if (this.accepting && outcome !== "rate_limited") this.chatWorks(invocation, logger);
+        );
+        this.onOutcome?.({ command, kind, outcome, ...coded, ms });
+        if (works) this.chatWorks(invocation, logger);
+      });
       return { reply, outcome, ...coded };
     };
     if (!this.accepting) {
@@ -552,6 +607,8 @@ export class Runtime {
       commands: this.commands,
       ...(this.options.verify ? { verify: this.options.verify } : {}),
       ...(this.options.gates ? { gates: this.options.gates } : {}),
+      // After the deadline's answer, the command's late bookkeeping still runs, after it.
+      afterReply: (task) => (putOff ? putOff.push(task) : this.afterReply(task)),
       storeButtons: (buttons) =>
         this.materializer.storeEarly(
           buttons,
@@ -627,14 +684,14 @@ export class Runtime {
    * got when it refused the bot is lifted, and with it every feature's work for the chat (alerts,
    * digests, watches; a chat that still refuses pauses again at its next send). After the
    * command ran, so /subscriptions, /watch list and /digest list show the pause; not awaited by
-   * the answer, only by stop(). On the next turn of the event loop: SQLite's reads are
-   * synchronous, and the answer goes out before them.
+   * the answer, only by stop(). After the answer (afterReply): SQLite's reads are synchronous, and
+   * the answer goes out before them.
    */
   private chatWorks(invocation: Invocation, logger: Logger): void {
     const { platform, chat } = invocation;
     const { chatPauses } = this.options.store;
     if (!chatPauses) return;
-    const resuming = new Promise<void>((resolve) => setImmediate(resolve))
+    const resuming = Promise.resolve()
       .then(() => chatPauses.resume(platform, chat.id))
       .then(
         (resumed) => {
@@ -646,7 +703,11 @@ export class Runtime {
         (error: unknown) => logger.warn({ err: error }, "could not resume the paused chat"),
       );
     this.inFlight.add(resuming);
-    resuming.finally(() => this.inFlight.delete(resuming));
+    this.resuming.add(resuming);
+    resuming.finally(() => {
+      this.inFlight.delete(resuming);
+      this.resuming.delete(resuming);
+    });
   }
 
   /**

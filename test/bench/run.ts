@@ -2,13 +2,14 @@ import { writeFile } from "node:fs/promises";
 import { cpus } from "node:os";
 import { benchAlertFanOut, benchScaleOutFanOut } from "./alerts.bench.ts";
 import { benchCharts } from "./charts.bench.ts";
+import { benchColdNft } from "./cold-nft.bench.ts";
 import { benchDispatchDuringFanOut } from "./dispatch-fanout.bench.ts";
 import { benchEmbeddedStart } from "./embedded.bench.ts";
 import { benchGateway } from "./gateway.bench.ts";
 import { benchSlowBodies } from "./http.bench.ts";
 import { benchChartLoadAlone, benchFirstAnswer, benchProcess } from "./process.bench.ts";
 import { markdownTable } from "./report.ts";
-import { benchColdNft, benchDispatch } from "./runtime.bench.ts";
+import { benchDispatch } from "./runtime.bench.ts";
 import { benchVerify } from "./verify.bench.ts";
 
 /**
@@ -80,17 +81,17 @@ async function main(): Promise<void> {
     ],
     [
       "cold-nft",
-      "Cold /nft vs its three GETs made bare in parallel, service on loopback with no latency",
+      "Cold /nft vs its three GETs made bare in parallel, service on loopback with no latency; with BENCH_COMPARE_DIR, side by side with that checkout",
       () => benchColdNft(0),
     ],
     [
       "cold-nft-20ms",
-      "Cold /nft vs its three GETs made bare in parallel, service answering in 20 ms",
+      "Cold /nft vs its three GETs made bare in parallel, service answering in 20 ms; with BENCH_COMPARE_DIR, side by side with that checkout",
       () => benchColdNft(20),
     ],
     [
       "cold-nft-shared",
-      "Cold /nft vs its three GETs made bare in parallel, service answering in 20 ms, scaled-out wiring (PostgreSQL + Redis)",
+      "Cold /nft vs its three GETs made bare in parallel, service answering in 20 ms, scaled-out wiring (PostgreSQL + Redis); with BENCH_COMPARE_DIR, side by side with that checkout",
       () => benchColdNft(20, true),
     ],
     [

@@ -3,7 +3,6 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { Agent, request } from "undici";
 import { type Bot, createBot } from "../../src/bot.ts";
 import { parseConfig, secretsOf } from "../../src/config.ts";
 import type { Invocation } from "../../src/core/command.ts";
@@ -27,13 +26,8 @@ export const WIRING =
 
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
-const median = (values: number[]) =>
-  quantile(
-    [...values].sort((a, b) => a - b),
-    0.5,
-  );
 
-interface ChildSimulator {
+export interface ChildSimulator {
   url: string;
   apiKey: string;
   fixtures: Awaited<ReturnType<typeof startSimulator>>["fixtures"];
@@ -142,7 +136,10 @@ export async function command(bot: Bot, name: string, text: string): Promise<voi
 }
 
 /** The shared backends of a scaled-out instance: a fresh PostgreSQL schema and Redis key prefix. */
-async function sharedBackends(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+export async function sharedBackends(): Promise<{
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}> {
   const schema = freshSchemaName();
   const prefix = testPrefix("bench");
   return {
@@ -237,81 +234,5 @@ export async function benchDispatch(shared = false): Promise<BenchRow[]> {
       name: `warm /${name} ${text.length > 24 ? `${text.slice(0, 12)}…` : text}`,
       value: p(byCommand.get(name) ?? []),
     })),
-  ];
-}
-
-/**
- * Cold /nft (nothing cached) through the production wiring vs the same three GETs it makes
- * (details, the first owners and the raw metadata), bare with undici and in parallel as /nft makes
- * them, with the simulator in its own process answering after `latencyMs`. `shared`: on
- * PostgreSQL + Redis instead of SQLite.
- */
-export async function benchColdNft(latencyMs: number, shared = false): Promise<BenchRow[]> {
-  const sim = await startChildSimulator(latencyMs);
-  const f = sim.fixtures;
-  const backends = shared ? await sharedBackends() : undefined;
-  const { bot, close: closeBot } = await productionBot(sim, {
-    CACHE_TTL_NFT_S: "0",
-    CACHE_TTL_OWNERSHIP_S: "0",
-    ...backends?.env,
-  });
-  const close = async () => {
-    await closeBot();
-    await backends?.drop();
-  };
-  const agent = new Agent({ keepAliveTimeout: 30_000 });
-  const base = `${sim.url}/foundational/v1beta2/nfts/${f.token.contract}/${f.token.tokenId}`;
-  const get = async (url: string) => {
-    const response = await request(url, {
-      headers: { "x-api-key": sim.apiKey, accept: "application/json" },
-      dispatcher: agent,
-    });
-    JSON.parse(await response.body.text());
-  };
-  const bare = () =>
-    Promise.all([
-      get(`${base}/details`),
-      get(`${base}/owners?limit=10`),
-      get(`${base}/raw_metadata`),
-    ]);
-  const viaBot = () => command(bot, "nft", `${f.token.contract} ${f.token.tokenId}`);
-  for (let i = 0; i < 50; i++) {
-    await bare();
-    await viaBot();
-  }
-  const bareMs: number[] = [];
-  const botMs: number[] = [];
-  // Interleaved so that both see the same machine load.
-  const rounds = latencyMs > 0 ? 200 : 1000;
-  for (let i = 0; i < rounds; i++) {
-    let started = performance.now();
-    await bare();
-    bareMs.push(performance.now() - started);
-    started = performance.now();
-    await viaBot();
-    botMs.push(performance.now() - started);
-  }
-  await agent.close();
-  await close();
-  sim.close();
-  const at = `service latency ${latencyMs} ms${shared ? ", PostgreSQL + Redis" : ""}`;
-  const ratio = median(botMs) / median(bareMs);
-  return [
-    {
-      name: `bare: the same three GETs in parallel with undici, median (${at})`,
-      value: `${median(bareMs).toFixed(3)} ms`,
-    },
-    {
-      name: `cold /nft through the production wiring, median (${at})`,
-      value: `${median(botMs).toFixed(3)} ms`,
-    },
-    {
-      name: `ratio cold /nft / bare (${at}${latencyMs >= 20 ? "; goal <= 1.05" : ""})`,
-      value: ratio.toFixed(3),
-    },
-    {
-      name: `bot overhead over bare (${at})`,
-      value: `${(median(botMs) - median(bareMs)).toFixed(3)} ms`,
-    },
   ];
 }
