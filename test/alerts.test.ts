@@ -1,6 +1,5 @@
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AlertSender } from "../src/alerts/delivery.ts";
 import {
   CURSOR_KEY,
   isDeadLocalHolder,
@@ -10,6 +9,7 @@ import {
 import type { CacheStats } from "../src/api/cache.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
 import { createMetrics } from "../src/ops/metrics.ts";
+import type { ChatSender } from "../src/outbound/types.ts";
 import { migrate, openDatabase, SqliteActionStore } from "../src/store/sqlite/index.ts";
 import type { DueAlert, OutboxStore, Subscription } from "../src/store/types.ts";
 import { alertPipeline } from "./alert-helpers.ts";
@@ -33,7 +33,7 @@ function alertsFor(
     now?: () => number;
     holder?: string;
     leader?: () => boolean;
-    sender?: AlertSender;
+    sender?: ChatSender;
     maxAttempts?: number;
     logger?: Logger;
     onFutureMints?: (count: number) => void;
