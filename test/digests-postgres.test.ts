@@ -7,12 +7,9 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Platform } from "../src/core/command.ts";
-import type { RenderableReply } from "../src/core/reply.ts";
 import { DigestScheduler } from "../src/digests/scheduler.ts";
 import { silentLogger } from "../src/log.ts";
 import type { ChatSender } from "../src/outbound/types.ts";
-import { chatMover } from "../src/store/move-chat.ts";
 import { openPostgresStore, type PostgresStore } from "../src/store/postgres/index.ts";
 import { type ClientSetup, startClient } from "./helpers.ts";
 import { outboundOf } from "./outbound-helpers.ts";

@@ -5,14 +5,12 @@
  */
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Platform } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { digestReply } from "../src/digests/post.ts";
 import { DigestScheduler, type DigestSchedulerSettings } from "../src/digests/scheduler.ts";
 import { silentLogger } from "../src/log.ts";
 import type { ChatSender } from "../src/outbound/types.ts";
 import { renderConsole } from "../src/render/console.ts";
-import { chatMover } from "../src/store/move-chat.ts";
 import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";
 import { outboundOf } from "./outbound-helpers.ts";
 

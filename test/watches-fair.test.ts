@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import type { ChatSender, SendFailure } from "../src/outbound/types.ts";
-import { chatMover } from "../src/store/move-chat.ts";
 import { openMemorySqliteStore } from "../src/store/sqlite/index.ts";
 import type { Store } from "../src/store/types.ts";
 import { FRESHNESS_MS, WatchChecker } from "../src/watches/checker.ts";

@@ -5,7 +5,6 @@ import { silentLogger } from "../src/log.ts";
 import type { ChatSender } from "../src/outbound/types.ts";
 import { renderDiscord } from "../src/render/discord.ts";
 import { renderTelegram } from "../src/render/telegram.ts";
-import { chatMover } from "../src/store/move-chat.ts";
 import { openMemorySqliteStore } from "../src/store/sqlite/index.ts";
 import type { Store } from "../src/store/types.ts";
 import { FRESHNESS_MS, WatchChecker } from "../src/watches/checker.ts";
