@@ -1,6 +1,8 @@
+import { z } from "zod";
 import type { AggregatedBehavior, WalletBehavior } from "../src/api/schemas.ts";
+import { defineAction, payloadField } from "../src/core/button-actions.ts";
 import { chartable } from "../src/core/charts.ts";
-import { defineCommand, payloadWith } from "../src/core/command.ts";
+import { defineCommand } from "../src/core/command.ts";
 import {
   behaviorLabel,
   collectionName,
@@ -14,11 +16,17 @@ import {
   short,
 } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
-import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
+import { pageButtons, pageOf } from "../src/core/paging.ts";
 import type { ChartSpec, Reply } from "../src/core/reply.ts";
-import { to } from "./shared/buttons.ts";
 
 const SAMPLE_PAGE_SIZE = 10;
+
+/** A page of the collection's owners with their scores. */
+const samples = defineAction({
+  command: "audience",
+  name: "samples",
+  schema: z.object({ contract: z.string(), page: payloadField.page }),
+});
 
 const score = (value: string) => scoreLabel(value, "short");
 
@@ -53,13 +61,7 @@ export function breakdownReply(
       align: ["left", "right", "right", "right"],
     },
     footer: `${formatCount(total.toString())} owners · ${fullAddress(contract)}`,
-    buttons: [
-      {
-        label: "Sample wallets",
-        style: "primary",
-        action: to({ command: "audience", action: "samples", payload: { contract, page: 0 } }),
-      },
-    ],
+    buttons: [samples.button({ contract, page: 0 }, "Sample wallets", { style: "primary" })],
   };
 }
 
@@ -88,7 +90,7 @@ function samplesReply(contract: string, wallets: WalletBehavior[], page: number)
     footer: `Page ${view.page + 1} of ${view.pages} · ${formatCount(String(wallets.length))} wallets`,
     replaceOriginal: page > 0,
     buttons: pageButtons(
-      to({ command: "audience", action: "samples", payload: { contract } }),
+      (page) => samples.action({ contract, page }),
       view.page,
       view.page < view.pages - 1,
     ),
@@ -135,19 +137,16 @@ export default defineCommand({
     return { ...reply, text: "All owners fall in one category: a chart needs two." };
   },
   actions: {
-    samples: {
-      payload: payloadWith("contract"),
-      async run(ctx, payload) {
-        const contract = payloadString(payload, "contract");
+    samples: samples.handle({
+      async run(ctx, { contract, page }) {
         const { walletBehaviors } = await ctx.api.audiences.behaviorDetailsByCollection(contract, {
           signal: ctx.signal,
         });
-        const page = payloadPage(payload);
         ctx.resolver.rememberWallets(
           pageOf(walletBehaviors, page, SAMPLE_PAGE_SIZE).items.map((wallet) => wallet.address),
         );
         return samplesReply(contract, walletBehaviors, page);
       },
-    },
+    }),
   },
 });

@@ -1,6 +1,8 @@
+import { z } from "zod";
 import type { CommonCollection, CommonCollectionTrend } from "../src/api/schemas.ts";
 import type { Chain } from "../src/chains.ts";
-import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
+import { defineAction, payloadField } from "../src/core/button-actions.ts";
+import { type CommandContext, defineCommand } from "../src/core/command.ts";
 import {
   collectionName,
   explorer,
@@ -10,9 +12,8 @@ import {
   short,
 } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
-import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
+import { pageButtons, pageOf } from "../src/core/paging.ts";
 import type { Reply, ReplyTable } from "../src/core/reply.ts";
-import { to } from "./shared/buttons.ts";
 import {
   DURATION_CHOICES,
   type DurationChoice,
@@ -22,6 +23,17 @@ import {
 
 /** The service returns at most 30: two pages. */
 const PAGE_SIZE = 15;
+
+/** Another page of the list: of the shares, or of the trend over `trend`. */
+const commonPage = defineAction({
+  command: "common",
+  name: "page",
+  schema: z.object({
+    collection: z.string(),
+    trend: payloadField.optional(payloadField.choice(DURATION_CHOICES)),
+    page: payloadField.page,
+  }),
+});
 
 /** part / whole as "12.3%", rounded half up on BigInt (both are int64 strings). */
 export function shareOf(part: string, whole: string): string {
@@ -109,11 +121,12 @@ function commonReply(
     footer: `Page ${shown.page + 1} of ${shown.pages} · ${list.items.length} collections, most shared owners first${chain.spam ? " · spam left out" : ""}`,
     replaceOriginal: page > 0,
     buttons: pageButtons(
-      to({
-        command: "common",
-        action: "page",
-        payload: { collection, trend: list.kind === "trend" ? list.duration : null },
-      }),
+      (page) =>
+        commonPage.action({
+          collection,
+          trend: list.kind === "trend" ? list.duration : undefined,
+          page,
+        }),
       shown.page,
       shown.page < shown.pages - 1,
     ),
@@ -162,12 +175,8 @@ export default defineCommand({
   ],
   run: (ctx, { collection, trend }) => fetchCommon(ctx, collection, trend, 0),
   actions: {
-    page: {
-      payload: payloadWith("collection"),
-      async run(ctx, payload) {
-        const trend = DURATION_CHOICES.find((d) => d.value === payload.trend)?.value;
-        return fetchCommon(ctx, payloadString(payload, "collection"), trend, payloadPage(payload));
-      },
-    },
+    page: commonPage.handle({
+      run: (ctx, { collection, trend, page }) => fetchCommon(ctx, collection, trend, page),
+    }),
   },
 });

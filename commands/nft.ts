@@ -1,8 +1,10 @@
+import { z } from "zod";
 import { ApiError } from "../src/api/errors.ts";
 import type { NftDetails } from "../src/api/schemas.ts";
 import { parseAddress, parseTokenId } from "../src/api/validate.ts";
 import type { Chain } from "../src/chains.ts";
-import { defineCommand, payloadWith } from "../src/core/command.ts";
+import { defineAction } from "../src/core/button-actions.ts";
+import { defineCommand } from "../src/core/command.ts";
 import {
   collectionName,
   contractTypeLabel,
@@ -19,12 +21,10 @@ import {
 } from "../src/core/format.ts";
 import { publicImageUrl } from "../src/core/images.ts";
 import { opt } from "../src/core/options.ts";
-import { payloadString } from "../src/core/paging.ts";
 import type { ButtonSpec, Reply, ReplyField, ReplyImage } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { reportButton } from "../src/reports/buttons.ts";
 import { cutText, presentText } from "../src/strings.ts";
-import { to } from "./shared/buttons.ts";
 
 const OWNERS_SHOWN = 10;
 /**
@@ -125,6 +125,13 @@ function nftTitle(name: string | undefined, collection: string, tokenId: string)
   const cut = cutText(own, NAME_MAX);
   return new RegExp(`#${tokenId}(?!\\d)`).test(own) ? cut : `${cut} ${id}`;
 }
+/** The token's metadata as the service indexed it. */
+const nftRaw = defineAction({
+  command: "nft",
+  name: "raw",
+  schema: z.object({ contract: z.string(), tokenId: z.string() }),
+});
+
 /**
  * The buttons under an NFT's details: Report spam (where the service detects spam) and Raw
  * metadata. They need only what the person asked for, so /nft stores them while it reads.
@@ -137,11 +144,7 @@ export function nftButtons(
   return [
     // Spam reports only where the data service detects spam.
     ...(chain.spam ? [reportButton("spam", { contract, tokenId })] : []),
-    {
-      label: "Raw metadata",
-      style: "secondary",
-      action: to({ command: "nft", action: "raw", payload: { contract, tokenId } }),
-    },
+    nftRaw.button({ contract, tokenId }, "Raw metadata", { style: "secondary" }),
   ];
 }
 
@@ -353,16 +356,15 @@ export default defineCommand({
     );
   },
   actions: {
-    raw: {
-      payload: payloadWith("contract", "tokenId"),
+    raw: nftRaw.handle({
       async run(ctx, payload) {
-        const contract = parseAddress(payloadString(payload, "contract"));
-        const tokenId = parseTokenId(payloadString(payload, "tokenId"));
+        const contract = parseAddress(payload.contract);
+        const tokenId = parseTokenId(payload.tokenId);
         const { metadata } = await ctx.api.foundational.rawMetadata(contract, tokenId, {
           signal: ctx.signal,
         });
         return rawMetadataReply(contract, tokenId, metadata.raw, metadata.indexedAt);
       },
-    },
+    }),
   },
 });

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import {
   type Address,
   isAddressLike,
@@ -6,20 +7,15 @@ import {
   parseTokenId,
   quoteInput,
 } from "../src/api/validate.ts";
-import {
-  type ActionPayload,
-  type CommandContext,
-  defineCommand,
-  payloadWith,
-  personKey,
-} from "../src/core/command.ts";
+import { defineAction } from "../src/core/button-actions.ts";
+import { type CommandContext, defineCommand, personKey } from "../src/core/command.ts";
 import { fullAddress, short, shortTokenId } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
+import { REPORT_TARGET, reportAsk } from "../src/reports/buttons.ts";
 import { attemptReport } from "../src/reports/submit.ts";
 import type { ReportKind, SpamReport } from "../src/store/types.ts";
-import { to } from "./shared/buttons.ts";
 
 const KINDS = [
   { value: "spam", name: "Spam (missed by the classifier)" },
@@ -32,7 +28,19 @@ const KINDS = [
 
 const kindWords = (kind: ReportKind) => (kind === "spam" ? "spam" : "not spam");
 
-function assertAsker(ctx: CommandContext, payload: ActionPayload): void {
+/** The prompt's buttons: the report as it will be made, for the wallet shown; who asked. */
+const reportConfirm = defineAction({
+  command: "report",
+  name: "confirm",
+  schema: z.object({ ...REPORT_TARGET, wallet: z.string(), by: z.string() }),
+});
+const reportCancel = defineAction({
+  command: "report",
+  name: "cancel",
+  schema: z.object({ by: z.string() }),
+});
+
+function assertAsker(ctx: CommandContext, payload: { by: string }): void {
   if (payload.by !== personKey(ctx.invocation)) {
     throw new UserError(
       "button_not_yours",
@@ -90,19 +98,16 @@ interface ReportTarget {
   feedback: string | null;
 }
 
-function targetFrom(
-  payload: ActionPayload,
-): Omit<ReportTarget, "wallet"> & { wallet: string | null } {
-  const kind = payload.kind === "not_spam" ? "not_spam" : "spam";
-  const tokenId =
-    typeof payload.tokenId === "string" && payload.tokenId !== ""
-      ? parseTokenId(payload.tokenId)
-      : "";
+/** A button's target, checked as a command's arguments are (the wallet apart). */
+function targetFrom(payload: {
+  kind: ReportKind;
+  contract: string;
+  tokenId: string;
+}): Omit<ReportTarget, "wallet"> {
   return {
-    kind,
-    contract: parseAddress(String(payload.contract ?? ""), "contract address"),
-    tokenId,
-    wallet: typeof payload.wallet === "string" ? payload.wallet : null,
+    kind: payload.kind,
+    contract: parseAddress(payload.contract, "contract address"),
+    tokenId: payload.tokenId !== "" ? parseTokenId(payload.tokenId) : "",
     feedback: null,
   };
 }
@@ -224,50 +229,40 @@ export default defineCommand({
   },
   actions: {
     /** First press: say exactly what would be reported, for which wallet, and ask. */
-    ask: {
-      payload: payloadWith("contract"),
+    ask: reportAsk.handle({
       async run(ctx, payload) {
         const target = targetFrom(payload);
-        const wallet = await walletFor(ctx, target.wallet);
+        const wallet = await walletFor(ctx, payload.wallet ?? null);
         // Only the person who asked may confirm or cancel (on Telegram the prompt is public).
         const asker = personKey(ctx.invocation);
+        // The target as it was given, with the wallet found and the token id as checked.
         const confirmed = { ...payload, wallet, tokenId: target.tokenId, by: asker };
         return {
           title: `Report as ${kindWords(target.kind)}?`,
           text: `${subject(target.contract, target.tokenId)}, for wallet ${fullAddress(wallet)}. Reports teach the spam classifier: please report only what you are sure of.`,
           private: true,
           buttons: [
-            {
-              label: "Confirm report",
-              style: "danger",
-              action: to({ command: "report", action: "confirm", payload: confirmed }),
-            },
-            {
-              label: "Cancel",
-              style: "secondary",
-              action: to({ command: "report", action: "cancel", payload: { by: asker } }),
-            },
+            reportConfirm.button(confirmed, "Confirm report", { style: "danger" }),
+            reportCancel.button({ by: asker }, "Cancel", { style: "secondary" }),
           ],
         };
       },
-    },
-    confirm: {
-      payload: payloadWith("contract", "by"),
+    }),
+    confirm: reportConfirm.handle({
       async run(ctx, payload) {
         assertAsker(ctx, payload);
         const target = targetFrom(payload);
         return submitReport(ctx, {
           ...target,
-          wallet: parseAddress(String(target.wallet ?? ""), "wallet address"),
+          wallet: parseAddress(payload.wallet, "wallet address"),
         });
       },
-    },
-    cancel: {
-      payload: payloadWith("by"),
+    }),
+    cancel: reportCancel.handle({
       async run(ctx, payload) {
         assertAsker(ctx, payload);
         return { text: "Cancelled: nothing was reported.", replaceOriginal: true };
       },
-    },
+    }),
   },
 });

@@ -1,10 +1,11 @@
-import { defineCommand, payloadWith } from "../src/core/command.ts";
+import { z } from "zod";
+import { defineAction } from "../src/core/button-actions.ts";
+import { defineCommand } from "../src/core/command.ts";
 import { type CsvColumn, toCsv } from "../src/core/csv.ts";
 import { fullAddress, short } from "../src/core/format.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import type { SpamReport } from "../src/store/types.ts";
-import { to } from "./shared/buttons.ts";
 
 const SHOWN = 15;
 
@@ -35,6 +36,16 @@ const UNKNOWN_NOTE =
 
 const CONFIDENTIAL = { what: "the spam reports" };
 
+/**
+ * The list as CSV. Under a list sent privately (a confidential reply), `chat` names the group
+ * whose list it is; a button stored without it exports the chat it is pressed in.
+ */
+const reportsExport = defineAction({
+  command: "reports",
+  name: "export",
+  schema: z.object({ chat: z.string().optional() }),
+});
+
 /** The list and its export button; `chat` is the chat the reports were made in. */
 function reportsReply(reports: readonly SpamReport[], chat: { id: string; title?: string }): Reply {
   const where = chat.title === undefined ? "this chat" : `“${chat.title}”`;
@@ -60,13 +71,7 @@ function reportsReply(reports: readonly SpamReport[], chat: { id: string; title?
       reports.length > SHOWN
         ? `The newest ${SHOWN} are shown; the CSV has all ${reports.length}.`
         : "Newest first",
-    buttons: [
-      {
-        label: "Export CSV",
-        style: "secondary",
-        action: to({ command: "reports", action: "export", payload: { chat: chat.id } }),
-      },
-    ],
+    buttons: [reportsExport.button({ chat: chat.id }, "Export CSV", { style: "secondary" })],
   };
 }
 
@@ -83,13 +88,12 @@ export default defineCommand({
     return reportsReply(await ctx.store.reports.forChat(platform, chat.id), chat);
   },
   actions: {
-    export: {
-      payload: payloadWith(),
+    export: reportsExport.handle({
       async run(ctx, payload) {
         const { platform, chat } = ctx.invocation;
         // Under a list sent privately, the button names the group: its rights are checked anew,
         // since the person may have stopped managing it since.
-        const chatId = typeof payload.chat === "string" ? payload.chat : chat.id;
+        const chatId = payload.chat ?? chat.id;
         if (chatId !== chat.id && !(await ctx.invocation.canManageChannel(chatId))) {
           throw new UserError(
             "not_manager",
@@ -109,6 +113,6 @@ export default defineCommand({
           ],
         };
       },
-    },
+    }),
   },
 });

@@ -1,11 +1,8 @@
+import { z } from "zod";
 import type { SegmentRequest } from "../src/api/audiences.ts";
 import { ApiError } from "../src/api/errors.ts";
-import {
-  type ActionPayload,
-  type CommandContext,
-  defineCommand,
-  payloadWith,
-} from "../src/core/command.ts";
+import { defineAction, payloadField } from "../src/core/button-actions.ts";
+import { type CommandContext, defineCommand } from "../src/core/command.ts";
 import { type CsvColumn, toCsv } from "../src/core/csv.ts";
 import {
   collectionName,
@@ -15,16 +12,10 @@ import {
   short,
 } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
-import { pageButtons, payloadPage, payloadString } from "../src/core/paging.ts";
-import type { ButtonSpec, Reply } from "../src/core/reply.ts";
+import { pageButtons } from "../src/core/paging.ts";
+import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
-import { to } from "./shared/buttons.ts";
-import {
-  describeFilters,
-  type FilterArgs,
-  filtersOf,
-  financialFilterOptions,
-} from "./shared/filters.ts";
+import { describeFilters, filtersOf, financialFilterOptions } from "./shared/filters.ts";
 
 const PAGE_SIZE = 10;
 /** The client's largest page; the export pages through the segment with it. */
@@ -37,16 +28,31 @@ const CONDITION_CHOICES = [
   { value: "any", name: "Holds any of the collections", aliases: ["either", "or"] },
 ] as const;
 
-type Condition = (typeof CONDITION_CHOICES)[number]["value"];
+const optionalText = payloadField.optional(z.string());
 
-/** Everything that defines a segment, as given: kept in button payloads to page and export. */
-interface SegmentQuery {
-  collection: string;
-  collection2: string | undefined;
-  minOwned: string | undefined;
-  condition: Condition | undefined;
-  filters: FilterArgs;
-}
+/**
+ * Everything that defines a segment, as given (the command's options by name, the financial
+ * filters among them): what the buttons that page and export it keep.
+ */
+const segmentQuery = z.object({
+  collection: z.string(),
+  collection2: optionalText,
+  min_owned: optionalText,
+  condition: payloadField.optional(payloadField.choice(CONDITION_CHOICES)),
+  min_volume: optionalText,
+  min_avg_price: optionalText,
+  min_collections: optionalText,
+  max_days_since_purchase: optionalText,
+});
+
+type SegmentQuery = z.output<typeof segmentQuery>;
+
+const pageAction = defineAction({
+  command: "segment",
+  name: "page",
+  schema: segmentQuery.extend({ page: payloadField.page }),
+});
+const exportAction = defineAction({ command: "segment", name: "csv", schema: segmentQuery });
 
 interface SegmentWallet {
   walletAddress: string;
@@ -56,49 +62,17 @@ interface SegmentWallet {
 function segmentRequest(query: SegmentQuery): SegmentRequest {
   const entry = (contractAddress: string) => ({
     contractAddress,
-    ...(query.minOwned !== undefined ? { nftsOwnedCountGte: query.minOwned } : {}),
+    ...(query.min_owned !== undefined ? { nftsOwnedCountGte: query.min_owned } : {}),
   });
   const request: SegmentRequest = {
     collections: [entry(query.collection)],
-    ...filtersOf(query.filters),
+    ...filtersOf(query),
   };
   if (query.collection2 !== undefined) {
     request.collections.push(entry(query.collection2));
     request.collectionsCondition = query.condition === "any" ? "CONDITION_ANY" : "CONDITION_ALL";
   }
   return request;
-}
-
-function toPayload(query: SegmentQuery): ActionPayload {
-  return {
-    collection: query.collection,
-    collection2: query.collection2 ?? null,
-    min_owned: query.minOwned ?? null,
-    condition: query.condition ?? null,
-    min_volume: query.filters.min_volume ?? null,
-    min_avg_price: query.filters.min_avg_price ?? null,
-    min_collections: query.filters.min_collections ?? null,
-    max_days_since_purchase: query.filters.max_days_since_purchase ?? null,
-  };
-}
-
-function fromPayload(payload: ActionPayload): SegmentQuery {
-  const text = (key: string) => {
-    const value = payload[key];
-    return typeof value === "string" ? value : undefined;
-  };
-  return {
-    collection: payloadString(payload, "collection"),
-    collection2: text("collection2"),
-    minOwned: text("min_owned"),
-    condition: CONDITION_CHOICES.find((choice) => choice.value === payload.condition)?.value,
-    filters: {
-      min_volume: text("min_volume"),
-      min_avg_price: text("min_avg_price"),
-      min_collections: text("min_collections"),
-      max_days_since_purchase: text("max_days_since_purchase"),
-    },
-  };
 }
 
 type Names = (address: string) => string | undefined;
@@ -116,10 +90,10 @@ function describeSegment(
     query.collection2 === undefined
       ? `Wallets holding ${label(query.collection)}`
       : `Wallets holding ${label(query.collection)} ${query.condition === "any" ? "or" : "and"} ${label(query.collection2)}`;
-  const filters = describeFilters(filtersOf(query.filters), symbol);
+  const filters = describeFilters(filtersOf(query), symbol);
   const owned =
-    query.minOwned !== undefined
-      ? `at least ${formatCount(query.minOwned)} ${query.minOwned === "1" ? "NFT" : "NFTs"} of ${query.collection2 === undefined ? "the collection" : "each collection"}`
+    query.min_owned !== undefined
+      ? `at least ${formatCount(query.min_owned)} ${query.min_owned === "1" ? "NFT" : "NFTs"} of ${query.collection2 === undefined ? "the collection" : "each collection"}`
       : undefined;
   const criteria = [owned, filters].filter((part) => part !== undefined);
   return {
@@ -145,18 +119,10 @@ function segmentReply(
       title,
       text: page === 0 ? `${text}\nNo wallet matches this segment.` : `${text}\nNo more wallets.`,
       replaceOriginal: page > 0,
-      buttons: pageButtons(
-        to({ command: "segment", action: "page", payload: toPayload(query) }),
-        page,
-        false,
-      ),
+      buttons: pageButtons((next) => pageAction.action({ ...query, page: next }), page, false),
     };
   }
-  const exportButton: ButtonSpec = {
-    label: "Export CSV",
-    style: "primary",
-    action: to({ command: "segment", action: "csv", payload: toPayload(query) }),
-  };
+  const exportButton = exportAction.button(query, "Export CSV", { style: "primary" });
   return {
     title,
     text,
@@ -173,7 +139,7 @@ function segmentReply(
     replaceOriginal: page > 0,
     buttons: [
       ...pageButtons(
-        to({ command: "segment", action: "page", payload: toPayload(query) }),
+        (next) => pageAction.action({ ...query, page: next }),
         page,
         wallets.length > PAGE_SIZE,
       ),
@@ -311,25 +277,19 @@ export default defineCommand({
     const query: SegmentQuery = {
       collection: args.collection,
       collection2: args.collection2,
-      minOwned: args.min_owned,
+      min_owned: args.min_owned,
       condition: args.condition,
-      filters: {
-        min_volume: args.min_volume,
-        min_avg_price: args.min_avg_price,
-        min_collections: args.min_collections,
-        max_days_since_purchase: args.max_days_since_purchase,
-      },
+      min_volume: args.min_volume,
+      min_avg_price: args.min_avg_price,
+      min_collections: args.min_collections,
+      max_days_since_purchase: args.max_days_since_purchase,
     };
     return fetchPage(ctx, query, 0);
   },
   actions: {
-    page: {
-      payload: payloadWith("collection"),
-      run: (ctx, payload) => fetchPage(ctx, fromPayload(payload), payloadPage(payload)),
-    },
-    csv: {
-      payload: payloadWith("collection"),
-      run: (ctx, payload) => fetchAll(ctx, fromPayload(payload)),
-    },
+    page: pageAction.handle({
+      run: (ctx, { page, ...query }) => fetchPage(ctx, query, page),
+    }),
+    csv: exportAction.handle({ run: (ctx, query) => fetchAll(ctx, query) }),
   },
 });

@@ -1,12 +1,13 @@
+import { z } from "zod";
 import type { TopCollection } from "../src/api/schemas.ts";
 import type { Chain } from "../src/chains.ts";
+import { defineAction, payloadField } from "../src/core/button-actions.ts";
 import { chartable } from "../src/core/charts.ts";
-import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
+import { type CommandContext, defineCommand } from "../src/core/command.ts";
 import { collectionName, formatCount, formatNative, short } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
-import { pageButtons, payloadPage } from "../src/core/paging.ts";
+import { pageButtons } from "../src/core/paging.ts";
 import type { ChartSpec, Reply } from "../src/core/reply.ts";
-import { to } from "./shared/buttons.ts";
 import {
   DURATION_CHOICES,
   type DurationChoice,
@@ -17,6 +18,18 @@ import {
   type MetricChoice,
   TOP_OPTIONS,
 } from "./shared/choices.ts";
+
+/** Another page of the same list (a digest's too: the chain's top in its post). */
+const topPage = defineAction({
+  command: "top",
+  name: "page",
+  schema: z.object({
+    metric: payloadField.choice(METRICS),
+    duration: payloadField.choice(DURATION_CHOICES),
+    limit: z.number().int().min(1).max(25),
+    page: payloadField.page,
+  }),
+});
 
 function metricValue(metric: MetricChoice, item: TopCollection, symbol: string): string {
   const value = item[METRIC_FIELD[metric]];
@@ -55,7 +68,7 @@ export function topReply(
     footer: `Page ${page + 1} · refreshed every 15 minutes`,
     replaceOriginal: page > 0,
     buttons: pageButtons(
-      to({ command: "top", action: "page", payload: { metric, duration, limit } }),
+      (page) => topPage.action({ metric, duration, limit, page }),
       page,
       items.length === limit,
     ),
@@ -148,16 +161,10 @@ const command = defineCommand({
   ],
   run: (ctx, { metric, duration, limit }) => topAnswer(ctx, metric, duration, limit, 0),
   actions: {
-    page: {
-      payload: payloadWith(),
-      async run(ctx, payload) {
-        const metric = METRICS.find((m) => m.value === payload.metric)?.value ?? "volume";
-        const duration = DURATION_CHOICES.find((d) => d.value === payload.duration)?.value ?? "1d";
-        const limit =
-          typeof payload.limit === "number" ? Math.min(25, Math.max(1, payload.limit)) : 10;
-        return topAnswer(ctx, metric, duration, limit, payloadPage(payload));
-      },
-    },
+    page: topPage.handle({
+      run: (ctx, { metric, duration, limit, page }) =>
+        topAnswer(ctx, metric, duration, limit, page),
+    }),
   },
 });
 

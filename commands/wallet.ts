@@ -1,7 +1,9 @@
+import { z } from "zod";
 import type { SpamFilter } from "../src/api/schemas.ts";
 import { isAddressLike } from "../src/api/validate.ts";
+import { defineAction, payloadField } from "../src/core/button-actions.ts";
 import { spamUnavailable } from "../src/core/chain-option.ts";
-import { type CommandContext, defineCommand, payloadWith } from "../src/core/command.ts";
+import { type CommandContext, defineCommand } from "../src/core/command.ts";
 import {
   collectionName,
   explorer,
@@ -11,11 +13,10 @@ import {
   shortTokenId,
 } from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
-import { pageButtons, pageOf, payloadPage, payloadString } from "../src/core/paging.ts";
+import { pageButtons, pageOf } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { reportButton } from "../src/reports/buttons.ts";
-import { to } from "./shared/buttons.ts";
 
 const PAGE_SIZE = 10;
 /** Endpoint 13 pages on the server; one large page is fetched and paged here like endpoint 18. */
@@ -33,6 +34,18 @@ const SPAM_CHOICES = [
 }[];
 
 type SpamChoice = (typeof SPAM_CHOICES)[number]["value"];
+
+/** Another page of the wallet's NFTs, as filtered. */
+const walletPage = defineAction({
+  command: "wallet",
+  name: "page",
+  schema: z.object({
+    wallet: z.string(),
+    spam: payloadField.choice(SPAM_CHOICES),
+    collection: payloadField.optional(z.string()),
+    page: payloadField.page,
+  }),
+});
 
 /** One NFT of a wallet, from endpoint 18 (spam known) or endpoint 13 (spam not given). */
 interface WalletItem {
@@ -135,15 +148,13 @@ function walletReply(view: WalletView): Reply {
         ),
       ),
       ...pageButtons(
-        to({
-          command: "wallet",
-          action: "page",
-          payload: {
+        (page) =>
+          walletPage.action({
             wallet: view.wallet,
             spam: view.spam,
-            collection: view.collection?.address ?? null,
-          },
-        }),
+            collection: view.collection?.address,
+            page,
+          }),
         shown.page,
         shown.page < shown.pages - 1,
       ),
@@ -246,19 +257,9 @@ export default defineCommand({
     return fetchWallet(ctx, wallet, spam, collection, 0);
   },
   actions: {
-    page: {
-      payload: payloadWith("wallet"),
-      async run(ctx, payload) {
-        const spam = SPAM_CHOICES.find((choice) => choice.value === payload.spam)?.value ?? "all";
-        const collection = typeof payload.collection === "string" ? payload.collection : undefined;
-        return fetchWallet(
-          ctx,
-          payloadString(payload, "wallet"),
-          spam,
-          collection,
-          payloadPage(payload),
-        );
-      },
-    },
+    page: walletPage.handle({
+      run: (ctx, { wallet, spam, collection, page }) =>
+        fetchWallet(ctx, wallet, spam, collection, page),
+    }),
   },
 });

@@ -1,12 +1,7 @@
 import { configuredAdapters } from "./adapters/index.ts";
 import type { ChatAdapter } from "./adapters/types.ts";
 import { DeliveryWorker } from "./alerts/delivery.ts";
-import {
-  isDeadLocalHolder,
-  leaseHolderName,
-  NewContractPoller,
-  pollerLeaseName,
-} from "./alerts/poller.ts";
+import { NewContractPoller, pollerLeaseName } from "./alerts/poller.ts";
 import { UpstreamBudget } from "./api/budget.ts";
 import { ResponseCache } from "./api/cache.ts";
 import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
@@ -25,7 +20,7 @@ import type { GateMembership } from "./gates/types.ts";
 import { HttpHost } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
 import { boundedProbe, type Job, ledBy, stopJobs } from "./jobs/job.ts";
-import { Lease } from "./jobs/lease.ts";
+import { isDeadLocalHolder, Lease, leaseHolderName } from "./jobs/lease.ts";
 import type { Check } from "./jobs/liveness.ts";
 import type { Logger } from "./log.ts";
 import type { LogDestinationState } from "./log-destination.ts";
@@ -41,6 +36,7 @@ import { chatMover } from "./store/move-chat.ts";
 import { openStore } from "./store/open.ts";
 import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
+import { upkeepJobs } from "./upkeep.ts";
 import { walletMovedText } from "./verify/notice.ts";
 import { verifyBaseUrl, verifyRoutes } from "./verify/routes.ts";
 import { createVerifyService } from "./verify/service.ts";
@@ -599,6 +595,21 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     callMaxMs: config.api.retryMaxTotalMs + config.api.timeoutMs + 1_000,
   });
 
+  // The collection index refreshes, the store's checkpoint and the hourly prune of expired rows.
+  const upkeep = upkeepJobs({
+    refreshers: runtime.refreshers,
+    lazyRefresh: config.simulated,
+    firstRefreshAfterMs: FIRST_COLLECTION_REFRESH_MS,
+    store,
+    prune: [
+      { what: "button actions", run: () => stores.actions.prune(Date.now()) },
+      { what: "verify links", run: () => verify.prune() },
+      ...prune,
+    ],
+    logger,
+    monotonic: deps.monotonic,
+  });
+
   /**
    * The background jobs, started in this order and stopped in the reverse: what feeds another
    * comes after it (the pollers poke delivery), so it stops first and nothing new is produced once
@@ -648,6 +659,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         checks: () => p.checks(),
       }),
     ),
+    ...upkeep.jobs,
   ];
 
   const databaseAnswers = boundedProbe(() => store.healthy(), STORE_PROBE_MS);
@@ -753,7 +765,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     gateRecheck,
     metrics,
     health,
-    prune: () => pruneExpired(),
+    prune: () => upkeep.prune.run(),
     finished: adapters.find((adapter) => adapter.done)?.done ?? new Promise<void>(() => {}),
     async start() {
       if (started) return;
@@ -795,24 +807,6 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       await closeAll(opened, logger, stopBy);
     },
   };
-
-  async function pruneExpired(): Promise<void> {
-    const jobs: [string, () => Promise<unknown>][] = [
-      ["button actions", () => stores.actions.prune(Date.now())],
-      ["verify links", () => verify.prune()],
-      ...prune.map((job) => [job.what, job.run] as [string, () => Promise<unknown>]),
-    ];
-    for (const [what, run] of jobs) {
-      try {
-        await run();
-      } catch (error) {
-        logger.warn(
-          { err: error, what },
-          "could not clean up expired rows; trying again in an hour",
-        );
-      }
-    }
-  }
 
   async function startParts(): Promise<void> {
     // A command before the connection is up would find Redis "unreachable"; not waiting long,
@@ -869,7 +863,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     await startJobs();
   }
 
-  /** The background jobs, the collection index's refresh and the hourly prune. */
+  /** The background jobs, the collection index's refreshes and the store's upkeep among them. */
   async function startJobs(): Promise<void> {
     for (const job of jobs) {
       if (stopped) return;
@@ -881,19 +875,6 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       }
       startedJobs.push(job);
     }
-    if (stopped) return;
-    // In the background: the first command need not wait, and a name it misses joins this refresh.
-    // On the embedded simulator, the other chains' when first used: it builds a chain's data
-    // set at its first request (the pollers' aside), which took most of its start-up time and
-    // memory when every chain's index was filled at start.
-    for (const [index, refresher] of [...runtime.refreshers.values()].entries()) {
-      if (index > 0 && config.simulated) refresher.startWhenUsed();
-      else refresher.start(FIRST_COLLECTION_REFRESH_MS);
-      running.push(() => refresher.stop());
-    }
-    const pruneTimer = setInterval(() => void bot.prune(), 3_600_000);
-    pruneTimer.unref();
-    running.push(() => clearInterval(pruneTimer));
   }
 
   return bot;

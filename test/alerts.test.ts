@@ -1,12 +1,8 @@
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  CURSOR_KEY,
-  isDeadLocalHolder,
-  NewContractPoller,
-  PENDING_GAP_KEY,
-} from "../src/alerts/poller.ts";
+import { CURSOR_KEY, NewContractPoller, PENDING_GAP_KEY } from "../src/alerts/poller.ts";
 import type { CacheStats } from "../src/api/cache.ts";
+import { isDeadLocalHolder } from "../src/jobs/lease.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
 import { createMetrics } from "../src/ops/metrics.ts";
 import type { ChatSender } from "../src/outbound/types.ts";

@@ -75,6 +75,60 @@ describe("the collection index's first refresh", () => {
     refresher.stop();
   });
 
+  it("is a job with its health: a refresh that reads no list is not a good round", async () => {
+    let clock = 0;
+    let down = false;
+    const { api } = countingApi();
+    const failingApi = {
+      collections: {
+        top: async (...args: Parameters<ApiClient["collections"]["top"]>) => {
+          if (down) throw new Error("503");
+          return api.collections.top(...args);
+        },
+      },
+      foundational: {
+        contracts: async (...args: Parameters<ApiClient["foundational"]["contracts"]>) => {
+          if (down) throw new Error("503");
+          return api.foundational.contracts(...args);
+        },
+      },
+    } as unknown as ApiClient;
+    const refresher = new CollectionRefresher({
+      api: failingApi,
+      collections: new KnownCollections(),
+      logger: silentLogger(),
+      intervalMs: 60_000,
+      monotonic: () => clock,
+      name: "collection refresh ethereum",
+    });
+    // Not started: not judged.
+    expect(refresher.checks()).toEqual([]);
+    refresher.start(5_000);
+    expect(refresher.checks()).toEqual([
+      { name: "collection refresh ethereum", ok: true, lastGoodAgoSeconds: null },
+    ]);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(refresher.checks()).toEqual([
+      { name: "collection refresh ethereum", ok: true, lastGoodAgoSeconds: 0 },
+    ]);
+    // The data service down for more than 3 intervals (the bound is at least 5 minutes).
+    down = true;
+    clock += 301_000;
+    await vi.advanceTimersByTimeAsync(301_000);
+    expect(refresher.checks()).toEqual([
+      {
+        name: "collection refresh ethereum",
+        ok: false,
+        lastGoodAgoSeconds: 301,
+        reason: "collection refresh ethereum: no round completed for 301 s (bound 300 s)",
+      },
+    ]);
+    down = false;
+    await refresher.refresh();
+    expect(refresher.checks()[0]).toMatchObject({ ok: true, lastGoodAgoSeconds: 0 });
+    await refresher.stop();
+  });
+
   it("stopped before the delay ends, it asks nothing", async () => {
     const { api, asked } = countingApi();
     const refresher = refresherOf(api);

@@ -4,9 +4,9 @@ import { allCommands } from "../commands/index.ts";
 import { percentChange, summarizeOwnerCounts } from "../commands/owners.ts";
 import { flattenProfile } from "../commands/profile.ts";
 import { segmentCsv } from "../commands/segment.ts";
-import { BUTTON_TARGETS } from "../commands/shared/buttons.ts";
 import { formatNativeNumber } from "../commands/shared/stats.ts";
 import { parseConfig } from "../src/config.ts";
+import { definedActions } from "../src/core/button-actions.ts";
 import { servedCommands } from "../src/core/chain-option.ts";
 import { shortTokenId } from "../src/core/format.ts";
 import { parseArgs, parseTextArgs } from "../src/core/text-args.ts";
@@ -90,14 +90,18 @@ describe("definitions", () => {
     }
   });
 
-  it("every button target names a registered command's action, and every action is a target", () => {
-    const targets = Object.entries(BUTTON_TARGETS).flatMap(([command, actions]) =>
-      actions.map((action) => `${command}.${action}`),
-    );
+  it("every button action defined is a registered command's, under its own name, once", () => {
+    // The commands are loaded, and with them every action their buttons (and alerts') name.
     const registered = allCommands().flatMap((command) =>
-      Object.keys(command.actions ?? {}).map((action) => `${command.name}.${action}`),
+      Object.entries(command.actions ?? {}).map(([key, handler]) => {
+        expect(`${handler.command}.${handler.name}`).toBe(`${command.name}.${key}`);
+        return `${command.name}.${key}`;
+      }),
     );
-    expect(targets.sort()).toEqual(registered.sort());
+    const defined = definedActions().map(({ command, name }) => `${command}.${name}`);
+    expect(defined.sort()).toEqual(registered.sort());
+    expect(new Set(defined).size).toBe(defined.length);
+    expect(defined).toContain("report.ask");
   });
 
   /** Commands whose one-line description says it all: they have no longer help. */

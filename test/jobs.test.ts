@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Lease } from "../src/jobs/lease.ts";
 import { startLoop } from "../src/jobs/loop.ts";
+import { PeriodicJob } from "../src/jobs/periodic.ts";
 import { silentLogger } from "../src/log.ts";
 import type { LeaseStore } from "../src/store/types.ts";
 
@@ -145,7 +146,70 @@ describe("startLoop", () => {
       "round 2 failed",
     ]);
     expect(loop.liveness.lastGoodAt).toBeDefined();
-    expect(loop.liveness.check(60_000, 0)).toEqual({ name: "flaky", ok: true });
+    expect(loop.liveness.check(60_000, 0)).toMatchObject({ name: "flaky", ok: true });
+  });
+});
+
+describe("PeriodicJob", () => {
+  it("runs its rounds, says in its check when the last good one was, and fails it once none has completed for its bound", async () => {
+    let clock = 0;
+    let failing = false;
+    let rounds = 0;
+    const errors: unknown[] = [];
+    const job = new PeriodicJob({
+      name: "chore",
+      everyMs: 10,
+      boundMs: 60_000,
+      logger: silentLogger(),
+      monotonic: () => clock,
+      onError: (error) => errors.push(error),
+      round: () => {
+        rounds++;
+        if (failing) throw new Error("no room");
+      },
+    });
+    // Not started: nothing to judge.
+    expect(job.checks()).toEqual([]);
+    job.start();
+    stops.push(() => job.stop());
+    await expect.poll(() => rounds).toBeGreaterThan(1);
+    expect(job.checks()).toEqual([{ name: "chore", ok: true, lastGoodAgoSeconds: 0 }]);
+    failing = true;
+    const failedBefore = errors.length;
+    await expect.poll(() => errors.length).toBeGreaterThan(failedBefore + 1);
+    clock += 61_000;
+    expect(job.checks()).toEqual([
+      {
+        name: "chore",
+        ok: false,
+        lastGoodAgoSeconds: 61,
+        reason: "chore: no round completed for 61 s (bound 60 s)",
+      },
+    ]);
+    failing = false;
+    await job.run();
+    expect(job.checks()).toEqual([{ name: "chore", ok: true, lastGoodAgoSeconds: 0 }]);
+    await job.stop();
+    const after = rounds;
+    await sleep(50);
+    expect(rounds).toBe(after);
+    expect(job.isRunning).toBe(false);
+  });
+
+  it("run() out of turn never throws: its failure goes where the loop's go", async () => {
+    const errors: unknown[] = [];
+    const job = new PeriodicJob({
+      name: "prune",
+      everyMs: 3_600_000,
+      logger: silentLogger(),
+      onError: (error) => errors.push(error),
+      round: async () => {
+        throw new Error("disk I/O error");
+      },
+    });
+    await expect(job.run()).resolves.toBeUndefined();
+    expect(errors.map((error) => (error as Error).message)).toEqual(["disk I/O error"]);
+    expect(job.liveness.lastGoodAt).toBeUndefined();
   });
 });
 

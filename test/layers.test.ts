@@ -108,6 +108,15 @@ function outboundViolation(file: string, target: string): string | undefined {
     : undefined;
 }
 
+/** The features: the job kit (src/jobs) is theirs to use, and uses none of them. */
+const FEATURES = ["alerts", "digests", "watches", "gates", "verify", "reports"];
+
+function jobsViolation(file: string, target: string): string | undefined {
+  if (!file.startsWith("src/jobs/")) return undefined;
+  const feature = FEATURES.find((name) => target.startsWith(`src/${name}/`));
+  return feature ? `a feature (${feature}) from the job kit` : undefined;
+}
+
 function homeViolation(file: string, target: string): string | undefined {
   const pkg = packageOf(target);
   const home = pkg === undefined ? undefined : HOMES[pkg];
@@ -123,6 +132,7 @@ function violations(files: Record<string, string>): string[] {
         commandViolation(file, target),
         outboundViolation(file, target),
         homeViolation(file, target),
+        jobsViolation(file, target),
       ]) {
         if (why) found.push(`${file} imports ${target}: ${why}`);
       }
@@ -153,13 +163,16 @@ describe("layers", () => {
     ).toEqual([]);
   });
 
-  it("the core and the commands import no renderer, store implementation, adapter or platform library; no command imports another; each platform library stays home", () => {
+  it("the core and the commands import no renderer, store implementation, adapter or platform library; no command imports another; each platform library stays home; the job kit imports no feature", () => {
     expect(
       Object.keys(project).filter((file) => file.startsWith("src/core/")).length,
     ).toBeGreaterThan(10);
     expect(
       Object.keys(project).filter((file) => file.startsWith("commands/")).length,
     ).toBeGreaterThan(10);
+    expect(
+      Object.keys(project).filter((file) => file.startsWith("src/jobs/")).length,
+    ).toBeGreaterThan(3);
     expect(violations(project)).toEqual([]);
   });
 
@@ -175,6 +188,10 @@ describe("layers", () => {
       "src/api/h.ts": 'import Database from "better-sqlite3";',
       "commands/i.ts": 'import { TOP_OPTIONS } from "./top.ts";',
       "commands/shared/j.ts": 'import { opt } from "../k.ts";',
+      "src/jobs/l.ts": 'import type { Alert } from "../alerts/types.ts";',
+      "src/jobs/m.ts": 'export { x } from "../verify/service.ts";',
+      "src/jobs/fine.ts":
+        'import type { Logger } from "../log.ts";\nimport { z } from "./loop.ts";',
       "src/core/fine.ts": 'import type { Reply } from "./reply.ts";\nimport { z } from "zod";',
       "commands/fine.ts": 'import { METRICS } from "./shared/choices.ts";',
       "commands/index.ts": 'import top from "./top.ts";',
@@ -196,6 +213,8 @@ describe("layers", () => {
       "src/api/h.ts",
       "commands/i.ts",
       "commands/shared/j.ts",
+      "src/jobs/l.ts",
+      "src/jobs/m.ts",
       "src/adapters/telegram/l.ts",
       "src/digests/m.ts",
       "src/watches/n.ts",

@@ -3,12 +3,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { isRefusal } from "../src/adapters/types.ts";
 import { MemoryActionStore } from "../src/core/actions.ts";
-import {
-  type ActionPayload,
-  type AnyCommand,
-  defineCommand,
-  payloadWith,
-} from "../src/core/command.ts";
+import { defineAction } from "../src/core/button-actions.ts";
+import { type ActionPayload, type AnyCommand, defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
 import type { OutcomeEvent } from "../src/core/outcome.ts";
 import { buildRegistry } from "../src/core/registry.ts";
@@ -61,6 +57,20 @@ describe("registry", () => {
     expect(() => buildRegistry([command("Top")])).toThrow(/a-z/);
     expect(() => buildRegistry([command("top-collections")])).toThrow(/a-z/);
     expect(() => buildRegistry([command("x".repeat(33))])).toThrow(/1-32/);
+  });
+
+  it("fails fast on a button action listed under another command's or another name", () => {
+    const next = defineAction({ command: "list", name: "next", schema: z.object({}) });
+    const handler = next.handle({ run: async () => ({ text: "x" }) });
+    const listing = (name: string, key: string): AnyCommand => ({
+      ...command(name),
+      actions: { [key]: handler },
+    });
+    expect(() => buildRegistry([listing("list", "next")])).not.toThrow();
+    expect(() => buildRegistry([listing("list", "more")])).toThrow(
+      /\/list lists the action "more" defined as list.next/,
+    );
+    expect(() => buildRegistry([listing("other", "next")])).toThrow(/defined as list.next/);
   });
 });
 
@@ -611,6 +621,11 @@ describe("buttons", () => {
 
 describe("stored button actions", () => {
   /** A reply with data and three buttons; each button answers "pressed n". */
+  const press = defineAction({
+    command: "withbuttons",
+    name: "press",
+    schema: z.object({ n: z.number() }),
+  });
   const withButtons = defineCommand({
     name: "withbuttons",
     description: "d",
@@ -618,16 +633,10 @@ describe("stored button actions", () => {
     examples: [],
     run: async () => ({
       text: "the data",
-      buttons: [1, 2, 3].map((n) => ({
-        label: `b${n}`,
-        action: { command: "withbuttons", action: "press", payload: { n } },
-      })),
+      buttons: [1, 2, 3].map((n) => press.button({ n }, `b${n}`)),
     }),
     actions: {
-      press: {
-        payload: payloadWith(),
-        run: async (_ctx, payload) => ({ text: `pressed ${payload.n}` }),
-      },
+      press: press.handle({ run: async (_ctx, { n }) => ({ text: `pressed ${n}` }) }),
     },
   });
 

@@ -1,8 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { HttpError } from "grammy";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import type { TelegramAdapter, TelegramAdapterOptions } from "../src/adapters/telegram/index.ts";
-import { type AnyCommand, defineCommand, payloadWith } from "../src/core/command.ts";
+import { defineAction } from "../src/core/button-actions.ts";
+import { type AnyCommand, defineCommand } from "../src/core/command.ts";
 import type { RuntimeOptions } from "../src/core/runtime.ts";
 import { HttpHost, type HttpRoute } from "../src/http/host.ts";
 import { silentLogger } from "../src/log.ts";
@@ -489,6 +491,7 @@ describe("button presses Telegram has stopped waiting for", () => {
 
   it("a slow action's press is answered before the action finishes, and its reply still comes", async () => {
     let answeredFirst: boolean | undefined;
+    const goAction = defineAction({ command: "waiter", name: "go", schema: z.object({}) });
     const waitsForAnswer = defineCommand({
       name: "waiter",
       description: "A button whose action is slow",
@@ -496,11 +499,10 @@ describe("button presses Telegram has stopped waiting for", () => {
       examples: [],
       run: async () => ({
         text: "press it",
-        buttons: [{ label: "Go", action: { command: "waiter", action: "go", payload: {} } }],
+        buttons: [goAction.button({}, "Go")],
       }),
       actions: {
-        go: {
-          payload: payloadWith(),
+        go: goAction.handle({
           run: async () => {
             // Finishes only once the spinner was stopped, or after a second at most.
             answeredFirst = await fake
@@ -509,7 +511,7 @@ describe("button presses Telegram has stopped waiting for", () => {
               .catch(() => false);
             return { text: "done at last" };
           },
-        },
+        }),
       },
     });
     await restart({}, { answerCallbackAfterMs: 50 }, [waitsForAnswer]);

@@ -1,12 +1,10 @@
-import { randomBytes } from "node:crypto";
-import { hostname } from "node:os";
 import type { ApiClient } from "../api/client.ts";
 import type { Contract } from "../api/schemas.ts";
 import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
 import { DEFAULT_CHAIN_ID } from "../chains.ts";
-import { Lease } from "../jobs/lease.ts";
+import type { Lease } from "../jobs/lease.ts";
+import { LeasedLoop } from "../jobs/leased-loop.ts";
 import type { Check } from "../jobs/liveness.ts";
-import { type LoopHandle, startLoop } from "../jobs/loop.ts";
 import type { Logger } from "../log.ts";
 import type { KeyValueStore, LeaseStore, NewContract, OutboxStore } from "../store/types.ts";
 import { lookUpMinters, type MinterLookupSettings } from "./minters.ts";
@@ -112,24 +110,6 @@ export interface PollerHealth {
   reason?: string;
 }
 
-/** A lease holder's name: host, process id and a random suffix (process ids are reused). */
-export function leaseHolderName(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
-}
-
-/** A holder on this host whose process no longer exists crashed: its lease need not be waited out. */
-export function isDeadLocalHolder(holder: string): boolean {
-  const [host, pid] = holder.split(":");
-  if (host !== hostname() || !pid || !/^\d+$/.test(pid) || Number(pid) === process.pid)
-    return false;
-  try {
-    process.kill(Number(pid), 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
-
 const mintTime = (contract: Contract) => Date.parse(contract.mintEvent?.blockTimestamp ?? "");
 
 /**
@@ -162,8 +142,8 @@ function toNewContract(contract: Contract): NewContract {
  */
 export class NewContractPoller {
   readonly stats: PollerStats = { polls: 0, gaps: 0, failures: 0 };
-  private polls: LoopHandle | undefined;
-  private renewals: LoopHandle | undefined;
+  /** The lease, the rounds and the lease's renewals between them (the job kit's). */
+  private readonly job: LeasedLoop;
   private warnedNotLeader = false;
   /** Monotonic time a poll last succeeded. */
   private lastSuccessAt: number | undefined;
@@ -180,53 +160,39 @@ export class NewContractPoller {
     this.keys = { cursor: cursorKey(this.chain), gap: pendingGapKey(this.chain) };
     this.now = deps.now ?? Date.now;
     this.monotonic = deps.monotonic ?? (() => performance.now());
-    this.lease =
-      deps.lease ??
-      new Lease({
-        store: deps.leases,
-        name: pollerLeaseName(this.chain),
-        holder: deps.holder,
-        ttlMs: deps.settings.leaseTtlMs ?? LEASE_TTL_MS,
-        isDead: isDeadLocalHolder,
-        now: this.now,
-        monotonic: this.monotonic,
-      });
-  }
-
-  /** Polls every interval (on the leader), and takes or renews the lease every LEASE_RENEW_MS. */
-  start(): void {
-    const { logger } = this.deps;
-    this.polls = startLoop({
+    this.job = new LeasedLoop({
+      lease: deps.lease ?? pollerLeaseName(this.chain),
       name: `poller ${this.chain}`,
-      everyMs: this.deps.settings.intervalMs,
-      round: async () => {
-        await this.pollOnce();
-      },
-      logger,
+      leases: deps.leases,
+      holder: deps.holder,
+      tickMs: deps.settings.intervalMs,
+      leaseTtlMs: deps.settings.leaseTtlMs ?? LEASE_TTL_MS,
+      // The lease is kept apart from the polls: a leader that dies is replaced within a lease's
+      // life and a renewal, whatever the poll interval.
+      renewEveryMs: deps.settings.leaseRenewMs ?? LEASE_RENEW_MS,
+      logger: deps.logger,
+      now: this.now,
       monotonic: this.monotonic,
-      onError: (error) => {
+      messages: {
+        failed: "new-contract poll failed; will try again",
+        notReleased: "could not release the poller lease",
+        notRenewed: "could not renew the poller lease",
+      },
+      onFailure: () => {
         this.stats.failures++;
-        logger.warn({ err: error }, "new-contract poll failed; will try again");
       },
     });
-    this.renewals = startLoop({
-      name: `lease ${this.lease.name}`,
-      everyMs: this.leaseRenewMs,
-      firstAfterMs: this.leaseRenewMs,
-      round: async () => {
-        const wasLeader = this.isLeader;
-        await this.lease.attempt();
-        // Just became the leader (the last one died): poll now, not at the next interval.
-        if (!wasLeader && this.isLeader) this.polls?.poke();
-      },
-      logger,
-      monotonic: this.monotonic,
-      onError: (error) => logger.warn({ err: error }, "could not renew the poller lease"),
-    });
+    this.lease = this.job.lease;
   }
 
-  private get leaseRenewMs(): number {
-    return this.deps.settings.leaseRenewMs ?? LEASE_RENEW_MS;
+  /**
+   * Polls every interval (on the leader), and takes or renews the lease every LEASE_RENEW_MS;
+   * the process that takes the lease over polls at once.
+   */
+  start(): void {
+    this.job.start(async () => {
+      await this.pollOnce();
+    });
   }
 
   /** Whether this process holds the lease (and so polls and delivers). */
@@ -275,17 +241,12 @@ export class NewContractPoller {
           ...(health.reason ? { reason: `poller ${this.chain}: ${health.reason}` } : {}),
         },
       ];
-    return this.renewals ? [this.lease.check(this.lease.ttlMs + this.leaseRenewMs)] : [];
+    return this.job.leaseChecks();
   }
 
+  /** No more polls nor renewals; the lease is given up (shutdown goes on if that fails). */
   async stop(): Promise<void> {
-    await Promise.all([this.polls?.stop(), this.renewals?.stop()]);
-    try {
-      await this.lease.release();
-    } catch (error) {
-      // Shutdown goes on without the database: the lease then simply expires.
-      this.deps.logger.warn({ err: error }, "could not release the poller lease");
-    }
+    await this.job.stop();
   }
 
   async pollOnce(): Promise<PollResult> {

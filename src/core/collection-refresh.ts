@@ -1,5 +1,7 @@
 import type { ApiClient } from "../api/client.ts";
 import { DURATIONS, NFT_CONTRACT_TYPES, TOP_METRICS } from "../api/schemas.ts";
+import type { Check } from "../jobs/liveness.ts";
+import { PeriodicJob, untilAborted } from "../jobs/periodic.ts";
 import type { Logger } from "../log.ts";
 import type { KnownCollections } from "./known-collections.ts";
 
@@ -17,17 +19,26 @@ export interface CollectionRefreshOptions {
   missIntervalMs?: number;
   /** Monotonic milliseconds. */
   monotonic?: () => number;
+  /** Names the job in logs and health (default "collection refresh"). */
+  name?: string;
 }
+
+/** The refresh may go this long without reading a list before health fails, if 3 rounds are less. */
+const MIN_BOUND_MS = 5 * 60_000;
 
 /**
  * Fills the collection index from the top lists (every metric and period) and the newest
  * contracts: at start in the background, then at the top lists' freshness, and when a name
- * misses the index. One refresh at a time: a refresh asked for while one runs joins it.
+ * misses the index. One refresh at a time: a refresh asked for while one runs joins it. The
+ * timed refreshes are a job: a refresh that reads no list is a failed round, and /healthz says
+ * so once none has read one for 3 intervals (at least 5 minutes).
  */
 export class CollectionRefresher {
   private running: Promise<boolean> | undefined;
   private startedAt: number | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  /** Whether the last refresh read a list. */
+  private lastRead = false;
+  private job: PeriodicJob | undefined;
   private stopped = false;
   private startOnMiss = false;
   private readonly monotonic: () => number;
@@ -43,18 +54,30 @@ export class CollectionRefresher {
    * `intervalMs` (with 0, neither). A name missed before the first refresh starts it then.
    */
   start(firstAfterMs = 0): void {
-    if (this.options.intervalMs <= 0) return;
-    const begin = () => {
-      // A missed name may have refreshed already: the interval counts from there.
-      if (this.startedAt === undefined) void this.refresh();
-      this.timer = setInterval(() => void this.refresh(), this.options.intervalMs);
-      this.timer.unref();
-    };
-    if (firstAfterMs <= 0) begin();
-    else {
-      this.timer = setTimeout(begin, firstAfterMs);
-      this.timer.unref();
-    }
+    const { intervalMs, logger, monotonic } = this.options;
+    if (intervalMs <= 0 || this.job || this.stopped) return;
+    let first = true;
+    this.job = new PeriodicJob({
+      name: this.name,
+      everyMs: intervalMs,
+      firstAfterMs,
+      boundMs: Math.max(3 * intervalMs, MIN_BOUND_MS),
+      round: async (signal) => {
+        // A missed name may have refreshed already: that refresh is the first round.
+        const joined = first && this.startedAt !== undefined;
+        first = false;
+        // A stop ends the round at once (the refresh in flight is not written to the index).
+        const read = joined
+          ? await untilAborted(this.running ?? Promise.resolve(this.lastRead), signal, false)
+          : await untilAborted(this.refresh(), signal, false);
+        if (!read) throw new Error("the collection index refresh read no list");
+      },
+      // refresh() says why it failed.
+      onError: () => {},
+      logger,
+      ...(monotonic ? { monotonic } : {}),
+    });
+    this.job.start();
   }
 
   /**
@@ -66,11 +89,20 @@ export class CollectionRefresher {
     this.startOnMiss = true;
   }
 
-  /** No more refreshes; one in flight is not written to the index. */
-  stop(): void {
+  /** No more refreshes; one in flight is not written to the index (and not waited for). */
+  async stop(): Promise<void> {
     this.stopped = true;
-    // The first refresh's delay or the interval: clearTimeout clears either.
-    clearTimeout(this.timer);
+    await this.job?.stop();
+  }
+
+  /** For /healthz, without I/O: whether refreshes read the lists (once started). */
+  checks(): Check[] {
+    return this.job?.checks() ?? [];
+  }
+
+  /** Names the job in logs and health. */
+  get name(): string {
+    return this.options.name ?? "collection refresh";
   }
 
   /** Resolves true when at least one list was read (the index may have changed). */
@@ -81,6 +113,12 @@ export class CollectionRefresher {
       .catch((error: unknown) => {
         this.options.logger.error({ err: error }, "the collection index refresh failed");
         return false;
+      })
+      .then((read) => {
+        this.lastRead = read;
+        // A missed name's refresh counts as a good round too.
+        if (read) this.job?.liveness.good();
+        return read;
       })
       .finally(() => {
         this.running = undefined;

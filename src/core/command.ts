@@ -196,27 +196,16 @@ export type ArgsOf<O extends OptionsMap> = {
 
 export type ActionPayload = Record<string, string | number | boolean | null>;
 
-const payloadValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-
 /**
- * A stored button payload with these fields present as strings. Buttons live for days in the
- * store, so what a handler needs is checked like a command's options before it runs: a payload
- * that does not parse (an old or forged button) is answered "This button no longer works".
- * Optional fields are read by the handler, with their defaults.
+ * What a command's button runs (made by defineAction in button-actions.ts, from the schema its
+ * buttons' payloads are encoded by): it names its command and action (the registry checks them
+ * against where it is listed) and decodes the stored payload before `run`.
  */
-export function payloadWith<K extends string>(
-  ...keys: K[]
-): z.ZodType<ActionPayload & Record<K, string>, ActionPayload> {
-  return z
-    .record(z.string(), payloadValue)
-    .refine((payload) => keys.every((key) => typeof payload[key] === "string"), {
-      message: `a button payload needs ${keys.join(", ") || "nothing"}`,
-    }) as unknown as z.ZodType<ActionPayload & Record<K, string>, ActionPayload>;
-}
-
-export interface ActionHandler<P extends ActionPayload = ActionPayload> {
-  /** Parses the stored payload before `run`; see payloadWith. */
-  payload: z.ZodType<P, ActionPayload>;
+export interface ActionHandler<P = unknown> {
+  command: string;
+  name: string;
+  /** The stored payload decoded; undefined when it does not decode (an old or forged button). */
+  parse(stored: ActionPayload): P | undefined;
   run(ctx: CommandContext, payload: P): Promise<Reply>;
 }
 

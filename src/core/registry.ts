@@ -30,6 +30,14 @@ export function buildRegistry(commands: readonly AnyCommand[]): Map<string, AnyC
       throw new Error(
         `/${command.name} defines the action "${RERUN_ACTION}", which the runtime keeps.`,
       );
+    for (const [key, handler] of Object.entries(command.actions ?? {})) {
+      // A button names its action by the definition it was made from: listed under another
+      // command or name, its buttons would point nowhere.
+      if (handler.command !== command.name || handler.name !== key)
+        throw new Error(
+          `/${command.name} lists the action "${key}" defined as ${handler.command}.${handler.name}.`,
+        );
+    }
     const restCount = Object.values(command.options).filter((option) => option.rest).length;
     if (restCount > 1)
       throw new Error(`/${command.name} has more than one option that takes the rest of the line.`);

@@ -172,6 +172,7 @@ export class Runtime {
             ...(this.chains.length > 1 ? { chain: chain.id } : {}),
           }),
           intervalMs: options.collectionRefreshMs ?? 15 * 60_000,
+          name: `collection refresh ${chain.id}`,
           ...(options.monotonic ? { monotonic: options.monotonic } : {}),
         }),
       );
@@ -288,15 +289,15 @@ export class Runtime {
       );
     }
     const handler = command?.actions?.[action];
-    const parsed = handler?.payload.safeParse(payload);
-    if (!command || !handler || !parsed?.success)
+    const parsed = handler?.parse(payload);
+    if (!command || !handler || parsed === undefined)
       return this.userError("button_stale", "This button no longer works. Run the command again.");
     const chain = typeof payload.chain === "string" ? payload.chain : undefined;
     return this.execute(invocation, command, "button", chain, async (ctx) => {
       assertPerson(command, invocation, "this button");
       await assertManager(command, invocation, "this button");
       assertSpam(command, ctx.chain);
-      return { reply: await handler.run(ctx, parsed.data), outcome: "ok" };
+      return { reply: await handler.run(ctx, parsed), outcome: "ok" };
     });
   }
 

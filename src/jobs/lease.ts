@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import type { LeaseStore } from "../store/types.ts";
 import { bounded } from "../within.ts";
 import type { Check } from "./liveness.ts";
@@ -153,5 +155,23 @@ export class Lease {
       ok: false,
       reason: `${checkName}: no attempt confirmed for ${Math.round(failingMs / 1000)} s (the store does not answer)`,
     };
+  }
+}
+
+/** A lease holder's name: host, process id and a random suffix (process ids are reused). */
+export function leaseHolderName(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+}
+
+/** A holder on this host whose process no longer exists crashed: its lease need not be waited out. */
+export function isDeadLocalHolder(holder: string): boolean {
+  const [host, pid] = holder.split(":");
+  if (host !== hostname() || !pid || !/^\d+$/.test(pid) || Number(pid) === process.pid)
+    return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
   }
 }

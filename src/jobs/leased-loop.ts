@@ -1,13 +1,15 @@
-import { isDeadLocalHolder } from "../alerts/poller.ts";
 import type { Logger } from "../log.ts";
 import type { LeaseStore } from "../store/types.ts";
-import { Lease } from "./lease.ts";
+import { isDeadLocalHolder, Lease } from "./lease.ts";
 import type { Check } from "./liveness.ts";
 import { type LoopHandle, startLoop } from "./loop.ts";
 
 export interface LeasedLoopOptions {
-  /** The lease's name in the store. */
-  lease: string;
+  /**
+   * The lease's name in the store, or the lease itself when the caller shares it (bot.ts: the
+   * default chain's poller lease also decides delivery, digests and report retries).
+   */
+  lease: string | Lease;
   /** Names the loop in logs and health. */
   name: string;
   leases: LeaseStore;
@@ -16,13 +18,19 @@ export interface LeasedLoopOptions {
   tickMs: number;
   /** Lease lifetime; default 3 ticks, at least 10 s. */
   leaseTtlMs?: number | undefined;
+  /**
+   * Takes or renews the lease this often, apart from the rounds (first after one such wait), so
+   * that a lease shorter than the rounds' wait is kept, and a process that takes it over from a
+   * dead leader runs a round at once. Default: only the rounds take it.
+   */
+  renewEveryMs?: number | undefined;
   logger: Logger;
   /** Wall clock passed to the lease's store. */
   now: () => number;
   /** The lease's monotonic clock (default performance.now). */
   monotonic?: (() => number) | undefined;
   /** The job's own words in its warnings. */
-  messages: { failed: string; notReleased: string };
+  messages: { failed: string; notReleased: string; notRenewed?: string };
   /** Counts a failed round in the job's own counters (the warning is logged here). */
   onFailure: () => void;
 }
@@ -36,22 +44,36 @@ export interface LeasedLoopOptions {
 export class LeasedLoop {
   readonly lease: Lease;
   private loop: LoopHandle | undefined;
+  private renewals: LoopHandle | undefined;
 
   constructor(private readonly options: LeasedLoopOptions) {
-    this.lease = new Lease({
-      store: options.leases,
-      name: options.lease,
-      holder: options.holder,
-      ttlMs: options.leaseTtlMs ?? Math.max(10_000, 3 * options.tickMs),
-      isDead: isDeadLocalHolder,
-      now: options.now,
-      ...(options.monotonic ? { monotonic: options.monotonic } : {}),
-    });
+    this.lease =
+      typeof options.lease === "string"
+        ? new Lease({
+            store: options.leases,
+            name: options.lease,
+            holder: options.holder,
+            ttlMs: options.leaseTtlMs ?? Math.max(10_000, 3 * options.tickMs),
+            isDead: isDeadLocalHolder,
+            now: options.now,
+            ...(options.monotonic ? { monotonic: options.monotonic } : {}),
+          })
+        : options.lease;
   }
 
   /** Takes or renews the lease: whether this process holds it now. */
   async held(): Promise<boolean> {
-    return (await this.lease.attempt()) === this.options.holder;
+    return (await this.lease.attempt()) === this.lease.holder;
+  }
+
+  /** Whether this process holds the lease now (no I/O). */
+  get isLeader(): boolean {
+    return this.lease.isLeader;
+  }
+
+  /** Work is waiting: a round now, or right after the one in flight. */
+  poke(): void {
+    this.loop?.poke();
   }
 
   /**
@@ -65,7 +87,7 @@ export class LeasedLoop {
   async hold(outer?: AbortSignal): Promise<LeaseHold | undefined> {
     if (!(await this.held())) return undefined;
     const controller = new AbortController();
-    const lost = () => controller.abort(new Error(`the ${this.options.lease} lease was lost`));
+    const lost = () => controller.abort(new Error(`the ${this.lease.name} lease was lost`));
     const onOuter = () => controller.abort(outer?.reason);
     outer?.addEventListener("abort", onOuter, { once: true });
     if (outer?.aborted) onOuter();
@@ -99,21 +121,41 @@ export class LeasedLoop {
   }
 
   start(round: (signal: AbortSignal) => Promise<unknown>): void {
-    const { logger, messages } = this.options;
+    const { logger, messages, monotonic, renewEveryMs } = this.options;
     this.loop = startLoop({
       name: this.options.name,
       everyMs: this.options.tickMs,
       round,
       logger,
+      ...(monotonic ? { monotonic } : {}),
       onError: (error) => {
         this.options.onFailure();
         logger.warn({ err: error }, messages.failed);
       },
     });
+    if (renewEveryMs === undefined) return;
+    this.renewals = startLoop({
+      name: `lease ${this.lease.name}`,
+      everyMs: renewEveryMs,
+      firstAfterMs: renewEveryMs,
+      round: async () => {
+        const wasLeader = this.lease.isLeader;
+        await this.lease.attempt();
+        // Just became the leader (the last one died): a round now, not at the next tick.
+        if (!wasLeader && this.lease.isLeader) this.loop?.poke();
+      },
+      logger,
+      ...(monotonic ? { monotonic } : {}),
+      onError: (error) =>
+        logger.warn(
+          { err: error },
+          messages.notRenewed ?? `could not renew the ${this.lease.name} lease`,
+        ),
+    });
   }
 
   async stop(): Promise<void> {
-    await this.loop?.stop();
+    await Promise.all([this.loop?.stop(), this.renewals?.stop()]);
     try {
       await this.lease.release();
     } catch (error) {
@@ -130,7 +172,17 @@ export class LeasedLoop {
     if (!loop) return [];
     const since = this.lease.leaderSince;
     if (since !== undefined) return [loop.liveness.check(boundMs, since)];
-    return [this.lease.check(this.lease.ttlMs + this.options.tickMs)];
+    return this.leaseChecks();
+  }
+
+  /**
+   * Whether this process's lease attempts get answers (once started): one that cannot reach the
+   * store could never take over from a dead leader.
+   */
+  leaseChecks(): Check[] {
+    if (!this.loop) return [];
+    const between = this.options.renewEveryMs ?? this.options.tickMs;
+    return [this.lease.check(this.lease.ttlMs + between)];
   }
 }
 

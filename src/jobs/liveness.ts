@@ -6,6 +6,11 @@ export interface Check {
   name: string;
   ok: boolean;
   reason?: string;
+  /**
+   * A job's: seconds since its last good round, null before the first (the leased jobs say it
+   * on the instance that leads them).
+   */
+  lastGoodAgoSeconds?: number | null;
 }
 
 const seconds = (ms: number) => Math.round(ms / 1000);
@@ -37,11 +42,14 @@ export class Liveness {
    * owed: its start, or when this process took its lease) if none completed after it.
    */
   check(boundMs: number, since: number): Check {
-    const lagMs = this.monotonic() - Math.max(since, this.lastGood ?? since);
-    if (lagMs < boundMs) return { name: this.name, ok: true };
+    const now = this.monotonic();
+    const lagMs = now - Math.max(since, this.lastGood ?? since);
+    const lastGoodAgoSeconds = this.lastGood === undefined ? null : seconds(now - this.lastGood);
+    if (lagMs < boundMs) return { name: this.name, ok: true, lastGoodAgoSeconds };
     return {
       name: this.name,
       ok: false,
+      lastGoodAgoSeconds,
       reason: `${this.name}: no round completed for ${seconds(lagMs)} s (bound ${seconds(boundMs)} s)${
         this.lastGood === undefined || this.lastGood < since ? ", none since it began" : ""
       }`,

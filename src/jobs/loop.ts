@@ -17,6 +17,8 @@ export interface LoopOptions {
   /** When the first round runs after start (default at once). */
   firstAfterMs?: number;
   monotonic?: () => number;
+  /** Where the good rounds are recorded (default one of the loop's own, on `monotonic`). */
+  liveness?: Liveness;
 }
 
 export interface LoopHandle {
@@ -35,7 +37,7 @@ export interface LoopHandle {
  */
 export function startLoop(options: LoopOptions): LoopHandle {
   const monotonic = options.monotonic ?? (() => performance.now());
-  const liveness = new Liveness(options.name, monotonic);
+  const liveness = options.liveness ?? new Liveness(options.name, monotonic);
   const stopping = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;

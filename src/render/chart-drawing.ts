@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type { SKRSContext2D } from "@napi-rs/canvas";
 import type { ChartConfiguration, Plugin } from "chart.js";
+import { type TickFormatter, withoutIntl } from "./chart-numbers.ts";
 
 /**
  * The drawing itself: Chart.js on @napi-rs/canvas (Skia, prebuilt inside the npm package), with a
@@ -48,6 +49,12 @@ function setUp(): Promise<Drawing> {
     GlobalFonts.registerFromPath(require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans.ttf"), FONT);
     GlobalFonts.registerFromPath(require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf"), FONT);
     Chart.register(...registerables);
+    // Linear axes' numbers without Intl, which would load ICU's number data (chart-numbers.ts);
+    // Chart.js's own formatter still writes what that one leaves to it.
+    const ticks = Chart.defaults.scales.linear?.ticks as unknown as
+      | { callback: TickFormatter }
+      | undefined;
+    if (ticks) ticks.callback = withoutIntl(ticks.callback);
     Chart.defaults.font.family = FONT;
     Chart.defaults.color = COLORS.text;
     return { canvas: createCanvas(CHART_WIDTH, CHART_HEIGHT), Chart };

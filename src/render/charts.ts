@@ -67,7 +67,16 @@ interface PainterChild {
  *   garbage of one chart, and the Skia buffers it held, go before the next (some 6 MB at the peak);
  * - `--no-expose-wasm`: lite mode and WebAssembly conflict, and Node says so on stderr otherwise.
  * Node itself (some 40 MB resident, 30 MB of it the node binary's pages, shared with the bot) and
- * Skia's library (some 9 MB of file pages) stay: no flag takes them out of a Node painter.
+ * Skia's library (some 12 MB of file pages and 9 MB of its own, from its loading) stay: no flag
+ * takes them out of a Node painter (a 12 or 8 MB old generation measured the same as 32). Axis
+ * numbers are written without Intl (chart-numbers.ts), whose first number format loaded ICU's data
+ * (some 5.5 MB of the node binary's pages the bot does not otherwise touch).
+ *
+ * A worker thread in the bot instead (issue 34, measured side by side, `npm run bench --
+ * chart-load`): at the peak the pair's pages counted once were about the same (147 MB in the bot
+ * alone against 142 to 156 MB for bot and child), but once idle the bot kept some 20 MB more for
+ * good (Skia's library stays loaded after its thread ends, and the allocator keeps what Skia
+ * freed), and a fault in Skia's native code would end the bot itself. The child stays.
  */
 const CHILD_LIMITS = [
   "--max-semi-space-size=1",

@@ -1,5 +1,24 @@
+import { z } from "zod";
+import { defineAction, payloadField } from "../core/button-actions.ts";
 import type { ButtonSpec } from "../core/reply.ts";
 import type { ReportKind } from "../store/types.ts";
+
+/** What a report button names: the kind, the collection, the token ("" for all) and the wallet. */
+export const REPORT_TARGET = {
+  kind: z.enum(["spam", "not_spam"]),
+  contract: z.string(),
+  tokenId: z.string(),
+};
+
+/**
+ * /report's first press (its handler is in commands/report.ts): the wallet is the one the message
+ * was about, absent when it was about none.
+ */
+export const reportAsk = defineAction({
+  command: "report",
+  name: "ask",
+  schema: z.object({ ...REPORT_TARGET, wallet: payloadField.optional(z.string()) }),
+});
 
 /** A button that starts a report: it only asks for confirmation, it never reports by itself. */
 export function reportButton(
@@ -13,19 +32,9 @@ export function reportButton(
   },
   label = kind === "spam" ? "Report spam" : "Not spam",
 ): ButtonSpec {
-  return {
+  return reportAsk.button(
+    { kind, contract: target.contract, tokenId: target.tokenId ?? "", wallet: target.wallet },
     label,
-    style: kind === "spam" ? "danger" : "success",
-    action: {
-      command: "report",
-      action: "ask",
-      payload: {
-        kind,
-        contract: target.contract,
-        tokenId: target.tokenId ?? "",
-        wallet: target.wallet ?? null,
-        ...(target.chain !== undefined ? { chain: target.chain } : {}),
-      },
-    },
-  };
+    { style: kind === "spam" ? "danger" : "success", chain: target.chain },
+  );
 }

@@ -582,6 +582,17 @@ export interface LeaseStore {
 
 // Platform update ids ----------------------------------------------------------------------------
 
+/** Periodic upkeep of a store (see Store.chores): one round every `everyMs`. */
+export interface StoreChore {
+  name: string;
+  everyMs: number;
+  /**
+   * One round: false when it could not be done for a reason the store already says (a full
+   * disk: `diskFull()`); it throws on any other failure.
+   */
+  run(): boolean;
+}
+
 /**
  * Which platform updates were already taken, per source (one bot token's ids). Telegram
  * delivers at least once: a webhook it thinks timed out, or polling restarted before its offset
@@ -800,6 +811,11 @@ export interface Store {
    */
   waiting?(): string | undefined;
   ready?(): Promise<void>;
+  /**
+   * Upkeep the store needs on a timer (SQLite: the checkpoint of its write-ahead log); the bot
+   * runs each as a job, with the others.
+   */
+  chores?(): readonly StoreChore[];
   /** Closes the store; waits for writes under way. */
   close(): Promise<void>;
 }

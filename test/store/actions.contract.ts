@@ -37,6 +37,26 @@ export function actionsContract(open: OpenStore): void {
       expect(await actions.get(forged)).toBeUndefined();
     });
 
+    it("gives a payload back exactly as stored: nulls, numbers, booleans, long strings", async () => {
+      // Buttons are pressed up to 7 days after they were stored, by the next release: what the
+      // actions' schemas decode is this JSON as it was written (see test/button-shapes.test.ts).
+      const { actions } = await fresh();
+      const payloads = [
+        { chain: "ethereum", collection: "0xAbC", trend: null, page: 0 },
+        { chain: "base", kind: "not_spam", contract: "0x1", tokenId: "9".repeat(78), wallet: null },
+        { chain: "ethereum", metric: "sales", duration: "7d", limit: 25, page: 3, flag: true },
+        { chain: "ethereum", chat: "-1001234567890", note: "“quoted” ✓ \u0000" },
+      ];
+      const ids = await actions.putMany(
+        payloads.map((payload) => ({
+          ...reply(1)[0]!,
+          action: { command: "c", action: "a", payload },
+        })),
+      );
+      for (const [i, id] of ids.entries())
+        expect((await actions.get(id))?.action.payload).toStrictEqual(payloads[i]);
+    });
+
     it("drops expired actions on prune, and only those", async () => {
       const { actions } = await fresh();
       const [old] = await actions.putMany(reply(1, "u1", 1_000));

@@ -57,17 +57,19 @@ export class DiskState {
   }
 
   /**
-   * Checkpoints the write-ahead log, the timer's job; on a full disk it fails (the database file
-   * must grow) and marks the disk full instead of ending the process. While marked, it also looks
-   * for room (free space, and a page the database may allocate: rolled back, so nothing is
-   * written) and clears the mark when there is.
+   * Checkpoints the write-ahead log, the checkpoint job's round; on a full disk it fails (the
+   * database file must grow) and marks the disk full instead of ending the process (false). While
+   * marked, it also looks for room (free space, and a page the database may allocate: rolled
+   * back, so nothing is written) and clears the mark when there is.
    */
-  checkpoint(): void {
+  checkpoint(): boolean {
     try {
       this.db.pragma("wal_checkpoint(PASSIVE)");
       if (this.why !== undefined && this.roomAgain()) this.why = undefined;
+      return true;
     } catch (error) {
       if (!this.failed(error)) throw error;
+      return false;
     }
   }
 

@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import type { Store } from "../types.ts";
+import type { Store, StoreChore } from "../types.ts";
 import { SqliteActionStore } from "./actions.ts";
 import { SqliteChatPauseStore } from "./chat-pause.ts";
 import { SqliteChatSettingsStore } from "./chat-settings.ts";
@@ -38,8 +38,9 @@ export interface SqliteStoreOptions {
   /** Stored button replies one person may hold (see SqliteActionStore). */
   maxButtonsPerUser?: number;
   /**
-   * Checkpoint the write-ahead log on a timer every this many ms instead of inside the commit
-   * that crosses 1,000 pages (a command in a few hundred waited for its fsyncs). Off when absent.
+   * Checkpoint the write-ahead log every this many ms instead of inside the commit that crosses
+   * 1,000 pages (a command in a few hundred waited for its fsyncs): the store's `chores()` say
+   * so, and the bot runs it as a job. Off when absent.
    */
   checkpointEveryMs?: number;
   /** The directory the database is in: its free space is looked at (see DiskState). */
@@ -110,16 +111,17 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     }, options.checkpointEveryMs ?? 1_000);
     migrationTimer.unref();
   }
-  let checkpointTimer: NodeJS.Timeout | undefined;
+  const chores: StoreChore[] = [];
   if (options.checkpointEveryMs !== undefined) {
     db.pragma("wal_autocheckpoint = 0");
     // At once: what a previous run left in the log on a full disk says so before any write.
     disk.checkpoint();
     // A checkpoint on a full disk fails: the disk is marked full, the process goes on.
-    checkpointTimer = setInterval(() => {
-      if (db.open) disk.checkpoint();
-    }, options.checkpointEveryMs);
-    checkpointTimer.unref();
+    chores.push({
+      name: "checkpoint",
+      everyMs: options.checkpointEveryMs,
+      run: () => !db.open || disk.checkpoint(),
+    });
   }
   return {
     db,
@@ -149,8 +151,8 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     diskFull: () => disk.full,
     waiting: () => migrationsWait,
     ready: () => ready,
+    chores: () => chores,
     async close() {
-      clearInterval(checkpointTimer);
       clearInterval(migrationTimer);
       if (db.open) db.close();
     },
