@@ -1,6 +1,6 @@
 import { configuredAdapters } from "./adapters/index.ts";
 import type { ChatAdapter } from "./adapters/types.ts";
-import { type AlertSender, DeliveryWorker } from "./alerts/delivery.ts";
+import { DeliveryWorker } from "./alerts/delivery.ts";
 import { NewContractPoller, pollerLeaseName } from "./alerts/poller.ts";
 import { UpstreamBudget } from "./api/budget.ts";
 import { ResponseCache } from "./api/cache.ts";
@@ -25,6 +25,8 @@ import type { Check } from "./jobs/liveness.ts";
 import type { Logger } from "./log.ts";
 import type { LogDestinationState } from "./log-destination.ts";
 import { createMetrics, type Metrics } from "./ops/metrics.ts";
+import { Outbound } from "./outbound/outbound.ts";
+import type { ChatSender } from "./outbound/types.ts";
 import { CachedChartDrawer } from "./render/chart-drawer.ts";
 import { chartPainter } from "./render/charts.ts";
 import { ReportRetryWorker } from "./reports/submit.ts";
@@ -426,8 +428,16 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   /** A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat. */
   const materialize = (platform: Platform, chatId: string, reply: Reply) =>
     runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } });
-  const senders: Partial<Record<Platform, AlertSender>> = {};
+  const senders: Partial<Record<Platform, ChatSender>> = {};
   for (const adapter of adapters) senders[adapter.platform] = adapter;
+  // The one place that sends to a chat outside an answer: alerts, digests and watches go through it.
+  const outbound = new Outbound({
+    senders,
+    materialize,
+    moveChat,
+    chatPauses: store.chatPauses,
+    waits: store.sendWaits,
+  });
   const alerts = store.outbox;
   // One name for this process in every lease and on the alerts and digests it claims.
   const holder = leaseHolderName();
@@ -450,11 +460,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const leader = leases.get(chains[0]?.id ?? "") as Lease;
   const watches = new WatchChecker({
     watches: store.watches,
-    moveChat,
     apis,
     chains,
-    senders,
-    materialize,
+    outbound,
     leases: store.leases,
     holder,
     logger: logger.child({ part: "watches" }),
@@ -499,11 +507,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   for (const client of apis.values()) client.observeRequests(metrics.onUpstream);
   const delivery = new DeliveryWorker({
     alerts,
-    subscriptions: stores.subscriptions,
     reports: stores.reports,
-    moveChat,
-    senders,
-    materialize,
+    outbound,
     // One worker delivers every chain's alerts: the holder of the default chain's lease.
     isLeader: () => leader.isLeader,
     holder,
@@ -566,12 +571,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     apis,
     chains,
     collectionIndexes: stores.collectionIndexes,
-    senders,
-    materialize,
+    outbound,
     // Only the leader looks; the run's claim in the store is what makes a slot post once.
     isLeader: () => leader.isLeader,
     holder,
-    moveChat,
     onOutcome: (outcome) => metrics.onDigest(outcome),
     logger: logger.child({ part: "digests" }),
     settings: {

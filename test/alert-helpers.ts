@@ -1,16 +1,13 @@
-import {
-  type AlertSender,
-  type DeliveryDeps,
-  DeliveryWorker,
-  type SendFailure,
-} from "../src/alerts/delivery.ts";
+import { type DeliveryDeps, DeliveryWorker } from "../src/alerts/delivery.ts";
 import { NewContractPoller, type PollerDeps } from "../src/alerts/poller.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
+import type { ChatSender, SendFailure } from "../src/outbound/types.ts";
 import type { RuntimeSetup } from "./helpers.ts";
+import { outboundOf } from "./outbound-helpers.ts";
 
 /** A platform that records what it is sent, and fails with the failures queued on it. */
-export class RecordingSender implements AlertSender {
+export class RecordingSender implements ChatSender {
   maxInFlight = 4;
   keys: (string | undefined)[] = [];
   sent: { chatId: string; reply: RenderableReply }[] = [];
@@ -34,7 +31,7 @@ export function alertPipeline(
   setup: RuntimeSetup,
   overrides: {
     /** Takes the recording sender's place on Telegram (which is still returned). */
-    sender?: AlertSender;
+    sender?: ChatSender;
     worker?: Partial<DeliveryDeps>;
     workerSettings?: Partial<DeliveryDeps["settings"]>;
     poller?: Partial<PollerDeps>;
@@ -45,11 +42,16 @@ export function alertPipeline(
   const sender = new RecordingSender();
   const worker = new DeliveryWorker({
     alerts,
-    subscriptions: setup.subscriptions,
-    moveChat: (platform, from, to) => setup.subscriptions.moveChat(platform, from, to),
-    senders: { telegram: overrides.sender ?? sender },
-    materialize: (platform, chatId, reply) =>
-      setup.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    outbound: outboundOf(
+      setup.store,
+      { telegram: overrides.sender ?? sender },
+      {
+        moveChat: (platform, from, to) => setup.subscriptions.moveChat(platform, from, to),
+        materialize: (platform, chatId, reply) =>
+          setup.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+        ...(overrides.worker?.now ? { now: overrides.worker.now } : {}),
+      },
+    ),
     logger: silentLogger(),
     isLeader: () => true,
     ...overrides.worker,

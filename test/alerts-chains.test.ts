@@ -17,9 +17,10 @@ import { parseChains } from "../src/chains.ts";
 import { parseConfig } from "../src/config.ts";
 import type { RenderableReply, Reply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
+import { Outbound } from "../src/outbound/outbound.ts";
 import type { Simulator } from "../src/simulator/index.ts";
 import { openSqliteStore } from "../src/store/sqlite/index.ts";
-import type { DueAlert, OutboxStore, SubscriptionStore } from "../src/store/types.ts";
+import type { DueAlert, OutboxStore, SendWaitStore } from "../src/store/types.ts";
 import {
   type FakeTelegram,
   groupChat,
@@ -366,19 +367,22 @@ describe("alert messages name their chain", () => {
     } as unknown as OutboxStore;
     const worker = new DeliveryWorker({
       alerts: outbox,
-      subscriptions: {} as SubscriptionStore,
-      moveChat: async () => undefined,
-      senders: {
-        telegram: {
-          maxInFlight: 1,
-          sendToChat: async () => {},
-          classifySendError: () => ({ kind: "transient", reason: "x" }),
+      outbound: new Outbound({
+        senders: {
+          telegram: {
+            maxInFlight: 1,
+            sendToChat: async () => {},
+            classifySendError: () => ({ kind: "transient", reason: "x" }),
+          },
         },
-      },
-      materialize: async (_platform, chatId, reply) => {
-        sent.push({ chatId, reply });
-        return reply as unknown as RenderableReply;
-      },
+        materialize: async (_platform, chatId, reply) => {
+          sent.push({ chatId, reply });
+          return reply as unknown as RenderableReply;
+        },
+        moveChat: async () => undefined,
+        chatPauses: { pause: async () => true },
+        waits: {} as SendWaitStore,
+      }),
       isLeader: () => true,
       logger: silentLogger(),
       settings: {

@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type AlertSender, DeliveryWorker, type SendFailure } from "../src/alerts/delivery.ts";
+import { DeliveryWorker } from "../src/alerts/delivery.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
+import type { ChatSender, SendFailure } from "../src/outbound/types.ts";
 import { openPostgresStore, type PostgresStore } from "../src/store/postgres/index.ts";
+import { outboundOf } from "./outbound-helpers.ts";
 import { POSTGRES_URL, postgresAvailable } from "./services.ts";
 import { dropSchema, freshSchemaName } from "./store/backends.ts";
 import { aContract } from "./store/samples.ts";
@@ -11,7 +13,7 @@ import { aContract } from "./store/samples.ts";
 type Accepted = string[];
 
 /** Accepts sends; after `dieAfter` sends it accepts one more and never returns (the process dies). */
-class Sender implements AlertSender {
+class Sender implements ChatSender {
   maxInFlight = 1;
   constructor(
     private readonly accepted: Accepted,
@@ -26,13 +28,14 @@ class Sender implements AlertSender {
   }
 }
 
-const worker = (store: PostgresStore, holder: string, sender: AlertSender, claimMs: number) =>
+const worker = (store: PostgresStore, holder: string, sender: ChatSender, claimMs: number) =>
   new DeliveryWorker({
     alerts: store.outbox,
-    subscriptions: store.subscriptions,
-    moveChat: (platform, from, to) => store.subscriptions.moveChat(platform, from, to),
-    senders: { telegram: sender },
-    materialize: async (_platform, _chat, reply) => reply as unknown as RenderableReply,
+    outbound: outboundOf(
+      store,
+      { telegram: sender },
+      { moveChat: (platform, from, to) => store.subscriptions.moveChat(platform, from, to) },
+    ),
     isLeader: () => true,
     holder,
     logger: silentLogger(),
@@ -270,7 +273,7 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
         0,
       );
     const sent: { chatId: string; reply: RenderableReply }[] = [];
-    const recording: AlertSender = {
+    const recording: ChatSender = {
       maxInFlight: 1,
       async sendToChat(chatId, reply) {
         sent.push({ chatId, reply });
@@ -280,11 +283,12 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
     const deliver = (store: PostgresStore) =>
       new DeliveryWorker({
         alerts: store.outbox,
-        subscriptions: store.subscriptions,
-        moveChat: (platform, from, to) => store.subscriptions.moveChat(platform, from, to),
         reports: store.reports,
-        senders: { telegram: recording },
-        materialize: async (_platform, _chat, reply) => reply as unknown as RenderableReply,
+        outbound: outboundOf(
+          store,
+          { telegram: recording },
+          { moveChat: (platform, from, to) => store.subscriptions.moveChat(platform, from, to) },
+        ),
         isLeader: () => true,
         holder: "h",
         logger: silentLogger(),

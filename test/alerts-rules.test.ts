@@ -15,6 +15,7 @@ import { renderTelegram } from "../src/render/telegram.ts";
 import { openSqliteStore } from "../src/store/sqlite/index.ts";
 import { alertPipeline, RecordingSender } from "./alert-helpers.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { outboundOf } from "./outbound-helpers.ts";
 
 let t: RuntimeSetup;
 afterEach(async () => {
@@ -405,11 +406,16 @@ describe("/alerts show, test, permissions and bad input", () => {
       let now = Date.now();
       const worker = new DeliveryWorker({
         alerts: reopened.outbox,
-        subscriptions: reopened.subscriptions,
-        moveChat: (platform, from, to) => reopened.subscriptions.moveChat(platform, from, to),
-        senders: { telegram: sender },
-        materialize: (platform, chatId, reply) =>
-          t.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+        outbound: outboundOf(
+          reopened,
+          { telegram: sender },
+          {
+            moveChat: (platform, from, to) => reopened.subscriptions.moveChat(platform, from, to),
+            materialize: (platform, chatId, reply) =>
+              t.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+            now: () => now,
+          },
+        ),
         logger: silentLogger(),
         settings: {
           digestThreshold: 5,

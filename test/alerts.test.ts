@@ -1,11 +1,11 @@
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AlertSender } from "../src/alerts/delivery.ts";
 import { CURSOR_KEY, NewContractPoller, PENDING_GAP_KEY } from "../src/alerts/poller.ts";
 import type { CacheStats } from "../src/api/cache.ts";
 import { isDeadLocalHolder } from "../src/jobs/lease.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
 import { createMetrics } from "../src/ops/metrics.ts";
+import type { ChatSender } from "../src/outbound/types.ts";
 import { migrate, openDatabase, SqliteActionStore } from "../src/store/sqlite/index.ts";
 import type { DueAlert, OutboxStore, Subscription } from "../src/store/types.ts";
 import { alertPipeline } from "./alert-helpers.ts";
@@ -29,7 +29,7 @@ function alertsFor(
     now?: () => number;
     holder?: string;
     leader?: () => boolean;
-    sender?: AlertSender;
+    sender?: ChatSender;
     maxAttempts?: number;
     logger?: Logger;
     onFutureMints?: (count: number) => void;

@@ -7,14 +7,12 @@
  */
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AlertSender } from "../src/alerts/delivery.ts";
-import type { Platform } from "../src/core/command.ts";
-import type { RenderableReply } from "../src/core/reply.ts";
 import { DigestScheduler } from "../src/digests/scheduler.ts";
 import { silentLogger } from "../src/log.ts";
-import { chatMover } from "../src/store/move-chat.ts";
+import type { ChatSender } from "../src/outbound/types.ts";
 import { openPostgresStore, type PostgresStore } from "../src/store/postgres/index.ts";
 import { type ClientSetup, startClient } from "./helpers.ts";
+import { outboundOf } from "./outbound-helpers.ts";
 import { POSTGRES_URL, postgresAvailable } from "./services.ts";
 import { dropSchema, freshSchemaName } from "./store/backends.ts";
 
@@ -40,7 +38,7 @@ describe.runIf(await postgresAvailable())("digests on PostgreSQL, two instances"
 
   function instance(store: PostgresStore, holder: string, clock: () => number) {
     const sent: string[] = [];
-    const sender: AlertSender = {
+    const sender: ChatSender = {
       maxInFlight: 1,
       async sendToChat(chatId) {
         sent.push(chatId);
@@ -49,11 +47,9 @@ describe.runIf(await postgresAvailable())("digests on PostgreSQL, two instances"
     };
     const scheduler = new DigestScheduler({
       digests: store.digests,
-      moveChat: chatMover(store),
       apis: new Map([["ethereum", client.api]]),
       chains: [{ id: "ethereum", name: "Ethereum", symbol: "ETH" }],
-      senders: { telegram: sender } as Partial<Record<Platform, AlertSender>>,
-      materialize: async (_platform, _chat, reply) => reply as unknown as RenderableReply,
+      outbound: outboundOf(store, { telegram: sender }, { now: clock }),
       isLeader: () => true,
       holder,
       logger: silentLogger(),

@@ -5,15 +5,14 @@
  */
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { AlertSender } from "../src/alerts/delivery.ts";
-import type { Platform } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { digestReply } from "../src/digests/post.ts";
 import { DigestScheduler, type DigestSchedulerSettings } from "../src/digests/scheduler.ts";
 import { silentLogger } from "../src/log.ts";
+import type { ChatSender } from "../src/outbound/types.ts";
 import { renderConsole } from "../src/render/console.ts";
-import { chatMover } from "../src/store/move-chat.ts";
 import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { outboundOf } from "./outbound-helpers.ts";
 
 const at = (iso: string) => Date.parse(iso);
 /** Monday 23 Nov 2026, 08:00 in Berlin (07:00 UTC). */
@@ -141,7 +140,7 @@ describe("/digest", () => {
 });
 
 /** A platform sender that keeps what it was given, or fails as told. */
-function fakeSender(): AlertSender & {
+function fakeSender(): ChatSender & {
   sent: { chatId: string; text: string; key?: string }[];
   fail: Error | undefined;
 } {
@@ -164,15 +163,20 @@ function fakeSender(): AlertSender & {
   return sender;
 }
 
-function scheduler(sender: AlertSender, settings: Partial<DigestSchedulerSettings> = {}) {
+function scheduler(sender: ChatSender, settings: Partial<DigestSchedulerSettings> = {}) {
   return new DigestScheduler({
     digests: t.store.digests,
-    moveChat: chatMover(t.store),
     apis: new Map([["ethereum", t.api]]),
     chains: [{ id: "ethereum", name: "Ethereum", symbol: "ETH" }],
-    senders: { telegram: sender } as Partial<Record<Platform, AlertSender>>,
-    materialize: (platform, chatId, reply) =>
-      t.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+    outbound: outboundOf(
+      t.store,
+      { telegram: sender },
+      {
+        materialize: (platform, chatId, reply) =>
+          t.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+        now: () => clock,
+      },
+    ),
     isLeader: () => true,
     holder: "test",
     logger: silentLogger(),
@@ -398,7 +402,14 @@ describe("the digest scheduler", () => {
       ...(
         scheduler(sender) as unknown as { deps: ConstructorParameters<typeof DigestScheduler>[0] }
       ).deps,
-      moveChat: (platform, from, to) => t.store.subscriptions.moveChat(platform, from, to),
+      outbound: outboundOf(
+        t.store,
+        { telegram: sender },
+        {
+          moveChat: (platform, from, to) => t.store.subscriptions.moveChat(platform, from, to),
+          now: () => clock,
+        },
+      ),
     });
     sender.fail = new Error("moved:-100777");
     expect(await s.tick()).toBe(0);

@@ -94,6 +94,20 @@ function commandViolation(file: string, target: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Sending to a chat outside an answer is the outbound module's (src/outbound): no adapter and no
+ * file of digests or watches reaches into the alerts feature for it (or for anything else).
+ */
+function outboundViolation(file: string, target: string): string | undefined {
+  const sender =
+    file.startsWith("src/adapters/") ||
+    file.startsWith("src/digests/") ||
+    file.startsWith("src/watches/");
+  return sender && target.startsWith("src/alerts/")
+    ? "the alerts feature (what they share is in src/outbound)"
+    : undefined;
+}
+
 /** The features: the job kit (src/jobs) is theirs to use, and uses none of them. */
 const FEATURES = ["alerts", "digests", "watches", "gates", "verify", "reports"];
 
@@ -116,6 +130,7 @@ function violations(files: Record<string, string>): string[] {
       for (const why of [
         layerViolation(file, target),
         commandViolation(file, target),
+        outboundViolation(file, target),
         homeViolation(file, target),
         jobsViolation(file, target),
       ]) {
@@ -134,6 +149,20 @@ const project = Object.fromEntries(
 );
 
 describe("layers", () => {
+  it("no adapter and no file of digests or watches imports the alerts feature: sending is the outbound module's", () => {
+    const senders = Object.keys(project).filter((file) =>
+      /^src\/(adapters|digests|watches)\//.test(file),
+    );
+    expect(senders.length).toBeGreaterThan(10);
+    expect(
+      senders.flatMap((file) =>
+        importsOf(file, project[file] as string)
+          .filter((target) => outboundViolation(file, target))
+          .map((target) => `${file} imports ${target}`),
+      ),
+    ).toEqual([]);
+  });
+
   it("the core and the commands import no renderer, store implementation, adapter or platform library; no command imports another; each platform library stays home; the job kit imports no feature", () => {
     expect(
       Object.keys(project).filter((file) => file.startsWith("src/core/")).length,
@@ -167,6 +196,11 @@ describe("layers", () => {
       "commands/fine.ts": 'import { METRICS } from "./shared/choices.ts";',
       "commands/index.ts": 'import top from "./top.ts";',
       "src/adapters/discord/fine.ts": 'import { Client } from "discord.js";',
+      "src/adapters/telegram/l.ts": 'import type { SendFailure } from "../../alerts/delivery.ts";',
+      "src/digests/m.ts": 'import { sendKey } from "../alerts/delivery.ts";',
+      "src/watches/n.ts": 'export type { AlertSender } from "../alerts/delivery.ts";',
+      "src/adapters/fine.ts": 'import type { ChatSender } from "../outbound/types.ts";',
+      "src/digests/fine.ts": 'import { sendKey } from "../outbound/key.ts";',
     });
     expect(found.map((line) => line.split(" imports ")[0])).toEqual([
       "src/core/a.ts",
@@ -181,6 +215,9 @@ describe("layers", () => {
       "commands/shared/j.ts",
       "src/jobs/l.ts",
       "src/jobs/m.ts",
+      "src/adapters/telegram/l.ts",
+      "src/digests/m.ts",
+      "src/watches/n.ts",
     ]);
   });
 });

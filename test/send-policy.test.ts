@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { backoffMs, type SendFailure, sendStep } from "../src/jobs/send-policy.ts";
+import { backoffMs, sendStep } from "../src/outbound/policy.ts";
+import type { SendFailure } from "../src/outbound/types.ts";
 
 describe("send policy", () => {
   it("a rate limit waits exactly its Retry-After and never counts a try", () => {

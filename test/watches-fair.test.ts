@@ -4,15 +4,14 @@
  * a chat that refuses the bot pauses its watches (not read again) until the chat works again.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AlertSender } from "../src/alerts/delivery.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
-import type { SendFailure } from "../src/jobs/send-policy.ts";
 import { silentLogger } from "../src/log.ts";
-import { chatMover } from "../src/store/move-chat.ts";
+import type { ChatSender, SendFailure } from "../src/outbound/types.ts";
 import { openMemorySqliteStore } from "../src/store/sqlite/index.ts";
 import type { Store } from "../src/store/types.ts";
 import { FRESHNESS_MS, WatchChecker } from "../src/watches/checker.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { outboundOf } from "./outbound-helpers.ts";
 
 const MIN = 60_000;
 /** The defaults of WATCH_CHECKS_PER_MINUTE and WATCH_TICK_MS. */
@@ -24,22 +23,21 @@ function scriptedSender() {
   const sent: string[] = [];
   const failures: SendFailure[] = [];
   let tries = 0;
-  const sender: AlertSender & { sent: string[]; tries(): number; failWith(f: SendFailure): void } =
-    {
-      sent,
-      maxInFlight: 1,
-      tries: () => tries,
-      failWith(failure) {
-        failures.push(failure);
-      },
-      async sendToChat(chatId: string, reply: RenderableReply) {
-        tries++;
-        const failure = failures.shift();
-        if (failure) throw Object.assign(new Error(failure.kind), { failure });
-        sent.push(`${chatId}: ${reply.text ?? ""}`);
-      },
-      classifySendError: (error) => (error as { failure: SendFailure }).failure,
-    };
+  const sender: ChatSender & { sent: string[]; tries(): number; failWith(f: SendFailure): void } = {
+    sent,
+    maxInFlight: 1,
+    tries: () => tries,
+    failWith(failure) {
+      failures.push(failure);
+    },
+    async sendToChat(chatId: string, reply: RenderableReply) {
+      tries++;
+      const failure = failures.shift();
+      if (failure) throw Object.assign(new Error(failure.kind), { failure });
+      sent.push(`${chatId}: ${reply.text ?? ""}`);
+    },
+    classifySendError: (error) => (error as { failure: SendFailure }).failure,
+  };
   return sender;
 }
 
@@ -54,14 +52,12 @@ describe("watch checker: fair reads and the send policy", () => {
     await t?.close();
   });
 
-  function checker(sender: AlertSender, settings = DEFAULTS) {
+  function checker(sender: ChatSender, settings = DEFAULTS) {
     return new WatchChecker({
       watches: store.watches,
-      moveChat: chatMover(store),
       apis: t.apis,
       chains: t.chains,
-      senders: { telegram: sender },
-      materialize: async (_p, _c, reply) => reply as RenderableReply,
+      outbound: outboundOf(store, { telegram: sender }, { now: () => clock }),
       leases: store.leases,
       holder: "fair-holder",
       logger: silentLogger(),

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseCollectionWatch } from "../commands/watch.ts";
-import type { AlertSender } from "../src/alerts/delivery.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
+import type { ChatSender } from "../src/outbound/types.ts";
 import { renderDiscord } from "../src/render/discord.ts";
 import { renderTelegram } from "../src/render/telegram.ts";
-import { chatMover } from "../src/store/move-chat.ts";
 import { openMemorySqliteStore } from "../src/store/sqlite/index.ts";
 import type { Store } from "../src/store/types.ts";
 import { FRESHNESS_MS, WatchChecker } from "../src/watches/checker.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { outboundOf } from "./outbound-helpers.ts";
 
 const MIN = 60_000;
 
@@ -22,7 +22,7 @@ function fakeSender() {
   }[] = [];
   type Failure = "transient" | "permanent" | "moved";
   let failNext: Failure | undefined;
-  const sender: AlertSender & { sent: typeof sent; fail(kind: Failure): void } = {
+  const sender: ChatSender & { sent: typeof sent; fail(kind: Failure): void } = {
     sent,
     maxInFlight: 1,
     fail(kind) {
@@ -219,16 +219,21 @@ describe("watch checker", () => {
     await t?.close();
   });
 
-  function checker(sender: AlertSender, checksPerMinute = 1000) {
+  function checker(sender: ChatSender, checksPerMinute = 1000) {
     return new WatchChecker({
       watches: store.watches,
-      moveChat: chatMover(store),
       apis: t.apis,
       chains: t.chains,
-      senders: { telegram: sender },
-      // As the bot does: the reply's buttons stored and its chart drawn for the chat.
-      materialize: (platform, chatId, reply) =>
-        t.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+      outbound: outboundOf(
+        store,
+        { telegram: sender },
+        {
+          // As the bot does: the reply's buttons stored and its chart drawn for the chat.
+          materialize: (platform, chatId, reply) =>
+            t.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
+          now: () => clock,
+        },
+      ),
       leases: store.leases,
       holder: "test-holder",
       logger: silentLogger(),
@@ -459,7 +464,10 @@ describe("watch checker", () => {
     const { wallet } = t.sim.fixtures;
     expect(sender.sent).toEqual([]);
     expect((await store.watches.all())[0]?.pending).not.toBeNull();
-    // After a restart too: the owed post is stored.
+    // After a restart too: the owed post is stored, and so is its chat's wait (30 s ±25%).
+    await checker(sender).tick();
+    expect(sender.sent).toEqual([]);
+    clock += 40_000;
     await checker(sender).tick();
     expect(sender.sent).toHaveLength(1);
     expect((await store.watches.all())[0]?.pending).toBeNull();
@@ -473,6 +481,35 @@ describe("watch checker", () => {
     expect((await store.watches.all())[0]).toMatchObject({ pauseReason: "gone" });
     expect((await store.watches.all())[0]?.pending).not.toBeNull();
     expect(sender.sent).toHaveLength(1);
+    await store.close();
+  });
+
+  it("a chat's failed tries and its wait survive a restart: the next checker neither sends early nor starts counting again", async () => {
+    const { sender } = await failedPost("transient");
+    const waitOf = async () => (await store.sendWaits.all("watches"))[0];
+    expect(await waitOf()).toMatchObject({ platform: "telegram", chatId: "c", attempts: 1 });
+    const firstWait = ((await waitOf())?.until ?? 0) - clock;
+    // 30 s spread ±25%.
+    expect(firstWait).toBeGreaterThanOrEqual(22_500);
+    expect(firstWait).toBeLessThanOrEqual(37_500);
+    // "Restart": a new checker on the same store, before the wait ends: nothing is sent.
+    const restarted = checker(sender);
+    await restarted.tick();
+    expect(sender.sent).toEqual([]);
+    expect(restarted.waitingChats).toBe(1);
+    // Once it ends, the next try fails again: the second failed try, waiting twice as long.
+    clock += 40_000;
+    sender.fail("transient");
+    await checker(sender).tick();
+    expect(await waitOf()).toMatchObject({ attempts: 2 });
+    const secondWait = ((await waitOf())?.until ?? 0) - clock;
+    expect(secondWait).toBeGreaterThanOrEqual(45_000);
+    expect(secondWait).toBeLessThanOrEqual(75_000);
+    // Then it goes through, and the wait is gone.
+    clock += 80_000;
+    await checker(sender).tick();
+    expect(sender.sent).toHaveLength(1);
+    expect(await waitOf()).toBeUndefined();
     await store.close();
   });
 
@@ -554,19 +591,21 @@ describe("watches per chain", () => {
     const sent: string[] = [];
     const checker = new WatchChecker({
       watches: store.watches,
-      moveChat: chatMover(store),
       apis: t.apis,
       chains: t.chains,
-      senders: {
-        telegram: {
-          maxInFlight: 1,
-          async sendToChat(_chatId, r) {
-            sent.push(r.text ?? "");
+      outbound: outboundOf(
+        store,
+        {
+          telegram: {
+            maxInFlight: 1,
+            async sendToChat(_chatId, r) {
+              sent.push(r.text ?? "");
+            },
+            classifySendError: () => ({ kind: "transient", reason: "" }),
           },
-          classifySendError: () => ({ kind: "transient", reason: "" }),
         },
-      },
-      materialize: async (_p, _c, r) => r as RenderableReply,
+        { now: () => clock },
+      ),
       leases: store.leases,
       holder: "h",
       logger: silentLogger(),

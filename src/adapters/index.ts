@@ -13,7 +13,7 @@ export interface AdapterDeps {
   logger: Logger;
   store: Pick<
     Store,
-    "updates" | "subscriptions" | "chatSettings" | "watches" | "gates" | "chatPauses"
+    "updates" | "subscriptions" | "chatSettings" | "watches" | "gates" | "chatPauses" | "sendWaits"
   >;
   /** With several instances: the platforms' per-bot limits counted across all of them. */
   sharedPace?: SharedPace | undefined;

@@ -1,8 +1,8 @@
-import type { AlertSender } from "../alerts/delivery.ts";
 import type { Platform } from "../core/command.ts";
 import type { Outcome } from "../core/outcome.ts";
 import type { GateMembership } from "../gates/types.ts";
 import type { HttpRoute } from "../http/host.ts";
+import type { ChatSender } from "../outbound/types.ts";
 import type { VerifiedNotifier } from "../verify/types.ts";
 
 /**
@@ -10,7 +10,7 @@ import type { VerifiedNotifier } from "../verify/types.ts";
  * settings (src/adapters/index.ts), started and stopped by the bot, sends alerts, says whether it
  * is healthy, and may serve HTTP routes on the bot's one HTTP host (a webhook).
  */
-export interface ChatAdapter extends AlertSender {
+export interface ChatAdapter extends ChatSender {
   readonly platform: Platform;
   /** The platform's name for people ("Telegram"), in start-up errors. */
   readonly label: string;

@@ -1,33 +1,20 @@
-import { createHash } from "node:crypto";
 import { type Chain, KNOWN_CHAINS } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
-import type { RenderableReply, Reply } from "../core/reply.ts";
+import type { Reply } from "../core/reply.ts";
 import type { Liveness } from "../jobs/liveness.ts";
 import { type LoopHandle, startLoop } from "../jobs/loop.ts";
-import { type SendFailure, sendStep } from "../jobs/send-policy.ts";
 import type { Logger } from "../log.ts";
-import type { ChatMover } from "../store/move-chat.ts";
-import type { DueAlert, OutboxStore, ReportStore, SubscriptionStore } from "../store/types.ts";
+import { sendKey } from "../outbound/key.ts";
+import type { Outbound, Sent } from "../outbound/outbound.ts";
+import { type SendPolicy, spentBy } from "../outbound/policy.ts";
+import type { DueAlert, OutboxStore, ReportStore } from "../store/types.ts";
 import { type AlertChain, alertReply, digestReply, suppressedReply } from "./message.ts";
 
-// The failure kinds and the back-off live with the one send policy; re-exported where the
-// adapters and the other senders have always found them.
-export { backoffMs, type SendFailure } from "../jobs/send-policy.ts";
-
-/** What an adapter offers the alert delivery: send to a chat, and say what an error means. */
-export interface AlertSender {
-  /**
-   * Sends a reply to a chat. `idempotencyKey` is the same for every attempt at the same alert:
-   * a platform that can deduplicate on it (Discord's enforced nonce) makes a re-send harmless.
-   */
-  sendToChat(chatId: string, reply: RenderableReply, idempotencyKey?: string): Promise<void>;
-  classifySendError(error: unknown): SendFailure;
-  /**
-   * Sends allowed in flight at once. A platform without idempotent sends must keep this at 1:
-   * every send in flight when the process dies is sent again after restart.
-   */
-  readonly maxInFlight: number;
-}
+/**
+ * An alert's waits after failed tries: 4 s, doubling, spread ±25% (the waits alerts always had:
+ * counted from the tries before, at twice the base of 2 s).
+ */
+export const ALERT_BACKOFF = { baseMs: 4_000 } as const;
 
 export interface DeliverySettings {
   /** This many alerts or more due for one channel become one digest message. */
@@ -59,14 +46,10 @@ export interface DeliverySettings {
 
 export interface DeliveryDeps {
   alerts: OutboxStore;
-  subscriptions: SubscriptionStore;
-  /** Moves a chat that got a new id, everything of it (src/store/move-chat.ts). */
-  moveChat: ChatMover;
   /** The channels' spam reports: contracts reported enough in a channel are not posted there. */
   reports?: Pick<ReportStore, "spamReporters">;
-  senders: Partial<Record<Platform, AlertSender>>;
-  /** Stores button actions for the chat the reply goes to and returns what renderers take. */
-  materialize: (platform: Platform, chatId: string, reply: Reply) => Promise<RenderableReply>;
+  /** Sends, follows a move, pauses a chat that refuses the bot (src/outbound). */
+  outbound: Outbound;
   /** Only the process holding the poller's lease delivers: two processes never both send. */
   isLeader: () => boolean;
   /** Who claims the alerts (the poller's lease holder name); default "delivery". */
@@ -106,13 +89,6 @@ interface Message {
  * leader's alerts are taken again soon after its successor starts.
  */
 export const CLAIM_MS = 15_000;
-
-/**
- * A send's idempotency key from what identifies the message: the same for every try at it (Discord
- * drops a re-send by its nonce, at most 25 characters).
- */
-export const sendKey = (identity: string): string =>
-  createHash("sha256").update(identity).digest("base64url").slice(0, 25);
 
 /** Alerts grouped by their subscription (one channel on one chain), in order of first appearance. */
 function bySubscription(alerts: readonly DueAlert[]): DueAlert[][] {
@@ -167,9 +143,8 @@ export class DeliveryWorker {
 
   constructor(private readonly deps: DeliveryDeps) {
     this.now = deps.now ?? Date.now;
-    for (const [platform, sender] of Object.entries(deps.senders) as [Platform, AlertSender][]) {
-      this.lanes.set(platform, new Lane(platform, sender, this));
-    }
+    for (const platform of deps.outbound.platforms)
+      this.lanes.set(platform, new Lane(platform, this));
   }
 
   start(): void {
@@ -193,11 +168,7 @@ export class DeliveryWorker {
   }
 
   /** @internal one round of one platform's lane. */
-  async drainPlatform(
-    platform: Platform,
-    sender: AlertSender,
-    stopping: () => boolean,
-  ): Promise<number> {
+  async drainPlatform(platform: Platform, stopping: () => boolean): Promise<number> {
     if (!this.deps.isLeader()) return 0;
     const { settings } = this.deps;
     const due = await this.deps.alerts.claim({
@@ -215,13 +186,13 @@ export class DeliveryWorker {
     // A channel whose send failed is skipped for the rest of the round (its alerts were rescheduled).
     const halted = new Set<number>();
     const workers = Array.from(
-      { length: Math.max(1, Math.min(sender.maxInFlight, queue.length)) },
+      { length: Math.max(1, Math.min(this.deps.outbound.maxInFlight(platform), queue.length)) },
       async () => {
         for (let message = queue.shift(); message; message = queue.shift()) {
           if (stopping()) return;
           const subscription = message.alerts[0]?.subscriptionId ?? 0;
           if (halted.has(subscription)) continue;
-          const ok = await this.send(platform, sender, message, queue);
+          const ok = await this.send(platform, message, queue);
           if (!ok) halted.add(subscription);
         }
       },
@@ -346,29 +317,32 @@ export class DeliveryWorker {
     }));
   }
 
-  private async send(
-    platform: Platform,
-    sender: AlertSender,
-    message: Message,
-    queue: Message[],
-  ): Promise<boolean> {
+  /** The policy alerts are sent under: ALERT_MAX_ATTEMPTS failed tries, ALERT_BACKOFF waits. */
+  private get policy(): SendPolicy {
+    return { maxAttempts: this.deps.settings.maxAttempts, backoff: ALERT_BACKOFF };
+  }
+
+  private async send(platform: Platform, message: Message, queue: Message[]): Promise<boolean> {
     const first = message.alerts[0];
     if (!first) return true;
-    try {
-      const rendered = await this.deps.materialize(platform, first.chatId, message.reply);
-      const key = idempotencyKey(message.alerts);
-      await sender.sendToChat(
-        first.chatId,
-        rendered,
-        message.suppressedBy === undefined ? key : `n${key.slice(1)}`,
-      );
-    } catch (error) {
+    const key = idempotencyKey(message.alerts);
+    const sent = await this.deps.outbound.send({
+      platform,
+      chatId: first.chatId,
+      reply: message.reply,
+      key: message.suppressedBy === undefined ? key : `n${key.slice(1)}`,
+      // The message's tries: those of its most tried alert.
+      attempts: Math.max(...message.alerts.map((alert) => alert.attempts)),
+      policy: this.policy,
+      what: "alert",
+    });
+    if (sent.outcome !== "sent") {
       // This message is tried again later, and so are the channel's others still queued this
       // round (without counting a try: they were not tried).
       const others = queue
         .filter((m) => m.alerts[0]?.subscriptionId === first.subscriptionId)
         .flatMap((m) => m.alerts);
-      await this.handleFailure(message.alerts, others, sender.classifySendError(error));
+      await this.handleFailure(message.alerts, others, sent);
       return false;
     }
     if (message.suppressedBy !== undefined) {
@@ -382,10 +356,11 @@ export class DeliveryWorker {
     return true;
   }
 
+  /** Records what the outbound module did with a message that did not go through. */
   private async handleFailure(
     failed: DueAlert[],
     others: DueAlert[],
-    failure: SendFailure,
+    sent: Exclude<Sent, { outcome: "sent" }>,
   ): Promise<void> {
     const { logger } = this.deps;
     const first = failed[0];
@@ -395,49 +370,44 @@ export class DeliveryWorker {
       chat: first.chatId,
       subscription: first.subscriptionId,
     };
-    const now = this.now();
-    const attempts = Math.max(...failed.map((alert) => alert.attempts));
-    const next = sendStep(failure, attempts + 1);
-    switch (next.step) {
-      case "pause":
-        await this.deps.subscriptions.pause(first.subscriptionId, next.reason, now);
+    switch (sent.outcome) {
+      case "unserved":
+        // A lane runs only for a platform served: nothing to record.
+        return;
+      case "paused":
         this.stats.paused++;
         logger.warn(
-          { ...where, reason: next.reason },
+          { ...where, reason: sent.reason },
           "alerts paused: the channel refuses messages",
         );
         return;
-      case "follow": {
-        this.stats.retries++;
-        const serving = await this.deps.moveChat(first.platform, first.chatId, next.newChatId);
-        logger.info(
-          { ...where, newChat: next.newChatId, subscription: serving?.id },
-          "chat moved to a new id; its subscription and alerts follow",
-        );
-        // At once, to the new id (re-rendered there, so its buttons belong to the new chat). The
-        // try counts, so a chat that keeps "moving" cannot loop for ever.
-        await this.retry(failed, others, now, `moved to ${next.newChatId}`);
-        this.poke();
-        return;
-      }
       case "retry":
+      case "spent": {
         this.stats.retries++;
-        if (!next.countsTry) {
-          await this.deps.alerts.retryLater(
-            [...failed, ...others],
-            now + next.afterMs,
-            next.reason,
-            false,
+        if (sent.moved)
+          logger.info(
+            { ...where, newChat: sent.moved.to, subscription: sent.moved.serving?.id },
+            "chat moved to a new id; its subscription and alerts follow",
           );
-          logger.info({ ...where, retryAfterMs: next.afterMs }, "alert delivery rate limited");
+        if (sent.outcome === "retry" && !sent.counted) {
+          await this.deps.alerts.retryLater([...failed, ...others], sent.at, sent.reason, false);
+          logger.info(
+            { ...where, retryAfterMs: sent.at - this.now() },
+            "alert delivery rate limited",
+          );
           return;
         }
-        await this.retry(failed, others, now + next.afterMs, next.reason);
-        logger.warn(
-          { ...where, reason: next.reason, attempts: attempts + 1 },
-          "alert delivery failed; will retry",
-        );
+        // After a move: at once, to the new id (re-rendered there, so its buttons belong to the
+        // new chat).
+        await this.retry(failed, others, sent.at, sent.reason);
+        if (sent.moved) this.poke();
+        else
+          logger.warn(
+            { ...where, reason: sent.reason, attempts: sent.attempts },
+            "alert delivery failed; will retry",
+          );
         return;
+      }
     }
   }
 
@@ -449,9 +419,10 @@ export class DeliveryWorker {
     reason: string,
   ): Promise<void> {
     const { maxAttempts } = this.deps.settings;
-    const spent = failed.filter((alert) => alert.attempts + 1 >= maxAttempts);
+    // Each alert's own tries: an alert of a digest may have fewer than the message's.
+    const spent = failed.filter((alert) => spentBy(this.policy, alert.attempts));
     await this.deps.alerts.retryLater(
-      failed.filter((alert) => alert.attempts + 1 < maxAttempts),
+      failed.filter((alert) => !spentBy(this.policy, alert.attempts)),
       dueAt,
       reason,
       true,
@@ -508,7 +479,6 @@ class Lane {
 
   constructor(
     private readonly platform: Platform,
-    private readonly sender: AlertSender,
     private readonly worker: DeliveryWorker,
   ) {}
 
@@ -536,6 +506,6 @@ class Lane {
   }
 
   round(): Promise<number> {
-    return this.worker.drainPlatform(this.platform, this.sender, () => this.stopped);
+    return this.worker.drainPlatform(this.platform, () => this.stopped);
   }
 }

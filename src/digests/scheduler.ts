@@ -1,15 +1,13 @@
-import { type AlertSender, sendKey } from "../alerts/delivery.ts";
 import type { ApiClient } from "../api/client.ts";
 import type { Chain } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
 import type { KnownCollections } from "../core/known-collections.ts";
-import type { RenderableReply, Reply } from "../core/reply.ts";
 import { latestSlot } from "../core/schedule.ts";
 import type { Liveness } from "../jobs/liveness.ts";
 import { type LoopHandle, startLoop } from "../jobs/loop.ts";
-import { sendStep } from "../jobs/send-policy.ts";
 import type { Logger } from "../log.ts";
-import type { ChatMover } from "../store/move-chat.ts";
+import { sendKey } from "../outbound/key.ts";
+import type { Outbound, Sent } from "../outbound/outbound.ts";
 import type { Digest, DigestRun, DigestStore } from "../store/types.ts";
 import { digestPost } from "./post.ts";
 
@@ -32,9 +30,8 @@ export interface DigestSchedulerDeps {
   chains: readonly Pick<Chain, "id" | "name" | "symbol">[];
   /** Each chain's collection index, by chain id (names the top list leaves out). */
   collectionIndexes?: ReadonlyMap<string, KnownCollections>;
-  senders: Partial<Record<Platform, AlertSender>>;
-  /** Stores the post's buttons for its chat and returns what renderers take. */
-  materialize: (platform: Platform, chatId: string, reply: Reply) => Promise<RenderableReply>;
+  /** Sends, follows a move, pauses a chat that refuses the bot (src/outbound). */
+  outbound: Outbound;
   /**
    * Whether this instance looks for due slots (the default chain's poller lease holder). Not
    * what makes a slot post once: the run's claim in the store is.
@@ -42,8 +39,6 @@ export interface DigestSchedulerDeps {
   isLeader: () => boolean;
   /** Who claims runs (the lease holder's name). */
   holder: string;
-  /** A chat got a new id (a Telegram group became a supergroup): everything of it follows. */
-  moveChat: ChatMover;
   logger: Logger;
   settings: DigestSchedulerSettings;
   now?: () => number;
@@ -61,6 +56,9 @@ export interface DigestStats {
 }
 
 export const DIGEST_CLAIM_MS = 120_000;
+
+/** A slot's waits after failed tries: 30 s, doubling, not spread (one post per digest). */
+export const DIGEST_BACKOFF = { baseMs: 30_000, jitter: false } as const;
 
 /** The same key for every try at one slot of one digest (Discord's nonce drops a re-send). */
 export const digestKey = (digestId: number, slot: number) => sendKey(`digest:${digestId}:${slot}`);
@@ -134,9 +132,8 @@ export class DigestScheduler {
     for (const id of this.settled.keys()) if (!present.has(id)) this.settled.delete(id);
     for (const digest of digests) {
       if (this.stopping) break;
-      const sender = this.deps.senders[digest.platform as Platform];
       // A platform not configured in this run: its digests wait for it.
-      if (!sender) continue;
+      if (!this.deps.outbound.serves(digest.platform)) continue;
       // A chat that refuses the bot: its digests wait until it works again, untried.
       const chat = `${digest.platform}\u0000${digest.chatId}`;
       if (digest.pausedAt !== null || pausedNow.has(chat)) continue;
@@ -162,7 +159,7 @@ export class DigestScheduler {
         this.settled.set(digest.id, { slot, until: this.now() + claimMs });
         continue;
       }
-      const outcome = await this.post(digest, run, sender);
+      const outcome = await this.post(digest, run);
       if (outcome === "sent") sent++;
       if (outcome === "paused") {
         pausedNow.add(chat);
@@ -183,7 +180,6 @@ export class DigestScheduler {
   private async post(
     digest: Digest,
     run: DigestRun,
-    sender: AlertSender,
   ): Promise<"sent" | "failed" | "paused" | number> {
     const { digests, logger, settings } = this.deps;
     const where = {
@@ -206,36 +202,25 @@ export class DigestScheduler {
     // slot merely queued behind others, or retried, is not "late": the bot was up).
     const late =
       run.attempts === 0 && run.slot < this.startedAt && now - run.slot > settings.lateAfterMs;
-    let stage = "build";
-    try {
-      const reply = await digestPost({
-        digest,
-        slot: run.slot,
-        late,
-        api,
-        chain: chainOf,
-        collections: this.deps.collectionIndexes?.get(digest.chain) ?? undefined,
-        chainName: this.deps.chains.length > 1 ? chainOf.name : undefined,
-      });
-      const rendered = await this.deps.materialize(
-        digest.platform as Platform,
-        digest.chatId,
-        reply,
-      );
-      stage = "send";
-      await sender.sendToChat(digest.chatId, rendered, digestKey(digest.id, run.slot));
-    } catch (error) {
-      return this.failed(
-        digest,
-        run,
-        stage === "send"
-          ? sender.classifySendError(error)
-          : {
-              kind: "transient",
-              reason: `could not build the digest: ${(error as Error).message}`,
-            },
-      );
-    }
+    const sent = await this.deps.outbound.send({
+      platform: digest.platform as Platform,
+      chatId: digest.chatId,
+      reply: () =>
+        digestPost({
+          digest,
+          slot: run.slot,
+          late,
+          api,
+          chain: chainOf,
+          collections: this.deps.collectionIndexes?.get(digest.chain) ?? undefined,
+          chainName: this.deps.chains.length > 1 ? chainOf.name : undefined,
+        }),
+      key: digestKey(digest.id, run.slot),
+      attempts: run.attempts,
+      policy: { maxAttempts: settings.maxAttempts, backoff: DIGEST_BACKOFF },
+      what: "digest",
+    });
+    if (sent.outcome !== "sent") return this.failed(digest, run, sent);
     await digests.finishRun(digest.id, run.slot, "sent", this.now());
     this.stats.posted++;
     if (late) this.stats.late++;
@@ -244,12 +229,13 @@ export class DigestScheduler {
     return "sent";
   }
 
+  /** Records what the outbound module did with a slot's post that did not go through. */
   private async failed(
     digest: Digest,
     run: DigestRun,
-    failure: ReturnType<AlertSender["classifySendError"]>,
+    sent: Exclude<Sent, { outcome: "sent" }>,
   ): Promise<"failed" | "paused" | number> {
-    const { digests, logger, settings } = this.deps;
+    const { digests, logger } = this.deps;
     const where = {
       digest: digest.id,
       platform: digest.platform,
@@ -257,42 +243,37 @@ export class DigestScheduler {
       slot: run.slot,
     };
     const now = this.now();
-    const next = sendStep(failure, run.attempts, { baseMs: 30_000, jitter: false });
-    switch (next.step) {
-      case "pause":
+    switch (sent.outcome) {
+      case "unserved":
+        // The platform was checked before the claim: let the claim lapse, untried.
+        return now;
+      case "paused":
         // Not a failure of the slot: the chat's digests wait, the reason shown in /digest list,
         // and this slot stays owed (posted if the chat works again before the next).
-        await digests.pauseChat(digest.platform, digest.chatId, next.reason, now);
-        await digests.retryRun(digest.id, run.slot, now, next.reason, false);
+        await digests.retryRun(digest.id, run.slot, now, sent.reason, false);
         this.stats.paused++;
         logger.warn(
-          { ...where, reason: next.reason },
+          { ...where, reason: sent.reason },
           "the chat refuses the bot: its digests pause until it works again",
         );
         return "paused";
-      case "follow":
-        await this.deps.moveChat(digest.platform, digest.chatId, next.newChatId);
-        logger.info({ ...where, newChat: next.newChatId }, "chat moved; its digests follow");
-        // At once, to the new id (the next tick reads the digest anew); the try counts, so a chat
-        // that keeps "moving" cannot loop for ever.
-        if (run.attempts + 1 < settings.maxAttempts) {
-          await digests.retryRun(digest.id, run.slot, now, next.reason, true);
-          return now;
+      case "spent":
+        return this.giveUp(digest, run, sent.reason);
+      case "retry":
+        if (sent.moved) {
+          logger.info({ ...where, newChat: sent.moved.to }, "chat moved; its digests follow");
+          // At once, to the new id (the next tick reads the digest anew).
+          await digests.retryRun(digest.id, run.slot, sent.at, sent.reason, true);
+          return sent.at;
         }
-        return this.giveUp(digest, run, next.reason);
-      case "retry": {
-        if (next.countsTry && run.attempts + 1 >= settings.maxAttempts)
-          return this.giveUp(digest, run, next.reason);
         this.stats.retries++;
-        const dueAt = now + next.afterMs;
-        await digests.retryRun(digest.id, run.slot, dueAt, next.reason, next.countsTry);
-        if (next.countsTry)
+        await digests.retryRun(digest.id, run.slot, sent.at, sent.reason, sent.counted);
+        if (sent.counted)
           logger.warn(
-            { ...where, reason: next.reason, attempts: run.attempts + 1 },
+            { ...where, reason: sent.reason, attempts: sent.attempts },
             "digest post failed; will retry",
           );
-        return dueAt;
-      }
+        return sent.at;
     }
   }
 

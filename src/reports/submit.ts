@@ -3,8 +3,8 @@ import { ApiError } from "../api/errors.ts";
 import { InvalidInputError } from "../api/validate.ts";
 import type { Liveness } from "../jobs/liveness.ts";
 import { type LoopHandle, startLoop } from "../jobs/loop.ts";
-import { type RetryableFailure, retryWait } from "../jobs/send-policy.ts";
 import type { Logger } from "../log.ts";
+import { type RetryableFailure, retryWait } from "../outbound/policy.ts";
 import type { ReportStore, SpamReport } from "../store/types.ts";
 
 /** Attempts at a report before it is marked failed (each one certainly never reached the service). */

@@ -113,6 +113,11 @@ const TABLES: readonly {
   { name: "chat_settings", columns: ["platform", "chat_id", "chain", "updated_at"] },
   // A chat that refused the bot stays paused after the move, with its reason.
   { name: "chat_pauses", columns: ["platform", "chat_id", "paused_at", "pause_reason"] },
+  // A chat waiting after a failed post keeps its wait and its count of failed tries.
+  {
+    name: "send_waits",
+    columns: ["stream", "platform", "chat_id", "attempts", "wait_until", "reason"],
+  },
   {
     name: "watches",
     columns: [

@@ -660,6 +660,37 @@ export interface ChatPauseStore {
   get(platform: string, chatId: string): Promise<ChatPause | undefined>;
 }
 
+// Send waits ------------------------------------------------------------------------------------
+
+/**
+ * A chat the outbound module waits on for one kind of post (its `stream`, "watches"), after a
+ * failed send: not sent to again before `until`, with the failed tries counted so far. Kept for
+ * the senders that have no row of their own to count tries in (the alerts' outbox rows and the
+ * digests' runs count theirs): a restart keeps the wait and the count.
+ */
+export interface SendWait {
+  stream: string;
+  platform: string;
+  chatId: string;
+  /** Failed tries counted (a rate limit counts none). */
+  attempts: number;
+  /** Not tried again before (epoch ms). */
+  until: number;
+  /** Why the last try failed. */
+  reason: string;
+}
+
+export interface SendWaitStore {
+  /** Every chat waiting in `stream`. */
+  all(stream: string): Promise<SendWait[]>;
+  /** Records (or replaces) the chat's wait in its stream. */
+  set(wait: SendWait): Promise<void>;
+  /** The chat's send went through (or it paused): no wait. */
+  clear(stream: string, platform: string, chatId: string): Promise<void>;
+  /** A chat got a new id: its waits follow (a wait already under the new id is kept). */
+  moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void>;
+}
+
 // Watches ---------------------------------------------------------------------------------------
 
 /** A collection (owner count, whale share) or a wallet (new NFTs). */
@@ -760,6 +791,8 @@ export interface Store {
   chatSettings: ChatSettingsStore;
   /** Chats that refuse the bot: every feature's work for them waits (issue 34). */
   chatPauses: ChatPauseStore;
+  /** The outbound module's waits after a failed send, for senders without rows of their own. */
+  sendWaits: SendWaitStore;
   digests: DigestStore;
   watches: WatchStore;
   /** Gates (issue 29): roles and groups for the holders, their members and log. */

@@ -1,19 +1,31 @@
-import { type AlertSender, sendKey } from "../alerts/delivery.ts";
 import type { ApiClient } from "../api/client.ts";
 import type { Chain } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
 import { collectionName, explorer, formatNumber, short, shortTokenId } from "../core/format.ts";
-import type { RenderableReply, Reply } from "../core/reply.ts";
+import type { Reply } from "../core/reply.ts";
 import type { Lease } from "../jobs/lease.ts";
 import { LeasedLoop, MinuteBudget } from "../jobs/leased-loop.ts";
 import type { Check } from "../jobs/liveness.ts";
-import { sendStep } from "../jobs/send-policy.ts";
 import type { Logger } from "../log.ts";
-import type { ChatMover } from "../store/move-chat.ts";
-import type { LeaseStore, Watch, WatchStore } from "../store/types.ts";
+import { sendKey } from "../outbound/key.ts";
+import { chatKey, type Outbound } from "../outbound/outbound.ts";
+import type { SendPolicy } from "../outbound/policy.ts";
+import type { LeaseStore, SendWait, Watch, WatchStore } from "../store/types.ts";
 
 /** The watch checker's lease: one process checks every chain's watches. */
 export const WATCH_LEASE = "watches";
+
+/** Where the outbound module keeps the waits of chats whose watch post failed. */
+export const WATCH_STREAM = "watches";
+
+/**
+ * A watch's post is never given up (it stays owed until it goes through, or its watch is
+ * removed); its chat waits 30 s after a failed try, doubling, spread ±25%.
+ */
+export const WATCH_POLICY: SendPolicy = {
+  maxAttempts: Number.POSITIVE_INFINITY,
+  backoff: { baseMs: 30_000 },
+};
 
 /**
  * How often each kind of data may be asked for, from the service's freshness table: owner counts
@@ -55,12 +67,13 @@ export interface WatchCheckerSettings {
 
 export interface WatchCheckerDeps {
   watches: WatchStore;
-  /** Moves a chat that got a new id, everything of it (src/store/move-chat.ts). */
-  moveChat: ChatMover;
   apis: ReadonlyMap<string, ApiClient>;
   chains: readonly Pick<Chain, "id" | "name" | "explorer" | "spam">[];
-  senders: Partial<Record<Platform, AlertSender>>;
-  materialize: (platform: Platform, chatId: string, reply: Reply) => Promise<RenderableReply>;
+  /**
+   * Sends, follows a move, pauses a chat that refuses the bot, and keeps the waits and counted
+   * tries of chats whose post failed, across restarts (src/outbound).
+   */
+  outbound: Outbound;
   leases: LeaseStore;
   holder: string;
   logger: Logger;
@@ -138,9 +151,10 @@ export class WatchChecker {
   private readonly reads: MinuteBudget;
   /**
    * Chats whose post failed, by chatKey: not sent to again before `until` (a rate limit's
-   * Retry-After, or the back-off after `attempts` failed tries). In memory: a restart tries once.
+   * Retry-After, or the back-off after `attempts` failed tries). Kept by the outbound module in the
+   * store, so a restart keeps them; read at the start of each round.
    */
-  private readonly waits = new Map<string, { until: number; attempts: number }>();
+  private waits = new Map<string, SendWait>();
   /** Chats waiting after a failed post: at most the chats that have watches. */
   get waitingChats(): number {
     return this.waits.size;
@@ -201,7 +215,12 @@ export class WatchChecker {
     const watches = await this.deps.watches.all();
     // A chat whose watches were all removed (or that moved) while it waited is not kept for ever.
     const chats = new Set(watches.map(chatKey));
-    for (const chat of this.waits.keys()) if (!chats.has(chat)) this.waits.delete(chat);
+    this.waits = await this.deps.outbound.waits(WATCH_STREAM);
+    for (const [chat, wait] of this.waits)
+      if (!chats.has(chat)) {
+        await this.deps.outbound.forget(WATCH_STREAM, wait.platform, wait.chatId);
+        this.waits.delete(chat);
+      }
     for (const watch of readOrder(watches)) {
       // A long round renews the lease as it goes, and stops if another process took it.
       if (this.now() - heldAt > ttl / 3) {
@@ -209,7 +228,7 @@ export class WatchChecker {
         heldAt = this.now();
       }
       // A chat on a platform this process does not serve: its reads would buy posts it cannot send.
-      if (!this.deps.senders[watch.platform as Platform]) continue;
+      if (!this.deps.outbound.serves(watch.platform)) continue;
       // A chat that refuses the bot: nothing is read for it until it works again.
       if (watch.pausedAt !== null || this.pausedNow.has(chatKey(watch))) continue;
       // A chat whose post failed waits (Retry-After, back-off): nothing read or sent for it.
@@ -343,8 +362,7 @@ export class WatchChecker {
 
   /** Sends the owed post; cleared once the platform took it, or when the chat refuses the bot. */
   private async send(watch: Watch, pending: string): Promise<void> {
-    const sender = this.deps.senders[watch.platform as Platform];
-    if (!sender) return;
+    if (!this.deps.outbound.serves(watch.platform)) return;
     let reply: Reply;
     try {
       reply = (JSON.parse(pending) as Pending).reply;
@@ -352,61 +370,67 @@ export class WatchChecker {
       await this.deps.watches.posted(watch.id, pending);
       return;
     }
-    const key = sendKey(`watch:${watch.id}:${pending}`);
     const chat = chatKey(watch);
-    try {
-      const renderable = await this.deps.materialize(
-        watch.platform as Platform,
-        watch.chatId,
-        reply,
-      );
-      await sender.sendToChat(watch.chatId, renderable, key);
-      this.waits.delete(chat);
-      this.stats.posts++;
-      await this.deps.watches.posted(watch.id, pending);
-    } catch (error) {
-      const where = { watch: watch.id, platform: watch.platform, chat: watch.chatId };
-      const attempts = this.waits.get(chat)?.attempts ?? 0;
-      const next = sendStep(sender.classifySendError(error), attempts, { baseMs: 30_000 });
-      switch (next.step) {
-        case "retry":
-          // The post stays owed; the chat's posts wait, and its watches read nothing new meanwhile.
-          this.waits.set(chat, {
-            until: this.now() + next.afterMs,
-            attempts: attempts + (next.countsTry ? 1 : 0),
-          });
+    const sent = await this.deps.outbound.send({
+      platform: watch.platform as Platform,
+      chatId: watch.chatId,
+      reply,
+      key: sendKey(`watch:${watch.id}:${pending}`),
+      attempts: this.waits.get(chat)?.attempts ?? 0,
+      policy: WATCH_POLICY,
+      what: "watch post",
+      stream: WATCH_STREAM,
+    });
+    const where = { watch: watch.id, platform: watch.platform, chat: watch.chatId };
+    switch (sent.outcome) {
+      case "sent":
+        this.waits.delete(chat);
+        this.stats.posts++;
+        await this.deps.watches.posted(watch.id, pending);
+        return;
+      case "unserved":
+        return;
+      case "retry":
+      case "spent":
+        // The post stays owed (a watch's post is never given up); the chat's posts wait, and its
+        // watches read nothing new meanwhile. After a move, the post goes to the new id at the
+        // next round.
+        this.waits.delete(chat);
+        this.waits.set(
+          chatKey({ platform: watch.platform, chatId: sent.moved?.to ?? watch.chatId }),
+          {
+            stream: WATCH_STREAM,
+            platform: watch.platform,
+            chatId: sent.moved?.to ?? watch.chatId,
+            attempts: sent.attempts,
+            until: sent.at,
+            reason: sent.reason,
+          },
+        );
+        if (sent.moved)
           this.deps.logger.info(
-            { ...where, reason: next.reason, retryInMs: Math.round(next.afterMs) },
-            "a watch's post could not be sent; tried again later",
-          );
-          return;
-        case "follow":
-          // The chat's watches follow it; the post goes to the new id at the next round.
-          await this.deps.moveChat(watch.platform, watch.chatId, next.newChatId);
-          this.deps.logger.info(
-            { ...where, newChat: next.newChatId },
+            { ...where, newChat: sent.moved.to },
             "chat moved to a new id; its watches follow",
           );
-          return;
-        case "pause":
-          // The post stays owed: it goes out when the chat works again.
-          await this.deps.watches.pauseChat(watch.platform, watch.chatId, next.reason, this.now());
-          this.pausedNow.add(chat);
-          this.waits.delete(chat);
-          this.stats.paused++;
-          this.deps.logger.warn(
-            { ...where, reason: next.reason },
-            "the chat refuses the bot: its watches pause until it works again",
+        else
+          this.deps.logger.info(
+            { ...where, reason: sent.reason, retryInMs: Math.round(sent.at - this.now()) },
+            "a watch's post could not be sent; tried again later",
           );
-          return;
-      }
+        return;
+      case "paused":
+        // The post stays owed: it goes out when the chat works again.
+        this.pausedNow.add(chat);
+        this.waits.delete(chat);
+        this.stats.paused++;
+        this.deps.logger.warn(
+          { ...where, reason: sent.reason },
+          "the chat refuses the bot: its watches pause until it works again",
+        );
+        return;
     }
   }
 }
-
-/** One key per chat (a chat id is unique on its platform only). */
-const chatKey = (watch: Pick<Watch, "platform" | "chatId">) =>
-  `${watch.platform}\u0000${watch.chatId}`;
 
 /** When a watch's next read is due (its earliest part); never read: at once. */
 function dueAt(watch: Watch): number {

@@ -129,6 +129,16 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     );
     if (watch.kind === "full") throw new Error("full");
     await sqlite.watches.advance(watch.watch.id, '{"ownersOver":1}', null);
+    // A chat whose watch post failed twice waits, and keeps its count, after the move.
+    const wait = {
+      stream: "watches",
+      platform: "telegram",
+      chatId: "c1",
+      attempts: 2,
+      until: 1_700_000_060_000,
+      reason: "try again",
+    };
+    await sqlite.sendWaits.set(wait);
     const buttons = await sqlite.actions.putMany([
       {
         platform: "telegram",
@@ -207,6 +217,7 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     expect(await pg.chatSettings.get("discord", "c2")).toEqual({ chain: "polygon" });
     // A watch carries on with what it saw (no repost after the move), and new ones follow its id.
     expect(await pg.watches.all()).toEqual([{ ...watch.watch, state: '{"ownersOver":1}' }]);
+    expect(await pg.sendWaits.all("watches")).toEqual([wait]);
     const nextWatch = await pg.watches.add({ ...watch.watch, chain: "ethereum" }, 10);
     expect(nextWatch.kind === "added" && nextWatch.watch.id).toBeGreaterThan(watch.watch.id);
     // A button under an old message works after the move.

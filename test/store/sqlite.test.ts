@@ -8,6 +8,7 @@ import { digestsContract } from "./digests.contract.ts";
 import { keyValueContract } from "./kv.contract.ts";
 import { outboxContract } from "./outbox.contract.ts";
 import { reportsContract } from "./reports.contract.ts";
+import { sendWaitsContract } from "./send-waits.contract.ts";
 import { subscriptionsContract } from "./subscriptions.contract.ts";
 import { updatesContract } from "./updates.contract.ts";
 import { walletsContract } from "./wallets.contract.ts";
@@ -27,6 +28,7 @@ for (const backend of backends.filter((b) => b.name === "sqlite")) {
     chatPausesContract(backend.open);
     digestsContract(backend.open);
     watchesContract(backend.open);
+    sendWaitsContract(backend.open);
     walletsContract(backend.open);
   });
 }

@@ -5,12 +5,12 @@ import {
   type Interface,
   moveCursor,
 } from "node:readline";
-import type { SendFailure } from "../../alerts/delivery.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
+import type { SendFailure } from "../../outbound/types.ts";
 import { type ConsoleContext, renderConsole, type SavedFile } from "../../render/console.ts";
 import { verifiedReply } from "../../verify/notice.ts";
 import type { VerifiedNotice } from "../../verify/types.ts";

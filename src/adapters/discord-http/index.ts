@@ -10,10 +10,10 @@ import {
   Routes,
 } from "discord-api-types/v10";
 import { LRUCache } from "lru-cache";
-import type { SendFailure } from "../../alerts/delivery.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import { StartupError } from "../../errors.ts";
 import type { HttpRoute, RequestBody } from "../../http/host.ts";
+import type { SendFailure } from "../../outbound/types.ts";
 import type { UpdateDedup } from "../../store/types.ts";
 import { verifiedReply } from "../../verify/notice.ts";
 import type { VerifiedNotice } from "../../verify/types.ts";

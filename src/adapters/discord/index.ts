@@ -11,7 +11,6 @@ import {
   PermissionFlagsBits,
   RateLimitError,
 } from "discord.js";
-import type { SendFailure } from "../../alerts/delivery.ts";
 import { CHAIN_OPTION } from "../../core/chain-option.ts";
 import type { Invocation } from "../../core/command.ts";
 import type { Outcome } from "../../core/outcome.ts";
@@ -19,6 +18,7 @@ import type { RenderableReply } from "../../core/reply.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
+import type { SendFailure } from "../../outbound/types.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
 import { verifiedReply } from "../../verify/notice.ts";
 import type { VerifiedNotice } from "../../verify/types.ts";

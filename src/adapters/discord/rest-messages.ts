@@ -5,9 +5,9 @@ import {
   MessageFlags,
   Routes,
 } from "discord-api-types/v10";
-import type { SendFailure } from "../../alerts/delivery.ts";
 import type { RenderableReply } from "../../core/reply.ts";
 import type { Logger } from "../../log.ts";
+import type { SendFailure } from "../../outbound/types.ts";
 import { type DiscordActionRow, type DiscordMessage, renderDiscord } from "../../render/discord.ts";
 import { type SharedPace, SteadyPace } from "../pace.ts";
 
@@ -93,7 +93,7 @@ export interface RestErrorClasses {
   RateLimitError: abstract new (...args: never[]) => Error & { retryAfter: number };
 }
 
-/** What a failed alert send means for its subscription (see AlertSender). */
+/** What a failed alert send means for its subscription (see ChatSender, src/outbound). */
 export function classifyDiscordSendError(error: unknown, classes: RestErrorClasses): SendFailure {
   if (error instanceof classes.DiscordAPIError) {
     if (PERMANENT_CODES.has(Number(error.code)) || error.status === 403 || error.status === 404) {

@@ -1,5 +1,5 @@
 import { GrammyError, HttpError } from "grammy";
-import type { SendFailure } from "../../alerts/delivery.ts";
+import type { SendFailure } from "../../outbound/types.ts";
 
 /**
  * Telegram's words for "the bot may not post here": a group that took its right to send, a
@@ -35,7 +35,7 @@ export function isAttachmentRefused(error: unknown): boolean {
   );
 }
 
-/** How delivery treats a failed alert send (see AlertSender.classifySendError). */
+/** How delivery treats a failed alert send (see ChatSender.classifySendError, src/outbound). */
 export function classifyTelegramError(error: unknown): SendFailure {
   if (error instanceof GrammyError) {
     if (error.error_code === 429) {

@@ -2,6 +2,7 @@ import pg from "pg";
 import { StartupError } from "../../errors.ts";
 import { chatPausesMigration } from "../rows-chat-pause.ts";
 import { gatesMigration, owedGrantsMigration } from "../rows-gate.ts";
+import { sendWaitsMigration } from "../rows-send-wait.ts";
 import { provedWalletsMigration, WALLET_OWNER_MIGRATION } from "../rows-wallet.ts";
 
 /**
@@ -282,6 +283,8 @@ const MIGRATIONS: readonly string[] = [
   chatPausesMigration("postgres"),
   // 14: grants owed (as SQLite's 21; issue 34)
   owedGrantsMigration("postgres"),
+  // 15: the outbound module's waits (as SQLite's 22; issue 35)
+  sendWaitsMigration("postgres"),
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

@@ -9,6 +9,7 @@ import { PgGateStore } from "./gates.ts";
 import { PgKeyValueStore, PgLeaseStore } from "./kv.ts";
 import { PgOutboxStore } from "./outbox.ts";
 import { PgReportStore } from "./reports.ts";
+import { PgSendWaitStore } from "./send-waits.ts";
 import { PgSubscriptionStore } from "./subscriptions.ts";
 import { PgUpdateStore } from "./updates.ts";
 import { PgVerifyLinkStore, PgWalletStore } from "./wallets.ts";
@@ -53,6 +54,7 @@ export function postgresStore(
     updates: new PgUpdateStore(db),
     chatSettings: new PgChatSettingsStore(db),
     chatPauses: new PgChatPauseStore(db),
+    sendWaits: new PgSendWaitStore(db),
     digests: new PgDigestStore(db),
     watches: new PgWatchStore(db),
     gates: new PgGateStore(db),

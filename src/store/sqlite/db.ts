@@ -4,6 +4,7 @@ import Database from "better-sqlite3";
 import { StartupError } from "../../errors.ts";
 import { chatPausesMigration } from "../rows-chat-pause.ts";
 import { gatesMigration, owedGrantsMigration } from "../rows-gate.ts";
+import { sendWaitsMigration } from "../rows-send-wait.ts";
 import { provedWalletsMigration, WALLET_OWNER_MIGRATION } from "../rows-wallet.ts";
 import { isNoRoom } from "./disk.ts";
 
@@ -431,6 +432,9 @@ const MIGRATIONS: readonly string[] = [
   // 21: grants owed (issue 34): a person who passed a gate whose grant met a transient platform
   // error, tried again by the re-check job.
   owedGrantsMigration("sqlite"),
+  // 22: the outbound module's waits (issue 35): a chat whose post failed is not sent to again
+  // before its wait ends, and its failed tries are counted across restarts.
+  sendWaitsMigration("sqlite"),
 ];
 
 /** How many migrations the SQLite store has: a store opened by this code is at this version. */

@@ -11,6 +11,7 @@ import { SqliteGateStore } from "./gates.ts";
 import { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
 import { SqliteOutboxStore } from "./outbox.ts";
 import { SqliteReportStore } from "./reports.ts";
+import { SqliteSendWaitStore } from "./send-waits.ts";
 import { SqliteSubscriptionStore } from "./subscriptions.ts";
 import { SqliteUpdateStore } from "./updates.ts";
 import { SqliteVerifyLinkStore, SqliteWalletStore } from "./wallets.ts";
@@ -136,6 +137,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     updates: new SqliteUpdateStore(db),
     chatSettings: new SqliteChatSettingsStore(db),
     chatPauses: new SqliteChatPauseStore(db),
+    sendWaits: new SqliteSendWaitStore(db),
     digests: new SqliteDigestStore(db),
     watches: new SqliteWatchStore(db),
     gates: new SqliteGateStore(db),

@@ -1,14 +1,4 @@
-/**
- * How a send failed, as the platform adapter tells it. `rate_limited`: the platform said when
- * to come back; `transient`: worth another try later; `permanent`: the chat refuses the bot
- * (gone, blocked, kicked, no right to post); `moved`: the chat has a new id (a Telegram group
- * upgraded to a supergroup).
- */
-export type SendFailure =
-  | { kind: "rate_limited"; retryAfterMs: number }
-  | { kind: "transient"; reason: string }
-  | { kind: "permanent"; reason: string }
-  | { kind: "moved"; newChatId: string };
+import type { SendFailure } from "./types.ts";
 
 /**
  * What the sender does next. `retry`: try again after `afterMs` (`countsTry`: the try counts
@@ -59,9 +49,9 @@ export function retryWait(
 }
 
 /**
- * The one send policy that alerts, digests and watches follow: a rate limit waits its
- * Retry-After, a transient failure backs off, a move is followed, a refusal pauses. `attempts`:
- * the failed tries before this one. A new kind of failure fails to compile here until it has its
+ * The one send decision that every post sent unasked follows (alerts, digests, watches, through
+ * src/outbound/outbound.ts): a rate limit waits its Retry-After, a transient failure backs off, a
+ * move is followed, a refusal pauses. `attempts`: the failed tries before this one. A new kind of failure fails to compile here until it has its
  * step.
  */
 export function sendStep(
@@ -89,3 +79,19 @@ export function sendStep(
 function unknownFailure(failure: never): never {
   throw new Error(`no send step for ${JSON.stringify(failure)}`);
 }
+
+/**
+ * How a kind of post is retried: how many failed tries it gets and how its waits grow. Only
+ * these numbers differ between alerts, digests and watches; the decision and its counting are
+ * the same for all (sendStep, spentBy).
+ */
+export interface SendPolicy {
+  /** Failed tries after which a post is given up (a rate limit counts none); Infinity: never. */
+  maxAttempts: number;
+  /** The waits after failed tries: doubling from `baseMs` with the tries counted before. */
+  backoff: BackoffOptions;
+}
+
+/** Whether one more counted failure after `attempts` spends a post's tries. */
+export const spentBy = (policy: Pick<SendPolicy, "maxAttempts">, attempts: number): boolean =>
+  attempts + 1 >= policy.maxAttempts;

@@ -1,0 +1,208 @@
+import type { Platform } from "../core/command.ts";
+import type { Reply } from "../core/reply.ts";
+import type { ChatMover } from "../store/move-chat.ts";
+import type { ChatPauseStore, SendWait, SendWaitStore, Subscription } from "../store/types.ts";
+import { type SendPolicy, sendStep, spentBy } from "./policy.ts";
+import type { ChatSender, Materialize, SendFailure } from "./types.ts";
+
+/** One post to a chat, sent unasked (not an answer to a command). */
+export interface Post {
+  platform: Platform;
+  chatId: string;
+  /** What is sent: a reply, or how to build it (a failure to build is a transient failure). */
+  reply: Reply | (() => Promise<Reply>);
+  /** The same for every try at this post (see ChatSender.sendToChat). */
+  key: string;
+  /**
+   * Failed tries counted before this one: from the sender's own row (an alert's, a digest run's),
+   * or, for a post sent with a `stream`, from the chat's wait there (Outbound.waits).
+   */
+  attempts: number;
+  policy: SendPolicy;
+  /** What the post is, for the reason a post that could not be built gives ("digest"). */
+  what: string;
+  /**
+   * For a sender with no row of its own to count tries in (the watches): the outbound module keeps
+   * the chat's wait and count in this stream, persisted, and clears them once a post goes through.
+   */
+  stream?: string;
+}
+
+/** Where a chat that moved went, and its subscription there (the alert delivery logs it). */
+export interface Moved {
+  to: string;
+  serving: Subscription | undefined;
+}
+
+/**
+ * What became of a post. `retry`: try again from `at` (at once after a move), in `chatId` (the
+ * new id after a move), with `attempts` failed tries counted now (`counted`: this one counted; a
+ * rate limit never does). `spent`: its tries are spent, give it up (`at`: when it would have been
+ * tried again). `paused`: the chat refuses the
+ * bot and is paused (every feature's work for it waits). `unserved`: no sender for its platform in
+ * this process.
+ */
+export type Sent =
+  | { outcome: "sent" }
+  | { outcome: "unserved" }
+  | {
+      outcome: "retry";
+      at: number;
+      chatId: string;
+      attempts: number;
+      counted: boolean;
+      rateLimited: boolean;
+      reason: string;
+      moved?: Moved;
+    }
+  | { outcome: "spent"; at: number; attempts: number; reason: string; moved?: Moved }
+  | { outcome: "paused"; reason: string };
+
+export interface OutboundDeps {
+  senders: Partial<Record<Platform, ChatSender>>;
+  materialize: Materialize;
+  /** Moves everything of a chat that got a new id (src/store/move-chat.ts). */
+  moveChat: ChatMover;
+  chatPauses: Pick<ChatPauseStore, "pause">;
+  waits: SendWaitStore;
+  now?: () => number;
+}
+
+/** One key per chat (a chat id is unique on its platform only). */
+export const chatKey = (chat: { platform: string; chatId: string }): string =>
+  `${chat.platform}\u0000${chat.chatId}`;
+
+/**
+ * The one place that sends to a chat outside an answer (alerts, digests, watches). It carries out
+ * the one send decision (policy.ts) the same way for all of them: a rate limit waits its
+ * Retry-After without counting a try; a transient failure backs off and counts; a chat that moved
+ * (Telegram's migrate_to_chat_id) is followed, everything of it moved, and tried again at once
+ * there, the try counted so a chat that keeps moving cannot loop; a refusal pauses the chat; a
+ * post whose tries are spent is given up. What it returns is what the sender records in its own
+ * rows (or, with a `stream`, what the outbound module recorded for it).
+ */
+export class Outbound {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: OutboundDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** The platforms this process sends to. */
+  get platforms(): Platform[] {
+    return (Object.keys(this.deps.senders) as Platform[]).filter((p) => this.deps.senders[p]);
+  }
+
+  /** Whether this process sends to `platform`. */
+  serves(platform: string): boolean {
+    return this.deps.senders[platform as Platform] !== undefined;
+  }
+
+  /** Sends allowed in flight at once on `platform` (see ChatSender.maxInFlight). */
+  maxInFlight(platform: Platform): number {
+    return this.deps.senders[platform]?.maxInFlight ?? 1;
+  }
+
+  /** The chats waiting in `stream` after a failed post, by chatKey. */
+  async waits(stream: string): Promise<Map<string, SendWait>> {
+    const waits = await this.deps.waits.all(stream);
+    return new Map(waits.map((wait) => [chatKey(wait), wait]));
+  }
+
+  /** Forgets a chat's wait in `stream` (its posts are gone: nothing is owed there any more). */
+  forget(stream: string, platform: string, chatId: string): Promise<void> {
+    return this.deps.waits.clear(stream, platform, chatId);
+  }
+
+  /** Builds, sends and, on a failure, carries out the send decision. Never throws a send error. */
+  async send(post: Post): Promise<Sent> {
+    const sender = this.deps.senders[post.platform];
+    if (!sender) return { outcome: "unserved" };
+    let failure: SendFailure;
+    try {
+      const reply = typeof post.reply === "function" ? await post.reply() : post.reply;
+      const rendered = await this.deps.materialize(post.platform, post.chatId, reply);
+      try {
+        await sender.sendToChat(post.chatId, rendered, post.key);
+        if (post.stream) await this.deps.waits.clear(post.stream, post.platform, post.chatId);
+        return { outcome: "sent" };
+      } catch (error) {
+        failure = sender.classifySendError(error);
+      }
+    } catch (error) {
+      failure = {
+        kind: "transient",
+        reason: `could not build the ${post.what}: ${(error as Error).message}`,
+      };
+    }
+    return this.failed(post, failure);
+  }
+
+  private async failed(post: Post, failure: SendFailure): Promise<Sent> {
+    const { platform, chatId, attempts, policy, stream } = post;
+    const now = this.now();
+    const next = sendStep(failure, attempts, policy.backoff);
+    switch (next.step) {
+      case "pause":
+        // Not the post's failure: the chat waits, the post stays owed until it works again.
+        await this.deps.chatPauses.pause(platform, chatId, next.reason, now);
+        if (stream) await this.deps.waits.clear(stream, platform, chatId);
+        return { outcome: "paused", reason: next.reason };
+      case "follow": {
+        const serving = await this.deps.moveChat(platform, chatId, next.newChatId);
+        const moved = { to: next.newChatId, serving };
+        return this.counted(post, next.newChatId, now, next.reason, moved);
+      }
+      case "retry":
+        if (next.countsTry) return this.counted(post, chatId, now + next.afterMs, next.reason);
+        if (stream)
+          await this.wait(stream, platform, chatId, attempts, now + next.afterMs, next.reason);
+        return {
+          outcome: "retry",
+          at: now + next.afterMs,
+          chatId,
+          attempts,
+          counted: false,
+          rateLimited: failure.kind === "rate_limited",
+          reason: next.reason,
+        };
+    }
+  }
+
+  /** A failure that counts a try: retried from `at` in `chatId`, or given up when spent. */
+  private async counted(
+    post: Post,
+    chatId: string,
+    at: number,
+    reason: string,
+    moved?: Moved,
+  ): Promise<Sent> {
+    const { platform, attempts, policy, stream } = post;
+    if (spentBy(policy, attempts)) {
+      if (stream) await this.deps.waits.clear(stream, platform, chatId);
+      return { outcome: "spent", at, attempts: attempts + 1, reason, ...(moved ? { moved } : {}) };
+    }
+    if (stream) await this.wait(stream, platform, chatId, attempts + 1, at, reason);
+    return {
+      outcome: "retry",
+      at,
+      chatId,
+      attempts: attempts + 1,
+      counted: true,
+      rateLimited: false,
+      reason,
+      ...(moved ? { moved } : {}),
+    };
+  }
+
+  private wait(
+    stream: string,
+    platform: string,
+    chatId: string,
+    attempts: number,
+    until: number,
+    reason: string,
+  ): Promise<void> {
+    return this.deps.waits.set({ stream, platform, chatId, attempts, until, reason });
+  }
+}

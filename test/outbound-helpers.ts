@@ -1,0 +1,30 @@
+import type { Platform } from "../src/core/command.ts";
+import type { RenderableReply } from "../src/core/reply.ts";
+import { Outbound } from "../src/outbound/outbound.ts";
+import type { ChatSender, Materialize } from "../src/outbound/types.ts";
+import { type ChatMover, chatMover } from "../src/store/move-chat.ts";
+import type { Store } from "../src/store/types.ts";
+
+/**
+ * The outbound module on a test's store, as the bot builds it: the senders given, the chat mover
+ * of the whole store (unless the test gives its own), and the replies sent as they are unless a
+ * `materialize` is given.
+ */
+export function outboundOf(
+  store: Pick<
+    Store,
+    "subscriptions" | "chatSettings" | "watches" | "gates" | "chatPauses" | "sendWaits"
+  >,
+  senders: Partial<Record<Platform, ChatSender>>,
+  options: { materialize?: Materialize; moveChat?: ChatMover; now?: () => number } = {},
+): Outbound {
+  return new Outbound({
+    senders,
+    materialize:
+      options.materialize ?? (async (_platform, _chat, reply) => reply as RenderableReply),
+    moveChat: options.moveChat ?? chatMover(store),
+    chatPauses: store.chatPauses,
+    waits: store.sendWaits,
+    ...(options.now ? { now: options.now } : {}),
+  });
+}
