@@ -166,6 +166,8 @@ describe("subscriptions", () => {
   it("a paused subscription shows its reason, and subscribing again lifts the pause", async () => {
     t = await startRuntime();
     await t.say("/subscribe");
+    // Using the chat lifts its pause after the answer: the refusal below comes after that.
+    await t.runtime.settled();
     const id = (await t.subscriptions.all())[0]?.id ?? 0;
     await t.subscriptions.pause(id, "Telegram: Forbidden: bot was kicked", Date.now());
     expect((await t.say("/subscriptions")).fields?.find((f) => f.name === "Status")?.value).toMatch(
