@@ -544,6 +544,9 @@ export class Runtime {
       });
       return { reply, outcome, ...coded };
     };
+    /** A refusal the person can fix: its message shown, its code and context counted and logged. */
+    const refuse = (userError: UserError): Answered =>
+      finish("user_error", userErrorReply(userError.message), userError.code, userError.context);
     if (!this.accepting) {
       return finish(
         "user_error",
@@ -568,13 +571,7 @@ export class Runtime {
     } catch (error) {
       // An unknown chain: the message lists those served, and nothing else happens.
       const userError = asUserError(error);
-      if (userError)
-        return finish(
-          "user_error",
-          userErrorReply(userError.message),
-          userError.code,
-          userError.context,
-        );
+      if (userError) return refuse(userError);
       throw error;
     }
     const collections = this.collectionsOf(chain);
@@ -652,13 +649,7 @@ export class Runtime {
         );
       }
       const userError = asUserError(error);
-      if (userError)
-        return finish(
-          "user_error",
-          userErrorReply(userError.message),
-          userError.code,
-          userError.context,
-        );
+      if (userError) return refuse(userError);
       if (error instanceof ApiError) {
         logger[apiErrorLevel(error)]({ err: error, kind: error.kind }, "data service error");
         const text = apiErrorMessage(error);
