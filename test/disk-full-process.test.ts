@@ -1,12 +1,11 @@
-import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SQLITE_MIGRATIONS } from "../src/store/sqlite/db.ts";
 import { openDatabase } from "../src/store/sqlite/index.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
-import { canMountTmpfs } from "./tmpfs.ts";
+import { canMountTmpfs, fillDisk, mountSmallDisk } from "./tmpfs.ts";
 
 /**
  * The compiled bot (console chat, logs in DATA_DIR/bot.log) on a real small file system that
@@ -25,35 +24,6 @@ if (!canMount)
   console.warn(
     "\n!!! this machine does not let the test mount a small tmpfs (root and mount needed): SKIPPING disk-full-process.test.ts !!!\n",
   );
-
-function mountSmallDisk(mib: number): string {
-  const dir = mkdtempSync(join(tmpdir(), "bot-tmpfs-"));
-  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${mib}m`, "tmpfs", dir]);
-  cleanups.push(() => {
-    execFileSync("umount", ["-l", dir]);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return dir;
-}
-
-/** Fills the file system under `dir` with one file; removing the file frees the room. */
-function fillDisk(dir: string): () => void {
-  const path = join(dir, "filler");
-  const fd = openSync(path, "w");
-  const chunk = Buffer.alloc(64 * 1024, 1);
-  try {
-    for (let size = chunk.length; size >= 1; ) {
-      try {
-        writeSync(fd, chunk, 0, size);
-      } catch {
-        size = Math.floor(size / 2);
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return () => rmSync(path, { force: true });
-}
 
 function cleanEnv(settings: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
@@ -172,7 +142,7 @@ describe.runIf(canMount)("the compiled bot on a full disk (tmpfs)", () => {
   it(
     "keeps answering 3 minutes after its log's disk filled; the log file is dropped, counted and shown in /healthz, taken back once there is room; SIGTERM ends it",
     async () => {
-      const disk = mountSmallDisk(16);
+      const disk = mountSmallDisk(16, cleanups);
       const dataDir = join(disk, "data");
       const bot = await startBot(dataDir, { LOG_LEVEL: "debug" });
       await bot.ask("/top volume 1d 3", /Top collections by sales volume/);
@@ -217,7 +187,7 @@ describe.runIf(canMount)("the compiled bot on a full disk (tmpfs)", () => {
 
   it("starts on a full disk, its database migrated or with a migration to run: reads answer and /healthz is 503 saying why; once there is room the migrations run, health recovers and alerts go out", async () => {
     for (const through of [SQLITE_MIGRATIONS - 1, SQLITE_MIGRATIONS]) {
-      const disk = mountSmallDisk(16);
+      const disk = mountSmallDisk(16, cleanups);
       const dataDir = join(disk, "data");
       // A database left by a clean stop (no -wal, no -shm), one migration behind or not, with the
       // console chat subscribed to alerts.

@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -13,7 +12,7 @@ import { groupChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
 import { capturingLogger, sqliteDbOf, worldEnv } from "./helpers.ts";
 import { aReport } from "./store/samples.ts";
 import { startTestSimulator } from "./test-simulator.ts";
-import { canMountTmpfs } from "./tmpfs.ts";
+import { canMountTmpfs, fillDisk, mountSmallDisk } from "./tmpfs.ts";
 
 /**
  * A full disk degrades the bot and never ends it: commands answer (a reply whose buttons cannot be
@@ -133,35 +132,6 @@ if (!canMount)
     "\n!!! this machine does not let the test mount a small tmpfs (root and mount needed): SKIPPING the real-disk cases of disk-full.test.ts; the max_page_count case still runs !!!\n",
   );
 
-function mountSmallDisk(mib: number): string {
-  const dir = mkdtempSync(join(tmpdir(), "bot-tmpfs-"));
-  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${mib}m`, "tmpfs", dir]);
-  cleanups.push(() => {
-    execFileSync("umount", ["-l", dir]);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return dir;
-}
-
-/** Fills the file system under `dir` with one file; removing the file frees the room. */
-function fillDisk(dir: string): () => void {
-  const path = join(dir, "filler");
-  const fd = openSync(path, "w");
-  const chunk = Buffer.alloc(64 * 1024, 1);
-  try {
-    for (let size = chunk.length; size >= 1; ) {
-      try {
-        writeSync(fd, chunk, 0, size);
-      } catch {
-        size = Math.floor(size / 2);
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return () => rmSync(path, { force: true });
-}
-
 describe("a full disk degrades the bot, never ends it", () => {
   it("SQLite at max_page_count: commands answer without stored buttons and say so; health is 503 saying why, then 200 once there is room", async () => {
     const world = await startWorld(tempDir());
@@ -200,7 +170,7 @@ describe("a full disk degrades the bot, never ends it", () => {
     "a real full disk (tmpfs): the checkpoint fails and the process goes on; alerts wait, a restart starts, and all resume once there is room",
     async () => {
       const uncaught = uncaughtErrors();
-      const dir = mountSmallDisk(24);
+      const dir = mountSmallDisk(24, cleanups);
       const world = await startWorld(join(dir, "data"));
       await world.subscribed();
       // 2 MiB committed to the write-ahead log (what a busy bot writes in a while), then the disk
@@ -238,7 +208,7 @@ describe("a full disk degrades the bot, never ends it", () => {
   it.runIf(canMount)(
     "a real full disk (tmpfs): the spam-report worker starts though it cannot mark what a stopped bot left mid-call",
     async () => {
-      const dir = mountSmallDisk(8);
+      const dir = mountSmallDisk(8, cleanups);
       const store = openSqliteStore(join(dir, "data"));
       cleanups.push(() => store.close());
       await store.reports.create(aReport(), 0);
@@ -264,7 +234,7 @@ describe("a full disk degrades the bot, never ends it", () => {
   it.runIf(canMount)(
     "a real full disk (tmpfs): a start that must migrate opens the database as it is, reads answer, and the migrations run once there is room",
     async () => {
-      const dir = mountSmallDisk(8);
+      const dir = mountSmallDisk(8, cleanups);
       const dataDir = join(dir, "data");
       openDatabase(dataDir, "bot.sqlite", SQLITE_MIGRATIONS - 1).close();
       const freeRoom = fillDisk(dir);
