@@ -4,7 +4,7 @@
  * bytes held for bodies not yet verified must stay under one shared budget, connections past the
  * cap must be refused, and a signed interaction must still be answered meanwhile.
  */
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DiscordHttpAdapter, INTERACTIONS_PATH } from "../src/adapters/discord-http/index.ts";
@@ -13,12 +13,15 @@ import { silentLogger } from "../src/log.ts";
 import { SourceUpdateDedup } from "../src/store/updates.ts";
 import { type FakeDiscord, startFakeDiscord } from "./fakes/discord/index.ts";
 import { freePort, type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { interactionHead, stalledRequest } from "./stalling-client.ts";
 
 let t: RuntimeSetup;
 let fake: FakeDiscord;
 let adapter: DiscordHttpAdapter;
 const hosts: HttpHost[] = [];
 const sockets: Socket[] = [];
+const attacker = (port: number, head: string, bodyBytes = 0) =>
+  stalledRequest(port, sockets, head, bodyBytes);
 
 beforeAll(async () => {
   t = await startRuntime();
@@ -55,49 +58,6 @@ async function serve(
   const port = await freePort();
   await host.listen(port, "127.0.0.1");
   return { host, port };
-}
-
-interface Attacker {
-  /** Resolves once the server closed the connection, with what it answered. */
-  closed: Promise<string>;
-  isClosed: () => boolean;
-}
-
-/** Opens a connection, writes `head` and `bodyBytes` bytes of body, and stalls. */
-function attacker(port: number, head: string, bodyBytes = 0): Attacker {
-  const socket = connect(port, "127.0.0.1");
-  sockets.push(socket);
-  let received = "";
-  let done = false;
-  socket.on("data", (chunk) => {
-    received += chunk.toString("latin1");
-  });
-  // A reset (unread bytes left behind) is a close too.
-  socket.on("error", () => {});
-  const closed = new Promise<string>((resolve) =>
-    socket.once("close", () => {
-      done = true;
-      resolve(received);
-    }),
-  );
-  socket.write(head);
-  if (bodyBytes > 0) socket.write(Buffer.alloc(bodyBytes, 0x61));
-  return { closed, isClosed: () => done };
-}
-
-/** Headers of a signed-looking interaction whose body is `length` bytes. */
-function interactionHead(length: number): string {
-  const ts = String(Math.floor(Date.now() / 1000));
-  return [
-    `POST ${INTERACTIONS_PATH} HTTP/1.1`,
-    "Host: 127.0.0.1",
-    "Content-Type: application/json",
-    `X-Signature-Timestamp: ${ts}`,
-    `X-Signature-Ed25519: ${"ab".repeat(64)}`,
-    `Content-Length: ${length}`,
-    "",
-    "",
-  ].join("\r\n");
 }
 
 async function until(check: () => boolean, what: string, withinMs = 10_000): Promise<void> {

@@ -12,7 +12,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,6 +20,7 @@ import { INTERACTIONS_PATH } from "../src/adapters/discord-http/endpoint.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { type FakeDiscord, startFakeDiscord } from "./fakes/discord/index.ts";
 import { freePort } from "./helpers.ts";
+import { interactionHead, stalledRequest } from "./stalling-client.ts";
 
 const HEADERS_TIMEOUT_MS = 1_000;
 const REQUEST_TIMEOUT_MS = 1_500;
@@ -52,6 +53,8 @@ const preload = process.platform === "linux" ? buildCoarseClock(workDir) : undef
 let fake: FakeDiscord;
 let bot: { child: ChildProcess; port: number; output: string[]; exited: Promise<unknown> };
 const sockets: Socket[] = [];
+const attacker = (head: string, bodyBytes = 0) =>
+  stalledRequest(bot.port, sockets, head, bodyBytes);
 
 beforeAll(async () => {
   if (!preload) return;
@@ -104,48 +107,6 @@ afterAll(async () => {
   await fake?.close();
   rmSync(workDir, { recursive: true, force: true });
 });
-
-interface Attacker {
-  socket: Socket;
-  closed: Promise<string>;
-  isClosed: () => boolean;
-  received: () => string;
-}
-
-/** Opens a connection, writes `head` and then `bodyBytes` bytes of body, and stalls. */
-function attacker(head: string, bodyBytes = 0): Attacker {
-  const socket = connect(bot.port, "127.0.0.1");
-  sockets.push(socket);
-  let received = "";
-  let done = false;
-  // Read what the bot answers, or its close would never be seen.
-  socket.on("data", (chunk) => {
-    received += chunk.toString("latin1");
-  });
-  socket.on("error", () => {});
-  const closed = new Promise<string>((resolve) =>
-    socket.once("close", () => {
-      done = true;
-      resolve(received);
-    }),
-  );
-  socket.write(head);
-  if (bodyBytes > 0) socket.write(Buffer.alloc(bodyBytes, 0x61));
-  return { socket, closed, isClosed: () => done, received: () => received };
-}
-
-function interactionHead(length: number, signature = "ab".repeat(64), ts = now()): string {
-  return [
-    `POST ${INTERACTIONS_PATH} HTTP/1.1`,
-    "Host: 127.0.0.1",
-    "Content-Type: application/json",
-    `X-Signature-Timestamp: ${ts}`,
-    `X-Signature-Ed25519: ${signature}`,
-    `Content-Length: ${length}`,
-    "",
-    "",
-  ].join("\r\n");
-}
 
 const now = () => String(Math.floor(Date.now() / 1000));
 
