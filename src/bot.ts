@@ -369,12 +369,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       await adapter?.notifyVerified?.(notice);
     },
     // Another account of the platform proved a wallet (issue 34): its former holder is told
-    // privately, the way gates tell people, then its gates are decided again, as after a sale.
-    moved: async (notice) => {
-      const adapter = notifiers.find((each) => each.platform === notice.platform);
-      await adapter?.gateMembership?.tell(notice.userId, walletMovedText(notice));
-      await gates.onUnlinked(notice.platform, notice.userId);
-    },
+    // privately through the gates' bounded calls, then its gates are decided again.
+    moved: (notice) =>
+      gates.onWalletMoved(notice.platform, notice.userId, walletMovedText(notice)),
     ...(deps.now ? { now: deps.now } : {}),
     logger: logger.child({ part: "verify" }),
   });

@@ -253,6 +253,22 @@ export class GateService {
    * A wallet (or every one) was forgotten: the person's memberships are decided again at once.
    * Never throws (a failure is logged): the callers need not wait for it.
    */
+  /**
+   * Another account of the platform proved one of this person's wallets (it is theirs now): the
+   * person is told privately, bounded like every call of a gate and waited for by stop(), then
+   * their gates are decided again, as after a sale (warning, grace, removal).
+   */
+  onWalletMoved(platform: Platform, userId: string, text: string): Promise<void> {
+    const membership = this.memberships.get(platform);
+    return this.inBackground(
+      (async () => {
+        if (membership) await this.tell(membership, userId, text);
+        await this.decideFor(platform, userId, new Map());
+      })(),
+      "could not tell a person their wallet moved, or decide their gates again",
+    );
+  }
+
   onUnlinked(platform: Platform, userId: string): Promise<void> {
     return this.inBackground(
       this.decideFor(platform, userId, new Map()),
