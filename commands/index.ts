@@ -28,8 +28,11 @@ import walletstats from "./walletstats.ts";
 import watch from "./watch.ts";
 import whois from "./whois.ts";
 
-/** Every chat command, in the order /help lists them. Names must be unique (checked at start). */
-export function allCommands(): AnyCommand[] {
+/**
+ * Every chat command, in the order /help lists them, the features' own (`extra`, from the feature
+ * list) before /help. Names must be unique (checked at start).
+ */
+export function allCommands(extra: readonly AnyCommand[] = []): AnyCommand[] {
   const commands: AnyCommand[] = [
     whois,
     audience,
@@ -58,6 +61,7 @@ export function allCommands(): AnyCommand[] {
     unlink,
     gate,
     settings,
+    ...extra,
   ];
   commands.push(createHelpCommand(() => commands));
   return commands;

@@ -1,7 +1,9 @@
+import { allCommands } from "../commands/index.ts";
 import { configuredAdapters } from "./adapters/index.ts";
 import type { ChatAdapter } from "./adapters/types.ts";
-import { DeliveryWorker } from "./alerts/delivery.ts";
-import { NewContractPoller, pollerLeaseName } from "./alerts/poller.ts";
+import type { DeliveryWorker } from "./alerts/delivery.ts";
+import { alertsFeature } from "./alerts/feature.ts";
+import { type NewContractPoller, pollerLeaseName } from "./alerts/poller.ts";
 import { UpstreamBudget } from "./api/budget.ts";
 import { ResponseCache } from "./api/cache.ts";
 import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
@@ -12,16 +14,29 @@ import type { Platform } from "./core/command.ts";
 import { SIMULATED_DATA_MARK } from "./core/materialize.ts";
 import type { Reply } from "./core/reply.ts";
 import type { Runtime } from "./core/runtime.ts";
-import { DigestScheduler } from "./digests/scheduler.ts";
-import { ApiGateEvaluator } from "./gates/evaluate.ts";
-import { GateRecheck } from "./gates/recheck.ts";
-import { GateService } from "./gates/service.ts";
-import type { GateMembership } from "./gates/types.ts";
+import { digestsFeature } from "./digests/feature.ts";
+import type { DigestScheduler } from "./digests/scheduler.ts";
+import { FEATURES } from "./features.ts";
+import { gatesFeature } from "./gates/feature.ts";
+import type { GateRecheck } from "./gates/recheck.ts";
+import type { GateService } from "./gates/service.ts";
 import { HttpHost } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
-import { boundedProbe, type Job, ledBy, stopJobs } from "./jobs/job.ts";
+import { boundedProbe, type Job, stopJobs } from "./jobs/job.ts";
 import { isDeadLocalHolder, Lease, leaseHolderName } from "./jobs/lease.ts";
 import type { Check } from "./jobs/liveness.ts";
+import {
+  checkFeatures,
+  type Feature,
+  type FeatureParts,
+  featureCommands,
+  featureMigrations,
+  type Kernel,
+  type KernelCore,
+  Later,
+  runFeatureMigrations,
+  setUpFeatures,
+} from "./kernel/feature.ts";
 import type { Logger } from "./log.ts";
 import type { LogDestinationState } from "./log-destination.ts";
 import { createMetrics, type Metrics } from "./ops/metrics.ts";
@@ -29,7 +44,6 @@ import { Outbound } from "./outbound/outbound.ts";
 import type { ChatSender } from "./outbound/types.ts";
 import { CachedChartDrawer } from "./render/chart-drawer.ts";
 import { chartPainter } from "./render/charts.ts";
-import { ReportRetryWorker } from "./reports/submit.ts";
 import type { Simulator } from "./simulator/index.ts";
 import { connect, listen } from "./startup.ts";
 import { chatMover } from "./store/move-chat.ts";
@@ -37,11 +51,11 @@ import { openStore } from "./store/open.ts";
 import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
 import { upkeepJobs } from "./upkeep.ts";
-import { walletMovedText } from "./verify/notice.ts";
-import { verifyBaseUrl, verifyRoutes } from "./verify/routes.ts";
-import { createVerifyService } from "./verify/service.ts";
+import { verifyFeature } from "./verify/feature.ts";
+import { verifyBaseUrl } from "./verify/routes.ts";
 import type { VerifyService } from "./verify/types.ts";
-import { WatchChecker } from "./watches/checker.ts";
+import type { WatchChecker } from "./watches/checker.ts";
+import { watchesFeature } from "./watches/feature.ts";
 import { buildRuntime, openStores } from "./wiring.ts";
 import { settledBy, within } from "./within.ts";
 
@@ -69,6 +83,8 @@ export interface BotDeps {
    * out): main.ts prints it, so the cause shows long before the start gives up.
    */
   notice?: (line: string) => void;
+  /** Features beyond the bot's own (FEATURES), after them: a test's. */
+  features?: readonly Feature[];
 }
 
 export interface Bot {
@@ -136,26 +152,12 @@ const STOP_WITHIN_MS = 8_000;
 const JOBS_STOP_WITHIN_MS = 4_000;
 /** /healthz answers within 1 s: the store's SELECT 1 gets half of it. */
 const STORE_PROBE_MS = 500;
-/** How often queued spam reports are looked at. */
-const REPORT_RETRY_MS = 5_000;
 /**
  * The collection index's first refresh waits this long after start: its 13 requests, their
  * validation and the index's writes took some 40 ms from the first answer (issue 28). A name the
  * index misses before then refreshes it at once.
  */
 const FIRST_COLLECTION_REFRESH_MS = 5_000;
-/**
- * How long the leader's delivery may go without completing a round before health fails: a round
- * of 500 alerts at the platforms' pace takes well under this.
- */
-const DELIVERY_BOUND_MS = 120_000;
-/** The same for the slower jobs (digests and watches read the data service per item). */
-const SLOW_JOB_BOUND_MS = 300_000;
-/**
- * How often the gate re-check job looks for due members and expired join requests: a join
- * request is declined within this of its 10 minutes.
- */
-const GATE_TICK_MS = 30_000;
 
 /**
  * Closes what was opened, last first; a failure to close is logged, not thrown. With a deadline
@@ -174,17 +176,6 @@ async function closeAll(
     else if (!(await settledBy(closing, deadline)))
       logger.warn("a part did not close in time at shutdown; going on");
   }
-}
-
-/**
- * A platform's gate membership whose private notices (a gate passed, failed, a join request's
- * way in) say that the holdings they were decided on are the simulator's made-up data.
- */
-function markedNotices(membership: GateMembership): GateMembership {
-  const marked: GateMembership = Object.create(membership);
-  marked.tell = (userId, text, userChatId, signal) =>
-    membership.tell(userId, `${text}\n\n(${SIMULATED_DATA_MARK})`, userChatId, signal);
-  return marked;
 }
 
 /**
@@ -297,6 +288,8 @@ async function sharedParts(
 
 async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): Promise<Bot> {
   const { logger } = deps;
+  const features = [...FEATURES, ...(deps.features ?? [])];
+  checkFeatures(features);
   const { chains, simulator } = await dataServices(config, logger, opened);
   const shared = await sharedParts(config, logger, opened);
   // One client per chain, all on one answer cache (its keys hold the base URL) and one upstream
@@ -330,65 +323,67 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       logger.warn({ err: error, chain }, "could not read the collection index; it is filled anew");
     }
   }
+  // The features' own tables, once the store's are there (on a full disk, when they have run).
+  const migrations = featureMigrations(features);
+  if (store.waiting?.() === undefined) await runFeatureMigrations(store, migrations, logger);
   const charts = new CachedChartDrawer();
   // A hung painter costs its chart, not the answer: it gives up well within the command's time.
   chartPainter.limitTime(config.commandDeadlineMs / 2);
   opened.push(() => charts.close());
-  // The adapters and the HTTP host come later; the service reads them when a link is made or a
-  // wallet proved, never at build time.
-  let notifiers: readonly ChatAdapter[] = [];
-  // The adapters register their GateMembership once they exist (below).
-  const gates = new GateService({
-    gates: store.gates,
-    wallets: store.wallets,
-    evaluator: new ApiGateEvaluator({ apis, logger: logger.child({ part: "gates" }) }),
-    freshEvaluator: new ApiGateEvaluator({
-      apis,
-      fresh: true,
-      logger: logger.child({ part: "gates" }),
-    }),
-    logger: logger.child({ part: "gates" }),
-    // Each call of a gate (a read, a grant, a message) is bounded like a command (issue 34).
-    settings: { graceHours: config.gates.graceHours, callTimeoutMs: config.commandDeadlineMs },
-    ...(deps.now ? { now: deps.now } : {}),
+  const metrics = createMetrics({
+    cache: () => api.cacheStats,
+    charts: () => ({ hits: charts.hits, misses: charts.misses }),
+    ...(deps.logState ? { log: deps.logState } : {}),
   });
-  let listeningOn = (): number | undefined => config.http.port;
-  const pageBase = () => verifyBaseUrl(config.http.publicUrl, listeningOn() ?? 0);
-  const verify = createVerifyService({
-    store,
+  for (const client of apis.values()) client.observeRequests(metrics.onUpstream);
+  const http = new HttpHost(logger.child({ part: "http" }), {
+    limits: config.http.limits,
+    registry: metrics.registry,
+  });
+  const adapterList = new Later<readonly ChatAdapter[]>("the chat adapters");
+  const core: KernelCore = {
+    config,
+    logger,
+    now: deps.now ?? Date.now,
+    monotonic: deps.monotonic,
     chains,
-    baseUrl: pageBase,
-    limiters: shared?.limiters,
-    notify: async (notice) => {
-      // The person's gates are decided at once; it never throws, and the chat's notice need not
-      // wait for it.
-      void gates.onProved(notice.origin.platform, notice.origin.userId, {
-        chatId: notice.origin.chatId,
-      });
-      const adapter = notifiers.find((each) => each.platform === notice.origin.platform);
-      await adapter?.notifyVerified?.(notice);
-    },
-    // Another account of the platform proved a wallet (issue 34): its former holder is told
-    // privately through the gates' bounded calls, then its gates are decided again.
-    moved: (notice) =>
-      gates.onWalletMoved(notice.platform, notice.userId, walletMovedText(notice)),
-    ...(deps.now ? { now: deps.now } : {}),
-    logger: logger.child({ part: "verify" }),
-  });
+    apis,
+    api,
+    store,
+    stores,
+    shared,
+    // The embedded simulator's holders and sales are made up: every reply and alert says so.
+    dataMark: simulator ? SIMULATED_DATA_MARK : undefined,
+    metrics,
+    http,
+    adapters: adapterList,
+    services: {},
+  };
+  const services = setUpFeatures(features, core);
   const runtime = buildRuntime(
     config,
-    { api, chains, apis, stores, charts, logger: logger.child({ part: "runtime" }) },
+    {
+      api,
+      chains,
+      apis,
+      stores,
+      charts,
+      logger: logger.child({ part: "runtime" }),
+      commands: allCommands(featureCommands(features)),
+    },
     {
       ...(shared ? { limiters: shared.limiters } : {}),
       ...(deps.now ? { now: () => new Date((deps.now as () => number)()) } : {}),
-      verify,
-      gates,
-      // The embedded simulator's holders and sales are made up: every reply and alert says so.
-      ...(simulator ? { dataMark: SIMULATED_DATA_MARK } : {}),
+      ...services,
+      ...(core.dataMark ? { dataMark: core.dataMark } : {}),
+      onOutcome: metrics.onCommand,
     },
   );
   /** Where the /verify page is reached, once the HTTP host listens. */
-  let pageUrl = (): string | undefined => undefined;
+  const pageUrl = () =>
+    http.port === undefined
+      ? undefined
+      : `${verifyBaseUrl(config.http.publicUrl, http.port)}/verify/`;
   const { adapters, prune } = await configuredAdapters(config, {
     runtime,
     logger,
@@ -400,27 +395,12 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       simulated: simulator !== undefined,
       chains: chains.map((chain) => chain.id),
       logFile: deps.logFile,
-      pageUrl: () => pageUrl(),
+      pageUrl,
       input: deps.input,
       output: deps.output,
     },
   });
-
-  notifiers = adapters;
-  // Each platform that enforces gates gives its membership to the service, and Telegram its
-  // groups' join requests.
-  for (const adapter of adapters) {
-    if (!adapter.gateMembership) continue;
-    gates.register(simulator ? markedNotices(adapter.gateMembership) : adapter.gateMembership);
-    // The invite link the request came through picks its gate (issue 34).
-    adapter.onJoinRequest = (chatId, userId, userChatId, inviteLink) =>
-      gates
-        .onJoinRequest(adapter.platform, chatId, userId, userChatId, inviteLink)
-        .catch((error: unknown) => {
-          // The request stays with the group's admins; the person may ask again.
-          logger.warn({ err: error, part: "gates" }, "could not decide a join request");
-        });
-  }
+  adapterList.bind(adapters);
   const moveChat = chatMover(store);
   /** A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat. */
   const materialize = (platform: Platform, chatId: string, reply: Reply) =>
@@ -435,12 +415,10 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     chatPauses: store.chatPauses,
     waits: store.sendWaits,
   });
-  const alerts = store.outbox;
   // One name for this process in every lease and on the alerts and digests it claims.
   const holder = leaseHolderName();
-  const several = chains.length > 1;
   // One lease per chain (the leaders may differ). The default chain's also decides who delivers,
-  // posts digests and retries reports: built first, so every job below can name it.
+  // posts digests and retries reports.
   const leases = new Map<string, Lease>();
   for (const chain of chains)
     leases.set(
@@ -454,143 +432,21 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
       }),
     );
-  const leader = leases.get(chains[0]?.id ?? "") as Lease;
-  const watches = new WatchChecker({
-    watches: store.watches,
-    apis,
-    chains,
+  const kernel: Kernel = {
+    ...core,
+    services,
+    runtime,
     outbound,
-    leases: store.leases,
     holder,
-    logger: logger.child({ part: "watches" }),
-    settings: {
-      tickMs: config.watches.tickMs,
-      checksPerMinute: config.watches.checksPerMinute,
-    },
-  });
-  const gateRecheck = new GateRecheck({
-    service: gates,
-    leases: store.leases,
-    holder,
-    logger: logger.child({ part: "gates" }),
-    settings: { checksPerMinute: config.gates.checksPerMinute, tickMs: GATE_TICK_MS },
-    ...(deps.now ? { now: deps.now } : {}),
-    ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
-  });
-  // Filled below, once metrics exist: metrics read the pollers at scrape time only.
-  const pollers = new Map<string, NewContractPoller>();
-  const pollerOf = (chain: string) => pollers.get(chain) as NewContractPoller;
-  const metrics = createMetrics({
-    cache: () => api.cacheStats,
-    outboxDepth: () => alerts.depth(),
-    pollerLagSeconds: () => pollerOf(chains[0]?.id ?? "").health().lagSeconds ?? undefined,
-    pollerGaps: () => pollerOf(chains[0]?.id ?? "").stats.gaps,
-    ...(several
-      ? {
-          pollers: () =>
-            [...pollers.values()].map((p) => ({
-              chain: p.chain,
-              lagSeconds: p.health().lagSeconds ?? undefined,
-              gaps: p.stats.gaps,
-            })),
-        }
-      : {}),
-    charts: () => ({ hits: charts.hits, misses: charts.misses }),
-    watches: () => watches.stats,
-    gates: { counters: () => gates.counters, counts: () => store.gates.counts() },
-    ...(deps.logState ? { log: deps.logState } : {}),
-  });
-  runtime.onOutcome = metrics.onCommand;
-  for (const client of apis.values()) client.observeRequests(metrics.onUpstream);
-  const delivery = new DeliveryWorker({
-    alerts,
-    reports: stores.reports,
-    outbound,
-    // One worker delivers every chain's alerts: the holder of the default chain's lease.
-    isLeader: () => leader.isLeader,
-    holder,
-    isDeadHolder: isDeadLocalHolder,
-    onDelivered: (delivered) =>
-      metrics.onDelivered(
-        delivered.length,
-        delivered.map((alert) => alert.contract.mintedAt),
-        Date.now(),
-      ),
-    onDropped: (dropped) => metrics.onAlertsDropped(dropped.length),
-    onSuppressed: (suppressed) => metrics.onAlertsSuppressed(suppressed.length),
-    logger: logger.child({ part: "delivery" }),
-    settings: {
-      digestThreshold: config.alerts.digestThreshold,
-      maxAttempts: config.alerts.maxAttempts,
-      suppressReports: config.alerts.suppressReports,
-      batch: 500,
-      tickMs: config.alerts.deliveryTickMs,
-      explorerUrl: config.explorerUrl,
-      chains,
-    },
-  });
-  // One poller per chain, on that chain's client: a chain whose data service is down stops only
-  // its own alerts. Each has its own cursor, gap note and lease.
-  for (const chain of chains) {
-    pollers.set(
-      chain.id,
-      new NewContractPoller({
-        chain: chain.id,
-        api: apis.get(chain.id) as ApiClient,
-        alerts,
-        kv: store.kv,
-        leases: store.leases,
-        lease: leases.get(chain.id) as Lease,
-        logger: logger.child({ part: "poller", ...(several ? { chain: chain.id } : {}) }),
-        settings: {
-          intervalMs: config.alerts.pollIntervalMs,
-          overlapMs: config.alerts.overlapMs,
-          limit: config.alerts.pollLimit,
-          maxPages: config.alerts.maxPages,
-          maxClockSkewMs: config.alerts.maxClockSkewMs,
-          leaseTtlMs: config.lease.ttlMs,
-          leaseRenewMs: config.lease.renewMs,
-        },
-        holder,
-        ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
-        onEnqueued: () => delivery.poke(),
-        onFutureMints: (count) => metrics.onFutureMints(count, several ? chain.id : undefined),
-        onHidden: (count) => metrics.onAlertsHidden(count),
-        // New contracts' names join their own chain's collection index.
-        onContracts: (contracts) =>
-          stores.collectionIndexes.get(chain.id)?.remember(contracts, "contracts"),
-      }),
-    );
-  }
-  const poller = pollerOf(chains[0]?.id ?? "");
-  const digests = new DigestScheduler({
-    digests: store.digests,
-    apis,
-    chains,
-    collectionIndexes: stores.collectionIndexes,
-    outbound,
-    // Only the leader looks; the run's claim in the store is what makes a slot post once.
-    isLeader: () => leader.isLeader,
-    holder,
-    onOutcome: (outcome) => metrics.onDigest(outcome),
-    logger: logger.child({ part: "digests" }),
-    settings: {
-      tickMs: config.digests.tickMs,
-      lateAfterMs: config.digests.lateAfterMs,
-      maxAttempts: config.alerts.maxAttempts,
-    },
-    ...(deps.now ? { now: deps.now } : {}),
-  });
-  const reportRetries = new ReportRetryWorker({
-    api,
-    apis,
-    reports: stores.reports,
-    logger: logger.child({ part: "reports" }),
-    isLeader: () => leader.isLeader,
-    intervalMs: REPORT_RETRY_MS,
-    // Every attempt's timeout and the waits between them, and a second of slack.
-    callMaxMs: config.api.retryMaxTotalMs + config.api.timeoutMs + 1_000,
-  });
+    leases,
+    leader: leases.get(chains[0]?.id ?? "") as Lease,
+  };
+  const built = new Map<Feature, FeatureParts>();
+  for (const feature of features) built.set(feature, (await feature.build?.(kernel)) ?? {});
+  const exposed = <E>(feature: Feature<E>) => built.get(feature as Feature)?.exposes as E;
+  const { delivery, pollers } = exposed(alertsFeature);
+  const gateParts = exposed(gatesFeature);
+  const parts = [...built.values()];
 
   // The collection index refreshes, the store's checkpoint and the hourly prune of expired rows.
   const upkeep = upkeepJobs({
@@ -600,7 +456,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     store,
     prune: [
       { what: "button actions", run: () => stores.actions.prune(Date.now()) },
-      { what: "verify links", run: () => verify.prune() },
+      ...parts.flatMap((part) => part.prune ?? []),
       ...prune,
     ],
     logger,
@@ -608,56 +464,14 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   });
 
   /**
-   * The background jobs, started in this order and stopped in the reverse: what feeds another
-   * comes after it (the pollers poke delivery), so it stops first and nothing new is produced once
-   * shutdown begins. Each says, without I/O, whether its rounds complete within their bound.
+   * The background jobs, started in the features' order and stopped in the reverse: within a
+   * feature, what feeds another comes after it (the pollers poke delivery), so it stops first and
+   * nothing new is produced once shutdown begins. Each says, without I/O, whether its rounds
+   * complete within their bound. The upkeep comes last.
    */
-  const jobs: Job[] = [
-    {
-      name: "delivery",
-      start: () => delivery.start(),
-      stop: () => delivery.stop(),
-      checks: () =>
-        delivery.liveness.flatMap((lane) =>
-          ledBy(leader, lane, Math.max(3 * config.alerts.deliveryTickMs, DELIVERY_BOUND_MS)),
-        ),
-    },
-    {
-      name: "report retries",
-      start: () => reportRetries.start(),
-      stop: () => reportRetries.stop(),
-      checks: () =>
-        ledBy(leader, reportRetries.liveness, Math.max(3 * REPORT_RETRY_MS, SLOW_JOB_BOUND_MS)),
-    },
-    {
-      name: "digests",
-      start: () => digests.start(),
-      stop: () => digests.stop(),
-      checks: () =>
-        ledBy(leader, digests.liveness, Math.max(3 * config.digests.tickMs, SLOW_JOB_BOUND_MS)),
-    },
-    {
-      name: "watches",
-      start: () => watches.start(),
-      stop: () => watches.stop(),
-      checks: () => watches.checks(Math.max(3 * config.watches.tickMs, SLOW_JOB_BOUND_MS)),
-    },
-    {
-      name: "gates",
-      start: () => gateRecheck.start(),
-      stop: () => gateRecheck.stop(),
-      checks: () => gateRecheck.checks(Math.max(3 * GATE_TICK_MS, SLOW_JOB_BOUND_MS)),
-    },
-    ...[...pollers.values()].map(
-      (p): Job => ({
-        name: `poller ${p.chain}`,
-        start: () => p.start(),
-        stop: () => p.stop(),
-        checks: () => p.checks(),
-      }),
-    ),
-    ...upkeep.jobs,
-  ];
+  const jobs: Job[] = [...parts.flatMap((part) => part.jobs ?? []), ...upkeep.jobs];
+  const poller = pollers.get(chains[0]?.id ?? "") as NewContractPoller;
+  const several = chains.length > 1;
 
   const databaseAnswers = boundedProbe(() => store.healthy(), STORE_PROBE_MS);
   const health = async (): Promise<Health> => {
@@ -692,10 +506,11 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     if (deps.logState)
       checks.push({ name: "log", ok: log === undefined, ...(log ? { reason: log } : {}) });
     for (const job of jobs) checks.push(...job.checks());
+    for (const part of parts) checks.push(...(part.checks?.() ?? []));
     // Figures, not a check: a slow count leaves them out rather than delay the answer.
     const gateStats = database
       ? await within(
-          gates.stats().catch(() => undefined),
+          gateParts.service.stats().catch(() => undefined),
           STORE_PROBE_MS,
         )
       : undefined;
@@ -714,21 +529,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       checks,
     };
   };
-  const http = new HttpHost(logger.child({ part: "http" }), {
-    limits: config.http.limits,
-    registry: metrics.registry,
-  });
-  // Port 0 is the system's choice: the links name the port actually listened on.
-  listeningOn = () => http.port;
-  pageUrl = () => (http.port === undefined ? undefined : `${pageBase()}/verify/`);
   for (const route of opsRoutes({ metrics, health })) http.mount(route);
   for (const adapter of adapters) for (const route of adapter.routes) http.mount(route);
-  for (const route of verifyRoutes({
-    service: verify,
-    logger: logger.child({ part: "verify-page" }),
-    publicUrl: config.http.publicUrl,
-  }))
-    http.mount(route);
+  for (const part of parts) for (const route of part.routes ?? []) http.mount(route);
 
   /** What start() set going, to undo when a later step fails. */
   const running: (() => unknown)[] = [];
@@ -752,14 +555,14 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     simulator,
     adapters,
     http,
-    verify,
+    verify: exposed(verifyFeature),
     poller,
     pollers,
     delivery,
-    digests,
-    watches,
-    gates,
-    gateRecheck,
+    digests: exposed(digestsFeature),
+    watches: exposed(watchesFeature),
+    gates: gateParts.service,
+    gateRecheck: gateParts.recheck,
     metrics,
     health,
     prune: () => upkeep.prune.run(),
@@ -849,6 +652,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         .ready()
         .then(async () => {
           if (stopped) return;
+          await runFeatureMigrations(store, migrations, logger);
           logger.info("the database's migrations have run: the background jobs start");
           await startJobs();
         })

@@ -21,6 +21,8 @@ export interface CommandStores {
   watches: Store["watches"];
   /** Chats that refused the bot: using the bot there lifts the pause. */
   chatPauses?: Store["chatPauses"];
+  /** The query layer the features' own stores are written in. */
+  sql?: Store["sql"];
   /** The first chain's collection index. */
   collections: KnownCollections;
   /** Each chain's collection index, kept in memory over the store's rows of that chain. */
@@ -60,6 +62,7 @@ export function openStores(
     outbox: store.outbox,
     watches: store.watches,
     chatPauses: store.chatPauses,
+    sql: store.sql,
     collections: collectionIndexes.get(chains[0]?.id ?? "") as KnownCollections,
     collectionIndexes,
   };
@@ -101,6 +104,7 @@ export function buildRuntime(
       ...(stores.outbox ? { outbox: stores.outbox } : {}),
       watches: stores.watches,
       ...(stores.chatPauses ? { chatPauses: stores.chatPauses } : {}),
+      ...(stores.sql ? { sql: stores.sql } : {}),
     },
     logger,
     settings: {

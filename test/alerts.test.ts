@@ -294,9 +294,6 @@ describe("a contract dated in the future", () => {
   const futureMetrics = () => {
     const metrics = createMetrics({
       cache: (): CacheStats => ({ hits: 0, misses: 0, joins: 0, full: 0, bytes: 0 }),
-      outboxDepth: async () => 0,
-      pollerLagSeconds: () => undefined,
-      pollerGaps: () => 0,
       charts: () => ({ hits: 0, misses: 0 }),
     });
     const count = async () =>
@@ -614,9 +611,6 @@ describe("bounded tries", () => {
     const { logger, lines } = capturingLogger();
     const metrics = createMetrics({
       cache: () => t.api.cacheStats,
-      outboxDepth: async () => 0,
-      pollerLagSeconds: () => undefined,
-      pollerGaps: () => 0,
       charts: () => ({ hits: 0, misses: 0 }),
     });
     const { alerts, worker } = alertsFor(t, {

@@ -50,6 +50,9 @@ function standInService(origin: () => string) {
     async createLink() {
       throw new Error("not used here");
     },
+    async prune() {
+      throw new Error("not used here");
+    },
     async open(token) {
       calls.push("open");
       const found = check(token);

@@ -85,9 +85,11 @@ export type CommandStore = Pick<
 > &
   /**
    * The seen contracts, for /alerts test (absent in runtimes built without the alerts); the
-   * chats that refused the bot, resumed when the bot is used there (absent: nothing resumes).
+   * chats that refused the bot, resumed when the bot is used there (absent: nothing resumes);
+   * the query layer the features' own stores are written in (absent in runtimes tests build by
+   * hand).
    */
-  Partial<Pick<Store, "outbox" | "watches" | "chatPauses">>;
+  Partial<Pick<Store, "outbox" | "watches" | "chatPauses" | "sql">>;
 
 export interface CommandContext {
   /** The chain this invocation reads: its `chain` option, else the chat's, else the first. */

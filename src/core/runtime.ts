@@ -99,6 +99,8 @@ export interface RuntimeOptions {
    * comes from the embedded simulator (SIMULATED_DATA_MARK).
    */
   dataMark?: string | undefined;
+  /** Told of every outcome, for metrics. */
+  onOutcome?: ((event: OutcomeEvent) => void) | undefined;
 }
 
 /** A short id for an invocation: in the log and in the apology a person sees. */
@@ -136,7 +138,7 @@ export class Runtime {
   private readonly apis: ReadonlyMap<string, ApiClient>;
   /** The default chain each chat was last seen with (autocomplete cannot wait for the store). */
   private readonly recentWallets = new RecentWallets();
-  /** Told of every outcome, for metrics. */
+  /** Told of every outcome, for metrics (RuntimeOptions.onOutcome; tests set it later). */
   onOutcome: ((event: OutcomeEvent) => void) | undefined;
   private readonly admission: Admission;
   private readonly materializer: ReplyMaterializer;
@@ -157,6 +159,7 @@ export class Runtime {
 
   constructor(private readonly options: RuntimeOptions) {
     this.chains = options.chains?.length ? options.chains : parseChains(undefined, undefined);
+    this.onOutcome = options.onOutcome;
     this.registry = buildRegistry(servedCommands(options.commands, this.chains));
     const apis = new Map<string, ApiClient>();
     const indexes = new Map<string, KnownCollections>();

@@ -57,3 +57,9 @@ export function boundedProbe(
     return outcome.done && outcome.value;
   };
 }
+
+/**
+ * How long a slow job (digests, watches, gates, report retries: they read the data service per
+ * item) may go without completing a round before health fails.
+ */
+export const SLOW_JOB_BOUND_MS = 300_000;

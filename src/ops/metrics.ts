@@ -25,37 +25,10 @@ export interface Metrics {
 
 export interface MetricSources {
   cache: () => CacheStats;
-  outboxDepth: () => Promise<number>;
-  pollerLagSeconds: () => number | undefined;
-  pollerGaps: () => number;
-  /**
-   * With several chains: each chain's poller figures, which the poller gauges then give with a
-   * `chain` label (in place of pollerLagSeconds and pollerGaps).
-   */
-  pollers?: () => readonly { chain: string; lagSeconds: number | undefined; gaps: number }[];
   /** The chart cache: pictures served from it, and pictures drawn, since start. */
   charts: () => { hits: number; misses: number };
-  /** The watch checker's counts since start (/watch). */
-  watches?: () => { checks: number; posts: number; deferred: number; failures: number };
   /** The logs' destination: writes that failed and lines dropped since start, and whether now. */
   log?: () => { failing: string | undefined; failures: number; dropped: number };
-  /** Gates (/gate): the service's counts since start, and the stored gates and members. */
-  gates?: {
-    counters: () => {
-      passes: number;
-      grants: number;
-      removals: number;
-      deferred: number;
-      failures: number;
-    };
-    counts: () => Promise<{
-      gates: number;
-      paused: number;
-      granted: number;
-      grace: number;
-      pending: number;
-    }>;
-  };
 }
 
 /** Addresses, token ids and names become placeholders, so label values stay few. */
@@ -66,6 +39,27 @@ export function endpointTemplate(path: string): string {
     .replace(/\/wallets\/v1beta2\/(?!ens\/)[^/]+\//, "/wallets/v1beta2/{wallet}/")
     .replace(/\/by_owner\/[^/]+/, "/by_owner/{wallet}")
     .replace(/\/\d+(?=\/|$)/g, "/{tokenId}");
+}
+
+/**
+ * A counter whose count lives elsewhere (a job's own figures since start), read into it when
+ * Prometheus scrapes: the features' metrics use it too.
+ */
+export function countedCounter(
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => number,
+): Counter {
+  return new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
 }
 
 export function createMetrics(sources: MetricSources): Metrics {
@@ -137,17 +131,6 @@ export function createMetrics(sources: MetricSources): Metrics {
     labelNames: ["chain"] as const,
     registers: [registry],
   });
-  new Gauge({
-    name: "bot_poller_gaps",
-    help: "Polls since start that could not be sure to have seen every new contract",
-    labelNames: ["chain"] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      if (!sources.pollers) this.set(sources.pollerGaps());
-      else for (const poller of sources.pollers()) this.set({ chain: poller.chain }, poller.gaps);
-    },
-  });
   const cacheGauge = (name: string, help: string, read: (stats: CacheStats) => number) =>
     new Gauge({
       name,
@@ -175,15 +158,7 @@ export function createMetrics(sources: MetricSources): Metrics {
   );
   // Counts kept by the chart cache itself, read at scrape time into counters.
   const chartCounter = (name: string, help: string, read: () => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
+    countedCounter(registry, name, help, read);
   chartCounter(
     "bot_chart_cache_hits_total",
     "Charts served from the chart cache since start",
@@ -215,102 +190,7 @@ export function createMetrics(sources: MetricSources): Metrics {
       },
     });
   }
-  const { watches } = sources;
-  if (watches) {
-    chartCounter(
-      "bot_watch_reads_total",
-      "Upstream reads made by watches (at the data's freshness) since start",
-      () => watches().checks,
-    );
-    chartCounter("bot_watch_posts_total", "Watch posts sent since start", () => watches().posts);
-    chartCounter(
-      "bot_watch_deferred_total",
-      "Watch reads left for a later round: WATCH_CHECKS_PER_MINUTE was spent",
-      () => watches().deferred,
-    );
-    chartCounter(
-      "bot_watch_failures_total",
-      "Watch reads that failed (tried again within 5 minutes)",
-      () => watches().failures,
-    );
-  }
-  const { gates } = sources;
-  if (gates) {
-    const gateCounter = (
-      name: string,
-      help: string,
-      key: keyof ReturnType<typeof gates.counters>,
-    ) => chartCounter(name, help, () => gates.counters()[key]);
-    gateCounter("bot_gate_passes_total", "Gate verdicts that passed since start", "passes");
-    gateCounter(
-      "bot_gate_grants_total",
-      "Roles given and join requests approved since start",
-      "grants",
-    );
-    gateCounter(
-      "bot_gate_removals_total",
-      "Members removed after their grace since start",
-      "removals",
-    );
-    gateCounter(
-      "bot_gate_deferred_total",
-      "Gate re-checks left for a later minute: GATE_CHECKS_PER_MINUTE was spent",
-      "deferred",
-    );
-    gateCounter(
-      "bot_gate_failures_total",
-      "Gate verdicts unknown (upstream error) or platform calls failed: nothing changed",
-      "failures",
-    );
-    new Gauge({
-      name: "bot_gates",
-      help: "Gates stored, and how many of them are paused (the platform refused the bot)",
-      labelNames: ["state"] as const,
-      registers: [registry],
-      async collect() {
-        const counts = await gates.counts();
-        this.set({ state: "active" }, counts.gates - counts.paused);
-        this.set({ state: "paused" }, counts.paused);
-      },
-    });
-    new Gauge({
-      name: "bot_gate_members",
-      help: "Gates' members by status (granted, in grace, pending join requests)",
-      labelNames: ["status"] as const,
-      registers: [registry],
-      async collect() {
-        const counts = await gates.counts();
-        for (const status of ["granted", "grace", "pending"] as const)
-          this.set({ status }, counts[status]);
-      },
-    });
-  }
   cacheGauge("bot_cache_bytes", "Bytes of the cached answers as received", (s) => s.bytes);
-  new Gauge({
-    name: "bot_outbox_depth",
-    help: "Alerts waiting to be delivered",
-    registers: [registry],
-    async collect() {
-      this.set(await sources.outboxDepth());
-    },
-  });
-  new Gauge({
-    name: "bot_poller_lag_seconds",
-    help: "Seconds without a successful poll: since the last one, or since this process took the poller lease (absent when it does not poll)",
-    labelNames: ["chain"] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      if (!sources.pollers) {
-        const lag = sources.pollerLagSeconds();
-        if (lag !== undefined) this.set(lag);
-        return;
-      }
-      for (const { chain, lagSeconds } of sources.pollers())
-        if (lagSeconds !== undefined) this.set({ chain }, lagSeconds);
-    },
-  });
-
   return {
     registry,
     onCommand(event) {

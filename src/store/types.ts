@@ -4,6 +4,7 @@
  * passes the contract suites under test/store/. What must happen at once (a batch of new contracts
  * with their alerts and the cursor) is one method, one transaction.
  */
+
 import type { AlertRules } from "../alerts/rules.ts";
 import type { ActionStore, NewAction, StoredAction } from "../core/actions.ts";
 import type {
@@ -12,6 +13,7 @@ import type {
   IndexedCollection,
 } from "../core/known-collections.ts";
 import type { GateStore } from "../gates/types.ts";
+import type { SqlLayer } from "./sql.ts";
 
 export type {
   ActionStore,
@@ -797,6 +799,11 @@ export interface Store {
   watches: WatchStore;
   /** Gates (issue 29): roles and groups for the holders, their members and log. */
   gates: GateStore;
+  /**
+   * The query layer the features' own stores and migrations are written in, once for both
+   * databases (src/store/sql.ts).
+   */
+  sql: SqlLayer;
   /** Whether the store answers now. */
   healthy(): Promise<boolean>;
   /**

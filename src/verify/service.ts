@@ -93,10 +93,7 @@ const refuse = (code: VerifyRefusal["code"], message: string): Refused => ({
 const ASK_AGAIN = "Ask /verify in the chat for a new link.";
 
 /** Checks links, makes SIWE challenges and verifies the signed messages (see ./types.ts). */
-export function createVerifyService(deps: VerifyServiceDeps): VerifyService & {
-  /** Drops expired links' confirmations and old links; how many links went. */
-  prune(): Promise<number>;
-} {
+export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
   const { store, logger } = deps;
   const now = deps.now ?? Date.now;
   const limiter = (scope: string, limit: Limit): KeyedLimiter =>

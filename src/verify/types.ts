@@ -76,6 +76,8 @@ export interface VerifiedNotice {
 }
 
 export interface VerifyService {
+  /** Drops expired links' confirmations and old links (the hourly prune); how many links went. */
+  prune(): Promise<number>;
   /** A new link for this person (rate-limited per person). */
   createLink(origin: VerifyOrigin, chain: string): Promise<VerifyResult<{ link: VerifyLink }>>;
   /** The page opening its link: still valid? */

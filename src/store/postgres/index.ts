@@ -1,3 +1,4 @@
+import { sqlLayer } from "../sql.ts";
 import type { Store } from "../types.ts";
 import { PgActionStore } from "./actions.ts";
 import { PgChatPauseStore } from "./chat-pause.ts";
@@ -58,6 +59,7 @@ export function postgresStore(
     digests: new PgDigestStore(db),
     watches: new PgWatchStore(db),
     gates: new PgGateStore(db),
+    sql: sqlLayer("postgres", (kysely) => new kysely.PostgresDialect({ pool: db.pool })),
     async healthy() {
       try {
         return (await db.query("SELECT 1 AS ok")).rows.length === 1;

@@ -1,0 +1,99 @@
+import { SLOW_JOB_BOUND_MS } from "../jobs/job.ts";
+import type { Feature } from "../kernel/feature.ts";
+import { ApiGateEvaluator } from "./evaluate.ts";
+import { gateMetrics } from "./metrics.ts";
+import { GateRecheck } from "./recheck.ts";
+import { GateService } from "./service.ts";
+import type { GateMembership } from "./types.ts";
+
+/**
+ * How often the gate re-check job looks for due members and expired join requests: a join
+ * request is declined within this of its 10 minutes.
+ */
+const GATE_TICK_MS = 30_000;
+
+export interface GatesExposed {
+  service: GateService;
+  recheck: GateRecheck;
+}
+
+/**
+ * A platform's gate membership whose private notices (a gate passed, failed, a join request's
+ * way in) carry the mark of made-up data: the holdings they were decided on are the simulator's.
+ */
+function markedNotices(membership: GateMembership, mark: string): GateMembership {
+  const marked: GateMembership = Object.create(membership);
+  marked.tell = (userId, text, userChatId, signal) =>
+    membership.tell(userId, `${text}\n\n(${mark})`, userChatId, signal);
+  return marked;
+}
+
+/**
+ * Gates (/gate): roles and group entry for proved wallets that pass, decided at a proof, an unlink
+ * and a join request; the re-check job goes over the members under its own lease (`gates`).
+ * The service is the commands' (`ctx.gates`) and verify's, which tells it of proofs.
+ */
+export const gatesFeature: Feature<GatesExposed> = {
+  name: "gates",
+  setup(kernel) {
+    const { config, store, apis } = kernel;
+    const logger = kernel.logger.child({ part: "gates" });
+    const service = new GateService({
+      gates: store.gates,
+      wallets: store.wallets,
+      evaluator: new ApiGateEvaluator({ apis, logger }),
+      freshEvaluator: new ApiGateEvaluator({ apis, fresh: true, logger }),
+      logger,
+      // Each call of a gate (a read, a grant, a message) is bounded like a command (issue 34).
+      settings: { graceHours: config.gates.graceHours, callTimeoutMs: config.commandDeadlineMs },
+      now: kernel.now,
+    });
+    return { services: { gates: service } };
+  },
+  build(kernel) {
+    const service = kernel.services.gates as GateService;
+    const logger = kernel.logger.child({ part: "gates" });
+    // Each platform that enforces gates gives its membership to the service, and Telegram its
+    // groups' join requests.
+    for (const adapter of kernel.adapters.get()) {
+      if (!adapter.gateMembership) continue;
+      service.register(
+        kernel.dataMark
+          ? markedNotices(adapter.gateMembership, kernel.dataMark)
+          : adapter.gateMembership,
+      );
+      // The invite link the request came through picks its gate (issue 34).
+      adapter.onJoinRequest = (chatId, userId, userChatId, inviteLink) =>
+        service
+          .onJoinRequest(adapter.platform, chatId, userId, userChatId, inviteLink)
+          .catch((error: unknown) => {
+            // The request stays with the group's admins; the person may ask again.
+            logger.warn({ err: error }, "could not decide a join request");
+          });
+    }
+    const recheck = new GateRecheck({
+      service,
+      leases: kernel.store.leases,
+      holder: kernel.holder,
+      logger,
+      settings: { checksPerMinute: kernel.config.gates.checksPerMinute, tickMs: GATE_TICK_MS },
+      now: kernel.now,
+      ...(kernel.monotonic ? { monotonic: kernel.monotonic } : {}),
+    });
+    gateMetrics(kernel.metrics.registry, {
+      counters: () => service.counters,
+      counts: () => kernel.store.gates.counts(),
+    });
+    return {
+      exposes: { service, recheck },
+      jobs: [
+        {
+          name: "gates",
+          start: () => recheck.start(),
+          stop: () => recheck.stop(),
+          checks: () => recheck.checks(Math.max(3 * GATE_TICK_MS, SLOW_JOB_BOUND_MS)),
+        },
+      ],
+    };
+  },
+};

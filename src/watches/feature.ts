@@ -1,0 +1,37 @@
+import { SLOW_JOB_BOUND_MS } from "../jobs/job.ts";
+import type { Feature } from "../kernel/feature.ts";
+import { WatchChecker } from "./checker.ts";
+import { watchCounters } from "./metrics.ts";
+
+/** Watches (/watch): checked under their own lease, `watches`, and posted through outbound. */
+export const watchesFeature: Feature<WatchChecker> = {
+  name: "watches",
+  build(kernel) {
+    const { config } = kernel;
+    const watches = new WatchChecker({
+      watches: kernel.store.watches,
+      apis: kernel.apis,
+      chains: kernel.chains,
+      outbound: kernel.outbound,
+      leases: kernel.store.leases,
+      holder: kernel.holder,
+      logger: kernel.logger.child({ part: "watches" }),
+      settings: {
+        tickMs: config.watches.tickMs,
+        checksPerMinute: config.watches.checksPerMinute,
+      },
+    });
+    watchCounters(kernel.metrics.registry, () => watches.stats);
+    return {
+      exposes: watches,
+      jobs: [
+        {
+          name: "watches",
+          start: () => watches.start(),
+          stop: () => watches.stop(),
+          checks: () => watches.checks(Math.max(3 * config.watches.tickMs, SLOW_JOB_BOUND_MS)),
+        },
+      ],
+    };
+  },
+};
