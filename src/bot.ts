@@ -374,7 +374,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     {
       ...(shared ? { limiters: shared.limiters } : {}),
       ...(deps.now ? { now: () => new Date((deps.now as () => number)()) } : {}),
-      ...services,
+      services,
       ...(core.dataMark ? { dataMark: core.dataMark } : {}),
       onOutcome: metrics.onCommand,
     },

@@ -176,7 +176,9 @@ describe.each(await backends())("a feature defined in a test, on %s", (_name, st
     expect((await bot.runtime.runText(chat, "tally", "gm")).text).toBe("gm: 2");
     expect((await bot.runtime.runText(chat, "help", "")).text).toContain("/tally");
     // A bad input is refused like any command's.
-    expect((await bot.runtime.runText(chat, "tally", "")).text).toMatch(/word/);
+    expect((await bot.runtime.runText(chat, "tally", "")).text).toMatch(
+      /^Missing text\. Usage: \/tally/,
+    );
 
     // The job runs once the bot has started, and its route is on the HTTP host.
     await expect.poll(() => ticks(bot), { timeout: 5_000 }).toBeGreaterThan(2);

@@ -119,7 +119,7 @@ beforeAll(async () => {
       return typeof value === "function" ? value.bind(service) : value;
     },
   });
-  t = await startRuntime({}, {}, [], { gates: standIn });
+  t = await startRuntime({}, {}, [], { services: { gates: standIn } });
   discord = recordingMembership("discord");
   telegram = recordingMembership("telegram");
   evaluation = recordingEvaluator(new ApiGateEvaluator({ apis: t.apis }));

@@ -228,8 +228,8 @@ export async function startRuntime(
       rateLimit: { burst: 1000, perMinute: 100_000 },
       chatRateLimit: {},
       collectionRefreshMs: 15 * 60_000,
-      verify,
       ...runtimeOverrides,
+      services: { verify, ...runtimeOverrides.services },
     },
   );
   const ready: RuntimeSetup = {

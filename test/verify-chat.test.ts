@@ -4,6 +4,7 @@
  * where the link is given (privately), how a Telegram group sends the person to their private
  * chat, and the confirmation each platform gives once the page has proved the wallet.
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
 import type { TelegramAdapter } from "../src/adapters/telegram/index.ts";
 import { silentLogger } from "../src/log.ts";
+import { confirmVia } from "../src/verify/notice.ts";
 import { tokenHash } from "../src/verify/service.ts";
 import { discordAdapterFor, serveDiscordHttp } from "./discord-helpers.ts";
 import { type FakeDiscord, type RecordedRequest, startFakeDiscord } from "./fakes/discord/index.ts";
@@ -138,7 +140,7 @@ describe("/verify on Telegram", () => {
   });
 
   it("confirms a proved wallet in the private chat /verify was asked in", async () => {
-    t.onVerified = adapter.notifyVerified;
+    t.onVerified = confirmVia(adapter);
     const answer = await ask(dm, "/verify");
     const before = fake.sent.length;
     await proveWithLink(t.verify, linkIn(String(answer.params.text)), account);
@@ -188,7 +190,7 @@ describe("/verify on Discord", () => {
         application: fake.applicationId,
         token: interaction.token,
       });
-      t.onVerified = adapter.notifyVerified;
+      t.onVerified = confirmVia(adapter);
       await proveWithLink(t.verify, url, account);
       const told = await fake.waitForFollowUp(interaction, 10_000);
       expect(dataOf(told).flags).toBe(64);
@@ -209,7 +211,7 @@ describe("/verify on Discord", () => {
       expect(delivery.status).toBe(200);
       const answer = delivery.callback as RecordedRequest;
       expect(dataOf(answer).flags).toBe(64);
-      t.onVerified = adapter.notifyVerified;
+      t.onVerified = confirmVia(adapter);
       await proveWithLink(t.verify, linkIn(textOf(answer)), account);
       const told = await fake.waitForFollowUp(payload, 10_000);
       expect(dataOf(told).flags).toBe(64);
@@ -218,7 +220,7 @@ describe("/verify on Discord", () => {
       // token (a key to post in that channel) is not in the log.
       const gone = "aW50ZXJhY3Rpb246MTIzNDU2Nzg5OmdvbmU";
       const before = fake.requests.length;
-      await adapter.notifyVerified({
+      await confirmVia(adapter)({
         origin: {
           platform: "discord",
           userId: "1",
@@ -233,7 +235,7 @@ describe("/verify on Discord", () => {
       expect(lines.join("")).toContain("discord private follow-up not sent");
       expect(lines.join("")).not.toContain(gone);
       // No confirm at all (a link asked elsewhere): nothing is tried.
-      await adapter.notifyVerified({
+      await confirmVia(adapter)({
         origin: { platform: "discord", userId: "1", chatId: fake.channelId },
         address: ADDRESS,
         chain: "ethereum",
@@ -273,7 +275,7 @@ describe("/verify on the console", () => {
         userId: "console-user",
         chatId: "console",
       });
-      t.onVerified = adapter.notifyVerified;
+      t.onVerified = confirmVia(adapter);
       await proveWithLink(t.verify, url, account);
       expect(printed).toContain(`Wallet verified`);
       expect(printed).toContain(ADDRESS);

@@ -106,7 +106,7 @@ describe("the bot's verification service", () => {
         return { text: made?.ok ? made.link.url : "no service" };
       },
     });
-    const runtime = runtimeWith(setup, [probe], { store, verify });
+    const runtime = runtimeWith(setup, [probe], { store, services: { verify } });
     const reply = await runtime.run(testInvocation(), "probe", {});
     expect(reply.text).toMatch(/^https:\/\/bot\.example\/verify\/[\w-]{43}$/);
   });

@@ -1,9 +1,9 @@
 import type { Platform } from "../core/command.ts";
 import type { Outcome } from "../core/outcome.ts";
-import type { GateMembership } from "../gates/types.ts";
+import type { RenderableReply } from "../core/reply.ts";
 import type { HttpRoute } from "../http/host.ts";
 import type { ChatSender } from "../outbound/types.ts";
-import type { VerifiedNotifier } from "../verify/types.ts";
+import type { GateMembership } from "./membership.ts";
 
 /**
  * What every chat platform implements, and all the bot knows of one: it is built with its
@@ -29,10 +29,11 @@ export interface ChatAdapter extends ChatSender {
   /** Resolves when the chat ended by itself (the console's input closed); absent otherwise. */
   readonly done?: Promise<void>;
   /**
-   * Tells the chat where /verify was asked that a wallet was proved (issue 27); any instance may
-   * call it. Absent: the platform says nothing (the page has said Verified).
+   * Answers a person privately where they asked (issue 27: the chat where /verify was asked is
+   * told that a wallet was proved; Discord: an ephemeral follow-up on the interaction's token);
+   * any instance may call it. Absent: the platform says nothing (the page has said Verified).
    */
-  notifyVerified?: VerifiedNotifier;
+  confirmPrivately?(origin: PrivateOrigin, reply: RenderableReply): Promise<void>;
   /** What the platform does for gates (issue 29): roles, or a group's join requests. */
   readonly gateMembership?: GateMembership;
   /**
@@ -41,6 +42,20 @@ export interface ChatAdapter extends ChatSender {
    * requests wait for the group's admins.
    */
   onJoinRequest?: JoinRequestListener | undefined;
+}
+
+/** Where a person asked for something the bot answers privately later (a /verify link). */
+export interface PrivateOrigin {
+  platform: Platform;
+  userId: string;
+  /** The chat the person asked in (Telegram: the private chat a group's button opened). */
+  chatId: string;
+  /**
+   * How the adapter confirms privately, opaque to the rest (e.g. a Discord interaction's
+   * application id and token for an ephemeral follow-up, valid 15 minutes). Stored with the link,
+   * dropped when the link is used or expires; never logged.
+   */
+  confirm?: string;
 }
 
 /** A person asked to join a group: its chat, the person, and the chat that reaches them. */

@@ -2,6 +2,7 @@ import type { ApiClient } from "../api/client.ts";
 import type { Contract } from "../api/schemas.ts";
 import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
 import { DEFAULT_CHAIN_ID } from "../chains.ts";
+import type { PollerHealth } from "../http/ops.ts";
 import type { Lease } from "../jobs/lease.ts";
 import { LeasedLoop } from "../jobs/leased-loop.ts";
 import type { Check } from "../jobs/liveness.ts";
@@ -92,22 +93,12 @@ export type PollResult =
       gap: string | undefined;
     };
 
+export type { PollerHealth } from "../http/ops.ts";
+
 export interface PollerStats {
   polls: number;
   gaps: number;
   failures: number;
-}
-
-/** What /healthz says about the poller. */
-export interface PollerHealth {
-  /** Whether this process holds the lease; a process that does not poll is not judged. */
-  leader: boolean;
-  /** Seconds without a successful poll: since the last one, or since the lease was taken. */
-  lagSeconds: number | null;
-  /** Seconds since the last successful poll; null when none succeeded in this process. */
-  lastSuccessAgoSeconds: number | null;
-  healthy: boolean;
-  reason?: string;
 }
 
 const mintTime = (contract: Contract) => Date.parse(contract.mintEvent?.blockTimestamp ?? "");

@@ -1,9 +1,11 @@
 import { DateTime } from "luxon";
 import { BEHAVIORS } from "../api/schemas.ts";
+import { behaviorKey, serviceBehaviorNamed } from "../core/behaviors.ts";
 import { checkZone } from "../core/schedule.ts";
 import type { NewContract } from "../store/types.ts";
 import { minterWords } from "./message.ts";
-import { BAD_ACTOR, NOT_BAD_ACTOR } from "./minters.ts";
+import { NOT_BAD_ACTOR } from "./minters.ts";
+import type { AlertRules } from "./rules-shape.ts";
 
 /**
  * A channel's rules for one subscription (channel + chain): which new collections it gets
@@ -11,16 +13,7 @@ import { BAD_ACTOR, NOT_BAD_ACTOR } from "./minters.ts";
  * outbox rows already hang off), so every rule goes where the subscription goes (a moved chat,
  * the SQLite-to-PostgreSQL copy) and is removed with it.
  */
-export interface AlertRules {
-  /** Minter behavior labels (BEHAVIOR_*, NOT_BADACTOR, or UNKNOWN for no label). */
-  minters?: { include?: string[]; exclude?: string[] };
-  /** Name keywords, lower case, matched as whole words. */
-  keywords?: { include?: string[]; exclude?: string[] };
-  /** Local times HH:MM in an IANA zone; alerts due in [from, to) are held until `to`. */
-  quiet?: { from: string; to: string; zone: string };
-  /** A digest every N minutes instead of each mint. */
-  digestMinutes?: number;
-}
+export type { AlertRules } from "./rules-shape.ts";
 
 /** A minter with no known label, as the include/exclude lists name it. */
 export const UNKNOWN_MINTER = "UNKNOWN";
@@ -67,35 +60,20 @@ export const hasRules = (rules: AlertRules) => serializeRules(rules) !== null;
 
 // Minter behaviors -------------------------------------------------------------------------------
 
-const FRIENDLY: Record<string, string> = {
-  bad: BAD_ACTOR,
-  spammer: BAD_ACTOR,
-  scammer: BAD_ACTOR,
-  new: "BEHAVIOR_NEWBIE",
+/** The minters' own words beside the data service's behaviors (core/behaviors.ts). */
+const MINTER_WORDS: Record<string, string> = {
   clean: NOT_BAD_ACTOR,
   notbadactor: NOT_BAD_ACTOR,
   nospamhistory: NOT_BAD_ACTOR,
-  unlabelled: "BEHAVIOR_UNSPECIFIED",
-  unlabeled: "BEHAVIOR_UNSPECIFIED",
-  nolabel: "BEHAVIOR_UNSPECIFIED",
   unknown: UNKNOWN_MINTER,
 };
 
 /**
- * A behavior as people type it (BEHAVIOR_BADACTOR, badactor, "bad actor", programmed-flipper,
- * spammer...) as the API names it; undefined when it is none.
+ * A minter's behavior as people type it: one of the data service's (BEHAVIOR_BADACTOR, badactor,
+ * "bad actor", programmed-flipper, spammer...), or clean or unknown; undefined when it is none.
  */
 export function behaviorNamed(raw: string): string | undefined {
-  const key = raw
-    .trim()
-    .toLowerCase()
-    .replace(/[\s_-]+/g, "");
-  if (FRIENDLY[key]) return FRIENDLY[key];
-  for (const behavior of BEHAVIORS) {
-    const bare = behavior.slice("BEHAVIOR_".length).toLowerCase().replace(/_/g, "");
-    if (key === bare || key === `behavior${bare}`) return behavior;
-  }
-  return undefined;
+  return MINTER_WORDS[behaviorKey(raw)] ?? serviceBehaviorNamed(raw);
 }
 
 /** The behaviors one can name, for error messages. */

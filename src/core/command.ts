@@ -2,16 +2,15 @@ import { z } from "zod";
 import type { ApiClient } from "../api/client.ts";
 import type { Checked } from "../api/validate.ts";
 import type { Chain } from "../chains.ts";
-import type { GateService } from "../gates/service.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/types.ts";
-import type { VerifyService } from "../verify/types.ts";
 import type { ActionStore } from "./actions.ts";
 import type { KnownCollections } from "./known-collections.ts";
+import type { Platform } from "./platform.ts";
 import type { ButtonSpec, Reply } from "./reply.ts";
 import type { NameResolver, Resolution } from "./resolver.ts";
 
-export type Platform = "discord" | "telegram" | "console";
+export type { Platform } from "./platform.ts";
 
 /** Who asked, where: everything a command may know about the platform, and nothing more. */
 export interface Invocation {
@@ -91,7 +90,16 @@ export type CommandStore = Pick<
    */
   Partial<Pick<Store, "outbox" | "watches" | "chatPauses" | "sql">>;
 
-export interface CommandContext {
+/**
+ * The features' services the commands reach (`ctx.gates`, `ctx.verify`), declared by each feature
+ * itself, as fastify's decorations and grammY's context flavors are: the feature's folder adds its
+ * field with `declare module`, so the kernel names no feature. Each is absent in a bot (or a
+ * test's runtime) without that feature.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: the features add their fields by declaration merging
+export interface CommandServices {}
+
+export interface CommandContext extends CommandServices {
   /** The chain this invocation reads: its `chain` option, else the chat's, else the first. */
   chain: Chain;
   /** Every configured chain, the default first. */
@@ -114,10 +122,6 @@ export interface CommandContext {
   store: CommandStore;
   /** The commands as people see them here (with the chain option where it applies): for /help. */
   commands: readonly AnyCommand[];
-  /** Proved wallets (/verify's links); absent only in tests that build a runtime without it. */
-  verify?: VerifyService;
-  /** Gates (/gate); absent when the store keeps none (and in tests that need none). */
-  gates?: GateService;
   /**
    * Starts storing the actions of buttons the answer will carry while the command still reads
    * its data (call it after starting the reads): the reply that carries these same objects goes

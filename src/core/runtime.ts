@@ -3,10 +3,8 @@ import type { ApiClient } from "../api/client.ts";
 import { ApiError, apiErrorLevel } from "../api/errors.ts";
 import { type Chain, parseChains } from "../chains.ts";
 import { type ErrorCode, type ErrorContext, UserError } from "../errors.ts";
-import type { GateService } from "../gates/service.ts";
 import type { Logger } from "../log.ts";
 import { cutText, sliceChars } from "../strings.ts";
-import type { VerifyService } from "../verify/types.ts";
 import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
 import { Admission } from "./admission.ts";
 import { apiErrorMessage, asUserError } from "./api-errors.ts";
@@ -23,6 +21,7 @@ import {
   type AnyCommand,
   type BotSettings,
   type CommandContext,
+  type CommandServices,
   type CommandStore,
   chatKey,
   type Invocation,
@@ -87,13 +86,11 @@ export interface RuntimeOptions {
   monotonic?: () => number;
   /** Builds the rate limiters (default: this process's own; shared over Redis when set up). */
   limiters?: LimiterFactory | undefined;
-  /** Proved wallets (/verify): links, challenges and proofs; absent where a test needs none. */
-  verify?: VerifyService | undefined;
   /**
-   * Gates (/gate): the commands add and list them, /unlink has the person's gates decided again,
-   * and the Telegram adapter hands it join requests. Absent when the store keeps no gates.
+   * The features' services the commands reach (`ctx.gates`, `ctx.verify`: CommandServices); a
+   * runtime without one has no such feature (tests that need none).
    */
-  gates?: GateService | undefined;
+  services?: CommandServices | undefined;
   /**
    * Added to the footer of every reply and alert that goes out: "simulated data" when the data
    * comes from the embedded simulator (SIMULATED_DATA_MARK).
@@ -151,11 +148,6 @@ export class Runtime {
   /** Paused chats being resumed after answers (chatWorks). */
   private readonly resuming = new Set<Promise<unknown>>();
   private accepting = true;
-
-  /** Gates (/gate), for the adapters: Telegram hands it join requests. */
-  get gates(): GateService | undefined {
-    return this.options.gates;
-  }
 
   constructor(private readonly options: RuntimeOptions) {
     this.chains = options.chains?.length ? options.chains : parseChains(undefined, undefined);
@@ -605,8 +597,7 @@ export class Runtime {
       actions: this.options.actions,
       store: this.options.store,
       commands: this.commands,
-      ...(this.options.verify ? { verify: this.options.verify } : {}),
-      ...(this.options.gates ? { gates: this.options.gates } : {}),
+      ...this.options.services,
       // After the deadline's answer, the command's late bookkeeping still runs, after it.
       afterReply: (task) => (putOff ? putOff.push(task) : this.afterReply(task)),
       storeButtons: (buttons) =>

@@ -23,10 +23,10 @@
  * was typed: a criterion cannot carry markup or a mention into a reply.
  */
 
-import { behaviorNamed } from "../alerts/rules.ts";
 import { BEHAVIORS } from "../api/schemas.ts";
 import { quoteInput, toChecksumAddress } from "../api/validate.ts";
 import { KNOWN_CHAINS } from "../chains.ts";
+import { serviceBehaviorNamed } from "../core/behaviors.ts";
 import type { CommandContext } from "../core/command.ts";
 import { behaviorLabel, formatDecimal } from "../core/format.ts";
 import { checkCollectionArg, isLinked } from "../core/links.ts";
@@ -242,7 +242,7 @@ function behaviorsOf(list: string, example: string): string[] {
     );
   const out: string[] = [];
   for (const name of names) {
-    const behavior = behaviorNamed(name);
+    const behavior = serviceBehaviorNamed(name);
     if (!behavior || !(BEHAVIORS as readonly string[]).includes(behavior))
       throw new UserError(
         "unknown_behavior",

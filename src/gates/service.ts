@@ -927,3 +927,13 @@ export class GateService {
     this.deps.logger.info({ gate: gate.id, action, reason }, `gate: ${action}`);
   }
 }
+
+declare module "../core/command.ts" {
+  interface CommandServices {
+    /**
+     * Gates (/gate): the commands add and list them, /unlink has the person's gates decided
+     * again. Absent in a bot without the gates feature.
+     */
+    gates?: GateService;
+  }
+}

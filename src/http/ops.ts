@@ -1,8 +1,19 @@
-import type { PollerHealth } from "../alerts/poller.ts";
 import type { Check } from "../jobs/liveness.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import { within } from "../within.ts";
 import type { HttpRoute, RouteHandler } from "./host.ts";
+
+/** What /healthz says about a chain's poller (src/alerts/poller.ts fills it). */
+export interface PollerHealth {
+  /** Whether this process holds the lease; a process that does not poll is not judged. */
+  leader: boolean;
+  /** Seconds without a successful poll: since the last one, or since the lease was taken. */
+  lagSeconds: number | null;
+  /** Seconds since the last successful poll; null when none succeeded in this process. */
+  lastSuccessAgoSeconds: number | null;
+  healthy: boolean;
+  reason?: string;
+}
 
 export interface Health {
   ok: boolean;

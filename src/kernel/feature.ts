@@ -4,8 +4,8 @@ import type { ApiClient } from "../api/client.ts";
 import type { Shared } from "../cache/index.ts";
 import type { Chain } from "../chains.ts";
 import type { Config } from "../config.ts";
-import type { AnyCommand } from "../core/command.ts";
-import type { Runtime, RuntimeOptions } from "../core/runtime.ts";
+import type { AnyCommand, CommandServices } from "../core/command.ts";
+import type { Runtime } from "../core/runtime.ts";
 import type { HttpHost, HttpRoute } from "../http/host.ts";
 import type { Job } from "../jobs/job.ts";
 import type { Lease } from "../jobs/lease.ts";
@@ -54,7 +54,7 @@ export interface FeatureSetup {
  * The services through which the commands and other features reach a feature: the declared
  * interfaces between features (verify tells gates of a proof; the commands read both).
  */
-export type KernelServices = Pick<RuntimeOptions, "verify" | "gates">;
+export type KernelServices = CommandServices;
 
 /**
  * A part built after those that use it, bound once before anything starts: the adapters are built

@@ -5,7 +5,7 @@
  * with their alerts and the cursor) is one method, one transaction.
  */
 
-import type { AlertRules } from "../alerts/rules.ts";
+import type { AlertRules } from "../alerts/rules-shape.ts";
 import type { ActionStore, NewAction, StoredAction } from "../core/actions.ts";
 import type {
   ChainCollectionIndexStore,

@@ -1,5 +1,5 @@
 import type { Feature } from "../kernel/feature.ts";
-import { walletMovedText } from "./notice.ts";
+import { confirmVia, walletMovedText } from "./notice.ts";
 import { verifyBaseUrl, verifyRoutes } from "./routes.ts";
 import { createVerifyService } from "./service.ts";
 import type { VerifyService } from "./types.ts";
@@ -29,7 +29,7 @@ export const verifyFeature: Feature<VerifyService> = {
         const adapter = kernel.adapters
           .get()
           .find((each) => each.platform === notice.origin.platform);
-        await adapter?.notifyVerified?.(notice);
+        if (adapter) await confirmVia(adapter)(notice);
       },
       // Another account of the platform proved a wallet (issue 34): its former holder is told
       // privately through the gates' bounded calls, then its gates are decided again.

@@ -1,5 +1,6 @@
+import type { ChatAdapter } from "../adapters/types.ts";
 import type { RenderableReply } from "../core/reply.ts";
-import type { VerifiedNotice, WalletMovedNotice } from "./types.ts";
+import type { VerifiedNotice, VerifiedNotifier, WalletMovedNotice } from "./types.ts";
 
 /** What the chat where /verify was asked is told once the page has proved a wallet. */
 export function verifiedReply(notice: VerifiedNotice): RenderableReply {
@@ -21,4 +22,11 @@ const PLATFORM_WORDS: Record<string, string> = { discord: "Discord", telegram: "
 export function walletMovedText(notice: WalletMovedNotice): string {
   const platform = PLATFORM_WORDS[notice.platform] ?? notice.platform;
   return `${notice.address} on ${notice.chain} was just proved by another ${platform} account, which signed with its key: on ${platform} a wallet is one account's, so it is no longer yours here. What it gave you (gated roles or groups) ends after the usual grace period. If you still hold the key, prove it again with /verify; if that was not you, someone else has your wallet's key: move what it holds.`;
+}
+
+/** Tells a proof through a platform's private answer (nothing when the platform has none). */
+export function confirmVia(adapter: Pick<ChatAdapter, "confirmPrivately">): VerifiedNotifier {
+  return async (notice) => {
+    await adapter.confirmPrivately?.(notice.origin, verifiedReply(notice));
+  };
 }

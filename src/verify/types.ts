@@ -4,21 +4,12 @@
  * bot's page, signs a Sign-In with Ethereum (EIP-4361) message there, and the service keeps the
  * message and signature as the proof. Nothing here holds a private key.
  */
+import type { PrivateOrigin } from "../adapters/types.ts";
 import type { Platform } from "../core/command.ts";
 
 /** Where a /verify was asked, and so where its success is told. */
-export interface VerifyOrigin {
-  platform: Platform;
-  userId: string;
-  /** The chat the person asked in (Telegram: the private chat a group's button opened). */
-  chatId: string;
-  /**
-   * How the adapter confirms privately, opaque to the service (e.g. a Discord interaction's
-   * application id and token for an ephemeral follow-up, valid 15 minutes). Stored with the link,
-   * dropped when the link is used or expires; never logged.
-   */
-  confirm?: string;
-}
+/** Where the person asked for the link: the adapters' PrivateOrigin, told there once proved. */
+export type VerifyOrigin = PrivateOrigin;
 
 /**
  * A link's token as the service makes them (32 random bytes, base64url), with room to spare;
@@ -117,3 +108,10 @@ export interface WalletMovedNotice {
 }
 
 export type WalletMovedNotifier = (notice: WalletMovedNotice) => Promise<void>;
+
+declare module "../core/command.ts" {
+  interface CommandServices {
+    /** Proved wallets (/verify's links); absent in a bot (or a test's runtime) without it. */
+    verify?: VerifyService;
+  }
+}

@@ -12,9 +12,7 @@ import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import type { SendFailure } from "../../outbound/types.ts";
 import { type ConsoleContext, renderConsole, type SavedFile } from "../../render/console.ts";
-import { verifiedReply } from "../../verify/notice.ts";
-import type { VerifiedNotice } from "../../verify/types.ts";
-import type { ChatAdapter } from "../types.ts";
+import type { ChatAdapter, PrivateOrigin } from "../types.ts";
 import { ButtonNumbers } from "./buttons.ts";
 import { ExportFolder } from "./exports.ts";
 
@@ -169,8 +167,11 @@ export class ConsoleAdapter implements ChatAdapter {
   }
 
   /** A wallet proved on the page /verify printed: said here, like an alert, between the lines. */
-  readonly notifyVerified = async (notice: VerifiedNotice): Promise<void> => {
-    await this.show(verifiedReply(notice));
+  readonly confirmPrivately = async (
+    _origin: PrivateOrigin,
+    reply: RenderableReply,
+  ): Promise<void> => {
+    await this.show(reply);
   };
 
   /**

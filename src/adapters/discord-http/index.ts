@@ -15,8 +15,6 @@ import { StartupError } from "../../errors.ts";
 import type { HttpRoute, RequestBody } from "../../http/host.ts";
 import type { SendFailure } from "../../outbound/types.ts";
 import type { UpdateDedup } from "../../store/types.ts";
-import { verifiedReply } from "../../verify/notice.ts";
-import type { VerifiedNotice } from "../../verify/types.ts";
 import { bounded, SEEN_CHECK_MS } from "../../within.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "../discord/commands.ts";
 import { DiscordGateMembership } from "../discord/gates.ts";
@@ -30,7 +28,7 @@ import {
 } from "../discord/rest-messages.ts";
 import { DISCORD_REST_SWEEPS } from "../discord/rest-options.ts";
 import type { SteadyPace } from "../pace.ts";
-import type { ChatAdapter } from "../types.ts";
+import type { ChatAdapter, PrivateOrigin } from "../types.ts";
 import { INTERACTIONS_PATH } from "./endpoint.ts";
 import { handleInteraction, UnsupportedInteraction } from "./interactions.ts";
 import { ed25519PublicKey, INTERACTION_REPLAY_WINDOW_MS, verifyInteraction } from "./verify.ts";
@@ -171,8 +169,8 @@ export class DiscordHttpAdapter implements ChatAdapter {
   }
 
   /** A proved wallet: told privately under the /verify it was asked with, while that can be. */
-  readonly notifyVerified = (notice: VerifiedNotice): Promise<void> =>
-    followUpPrivately(this.rest, notice.origin.confirm, verifiedReply(notice), this.options.logger);
+  readonly confirmPrivately = (origin: PrivateOrigin, reply: RenderableReply): Promise<void> =>
+    followUpPrivately(this.rest, origin.confirm, reply, this.options.logger);
 
   /** The signature first, on the raw bytes; only a request Discord signed is parsed. */
   private async serve(

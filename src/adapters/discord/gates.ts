@@ -9,8 +9,8 @@ import {
   Routes,
 } from "discord-api-types/v10";
 import { LRUCache } from "lru-cache";
-import type { Delivery, GateMembership, GateTarget, MembershipResult } from "../../gates/types.ts";
 import type { Logger } from "../../log.ts";
+import type { Delivery, GateMembership, GateTarget, MembershipResult } from "../membership.ts";
 import {
   elevatedReason,
   highestRole,

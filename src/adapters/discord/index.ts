@@ -20,10 +20,9 @@ import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import type { SendFailure } from "../../outbound/types.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
-import { verifiedReply } from "../../verify/notice.ts";
-import type { VerifiedNotice } from "../../verify/types.ts";
 import { within } from "../../within.ts";
 import type { SharedPace, SteadyPace } from "../pace.ts";
+import type { PrivateOrigin } from "../types.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
 import { discordGatewayOptions } from "./caches.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "./commands.ts";
@@ -190,13 +189,8 @@ export class DiscordAdapter implements ChatAdapter {
   }
 
   /** A proved wallet: told privately under the /verify it was asked with, while that can be. */
-  readonly notifyVerified = (notice: VerifiedNotice): Promise<void> =>
-    followUpPrivately(
-      this.client.rest,
-      notice.origin.confirm,
-      verifiedReply(notice),
-      this.options.logger,
-    );
+  readonly confirmPrivately = (origin: PrivateOrigin, reply: RenderableReply): Promise<void> =>
+    followUpPrivately(this.client.rest, origin.confirm, reply, this.options.logger);
 
   private invocation(interaction: ChatInputCommandInteraction | ButtonInteraction): Invocation {
     return {

@@ -9,10 +9,9 @@ import type { Logger } from "../../log.ts";
 import type { SendFailure } from "../../outbound/types.ts";
 import { escapeHtml, renderTelegram, type TelegramMessage } from "../../render/telegram.ts";
 import type { UpdateDedup } from "../../store/types.ts";
-import { verifiedReply } from "../../verify/notice.ts";
-import type { VerifiedNotice } from "../../verify/types.ts";
 import { bounded, SEEN_CHECK_MS, within } from "../../within.ts";
 import type { SharedPace } from "../pace.ts";
+import type { PrivateOrigin } from "../types.ts";
 import { type ChatAdapter, isRefusal, type JoinRequestListener } from "../types.ts";
 import { classifyTelegramError, isPermanentTelegramError } from "./errors.ts";
 import { TelegramGateMembership } from "./gates.ts";
@@ -431,8 +430,11 @@ export class TelegramAdapter implements ChatAdapter {
   }
 
   /** A proved wallet: told in the private chat /verify was asked in (any instance may send it). */
-  readonly notifyVerified = async (notice: VerifiedNotice): Promise<void> => {
-    await this.sendToChat(notice.origin.chatId, verifiedReply(notice));
+  readonly confirmPrivately = async (
+    origin: PrivateOrigin,
+    reply: RenderableReply,
+  ): Promise<void> => {
+    await this.sendToChat(origin.chatId, reply);
   };
 
   /** Sends one rendered message to a chat. */

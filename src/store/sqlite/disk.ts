@@ -1,5 +1,8 @@
 import { statfsSync } from "node:fs";
-import type { Db } from "./db.ts";
+import type Database from "better-sqlite3";
+
+/** The database handle (db.ts's Db), named here without importing db.ts, which uses isNoRoom. */
+type Db = Database.Database;
 
 /**
  * What SQLite says when a write finds no room: SQLITE_FULL (the file system or max_page_count),

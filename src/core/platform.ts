@@ -1,0 +1,2 @@
+/** The chat platforms the bot serves (the console is the local one). */
+export type Platform = "discord" | "telegram" | "console";
