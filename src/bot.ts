@@ -1,30 +1,24 @@
 import { allCommands } from "../commands/index.ts";
 import { configuredAdapters } from "./adapters/index.ts";
 import type { ChatAdapter } from "./adapters/types.ts";
-import type { DeliveryWorker } from "./alerts/delivery.ts";
-import { alertsFeature } from "./alerts/feature.ts";
-import { type NewContractPoller, pollerLeaseName } from "./alerts/poller.ts";
-import { UpstreamBudget } from "./api/budget.ts";
-import { ResponseCache } from "./api/cache.ts";
-import { type ApiClient, type ApiClientSettings, createApiClient } from "./api/client.ts";
-import type { Shared } from "./cache/index.ts";
+import type { ApiClient } from "./api/client.ts";
 import type { Chain } from "./chains.ts";
 import type { Config } from "./config.ts";
 import type { Platform } from "./core/command.ts";
 import { SIMULATED_DATA_MARK } from "./core/materialize.ts";
 import type { Reply } from "./core/reply.ts";
 import type { Runtime } from "./core/runtime.ts";
-import { digestsFeature } from "./digests/feature.ts";
-import type { DigestScheduler } from "./digests/scheduler.ts";
-import { FEATURES } from "./features.ts";
-import { gatesFeature } from "./gates/feature.ts";
-import type { GateRecheck } from "./gates/recheck.ts";
-import type { GateService } from "./gates/service.ts";
-import { HttpHost } from "./http/host.ts";
+import {
+  type AlertsExposed,
+  BUILT_IN,
+  type ExposedBy,
+  FEATURES,
+  type NewContractPoller,
+} from "./features.ts";
+import { HttpHost, publicBaseUrl } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
-import { boundedProbe, type Job, stopJobs } from "./jobs/job.ts";
-import { isDeadLocalHolder, Lease, leaseHolderName } from "./jobs/lease.ts";
-import type { Check } from "./jobs/liveness.ts";
+import { type Job, stopJobs } from "./jobs/job.ts";
+import { chainLeaseName, isDeadLocalHolder, Lease, leaseHolderName } from "./jobs/lease.ts";
 import {
   checkFeatures,
   type Feature,
@@ -37,6 +31,14 @@ import {
   runFeatureMigrations,
   setUpFeatures,
 } from "./kernel/feature.ts";
+import { healthOf } from "./kernel/health.ts";
+import {
+  closeAll,
+  connectAdapters,
+  dataClients,
+  dataServices,
+  sharedParts,
+} from "./kernel/parts.ts";
 import type { Logger } from "./log.ts";
 import type { LogDestinationState } from "./log-destination.ts";
 import { createMetrics, type Metrics } from "./ops/metrics.ts";
@@ -45,19 +47,16 @@ import type { ChatSender } from "./outbound/types.ts";
 import { CachedChartDrawer } from "./render/chart-drawer.ts";
 import { chartPainter } from "./render/charts.ts";
 import type { Simulator } from "./simulator/index.ts";
-import { connect, listen } from "./startup.ts";
+import { listen } from "./startup.ts";
 import { chatMover } from "./store/move-chat.ts";
 import { openStore } from "./store/open.ts";
 import type { Db } from "./store/sqlite/index.ts";
 import type { Store } from "./store/types.ts";
 import { upkeepJobs } from "./upkeep.ts";
-import { verifyFeature } from "./verify/feature.ts";
-import { verifyBaseUrl } from "./verify/routes.ts";
-import type { VerifyService } from "./verify/types.ts";
-import type { WatchChecker } from "./watches/checker.ts";
-import { watchesFeature } from "./watches/feature.ts";
 import { buildRuntime, openStores } from "./wiring.ts";
-import { settledBy, within } from "./within.ts";
+import { settledBy } from "./within.ts";
+
+export { apiClientSettings } from "./kernel/parts.ts";
 
 export interface BotDeps {
   logger: Logger;
@@ -107,22 +106,22 @@ export interface Bot {
    * Proved wallets (issue 27): /verify's links, and the page's challenges and proofs (the routes
    * on `http` call it). The commands get the same service as `ctx.verify`.
    */
-  verify: VerifyService;
+  verify: ExposedBy<typeof BUILT_IN.verify>;
   /** The default chain's poller (its lease also decides who delivers and retries reports). */
   poller: NewContractPoller;
   /** One poller per chain, by chain id: each with its own client, cursor, lease and gap count. */
   pollers: ReadonlyMap<string, NewContractPoller>;
-  delivery: DeliveryWorker;
+  delivery: AlertsExposed["delivery"];
   /** Posts the channels' scheduled digests (on the default chain's lease holder). */
-  digests: DigestScheduler;
+  digests: ExposedBy<typeof BUILT_IN.digests>;
   /** Checks the channels' watches (under its own lease, `watches`) and posts what moved. */
-  watches: WatchChecker;
+  watches: ExposedBy<typeof BUILT_IN.watches>;
   /**
    * Gates (/gate): roles and group entry for proved wallets that pass, decided at a proof, an
    * unlink and a join request; `gateRecheck` re-checks members under its own lease (`gates`).
    */
-  gates: GateService;
-  gateRecheck: GateRecheck;
+  gates: ExposedBy<typeof BUILT_IN.gates>["service"];
+  gateRecheck: ExposedBy<typeof BUILT_IN.gates>["recheck"];
   metrics: Metrics;
   health: () => Promise<Health>;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
@@ -150,33 +149,12 @@ const REDIS_READY_WAIT_MS = 3_000;
  */
 const STOP_WITHIN_MS = 8_000;
 const JOBS_STOP_WITHIN_MS = 4_000;
-/** /healthz answers within 1 s: the store's SELECT 1 gets half of it. */
-const STORE_PROBE_MS = 500;
 /**
  * The collection index's first refresh waits this long after start: its 13 requests, their
  * validation and the index's writes took some 40 ms from the first answer (issue 28). A name the
  * index misses before then refreshes it at once.
  */
 const FIRST_COLLECTION_REFRESH_MS = 5_000;
-
-/**
- * Closes what was opened, last first; a failure to close is logged, not thrown. With a deadline
- * (monotonic ms), a part not closed by then is logged and left behind.
- */
-async function closeAll(
-  closers: (() => unknown)[],
-  logger: Logger,
-  deadline = Number.POSITIVE_INFINITY,
-): Promise<void> {
-  for (const close of closers.splice(0).reverse()) {
-    const closing = (async () => close())().catch((error: unknown) => {
-      logger.warn({ err: error }, "could not close a part");
-    });
-    if (deadline === Number.POSITIVE_INFINITY) await closing;
-    else if (!(await settledBy(closing, deadline)))
-      logger.warn("a part did not close in time at shutdown; going on");
-  }
-}
 
 /**
  * Builds the bot from the settings and starts nothing: `bot.start()` does (main.ts, tests). The
@@ -194,118 +172,13 @@ export async function createBot(config: Config, deps: BotDeps): Promise<Bot> {
   }
 }
 
-/**
- * Each chain's data service: the configured ones, or the embedded simulator started for them all
- * (one server, a path prefix per chain).
- */
-async function dataServices(
-  config: Config,
-  logger: Logger,
-  opened: (() => unknown)[],
-): Promise<{ chains: Chain[]; simulator: Simulator | undefined }> {
-  if (!config.simulated) return { chains: config.chains, simulator: undefined };
-  // Loaded only when used: the simulator's world is large, and the real service needs none of it.
-  const { startSimulator } = await import("./simulator/index.ts");
-  const simulator = await listen(
-    "the embedded simulator (SIMULATOR_PORT)",
-    `127.0.0.1:${config.simulator.port}`,
-    () =>
-      startSimulator({
-        port: config.simulator.port,
-        apiKey: config.simulator.apiKey,
-        seed: config.simulator.seed,
-        mintIntervalMs: config.simulator.mintIntervalMs,
-        badActorEvery: config.simulator.badActorEvery,
-        chains: config.chains.map((chain) => chain.id),
-      }),
-  );
-  opened.push(() => simulator.close());
-  logger.info(
-    { url: simulator.url, chains: simulator.chains },
-    "no API_BASE_URL: using the embedded simulator",
-  );
-  const chains = config.chains.map((chain) => ({
-    ...chain,
-    baseUrl: simulator.urlOf(chain.id),
-    apiKey: simulator.apiKey,
-  }));
-  return { chains, simulator };
-}
-
-/** The data-service client's settings, taken from the bot's (src/api knows nothing of Config). */
-export function apiClientSettings(
-  config: Pick<Config, "api" | "cache">,
-  baseUrl: string,
-  apiKey: string | undefined,
-): ApiClientSettings {
-  const { api } = config;
-  return {
-    baseUrl,
-    apiKey,
-    timeoutMs: api.timeoutMs,
-    retries: api.retries,
-    retryMinDelayMs: api.retryMinDelayMs,
-    retryMaxDelayMs: api.retryMaxDelayMs,
-    retryMaxTotalMs: api.retryMaxTotalMs,
-    maxBodyBytes: api.maxBodyBytes,
-    budget: api.budget,
-    reportNotSpamPath: api.reportNotSpamPath,
-    cache: config.cache,
-  };
-}
-
-/** With REDIS_URL: the cache, limits and pacing shared with the other instances. */
-async function sharedParts(
-  config: Config,
-  logger: Logger,
-  opened: (() => unknown)[],
-): Promise<Shared | undefined> {
-  const { redis } = config;
-  if (redis.url === undefined) return undefined;
-  // Loaded only with REDIS_URL: ioredis is some 15 ms of a start that does not use it
-  // (test/lazy-load.test.ts).
-  const { openShared, redactRedisUrl } = await import("./cache/index.ts");
-  const shared = openShared(
-    {
-      url: redis.url,
-      keyPrefix: redis.keyPrefix,
-      commandTimeoutMs: redis.commandTimeoutMs,
-      coolingMs: redis.breakerCoolingMs,
-      local: { ttlSeconds: redis.localTtlSeconds, maxBytes: redis.localMaxBytes },
-      cache: config.cache,
-      budget: config.api.budget,
-      discordPerSecond: config.discord.globalPerSecond,
-    },
-    logger.child({ part: "redis" }),
-  );
-  opened.push(() => shared.link.close());
-  logger.info(
-    { redis: redactRedisUrl(redis.url), prefix: redis.keyPrefix },
-    "REDIS_URL set: answer cache and rate limits are shared with the bot's other instances",
-  );
-  return shared;
-}
-
 async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): Promise<Bot> {
   const { logger } = deps;
   const features = [...FEATURES, ...(deps.features ?? [])];
   checkFeatures(features);
   const { chains, simulator } = await dataServices(config, logger, opened);
   const shared = await sharedParts(config, logger, opened);
-  // One client per chain, all on one answer cache (its keys hold the base URL) and one upstream
-  // budget: more chains never mean more memory or more requests a second.
-  const cache = shared?.cache ?? new ResponseCache(config.cache);
-  const budget = shared?.budget ?? new UpstreamBudget(config.api.budget);
-  const apis = new Map<string, ApiClient>();
-  for (const chain of chains) {
-    const client = createApiClient(
-      apiClientSettings(config, chain.baseUrl ?? "", chain.apiKey),
-      logger.child({ part: "api", ...(chains.length > 1 ? { chain: chain.id } : {}) }),
-      { cache, budget },
-    );
-    opened.push(() => client.close());
-    apis.set(chain.id, client);
-  }
+  const apis = dataClients(config, chains, shared, logger, opened);
   const api = apis.get(chains[0]?.id ?? "") as ApiClient;
   const { store, db } = await openStore(config);
   opened.push(() => store.close());
@@ -383,7 +256,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const pageUrl = () =>
     http.port === undefined
       ? undefined
-      : `${verifyBaseUrl(config.http.publicUrl, http.port)}/verify/`;
+      : `${publicBaseUrl(config.http.publicUrl, http.port)}/verify/`;
   const { adapters, prune } = await configuredAdapters(config, {
     runtime,
     logger,
@@ -425,7 +298,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       chain.id,
       new Lease({
         store: store.leases,
-        name: pollerLeaseName(chain.id),
+        name: chainLeaseName(chain.id),
         holder,
         ttlMs: config.lease.ttlMs,
         isDead: isDeadLocalHolder,
@@ -444,8 +317,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   const built = new Map<Feature, FeatureParts>();
   for (const feature of features) built.set(feature, (await feature.build?.(kernel)) ?? {});
   const exposed = <E>(feature: Feature<E>) => built.get(feature as Feature)?.exposes as E;
-  const { delivery, pollers } = exposed(alertsFeature);
-  const gateParts = exposed(gatesFeature);
+  const { delivery, pollers } = exposed(BUILT_IN.alerts);
+  const gateParts = exposed(BUILT_IN.gates);
   const parts = [...built.values()];
 
   // The collection index refreshes, the store's checkpoint and the hourly prune of expired rows.
@@ -471,64 +344,15 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
    */
   const jobs: Job[] = [...parts.flatMap((part) => part.jobs ?? []), ...upkeep.jobs];
   const poller = pollers.get(chains[0]?.id ?? "") as NewContractPoller;
-  const several = chains.length > 1;
 
-  const databaseAnswers = boundedProbe(() => store.healthy(), STORE_PROBE_MS);
-  const health = async (): Promise<Health> => {
-    const checks: Check[] = [];
-    const connected: Record<string, boolean> = {};
-    for (const adapter of adapters) {
-      connected[adapter.platform] = adapter.healthy();
-      checks.push({
-        name: `adapter ${adapter.platform}`,
-        ok: connected[adapter.platform] as boolean,
-        ...(connected[adapter.platform] ? {} : { reason: `${adapter.label} is not connected` }),
-      });
-    }
-    const database = await databaseAnswers();
-    checks.push({
-      name: "database",
-      ok: database,
-      ...(database
-        ? {}
-        : { reason: `database: the store did not answer within ${STORE_PROBE_MS} ms` }),
-    });
-    const disk = store.diskFull?.();
-    checks.push({ name: "disk", ok: disk === undefined, ...(disk ? { reason: disk } : {}) });
-    const waiting = store.waiting?.();
-    if (waiting !== undefined)
-      checks.push({
-        name: "database migrations",
-        ok: false,
-        reason: `${waiting}: alerts, digests, watches and gates wait`,
-      });
-    const log = deps.logState?.().failing;
-    if (deps.logState)
-      checks.push({ name: "log", ok: log === undefined, ...(log ? { reason: log } : {}) });
-    for (const job of jobs) checks.push(...job.checks());
-    for (const part of parts) checks.push(...(part.checks?.() ?? []));
-    // Figures, not a check: a slow count leaves them out rather than delay the answer.
-    const gateStats = database
-      ? await within(
-          gateParts.service.stats().catch(() => undefined),
-          STORE_PROBE_MS,
-        )
-      : undefined;
-    const each: Record<string, ReturnType<NewContractPoller["health"]>> = {};
-    for (const [id, p] of pollers) each[id] = p.health();
-    return {
-      ok: checks.every((check) => check.ok),
-      adapters: connected,
-      database,
-      ...(disk ? { disk } : {}),
-      ...(log ? { log } : {}),
-      poller: each[poller.chain] ?? poller.health(),
-      ...(several ? { pollers: each } : {}),
-      ...shared?.link.health(),
-      ...(gateStats?.done && gateStats.value ? { gates: gateStats.value } : {}),
-      checks,
-    };
-  };
+  const health = healthOf({
+    adapters,
+    store,
+    logState: deps.logState,
+    jobs,
+    features: parts,
+    shared,
+  });
   for (const route of opsRoutes({ metrics, health })) http.mount(route);
   for (const adapter of adapters) for (const route of adapter.routes) http.mount(route);
   for (const part of parts) for (const route of part.routes ?? []) http.mount(route);
@@ -555,12 +379,12 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     simulator,
     adapters,
     http,
-    verify: exposed(verifyFeature),
+    verify: exposed(BUILT_IN.verify),
     poller,
     pollers,
     delivery,
-    digests: exposed(digestsFeature),
-    watches: exposed(watchesFeature),
+    digests: exposed(BUILT_IN.digests),
+    watches: exposed(BUILT_IN.watches),
     gates: gateParts.service,
     gateRecheck: gateParts.recheck,
     metrics,
@@ -625,23 +449,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
         "the /verify page is served here: /verify gives each person a link",
       );
     }
-    for (const adapter of adapters) {
-      running.push(() => adapter.stop());
-      const { connectsTo, label, tokenSetting } = adapter;
-      if (connectsTo === undefined) await adapter.start();
-      else
-        await connect(
-          {
-            service: label,
-            url: connectsTo,
-            credential: tokenSetting,
-            credentialName: "bot token",
-          },
-          config.connectTimeoutMs,
-          () => adapter.start(),
-          deps.notice,
-        );
-    }
+    await connectAdapters(adapters, config.connectTimeoutMs, running, deps.notice);
     // The jobs stop before the adapters (closeAll runs last first), and among themselves in the
     // reverse of their order, within the first part of the shutdown's time.
     running.push(() => stopJobs(startedJobs, jobsStopBy, logger));

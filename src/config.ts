@@ -1,6 +1,21 @@
 import { existsSync } from "node:fs";
 import { z } from "zod";
-import { type Chain, ChainsError, parseChains, SIMULATOR_CHAIN_IDS } from "./chains.ts";
+import { ConfigError, resolveChains, resolveHttp } from "./config-resolve.ts";
+import {
+  cacheEntryBytes,
+  databaseSchemaName,
+  databaseUrl,
+  dataServiceChoice,
+  discordGuildId,
+  discordPublicKey,
+  explorerUrl,
+  ipfsGateway,
+  logLevel,
+  redisKeyPrefix,
+  redisUrl,
+  reportNotSpamPath,
+  telegramWebhookSecret,
+} from "./config-values.ts";
 import {
   bool,
   emptyToUndefined,
@@ -15,6 +30,8 @@ import {
   variableAt,
 } from "./env.ts";
 import { DEFAULT_HTTP_LIMITS } from "./http/limits.ts";
+
+export { ConfigError } from "./config-resolve.ts";
 
 /**
  * Every setting of the bot, read from the environment once at start-up. `.env.example` documents
@@ -33,16 +50,6 @@ export const SECRET_VARIABLES: ReadonlySet<string> = new Set([
   "REDIS_URL",
 ]);
 
-/** A parsable URL with one of `protocols` ("redis:") that names a host. */
-function isUrlOf(value: string, protocols: readonly string[]): boolean {
-  try {
-    const url = new URL(value);
-    return protocols.includes(url.protocol) && url.hostname !== "";
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Every setting, shaped as the code uses it; each leaf names its variable. A new setting is one
  * line here (and one in .env.example); its type follows.
@@ -59,19 +66,7 @@ const SettingsSchema = z.object({
    * dataServiceRefusal). Unset: the data service at API_BASE_URL (or CHAINS), or with neither, the
    * simulator for the console chat alone.
    */
-  dataService: env(
-    "DATA_SERVICE",
-    z.preprocess(
-      emptyToUndefined,
-      z
-        .string()
-        .refine((value) => value === "simulator", {
-          message: "must be simulator (or unset: the data service at API_BASE_URL)",
-        })
-        .transform(() => "simulator" as const)
-        .optional(),
-    ),
-  ),
+  dataService: env("DATA_SERVICE", dataServiceChoice),
   api: z.object({
     /** Undefined: the bot starts the embedded simulator and uses it. */
     baseUrl: env("API_BASE_URL", optionalUrl),
@@ -81,20 +76,7 @@ const SettingsSchema = z.object({
     retryMinDelayMs: env("API_RETRY_MIN_DELAY_MS", int(250, 0, 60_000)),
     retryMaxDelayMs: env("API_RETRY_MAX_DELAY_MS", int(5_000, 0, 300_000)),
     retryMaxTotalMs: env("API_RETRY_MAX_TOTAL_MS", int(20_000, 0, 600_000)),
-    reportNotSpamPath: env(
-      "API_REPORT_NOT_SPAM_PATH",
-      z.preprocess(
-        emptyToUndefined,
-        z
-          .string()
-          .refine(
-            (path) =>
-              path.startsWith("/") && path.includes("{wallet}") && path.includes("{contract}"),
-            { message: "must start with / and contain {wallet} and {contract}" },
-          )
-          .default("/wallets/v1beta2/{wallet}/report_not_spam/{contract}"),
-      ),
-    ),
+    reportNotSpamPath: env("API_REPORT_NOT_SPAM_PATH", reportNotSpamPath),
     /** Largest response body read, per response. */
     maxBodyBytes: env("API_MAX_BODY_BYTES", int(8 * 1024 * 1024, 1024, 1024 * 1024 * 1024)),
     /** One token bucket for every request to the data service (retries included). */
@@ -114,18 +96,7 @@ const SettingsSchema = z.object({
      */
     maxBytes: env("CACHE_MAX_BYTES", int(4 * 1024 * 1024, 1024, 2 * 1024 * 1024 * 1024)),
     /** Larger answers are not cached; unset: a sixteenth of maxBytes (see parseConfig). */
-    maxEntryBytes: env(
-      "CACHE_MAX_ENTRY_BYTES",
-      z.preprocess(
-        emptyToUndefined,
-        z.coerce
-          .number()
-          .int()
-          .min(1)
-          .max(2 * 1024 * 1024 * 1024)
-          .optional(),
-      ),
-    ),
+    maxEntryBytes: env("CACHE_MAX_ENTRY_BYTES", cacheEntryBytes),
     ttlSeconds: z.object({
       behaviors: env("CACHE_TTL_BEHAVIORS_S", int(6 * 3600, 0, 7 * 86400)),
       audience: env("CACHE_TTL_AUDIENCE_S", int(3600, 0, 7 * 86400)),
@@ -141,32 +112,9 @@ const SettingsSchema = z.object({
    * shared over Redis. Unset: each process keeps its own, as one process needs.
    */
   redis: z.object({
-    url: env(
-      "REDIS_URL",
-      z.preprocess(
-        emptyToUndefined,
-        z
-          .string()
-          .refine((v) => isUrlOf(v, ["redis:", "rediss:"]), {
-            message: "must be a redis:// or rediss:// URL with a host",
-          })
-          .optional(),
-      ),
-    ),
+    url: env("REDIS_URL", redisUrl),
     /** Every key the bot writes starts with it: several bots can share one Redis. */
-    keyPrefix: env(
-      "REDIS_KEY_PREFIX",
-      z.preprocess(
-        emptyToUndefined,
-        z
-          .string()
-          .regex(
-            /^[A-Za-z0-9:_.-]{1,64}$/,
-            "must be 1 to 64 characters of A-Z, a-z, 0-9, colon, underscore, dot and hyphen",
-          )
-          .default("nftbot:"),
-      ),
-    ),
+    keyPrefix: env("REDIS_KEY_PREFIX", redisKeyPrefix),
     /** The in-process layer over Redis: short, so instances disagree for seconds at most. */
     localTtlSeconds: env("REDIS_CACHE_LOCAL_TTL_S", int(5, 1, 300)),
     localMaxBytes: env("REDIS_CACHE_LOCAL_MAX_BYTES", int(1024 * 1024, 1024, 256 * 1024 * 1024)),
@@ -183,32 +131,9 @@ const SettingsSchema = z.object({
    * PostgreSQL instead of the SQLite file under DATA_DIR: several instances share it. Its
    * password never appears in a message (the refusals below do not repeat the value).
    */
-  databaseUrl: env(
-    "DATABASE_URL",
-    z.preprocess(
-      emptyToUndefined,
-      z
-        .string()
-        .refine((v) => isUrlOf(v, ["postgres:", "postgresql:"]), {
-          message:
-            "must be a PostgreSQL URL starting with postgres:// or postgresql:// (postgres://user:password@host:5432/database)",
-        })
-        .optional(),
-    ),
-  ),
+  databaseUrl: env("DATABASE_URL", databaseUrl),
   /** The PostgreSQL schema the store lives in (created if missing). */
-  databaseSchema: env(
-    "DATABASE_SCHEMA",
-    z.preprocess(
-      emptyToUndefined,
-      z
-        .string()
-        .regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, {
-          message: "must be a plain identifier (letters, digits and _, not starting with a digit)",
-        })
-        .default("public"),
-    ),
-  ),
+  databaseSchema: env("DATABASE_SCHEMA", databaseSchemaName),
   /**
    * Bounds on every wait on PostgreSQL: a connection frozen without a reset (a failover, a NAT
    * table that dropped the flow) fails the query in flight and leaves the pool, rather than
@@ -229,13 +154,7 @@ const SettingsSchema = z.object({
     ttlMs: env("LEASE_TTL_MS", int(6_000, 500, 600_000)),
     renewMs: env("LEASE_RENEW_MS", int(2_000, 100, 300_000)),
   }),
-  logLevel: env(
-    "LOG_LEVEL",
-    z.preprocess(
-      emptyToUndefined,
-      z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-    ),
-  ),
+  logLevel: env("LOG_LEVEL", logLevel),
   commandDeadlineMs: env("COMMAND_DEADLINE_MS", int(20_000, 1_000, 600_000)),
   /**
    * How long a chat platform's start is retried after a failure that may pass by itself (a
@@ -255,26 +174,8 @@ const SettingsSchema = z.object({
   /** Stored button actions per person; past it their oldest stop working. */
   buttonMaxPerUser: env("BUTTON_MAX_PER_USER", int(500, 25, 1_000_000)),
   reportsPerHour: env("REPORTS_PER_HOUR", int(10, 1, 10_000)),
-  ipfsGateway: env(
-    "IPFS_GATEWAY",
-    z.preprocess(
-      emptyToUndefined,
-      z
-        .url({ protocol: /^https?$/ })
-        .transform((url) => (url.endsWith("/") ? url : `${url}/`))
-        .default("https://ipfs.io/ipfs/"),
-    ),
-  ),
-  explorerUrl: env(
-    "EXPLORER_URL",
-    z.preprocess(
-      emptyToUndefined,
-      z
-        .url({ protocol: /^https?$/ })
-        .transform((url) => url.replace(/\/+$/, ""))
-        .default("https://etherscan.io"),
-    ),
-  ),
+  ipfsGateway: env("IPFS_GATEWAY", ipfsGateway),
+  explorerUrl: env("EXPLORER_URL", explorerUrl),
   /**
    * How often the collection index (names people may type) is refreshed from the top lists and
    * the newest contracts, from start on; 0: never in the background, only when a name misses it.
@@ -364,16 +265,7 @@ const SettingsSchema = z.object({
   }),
   discord: z.object({
     token: env("DISCORD_TOKEN", optionalString),
-    guildId: env(
-      "DISCORD_GUILD_ID",
-      z.preprocess(
-        emptyToUndefined,
-        z
-          .string()
-          .regex(/^\d{15,25}$/, "must be a Discord server id (15 to 25 digits)")
-          .optional(),
-      ),
-    ),
+    guildId: env("DISCORD_GUILD_ID", discordGuildId),
     apiUrl: env("DISCORD_API_URL", optionalUrl),
     registerOnStart: env("DISCORD_REGISTER_ON_START", bool(false)),
     /**
@@ -387,49 +279,17 @@ const SettingsSchema = z.object({
      * The application's public key: set, Discord interactions come over HTTP (POST
      * /discord/interactions on the HTTP host, each verified with it) and no gateway is opened.
      */
-    publicKey: env(
-      "DISCORD_PUBLIC_KEY",
-      z.preprocess(
-        emptyToUndefined,
-        z
-          .string()
-          .regex(
-            /^[0-9a-fA-F]{64}$/,
-            "must be the application's public key: 64 hexadecimal characters (developer portal, General Information)",
-          )
-          .optional(),
-      ),
-    ),
+    publicKey: env("DISCORD_PUBLIC_KEY", discordPublicKey),
   }),
   telegram: z.object({
     token: env("TELEGRAM_BOT_TOKEN", optionalString),
     apiRoot: env("TELEGRAM_API_ROOT", optionalUrl),
     webhookUrl: env("TELEGRAM_WEBHOOK_URL", optionalUrl),
-    webhookSecret: env(
-      "TELEGRAM_WEBHOOK_SECRET",
-      z.preprocess(
-        emptyToUndefined,
-        z
-          .string()
-          // Telegram takes 1 to 256 characters; whoever knows it can post updates as Telegram,
-          // so a short one is refused as guessable.
-          .regex(
-            /^[A-Za-z0-9_-]{16,256}$/,
-            "must be 16 to 256 characters of A-Z, a-z, 0-9, _ and -",
-          )
-          .optional(),
-      ),
-    ),
+    webhookSecret: env("TELEGRAM_WEBHOOK_SECRET", telegramWebhookSecret),
   }),
 });
 
 type Settings = z.infer<typeof SettingsSchema>;
-
-/**
- * The port when something from outside calls the bot (the Telegram webhook, Discord HTTP
- * interactions) and no port variable is set (Telegram's own choice).
- */
-const DEFAULT_WEBHOOK_PORT = 8443;
 
 /**
  * The settings with what follows from them: the cache's per-answer cap, the Telegram webhook
@@ -508,74 +368,6 @@ function complete(settings: Settings) {
   };
 }
 
-/**
- * CHAINS, completed: the first chain takes API_BASE_URL when it has no URL of its own, API_KEY is
- * every chain's key unless it has one, EXPLORER_URL is the explorer of a lone ethereum. Either no
- * chain has a URL (the embedded simulator serves them all) or every chain has one.
- */
-function resolveChains(settings: Settings): Chain[] {
-  const { api } = settings;
-  let chains: Chain[];
-  try {
-    chains =
-      settings.chains === undefined && api.baseUrl === undefined
-        ? parseChains(SIMULATOR_CHAIN_IDS.join(","), undefined)
-        : parseChains(settings.chains, api.baseUrl);
-  } catch (error) {
-    if (error instanceof ChainsError)
-      throw new ConfigError(`Invalid setting CHAINS: ${error.message}`);
-    throw error;
-  }
-  const [first] = chains;
-  if (first && first.baseUrl === undefined) first.baseUrl = api.baseUrl;
-  if (settings.chains === undefined && first) first.explorer = settings.explorerUrl;
-  const missing = chains.filter((chain) => chain.baseUrl === undefined);
-  if (missing.length > 0 && missing.length < chains.length) {
-    throw new ConfigError(
-      `Invalid setting CHAINS: chain "${missing[0]?.id}" has no data-service URL (give each chain one, e.g. ${missing[0]?.id}=https://…, or none to use the embedded simulator)`,
-    );
-  }
-  for (const chain of chains) chain.apiKey ??= api.apiKey;
-  return chains;
-}
-
-/**
- * HTTP_PORT, or its aliases METRICS_PORT and TELEGRAM_WEBHOOK_PORT (from when each had its own
- * server): two set to different ports cannot both hold, and the bot refuses to start. None set:
- * a free loopback port (the verification page needs a server). 0 is "no server", as
- * METRICS_PORT=0 always was: it gives way to a port set under another name, and to
- * the webhook's 8443 (an .env copied from an older example has METRICS_PORT=0 beside a webhook).
- * The address is HTTP_HOST; METRICS_HOST, the metrics server's own, counts only without the
- * webhook, which has always listened on every interface. `called`: the Telegram webhook or Discord
- * HTTP interactions are served, so the server is needed and must be reachable from outside.
- */
-function resolveHttp(http: Settings["http"], called: boolean) {
-  const given: [string, number][] = [];
-  for (const [name, value] of [
-    ["HTTP_PORT", http.port],
-    ["METRICS_PORT", http.metricsPort],
-    ["TELEGRAM_WEBHOOK_PORT", http.webhookPort],
-  ] as const)
-    if (value !== undefined && value !== 0) given.push([name, value]);
-  if (new Set(given.map(([, port]) => port)).size > 1) {
-    throw new ConfigError(
-      `Invalid settings ${given.map(([name, port]) => `${name}=${port}`).join(", ")}: one HTTP server serves health, metrics and the Telegram webhook; set HTTP_PORT only (the others are its older names)`,
-    );
-  }
-  const off = [http.port, http.metricsPort, http.webhookPort].includes(0);
-  const [variable, port] = given[0] ?? [
-    "HTTP_PORT",
-    called ? DEFAULT_WEBHOOK_PORT : off ? undefined : 0,
-  ];
-  const host = http.host ?? (called ? "0.0.0.0" : (http.metricsHost ?? "127.0.0.1"));
-  /**
-   * undefined: no HTTP server (a port name set to 0). 0, when none is set: a free port the system
-   * picks on loopback, so the verification page (/verify) works with no settings at all.
-   * `variable` names the setting the port came from, for errors.
-   */
-  return { port, host, variable };
-}
-
 const ConfigSchema = SettingsSchema.transform(complete);
 
 /** Every setting, as the code reads it. */
@@ -613,10 +405,6 @@ export function dataServiceRefusal(
   ];
   if (tokens.length === 0) return undefined;
   return `Refusing to serve made-up data to real chats: ${tokens.join(" and ")} ${tokens.length > 1 ? "are" : "is"} set but API_BASE_URL is not. Set API_BASE_URL with API_KEY for the real data service, or DATA_SERVICE=simulator to serve the embedded simulator's made-up data deliberately.`;
-}
-
-export class ConfigError extends Error {
-  override name = "ConfigError";
 }
 
 /**

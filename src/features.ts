@@ -18,3 +18,19 @@ export const FEATURES: readonly Feature[] = [
   gatesFeature,
   verifyFeature,
 ];
+
+/** The built-in features by name, for what the bot exposes of them (Bot.delivery, Bot.gates). */
+export const BUILT_IN = {
+  alerts: alertsFeature,
+  digests: digestsFeature,
+  watches: watchesFeature,
+  gates: gatesFeature,
+  verify: verifyFeature,
+} as const;
+
+/** What a feature exposes once built (FeatureParts.exposes). */
+export type ExposedBy<F> = F extends Feature<infer E> ? E : never;
+type Built = { [K in keyof typeof BUILT_IN]: ExposedBy<(typeof BUILT_IN)[K]> };
+export type AlertsExposed = Built["alerts"];
+export type NewContractPoller =
+  Built["alerts"]["pollers"] extends ReadonlyMap<string, infer P> ? P : never;

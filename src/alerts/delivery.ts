@@ -1,14 +1,22 @@
-import { type Chain, KNOWN_CHAINS } from "../chains.ts";
+import type { Chain } from "../chains.ts";
 import type { Platform } from "../core/command.ts";
-import type { Reply } from "../core/reply.ts";
 import type { Liveness } from "../jobs/liveness.ts";
 import { type LoopHandle, startLoop } from "../jobs/loop.ts";
 import type { Logger } from "../log.ts";
-import { sendKey } from "../outbound/key.ts";
 import type { Outbound, Sent } from "../outbound/outbound.ts";
 import { type SendPolicy, spentBy } from "../outbound/policy.ts";
 import type { DueAlert, OutboxStore, ReportStore } from "../store/types.ts";
-import { type AlertChain, alertReply, digestReply, suppressedReply } from "./message.ts";
+import {
+  alertChain,
+  bySubscription,
+  idempotencyKey,
+  interleave,
+  type Message,
+  messagesFor,
+} from "./delivery-messages.ts";
+import { suppressedReply } from "./message.ts";
+
+export { idempotencyKey } from "./delivery-messages.ts";
 
 /**
  * An alert's waits after failed tries: 4 s, doubling, spread ±25% (the waits alerts always had:
@@ -77,51 +85,11 @@ export interface DeliveryStats {
   suppressed: number;
 }
 
-interface Message {
-  reply: Reply;
-  alerts: DueAlert[];
-  /** A note that these alerts are suppressed (the most reports among them), not the alerts. */
-  suppressedBy?: number;
-}
-
 /**
  * A round's claim: long enough for a round at the platforms' rates, short enough that a dead
  * leader's alerts are taken again soon after its successor starts.
  */
 export const CLAIM_MS = 15_000;
-
-/** Alerts grouped by their subscription (one channel on one chain), in order of first appearance. */
-function bySubscription(alerts: readonly DueAlert[]): DueAlert[][] {
-  const groups = new Map<number, DueAlert[]>();
-  for (const alert of alerts) {
-    const group = groups.get(alert.subscriptionId);
-    if (group) group.push(alert);
-    else groups.set(alert.subscriptionId, [alert]);
-  }
-  return [...groups.values()];
-}
-
-/** The same key for every attempt at the same alert (or digest of the same alerts). */
-export function idempotencyKey(alerts: readonly DueAlert[]): string {
-  return sendKey(
-    alerts
-      .map((alert) => `${alert.subscriptionId}:${alert.contract.address}`)
-      .sort()
-      .join(","),
-  );
-}
-
-/** Takes one message per channel in turn, so no channel waits behind another's burst. */
-function interleave(groups: Message[][]): Message[] {
-  const out: Message[] = [];
-  for (let i = 0; out.length < groups.reduce((n, g) => n + g.length, 0); i++) {
-    for (const group of groups) {
-      const message = group[i];
-      if (message) out.push(message);
-    }
-  }
-  return out;
-}
 
 /**
  * Drains the outbox, one lane per platform so a slow platform never holds up another. Each lane
@@ -180,7 +148,15 @@ export class DeliveryWorker {
       isDead: this.deps.isDeadHolder,
     });
     const { kept, notes } = await this.withoutReported(platform, due);
-    const groups = bySubscription(kept).map((alerts) => this.messagesFor(alerts));
+    const chains = settings.chains ?? [];
+    const groups = bySubscription(kept).map((alerts) =>
+      messagesFor(
+        alerts,
+        alertChain(alerts[0]?.chain ?? "", chains, settings.explorerUrl),
+        settings.digestThreshold,
+        () => this.now(),
+      ),
+    );
     groups.push(...notes.map((note) => [note]));
     const queue = interleave(groups);
     // A channel whose send failed is skipped for the rest of the round (its alerts were rescheduled).
@@ -269,52 +245,6 @@ export class DeliveryWorker {
       },
       "alerts not posted: members of the channel reported the contracts as spam",
     );
-  }
-
-  /** How alerts of `id` show their chain (a chain no longer configured still gets its links). */
-  private chainOf(id: string): AlertChain {
-    const { settings } = this.deps;
-    const chains = settings.chains ?? [];
-    const chain =
-      chains.find((c) => c.id === id) ?? (KNOWN_CHAINS[id] && { ...KNOWN_CHAINS[id], id });
-    return {
-      id,
-      explorer: chain?.explorer ?? settings.explorerUrl,
-      name: chains.length > 1 ? (chain?.name ?? id) : undefined,
-      spam: chain?.spam,
-    };
-  }
-
-  /**
-   * A channel's alerts (one subscription: one chain) as messages, or one digest for a burst or
-   * for alerts its rules held.
-   */
-  private messagesFor(alerts: DueAlert[]): Message[] {
-    const { settings } = this.deps;
-    const chain = this.chainOf(alerts[0]?.chain ?? "");
-    // Alerts held by the channel's rules (quiet hours, a digest every N minutes) go out as one
-    // digest when there are several; otherwise a burst of digestThreshold makes one.
-    const held = alerts.some((alert) => alert.held);
-    if (
-      alerts.length >= (held ? Math.min(2, settings.digestThreshold) : settings.digestThreshold)
-    ) {
-      const note = alerts.find((alert) => alert.note)?.note ?? null;
-      return [
-        {
-          reply: digestReply(
-            alerts.map((alert) => alert.contract),
-            note,
-            chain,
-            held ? "rules" : "burst",
-          ),
-          alerts,
-        },
-      ];
-    }
-    return alerts.map((alert) => ({
-      reply: alertReply(alert.contract, alert.note, chain, new Date(this.now())),
-      alerts: [alert],
-    }));
   }
 
   /** The policy alerts are sent under: ALERT_MAX_ATTEMPTS failed tries, ALERT_BACKOFF waits. */

@@ -90,8 +90,14 @@ export const alertsFeature: Feature<AlertsExposed> = {
       outboxDepth: () => alerts.depth(),
       pollers: [...pollers.values()],
     });
+    const first = pollers.get(chains[0]?.id ?? "") as NewContractPoller;
     return {
       exposes: { delivery, pollers },
+      // The default chain's poller, and with several chains each one's, by chain id.
+      figures: () => {
+        const each = Object.fromEntries([...pollers].map(([id, poller]) => [id, poller.health()]));
+        return { poller: first.health(), ...(several ? { pollers: each } : {}) };
+      },
       // Delivery first: the pollers poke it, so they stop before it (jobs stop in reverse).
       jobs: [
         {

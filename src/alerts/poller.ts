@@ -4,6 +4,7 @@ import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
 import { DEFAULT_CHAIN_ID } from "../chains.ts";
 import type { PollerHealth } from "../http/ops.ts";
 import type { Lease } from "../jobs/lease.ts";
+import { chainLeaseName } from "../jobs/lease.ts";
 import { LeasedLoop } from "../jobs/leased-loop.ts";
 import type { Check } from "../jobs/liveness.ts";
 import type { Logger } from "../log.ts";
@@ -13,7 +14,7 @@ import { lookUpMinters, type MinterLookupSettings } from "./minters.ts";
 /** Each chain's poller keeps its own cursor, gap note and lease (one leader per chain). */
 export const cursorKey = (chain: string) => `poll_cursor:${chain}`;
 export const pendingGapKey = (chain: string) => `poll_pending_gap:${chain}`;
-export const pollerLeaseName = (chain: string) => `new-contract-poller:${chain}`;
+export { chainLeaseName as pollerLeaseName } from "../jobs/lease.ts";
 /** Ethereum's: what a store of one chain had, before SQLite migration 10 named the chain. */
 export const CURSOR_KEY = cursorKey(DEFAULT_CHAIN_ID);
 export const PENDING_GAP_KEY = pendingGapKey(DEFAULT_CHAIN_ID);
@@ -152,7 +153,7 @@ export class NewContractPoller {
     this.now = deps.now ?? Date.now;
     this.monotonic = deps.monotonic ?? (() => performance.now());
     this.job = new LeasedLoop({
-      lease: deps.lease ?? pollerLeaseName(this.chain),
+      lease: deps.lease ?? chainLeaseName(this.chain),
       name: `poller ${this.chain}`,
       leases: deps.leases,
       holder: deps.holder,

@@ -1,22 +1,18 @@
-import { AsyncResource } from "node:async_hooks";
 import type { ApiClient } from "../api/client.ts";
-import { ApiError, apiErrorLevel } from "../api/errors.ts";
 import { type Chain, parseChains } from "../chains.ts";
 import { type ErrorCode, type ErrorContext, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { cutText, sliceChars } from "../strings.ts";
-import { ACTION_ID_PATTERN, type ActionStore } from "./actions.ts";
+import { sliceChars } from "../strings.ts";
+import type { ActionStore } from "./actions.ts";
 import { Admission } from "./admission.ts";
-import { apiErrorMessage, asUserError } from "./api-errors.ts";
-import {
-  CHAIN_OPTION,
-  chainNamed,
-  findChain,
-  servedCommands,
-  spamUnavailable,
-} from "./chain-option.ts";
+import { AfterReplies } from "./after-reply.ts";
+import { asUserError } from "./api-errors.ts";
+import { collectionSuggestions } from "./autocomplete.ts";
+import { pressButton } from "./button-press.ts";
+import { chainIndexes } from "./chain-indexes.ts";
+import { CHAIN_OPTION, chainNamed, servedCommands } from "./chain-option.ts";
 import type { ChartDrawer } from "./charts.ts";
-import { CollectionRefresher } from "./collection-refresh.ts";
+import type { CollectionRefresher } from "./collection-refresh.ts";
 import {
   type AnyCommand,
   type BotSettings,
@@ -27,24 +23,19 @@ import {
   type Invocation,
   type Platform,
 } from "./command.ts";
-import { short } from "./format.ts";
-import { KnownCollections } from "./known-collections.ts";
+import { DeadlineError, failureOf } from "./execution.ts";
+import { type Answer, invokeCommand, userErrorAnswer } from "./invoke.ts";
+import type { KnownCollections } from "./known-collections.ts";
 import { type EarlyButtons, ReplyMaterializer } from "./materialize.ts";
+import { answerOnChain, linkedChain, onChainAction } from "./on-chain.ts";
 import type { Answered, Outcome, OutcomeEvent } from "./outcome.ts";
-import { assertManager, assertPerson } from "./permissions.ts";
 import { randomBytesPooled } from "./random.ts";
 import type { LimiterFactory } from "./rate-limit.ts";
 import { RecentWallets } from "./recent-wallets.ts";
-import { buildRegistry, RERUN_ACTION } from "./registry.ts";
-import {
-  type ButtonAction,
-  type ButtonSpec,
-  type RenderableReply,
-  type Reply,
-  userErrorReply,
-} from "./reply.ts";
-import { NameResolver, type Resolution } from "./resolver.ts";
-import { parseArgs, parseTextArgs } from "./text-args.ts";
+import { buildRegistry } from "./registry.ts";
+import { type RenderableReply, type Reply, userErrorReply } from "./reply.ts";
+import { NameResolver } from "./resolver.ts";
+import { parseTextArgs } from "./text-args.ts";
 
 export interface RuntimeOptions {
   commands: readonly AnyCommand[];
@@ -105,17 +96,6 @@ export function newInvocationId(): string {
   return randomBytesPooled(5).toString("hex");
 }
 
-/** What a command or button gives back, and how it counts (a name not found is the person's to fix). */
-interface Answer {
-  reply: Reply;
-  outcome: "ok" | "user_error";
-  code?: ErrorCode;
-}
-
-class DeadlineError extends Error {
-  override name = "DeadlineError";
-}
-
 /**
  * The command runtime: every invocation from every platform comes through here, is parsed,
  * rate-limited, run under a deadline and turned into a reply, and every failure into a message.
@@ -141,44 +121,15 @@ export class Runtime {
   private readonly materializer: ReplyMaterializer;
   private readonly now: () => Date;
   private readonly inFlight = new Set<Promise<unknown>>();
-  /** Work after answers (logs, counts, what commands put off): run together, after the answers. */
-  private readonly afterReplies: (() => void)[] = [];
-  /** Resolves when the work in `afterReplies` has run; undefined when none is waiting. */
-  private afterRepliesRun: Promise<void> | undefined;
-  /** Paused chats being resumed after answers (chatWorks). */
-  private readonly resuming = new Set<Promise<unknown>>();
+  /** Work after answers (logs, counts, what commands put off) and paused chats' resumes. */
+  private readonly after: AfterReplies;
   private accepting = true;
 
   constructor(private readonly options: RuntimeOptions) {
     this.chains = options.chains?.length ? options.chains : parseChains(undefined, undefined);
     this.onOutcome = options.onOutcome;
     this.registry = buildRegistry(servedCommands(options.commands, this.chains));
-    const apis = new Map<string, ApiClient>();
-    const indexes = new Map<string, KnownCollections>();
-    const refreshers = new Map<string, CollectionRefresher>();
-    for (const [index, chain] of this.chains.entries()) {
-      const api = options.apis?.get(chain.id) ?? options.api;
-      apis.set(chain.id, api);
-      const collections =
-        (index === 0 ? options.collections : undefined) ??
-        options.collectionIndexes?.get(chain.id) ??
-        new KnownCollections();
-      indexes.set(chain.id, collections);
-      refreshers.set(
-        chain.id,
-        new CollectionRefresher({
-          api,
-          collections,
-          logger: options.logger.child({
-            part: "collection-index",
-            ...(this.chains.length > 1 ? { chain: chain.id } : {}),
-          }),
-          intervalMs: options.collectionRefreshMs ?? 15 * 60_000,
-          name: `collection refresh ${chain.id}`,
-          ...(options.monotonic ? { monotonic: options.monotonic } : {}),
-        }),
-      );
-    }
+    const { apis, indexes, refreshers } = chainIndexes(this.chains, options);
     this.apis = apis;
     this.collectionIndexes = indexes;
     this.refreshers = refreshers;
@@ -186,6 +137,7 @@ export class Runtime {
     this.collections = indexes.get(first) as KnownCollections;
     this.refresher = refreshers.get(first) as CollectionRefresher;
     this.now = options.now ?? (() => new Date());
+    this.after = new AfterReplies(options.logger, options.store, this.inFlight);
     this.admission = new Admission(
       options.rateLimit,
       options.chatRateLimit,
@@ -219,8 +171,8 @@ export class Runtime {
       raw = parseTextArgs(command, text);
     } catch (error) {
       return error instanceof UserError
-        ? this.userError(error.code, error.message)
-        : this.userError("invalid_argument", String(error));
+        ? userErrorAnswer(error.code, error.message)
+        : userErrorAnswer("invalid_argument", String(error));
     }
     return this.answerCommand(invocation, command.name, raw);
   }
@@ -239,68 +191,24 @@ export class Runtime {
       command,
       "command",
       chain,
-      (ctx) => this.invoke(ctx, command, raw, `/${command.name}`),
-      this.linkedChain(command, raw),
+      (ctx) => invokeCommand(ctx, command, raw, `/${command.name}`),
+      linkedChain(this.chains, command, raw),
     );
   }
 
-  /**
-   * The served chain a pasted link names (basescan.org, opensea.io/item/base/…), read when the
-   * command names none: a link is answered from its own chain rather than refused.
-   */
-  private linkedChain(
-    command: AnyCommand,
-    raw: Record<string, string | undefined>,
-  ): string | undefined {
-    if (!(CHAIN_OPTION in command.options)) return undefined;
-    for (const [name, option] of Object.entries(command.options)) {
-      const value = raw[name];
-      const chain = value === undefined ? undefined : option.chainOf?.(value);
-      if (chain && this.chains.some((served) => served.id === chain)) return chain;
-    }
-    return undefined;
-  }
-
   /** A button click: the id is looked up, checked against the chat, and its action run. */
-  async answerButton(invocation: Invocation, id: string): Promise<Answered> {
-    if (!ACTION_ID_PATTERN.test(id))
-      return this.userError("button_unknown", "That button is not one of mine.");
-    const stored = await this.options.actions.get(id);
-    if (!stored || stored.expiresAt <= this.now().getTime()) {
-      return this.userError(
-        "button_expired",
-        "This button has expired. Run the command again for fresh buttons.",
-      );
-    }
-    if (stored.platform !== invocation.platform || stored.chatId !== invocation.chat.id) {
-      return this.userError("button_other_chat", "This button belongs to another chat.");
-    }
-    const { action, payload } = stored.action;
-    const command = this.find(stored.action.command);
-    if (command && action === RERUN_ACTION) {
-      const raw: Record<string, string> = {};
-      for (const [key, value] of Object.entries(payload))
-        if (typeof value === "string") raw[key] = value;
-      return this.execute(
-        invocation,
-        command,
-        "button",
-        raw[CHAIN_OPTION],
-        (ctx) => this.invoke(ctx, command, raw, "this button"),
-        this.linkedChain(command, raw),
-      );
-    }
-    const handler = command?.actions?.[action];
-    const parsed = handler?.parse(payload);
-    if (!command || !handler || parsed === undefined)
-      return this.userError("button_stale", "This button no longer works. Run the command again.");
-    const chain = typeof payload.chain === "string" ? payload.chain : undefined;
-    return this.execute(invocation, command, "button", chain, async (ctx) => {
-      assertPerson(command, invocation, "this button");
-      await assertManager(command, invocation, "this button");
-      assertSpam(command, ctx.chain);
-      return { reply: await handler.run(ctx, parsed), outcome: "ok" };
-    });
+  answerButton(invocation: Invocation, id: string): Promise<Answered> {
+    return pressButton(
+      {
+        actions: this.options.actions,
+        chains: this.chains,
+        now: this.now,
+        find: (name) => this.find(name),
+        execute: (...args) => this.execute(...args),
+      },
+      invocation,
+      id,
+    );
   }
 
   // The reply alone, for the many tests that read only what was said.
@@ -321,85 +229,17 @@ export class Runtime {
   }
 
   /**
-   * Parses the raw arguments, checks who may run the command, looks up the names among them, and
-   * runs it. A name that needs a choice, or matches nothing, is answered instead, with buttons
-   * that run the command again with the chosen collection (what `what` was: "/x" or a button).
-   */
-  private async invoke(
-    ctx: CommandContext,
-    command: AnyCommand,
-    raw: Record<string, string | undefined>,
-    what: string,
-  ): Promise<Answer> {
-    const args = parseArgs(command, raw);
-    assertPerson(command, ctx.invocation, what);
-    await assertManager(command, ctx.invocation, what);
-    assertSpam(command, ctx.chain);
-    for (const [name, option] of Object.entries(command.options)) {
-      if (!option.resolve || !raw[name]?.trim()) continue;
-      const resolution: Resolution<unknown> = await option.resolve(args[name], ctx.resolver);
-      if (resolution.kind === "found") {
-        args[name] = resolution.value;
-        continue;
-      }
-      const given: Record<string, string> = {};
-      for (const [key, value] of Object.entries(raw)) if (value !== undefined) given[key] = value;
-      return {
-        outcome: resolution.kind === "choose" ? "ok" : "user_error",
-        ...(resolution.kind === "choose" ? {} : { code: "name_not_found" as const }),
-        reply: {
-          text: resolution.text,
-          tone: resolution.kind === "choose" ? "info" : "warning",
-          private: true,
-          buttons: resolution.choices.map((choice) => ({
-            label: choice.label,
-            action: {
-              command: command.name,
-              action: RERUN_ACTION,
-              payload: { ...given, [name]: choice.value },
-            },
-          })),
-        },
-      };
-    }
-    return { reply: await command.run(ctx, args as never), outcome: "ok" };
-  }
-
-  /**
    * Suggestions while typing an option with an autocomplete source (at most 25), from the chain
    * the interaction names so far, else the chat's (as last seen), else the first. With several
    * chains each suggestion names its chain.
    */
-  async autocomplete(
+  autocomplete(
     name: string,
     option: string,
     text: string,
     where: { chain?: string | undefined; chat?: Pick<Invocation, "platform" | "chat"> } = {},
   ): Promise<{ name: string; value: string }[]> {
-    const source = this.find(name)?.options[option]?.autocomplete;
-    if (source !== "collection") return [];
-    // The chain named so far, else the chat's as a command there would read it (one small read
-    // of its settings, well within Discord's 3 s), else the first.
-    const chain =
-      (where.chain ? findChain(this.chains, where.chain) : undefined) ??
-      (where.chat
-        ? await this.chainFor(where.chat, undefined, this.options.logger)
-        : this.defaultChain);
-    const found = this.collectionsOf(chain).search(text, 25);
-    // Discord wants the answer within 3 s: nothing waits, but the next keystroke may find more.
-    if (found.length === 0) void this.refreshers.get(chain.id)?.refreshForMiss();
-    const suffix = this.chains.length > 1 ? ` · ${chain.name}` : "";
-    return found.map((collection) => ({
-      name: cutText(
-        `${collection.name || "Unnamed collection"} (${short(collection.address)})${suffix}`,
-        100,
-        {
-          unit: "utf16",
-          mark: "",
-        },
-      ),
-      value: collection.address,
-    }));
+    return collectionSuggestions(this, this.options.logger, name, option, text, where);
   }
 
   get defaultChain(): Chain {
@@ -448,50 +288,15 @@ export class Runtime {
    * Resolves once the work put after the answers given so far has run: their log lines and
    * counts (onOutcome), what their commands put off (ctx.afterReply), and a paused chat's resume.
    */
-  async settled(): Promise<void> {
-    await this.afterRepliesRun;
-    await Promise.allSettled([...this.resuming]);
-  }
-
-  /**
-   * Puts `task` after the answer: every such task of the answers given in this turn of the event
-   * loop runs on the next one (setImmediate), once the adapters have sent the answers (the sends
-   * start in the promise callbacks that get them, before the loop turns). The answer goes out
-   * without waiting for logs, counts or bookkeeping.
-   */
-  private afterReply(task: () => void): void {
-    // In the answer's own async context: what a task logs or tells belongs to its invocation.
-    this.afterReplies.push(AsyncResource.bind(task));
-    if (this.afterRepliesRun) return;
-    this.afterRepliesRun = new Promise<void>((resolve) =>
-      setImmediate(() => {
-        this.runAfterReplies();
-        resolve();
-      }),
-    );
-  }
-
-  /** Runs the work waiting after answers now (a new command must find what the last remembered). */
-  private runAfterReplies(): void {
-    this.afterRepliesRun = undefined;
-    for (let task = this.afterReplies.shift(); task; task = this.afterReplies.shift()) {
-      try {
-        task();
-      } catch (error) {
-        this.options.logger.warn({ err: error }, "work after an answer failed");
-      }
-    }
+  settled(): Promise<void> {
+    return this.after.settled();
   }
 
   private unknownCommand(name: string): Answered {
-    return this.userError(
+    return userErrorAnswer(
       "unknown_command",
       `There is no /${sliceChars(name, 32)} command. Try /help.`,
     );
-  }
-
-  private userError(code: ErrorCode, text: string): Answered {
-    return { reply: userErrorReply(text), outcome: "user_error", code };
   }
 
   private async execute(
@@ -506,7 +311,7 @@ export class Runtime {
     const command = found.name;
     const started = performance.now();
     // What the answers just given put off is done before this command reads anything.
-    if (this.afterReplies.length > 0) this.runAfterReplies();
+    if (this.after.waiting) this.after.runNow();
     const logger = this.options.logger.child({
       inv: invocation.id,
       platform: invocation.platform,
@@ -528,14 +333,14 @@ export class Runtime {
       putOff = undefined;
       // Logged, counted and the command's bookkeeping done after the answer went on its way, not
       // before (issue 34, item 11).
-      this.afterReply(() => {
+      this.after.add(() => {
         for (const task of tasks) task();
         logger.info(
           { outcome, ...coded, ...(context ? { context } : {}), ms: Math.round(ms) },
           "invocation answered",
         );
         this.onOutcome?.({ command, kind, outcome, ...coded, ms });
-        if (works) this.chatWorks(invocation, logger);
+        if (works) this.after.chatWorks(invocation, logger);
       });
       return { reply, outcome, ...coded };
     };
@@ -599,7 +404,7 @@ export class Runtime {
       commands: this.commands,
       ...this.options.services,
       // After the deadline's answer, the command's late bookkeeping still runs, after it.
-      afterReply: (task) => (putOff ? putOff.push(task) : this.afterReply(task)),
+      afterReply: (task) => (putOff ? putOff.push(task) : this.after.add(task)),
       storeButtons: (buttons) =>
         this.materializer.storeEarly(
           buttons,
@@ -618,7 +423,10 @@ export class Runtime {
     // The chart is drawn within the command's deadline, as part of its answer.
     const work = body(ctx).then(async (answer) => ({
       ...answer,
-      reply: await this.materializer.drawChart(this.onChain(found, chain, answer, early), logger),
+      reply: await this.materializer.drawChart(
+        answerOnChain(this.chains, found, chain, answer, early),
+        logger,
+      ),
     }));
     this.inFlight.add(work);
     // A handler that fails after its deadline has nobody to tell: never an unhandled rejection.
@@ -631,98 +439,17 @@ export class Runtime {
         answer.code,
       );
     } catch (error) {
-      if (
-        error instanceof DeadlineError ||
-        (error instanceof ApiError && controller.signal.aborted)
-      ) {
-        return finish(
-          "deadline",
-          userErrorReply(
-            `That took longer than ${Math.round(this.options.deadlineMs / 1000)} s, so I stopped. Try again, or ask for less.`,
-          ),
-        );
-      }
-      const userError = asUserError(error);
-      if (userError) return refuse(userError);
-      if (error instanceof ApiError) {
-        logger[apiErrorLevel(error)]({ err: error, kind: error.kind }, "data service error");
-        const text = apiErrorMessage(error);
-        return finish("api_error", {
-          text: error.kind === "invalid_response" ? `${text} (ref ${invocation.id})` : text,
-          tone: error.kind === "not_found" || error.kind === "bad_request" ? "warning" : "error",
-          private: true,
-        });
-      }
-      logger.error({ err: error }, "command failed");
-      return finish("bug", {
-        text: `Sorry, something went wrong on my side. If it keeps happening, tell the bot's operator: ref ${invocation.id}.`,
-        tone: "error",
-        private: true,
-      });
+      const failure = failureOf(
+        error,
+        invocation,
+        logger,
+        controller.signal,
+        this.options.deadlineMs,
+      );
+      return finish(failure.outcome, failure.reply, failure.code, failure.context);
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  /**
-   * The bot was used in the chat (a command or a button), so the chat works again: the pause it
-   * got when it refused the bot is lifted, and with it every feature's work for the chat (alerts,
-   * digests, watches; a chat that still refuses pauses again at its next send). After the
-   * command ran, so /subscriptions, /watch list and /digest list show the pause; not awaited by
-   * the answer, only by stop(). After the answer (afterReply): SQLite's reads are synchronous, and
-   * the answer goes out before them.
-   */
-  private chatWorks(invocation: Invocation, logger: Logger): void {
-    const { platform, chat } = invocation;
-    const { chatPauses } = this.options.store;
-    if (!chatPauses) return;
-    const resuming = Promise.resolve()
-      .then(() => chatPauses.resume(platform, chat.id))
-      .then(
-        (resumed) => {
-          if (resumed)
-            logger.info(
-              "the bot is used in the chat again: its alerts, digests and watches resume",
-            );
-        },
-        (error: unknown) => logger.warn({ err: error }, "could not resume the paused chat"),
-      );
-    this.inFlight.add(resuming);
-    this.resuming.add(resuming);
-    resuming.finally(() => {
-      this.inFlight.delete(resuming);
-      this.resuming.delete(resuming);
-    });
-  }
-
-  /**
-   * The answer as it goes out on a chain: its buttons remember the chain (a page, a report and a
-   * "which one?" pick read the same chain later, whatever the chat's default is by then), and
-   * with several chains served, a command's answer names its chain in the footer.
-   */
-  private onChain(
-    command: AnyCommand,
-    chain: Chain,
-    answer: Answer,
-    /** Stored ahead with their chain already: kept as they are, for materialize to find. */
-    early: EarlyButtons,
-  ): Reply {
-    const { reply } = answer;
-    const buttons = reply.buttons?.map(
-      (button): ButtonSpec =>
-        early.has(button) ? button : { ...button, action: onChainAction(button.action, chain) },
-    );
-    const named =
-      this.chains.length > 1 &&
-      !command.chainless &&
-      answer.outcome === "ok" &&
-      reply.tone !== "warning" &&
-      reply.tone !== "error";
-    return {
-      ...reply,
-      ...(buttons ? { buttons } : {}),
-      ...(named ? { footer: reply.footer ? `${reply.footer} · ${chain.name}` : chain.name } : {}),
-    };
   }
 
   /**
@@ -737,15 +464,4 @@ export class Runtime {
   ): Promise<RenderableReply> {
     return this.materializer.materialize(reply, target);
   }
-}
-
-/** A button's action as stored: it remembers the chain the answer was read from. */
-function onChainAction(action: ButtonAction, chain: Chain): ButtonAction {
-  return { ...action, payload: { [CHAIN_OPTION]: chain.id, ...action.payload } };
-}
-
-/** Commands that report spam are refused on a chain without spam detection. */
-function assertSpam(command: AnyCommand, chain: Chain): void {
-  if (command.requiresSpam && !chain.spam)
-    throw new UserError("spam_unavailable", spamUnavailable(chain));
 }

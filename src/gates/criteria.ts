@@ -1,6 +1,8 @@
 /**
- * The words a manager types for a gate's criteria (`/gate add`), read into GateCriterion[], and
- * each criterion in plain words for /gate list, /gate test and the log.
+ * The words a manager types for a gate's criteria (`/gate add`), read into GateCriterion[]. The
+ * values inside a clause (counts, amounts, days, behavior names) are read in
+ * src/gates/criteria-values.ts; each criterion in plain words, for /gate list, /gate test and the
+ * log, is src/gates/describe.ts's (both re-exported here).
  *
  * Grammar (any case; criteria separated by commas or " and ", all of them must pass):
  *
@@ -23,16 +25,18 @@
  * was typed: a criterion cannot carry markup or a mention into a reply.
  */
 
-import { BEHAVIORS } from "../api/schemas.ts";
 import { quoteInput, toChecksumAddress } from "../api/validate.ts";
 import { KNOWN_CHAINS } from "../chains.ts";
-import { serviceBehaviorNamed } from "../core/behaviors.ts";
 import type { CommandContext } from "../core/command.ts";
-import { behaviorLabel, formatDecimal } from "../core/format.ts";
 import { checkCollectionArg, isLinked } from "../core/links.ts";
 import { UserError } from "../errors.ts";
 import { cutText, stripControlCharacters } from "../strings.ts";
+import { amountOf, behaviorsOf, countOf, daysOf } from "./criteria-values.ts";
+import { chainWords } from "./describe.ts";
 import type { BehaviorCriterion, GateCriterion, HoldsCriterion, SpendCriterion } from "./types.ts";
+
+export { GATE_BEHAVIOR_NAMES, MAX_COUNT, MAX_DAYS } from "./criteria-values.ts";
+export { chainWords, describeCriterion } from "./describe.ts";
 
 export interface CriteriaContext {
   /** The chain a criterion without `on <chain>` reads (the invocation's). */
@@ -48,10 +52,6 @@ export interface CriteriaContext {
 
 /** At most this many criteria per gate (the spend words of one chain count as one). */
 export const MAX_CRITERIA = 5;
-/** Larger counts and amounts are typing mistakes, not gates. */
-export const MAX_COUNT = 1_000_000;
-/** Ten years: a longer "within" is no filter. */
-export const MAX_DAYS = 3650;
 
 /** Criteria people can paste from /help; on the simulator, the demo wallet passes each. */
 export const CRITERIA_EXAMPLES = [
@@ -81,11 +81,6 @@ const KEYWORDS = [
 ] as const;
 const STARTS_CRITERION = new RegExp(`^(?:${KEYWORDS.join("|")})(?:\\s|$)`, "i");
 
-/** The behaviors a gate can name, as people type them. */
-export const GATE_BEHAVIOR_NAMES: readonly string[] = BEHAVIORS.filter(
-  (b) => b !== "BEHAVIOR_UNSPECIFIED",
-).map((b) => b.slice("BEHAVIOR_".length).toLowerCase().replace(/_/g, ""));
-
 const CHAIN_ALIASES: Record<string, string> = {
   eth: "ethereum",
   mainnet: "ethereum",
@@ -103,13 +98,6 @@ function chainNamed(word: string): string | undefined {
     if (chain.name.toLowerCase() === key) return id;
   return undefined;
 }
-
-/** A chain's name for people. */
-export function chainWords(chain: string): string {
-  return KNOWN_CHAINS[chain]?.name ?? chain;
-}
-
-const symbolOf = (chain: string) => KNOWN_CHAINS[chain]?.symbol ?? "";
 
 /**
  * Splits on commas and " and ", gluing back a piece that does not start a criterion to the one
@@ -160,98 +148,8 @@ function checkServed(chain: string, ctx: CriteriaContext): void {
     );
 }
 
-/** A whole count 1…MAX_COUNT, or a refusal that says what to type. */
-function countOf(raw: string | undefined, what: string, example: string): number {
-  const text = (raw ?? "").trim();
-  if (!/^\d+$/.test(text)) {
-    throw new UserError(
-      "invalid_number",
-      text.startsWith("-")
-        ? `${what} cannot be negative: write a whole number, e.g. \`${example}\`.`
-        : `${what} must be a whole number, e.g. \`${example}\`${text ? `, not ${quoteInput(text, 30)}` : ""}.`,
-    );
-  }
-  const digits = text.replace(/^0+(?=\d)/, "");
-  if (digits.length > 7 || Number(digits) > MAX_COUNT)
-    throw new UserError(
-      "number_out_of_range",
-      `${what} must be at most ${MAX_COUNT.toLocaleString("en-US")}: write a smaller number, e.g. \`${example}\`.`,
-    );
-  const value = Number(digits);
-  if (value < 1)
-    throw new UserError("number_out_of_range", `${what} must be at least 1, e.g. \`${example}\`.`);
-  return value;
-}
-
-/** A positive decimal amount up to MAX_COUNT with at most 18 decimals, as a canonical string. */
-function amountOf(raw: string | undefined, what: string, example: string): string {
-  const text = (raw ?? "").trim().replace(/\s*(?:eth|pol|matic)$/i, "");
-  if (text.startsWith("-"))
-    throw new UserError(
-      "invalid_number",
-      `${what} cannot be negative: write an amount such as \`${example}\`.`,
-    );
-  const match = /^(\d*)(?:\.(\d*))?$/.exec(text);
-  if (!match || (!match[1] && !match[2]))
-    throw new UserError(
-      "invalid_number",
-      `${what} must be an amount in the chain's currency, e.g. \`${example}\`${text ? `, not ${quoteInput(text, 30)}` : ""}.`,
-    );
-  const int = (match[1] ?? "").replace(/^0+/, "") || "0";
-  const frac = (match[2] ?? "").replace(/0+$/, "");
-  if (frac.length > 18)
-    throw new UserError(
-      "invalid_number",
-      `${what} has more than 18 decimals: write e.g. \`${example}\`.`,
-    );
-  if (int.length > 7 || Number(int) > MAX_COUNT || (Number(int) === MAX_COUNT && frac))
-    throw new UserError(
-      "number_out_of_range",
-      `${what} must be at most ${MAX_COUNT.toLocaleString("en-US")}: write a smaller amount, e.g. \`${example}\`.`,
-    );
-  if (int === "0" && !frac)
-    throw new UserError("number_out_of_range", `${what} must be more than 0, e.g. \`${example}\`.`);
-  return frac ? `${int}.${frac}` : int;
-}
-
-function daysOf(raw: string | undefined): number {
-  const text = (raw ?? "").trim();
-  const match = /^(-?\d+)\s*(?:d|days?)?$/i.exec(text);
-  const days = countOf(match?.[1] ?? text, "The days of lastpurchase", "lastpurchase 30d");
-  if (days > MAX_DAYS)
-    throw new UserError(
-      "number_out_of_range",
-      `lastpurchase takes at most ${MAX_DAYS} days: write e.g. \`lastpurchase 30d\`.`,
-    );
-  return days;
-}
-
 /** Typed text that must never reach a reply or a lookup: controls and chat markup. */
 const MARKUP = /[\u0000-\u001f\u007f-\u009f<>`*|\\[\]{}@]/u;
-
-function behaviorsOf(list: string, example: string): string[] {
-  // "collector,whale", "collector, whale", "collector or whale", "collector and whale".
-  const names = list
-    .split(/\s*,\s*|\s+(?:and|or)\s+/i)
-    .map((n) => n.trim())
-    .filter((n) => n.length > 0);
-  if (names.length === 0)
-    throw new UserError(
-      "missing_argument",
-      `Name one or more behaviors, e.g. \`${example}\`: ${GATE_BEHAVIOR_NAMES.join(", ")}.`,
-    );
-  const out: string[] = [];
-  for (const name of names) {
-    const behavior = serviceBehaviorNamed(name);
-    if (!behavior || !(BEHAVIORS as readonly string[]).includes(behavior))
-      throw new UserError(
-        "unknown_behavior",
-        `${quoteInput(name, 30)} is not a behavior: use ${GATE_BEHAVIOR_NAMES.join(", ")}.`,
-      );
-    if (!out.includes(behavior)) out.push(behavior);
-  }
-  return out;
-}
 
 type SpendField = "volumeGte" | "priceAvgGte" | "collectionsGte" | "lastPurchaseDaysLte";
 const SPEND_WORD: Record<SpendField, string> = {
@@ -468,38 +366,6 @@ async function holdsOf(
     ...(name ? { name } : {}),
     min: read.min,
   };
-}
-
-/** A criterion in plain words: "holds at least 1 Azuki on Ethereum". */
-export function describeCriterion(c: GateCriterion): string {
-  const on = `on ${chainWords(c.chain)}`;
-  switch (c.kind) {
-    case "holds":
-      return `holds at least ${c.min.toLocaleString("en-US")} ${c.name ?? c.contract} ${on}`;
-    case "behavior": {
-      const names = c.behaviors.map(behaviorLabel);
-      const list =
-        names.length <= 1
-          ? (names[0] ?? "")
-          : `${names.slice(0, -1).join(", ")} or ${names.at(-1)}`;
-      return `${c.not ? "behavior is not" : "behavior is"} ${list} ${on}`;
-    }
-    case "spend": {
-      const symbol = symbolOf(c.chain);
-      const parts: string[] = [];
-      if (c.volumeGte !== undefined)
-        parts.push(`NFT purchase volume at least ${formatDecimal(c.volumeGte)} ${symbol}`.trim());
-      if (c.priceAvgGte !== undefined)
-        parts.push(`average NFT price at least ${formatDecimal(c.priceAvgGte)} ${symbol}`.trim());
-      if (c.collectionsGte !== undefined)
-        parts.push(`owns NFTs of at least ${c.collectionsGte} collections`);
-      if (c.lastPurchaseDaysLte !== undefined)
-        parts.push(
-          `bought an NFT within ${c.lastPurchaseDaysLte} day${c.lastPurchaseDaysLte === 1 ? "" : "s"}`,
-        );
-      return `one wallet: ${parts.join(", ")} ${on}`;
-    }
-  }
 }
 
 /**

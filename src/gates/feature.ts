@@ -1,5 +1,7 @@
 import { SLOW_JOB_BOUND_MS } from "../jobs/job.ts";
 import type { Feature } from "../kernel/feature.ts";
+import { STORE_PROBE_MS } from "../kernel/health.ts";
+import { within } from "../within.ts";
 import { ApiGateEvaluator } from "./evaluate.ts";
 import { gateMetrics } from "./metrics.ts";
 import { GateRecheck } from "./recheck.ts";
@@ -86,6 +88,15 @@ export const gatesFeature: Feature<GatesExposed> = {
     });
     return {
       exposes: { service, recheck },
+      // The gates' counts: a slow count leaves them out rather than delay /healthz.
+      figures: async (database) => {
+        if (!database) return {};
+        const stats = await within(
+          service.stats().catch(() => undefined),
+          STORE_PROBE_MS,
+        );
+        return stats.done && stats.value ? { gates: stats.value } : {};
+      },
       jobs: [
         {
           name: "gates",

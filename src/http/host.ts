@@ -432,3 +432,11 @@ export class HttpHost {
     await closed;
   }
 }
+
+/**
+ * The bot's own address for the pages it serves (/verify): PUBLIC_URL when set (without its
+ * trailing slashes), else the loopback host on the port listened on.
+ */
+export function publicBaseUrl(publicUrl: string | undefined, port: number): string {
+  return publicUrl ? publicUrl.replace(/\/+$/, "") : `http://127.0.0.1:${port}`;
+}

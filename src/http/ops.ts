@@ -23,8 +23,8 @@ export interface Health {
   disk?: string;
   /** Why the logs' destination (DATA_DIR/bot.log, stderr) is not written; absent while it is. */
   log?: string;
-  /** The default chain's poller. */
-  poller: PollerHealth;
+  /** The default chain's poller (absent in a bot without the alerts feature). */
+  poller?: PollerHealth;
   /** With several chains: each chain's poller, by chain id (ok only when all are healthy). */
   pollers?: Record<string, PollerHealth>;
   /**

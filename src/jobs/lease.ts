@@ -175,3 +175,9 @@ export function isDeadLocalHolder(holder: string): boolean {
     return (error as NodeJS.ErrnoException).code === "ESRCH";
   }
 }
+
+/**
+ * The lease of a chain's leader: its poller holds it, and the default chain's leader also
+ * delivers the alerts, posts the digests and retries the reports.
+ */
+export const chainLeaseName = (chain: string) => `new-contract-poller:${chain}`;

@@ -7,6 +7,7 @@ import type { Config } from "../config.ts";
 import type { AnyCommand, CommandServices } from "../core/command.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { HttpHost, HttpRoute } from "../http/host.ts";
+import type { Health } from "../http/ops.ts";
 import type { Job } from "../jobs/job.ts";
 import type { Lease } from "../jobs/lease.ts";
 import type { Check } from "../jobs/liveness.ts";
@@ -84,6 +85,11 @@ export interface FeatureParts<Exposed = unknown> {
   routes?: readonly HttpRoute[];
   /** What /healthz says beyond the jobs' own checks: read without I/O. */
   checks?: () => Check[];
+  /**
+   * Figures /healthz shows of it, never failing it (the pollers' lag, the gates' counts); with
+   * I/O, only when the database answered (`database`), and bounded by the probe's time.
+   */
+  figures?: (database: boolean) => Partial<Health> | Promise<Partial<Health>>;
   /** Expired rows deleted by the hourly prune, each with what to say when it fails. */
   prune?: readonly { what: string; run: () => Promise<unknown> }[];
 }

@@ -4,19 +4,19 @@
  * synthetic data set, with fault injection for tests and benchmarks.
  */
 
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { audienceRoutes } from "./audiences.ts";
-import { collectionRoutes } from "./collections.ts";
 import {
-  BUILT_CONTRACTS_MIN_AGE_SEC,
-  buildPopulation,
-  buildWorld,
-  type Population,
-  populationWorld,
-  syntheticWallets,
-} from "./data.ts";
-import { errorBody, HttpError } from "./errors.ts";
+  builtOf,
+  type ChainState,
+  chainStates,
+  fullWorld,
+  mintersOf,
+  mintingWorld,
+  worldFor,
+} from "./chains.ts";
+import { collectionRoutes } from "./collections.ts";
+import { HttpError } from "./errors.ts";
 import {
   decideFault,
   type FaultConfig,
@@ -27,14 +27,24 @@ import {
   truncateBody,
 } from "./faults.ts";
 import { foundationalRoutes } from "./foundational.ts";
-import { chosenMinter, insertContract, mintContracts, mintSlot } from "./minting.ts";
-import { hashSeed, mulberry32, Rng } from "./random.ts";
-import type { ContractRec, Fixtures, WalletRec, World } from "./records.ts";
+import {
+  type Answer,
+  answering,
+  type Body,
+  errorAnswer,
+  firstHeader,
+  listen,
+  parseBody,
+  queryRecord,
+  readBody,
+} from "./http.ts";
+import { chosenMinter, mintContracts, mintSlot } from "./minting.ts";
+import { hashSeed, mulberry32 } from "./random.ts";
+import type { Fixtures, World } from "./records.ts";
 import { Router, type SpamReport } from "./router.ts";
 import type { Contract } from "./types.ts";
-import { parseTimestamp } from "./units.ts";
 import { walletRoutes } from "./wallets.ts";
-import { bumpOwners, giveNft, moveWhales, sellNfts, withChanges } from "./watches.ts";
+import { bumpOwners, giveNft, moveWhales, sellNfts } from "./watches.ts";
 
 export {
   CAST_AIRDROP,
@@ -46,6 +56,7 @@ export {
   NICK,
   VITALIK,
 } from "./cast.ts";
+export { SPAM_CHAINS } from "./chains.ts";
 export { buildWorld } from "./data.ts";
 export type { FaultConfig, ScriptedResponse } from "./faults.ts";
 export type { Fixtures, GateFixtures, SpendFigures, TokenRef, World } from "./records.ts";
@@ -103,9 +114,6 @@ export interface SimulatorOptions {
    */
   chains?: readonly string[];
 }
-
-/** The simulator's chains with spam detection (the service has it on two chains). */
-export const SPAM_CHAINS: ReadonlySet<string> = new Set(["ethereum", "polygon"]);
 
 export interface RecordedRequest {
   method: string;
@@ -190,80 +198,6 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const MAX_BODY_BYTES = 1_000_000;
-
-interface Answer {
-  status: number;
-  text: string;
-  headers?: Record<string, string>;
-}
-
-type Body = { kind: "none" } | { kind: "json"; value: unknown } | { kind: "invalid"; text: string };
-
-function errorAnswer(status: number, message?: string): Answer {
-  return { status, text: JSON.stringify(errorBody(status, message)) };
-}
-
-async function readBody(req: IncomingMessage): Promise<{ text: string; tooLarge: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let tooLarge = false;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_BODY_BYTES) tooLarge = true;
-    else chunks.push(buffer);
-  }
-  return { text: tooLarge ? "" : Buffer.concat(chunks).toString("utf8"), tooLarge };
-}
-
-function parseBody(text: string): Body {
-  if (text.trim() === "") return { kind: "none" };
-  try {
-    return { kind: "json", value: JSON.parse(text) as unknown };
-  } catch {
-    return { kind: "invalid", text };
-  }
-}
-
-function queryRecord(params: URLSearchParams): Record<string, string> {
-  const record: Record<string, string> = {};
-  for (const key of new Set(params.keys())) record[key] = params.getAll(key).join(",");
-  return record;
-}
-
-function firstHeader(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
-interface ChainState {
-  id: string;
-  spam: boolean;
-  mintRng: Rng;
-  /** Its world's seed. */
-  seed: number;
-  /** A world given to share (the first chain's, SimulatorOptions.world): never changed. */
-  given: World | undefined;
-  /** Not the first chain: its world is this simulator's own (the first's may be shared). */
-  own: boolean;
-  /**
-   * Its wallets and collections, built when first needed (a mint, or a request), and continued
-   * into `full` when a request needs more (see worldFor).
-   */
-  population: Population | undefined;
-  /** The population's world, with the mints so far, until `full` is built. */
-  light: World | undefined;
-  /** Contracts minted on `light`: carried into `full` when it is built. */
-  lightMints: ContractRec[];
-  full: World | undefined;
-  /** Where the timer's random minters come from: the synthetic wallets. */
-  minters: readonly WalletRec[] | undefined;
-}
-
-/** The one path the new-contract poller reads: endpoint 10, and endpoint 1 for the minters. */
-const CONTRACTS_PATTERN = "/foundational/v1beta2/contracts";
-const BEHAVIORS_PATTERN = "/audiences/v1beta1/behaviors/by_wallets";
-
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   if (options.world && options.seed !== undefined && options.seed !== options.world.seed) {
     throw new Error(
@@ -284,82 +218,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   // Every chain's world is anchored here, whenever it is built: building all of them at start
   // took most of the embedded simulator's start-up time and memory, for chains nobody asked about.
   const anchorMs = now();
-  const chainStates = new Map<string, ChainState>();
-  for (const [index, id] of chainIds.entries()) {
-    chainStates.set(id, {
-      id,
-      spam: SPAM_CHAINS.has(id),
-      mintRng: new Rng(hashSeed(seed, index === 0 ? "minting" : `minting:${id}`)),
-      seed: index === 0 ? seed : hashSeed(seed, `chain:${id}`),
-      given: index === 0 ? options.world : undefined,
-      own: index > 0,
-      population: undefined,
-      light: undefined,
-      lightMints: [],
-      full: undefined,
-      minters: undefined,
-    });
-  }
-  /** A chain's whole world, built (from its population, if that was) the first time it is asked for. */
-  const fullWorld = (state: ChainState): World => {
-    if (state.full) return state.full;
-    const built = state.given ?? buildWorld(state.seed, anchorMs, state.population);
-    // Minting adds to the contract list and index, and changes no record: with copies of those
-    // two, a data set shared with other simulators never sees this one's mints.
-    const world: World = withChanges({
-      ...built,
-      contracts: [...built.contracts],
-      contractByAddress: new Map(built.contractByAddress),
-    });
-    // A world of this simulator's own (the first may be shared): no spam on a chain without it.
-    if (!state.spam && state.own) for (const contract of world.contracts) contract.spam = false;
-    for (const contract of state.lightMints) insertContract(world, contract);
-    state.full = world;
-    state.light = undefined;
-    state.lightMints = [];
-    return world;
-  };
-  /** The world to mint on: the whole one once built, else the population's. */
-  const mintingWorld = (state: ChainState): World => {
-    if (state.full || state.given) return fullWorld(state);
-    state.population ??= buildPopulation(state.seed, anchorMs);
-    state.light ??= populationWorld(state.population);
-    return state.light;
-  };
-  /**
-   * The world that answers a request: the population's while it answers it as the whole world
-   * would (so the pollers of chains nobody asked about yet need no more), else the whole one.
-   */
-  const worldFor = (state: ChainState, pattern: string, query: URLSearchParams, body: Body) => {
-    if (state.full || state.given) return fullWorld(state);
-    const light = mintingWorld(state);
-    if (pattern === CONTRACTS_PATTERN) {
-      // Every built contract is older than this: what was minted after it is all in `light`.
-      const after = parseTimestamp(query.get("blockTimestampGt") ?? "");
-      if (after !== undefined && after >= (light.anchorSec - BUILT_CONTRACTS_MIN_AGE_SEC) * 1000)
-        return light;
-    }
-    if (pattern === BEHAVIORS_PATTERN && body.kind === "json") {
-      // Synthetic wallets' behaviors are final in the population; the cast's and names are not.
-      const wallets = (body.value as { walletAddresses?: unknown } | null)?.walletAddresses;
-      if (
-        Array.isArray(wallets) &&
-        wallets.every(
-          (wallet) => typeof wallet === "string" && light.walletByAddress.has(wallet.toLowerCase()),
-        )
-      )
-        return light;
-    }
-    return fullWorld(state);
-  };
-  const mintersOf = (state: ChainState): readonly WalletRec[] => {
-    state.minters ??= syntheticWallets(mintingWorld(state).wallets);
-    return state.minters;
-  };
-  const first = chainStates.get(chainIds[0] as string) as ChainState;
+  const states = chainStates(seed, chainIds, options.world, anchorMs);
+  const first = states.get(chainIds[0] as string) as ChainState;
   let fixtures: Fixtures | undefined;
   const stateOf = (chain: string): ChainState => {
-    const state = chainStates.get(chain);
+    const state = states.get(chain);
     if (!state) throw new Error(`the simulator serves ${chainIds.join(", ")}, not ${chain}`);
     return state;
   };
@@ -367,7 +230,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const chainOfPath = (path: string): { state: ChainState; path: string } => {
     const slash = path.indexOf("/", 1);
     const prefix = path.slice(1, slash < 0 ? undefined : slash);
-    const state = chainStates.get(prefix);
+    const state = states.get(prefix);
     if (!state) return { state: first, path };
     return { state, path: slash < 0 ? "/" : path.slice(slash) };
   };
@@ -384,35 +247,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   let faults = mergeFaults(NO_FAULTS, options.faults ?? {});
   /** Faults of one chain (setFaults with a chain), in place of the global ones for its requests. */
   const chainFaults = new Map<string, FaultConfig>();
-  const hung = new Set<ServerResponse>();
-  const pendingDelays = new Set<() => void>();
-
-  const delay = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        pendingDelays.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      pendingDelays.add(done);
-    });
-
-  const respond = async (res: ServerResponse, answer: Answer) => {
-    if (faults.latencyMs > 0) await delay(faults.latencyMs);
-    if (res.destroyed || res.headersSent) return;
-    res.writeHead(answer.status, {
-      "content-type": "application/json; charset=utf-8",
-      "content-length": Buffer.byteLength(answer.text),
-      ...answer.headers,
-    });
-    res.end(answer.text);
-  };
-
-  const hang = (res: ServerResponse) => {
-    hung.add(res);
-    res.on("close", () => hung.delete(res));
-  };
+  const { respond, hang, endAll } = answering(() => faults.latencyMs);
 
   const route = (
     method: string,
@@ -498,30 +333,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     return respond(res, answer);
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      // The last line of defence: nothing a client sends may take the server down.
-      if (!res.destroyed && !res.headersSent) {
-        const answer = errorAnswer(500);
-        res.writeHead(500, { "content-type": "application/json; charset=utf-8" });
-        res.end(answer.text);
-      }
-    });
-  });
-  server.on("clientError", (_error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-    else socket.destroy();
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const { server, url } = await listen(handle, host, options.port ?? 0);
 
   const mint = (count = 1, chain = first.id, mintOptions: MintOptions = {}) => {
     const state = stateOf(chain);
@@ -542,7 +354,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const slot = Math.max(Math.floor(now() / mintIntervalMs), lastSlot + 1);
     lastSlot = slot;
     const bad = badActorEvery > 0 && slot % badActorEvery === 0;
-    for (const state of chainStates.values()) {
+    for (const state of states.values()) {
       const world = mintingWorld(state);
       const minter = bad ? chosenMinter(world, "badactor") : undefined;
       const slotMs = slot * mintIntervalMs;
@@ -557,9 +369,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const close = () => {
     closing ??= new Promise<void>((resolve) => {
       clearInterval(mintTimer);
-      for (const res of hung) res.destroy();
-      hung.clear();
-      for (const done of [...pendingDelays]) done();
+      endAll();
       server.closeAllConnections();
       server.close(() => resolve());
     });
@@ -606,10 +416,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       bumpOwners(fullWorld(stateOf(chain)), collection, percent),
     moveWhales: (collection, points, chain = first.id) =>
       moveWhales(fullWorld(stateOf(chain)), collection, points),
-    built: (chain = first.id) => {
-      const state = stateOf(chain);
-      return state.full || state.given ? "world" : state.population ? "population" : "nothing";
-    },
+    built: (chain = first.id) => builtOf(stateOf(chain)),
     sellNfts: (wallet, collection, chain = first.id) =>
       sellNfts(fullWorld(stateOf(chain)), wallet, collection),
     giveNft: (wallet, chain = first.id, options = {}) =>

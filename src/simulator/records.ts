@@ -1,6 +1,6 @@
 /**
- * The records the simulator's data set is made of. Handlers read them; only data.ts (at start)
- * and minting.ts (appending contracts) write them.
+ * The records the simulator's data set is made of. Handlers read them; only data.ts and
+ * population.ts (at start) and minting.ts (appending contracts) write them.
  */
 
 import type { Behavior, Score, ScoreDimension } from "./types.ts";

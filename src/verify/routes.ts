@@ -62,13 +62,7 @@ const UNAVAILABLE: VerifyRefusal = {
   message: "The bot could not check this right now. Try again in a minute.",
 };
 
-/**
- * Where people reach the HTTP host: PUBLIC_URL (without a trailing slash), else loopback on the
- * port listened on (the page works from the machine the bot runs on).
- */
-export function verifyBaseUrl(publicUrl: string | undefined, port: number): string {
-  return publicUrl ? publicUrl.replace(/\/+$/, "") : `http://127.0.0.1:${port}`;
-}
+export { publicBaseUrl as verifyBaseUrl } from "../http/host.ts";
 
 export interface VerifyRoutesOptions {
   service: VerifyService;

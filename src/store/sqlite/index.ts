@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { sqlLayer } from "../sql.ts";
+import { keptStatements, sqlLayer } from "../sql.ts";
 import type { Store, StoreChore } from "../types.ts";
 import { SqliteActionStore } from "./actions.ts";
 import { SqliteChatPauseStore } from "./chat-pause.ts";
@@ -142,7 +142,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     digests: new SqliteDigestStore(db),
     watches: new SqliteWatchStore(db),
     gates: new SqliteGateStore(db),
-    sql: sqlLayer("sqlite", (kysely) => new kysely.SqliteDialect({ database: db })),
+    sql: sqlLayer("sqlite", (kysely) => new kysely.SqliteDialect({ database: keptStatements(db) })),
     async healthy() {
       try {
         return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;
