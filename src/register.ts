@@ -6,6 +6,8 @@ import { explainFailure } from "./cause.ts";
 import { ConfigError, loadDotEnv, parseConfig, secretsOf } from "./config.ts";
 import { servedCommands } from "./core/chain-option.ts";
 import { buildRegistry } from "./core/registry.ts";
+import { FEATURES } from "./features.ts";
+import { featureCommands } from "./kernel/feature.ts";
 import { scrubSecrets } from "./log.ts";
 
 /**
@@ -18,7 +20,11 @@ async function main(): Promise<void> {
   if (!config.discord.token)
     throw new ConfigError("DISCORD_TOKEN is required to register slash commands.");
   // As the bot serves them: with the chain option and its choices when CHAINS names several.
-  const commands = [...buildRegistry(servedCommands(allCommands(), config.chains)).values()];
+  const commands = [
+    ...buildRegistry(
+      servedCommands(allCommands(featureCommands(FEATURES)), config.chains),
+    ).values(),
+  ];
   const { token, guildId, apiUrl } = config.discord;
   let result: Awaited<ReturnType<typeof registerSlashCommands>>;
   try {

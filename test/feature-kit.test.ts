@@ -219,6 +219,46 @@ function ticks(bot: { store: { sql: SqlLayer } }): Promise<number> {
   });
 }
 
+describe("a feature's migration that fails", () => {
+  it("fails the start naming the migration, and leaves nothing open", async () => {
+    const sim = await startTestSimulator();
+    cleanups.push(() => sim.close());
+    const dataDir = mkdtempSync(join(tmpdir(), "feature-kit-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const port = await freePort();
+    const config = parseConfig({
+      API_BASE_URL: sim.url,
+      API_KEY: sim.apiKey,
+      DATA_DIR: dataDir,
+      HTTP_PORT: String(port),
+    });
+    const broken: Feature = {
+      name: "broken",
+      migrations: {
+        "001-fine": {
+          async up(db) {
+            await db.schema.createTable("broken_rows").addColumn("id", "integer").execute();
+          },
+        },
+        "002-bad": {
+          async up(db) {
+            await db.schema.createTable("broken_rows").addColumn("id", "integer").execute();
+          },
+        },
+      },
+    };
+    const deps = { logger: silentLogger(), input: new PassThrough(), output: new PassThrough() };
+    await expect(createBot(config, { ...deps, features: [broken] })).rejects.toThrow(
+      /the migration broken\/002-bad failed: .*broken_rows/,
+    );
+    // The store was closed again: the same database opens and the bot starts without the feature.
+    const bot = await createBot(config, deps);
+    cleanups.push(() => bot.stop());
+    await bot.start();
+    expect(bot.http.port).toBe(port);
+  });
+});
+
 describe("the feature list", () => {
   it("refuses two features of one name, and a name that cannot name a migration", async () => {
     const sim = await startTestSimulator();
