@@ -232,7 +232,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     adapters: adapterList,
     services: {},
   };
-  const services = setUpFeatures(features, core);
+  const { services, movers } = setUpFeatures(features, core);
+  const moveChat = chatMover(store, movers);
   const runtime = buildRuntime(
     config,
     {
@@ -261,6 +262,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     runtime,
     logger,
     store,
+    moveChat,
     sharedPace: shared?.pace,
     console: {
       // The simulator's own address (each chain has a path under it), else the first chain's.
@@ -274,7 +276,6 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     },
   });
   adapterList.bind(adapters);
-  const moveChat = chatMover(store);
   /** A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat. */
   const materialize = (platform: Platform, chatId: string, reply: Reply) =>
     runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } });

@@ -7,7 +7,7 @@ import type { Store } from "../src/store/types.ts";
 
 /**
  * The outbound module on a test's store, as the bot builds it: the senders given, the chat mover
- * of the whole store (unless the test gives its own), and the replies sent as they are unless a
+ * of the whole store with its features' parts (unless the test gives its own), and the replies sent as they are unless a
  * `materialize` is given.
  */
 export function outboundOf(
@@ -22,7 +22,13 @@ export function outboundOf(
     senders,
     materialize:
       options.materialize ?? (async (_platform, _chat, reply) => reply as RenderableReply),
-    moveChat: options.moveChat ?? chatMover(store),
+    moveChat:
+      options.moveChat ??
+      // What the watches and gates features move of a chat (their FeatureSetup.moveChat).
+      chatMover(store, [
+        (platform, from, to) => store.watches.moveChat(platform, from, to),
+        (platform, from, to) => store.gates.moveChat(platform as Platform, from, to),
+      ]),
     chatPauses: store.chatPauses,
     waits: store.sendWaits,
     ...(options.now ? { now: options.now } : {}),

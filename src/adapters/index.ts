@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Config } from "../config.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { Logger } from "../log.ts";
-import { chatMover } from "../store/move-chat.ts";
+import type { ChatMover } from "../store/move-chat.ts";
 import type { Store } from "../store/types.ts";
 import { SourceUpdateDedup } from "../store/updates.ts";
 import type { SharedPace } from "./pace.ts";
@@ -11,10 +11,9 @@ import type { ChatAdapter } from "./types.ts";
 export interface AdapterDeps {
   runtime: Runtime;
   logger: Logger;
-  store: Pick<
-    Store,
-    "updates" | "subscriptions" | "chatSettings" | "watches" | "gates" | "chatPauses" | "sendWaits"
-  >;
+  store: Pick<Store, "updates">;
+  /** Moves everything of a chat that got a new id (the bot's, with its features' parts). */
+  moveChat: ChatMover;
   /** With several instances: the platforms' per-bot limits counted across all of them. */
   sharedPace?: SharedPace | undefined;
   /** For the console chat, used only when no platform is configured: its streams, and for its
@@ -112,7 +111,7 @@ export async function configuredAdapters(
         runtime,
         logger: logger.child({ part: "telegram" }),
         onChatMigrated: async (from, to) => {
-          const moved = await chatMover(deps.store)("telegram", from, to);
+          const moved = await deps.moveChat("telegram", from, to);
           logger.info(
             { part: "telegram", chat: from, newChat: to, subscription: moved?.id },
             "group upgraded to a supergroup; its subscription follows",

@@ -1,3 +1,4 @@
+import type { Platform } from "../core/platform.ts";
 import { SLOW_JOB_BOUND_MS } from "../jobs/job.ts";
 import type { Feature } from "../kernel/feature.ts";
 import { STORE_PROBE_MS } from "../kernel/health.ts";
@@ -50,7 +51,10 @@ export const gatesFeature: Feature<GatesExposed> = {
       settings: { graceHours: config.gates.graceHours, callTimeoutMs: config.commandDeadlineMs },
       now: kernel.now,
     });
-    return { services: { gates: service } };
+    return {
+      services: { gates: service },
+      moveChat: (platform, from, to) => store.gates.moveChat(platform as Platform, from, to),
+    };
   },
   build(kernel) {
     const service = kernel.services.gates as GateService;

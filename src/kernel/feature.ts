@@ -14,6 +14,7 @@ import type { Check } from "../jobs/liveness.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Outbound } from "../outbound/outbound.ts";
+import type { FeatureChatMover } from "../store/move-chat.ts";
 import type { Store } from "../store/types.ts";
 import type { CommandStores } from "../wiring.ts";
 
@@ -49,6 +50,11 @@ export interface Feature<Exposed = unknown> {
 /** What a feature's setup gives. */
 export interface FeatureSetup {
   services?: KernelServices;
+  /**
+   * Moves what the feature keeps of a chat that got a new id (a Telegram group upgraded to a
+   * supergroup), whichever part learnt of it (src/store/move-chat.ts).
+   */
+  moveChat?: FeatureChatMover;
 }
 
 /**
@@ -162,14 +168,21 @@ export function featureMigrations(features: readonly Feature[]): Record<string, 
 }
 
 /**
- * Each feature's setup in the list's order, each seeing the services of those before it; the
- * services of them all, for the commands' context.
+ * Each feature's setup in the list's order, each seeing the services of those before it: the
+ * services of them all, for the commands' context, and what each moves of a chat that moved.
  */
-export function setUpFeatures(features: readonly Feature[], core: KernelCore): KernelServices {
+export function setUpFeatures(
+  features: readonly Feature[],
+  core: KernelCore,
+): { services: KernelServices; movers: FeatureChatMover[] } {
   const services: KernelServices = {};
-  for (const feature of features)
-    Object.assign(services, feature.setup?.({ ...core, services: { ...services } })?.services);
-  return services;
+  const movers: FeatureChatMover[] = [];
+  for (const feature of features) {
+    const setup = feature.setup?.({ ...core, services: { ...services } });
+    Object.assign(services, setup?.services);
+    if (setup?.moveChat) movers.push(setup.moveChat);
+  }
+  return { services, movers };
 }
 
 /**

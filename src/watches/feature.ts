@@ -6,6 +6,9 @@ import { watchCounters } from "./metrics.ts";
 /** Watches (/watch): checked under their own lease, `watches`, and posted through outbound. */
 export const watchesFeature: Feature<WatchChecker> = {
   name: "watches",
+  setup: (kernel) => ({
+    moveChat: (platform, from, to) => kernel.store.watches.moveChat(platform, from, to),
+  }),
   build(kernel) {
     const { config } = kernel;
     const watches = new WatchChecker({
