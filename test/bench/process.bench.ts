@@ -484,8 +484,8 @@ interface LoadFigures {
  * settles, then one mint fans out to every subscribed chat.
  */
 export async function subscribedLoad(maxBytes: number, checkout: Checkout): Promise<LoadFigures> {
-  // A simulator of its own: the same first mint for each checkout (a later mint of a shared one
-  // may be a bad actor's, which the subscriptions hide, and the fan-out would never end).
+  // A simulator of its own: each checkout fans out the same first mint. On one shared simulator
+  // the second checkout's fan-out never came (cause not found: with a simulator each, both end).
   const sim = await startSimulator({ mintIntervalMs: 0, apiKey: "bench-key" });
   const full = await startWithPlatforms(sim, 10_000, checkout.dir);
   const pid = full.bot.child.pid ?? 0;
