@@ -30,7 +30,5 @@ export const BUILT_IN = {
 
 /** What a feature exposes once built (FeatureParts.exposes). */
 export type ExposedBy<F> = F extends Feature<infer E> ? E : never;
-type Built = { [K in keyof typeof BUILT_IN]: ExposedBy<(typeof BUILT_IN)[K]> };
-export type AlertsExposed = Built["alerts"];
-export type NewContractPoller =
-  Built["alerts"]["pollers"] extends ReadonlyMap<string, infer P> ? P : never;
+export type { AlertsExposed } from "./alerts/feature.ts";
+export type { NewContractPoller } from "./alerts/poller.ts";

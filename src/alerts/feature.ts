@@ -95,8 +95,9 @@ export const alertsFeature: Feature<AlertsExposed> = {
       exposes: { delivery, pollers },
       // The default chain's poller, and with several chains each one's, by chain id.
       figures: () => {
+        if (!several) return { poller: first.health() };
         const each = Object.fromEntries([...pollers].map(([id, poller]) => [id, poller.health()]));
-        return { poller: first.health(), ...(several ? { pollers: each } : {}) };
+        return { poller: each[first.chain] ?? first.health(), pollers: each };
       },
       // Delivery first: the pollers poke it, so they stop before it (jobs stop in reverse).
       jobs: [
