@@ -34,6 +34,21 @@ export interface ActionStore {
 }
 
 /**
+ * Where a store that keeps each person's replies as rows numbered by a running count
+ * (`first_seq`) trims after storing one: the first_seq below which their replies go, or nothing.
+ * `lowest` is the lowest first_seq they held; `seq` and `count` are the reply just stored.
+ *
+ * Past the cap, a tenth of it more goes (deleting a row per reply cost more than the insert), so
+ * the next trim waits for that many buttons: a person holds at most the cap, and after a trim at
+ * least the cap less a tenth and one reply. The reply just stored always stays.
+ */
+export function trimBelow(lowest: number, seq: number, count: number, cap: number) {
+  const end = seq + count;
+  if (end - lowest <= cap) return undefined;
+  return Math.min(seq, end - cap + Math.max(1, Math.floor(cap / 10)));
+}
+
+/**
  * `count` ids from one draw of random bytes (a reply has up to 25 buttons): 128 random bits each,
  * base64url, 22 characters, well inside Discord's 100 and Telegram's 64 bytes.
  */

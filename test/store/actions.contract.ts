@@ -81,6 +81,33 @@ export function actionsContract(open: OpenStore): void {
       for (const id of theirs) expect(await actions.get(id)).toBeDefined();
     });
 
+    it("holds no more than the cap after a reply as large as the cap and a small one after it", async () => {
+      // Found by the property test in runtime.test.ts: cap 25, replies of 1, 25 and 1 held 26.
+      const cap = 25;
+      const { actions } = await fresh({ maxButtonsPerUser: cap });
+      const replies: string[][] = [];
+      for (const size of [1, 25, 1, 1, 25, 3]) {
+        replies.push(await actions.putMany(reply(size)));
+        let kept = 0;
+        for (const ids of replies) for (const id of ids) if (await actions.get(id)) kept++;
+        expect(kept).toBeLessThanOrEqual(cap);
+        for (const id of replies.at(-1) ?? []) expect(await actions.get(id)).toBeDefined();
+      }
+    });
+
+    it("keeps all but a tenth of the cap when replies come one button at a time", async () => {
+      const cap = 25;
+      const { actions } = await fresh({ maxButtonsPerUser: cap });
+      const ids: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        ids.push(...(await actions.putMany(reply(1))));
+        let kept = 0;
+        for (const id of ids) if (await actions.get(id)) kept++;
+        expect(kept).toBeLessThanOrEqual(cap);
+        expect(kept).toBeGreaterThanOrEqual(Math.min(i + 1, cap - Math.floor(cap / 10)));
+      }
+    });
+
     it("replies stored at the same time each get their own ids", async () => {
       const { actions } = await fresh();
       const all = await Promise.all(

@@ -3,6 +3,7 @@ import {
   DEFAULT_MAX_ACTIONS_PER_USER,
   type NewAction,
   type StoredAction,
+  trimBelow,
 } from "../../core/actions.ts";
 import { randomBytesPooled } from "../../core/random.ts";
 import { actionAt, decodeId, encodeId, type ReplyRow, SECRET_BYTES, sameSecret } from "../rows.ts";
@@ -21,12 +22,13 @@ export class PgActionStore implements ActionStore {
     const secret = randomBytesPooled(SECRET_BYTES);
     // The owner's running count continues from their newest reply (0 for their first). Two
     // replies of one person at once may share a start: the cap is then off by one reply at most.
-    const { rows } = await this.db.query<{ n: number; first_seq: number }>(
+    const { rows } = await this.db.query<{ n: number; first_seq: number; lowest: number | null }>(
       `INSERT INTO button_actions (secret, platform, chat_id, user_id, count, actions, expires_at, first_seq)
        SELECT $1, $2, $3, $4, $5, $6, $7, COALESCE(
          (SELECT first_seq + count FROM button_actions WHERE platform = $2 AND user_id = $4
            ORDER BY first_seq DESC LIMIT 1), 0)
-       RETURNING n, first_seq`,
+       RETURNING n, first_seq,
+         (SELECT MIN(first_seq) FROM button_actions WHERE platform = $2 AND user_id = $4) AS lowest`,
       [
         Buffer.from(secret),
         first.platform,
@@ -40,14 +42,11 @@ export class PgActionStore implements ActionStore {
     const row = rows[0];
     if (!row) throw new Error("the button row was not inserted");
     const { n, first_seq: seq } = row;
-    // Trimmed a block (a tenth of the cap) at a time, as in the SQLite store.
-    const block = Math.max(1, Math.floor(this.maxPerUser / 10));
-    const end = seq + actions.length;
-    const crossed = Math.floor(end / block);
-    if (crossed > Math.floor(seq / block))
+    const below = trimBelow(row.lowest ?? seq, seq, actions.length, this.maxPerUser);
+    if (below !== undefined)
       await this.db.query(
         "DELETE FROM button_actions WHERE platform = $1 AND user_id = $2 AND first_seq < $3",
-        [first.platform, first.userId, Math.min(seq, (crossed + 1) * block - this.maxPerUser)],
+        [first.platform, first.userId, below],
       );
     return actions.map((_, index) => encodeId(n, index, secret));
   }

@@ -3,6 +3,7 @@ import {
   DEFAULT_MAX_ACTIONS_PER_USER,
   type NewAction,
   type StoredAction,
+  trimBelow,
 } from "../../core/actions.ts";
 import { randomBytesPooled } from "../../core/random.ts";
 import type { ButtonAction } from "../../core/reply.ts";
@@ -12,7 +13,7 @@ import type { Db } from "./db.ts";
 /**
  * Button actions in SQLite: buttons under old messages keep working after a restart. A reply's
  * buttons are one row (one insert, appended at the end of the table); the per-person cap drops
- * whole replies, oldest first.
+ * whole replies, oldest first (`trimBelow`).
  */
 export class SqliteActionStore implements ActionStore {
   private readonly insert;
@@ -36,16 +37,17 @@ export class SqliteActionStore implements ActionStore {
   ) {
     // The owner's running count continues from their newest reply (0 for their first).
     this.insert = db.prepare<
-      [Buffer, string, string, string, number, string, number, string, string],
-      { n: number; first_seq: number }
+      [Buffer, string, string, string, number, string, number, string, string, string, string],
+      { n: number; first_seq: number; lowest: number | null }
     >(
       `INSERT INTO button_actions (secret, platform, chat_id, user_id, count, actions, expires_at, first_seq)
        SELECT ?, ?, ?, ?, ?, ?, ?, COALESCE(
          (SELECT first_seq + count FROM button_actions WHERE platform = ? AND user_id = ?
            ORDER BY first_seq DESC LIMIT 1), 0)
-       RETURNING n, first_seq`,
+       RETURNING n, first_seq,
+         (SELECT MIN(first_seq) FROM button_actions WHERE platform = ? AND user_id = ?) AS lowest`,
     );
-    // The owner's replies with any button older than their newest maxPerUser.
+    // The owner's replies below a running count.
     this.trim = db.prepare<[string, string, number]>(
       "DELETE FROM button_actions WHERE platform = ? AND user_id = ? AND first_seq < ?",
     );
@@ -78,22 +80,13 @@ export class SqliteActionStore implements ActionStore {
       first.expiresAt,
       first.platform,
       first.userId,
+      first.platform,
+      first.userId,
     );
     if (!row) throw new Error("the button row was not inserted");
     const { n, first_seq: seq } = row;
-    // Trimmed a block at a time (a tenth of the cap): deleting one old row per reply cost more
-    // than the insert. Crossing into block k keeps what fits below block k + 1's end, so the
-    // person holds at most the cap until the next crossing, and at least nine tenths of it.
-    const block = Math.max(1, Math.floor(this.maxPerUser / 10));
-    const end = seq + actions.length;
-    const crossed = Math.floor(end / block);
-    if (crossed > Math.floor(seq / block))
-      // Never the reply just stored: a reply never holds more than the cap (25 at most).
-      this.trim.run(
-        first.platform,
-        first.userId,
-        Math.min(seq, (crossed + 1) * block - this.maxPerUser),
-      );
+    const below = trimBelow(row.lowest ?? seq, seq, actions.length, this.maxPerUser);
+    if (below !== undefined) this.trim.run(first.platform, first.userId, below);
     return actions.map((_, index) => encodeId(n, index, secret));
   }
 
