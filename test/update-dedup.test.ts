@@ -2,12 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Db, openDatabase, SqliteUpdateStore } from "../src/store/sqlite/index.ts";
+import { SqlUpdateStore } from "../src/store/shared/updates.ts";
+import { type Db, openDatabase } from "../src/store/sqlite/index.ts";
+import { sqliteSql } from "../src/store/sqlite/query.ts";
 import { SourceUpdateDedup } from "../src/store/updates.ts";
 
 /** One source's dedup over the SQLite update store of `db`. */
 const dedup = (db: Db, options: ConstructorParameters<typeof SourceUpdateDedup>[1]) =>
-  new SourceUpdateDedup(new SqliteUpdateStore(db), options);
+  new SourceUpdateDedup(new SqlUpdateStore(sqliteSql(db)), options);
 
 let dataDir: string;
 beforeEach(() => {

@@ -7,6 +7,7 @@ import { collectionsContract } from "./collections.contract.ts";
 import { digestsContract } from "./digests.contract.ts";
 import { keyValueContract } from "./kv.contract.ts";
 import { outboxContract } from "./outbox.contract.ts";
+import { queryContract } from "./query.contract.ts";
 import { reportsContract } from "./reports.contract.ts";
 import { sendWaitsContract } from "./send-waits.contract.ts";
 import { subscriptionsContract } from "./subscriptions.contract.ts";
@@ -23,6 +24,7 @@ for (const backend of backends.filter((b) => b.name === "sqlite")) {
     reportsContract(backend.open);
     collectionsContract(backend.open);
     keyValueContract(backend.open);
+    queryContract(backend.open);
     updatesContract(backend.open);
     chatSettingsContract(backend.open);
     chatPausesContract(backend.open);

@@ -289,11 +289,7 @@ const MIGRATIONS: readonly string[] = [
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;
 
-/**
- * The database's clock in epoch milliseconds, for what several hosts must agree on (leases,
- * claims). clock_timestamp(): the time now, not when the transaction began.
- */
-export const DB_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+export { DB_NOW_MS } from "../query.ts";
 
 /** BIGINT (20) and NUMERIC (1700, e.g. from SUM) as JavaScript numbers: ids, counts, epoch ms. */
 const types = {

@@ -1,8 +1,9 @@
 import { type DigestRow, type DigestRunRow, toDigest, toDigestRun } from "../rows.ts";
 import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
+import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
-import { PgChatPauseStore } from "./chat-pause.ts";
 import { DB_NOW_MS, type PgDb } from "./db.ts";
+import { postgresSql } from "./query.ts";
 
 /** Every digest with its chat's pause (the rows carry none of their own). */
 const ALL = `${PAUSE_COLUMNS} FROM digests d ${chatPauseJoin("d")}`;
@@ -132,6 +133,6 @@ export class PgDigestStore implements DigestStore {
   }
 
   async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    await new PgChatPauseStore(this.db).pause(platform, chatId, reason, now);
+    await new SqlChatPauseStore(postgresSql(this.db)).pause(platform, chatId, reason, now);
   }
 }

@@ -1,18 +1,19 @@
+import { SqlChatPauseStore } from "../shared/chat-pause.ts";
+import { SqlChatSettingsStore } from "../shared/chat-settings.ts";
+import { SqlKeyValueStore, SqlLeaseStore } from "../shared/kv.ts";
+import { SqlSendWaitStore } from "../shared/send-waits.ts";
+import { SqlUpdateStore } from "../shared/updates.ts";
 import { sqlLayer } from "../sql.ts";
 import type { Store } from "../types.ts";
 import { PgActionStore } from "./actions.ts";
-import { PgChatPauseStore } from "./chat-pause.ts";
-import { PgChatSettingsStore } from "./chat-settings.ts";
 import { PgCollectionIndexStore } from "./collections.ts";
 import { openPgDb, type PgDb, type PgOpenOptions } from "./db.ts";
 import { PgDigestStore } from "./digests.ts";
 import { PgGateStore } from "./gates.ts";
-import { PgKeyValueStore, PgLeaseStore } from "./kv.ts";
 import { PgOutboxStore } from "./outbox.ts";
+import { postgresSql } from "./query.ts";
 import { PgReportStore } from "./reports.ts";
-import { PgSendWaitStore } from "./send-waits.ts";
 import { PgSubscriptionStore } from "./subscriptions.ts";
-import { PgUpdateStore } from "./updates.ts";
 import { PgVerifyLinkStore, PgWalletStore } from "./wallets.ts";
 import { PgWatchStore } from "./watches.ts";
 
@@ -41,6 +42,7 @@ export function postgresStore(
   options: { maxButtonsPerUser?: number } = {},
 ): PostgresStore {
   let closed: Promise<void> | undefined;
+  const sql = postgresSql(db);
   return {
     pg: db,
     subscriptions: new PgSubscriptionStore(db),
@@ -50,12 +52,12 @@ export function postgresStore(
     wallets: new PgWalletStore(db),
     verifyLinks: new PgVerifyLinkStore(db),
     collections: new PgCollectionIndexStore(db),
-    kv: new PgKeyValueStore(db),
-    leases: new PgLeaseStore(db),
-    updates: new PgUpdateStore(db),
-    chatSettings: new PgChatSettingsStore(db),
-    chatPauses: new PgChatPauseStore(db),
-    sendWaits: new PgSendWaitStore(db),
+    kv: new SqlKeyValueStore(sql),
+    leases: new SqlLeaseStore(sql),
+    updates: new SqlUpdateStore(sql),
+    chatSettings: new SqlChatSettingsStore(sql),
+    chatPauses: new SqlChatPauseStore(sql),
+    sendWaits: new SqlSendWaitStore(sql),
     digests: new PgDigestStore(db),
     watches: new PgWatchStore(db),
     gates: new PgGateStore(db),

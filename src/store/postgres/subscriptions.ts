@@ -1,9 +1,10 @@
 import { type AlertRules, serializeRules } from "../../alerts/rules.ts";
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
 import { chatNotPaused, chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
+import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
-import { PgChatPauseStore } from "./chat-pause.ts";
 import type { PgDb, Queryable } from "./db.ts";
+import { postgresSql } from "./query.ts";
 
 /** Every subscription with its chat's pause (the rows carry none of their own). */
 const ALL = `${PAUSE_COLUMNS} FROM subscriptions s ${chatPauseJoin("s")}`;
@@ -123,7 +124,7 @@ export class PgSubscriptionStore implements SubscriptionStore {
   }
 
   async pause(id: number, reason: string, now: number): Promise<void> {
-    await new PgChatPauseStore(this.db).pauseSubscriptionChat(id, reason, now);
+    await new SqlChatPauseStore(postgresSql(this.db)).pauseSubscriptionChat(id, reason, now);
   }
 
   async setRules(id: number, rules: AlertRules): Promise<void> {

@@ -1,8 +1,9 @@
 import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import { type WatchRow, watchFromRow } from "../rows-watch.ts";
+import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import type { NewWatch, Watch, WatchStore } from "../types.ts";
-import { PgChatPauseStore } from "./chat-pause.ts";
 import type { PgDb } from "./db.ts";
+import { postgresSql } from "./query.ts";
 
 /** Every watch with its chat's pause (the rows carry none of their own). */
 const ALL = `${PAUSE_COLUMNS} FROM watches w ${chatPauseJoin("w")}`;
@@ -126,6 +127,6 @@ export class PgWatchStore implements WatchStore {
   }
 
   async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
-    await new PgChatPauseStore(this.db).pause(platform, chatId, reason, now);
+    await new SqlChatPauseStore(postgresSql(this.db)).pause(platform, chatId, reason, now);
   }
 }

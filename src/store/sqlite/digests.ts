@@ -1,18 +1,19 @@
 import { type DigestRow, type DigestRunRow, toDigest, toDigestRun } from "../rows.ts";
 import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
+import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
-import { SqliteChatPauseStore } from "./chat-pause.ts";
 import type { Db } from "./db.ts";
+import { sqliteSql } from "./query.ts";
 
 /** Every digest with its chat's pause (the rows carry none of their own). */
 const ALL = `${PAUSE_COLUMNS} FROM digests d ${chatPauseJoin("d")}`;
 
 /** Channels' scheduled digests and each slot's run (see DigestStore). */
 export class SqliteDigestStore implements DigestStore {
-  private readonly chatPauses: SqliteChatPauseStore;
+  private readonly chatPauses: SqlChatPauseStore;
 
   constructor(private readonly db: Db) {
-    this.chatPauses = new SqliteChatPauseStore(db);
+    this.chatPauses = new SqlChatPauseStore(sqliteSql(db));
   }
 
   async add(digest: NewDigest, cap: number): Promise<Digest | "full"> {

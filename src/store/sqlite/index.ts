@@ -1,32 +1,30 @@
 import Database from "better-sqlite3";
+import { SqlChatPauseStore } from "../shared/chat-pause.ts";
+import { SqlChatSettingsStore } from "../shared/chat-settings.ts";
+import { SqlKeyValueStore, SqlLeaseStore } from "../shared/kv.ts";
+import { SqlSendWaitStore } from "../shared/send-waits.ts";
+import { SqlUpdateStore } from "../shared/updates.ts";
 import { keptStatements, sqlLayer } from "../sql.ts";
 import type { Store, StoreChore } from "../types.ts";
 import { SqliteActionStore } from "./actions.ts";
-import { SqliteChatPauseStore } from "./chat-pause.ts";
-import { SqliteChatSettingsStore } from "./chat-settings.ts";
 import { SqliteCollectionIndexStore } from "./collections.ts";
 import { type Db, migrate, openDatabaseOnAnyDisk } from "./db.ts";
 import { SqliteDigestStore } from "./digests.ts";
 import { DiskState, isNoRoom, watchWrites } from "./disk.ts";
 import { SqliteGateStore } from "./gates.ts";
-import { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
 import { SqliteOutboxStore } from "./outbox.ts";
+import { sqliteSql } from "./query.ts";
 import { SqliteReportStore } from "./reports.ts";
-import { SqliteSendWaitStore } from "./send-waits.ts";
 import { SqliteSubscriptionStore } from "./subscriptions.ts";
-import { SqliteUpdateStore } from "./updates.ts";
 import { SqliteVerifyLinkStore, SqliteWalletStore } from "./wallets.ts";
 import { SqliteWatchStore } from "./watches.ts";
 
 export { SqliteActionStore } from "./actions.ts";
-export { SqliteChatSettingsStore } from "./chat-settings.ts";
 export { SqliteCollectionIndexStore } from "./collections.ts";
 export { type Db, migrate, openDatabase, openDatabaseOnAnyDisk } from "./db.ts";
-export { SqliteKeyValueStore, SqliteLeaseStore } from "./kv.ts";
 export { SqliteOutboxStore } from "./outbox.ts";
 export { SqliteReportStore } from "./reports.ts";
 export { SqliteSubscriptionStore } from "./subscriptions.ts";
-export { SqliteUpdateStore } from "./updates.ts";
 export { SqliteVerifyLinkStore, SqliteWalletStore } from "./wallets.ts";
 
 /** The SQLite store; `db` is there for operators' checks and tests that look at the tables. */
@@ -124,6 +122,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
       run: () => !db.open || disk.checkpoint(),
     });
   }
+  const sql = sqliteSql(db);
   return {
     db,
     subscriptions: new SqliteSubscriptionStore(db),
@@ -133,12 +132,12 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     wallets: new SqliteWalletStore(db),
     verifyLinks: new SqliteVerifyLinkStore(db),
     collections: new SqliteCollectionIndexStore(db),
-    kv: new SqliteKeyValueStore(db),
-    leases: new SqliteLeaseStore(db),
-    updates: new SqliteUpdateStore(db),
-    chatSettings: new SqliteChatSettingsStore(db),
-    chatPauses: new SqliteChatPauseStore(db),
-    sendWaits: new SqliteSendWaitStore(db),
+    kv: new SqlKeyValueStore(sql),
+    leases: new SqlLeaseStore(sql),
+    updates: new SqlUpdateStore(sql),
+    chatSettings: new SqlChatSettingsStore(sql),
+    chatPauses: new SqlChatPauseStore(sql),
+    sendWaits: new SqlSendWaitStore(sql),
     digests: new SqliteDigestStore(db),
     watches: new SqliteWatchStore(db),
     gates: new SqliteGateStore(db),

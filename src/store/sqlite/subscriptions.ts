@@ -1,9 +1,10 @@
 import { type AlertRules, serializeRules } from "../../alerts/rules.ts";
 import { type SubscriptionRow, toSubscription } from "../rows.ts";
 import { chatNotPaused, chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
+import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
-import { SqliteChatPauseStore } from "./chat-pause.ts";
 import type { Db } from "./db.ts";
+import { sqliteSql } from "./query.ts";
 
 /** Every subscription with its chat's pause (the rows carry none of their own). */
 const ALL = `${PAUSE_COLUMNS} FROM subscriptions s ${chatPauseJoin("s")}`;
@@ -13,10 +14,10 @@ const ALL = `${PAUSE_COLUMNS} FROM subscriptions s ${chatPauseJoin("s")}`;
  * has at most one subscription per chain.
  */
 export class SqliteSubscriptionStore implements SubscriptionStore {
-  private readonly chatPauses: SqliteChatPauseStore;
+  private readonly chatPauses: SqlChatPauseStore;
 
   constructor(private readonly db: Db) {
-    this.chatPauses = new SqliteChatPauseStore(db);
+    this.chatPauses = new SqlChatPauseStore(sqliteSql(db));
   }
 
   /** Subscribes a chat to a chain (once: a second call updates the types and lifts any pause). */

@@ -1,18 +1,19 @@
 import { chatPauseJoin, PAUSE_COLUMNS } from "../rows-chat-pause.ts";
 import { type WatchRow, watchFromRow } from "../rows-watch.ts";
+import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import type { NewWatch, Watch, WatchStore } from "../types.ts";
-import { SqliteChatPauseStore } from "./chat-pause.ts";
 import type { Db } from "./db.ts";
+import { sqliteSql } from "./query.ts";
 
 /** Every watch with its chat's pause (the rows carry none of their own). */
 const ALL = `${PAUSE_COLUMNS} FROM watches w ${chatPauseJoin("w")}`;
 
 /** Watches in SQLite. */
 export class SqliteWatchStore implements WatchStore {
-  private readonly chatPauses: SqliteChatPauseStore;
+  private readonly chatPauses: SqlChatPauseStore;
 
   constructor(private readonly db: Db) {
-    this.chatPauses = new SqliteChatPauseStore(db);
+    this.chatPauses = new SqlChatPauseStore(sqliteSql(db));
   }
 
   async add(
