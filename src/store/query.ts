@@ -41,6 +41,8 @@ export interface Sql {
    * where instances on several hosts share it; `now` on SQLite, whose processes share one host.
    */
   clock(now: number): RawBuilder<number>;
+  /** A raw statement (`sql\`…\`` from kysely) made runnable with the methods below. */
+  raw<R>(statement: RawBuilder<R>): Compilable<R>;
   all<R>(query: Compilable<R>): Promise<R[]>;
   first<R>(query: Compilable<R>): Promise<R | undefined>;
   /** Runs a write; resolves to the rows it changed. */

@@ -1,3 +1,4 @@
+import { sql as raw } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { postgresSql } from "../../src/store/postgres/query.ts";
 import type { Sql } from "../../src/store/query.ts";
@@ -87,6 +88,10 @@ export function queryContract(open: OpenStore): void {
         undefined,
       );
       expect(await sql.run(q.deleteFrom("kv").where("key", "in", ["x", "y", "z"]))).toBe(2);
+      // A raw statement, its value bound as a parameter.
+      expect(await sql.first(sql.raw(raw<{ two: number }>`SELECT ${1} + 1 AS two`))).toEqual({
+        two: 2,
+      });
     });
   });
 }

@@ -16,9 +16,11 @@ export const postgresSql = (db: PgDb): Sql => runnerOf(db, postgresRunner);
 
 function postgresRunner(db: PgDb): Sql {
   const tx = txFor("postgres");
+  const q = compiler("postgres");
   return {
     dialect: "postgres",
-    q: compiler("postgres"),
+    q,
+    raw: (statement) => ({ compile: () => statement.compile(q) }),
     clock: () => sql.raw<number>(DB_NOW_MS),
     all: async (query) => exec(db, { kind: "all", query: query.compile() }) as never,
     first: async (query) => exec(db, { kind: "first", query: query.compile() }) as never,

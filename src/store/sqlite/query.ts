@@ -42,9 +42,11 @@ function sqliteRunner(db: Database.Database): Sql {
     while (!next.done) next = work.next(exec(next.value));
     return next.value;
   });
+  const q = compiler("sqlite");
   return {
     dialect: "sqlite",
-    q: compiler("sqlite"),
+    q,
+    raw: (statement) => ({ compile: () => statement.compile(q) }),
     clock: (now) => sql<number>`${now}`,
     all: async (query) => exec({ kind: "all", query: query.compile() }) as never,
     first: async (query) => exec({ kind: "first", query: query.compile() }) as never,
