@@ -232,7 +232,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     adapters: adapterList,
     services: {},
   };
-  const { services, movers } = setUpFeatures(features, core);
+  const { services, movers, onJoinRequest } = setUpFeatures(features, core);
   const moveChat = chatMover(store, movers);
   const runtime = buildRuntime(
     config,
@@ -263,6 +263,13 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     logger,
     store,
     moveChat,
+    ...(onJoinRequest
+      ? {
+          onJoinRequest: {
+            telegram: (...request) => onJoinRequest("telegram", ...request),
+          },
+        }
+      : {}),
     sharedPace: shared?.pace,
     console: {
       // The simulator's own address (each chain has a path under it), else the first chain's.

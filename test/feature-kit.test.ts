@@ -260,7 +260,7 @@ describe("a feature's migration that fails", () => {
 });
 
 describe("the feature list", () => {
-  it("refuses two features of one name, and a name that cannot name a migration", async () => {
+  it("refuses two features of one name, a name that cannot name a migration, and two deciders of join requests", async () => {
     const sim = await startTestSimulator();
     cleanups.push(() => sim.close());
     const dataDir = mkdtempSync(join(tmpdir(), "feature-kit-"));
@@ -272,6 +272,14 @@ describe("the feature list", () => {
     );
     await expect(createBot(config, { ...deps, features: [{ name: "Bad/Name" }] })).rejects.toThrow(
       /lowercase letters, digits and dashes/,
+    );
+    // Join requests have one decider: a second feature taking them is refused, naming both.
+    const taker: Feature = {
+      name: "doorman",
+      setup: () => ({ onJoinRequest: async () => {} }),
+    };
+    await expect(createBot(config, { ...deps, features: [taker] })).rejects.toThrow(
+      "the features gates and doorman both decide join requests",
     );
   });
 });

@@ -116,11 +116,14 @@ describe("join requests", () => {
     const link =
       checked.ok && checked.target.platform === "telegram" ? checked.target.inviteLink : "";
     const seen: unknown[][] = [];
+    await adapter.stop();
     const heard = new Promise<void>((resolve) => {
-      adapter.onJoinRequest = async (...args) => {
-        seen.push(args);
-        resolve();
-      };
+      adapter = telegramAdapterFor(fake, t.runtime, {
+        onJoinRequest: async (...args) => {
+          seen.push(args);
+          resolve();
+        },
+      });
     });
     await adapter.start();
     fake.pushUpdate(fake.joinRequest(holders, alice, link));

@@ -225,13 +225,16 @@ describe("Telegram adapter on grammY against a Bot API on loopback", () => {
   });
 
   it("records a 403 (blocked) once, without retrying, and keeps polling", async () => {
-    const refused: string[] = [];
-    adapter.onPermanentFailure = (chatId, reason) => refused.push(`${chatId}: ${reason}`);
+    await adapter.stop();
+    const { logger, lines } = capturingLogger();
+    adapter = telegramAdapterFor(fake, t.runtime, { logger });
+    await adapter.start();
+    const refused = () => lines.filter((line) => line.includes("telegram chat refuses messages"));
     fake.failNext("sendMessage", telegramErrors.blocked());
     fake.pushUpdate(fake.message(dm, alice, "/help"));
     await fake.waitFor((c) => c.method === "sendMessage" && !c.ok);
-    await expect.poll(() => refused.length).toBe(1);
-    expect(refused[0]).toMatch(/blocked/);
+    await expect.poll(() => refused().length).toBe(1);
+    expect(refused()[0]).toMatch(/blocked/);
     const call = await ask(dm, alice, "/help");
     expect(textOf(call)).toContain("/whois");
     expect(fake.sent.filter((c) => c.method === "sendMessage")).toHaveLength(2);

@@ -1,12 +1,13 @@
 import { join } from "node:path";
 import type { Config } from "../config.ts";
+import type { Platform } from "../core/platform.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { Logger } from "../log.ts";
 import type { ChatMover } from "../store/move-chat.ts";
 import type { Store } from "../store/types.ts";
 import { SourceUpdateDedup } from "../store/updates.ts";
 import type { SharedPace } from "./pace.ts";
-import type { ChatAdapter } from "./types.ts";
+import type { ChatAdapter, JoinRequestListener } from "./types.ts";
 
 export interface AdapterDeps {
   runtime: Runtime;
@@ -14,6 +15,8 @@ export interface AdapterDeps {
   store: Pick<Store, "updates">;
   /** Moves everything of a chat that got a new id (the bot's, with its features' parts). */
   moveChat: ChatMover;
+  /** Each platform's listener for join requests (the features', FeatureSetup.onJoinRequest). */
+  onJoinRequest?: Partial<Record<Platform, JoinRequestListener>> | undefined;
   /** With several instances: the platforms' per-bot limits counted across all of them. */
   sharedPace?: SharedPace | undefined;
   /** For the console chat, used only when no platform is configured: its streams, and for its
@@ -118,6 +121,7 @@ export async function configuredAdapters(
           );
         },
         updates,
+        onJoinRequest: deps.onJoinRequest?.telegram,
         webhook: config.telegram.webhook,
         sharedPace: deps.sharedPace,
       }),

@@ -36,12 +36,6 @@ export interface ChatAdapter extends ChatSender {
   confirmPrivately?(origin: PrivateOrigin, reply: RenderableReply): Promise<void>;
   /** What the platform does for gates (issue 29): roles, or a group's join requests. */
   readonly gateMembership?: GateMembership;
-  /**
-   * Telegram: told of each request to join a group through a join-request link (issue 29), with
-   * the private chat the bot may write to for 5 minutes. Set by the wiring before start; absent,
-   * requests wait for the group's admins.
-   */
-  onJoinRequest?: JoinRequestListener | undefined;
 }
 
 /** Where a person asked for something the bot answers privately later (a /verify link). */
@@ -58,7 +52,10 @@ export interface PrivateOrigin {
   confirm?: string;
 }
 
-/** A person asked to join a group: its chat, the person, and the chat that reaches them. */
+/**
+ * A person asked to join a group: its chat, the person, and the chat that reaches them (a
+ * feature's setup gives it: FeatureSetup.onJoinRequest; the adapter is built with it).
+ */
 export type JoinRequestListener = (
   chatId: string,
   userId: string,

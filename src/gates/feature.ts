@@ -54,13 +54,21 @@ export const gatesFeature: Feature<GatesExposed> = {
     return {
       services: { gates: service },
       moveChat: (platform, from, to) => store.gates.moveChat(platform as Platform, from, to),
+      // The invite link the request came through picks its gate (issue 34).
+      onJoinRequest: (platform, chatId, userId, userChatId, inviteLink) =>
+        service
+          .onJoinRequest(platform, chatId, userId, userChatId, inviteLink)
+          .catch((error: unknown) => {
+            // The request stays with the group's admins; the person may ask again.
+            logger.warn({ err: error }, "could not decide a join request");
+          }),
     };
   },
   build(kernel) {
     const service = kernel.services.gates as GateService;
     const logger = kernel.logger.child({ part: "gates" });
-    // Each platform that enforces gates gives its membership to the service, and Telegram its
-    // groups' join requests.
+    // Each platform that enforces gates gives its membership to the service (Telegram's join
+    // requests come through the setup's onJoinRequest, given to the adapter when built).
     for (const adapter of kernel.adapters.get()) {
       if (!adapter.gateMembership) continue;
       service.register(
@@ -68,14 +76,6 @@ export const gatesFeature: Feature<GatesExposed> = {
           ? markedNotices(adapter.gateMembership, kernel.dataMark)
           : adapter.gateMembership,
       );
-      // The invite link the request came through picks its gate (issue 34).
-      adapter.onJoinRequest = (chatId, userId, userChatId, inviteLink) =>
-        service
-          .onJoinRequest(adapter.platform, chatId, userId, userChatId, inviteLink)
-          .catch((error: unknown) => {
-            // The request stays with the group's admins; the person may ask again.
-            logger.warn({ err: error }, "could not decide a join request");
-          });
     }
     const recheck = new GateRecheck({
       service,

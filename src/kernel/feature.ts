@@ -1,10 +1,11 @@
 import type { Migration } from "kysely";
-import type { ChatAdapter } from "../adapters/types.ts";
+import type { ChatAdapter, JoinRequestListener } from "../adapters/types.ts";
 import type { ApiClient } from "../api/client.ts";
 import type { Shared } from "../cache/index.ts";
 import type { Chain } from "../chains.ts";
 import type { Config } from "../config.ts";
 import type { AnyCommand, CommandServices } from "../core/command.ts";
+import type { Platform } from "../core/platform.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { HttpHost, HttpRoute } from "../http/host.ts";
 import type { Health } from "../http/ops.ts";
@@ -55,7 +56,18 @@ export interface FeatureSetup {
    * supergroup), whichever part learnt of it (src/store/move-chat.ts).
    */
   moveChat?: FeatureChatMover;
+  /**
+   * Decides a request to join a group (Telegram's join-request links), given to the platform's
+   * adapter when it is built. One feature at most may take them.
+   */
+  onJoinRequest?: PlatformJoinRequestListener;
 }
+
+/** A join request with its platform (see JoinRequestListener). */
+export type PlatformJoinRequestListener = (
+  platform: Platform,
+  ...request: Parameters<JoinRequestListener>
+) => Promise<void>;
 
 /**
  * The services through which the commands and other features reach a feature: the declared
@@ -174,15 +186,27 @@ export function featureMigrations(features: readonly Feature[]): Record<string, 
 export function setUpFeatures(
   features: readonly Feature[],
   core: KernelCore,
-): { services: KernelServices; movers: FeatureChatMover[] } {
+): {
+  services: KernelServices;
+  movers: FeatureChatMover[];
+  onJoinRequest: PlatformJoinRequestListener | undefined;
+} {
   const services: KernelServices = {};
   const movers: FeatureChatMover[] = [];
+  let onJoinRequest: { feature: string; listener: PlatformJoinRequestListener } | undefined;
   for (const feature of features) {
     const setup = feature.setup?.({ ...core, services: { ...services } });
     Object.assign(services, setup?.services);
     if (setup?.moveChat) movers.push(setup.moveChat);
+    if (setup?.onJoinRequest) {
+      if (onJoinRequest)
+        throw new Error(
+          `the features ${onJoinRequest.feature} and ${feature.name} both decide join requests`,
+        );
+      onJoinRequest = { feature: feature.name, listener: setup.onJoinRequest };
+    }
   }
-  return { services, movers };
+  return { services, movers, onJoinRequest: onJoinRequest?.listener };
 }
 
 /**

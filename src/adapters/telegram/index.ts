@@ -55,10 +55,15 @@ export interface TelegramAdapterOptions {
   retry?: { maxDelaySeconds: number; maxRetryAttempts: number };
   /** Told when a group announces its upgrade to a supergroup (its new chat id). */
   onChatMigrated?: (fromChatId: string, toChatId: string) => Promise<void>;
+  /**
+   * Told of each request to join a group through a join-request link (issue 29), with the private
+   * chat the bot may write to for 5 minutes: the gates decide. Absent, requests wait for the
+   * group's admins.
+   */
+  onJoinRequest?: JoinRequestListener | undefined;
 }
 
 /** Telegram chat ids the bot may no longer write to (blocked, kicked), with why. */
-export type PermanentFailureListener = (chatId: string, reason: string) => void;
 
 const COMMAND_LINE = /^\/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{3,64}))?(?:\s+([\s\S]*))?$/;
 
@@ -77,8 +82,6 @@ export class TelegramAdapter implements ChatAdapter {
   readonly bot: Bot;
   /** Telegram has no idempotent send: one alert in flight, so a crash duplicates at most one. */
   readonly maxInFlight = 1;
-  onPermanentFailure: PermanentFailureListener | undefined;
-  onJoinRequest: JoinRequestListener | undefined;
   /** Gates (issue 29): the group's join-request link, approvals, removals. */
   readonly gateMembership: TelegramGateMembership;
   private runner: RunnerHandle | undefined;
@@ -277,8 +280,8 @@ export class TelegramAdapter implements ChatAdapter {
    */
   private async onChatJoinRequest(ctx: Context): Promise<void> {
     const request = ctx.chatJoinRequest;
-    if (!request || !this.onJoinRequest) return;
-    await this.onJoinRequest(
+    if (!request || !this.options.onJoinRequest) return;
+    await this.options.onJoinRequest(
       String(request.chat.id),
       String(request.from.id),
       String(request.user_chat_id),
@@ -409,7 +412,6 @@ export class TelegramAdapter implements ChatAdapter {
       if (isPermanentTelegramError(error)) {
         const reason = (error as GrammyError).description;
         this.options.logger.warn({ chat: chatId, reason }, "telegram chat refuses messages");
-        this.onPermanentFailure?.(String(chatId), reason);
         return;
       }
       if (error instanceof HttpError) {
