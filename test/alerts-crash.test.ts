@@ -8,7 +8,9 @@ import { describe, it, type TestContext } from "vitest";
 import { NFT_CONTRACT_TYPES } from "../src/api/schemas.ts";
 import type { Simulator } from "../src/simulator/index.ts";
 import { mulberry32 } from "../src/simulator/random.ts";
-import { type Db, openDatabase, SqliteSubscriptionStore } from "../src/store/sqlite/index.ts";
+import { SqlSubscriptionStore } from "../src/store/shared/subscriptions.ts";
+import { type Db, openDatabase } from "../src/store/sqlite/index.ts";
+import { sqliteSql } from "../src/store/sqlite/query.ts";
 import { COMPILED_BOT, ROOT } from "./compiled.ts";
 import { type FakeDiscord, startFakeDiscord } from "./fakes/discord/index.ts";
 import { type FakeTelegram, startFakeTelegram } from "./fakes/telegram/index.ts";
@@ -209,7 +211,7 @@ async function startWorld(
   // Subscriptions go straight into the store before the first start.
   const db = openDatabase(dataDir);
   parts.db = db;
-  const subscriptions = new SqliteSubscriptionStore(db);
+  const subscriptions = new SqlSubscriptionStore(sqliteSql(db));
   const channels: Channel[] = [];
   for (let i = 0; i < telegramChats; i++)
     channels.push({ platform: "telegram", chatId: String(7_000_001 + i) });

@@ -15,7 +15,9 @@ import { Runtime } from "../src/core/runtime.ts";
 import { parseTextArgs } from "../src/core/text-args.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderTelegram } from "../src/render/telegram.ts";
-import { SqliteActionStore, SqliteCollectionIndexStore } from "../src/store/sqlite/index.ts";
+import { SqlActionStore } from "../src/store/shared/actions.ts";
+import { SqlCollectionIndexStore } from "../src/store/shared/collections.ts";
+import { sqliteSql } from "../src/store/sqlite/query.ts";
 import { groupChat, privateChat, startFakeTelegram, user } from "./fakes/telegram/index.ts";
 import { type RuntimeSetup, startRuntime, testInvocation } from "./helpers.ts";
 import { telegramAdapterFor } from "./telegram-helpers.ts";
@@ -365,12 +367,14 @@ describe("the collection index", () => {
     await t.runtime.collections.flush();
     const before = topReads(t);
 
-    const collections = new KnownCollections({ store: new SqliteCollectionIndexStore(t.db) });
+    const collections = new KnownCollections({
+      store: new SqlCollectionIndexStore(sqliteSql(t.db)),
+    });
     expect(await collections.load()).toBeGreaterThan(100);
     const restarted = new Runtime({
       commands: allCommands(),
       api: t.api,
-      actions: new SqliteActionStore(t.db),
+      actions: new SqlActionStore(sqliteSql(t.db)),
       charts: t.charts,
       logger: silentLogger(),
       settings: {
@@ -390,7 +394,7 @@ describe("the collection index", () => {
 
   it("is bounded: past its size the least recently seen go, from the database too", async () => {
     const { t } = await setUp();
-    const store = new SqliteCollectionIndexStore(t.db);
+    const store = new SqlCollectionIndexStore(sqliteSql(t.db));
     const index = new KnownCollections({ store, max: 2 });
     const address = (n: number) => `0x${n.toString(16).padStart(40, "0")}`;
     index.remember([{ address: address(1), name: "One" }]);

@@ -12,7 +12,9 @@ import { fullAddress } from "../src/core/format.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { attemptReport, ReportRetryWorker } from "../src/reports/submit.ts";
-import { openDatabase, SqliteReportStore } from "../src/store/sqlite/index.ts";
+import { SqlReportStore } from "../src/store/shared/reports.ts";
+import { openDatabase } from "../src/store/sqlite/index.ts";
+import { sqliteSql } from "../src/store/sqlite/query.ts";
 import type { ReportStore } from "../src/store/types.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
@@ -331,7 +333,7 @@ describe("at most once to the data service", () => {
     const { sim } = t;
     const dataDir = mkdtempSync(join(tmpdir(), "bot-reports-"));
     const db = openDatabase(dataDir);
-    const reports = new SqliteReportStore(db);
+    const reports = new SqlReportStore(sqliteSql(db));
     const { report } = await reports.create(
       {
         platform: "telegram",
@@ -380,7 +382,7 @@ describe("several instances on one store", () => {
     const { sim } = t;
     const dataDir = mkdtempSync(join(tmpdir(), "bot-reports-"));
     const db = openDatabase(dataDir);
-    const reports = new SqliteReportStore(db);
+    const reports = new SqlReportStore(sqliteSql(db));
     // Another instance's report, its call started a moment ago.
     const { report } = await reports.create(
       {

@@ -11,7 +11,9 @@ import { buildRegistry } from "../src/core/registry.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { parseTextArgs } from "../src/core/text-args.ts";
 import { UserError } from "../src/errors.ts";
-import { migrate, openDatabase, SqliteActionStore } from "../src/store/sqlite/index.ts";
+import { SqlActionStore } from "../src/store/shared/actions.ts";
+import { migrate, openDatabase } from "../src/store/sqlite/index.ts";
+import { sqliteSql } from "../src/store/sqlite/query.ts";
 import {
   capturingLogger,
   type RuntimeSetup,
@@ -556,7 +558,7 @@ describe("buttons", () => {
 
   it("a stored button whose payload does not parse, or whose command is gone, no longer works", async () => {
     t = await startRuntime();
-    const store = new SqliteActionStore(t.db);
+    const store = new SqlActionStore(sqliteSql(t.db));
     const stored = (action: { command: string; action: string; payload: ActionPayload }) => ({
       platform: "telegram",
       chatId: "chat-1",
@@ -646,7 +648,7 @@ describe("stored button actions", () => {
     t = await startRuntime();
     const { logger, lines } = capturingLogger();
     const runtime = runtimeWith(t, [withButtons], {
-      actions: new SqliteActionStore(t.db),
+      actions: new SqlActionStore(sqliteSql(t.db)),
       logger,
     });
     // A real SQLITE_FULL: the database may not grow, and the table's pages are filled with
@@ -677,7 +679,7 @@ describe("stored button actions", () => {
     t = await startRuntime({ BUTTON_MAX_PER_USER: "25" });
     const cap = t.config.buttonMaxPerUser;
     const runtime = runtimeWith(t, [withButtons], {
-      actions: new SqliteActionStore(t.db, cap),
+      actions: new SqlActionStore(sqliteSql(t.db), cap),
       rateLimit: { burst: 1000, perMinute: 100_000 },
     });
     const other = testInvocation({ user: { id: "u2", name: "Other" } });
@@ -719,7 +721,7 @@ describe("stored button actions", () => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-    const store = new SqliteActionStore(counting);
+    const store = new SqlActionStore(sqliteSql(counting));
     const replies = await Promise.all(
       Array.from({ length: 10 }, (_, n) =>
         store.putMany(
@@ -751,7 +753,7 @@ describe("stored button actions", () => {
         fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 1, maxLength: 60 }),
         async (cap, sizes) => {
           db.prepare("DELETE FROM button_actions").run();
-          const store = new SqliteActionStore(db, cap);
+          const store = new SqlActionStore(sqliteSql(db), cap);
           let last: string[] = [];
           let total = 0;
           for (const size of sizes) {
@@ -782,7 +784,7 @@ describe("stored button actions", () => {
 
   it("an id with a real reply's number but another secret, place or length finds nothing", async () => {
     t = await startRuntime();
-    const runtime = runtimeWith(t, [withButtons], { actions: new SqliteActionStore(t.db) });
+    const runtime = runtimeWith(t, [withButtons], { actions: new SqlActionStore(sqliteSql(t.db)) });
     const reply = await runtime.runText(testInvocation(), "withbuttons", "");
     const id = reply.buttons?.[1]?.id ?? "";
     expect((await runtime.click(testInvocation(), id)).text).toBe("pressed 2");
@@ -800,10 +802,10 @@ describe("stored button actions", () => {
         b[5] = 7; // a place past the reply's three buttons
       }),
     ]) {
-      expect(await new SqliteActionStore(t.db).get(other)).toBeUndefined();
+      expect(await new SqlActionStore(sqliteSql(t.db)).get(other)).toBeUndefined();
       expect((await runtime.click(testInvocation(), other)).text).not.toMatch(/pressed/);
     }
-    expect(await new SqliteActionStore(t.db).get(id.slice(0, 20))).toBeUndefined();
+    expect(await new SqlActionStore(sqliteSql(t.db)).get(id.slice(0, 20))).toBeUndefined();
   });
 
   it("buttons issued before their store changed shape keep working until they expire", async () => {
@@ -822,7 +824,7 @@ describe("stored button actions", () => {
       );
       old.run("BBBBBBBBBBBBBBBBBBBBBB", "{}", Date.now() - 1);
       migrate(db);
-      const store = new SqliteActionStore(db);
+      const store = new SqlActionStore(sqliteSql(db));
       expect((await store.get(live))?.action).toEqual({
         command: "c",
         action: "a",

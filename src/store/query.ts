@@ -109,3 +109,25 @@ export function runnerOf<H extends object>(handle: H, make: (handle: H) => Sql):
   }
   return runner;
 }
+
+/**
+ * Runs a transaction's body with no transaction around it, each query on its own in turn: where
+ * one dialect needs the transaction and the other does not (on PostgreSQL a BEGIN and a COMMIT
+ * are two more round trips), the body is written once and run either way.
+ */
+export async function unbound<T>(sql: Sql, work: (tx: Tx) => Work<T>): Promise<T> {
+  const body = work(txFor(sql.dialect));
+  let next = body.next();
+  while (!next.done) {
+    const { kind, query } = next.value;
+    const compiled = { compile: () => query };
+    next = body.next(
+      kind === "all"
+        ? await sql.all(compiled)
+        : kind === "first"
+          ? await sql.first(compiled)
+          : await sql.run(compiled),
+    );
+  }
+  return next.value;
+}

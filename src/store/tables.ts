@@ -186,7 +186,8 @@ export interface Tables {
     chain: string;
     contract: string;
     reports: number;
-    noted: number;
+    /** BOOLEAN in PostgreSQL, 0 or 1 in SQLite (which binds a boolean as 0 or 1). */
+    noted: number | boolean;
     suppressed_at: number;
   };
   verify_links: {

@@ -1,21 +1,21 @@
+import { SqlActionStore } from "../shared/actions.ts";
 import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import { SqlChatSettingsStore } from "../shared/chat-settings.ts";
+import { SqlCollectionIndexStore } from "../shared/collections.ts";
+import { SqlDigestStore } from "../shared/digests.ts";
+import { SqlGateStore } from "../shared/gates.ts";
 import { SqlKeyValueStore, SqlLeaseStore } from "../shared/kv.ts";
+import { SqlOutboxStore } from "../shared/outbox.ts";
+import { SqlReportStore } from "../shared/reports.ts";
 import { SqlSendWaitStore } from "../shared/send-waits.ts";
+import { SqlSubscriptionStore } from "../shared/subscriptions.ts";
 import { SqlUpdateStore } from "../shared/updates.ts";
+import { SqlVerifyLinkStore, SqlWalletStore } from "../shared/wallets.ts";
+import { SqlWatchStore } from "../shared/watches.ts";
 import { sqlLayer } from "../sql.ts";
 import type { Store } from "../types.ts";
-import { PgActionStore } from "./actions.ts";
-import { PgCollectionIndexStore } from "./collections.ts";
 import { openPgDb, type PgDb, type PgOpenOptions } from "./db.ts";
-import { PgDigestStore } from "./digests.ts";
-import { PgGateStore } from "./gates.ts";
-import { PgOutboxStore } from "./outbox.ts";
 import { postgresSql } from "./query.ts";
-import { PgReportStore } from "./reports.ts";
-import { PgSubscriptionStore } from "./subscriptions.ts";
-import { PgVerifyLinkStore, PgWalletStore } from "./wallets.ts";
-import { PgWatchStore } from "./watches.ts";
 
 export {
   describeUrl,
@@ -32,7 +32,7 @@ export interface PostgresStore extends Store {
 }
 
 export interface PostgresStoreOptions extends PgOpenOptions {
-  /** Stored button replies one person may hold (see PgActionStore). */
+  /** Stored button replies one person may hold (see SqlActionStore). */
   maxButtonsPerUser?: number;
 }
 
@@ -45,22 +45,22 @@ export function postgresStore(
   const sql = postgresSql(db);
   return {
     pg: db,
-    subscriptions: new PgSubscriptionStore(db),
-    outbox: new PgOutboxStore(db),
-    actions: new PgActionStore(db, options.maxButtonsPerUser),
-    reports: new PgReportStore(db),
-    wallets: new PgWalletStore(db),
-    verifyLinks: new PgVerifyLinkStore(db),
-    collections: new PgCollectionIndexStore(db),
+    subscriptions: new SqlSubscriptionStore(sql),
+    outbox: new SqlOutboxStore(sql),
+    actions: new SqlActionStore(sql, options.maxButtonsPerUser),
+    reports: new SqlReportStore(sql),
+    wallets: new SqlWalletStore(sql),
+    verifyLinks: new SqlVerifyLinkStore(sql),
+    collections: new SqlCollectionIndexStore(sql),
     kv: new SqlKeyValueStore(sql),
     leases: new SqlLeaseStore(sql),
     updates: new SqlUpdateStore(sql),
     chatSettings: new SqlChatSettingsStore(sql),
     chatPauses: new SqlChatPauseStore(sql),
     sendWaits: new SqlSendWaitStore(sql),
-    digests: new PgDigestStore(db),
-    watches: new PgWatchStore(db),
-    gates: new PgGateStore(db),
+    digests: new SqlDigestStore(sql),
+    watches: new SqlWatchStore(sql),
+    gates: new SqlGateStore(sql),
     sql: sqlLayer("postgres", (kysely) => new kysely.PostgresDialect({ pool: db.pool })),
     async healthy() {
       try {

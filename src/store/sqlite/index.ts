@@ -1,31 +1,25 @@
 import Database from "better-sqlite3";
+import { SqlActionStore } from "../shared/actions.ts";
 import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import { SqlChatSettingsStore } from "../shared/chat-settings.ts";
+import { SqlCollectionIndexStore } from "../shared/collections.ts";
+import { SqlDigestStore } from "../shared/digests.ts";
+import { SqlGateStore } from "../shared/gates.ts";
 import { SqlKeyValueStore, SqlLeaseStore } from "../shared/kv.ts";
+import { SqlOutboxStore } from "../shared/outbox.ts";
+import { SqlReportStore } from "../shared/reports.ts";
 import { SqlSendWaitStore } from "../shared/send-waits.ts";
+import { SqlSubscriptionStore } from "../shared/subscriptions.ts";
 import { SqlUpdateStore } from "../shared/updates.ts";
+import { SqlVerifyLinkStore, SqlWalletStore } from "../shared/wallets.ts";
+import { SqlWatchStore } from "../shared/watches.ts";
 import { keptStatements, sqlLayer } from "../sql.ts";
 import type { Store, StoreChore } from "../types.ts";
-import { SqliteActionStore } from "./actions.ts";
-import { SqliteCollectionIndexStore } from "./collections.ts";
 import { type Db, migrate, openDatabaseOnAnyDisk } from "./db.ts";
-import { SqliteDigestStore } from "./digests.ts";
 import { DiskState, isNoRoom, watchWrites } from "./disk.ts";
-import { SqliteGateStore } from "./gates.ts";
-import { SqliteOutboxStore } from "./outbox.ts";
 import { sqliteSql } from "./query.ts";
-import { SqliteReportStore } from "./reports.ts";
-import { SqliteSubscriptionStore } from "./subscriptions.ts";
-import { SqliteVerifyLinkStore, SqliteWalletStore } from "./wallets.ts";
-import { SqliteWatchStore } from "./watches.ts";
 
-export { SqliteActionStore } from "./actions.ts";
-export { SqliteCollectionIndexStore } from "./collections.ts";
 export { type Db, migrate, openDatabase, openDatabaseOnAnyDisk } from "./db.ts";
-export { SqliteOutboxStore } from "./outbox.ts";
-export { SqliteReportStore } from "./reports.ts";
-export { SqliteSubscriptionStore } from "./subscriptions.ts";
-export { SqliteVerifyLinkStore, SqliteWalletStore } from "./wallets.ts";
 
 /** The SQLite store; `db` is there for operators' checks and tests that look at the tables. */
 export interface SqliteStore extends Store {
@@ -34,7 +28,7 @@ export interface SqliteStore extends Store {
 }
 
 export interface SqliteStoreOptions {
-  /** Stored button replies one person may hold (see SqliteActionStore). */
+  /** Stored button replies one person may hold (see SqlActionStore). */
   maxButtonsPerUser?: number;
   /**
    * Checkpoint the write-ahead log every this many ms instead of inside the commit that crosses
@@ -125,22 +119,22 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
   const sql = sqliteSql(db);
   return {
     db,
-    subscriptions: new SqliteSubscriptionStore(db),
-    outbox: new SqliteOutboxStore(db),
-    actions: new SqliteActionStore(db, options.maxButtonsPerUser),
-    reports: new SqliteReportStore(db),
-    wallets: new SqliteWalletStore(db),
-    verifyLinks: new SqliteVerifyLinkStore(db),
-    collections: new SqliteCollectionIndexStore(db),
+    subscriptions: new SqlSubscriptionStore(sql),
+    outbox: new SqlOutboxStore(sql),
+    actions: new SqlActionStore(sql, options.maxButtonsPerUser),
+    reports: new SqlReportStore(sql),
+    wallets: new SqlWalletStore(sql),
+    verifyLinks: new SqlVerifyLinkStore(sql),
+    collections: new SqlCollectionIndexStore(sql),
     kv: new SqlKeyValueStore(sql),
     leases: new SqlLeaseStore(sql),
     updates: new SqlUpdateStore(sql),
     chatSettings: new SqlChatSettingsStore(sql),
     chatPauses: new SqlChatPauseStore(sql),
     sendWaits: new SqlSendWaitStore(sql),
-    digests: new SqliteDigestStore(db),
-    watches: new SqliteWatchStore(db),
-    gates: new SqliteGateStore(db),
+    digests: new SqlDigestStore(sql),
+    watches: new SqlWatchStore(sql),
+    gates: new SqlGateStore(sql),
     sql: sqlLayer("sqlite", (kysely) => new kysely.SqliteDialect({ database: keptStatements(db) })),
     async healthy() {
       try {
