@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import type { Kysely } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
@@ -31,9 +30,10 @@ type TallyTables = {
   tally_ticks: { id: number; at: number };
 };
 
-const tables = async (sql: SqlLayer | undefined): Promise<Kysely<TallyTables>> => {
+/** The layer with the feature's own tables typed. */
+const layer = (sql: SqlLayer | undefined) => {
   if (!sql) throw new Error("the commands' store has no query layer");
-  return (await sql.db()).withTables<TallyTables>();
+  return { sql, q: sql.q.withTables<TallyTables>() };
 };
 
 /** The feature: `/tally word` counts words per chat; a job ticks; a check reads a flag. */
@@ -45,18 +45,20 @@ function tallyFeature(state: { healthy: boolean; tickMs: number; ticks: number }
     examples: ["/tally gm"],
     chainless: true,
     async run(ctx, { word }) {
-      const db = await tables(ctx.store.sql);
-      await db
-        .insertInto("tallies")
-        .values({ chat_id: ctx.invocation.chat.id, word, at: Date.now() })
-        .execute();
-      const row = await db
-        .selectFrom("tallies")
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("chat_id", "=", ctx.invocation.chat.id)
-        .where("word", "=", word)
-        .executeTakeFirstOrThrow();
-      return { text: `${word}: ${Number(row.n)}` };
+      const { sql, q } = layer(ctx.store.sql);
+      const chat = ctx.invocation.chat.id;
+      // A read after a write in one transaction, written once for both databases.
+      const row = await sql.transaction(function* (tx) {
+        yield* tx.run(q.insertInto("tallies").values({ chat_id: chat, word, at: Date.now() }));
+        return yield* tx.first(
+          q
+            .selectFrom("tallies")
+            .select((eb) => eb.fn.countAll<number>().as("n"))
+            .where("chat_id", "=", chat)
+            .where("word", "=", word),
+        );
+      });
+      return { text: `${word}: ${Number(row?.n)}` };
     },
   });
   return {
@@ -87,9 +89,9 @@ function tallyFeature(state: { healthy: boolean; tickMs: number; ticks: number }
       let timer: NodeJS.Timeout | undefined;
       let inFlight: Promise<void> = Promise.resolve();
       const tick = async () => {
-        const db = await tables(kernel.store.sql);
+        const { sql, q } = layer(kernel.store.sql);
         state.ticks++;
-        await db.insertInto("tally_ticks").values({ id: state.ticks, at: kernel.now() }).execute();
+        await sql.run(q.insertInto("tally_ticks").values({ id: state.ticks, at: kernel.now() }));
       };
       return {
         jobs: [
@@ -209,14 +211,12 @@ describe.each(await backends())("a feature defined in a test, on %s", (_name, st
 });
 
 /** The job's ticks, read from the database the bot's store uses. */
-function ticks(bot: { store: { sql: SqlLayer } }): Promise<number> {
-  return tables(bot.store.sql).then(async (db) => {
-    const row = await db
-      .selectFrom("tally_ticks")
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  });
+async function ticks(bot: { store: { sql: SqlLayer } }): Promise<number> {
+  const { sql, q } = layer(bot.store.sql);
+  const row = await sql.first(
+    q.selectFrom("tally_ticks").select((eb) => eb.fn.countAll<number>().as("n")),
+  );
+  return Number(row?.n);
 }
 
 describe("a feature's migration that fails", () => {

@@ -1,23 +1,14 @@
-import type { Kysely, Migration } from "kysely";
+import type { Migration } from "kysely";
+import type { Sql } from "./query.ts";
 
 /**
- * The one query layer for both databases (issue 35): Kysely, a maintained, typed SQL builder with
- * a dialect for better-sqlite3 and one for pg, over the store's own connection (the SQLite handle,
- * the PostgreSQL pool). A feature's store is written once against it, and its migrations once with
- * Kysely's schema builder, wherever the dialects agree.
- *
- * Kysely is loaded on first use only: a bot whose features use none of it (the built-in ones keep
- * their prepared statements, whose hot paths it measured slower on SQLite) never loads it.
- *
- * On SQLite the connection is the store's single one. Kysely runs each statement synchronously
- * inside its own mutex, so single statements interleave safely with the other stores'; a
- * feature's transaction spanning awaits would not be isolated from them, so features write with
- * single statements (an upsert, an INSERT ... SELECT) and leave transactions to the store's own.
+ * The one query layer for both databases (issue 35), as the features have it: the store's query
+ * runner (src/store/query.ts: Kysely's typed builder, run on the store's own connection, the SQLite
+ * handle or the PostgreSQL pool), on which every store is written once, and the runner of the
+ * features' migrations, written once with Kysely's schema builder wherever the dialects agree.
+ * A feature types its own tables with `sql.q.withTables<T>()`.
  */
-export interface SqlLayer {
-  readonly dialect: "sqlite" | "postgres";
-  /** The builder over the store's connection; `withTables<T>()` types a feature's own tables. */
-  db(): Promise<Kysely<unknown>>;
+export interface SqlLayer extends Sql {
   /**
    * Runs the features' migrations not run yet, in name order, each once, in a transaction under
    * Kysely's migration lock (instances starting together wait for the first). Names are
@@ -36,24 +27,18 @@ const FEATURE_MIGRATIONS_LOCK_TABLE = "feature_migrations_lock";
  * destroyed, which would close the handle or end the pool under the other stores.
  */
 export function sqlLayer(
-  dialect: SqlLayer["dialect"],
+  runner: Sql,
   makeDialect: (kysely: typeof import("kysely")) => import("kysely").Dialect,
 ): SqlLayer {
-  let built: Promise<Kysely<unknown>> | undefined;
-  const db = () => {
-    built ??= import("kysely").then(
-      (kysely) => new kysely.Kysely<unknown>({ dialect: makeDialect(kysely) }),
-    );
-    return built;
-  };
   return {
-    dialect,
-    db,
+    ...runner,
     async migrate(migrations) {
       if (Object.keys(migrations).length === 0) return [];
-      const { Migrator } = await import("kysely");
-      const migrator = new Migrator({
-        db: await db(),
+      const kysely = await import("kysely");
+      // Kysely's own driver runs the migrations (its Migrator executes them); it is built for
+      // them and dropped after, never destroyed (that would close the store's connection).
+      const migrator = new kysely.Migrator({
+        db: new kysely.Kysely<unknown>({ dialect: makeDialect(kysely) }),
         provider: { getMigrations: async () => ({ ...migrations }) },
         migrationTableName: FEATURE_MIGRATIONS_TABLE,
         migrationLockTableName: FEATURE_MIGRATIONS_LOCK_TABLE,
@@ -74,31 +59,13 @@ export function sqlLayer(
   };
 }
 
-/** Prepared statements kept per SQLite connection for the query layer: its queries' SQL repeats. */
-const STATEMENTS_KEPT = 200;
-
 /**
- * The SQLite handle as Kysely's SqliteDialect uses it, with its prepared statements kept by SQL
- * text: Kysely's driver prepares every query anew, and preparing costs more than a small read
- * (`.prof`-style measure, 20,000 primary-key reads on one core: 23.9 µs a query as Kysely runs
- * it, 10.5 µs with statements kept, 1.4 µs for a statement prepared by hand).
+ * The SQLite handle as Kysely's SqliteDialect uses it for the migrations, with a close that does
+ * nothing: the store closes its handle itself.
  */
-export function keptStatements<S>(database: { prepare(sql: string): S; close(): void }): {
+export function unclosable<S>(database: { prepare(sql: string): S }): {
   prepare(sql: string): S;
   close(): void;
 } {
-  const kept = new Map<string, S>();
-  return {
-    prepare(sql) {
-      let statement = kept.get(sql);
-      if (statement === undefined) {
-        statement = database.prepare(sql);
-        if (kept.size >= STATEMENTS_KEPT) kept.delete(kept.keys().next().value as string);
-        kept.set(sql, statement);
-      }
-      return statement;
-    },
-    // The store closes its handle itself (see sqlLayer).
-    close() {},
-  };
+  return { prepare: (sql) => database.prepare(sql), close() {} };
 }

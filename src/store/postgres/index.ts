@@ -61,7 +61,7 @@ export function postgresStore(
     digests: new SqlDigestStore(sql),
     watches: new SqlWatchStore(sql),
     gates: new SqlGateStore(sql),
-    sql: sqlLayer("postgres", (kysely) => new kysely.PostgresDialect({ pool: db.pool })),
+    sql: sqlLayer(sql, (kysely) => new kysely.PostgresDialect({ pool: db.pool })),
     async healthy() {
       try {
         return (await db.query("SELECT 1 AS ok")).rows.length === 1;

@@ -13,7 +13,7 @@ import { SqlSubscriptionStore } from "../shared/subscriptions.ts";
 import { SqlUpdateStore } from "../shared/updates.ts";
 import { SqlVerifyLinkStore, SqlWalletStore } from "../shared/wallets.ts";
 import { SqlWatchStore } from "../shared/watches.ts";
-import { keptStatements, sqlLayer } from "../sql.ts";
+import { sqlLayer, unclosable } from "../sql.ts";
 import type { Store, StoreChore } from "../types.ts";
 import { type Db, migrate, openDatabaseOnAnyDisk } from "./db.ts";
 import { DiskState, isNoRoom, watchWrites } from "./disk.ts";
@@ -135,7 +135,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     digests: new SqlDigestStore(sql),
     watches: new SqlWatchStore(sql),
     gates: new SqlGateStore(sql),
-    sql: sqlLayer("sqlite", (kysely) => new kysely.SqliteDialect({ database: keptStatements(db) })),
+    sql: sqlLayer(sql, (kysely) => new kysely.SqliteDialect({ database: unclosable(db) })),
     async healthy() {
       try {
         return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;
