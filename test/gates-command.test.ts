@@ -4,6 +4,7 @@ import { slashCommands } from "../src/adapters/discord/commands.ts";
 import type { Invocation } from "../src/core/command.ts";
 import { ApiGateEvaluator } from "../src/gates/evaluate.ts";
 import { GateService } from "../src/gates/service.ts";
+import { gateStoreOf } from "../src/gates/store.ts";
 import {
   type Gate,
   type GateEvaluator,
@@ -107,7 +108,7 @@ const say = async (line: string, who: Partial<Invocation> = manager) =>
 /** The refusal code of a line (undefined when it was not refused). */
 const refusal = (line: string, who: Partial<Invocation> = manager) => t.refusal(line, who);
 /** Every gate the store holds, of every chat. */
-const allGates = () => t.store.gates.all();
+const allGates = () => gateStoreOf(t.store).all();
 const checkedTargets = () => [...discord.recorded.checked, ...telegram.recorded.checked];
 
 beforeAll(async () => {
@@ -124,7 +125,7 @@ beforeAll(async () => {
   telegram = recordingMembership("telegram");
   evaluation = recordingEvaluator(new ApiGateEvaluator({ apis: t.apis }));
   service = new GateService({
-    gates: t.store.gates,
+    gates: gateStoreOf(t.store),
     wallets: t.store.wallets,
     evaluator: evaluation.evaluator,
     memberships: [discord.membership, telegram.membership],
@@ -139,7 +140,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   for (const gate of await allGates())
-    await t.store.gates.remove(gate.platform, gate.chatId, gate.id);
+    await gateStoreOf(t.store).remove(gate.platform, gate.chatId, gate.id);
   for (const { recorded } of [discord, telegram]) {
     recorded.checked = [];
     recorded.refusal = undefined;
@@ -293,7 +294,7 @@ describe("/gate list, remove, log", () => {
   it("list: numbered, in plain words, the invite link, a paused gate with its reason; for everyone", async () => {
     await twoGates();
     const second = (await allGates())[1] as Gate;
-    await t.store.gates.pause(second.id, "the bot can no longer invite users", Date.now());
+    await gateStoreOf(t.store).pause(second.id, "the bot can no longer invite users", Date.now());
     const text = await say("/gate list", member);
     expect(text).toMatch(/Gates here \(2 of 10\)/);
     expect(text).toMatch(/1\. Entry to this group, for people whose wallets pass all of: .*Azuki/);
@@ -411,9 +412,14 @@ describe("/gate list: members who could not be warned (issue 34, item 16)", () =
     const gate = (await allGates())[0] as Gate;
     const now = Date.now();
     const grace = { gateId: gate.id, status: "grace" as const, since: now, failingSince: now };
-    await t.store.gates.putMember({ ...grace, userId: "w1", graceUntil: now + 1, toldAt: now });
-    await t.store.gates.putMember({ ...grace, userId: "w2", graceUntil: now + 1 });
-    await t.store.gates.putMember({ ...grace, userId: "w3", graceUntil: now + 1 });
+    await gateStoreOf(t.store).putMember({
+      ...grace,
+      userId: "w1",
+      graceUntil: now + 1,
+      toldAt: now,
+    });
+    await gateStoreOf(t.store).putMember({ ...grace, userId: "w2", graceUntil: now + 1 });
+    await gateStoreOf(t.store).putMember({ ...grace, userId: "w3", graceUntil: now + 1 });
     const text = await say("/gate list", member);
     expect(text).toMatch(/2 people in grace were not warned \(direct messages closed\)/);
   });

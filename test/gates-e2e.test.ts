@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { INTERACTIONS_PATH } from "../src/adapters/discord-http/endpoint.ts";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
+import { gateStoreOf } from "../src/gates/store.ts";
 import { silentLogger } from "../src/log.ts";
 import { CAST_COLLECTIONS, DEMO_WALLET, type Simulator } from "../src/simulator/index.ts";
 import {
@@ -180,7 +181,7 @@ async function discordCase(mode: "gateway" | "http") {
   expect(hasRole()).toBe(false);
   expect(fake.dms(person.id)).toHaveLength(1);
   const [gate] = await bot.gates.list("discord", fake.guildId);
-  const actions = (await bot.store.gates.logOf(gate?.id ?? 0, 10)).map((e) => e.action);
+  const actions = (await gateStoreOf(bot.store).logOf(gate?.id ?? 0, 10)).map((e) => e.action);
   expect(actions).toEqual(["removed", "grace", "granted"]);
 }
 

@@ -14,6 +14,7 @@ import { apiClientSettings } from "../src/bot.ts";
 import { ApiGateEvaluator } from "../src/gates/evaluate.ts";
 import { GateRecheck } from "../src/gates/recheck.ts";
 import { GateService, RECHECK_EVERY_MS } from "../src/gates/service.ts";
+import { gateStoreOf } from "../src/gates/store.ts";
 import type {
   Gate,
   GateCriterion,
@@ -112,7 +113,7 @@ function setup(
   const discord = fakeMembership("discord");
   const telegram = fakeMembership("telegram");
   const service = new GateService({
-    gates: store.gates,
+    gates: gateStoreOf(store),
     wallets: store.wallets,
     evaluator: options.evaluator ?? simulatorEvaluator(),
     memberships: options.memberships ?? [discord.membership, telegram.membership],
@@ -182,7 +183,7 @@ describe("a grant that meets a transient error (item 12)", () => {
     discord.grants.push(transient("Discord 503: Service Unavailable"));
     await service.onProved("discord", "u1", { guildId: "g1" });
     expect(discord.calls).toEqual(["grant u1"]);
-    expect(await store.gates.member(gate.id, "u1")).toBeUndefined();
+    expect(await gateStoreOf(store).member(gate.id, "u1")).toBeUndefined();
 
     // Another 429 at the first retry: still owed, tried again later.
     discord.grants.push(transient("Discord rate limit"));
@@ -191,7 +192,7 @@ describe("a grant that meets a transient error (item 12)", () => {
       await job.tick();
     }
     expect(discord.calls).toEqual(["grant u1", "grant u1"]);
-    expect(await store.gates.member(gate.id, "u1")).toBeUndefined();
+    expect(await gateStoreOf(store).member(gate.id, "u1")).toBeUndefined();
 
     // The platform answers again: the job's next tries give the role, with no new proof.
     for (let i = 0; i < 30 && discord.calls.length < 3; i++) {
@@ -199,8 +200,8 @@ describe("a grant that meets a transient error (item 12)", () => {
       await job.tick();
     }
     expect(discord.calls).toEqual(["grant u1", "grant u1", "grant u1"]);
-    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("granted");
-    const actions = (await store.gates.logOf(gate.id, 10)).map((entry) => entry.action);
+    expect((await gateStoreOf(store).member(gate.id, "u1"))?.status).toBe("granted");
+    const actions = (await gateStoreOf(store).logOf(gate.id, 10)).map((entry) => entry.action);
     expect(actions).toEqual(["granted"]);
     // Done: nothing more is tried.
     clock.now += HOUR;
@@ -226,8 +227,8 @@ describe("a grant that meets a transient error (item 12)", () => {
       await second.job.tick();
     }
     expect(second.discord.calls.length).toBeGreaterThan(1);
-    expect(await store.gates.member(gate.id, "u1")).toBeUndefined();
-    const [entry] = await store.gates.logOf(gate.id, 10);
+    expect(await gateStoreOf(store).member(gate.id, "u1")).toBeUndefined();
+    const [entry] = await gateStoreOf(store).logOf(gate.id, 10);
     expect(entry).toMatchObject({ action: "failed", userId: "u1" });
     expect(entry?.reason).toMatch(/not given/);
     const tries = second.discord.calls.length;
@@ -254,8 +255,8 @@ describe("a grant that meets a transient error (item 12)", () => {
     await job.tick();
     expect(telegram.calls).not.toContain("decline t1");
     expect(telegram.calls.filter((c) => c === "grant t1")).toHaveLength(2);
-    expect((await store.gates.member(gate.id, "t1"))?.status).toBe("granted");
-    expect((await store.gates.logOf(gate.id, 1))[0]?.action).toBe("approved");
+    expect((await gateStoreOf(store).member(gate.id, "t1"))?.status).toBe("granted");
+    expect((await gateStoreOf(store).logOf(gate.id, 1))[0]?.action).toBe("approved");
   });
 });
 
@@ -271,16 +272,16 @@ describe("a join request is decided by the gate of its invite link (item 15)", (
     await prove("t1", "telegram");
     await service.onJoinRequest("telegram", "-100", "t1", "p1", "https://t.me/+hard");
     expect(telegram.calls).not.toContain("grant t1");
-    expect(await store.gates.member(easy.id, "t1")).toBeUndefined();
-    expect(await store.gates.member(hard.id, "t1")).toMatchObject({ status: "pending" });
+    expect(await gateStoreOf(store).member(easy.id, "t1")).toBeUndefined();
+    expect(await gateStoreOf(store).member(hard.id, "t1")).toMatchObject({ status: "pending" });
 
     // Through the easy gate's link: let in.
     await service.onJoinRequest("telegram", "-100", "t2", "p2", "https://t.me/+easy");
     await prove("t2", "telegram");
     await service.onProved("telegram", "t2");
     expect(telegram.calls).toContain("grant t2");
-    expect((await store.gates.member(easy.id, "t2"))?.status).toBe("granted");
-    expect(await store.gates.member(hard.id, "t2")).toBeUndefined();
+    expect((await gateStoreOf(store).member(easy.id, "t2"))?.status).toBe("granted");
+    expect(await gateStoreOf(store).member(hard.id, "t2")).toBeUndefined();
   });
 
   it("a request through a link no gate made, or none, is left to the group's admins", async () => {
@@ -298,7 +299,7 @@ describe("a join request is decided by the gate of its invite link (item 15)", (
     clock.now += 11 * 60_000;
     await job.tick();
     expect(telegram.calls).toEqual([]);
-    expect(await store.gates.members(gate.id)).toEqual([]);
+    expect(await gateStoreOf(store).members(gate.id)).toEqual([]);
   });
 });
 
@@ -312,8 +313,8 @@ describe("a warning that cannot be delivered (item 16)", () => {
     await store.wallets.remove("discord", "u1", "all");
     discord.tells.push("closed");
     await service.onUnlinked("discord", "u1");
-    expect(await store.gates.member(gate.id, "u1")).toMatchObject({ status: "grace" });
-    const log = await store.gates.logOf(gate.id, 10);
+    expect(await gateStoreOf(store).member(gate.id, "u1")).toMatchObject({ status: "grace" });
+    const log = await gateStoreOf(store).logOf(gate.id, 10);
     expect(log.map((entry) => entry.reason)).toContain(
       "warning could not be delivered: direct messages closed",
     );
@@ -323,7 +324,7 @@ describe("a warning that cannot be delivered (item 16)", () => {
     clock.now += 25 * HOUR;
     await job.tick();
     expect(discord.calls).toContain("revoke u1");
-    const [removed] = await store.gates.logOf(gate.id, 1);
+    const [removed] = await gateStoreOf(store).logOf(gate.id, 1);
     expect(removed).toMatchObject({ action: "removed" });
     expect(removed?.reason).toMatch(/not warned: direct messages closed/);
   });
@@ -352,7 +353,7 @@ describe("a round's calls are bounded, and stop() ends them (item 13)", () => {
 
   /** A member whose grace ended: the next round removes them (a ban, which hangs). */
   async function dueForRemoval(store: Store, s: ReturnType<typeof setup>, gate: Gate) {
-    await store.gates.putMember({
+    await gateStoreOf(store).putMember({
       gateId: gate.id,
       userId: "4001",
       status: "grace",
@@ -377,7 +378,7 @@ describe("a round's calls are bounded, and stop() ends them (item 13)", () => {
     proxy.freeze();
     // Before: grammY's 500 s. Now the round's call gives up at 1 s and the member stays.
     await s.job.tick();
-    expect(await store.gates.member(gate.id, "4001")).toMatchObject({ status: "grace" });
+    expect(await gateStoreOf(store).member(gate.id, "4001")).toMatchObject({ status: "grace" });
     expect((await s.service.stats()).failures).toBeGreaterThan(0);
   }, 20_000);
 
@@ -398,7 +399,7 @@ describe("a round's calls are bounded, and stop() ends them (item 13)", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     // Before: stop() waited for grammY's 500 s; the test's 15 s limit fails it.
     await s.job.stop();
-    expect(await store.gates.member(gate.id, "4001")).toMatchObject({ status: "grace" });
+    expect(await gateStoreOf(store).member(gate.id, "4001")).toMatchObject({ status: "grace" });
   }, 15_000);
 
   it("stop() ends a round hung on the data service (the evaluator gets the signal)", async () => {
@@ -426,7 +427,7 @@ describe("a round's calls are bounded, and stop() ends them (item 13)", () => {
     });
     const gate = await addGate(s.service);
     await s.prove("u1");
-    await store.gates.putMember({
+    await gateStoreOf(store).putMember({
       gateId: gate.id,
       userId: "u1",
       status: "granted",
@@ -438,7 +439,7 @@ describe("a round's calls are bounded, and stop() ends them (item 13)", () => {
     await expect.poll(() => proxy.connections, { timeout: 5_000 }).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 200));
     await s.job.stop();
-    expect(await store.gates.member(gate.id, "u1")).toMatchObject({ status: "granted" });
+    expect(await gateStoreOf(store).member(gate.id, "u1")).toMatchObject({ status: "granted" });
     expect(s.discord.calls).toEqual([]);
   }, 15_000);
 });

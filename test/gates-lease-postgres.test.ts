@@ -4,9 +4,11 @@
  * database frozen) ends its work before the lease can lapse, so two instances never re-check the
  * same person at once.
  */
+
 import { afterEach, describe, expect, it } from "vitest";
 import { GateRecheck } from "../src/gates/recheck.ts";
 import { GateService, RECHECK_EVERY_MS } from "../src/gates/service.ts";
+import { gateStoreOf } from "../src/gates/store.ts";
 import type { GateEvaluator, GateMembership, GateVerdict } from "../src/gates/types.ts";
 import { silentLogger } from "../src/log.ts";
 import { openPostgresStore, type PostgresStore } from "../src/store/postgres/index.ts";
@@ -78,7 +80,7 @@ function slowEvaluator(
 
 async function instance(store: PostgresStore, holder: string, evaluator: GateEvaluator) {
   const service = new GateService({
-    gates: store.gates,
+    gates: gateStoreOf(store),
     wallets: store.wallets,
     evaluator,
     memberships: [membership],
@@ -100,7 +102,7 @@ async function instance(store: PostgresStore, holder: string, evaluator: GateEva
 
 /** A gate with `n` members due, each proving a wallet named after them. */
 async function members(store: PostgresStore, n: number): Promise<string[]> {
-  const added = await store.gates.add(
+  const added = await gateStoreOf(store).add(
     {
       platform: "discord",
       chatId: "g1",
@@ -116,7 +118,7 @@ async function members(store: PostgresStore, n: number): Promise<string[]> {
   for (let i = 0; i < n; i++) {
     const userId = `u${i}`;
     users.push(userId);
-    await store.gates.putMember({
+    await gateStoreOf(store).putMember({
       gateId: added.gate.id,
       userId,
       status: "granted",

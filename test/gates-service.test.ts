@@ -14,6 +14,7 @@ import { createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { GateRecheck } from "../src/gates/recheck.ts";
 import { GateService, JOIN_REQUEST_WAIT_MS } from "../src/gates/service.ts";
+import { gateStoreOf } from "../src/gates/store.ts";
 import type {
   CriterionResult,
   Gate,
@@ -153,7 +154,7 @@ function setup(
   const discord = fakeMembership("discord");
   const telegram = fakeMembership("telegram");
   const service = new GateService({
-    gates: store.gates,
+    gates: gateStoreOf(store),
     wallets: store.wallets,
     evaluator: options.evaluator ?? simulatorEvaluator(client.api),
     memberships: [discord.membership, telegram.membership],
@@ -222,8 +223,8 @@ describe("gate service", () => {
     await prove("u1");
     await service.onProved("discord", "u1", { guildId: "g1" });
     expect(discord.calls).toEqual(["check", "grant u1"]);
-    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("granted");
-    const [entry] = await store.gates.logOf(gate.id, 10);
+    expect((await gateStoreOf(store).member(gate.id, "u1"))?.status).toBe("granted");
+    const [entry] = await gateStoreOf(store).logOf(gate.id, 10);
     expect(entry).toMatchObject({ action: "granted", userId: "u1" });
     expect(entry?.reason).toContain("holds 1 of");
     expect((await service.stats()).grants).toBe(1);
@@ -236,7 +237,7 @@ describe("gate service", () => {
     const gate = await addGate(service);
     await prove("u1");
     await service.onProved("discord", "u1", { chatId: "c9" });
-    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("granted");
+    expect((await gateStoreOf(store).member(gate.id, "u1"))?.status).toBe("granted");
   });
 
   it("refuses an 11th gate and a target the platform refuses, in the platform's words", async () => {
@@ -272,7 +273,7 @@ describe("gate service", () => {
     await service.onProved("discord", "u1", { guildId: "g1" });
     const second = await addGate(service, { ...roleTarget, roleId: "r2", roleName: "Apes" });
     await service.settled();
-    expect((await store.gates.member(second.id, "u1"))?.status).toBe("granted");
+    expect((await gateStoreOf(store).member(second.id, "u1"))?.status).toBe("granted");
   });
 
   it("tells once and keeps the role through the grace, then removes it after GATE_GRACE_H", async () => {
@@ -286,7 +287,7 @@ describe("gate service", () => {
     clock.now += 24 * HOUR + 1;
     sold();
     expect(await job.tick()).toBe(1);
-    const inGrace = await store.gates.member(gate.id, "u1");
+    const inGrace = await gateStoreOf(store).member(gate.id, "u1");
     expect(inGrace).toMatchObject({ status: "grace", graceUntil: clock.now + 24 * HOUR });
     expect(discord.told).toHaveLength(1);
     expect(discord.told[0]?.text).toContain("/verify");
@@ -295,7 +296,7 @@ describe("gate service", () => {
     clock.now += 2 * HOUR;
     sold();
     expect(await job.tick()).toBe(1);
-    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("grace");
+    expect((await gateStoreOf(store).member(gate.id, "u1"))?.status).toBe("grace");
     expect(discord.told).toHaveLength(1);
     expect(discord.calls).not.toContain("revoke u1");
 
@@ -304,8 +305,8 @@ describe("gate service", () => {
     sold();
     await job.tick();
     expect(discord.calls).toContain("revoke u1");
-    expect(await store.gates.member(gate.id, "u1")).toBeUndefined();
-    const actions = (await store.gates.logOf(gate.id, 10)).map((e) => e.action);
+    expect(await gateStoreOf(store).member(gate.id, "u1")).toBeUndefined();
+    const actions = (await gateStoreOf(store).logOf(gate.id, 10)).map((e) => e.action);
     expect(actions).toEqual(["removed", "grace", "granted"]);
     expect((await service.stats()).removals).toBe(1);
 
@@ -327,7 +328,7 @@ describe("gate service", () => {
       clock.now += 24 * HOUR + 1;
       await job.tick();
     }
-    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("granted");
+    expect((await gateStoreOf(store).member(gate.id, "u1"))?.status).toBe("granted");
     expect(discord.calls.filter((c) => c.startsWith("revoke"))).toEqual([]);
     expect(discord.told).toEqual([]);
     expect((await service.stats()).failures).toBeGreaterThanOrEqual(3);
@@ -342,12 +343,12 @@ describe("gate service", () => {
     clock.now += 24 * HOUR + 1;
     sold();
     await job.tick();
-    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("grace");
+    expect((await gateStoreOf(store).member(gate.id, "u1"))?.status).toBe("grace");
     // An hour later the wallet holds the collection again.
     clock.now += HOUR + 1;
     await job.tick();
-    expect(await store.gates.member(gate.id, "u1")).toMatchObject({ status: "granted" });
-    expect((await store.gates.logOf(gate.id, 1))[0]?.action).toBe("kept");
+    expect(await gateStoreOf(store).member(gate.id, "u1")).toMatchObject({ status: "granted" });
+    expect((await gateStoreOf(store).logOf(gate.id, 1))[0]?.action).toBe("kept");
     expect(discord.calls.filter((c) => c.startsWith("revoke"))).toEqual([]);
   });
 
@@ -366,12 +367,12 @@ describe("gate service", () => {
       reason: "The Holders role is above the bot's highest role.",
     };
     await job.tick();
-    const paused = await store.gates.get(gate.id);
+    const paused = await gateStoreOf(store).get(gate.id);
     expect(paused?.pauseReason).toBe("The Holders role is above the bot's highest role.");
-    expect((await store.gates.logOf(gate.id, 1))[0]).toMatchObject({ action: "paused" });
+    expect((await gateStoreOf(store).logOf(gate.id, 1))[0]).toMatchObject({ action: "paused" });
     expect((await service.stats()).paused).toBe(1);
     // A paused gate decides nothing: the member stays until the platform allows it again.
-    expect((await store.gates.member(gate.id, "u1"))?.status).toBe("grace");
+    expect((await gateStoreOf(store).member(gate.id, "u1"))?.status).toBe("grace");
   });
 
   it("re-checks at most GATE_CHECKS_PER_MINUTE members a minute and counts the rest deferred", async () => {
@@ -398,7 +399,7 @@ describe("gate service", () => {
     // The next minute: two more, the oldest checks first.
     clock.now += 60_000;
     expect(await job.tick()).toBe(2);
-    const checked = (await store.gates.members(gate.id)).filter(
+    const checked = (await gateStoreOf(store).members(gate.id)).filter(
       (m) => (m.lastCheckedAt ?? 0) > clock.now - HOUR,
     );
     expect(checked).toHaveLength(4);
@@ -413,12 +414,12 @@ describe("gate service", () => {
     await prove("t1", DEMO, "telegram");
     await service.onJoinRequest("telegram", "-100", "t1", "p1", JOIN_LINK);
     expect(telegram.calls).toContain("grant t1");
-    expect((await store.gates.member(gate.id, "t1"))?.status).toBe("granted");
-    expect((await store.gates.logOf(gate.id, 1))[0]?.action).toBe("approved");
+    expect((await gateStoreOf(store).member(gate.id, "t1"))?.status).toBe("granted");
+    expect((await gateStoreOf(store).logOf(gate.id, 1))[0]?.action).toBe("approved");
 
     // No wallet yet: pending, told through the request's private chat.
     await service.onJoinRequest("telegram", "-100", "t2", "p2", JOIN_LINK);
-    expect(await store.gates.member(gate.id, "t2")).toMatchObject({
+    expect(await gateStoreOf(store).member(gate.id, "t2")).toMatchObject({
       status: "pending",
       userChatId: "p2",
       decideBy: clock.now + JOIN_REQUEST_WAIT_MS,
@@ -431,7 +432,7 @@ describe("gate service", () => {
     await prove("t2", DEMO, "telegram");
     await service.onProved("telegram", "t2", { chatId: "p2" });
     expect(telegram.calls).toContain("grant t2");
-    expect((await store.gates.member(gate.id, "t2"))?.status).toBe("granted");
+    expect((await gateStoreOf(store).member(gate.id, "t2"))?.status).toBe("granted");
 
     // Never proves: declined by the job once the 10 minutes are over.
     await service.onJoinRequest("telegram", "-100", "t3", "p3", JOIN_LINK);
@@ -441,8 +442,8 @@ describe("gate service", () => {
     clock.now += 2;
     await job.tick();
     expect(telegram.calls).toContain("decline t3");
-    expect(await store.gates.member(gate.id, "t3")).toBeUndefined();
-    expect((await store.gates.logOf(gate.id, 1))[0]).toMatchObject({
+    expect(await gateStoreOf(store).member(gate.id, "t3")).toBeUndefined();
+    expect((await gateStoreOf(store).logOf(gate.id, 1))[0]).toMatchObject({
       action: "declined",
       userId: "t3",
     });
@@ -478,7 +479,7 @@ describe("gate service", () => {
     await service.onJoinRequest("telegram", "-100", "t1", "p1", JOIN_LINK);
     await service.onJoinRequest("telegram", "-100", "t2", "p2", JOIN_LINK);
     clock.now += JOIN_REQUEST_WAIT_MS + 1;
-    const get = vi.spyOn(store.gates, "get");
+    const get = vi.spyOn(gateStoreOf(store), "get");
     await job.tick();
     expect(telegram.calls).toContain("decline t1");
     expect(telegram.calls).toContain("decline t2");
@@ -493,9 +494,9 @@ describe("gate service", () => {
     await service.onProved("discord", "u1", { guildId: "g1" });
     await store.wallets.remove("discord", "u1", DEMO);
     await service.onUnlinked("discord", "u1");
-    expect(await store.gates.member(gate.id, "u1")).toMatchObject({ status: "grace" });
+    expect(await gateStoreOf(store).member(gate.id, "u1")).toMatchObject({ status: "grace" });
     expect(discord.told[0]?.text).toContain("/verify");
-    const [entry] = await store.gates.logOf(gate.id, 1);
+    const [entry] = await gateStoreOf(store).logOf(gate.id, 1);
     expect(entry).toMatchObject({ action: "grace", reason: "no proved wallet" });
   });
 });
@@ -553,7 +554,9 @@ describe("the bot's gates", () => {
     });
     if (!added.ok) throw new Error(added.reason);
     await bot.gates.onJoinRequest("console", "group", "me", "me", JOIN_LINK);
-    expect(await bot.store.gates.member(added.gate.id, "me")).toMatchObject({ status: "pending" });
+    expect(await gateStoreOf(bot.store).member(added.gate.id, "me")).toMatchObject({
+      status: "pending",
+    });
 
     const made = await bot.verify.createLink(
       { platform: "console", userId: "me", chatId: "console" },
@@ -570,7 +573,9 @@ describe("the bot's gates", () => {
     );
     await bot.gates.settled();
     expect(platform.calls).toContain("grant me");
-    expect(await bot.store.gates.member(added.gate.id, "me")).toMatchObject({ status: "granted" });
+    expect(await gateStoreOf(bot.store).member(added.gate.id, "me")).toMatchObject({
+      status: "granted",
+    });
     expect(await bot.metrics.registry.metrics()).toMatch(/^bot_gate_grants_total 1$/m);
     expect((await bot.health()).gates).toMatchObject({ gates: 1, granted: 1, grants: 1 });
 
@@ -580,6 +585,8 @@ describe("the bot's gates", () => {
       "all",
     );
     await bot.gates.settled();
-    expect(await bot.store.gates.member(added.gate.id, "me")).toMatchObject({ status: "grace" });
+    expect(await gateStoreOf(bot.store).member(added.gate.id, "me")).toMatchObject({
+      status: "grace",
+    });
   });
 });

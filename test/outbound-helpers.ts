@@ -1,5 +1,6 @@
 import type { Platform } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
+import { gateStoreOf } from "../src/gates/store.ts";
 import { Outbound } from "../src/outbound/outbound.ts";
 import type { ChatSender, Materialize } from "../src/outbound/types.ts";
 import { type ChatMover, chatMover } from "../src/store/move-chat.ts";
@@ -13,7 +14,7 @@ import type { Store } from "../src/store/types.ts";
 export function outboundOf(
   store: Pick<
     Store,
-    "subscriptions" | "chatSettings" | "watches" | "gates" | "chatPauses" | "sendWaits"
+    "subscriptions" | "chatSettings" | "watches" | "sql" | "chatPauses" | "sendWaits"
   >,
   senders: Partial<Record<Platform, ChatSender>>,
   options: { materialize?: Materialize; moveChat?: ChatMover; now?: () => number } = {},
@@ -27,7 +28,7 @@ export function outboundOf(
       // What the watches and gates features move of a chat (their FeatureSetup.moveChat).
       chatMover(store, [
         (platform, from, to) => store.watches.moveChat(platform, from, to),
-        (platform, from, to) => store.gates.moveChat(platform as Platform, from, to),
+        (platform, from, to) => gateStoreOf(store).moveChat(platform as Platform, from, to),
       ]),
     chatPauses: store.chatPauses,
     waits: store.sendWaits,

@@ -16,6 +16,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
+import { gateStoreOf } from "../src/gates/store.ts";
 import { silentLogger } from "../src/log.ts";
 import { CAST_COLLECTIONS, DEMO_WALLET } from "../src/simulator/index.ts";
 import { type BrowserHarness, launchBrowser } from "./browser.ts";
@@ -214,7 +215,7 @@ describe("one wallet, one person per platform, through the page in Chromium", ()
     // Told once: the removal itself sends nothing more.
     expect(discord.dms(a.id)).toHaveLength(dmsToA);
     const [gate] = await bot.gates.list("discord", discord.guildId);
-    const log = await bot.store.gates.logOf(gate?.id ?? 0, 10);
+    const log = await gateStoreOf(bot.store).logOf(gate?.id ?? 0, 10);
     expect(log.map((entry) => [entry.action, entry.userId])).toEqual([
       ["removed", a.id],
       ["grace", a.id],

@@ -7,6 +7,7 @@ import { ApiGateEvaluator } from "./evaluate.ts";
 import { gateMetrics } from "./metrics.ts";
 import { GateRecheck } from "./recheck.ts";
 import { GateService } from "./service.ts";
+import { gateStoreOf } from "./store.ts";
 import type { GateMembership } from "./types.ts";
 
 /**
@@ -41,8 +42,9 @@ export const gatesFeature: Feature<GatesExposed> = {
   setup(kernel) {
     const { config, store, apis } = kernel;
     const logger = kernel.logger.child({ part: "gates" });
+    const gates = gateStoreOf(store);
     const service = new GateService({
-      gates: store.gates,
+      gates,
       wallets: store.wallets,
       evaluator: new ApiGateEvaluator({ apis, logger }),
       freshEvaluator: new ApiGateEvaluator({ apis, fresh: true, logger }),
@@ -53,7 +55,7 @@ export const gatesFeature: Feature<GatesExposed> = {
     });
     return {
       services: { gates: service },
-      moveChat: (platform, from, to) => store.gates.moveChat(platform as Platform, from, to),
+      moveChat: (platform, from, to) => gates.moveChat(platform as Platform, from, to),
       // The invite link the request came through picks its gate (issue 34).
       onJoinRequest: (platform, chatId, userId, userChatId, inviteLink) =>
         service
@@ -88,7 +90,7 @@ export const gatesFeature: Feature<GatesExposed> = {
     });
     gateMetrics(kernel.metrics.registry, {
       counters: () => service.counters,
-      counts: () => kernel.store.gates.counts(),
+      counts: () => gateStoreOf(kernel.store).counts(),
     });
     return {
       exposes: { service, recheck },

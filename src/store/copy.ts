@@ -1,6 +1,5 @@
 import type { Queryable } from "./postgres/db.ts";
 import type { PgDb } from "./postgres/index.ts";
-import { MEMBER_COLUMNS, OWED_COLUMNS } from "./rows-gate.ts";
 import type { Db } from "./sqlite/index.ts";
 
 /**
@@ -207,7 +206,18 @@ const TABLES: readonly {
   {
     // Standings carry over: a person in grace keeps their deadline, a request its decision time.
     name: "gate_members",
-    columns: MEMBER_COLUMNS,
+    columns: [
+      "gate_id",
+      "user_id",
+      "status",
+      "since",
+      "failing_since",
+      "grace_until",
+      "told_at",
+      "user_chat_id",
+      "decide_by",
+      "last_checked_at",
+    ],
   },
   {
     name: "gate_log",
@@ -217,7 +227,16 @@ const TABLES: readonly {
   {
     // A grant owed keeps its retry time and its first failure (given up a day after).
     name: "gate_grants",
-    columns: OWED_COLUMNS,
+    columns: [
+      "gate_id",
+      "user_id",
+      "action",
+      "reason",
+      "since",
+      "attempts",
+      "retry_at",
+      "last_error",
+    ],
   },
 ];
 

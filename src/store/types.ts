@@ -11,7 +11,6 @@ import type {
   CollectionIndexStore,
   IndexedCollection,
 } from "../core/known-collections.ts";
-import type { GateStore } from "../gates/types.ts";
 import type { SqlLayer } from "./sql.ts";
 import type { OutboxStore, SubscriptionStore } from "./types-alerts.ts";
 import type { ReportStore, VerifyLinkStore, WalletStore } from "./types-people.ts";
@@ -225,8 +224,6 @@ export interface Store {
   sendWaits: SendWaitStore;
   digests: DigestStore;
   watches: WatchStore;
-  /** Gates (issue 29): roles and groups for the holders, their members and log. */
-  gates: GateStore;
   /**
    * The query layer the features' own stores and migrations are written in, once for both
    * databases (src/store/sql.ts).

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { gateStoreOf } from "../../src/gates/store.ts";
 import type { GateCriterion, GateMember, GateStore, NewGate } from "../../src/gates/types.ts";
 import { migrateStore } from "../../src/store/migrate.ts";
 import { openPostgresStore } from "../../src/store/postgres/index.ts";
@@ -89,7 +90,7 @@ const granted = (gateId: number, userId: string, extra: Partial<GateMember> = {}
 
 function gateStoreSuite(name: string, pair: OpenPair) {
   describe(`gate store: ${name}`, () => {
-    const fresh = async () => (await pair())[0].gates;
+    const fresh = async () => gateStoreOf((await pair())[0]);
 
     it("adds gates and gives them back whole; a chat's gates oldest first", async () => {
       const gates = await fresh();
@@ -150,12 +151,12 @@ function gateStoreSuite(name: string, pair: OpenPair) {
       const [a, b] = await pair();
       const results = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
-          (i % 2 === 0 ? a : b).gates.add(discordGate("g1", `r${i}`), 10),
+          gateStoreOf(i % 2 === 0 ? a : b).add(discordGate("g1", `r${i}`), 10),
         ),
       );
       expect(results.filter((r) => r.kind === "added")).toHaveLength(10);
       expect(results.filter((r) => r.kind === "full")).toHaveLength(10);
-      expect(await a.gates.forChat("discord", "g1")).toHaveLength(10);
+      expect(await gateStoreOf(a).forChat("discord", "g1")).toHaveLength(10);
     });
 
     it("keeps a person's standing, replaced whole by putMember", async () => {
@@ -403,9 +404,9 @@ describe.runIf(await postgresAvailable())("npm run migrate-store: gates", () => 
   it("copies gates, their members and log; new gates take ids after the copied ones", async () => {
     const dataDir = tempDir();
     const sqlite = openSqliteStore(dataDir);
-    const gate = await added(sqlite.gates, discordGate("g1"));
-    const tg = await added(sqlite.gates, telegramGate("-100"));
-    await sqlite.gates.pause(tg.id, "can't invite users", 7);
+    const gate = await added(gateStoreOf(sqlite), discordGate("g1"));
+    const tg = await added(gateStoreOf(sqlite), telegramGate("-100"));
+    await gateStoreOf(sqlite).pause(tg.id, "can't invite users", 7);
     const grace = granted(gate.id, "u1", {
       status: "grace",
       failingSince: 20,
@@ -421,17 +422,23 @@ describe.runIf(await postgresAvailable())("npm run migrate-store: gates", () => 
       userChatId: "42",
       decideBy: 630,
     };
-    await sqlite.gates.putMember(grace);
-    await sqlite.gates.putMember(request);
-    await sqlite.gates.log({
+    await gateStoreOf(sqlite).putMember(grace);
+    await gateStoreOf(sqlite).putMember(request);
+    await gateStoreOf(sqlite).log({
       gateId: gate.id,
       userId: "u1",
       at: 10,
       action: "granted",
       reason: "a",
     });
-    await sqlite.gates.log({ gateId: gate.id, userId: "u1", at: 20, action: "grace", reason: "b" });
-    const gatesBefore = await sqlite.gates.all();
+    await gateStoreOf(sqlite).log({
+      gateId: gate.id,
+      userId: "u1",
+      at: 20,
+      action: "grace",
+      reason: "b",
+    });
+    const gatesBefore = await gateStoreOf(sqlite).all();
     await sqlite.close();
 
     const schema = freshSchemaName();
@@ -445,13 +452,19 @@ describe.runIf(await postgresAvailable())("npm run migrate-store: gates", () => 
 
     const pg = await openPostgresStore({ url: POSTGRES_URL, schema, max: 2 });
     cleanups.push(() => pg.close());
-    expect(await pg.gates.all()).toEqual(gatesBefore);
-    expect(await pg.gates.member(gate.id, "u1")).toEqual(grace);
-    expect(await pg.gates.expiredRequests(1_000)).toEqual([request]);
-    expect((await pg.gates.logOf(gate.id, 10)).map((l) => l.reason)).toEqual(["b", "a"]);
-    const next = await added(pg.gates, discordGate("g1", "r2"));
+    expect(await gateStoreOf(pg).all()).toEqual(gatesBefore);
+    expect(await gateStoreOf(pg).member(gate.id, "u1")).toEqual(grace);
+    expect(await gateStoreOf(pg).expiredRequests(1_000)).toEqual([request]);
+    expect((await gateStoreOf(pg).logOf(gate.id, 10)).map((l) => l.reason)).toEqual(["b", "a"]);
+    const next = await added(gateStoreOf(pg), discordGate("g1", "r2"));
     expect(next.id).toBeGreaterThan(tg.id);
-    await pg.gates.log({ gateId: gate.id, userId: "u1", at: 20, action: "removed", reason: "c" });
-    expect((await pg.gates.logOf(gate.id, 1)).map((l) => l.reason)).toEqual(["c"]);
+    await gateStoreOf(pg).log({
+      gateId: gate.id,
+      userId: "u1",
+      at: 20,
+      action: "removed",
+      reason: "c",
+    });
+    expect((await gateStoreOf(pg).logOf(gate.id, 1)).map((l) => l.reason)).toEqual(["c"]);
   });
 });

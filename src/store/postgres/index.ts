@@ -3,7 +3,6 @@ import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import { SqlChatSettingsStore } from "../shared/chat-settings.ts";
 import { SqlCollectionIndexStore } from "../shared/collections.ts";
 import { SqlDigestStore } from "../shared/digests.ts";
-import { SqlGateStore } from "../shared/gates.ts";
 import { SqlKeyValueStore, SqlLeaseStore } from "../shared/kv.ts";
 import { SqlOutboxStore } from "../shared/outbox.ts";
 import { SqlReportStore } from "../shared/reports.ts";
@@ -60,7 +59,6 @@ export function postgresStore(
     sendWaits: new SqlSendWaitStore(sql),
     digests: new SqlDigestStore(sql),
     watches: new SqlWatchStore(sql),
-    gates: new SqlGateStore(sql),
     sql: sqlLayer(sql, (kysely) => new kysely.PostgresDialect({ pool: db.pool })),
     async healthy() {
       try {

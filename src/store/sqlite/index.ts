@@ -4,7 +4,6 @@ import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import { SqlChatSettingsStore } from "../shared/chat-settings.ts";
 import { SqlCollectionIndexStore } from "../shared/collections.ts";
 import { SqlDigestStore } from "../shared/digests.ts";
-import { SqlGateStore } from "../shared/gates.ts";
 import { SqlKeyValueStore, SqlLeaseStore } from "../shared/kv.ts";
 import { SqlOutboxStore } from "../shared/outbox.ts";
 import { SqlReportStore } from "../shared/reports.ts";
@@ -134,7 +133,6 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     sendWaits: new SqlSendWaitStore(sql),
     digests: new SqlDigestStore(sql),
     watches: new SqlWatchStore(sql),
-    gates: new SqlGateStore(sql),
     sql: sqlLayer(sql, (kysely) => new kysely.SqliteDialect({ database: unclosable(db) })),
     async healthy() {
       try {

@@ -1,7 +1,7 @@
 /** The SQLite store's schema: its migrations, applied by migrate() in src/store/sqlite/db.ts. */
 
+import { gatesMigration, owedGrantsMigration } from "../migrations-gates.ts";
 import { chatPausesMigration } from "../rows-chat-pause.ts";
-import { gatesMigration, owedGrantsMigration } from "../rows-gate.ts";
 import { sendWaitsMigration } from "../rows-send-wait.ts";
 import { provedWalletsMigration, WALLET_OWNER_MIGRATION } from "../rows-wallet.ts";
 

@@ -1,5 +1,5 @@
 /** SqlGateStore's helpers (gates.ts): its conditional inserts and its untransacted steps. */
-import type { Sql } from "../query.ts";
+import type { Sql } from "../store/query.ts";
 
 /** PostgreSQL's foreign_key_violation: the gate went between our check and our write. */
 const FOREIGN_KEY_VIOLATION = "23503";
