@@ -213,7 +213,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     limits: config.http.limits,
     registry: metrics.registry,
   });
-  const adapterList = new Later<readonly ChatAdapter[]>("the chat adapters");
+  const sending = new Later<Outbound>("the outbound module");
   const core: KernelCore = {
     config,
     logger,
@@ -229,7 +229,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     dataMark: simulator ? SIMULATED_DATA_MARK : undefined,
     metrics,
     http,
-    adapters: adapterList,
+    sending,
     services: {},
   };
   const { services, movers, onJoinRequest } = setUpFeatures(features, core);
@@ -282,13 +282,13 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       output: deps.output,
     },
   });
-  adapterList.bind(adapters);
   /** A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat. */
   const materialize = (platform: Platform, chatId: string, reply: Reply) =>
     runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } });
   const senders: Partial<Record<Platform, ChatSender>> = {};
   for (const adapter of adapters) senders[adapter.platform] = adapter;
-  // The one place that sends to a chat outside an answer: alerts, digests and watches go through it.
+  // The one place that sends to a chat outside an answer: alerts, digests, watches, gates' notices
+  // and proofs' confirmations go through it.
   const outbound = new Outbound({
     senders,
     materialize,
@@ -296,6 +296,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     chatPauses: store.chatPauses,
     waits: store.sendWaits,
   });
+  sending.bind(outbound);
   // One name for this process in every lease and on the alerts and digests it claims.
   const holder = leaseHolderName();
   // One lease per chain (the leaders may differ). The default chain's also decides who delivers,
@@ -317,6 +318,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     ...core,
     services,
     runtime,
+    adapters,
     outbound,
     holder,
     leases,

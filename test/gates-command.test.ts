@@ -48,7 +48,6 @@ function recordingMembership(platform: "discord" | "telegram") {
     },
     grant: async () => ({ ok: true }),
     revoke: async () => ({ ok: true }),
-    tell: async () => true,
   };
   return { membership, recorded };
 }
@@ -129,6 +128,7 @@ beforeAll(async () => {
     wallets: t.store.wallets,
     evaluator: evaluation.evaluator,
     memberships: [discord.membership, telegram.membership],
+    tell: async () => true,
     logger: silentLogger(),
     settings: { graceHours: 24 },
   });

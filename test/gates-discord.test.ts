@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ELEVATED_PERMISSIONS } from "../src/adapters/discord/role-rules.ts";
 import type { GateMembership, GateTarget } from "../src/gates/types.ts";
 import type { HttpHost } from "../src/http/host.ts";
+import type { ChatSender } from "../src/outbound/types.ts";
 import { discordAdapterFor, serveDiscordHttp } from "./discord-helpers.ts";
 import {
   DEFAULT_USER,
@@ -19,6 +20,7 @@ import {
   startFakeDiscord,
 } from "./fakes/discord/index.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { tellOnce } from "./outbound-helpers.ts";
 
 type RoleTarget = Extract<GateTarget, { platform: "discord" }>;
 /** gservice adds guildOf to GateMembership as optional; the Discord one has it. */
@@ -44,18 +46,23 @@ afterAll(async () => {
 async function startMode(
   mode: "gateway" | "http",
   fake: FakeDiscord,
-): Promise<{ membership: GateMembership | undefined; stop: () => Promise<void> }> {
+): Promise<{
+  membership: GateMembership | undefined;
+  sender: ChatSender;
+  stop: () => Promise<void>;
+}> {
   if (mode === "gateway") {
     const adapter = await discordAdapterFor(fake, t.runtime, { registerOnStart: false });
     await adapter.start();
-    return { membership: adapter.gateMembership, stop: () => adapter.stop() };
+    return { membership: adapter.gateMembership, sender: adapter, stop: () => adapter.stop() };
   }
   const served: {
-    adapter: { stop(): Promise<void>; gateMembership?: GateMembership };
+    adapter: ChatSender & { stop(): Promise<void>; gateMembership?: GateMembership };
     host: HttpHost;
   } = await serveDiscordHttp(fake, t.runtime, t.store.updates, { registerOnStart: false });
   return {
     membership: served.adapter.gateMembership,
+    sender: served.adapter,
     stop: async () => {
       await served.adapter.stop();
       await served.host.close();
@@ -66,6 +73,7 @@ async function startMode(
 describe.each(["gateway", "http"] as const)("Discord holder roles (%s mode)", (mode) => {
   let fake: FakeDiscord;
   let membership: DiscordMembership;
+  let sender: ChatSender;
   let stop: () => Promise<void>;
   let holders: FakeRole;
   let botRole: FakeRole;
@@ -93,6 +101,7 @@ describe.each(["gateway", "http"] as const)("Discord holder roles (%s mode)", (m
     };
     const started = await startMode(mode, fake);
     stop = started.stop;
+    sender = started.sender;
     if (!started.membership) throw new Error(`the ${mode} adapter has no gateMembership`);
     membership = started.membership as DiscordMembership;
   });
@@ -346,7 +355,7 @@ describe.each(["gateway", "http"] as const)("Discord holder roles (%s mode)", (m
     expect(
       fake.requestsOf("getChannel", (r) => r.params.channelId === fake.channelId),
     ).toHaveLength(1);
-    expect(await membership.tell(HOLDER, "hello")).toBe(true);
+    expect(await tellOnce(sender, "discord", HOLDER, "hello")).toBe(true);
     const dm = fake.dms(HOLDER)[0]?.channel_id ?? "";
     expect(await membership.guildOf(dm)).toBeUndefined();
     expect(await membership.guildOf("123456789012345678")).toBeUndefined();
@@ -359,11 +368,15 @@ describe.each(["gateway", "http"] as const)("Discord holder roles (%s mode)", (m
   });
 
   it('tells a person in DM, and says "closed" when their DMs are closed', async () => {
-    expect(await membership.tell(HOLDER, "Your Holders role ends in 24 hours.")).toBe(true);
+    expect(await tellOnce(sender, "discord", HOLDER, "Your Holders role ends in 24 hours.")).toBe(
+      true,
+    );
     expect(fake.dms(HOLDER).map((m) => m.content)).toEqual(["Your Holders role ends in 24 hours."]);
 
     fake.closeDms(OTHER);
-    expect(await membership.tell(OTHER, "Your Holders role ends in 24 hours.")).toBe("closed");
+    expect(await tellOnce(sender, "discord", OTHER, "Your Holders role ends in 24 hours.")).toBe(
+      "closed",
+    );
     expect(fake.dms(OTHER)).toEqual([]);
   });
 });

@@ -21,6 +21,7 @@ import type {
   GateEvaluator,
   GateMembership,
   GateTarget,
+  GateTell,
   HoldsCriterion,
   MembershipResult,
 } from "../src/gates/types.ts";
@@ -89,12 +90,13 @@ function fakeMembership(platform: "discord" | "telegram") {
       calls.push(`decline ${userId}`);
       return { ok: true };
     },
-    async tell(userId) {
-      calls.push(`tell ${userId}`);
-      return tells.shift() ?? true;
-    },
   };
-  return { membership, calls, grants, tells };
+  /** What the gate service tells people on this platform (GateServiceDeps.tell). */
+  const tell = async (note: Parameters<GateTell>[0]) => {
+    calls.push(`tell ${note.userId}`);
+    return tells.shift() ?? true;
+  };
+  return { membership, calls, grants, tells, tell };
 }
 
 /** Holdings from the simulator through the real evaluator (the client's short timeouts). */
@@ -117,6 +119,7 @@ function setup(
     wallets: store.wallets,
     evaluator: options.evaluator ?? simulatorEvaluator(),
     memberships: options.memberships ?? [discord.membership, telegram.membership],
+    tell: (note) => (note.platform === "discord" ? discord : telegram).tell(note),
     logger: silentLogger(),
     settings: {
       graceHours: 24,
@@ -327,6 +330,38 @@ describe("a warning that cannot be delivered (item 16)", () => {
     const [removed] = await gateStoreOf(store).logOf(gate.id, 1);
     expect(removed).toMatchObject({ action: "removed" });
     expect(removed?.reason).toMatch(/not warned: direct messages closed/);
+  });
+});
+
+describe("a warning that did not reach the person (issue 35: notices through the outbound module)", () => {
+  it("is tried again at a re-check during the grace, and once told the member is warned", async () => {
+    const store = sqliteStore();
+    const { service, discord, clock, prove, job } = setup(store);
+    const gate = await addGate(service);
+    await prove("u1");
+    await service.onProved("discord", "u1", { guildId: "g1" });
+    await store.wallets.remove("discord", "u1", "all");
+    discord.tells.push(false);
+    await service.onUnlinked("discord", "u1");
+    expect(await service.unwarned(gate)).toBe(1);
+    expect(discord.calls.filter((call) => call === "tell u1")).toHaveLength(1);
+
+    clock.now += 2 * HOUR;
+    await job.tick();
+    expect(discord.calls.filter((call) => call === "tell u1")).toHaveLength(2);
+    expect(await gateStoreOf(store).member(gate.id, "u1")).toMatchObject({
+      status: "grace",
+      toldAt: clock.now,
+    });
+    expect(await service.unwarned(gate)).toBe(0);
+    const [late] = await gateStoreOf(store).logOf(gate.id, 1);
+    expect(late).toMatchObject({ action: "grace" });
+    expect(late?.reason).toMatch(/^warned late: /);
+
+    // Told once: the next re-checks say nothing more.
+    clock.now += 2 * HOUR;
+    await job.tick();
+    expect(discord.calls.filter((call) => call === "tell u1")).toHaveLength(2);
   });
 });
 

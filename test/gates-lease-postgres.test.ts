@@ -29,7 +29,6 @@ const membership: GateMembership = {
   check: async (target) => ({ ok: true, target }),
   grant: async () => ({ ok: true }),
   revoke: async () => ({ ok: true }),
-  tell: async () => true,
 };
 
 /** Who is evaluating whom right now, over both instances, and every overlap seen. */
@@ -84,6 +83,7 @@ async function instance(store: PostgresStore, holder: string, evaluator: GateEva
     wallets: store.wallets,
     evaluator,
     memberships: [membership],
+    tell: async () => true,
     logger: silentLogger(),
     settings: { graceHours: 24 },
     now: () => CLOCK,

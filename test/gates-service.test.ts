@@ -22,6 +22,7 @@ import type {
   GateEvaluator,
   GateMembership,
   GateTarget,
+  GateTell,
   GateVerdict,
   HoldsCriterion,
   MembershipResult,
@@ -109,13 +110,14 @@ function fakeMembership(platform: "discord" | "telegram") {
       calls.push(`decline ${userId}`);
       return { ok: true };
     },
-    async tell(userId, text, userChatId) {
-      told.push({ userId, text, userChatId });
-      return true;
-    },
     verifyLink: (chain) => `https://t.me/gatebot?start=verify_${chain}`,
   };
-  return { membership, calls, told, answers };
+  /** What the gate service tells people on this platform (GateServiceDeps.tell). */
+  const tell = async (note: Parameters<GateTell>[0]) => {
+    told.push({ userId: note.userId, text: note.text, userChatId: note.userChatId });
+    return true;
+  };
+  return { membership, calls, told, answers, tell };
 }
 
 let client: ClientSetup;
@@ -158,6 +160,7 @@ function setup(
     wallets: store.wallets,
     evaluator: options.evaluator ?? simulatorEvaluator(client.api),
     memberships: [discord.membership, telegram.membership],
+    tell: (note) => (note.platform === "discord" ? discord : telegram).tell(note),
     logger: silentLogger(),
     settings: { graceHours: 24 },
     now: () => clock.now,

@@ -15,6 +15,7 @@ import {
   user,
 } from "./fakes/telegram/index.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
+import { tellOnce } from "./outbound-helpers.ts";
 import { telegramAdapterFor } from "./telegram-helpers.ts";
 
 const holders = supergroupChat(-1001234567890, "Azuki holders");
@@ -247,18 +248,22 @@ describe("telling the person", () => {
     fake.setAdminRights(holders.id, fake.botInfo.id);
     fake.refusePrivateChat(alice.id, telegramErrors.cantInitiate());
     // Never started the bot: closed to it (issue 34: the gate's log says so).
-    expect(await gates.tell(String(alice.id), "Prove a wallet first")).toBe("closed");
+    expect(await tellOnce(adapter, "telegram", String(alice.id), "Prove a wallet first")).toBe(
+      "closed",
+    );
 
     const request = fake.pushUpdate(fake.joinRequest(holders, alice));
     const userChatId = String(request.chat_join_request?.user_chat_id);
     const text = "To join, prove a wallet: https://t.me/fake_test_bot?start=verify_ethereum <b>";
-    expect(await gates.tell(String(alice.id), text, userChatId)).toBe(true);
+    expect(await tellOnce(adapter, "telegram", String(alice.id), text, userChatId)).toBe(true);
     const [sent] = fake.messages(alice.id);
     // Plain text: nothing in it is read as markup.
     expect(sent?.text).toBe(text);
 
     clock += 5 * 60_000;
-    expect(await gates.tell(String(alice.id), "Still there?", userChatId)).toBe("closed");
+    expect(await tellOnce(adapter, "telegram", String(alice.id), "Still there?", userChatId)).toBe(
+      "closed",
+    );
   });
 });
 

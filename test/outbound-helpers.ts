@@ -35,3 +35,43 @@ export function outboundOf(
     ...(options.now ? { now: options.now } : {}),
   });
 }
+
+/** The outbound module with one platform's sender and nothing kept (a private message's tests). */
+export function outboundWith(sender: ChatSender, platform: Platform): Outbound {
+  return new Outbound({
+    senders: { [platform]: sender },
+    materialize: async (_platform, _chat, reply) => reply as RenderableReply,
+    moveChat: async () => undefined,
+    chatPauses: { pause: async () => true },
+    waits: {
+      all: async () => [],
+      get: async () => undefined,
+      set: async () => {},
+      clear: async () => {},
+      moveChat: async () => {},
+    },
+  });
+}
+
+/**
+ * A private message through the outbound module to one platform's sender, once, as a gate's
+ * notice goes: true when delivered, "closed" when the person does not take the bot's messages,
+ * else the outcome.
+ */
+export async function tellOnce(
+  sender: ChatSender,
+  platform: Platform,
+  userId: string,
+  text: string,
+  userChatId?: string,
+): Promise<true | "closed" | string> {
+  const told = await outboundWith(sender, platform).tell({
+    platform,
+    to: { userId, userChatId },
+    message: text,
+    what: "notice",
+    timeoutMs: 5_000,
+    policy: { maxAttempts: 1, backoff: {} },
+  });
+  return told.outcome === "sent" ? true : told.outcome === "closed" ? "closed" : told.outcome;
+}

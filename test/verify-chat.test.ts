@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
 import type { TelegramAdapter } from "../src/adapters/telegram/index.ts";
 import { silentLogger } from "../src/log.ts";
-import { confirmVia } from "../src/verify/notice.ts";
+import { confirmThrough } from "../src/verify/notice.ts";
 import { tokenHash } from "../src/verify/service.ts";
 import { discordAdapterFor, serveDiscordHttp } from "./discord-helpers.ts";
 import { type FakeDiscord, type RecordedRequest, startFakeDiscord } from "./fakes/discord/index.ts";
@@ -33,6 +33,7 @@ import {
   startRuntime,
   verifyToken,
 } from "./helpers.ts";
+import { outboundWith } from "./outbound-helpers.ts";
 import { telegramAdapterFor } from "./telegram-helpers.ts";
 
 let t: RuntimeSetup;
@@ -140,7 +141,7 @@ describe("/verify on Telegram", () => {
   });
 
   it("confirms a proved wallet in the private chat /verify was asked in", async () => {
-    t.onVerified = confirmVia(adapter);
+    t.onVerified = confirmThrough(() => outboundWith(adapter, adapter.platform), 5_000);
     const answer = await ask(dm, "/verify");
     const before = fake.sent.length;
     await proveWithLink(t.verify, linkIn(String(answer.params.text)), account);
@@ -190,7 +191,7 @@ describe("/verify on Discord", () => {
         application: fake.applicationId,
         token: interaction.token,
       });
-      t.onVerified = confirmVia(adapter);
+      t.onVerified = confirmThrough(() => outboundWith(adapter, adapter.platform), 5_000);
       await proveWithLink(t.verify, url, account);
       const told = await fake.waitForFollowUp(interaction, 10_000);
       expect(dataOf(told).flags).toBe(64);
@@ -211,16 +212,17 @@ describe("/verify on Discord", () => {
       expect(delivery.status).toBe(200);
       const answer = delivery.callback as RecordedRequest;
       expect(dataOf(answer).flags).toBe(64);
-      t.onVerified = confirmVia(adapter);
+      t.onVerified = confirmThrough(() => outboundWith(adapter, adapter.platform), 5_000);
       await proveWithLink(t.verify, linkIn(textOf(answer)), account);
       const told = await fake.waitForFollowUp(payload, 10_000);
       expect(dataOf(told).flags).toBe(64);
       expect(textOf(told)).toContain(ADDRESS);
-      // A token Discord no longer knows (15 minutes on): nothing is sent, nothing fails, and the
-      // token (a key to post in that channel) is not in the log.
+      // A token Discord no longer knows (15 minutes on): the confirmation fails, said without the
+      // token (a key to post in that channel), in the error and in the log.
       const gone = "aW50ZXJhY3Rpb246MTIzNDU2Nzg5OmdvbmU";
       const before = fake.requests.length;
-      await confirmVia(adapter)({
+      const confirm = confirmThrough(() => outboundWith(adapter, adapter.platform), 5_000);
+      const failed = await confirm({
         origin: {
           platform: "discord",
           userId: "1",
@@ -230,12 +232,14 @@ describe("/verify on Discord", () => {
         address: ADDRESS,
         chain: "ethereum",
         kind: "eoa",
-      });
+      }).catch((error: Error) => error);
+      expect(String(failed)).toMatch(/the confirmation was not sent/);
+      expect(String(failed)).not.toContain(gone);
       expect(fake.requests.slice(before).map((request) => request.status)).toEqual([404]);
       expect(lines.join("")).toContain("discord private follow-up not sent");
       expect(lines.join("")).not.toContain(gone);
       // No confirm at all (a link asked elsewhere): nothing is tried.
-      await confirmVia(adapter)({
+      await confirm({
         origin: { platform: "discord", userId: "1", chatId: fake.channelId },
         address: ADDRESS,
         chain: "ethereum",
@@ -275,7 +279,7 @@ describe("/verify on the console", () => {
         userId: "console-user",
         chatId: "console",
       });
-      t.onVerified = confirmVia(adapter);
+      t.onVerified = confirmThrough(() => outboundWith(adapter, adapter.platform), 5_000);
       await proveWithLink(t.verify, url, account);
       expect(printed).toContain(`Wallet verified`);
       expect(printed).toContain(ADDRESS);

@@ -66,11 +66,6 @@ export interface GateMembership {
   /** Telegram only: declines a pending join request. */
   decline?(target: GateTarget, userId: string, signal?: AbortSignal): Promise<MembershipResult>;
   /**
-   * Tells the person privately (a direct message; a Telegram join request's user_chat_id).
-   * Whether it was delivered (see Delivery); never throws.
-   */
-  tell(userId: string, text: string, userChatId?: string, signal?: AbortSignal): Promise<Delivery>;
-  /**
    * Added by gservice. Telegram: the address that opens the person's private chat with the bot
    * and runs /verify there (t.me/<bot>?start=verify_<chain>), put in the join-request message.
    */

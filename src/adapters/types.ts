@@ -28,29 +28,11 @@ export interface ChatAdapter extends ChatSender {
   readonly routes: readonly HttpRoute[];
   /** Resolves when the chat ended by itself (the console's input closed); absent otherwise. */
   readonly done?: Promise<void>;
-  /**
-   * Answers a person privately where they asked (issue 27: the chat where /verify was asked is
-   * told that a wallet was proved; Discord: an ephemeral follow-up on the interaction's token);
-   * any instance may call it. Absent: the platform says nothing (the page has said Verified).
-   */
-  confirmPrivately?(origin: PrivateOrigin, reply: RenderableReply): Promise<void>;
   /** What the platform does for gates (issue 29): roles, or a group's join requests. */
   readonly gateMembership?: GateMembership;
 }
 
-/** Where a person asked for something the bot answers privately later (a /verify link). */
-export interface PrivateOrigin {
-  platform: Platform;
-  userId: string;
-  /** The chat the person asked in (Telegram: the private chat a group's button opened). */
-  chatId: string;
-  /**
-   * How the adapter confirms privately, opaque to the rest (e.g. a Discord interaction's
-   * application id and token for an ephemeral follow-up, valid 15 minutes). Stored with the link,
-   * dropped when the link is used or expires; never logged.
-   */
-  confirm?: string;
-}
+export type { PrivateOrigin, PrivateTarget } from "../outbound/types.ts";
 
 /**
  * A person asked to join a group: its chat, the person, and the chat that reaches them (a

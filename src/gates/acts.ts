@@ -1,7 +1,7 @@
+import { boundedCall, CallCutError } from "../core/bounded-call.ts";
 import type { Platform } from "../core/platform.ts";
 import type { Logger } from "../log.ts";
 import type { WalletStore } from "../store/types.ts";
-import { boundedCall, CallCutError } from "./calls.ts";
 import { owedGivenUp } from "./notices.ts";
 import type {
   Delivery,
@@ -11,6 +11,7 @@ import type {
   GateMember,
   GateMembership,
   GateStore,
+  GateTell,
   MembershipResult,
   OwedGrant,
 } from "./types.ts";
@@ -42,6 +43,8 @@ export interface GateKit {
   /** Proofs, unlinks and join requests: reads that skip the cache (GateServiceDeps). */
   readonly freshEvaluator?: GateEvaluator | undefined;
   readonly logger: Logger;
+  /** Tells a person privately (GateServiceDeps.tell). */
+  readonly tell: GateTell;
   /** Each platform's GateMembership (GateService.register adds them). */
   readonly memberships: ReadonlyMap<Platform, GateMembership>;
   /** GateService.counters (GateCounters), counted by each part. */
@@ -80,7 +83,7 @@ export class GateActs {
   }
 
   /**
-   * A platform call, bounded (src/gates/calls.ts): one cut short is a transient failure, tried
+   * A platform call, bounded (src/core/bounded-call.ts): one cut short is a transient failure, tried
    * again like a 5xx.
    */
   async platformCall(
@@ -99,19 +102,15 @@ export class GateActs {
     }
   }
 
-  /** A private message, bounded; one cut short was not delivered. */
-  async tell(
-    membership: GateMembership,
-    userId: string,
-    text: string,
-    userChatId?: string,
-    signal?: AbortSignal,
-  ): Promise<Delivery> {
+  /** A private message (GateTell: bounded, sent through the outbound module). */
+  async tell(note: Parameters<GateTell>[0]): Promise<Delivery> {
     try {
-      return await boundedCall("the message", this.kit.callTimeoutMs(), signal, (bound) =>
-        membership.tell(userId, text, userChatId, bound),
+      return await this.kit.tell(note);
+    } catch (error) {
+      this.kit.logger.warn(
+        { err: error, gate: note.platform },
+        "could not tell a person privately",
       );
-    } catch {
       return false;
     }
   }

@@ -1,6 +1,6 @@
+import { boundedCall, CallCutError } from "../core/bounded-call.ts";
 import type { Platform } from "../core/platform.ts";
 import { type Cause, type GateActs, type GateKit, RETRY_AFTER_MS } from "./acts.ts";
-import { boundedCall, CallCutError } from "./calls.ts";
 import { graceWarning, notWarned, WARNING_CLOSED, WARNING_FAILED, whys } from "./notices.ts";
 import type { Gate, GateVerdict } from "./types.ts";
 
@@ -105,13 +105,13 @@ export async function decide(
   if (member.status === "granted") {
     const graceUntil = now + kit.graceMs();
     if (graceUntil > now) {
-      const told = await acts.tell(
-        membership,
+      const told = await acts.tell({
+        platform: gate.platform,
         userId,
-        graceWarning(gate, reason, graceUntil),
-        undefined,
+        text: graceWarning(gate, reason, graceUntil),
+        warning: "first",
         signal,
-      );
+      });
       await gates.putMember({
         ...member,
         status: "grace",
@@ -133,10 +133,25 @@ export async function decide(
       return;
     }
   } else if ((member.graceUntil ?? 0) > now) {
+    // A warning that did not reach them is tried again, once the wait the outbound module keeps
+    // for them is over (a rate limit, a failure's backoff; a person who closed their messages is
+    // left alone for hours): told late is better than removed without a word.
+    const told =
+      member.toldAt === undefined
+        ? await acts.tell({
+            platform: gate.platform,
+            userId,
+            text: graceWarning(gate, reason, member.graceUntil ?? now),
+            warning: "again",
+            signal,
+          })
+        : false;
     await gates.putMember({
       ...member,
+      ...(told === true ? { toldAt: now } : {}),
       lastCheckedAt: acts.dueIn(now, Math.min(GRACE_RECHECK_MS, (member.graceUntil ?? now) - now)),
     });
+    if (told === true) await acts.log(gate, userId, "grace", `warned late: ${reason}`, now);
     return;
   }
   const said =

@@ -1,6 +1,6 @@
 import type { Platform } from "../core/platform.ts";
 import { SLOW_JOB_BOUND_MS } from "../jobs/job.ts";
-import type { Feature } from "../kernel/feature.ts";
+import type { Feature, KernelCore } from "../kernel/feature.ts";
 import { STORE_PROBE_MS } from "../kernel/health.ts";
 import { within } from "../within.ts";
 import { ApiGateEvaluator } from "./evaluate.ts";
@@ -8,7 +8,7 @@ import { gateMetrics } from "./metrics.ts";
 import { GateRecheck } from "./recheck.ts";
 import { GateService } from "./service.ts";
 import { gateStoreOf } from "./store.ts";
-import type { GateMembership } from "./types.ts";
+import type { GateTell } from "./types.ts";
 
 /**
  * How often the gate re-check job looks for due members and expired join requests: a join
@@ -21,15 +21,34 @@ export interface GatesExposed {
   recheck: GateRecheck;
 }
 
+/** Failed tries of a grace warning before it is given up (each at a re-check during the grace). */
+const WARNING_TRIES = 5;
+/** The outbound module's stream that keeps each person's wait between tries of a warning. */
+const WARNINGS = "gate-warnings";
+
 /**
- * A platform's gate membership whose private notices (a gate passed, failed, a join request's
- * way in) carry the mark of made-up data: the holdings they were decided on are the simulator's.
+ * The gates' private notices through the outbound module: a warning before a grace that fails is
+ * kept in the person's wait (stream `gate-warnings`) and tried again at the re-checks, other
+ * notices once. With made-up data every notice carries its mark: the holdings it was decided on
+ * are the simulator's.
  */
-function markedNotices(membership: GateMembership, mark: string): GateMembership {
-  const marked: GateMembership = Object.create(membership);
-  marked.tell = (userId, text, userChatId, signal) =>
-    membership.tell(userId, `${text}\n\n(${mark})`, userChatId, signal);
-  return marked;
+function gateTell(kernel: KernelCore, callTimeoutMs: number): GateTell {
+  return async (note) => {
+    const outbound = kernel.sending.get();
+    // A new grace's warning starts afresh: an earlier grace's tries do not count against it.
+    if (note.warning === "first") await outbound.forget(WARNINGS, note.platform, note.userId);
+    const told = await outbound.tell({
+      platform: note.platform,
+      to: { userId: note.userId, userChatId: note.userChatId },
+      message: kernel.dataMark ? `${note.text}\n\n(${kernel.dataMark})` : note.text,
+      what: note.warning ? "gate warning" : "gate notice",
+      timeoutMs: callTimeoutMs,
+      signal: note.signal,
+      ...(note.warning ? { stream: WARNINGS } : {}),
+      policy: { maxAttempts: WARNING_TRIES, backoff: { baseMs: 15 * 60_000 } },
+    });
+    return told.outcome === "sent" ? true : told.outcome === "closed" ? "closed" : false;
+  };
 }
 
 /**
@@ -51,6 +70,7 @@ export const gatesFeature: Feature<GatesExposed> = {
       logger,
       // Each call of a gate (a read, a grant, a message) is bounded like a command (issue 34).
       settings: { graceHours: config.gates.graceHours, callTimeoutMs: config.commandDeadlineMs },
+      tell: gateTell(kernel, config.commandDeadlineMs),
       now: kernel.now,
     });
     return {
@@ -71,14 +91,8 @@ export const gatesFeature: Feature<GatesExposed> = {
     const logger = kernel.logger.child({ part: "gates" });
     // Each platform that enforces gates gives its membership to the service (Telegram's join
     // requests come through the setup's onJoinRequest, given to the adapter when built).
-    for (const adapter of kernel.adapters.get()) {
-      if (!adapter.gateMembership) continue;
-      service.register(
-        kernel.dataMark
-          ? markedNotices(adapter.gateMembership, kernel.dataMark)
-          : adapter.gateMembership,
-      );
-    }
+    for (const adapter of kernel.adapters)
+      if (adapter.gateMembership) service.register(adapter.gateMembership);
     const recheck = new GateRecheck({
       service,
       leases: kernel.store.leases,

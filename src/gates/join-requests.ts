@@ -71,7 +71,12 @@ export async function decideJoinRequest(acts: GateActs, request: JoinRequest): P
   if (granted === "owed") return;
   const chain = gate.criteria[0]?.chain;
   const link = (chain === undefined ? undefined : membership.verifyLink?.(chain)) || undefined;
-  await acts.tell(membership, userId, joinRequestNotice(gate, link), userChatId);
+  await acts.tell({
+    platform: gate.platform,
+    userId,
+    text: joinRequestNotice(gate, link),
+    userChatId,
+  });
 }
 
 /** Join requests past their deadline are declined (once per person and group). */

@@ -4,8 +4,8 @@
  * owed tried again, and the due members re-checked within the minute's budget.
  */
 
+import { boundedCall } from "../core/bounded-call.ts";
 import { type GateActs, RECHECK_EVERY_MS } from "./acts.ts";
-import { boundedCall } from "./calls.ts";
 import { decide } from "./decide.ts";
 import type { Gate } from "./types.ts";
 

@@ -14,6 +14,7 @@ import {
   type GateMembership,
   type GateStore,
   type GateTarget,
+  type GateTell,
   type GateVerdict,
   MAX_GATES_PER_CHAT,
 } from "./types.ts";
@@ -47,6 +48,8 @@ export interface GateServiceDeps {
   freshEvaluator?: GateEvaluator;
   /** Each platform's GateMembership; adapters' are added with register() once they exist. */
   memberships?: Iterable<GateMembership>;
+  /** Tells people privately (the gates feature: through the outbound module). Absent: no one. */
+  tell?: GateTell;
   logger: Logger;
   settings: GateServiceSettings;
   /** Wall clock, epoch ms. */
@@ -98,6 +101,7 @@ export class GateService {
       freshEvaluator: deps.freshEvaluator,
       logger: deps.logger,
       memberships: this.memberships,
+      tell: deps.tell ?? (async () => false),
       counters: this.counters,
       now: this.now,
       graceMs: () => this.graceMs,
@@ -233,10 +237,9 @@ export class GateService {
    * their gates are decided again, as after a sale (warning, grace, removal).
    */
   onWalletMoved(platform: Platform, userId: string, text: string): Promise<void> {
-    const membership = this.memberships.get(platform);
     return this.inBackground(
       (async () => {
-        if (membership) await this.acts.tell(membership, userId, text);
+        await this.acts.tell({ platform, userId, text });
         await this.decideFor(platform, userId, new Map());
       })(),
       "could not tell a person their wallet moved, or decide their gates again",

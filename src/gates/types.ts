@@ -4,7 +4,7 @@
  * it after a grace period. The contract between the gate service (src/gates/service.ts), the
  * stores, the /gate command and the platforms (Discord roles, Telegram join requests).
  */
-import type { GateTarget } from "../adapters/membership.ts";
+import type { Delivery, GateTarget } from "../adapters/membership.ts";
 import type { Platform } from "../core/platform.ts";
 
 // The platforms' side of gates is the adapters' contract (src/adapters/membership.ts): gates use
@@ -15,6 +15,22 @@ export type {
   GateTarget,
   MembershipResult,
 } from "../adapters/membership.ts";
+
+/**
+ * Tells a person privately (the gates feature sends through the outbound module, Outbound.tell):
+ * whether it was delivered. A `warning` before a grace (`first` as the grace starts, `again` at
+ * the re-checks during it while it has not reached them) is tried again after the wait the
+ * outbound module keeps for that person; other notices are tried once. Never throws.
+ */
+export type GateTell = (note: {
+  platform: Platform;
+  userId: string;
+  text: string;
+  /** Telegram: the private chat a join request opened. */
+  userChatId?: string | undefined;
+  warning?: "first" | "again";
+  signal?: AbortSignal | undefined;
+}) => Promise<Delivery>;
 
 /** Holds at least `min` NFTs of a collection, the person's proved wallets added up. */
 export interface HoldsCriterion {

@@ -112,7 +112,7 @@ export interface FeatureParts<Exposed = unknown> {
   prune?: readonly { what: string; run: () => Promise<unknown> }[];
 }
 
-/** The kernel as the features' commands see it: no runtime, adapter or outbound yet. */
+/** The kernel as the features' setups see it: no runtime, adapter or outbound yet. */
 export interface KernelCore {
   readonly config: Config;
   readonly logger: Logger;
@@ -136,8 +136,12 @@ export interface KernelCore {
   readonly metrics: Metrics;
   /** The HTTP host (listening once the bot starts: `http.port`). */
   readonly http: HttpHost;
-  /** The chat platforms, bound once they are built on the runtime. */
-  readonly adapters: Later<readonly ChatAdapter[]>;
+  /**
+   * The outbound module, bound once it is built (on the adapters, built on the runtime, built on
+   * the features' services): a service set up here sends through it when it runs (a proof's
+   * confirmation, a gate's notice).
+   */
+  readonly sending: Later<Outbound>;
   /** The services of the features set up before this one. */
   readonly services: KernelServices;
 }
@@ -145,6 +149,8 @@ export interface KernelCore {
 /** The whole kernel, as features' parts are built on it. */
 export interface Kernel extends KernelCore {
   readonly runtime: Runtime;
+  /** The chat platforms, built on the runtime. */
+  readonly adapters: readonly ChatAdapter[];
   /** The only way to send to a chat outside an answer. */
   readonly outbound: Outbound;
   /** This process's name in every lease and claim. */

@@ -1,9 +1,10 @@
+import { boundedCall, CallCutError } from "../core/bounded-call.ts";
 import type { Platform } from "../core/command.ts";
-import type { Reply } from "../core/reply.ts";
+import type { RenderableReply, Reply } from "../core/reply.ts";
 import type { ChatMover } from "../store/move-chat.ts";
 import type { ChatPauseStore, SendWait, SendWaitStore, Subscription } from "../store/types.ts";
 import { type SendPolicy, sendStep, spentBy } from "./policy.ts";
-import type { ChatSender, Materialize, SendFailure } from "./types.ts";
+import type { ChatSender, Materialize, PrivateTarget, SendFailure } from "./types.ts";
 
 /** One post to a chat, sent unasked (not an answer to a command). */
 export interface Post {
@@ -205,4 +206,98 @@ export class Outbound {
   ): Promise<void> {
     return this.deps.waits.set({ stream, platform, chatId, attempts, until, reason });
   }
+
+  /**
+   * Sends a person a private message (a gate's notice, a proof's confirmation), bounded by
+   * `timeoutMs` and `signal`, under the same send decision as posts to chats. A refusal (direct
+   * messages closed, the bot blocked) is `closed`: the person's, never a chat's pause. With a
+   * `stream`, the person's wait and failed tries there are kept, persisted: a person not reached
+   * is not tried again before the wait is over (`waiting`), a rate limit waits its Retry-After
+   * without counting, a refusal waits `policy.closedWaitMs`, and spent tries wait that long too.
+   * Without one it is a single try. Never throws a send error.
+   */
+  async tell(post: PrivatePost): Promise<Told> {
+    const sender = this.deps.senders[post.platform];
+    const send = sender?.sendPrivately?.bind(sender);
+    if (!sender || !send) return { outcome: "unserved" };
+    const { platform, stream, policy } = post;
+    const person = post.to.userId;
+    const now = this.now();
+    const wait = stream ? await this.deps.waits.get(stream, platform, person) : undefined;
+    if (wait && wait.until > now)
+      return { outcome: "waiting", until: wait.until, reason: wait.reason };
+    const attempts = wait?.attempts ?? 0;
+    let failure: SendFailure;
+    try {
+      await boundedCall(`the ${post.what}`, post.timeoutMs, post.signal, (signal) =>
+        send(post.to, post.message, signal),
+      );
+      if (wait && stream) await this.deps.waits.clear(stream, platform, person);
+      return { outcome: "sent" };
+    } catch (error) {
+      failure =
+        error instanceof CallCutError
+          ? { kind: "transient", reason: error.message }
+          : sender.classifySendError(error);
+    }
+    const next = sendStep(failure, attempts, policy.backoff);
+    const leftAlone = now + (policy.closedWaitMs ?? 6 * 3_600_000);
+    let told: Told;
+    let kept: { attempts: number; until: number };
+    if (next.step === "pause") {
+      told = { outcome: "closed", reason: next.reason };
+      kept = { attempts, until: leftAlone };
+    } else if (next.step === "retry" && !next.countsTry) {
+      // A rate limit: its Retry-After, no try counted.
+      told = { outcome: "failed", until: now + next.afterMs, attempts, reason: next.reason };
+      kept = told;
+    } else if (spentBy(policy, attempts)) {
+      told = { outcome: "spent", attempts: attempts + 1, reason: next.reason };
+      kept = { attempts: attempts + 1, until: leftAlone };
+    } else {
+      const afterMs = next.step === "retry" ? next.afterMs : 0;
+      told = {
+        outcome: "failed",
+        until: now + afterMs,
+        attempts: attempts + 1,
+        reason: next.reason,
+      };
+      kept = told;
+    }
+    if (stream) await this.wait(stream, platform, person, kept.attempts, kept.until, told.reason);
+    return told;
+  }
 }
+
+/** A private message to one person (Outbound.tell). */
+export interface PrivatePost {
+  platform: Platform;
+  to: PrivateTarget;
+  /** A reply, or plain text (ChatSender.sendPrivately). */
+  message: RenderableReply | string;
+  /** What it is, for the reason a cut call gives ("gate notice"). */
+  what: string;
+  /** How long the platform may take; a call cut short is a transient failure. */
+  timeoutMs: number;
+  /** Whoever asked may end it sooner (a job's stop). */
+  signal?: AbortSignal | undefined;
+  /** Where the person's wait and failed tries are kept (absent: a single try, nothing kept). */
+  stream?: string | undefined;
+  policy: SendPolicy & {
+    /** How long a person who refused (or whose tries are spent) is left alone. Default 6 h. */
+    closedWaitMs?: number;
+  };
+}
+
+/**
+ * What became of a private message. `closed`: the person does not take the bot's messages;
+ * `failed`: not delivered, to be tried again from `until` (with a stream); `spent`: its tries are
+ * spent; `waiting`: not tried, an earlier failure's wait is not over.
+ */
+export type Told =
+  | { outcome: "sent" }
+  | { outcome: "unserved" }
+  | { outcome: "closed"; reason: string }
+  | { outcome: "failed"; until: number; attempts: number; reason: string }
+  | { outcome: "spent"; attempts: number; reason: string }
+  | { outcome: "waiting"; until: number; reason: string };

@@ -30,6 +30,44 @@ export interface ChatSender {
    * every send in flight when the process dies is sent again after restart.
    */
   readonly maxInFlight: number;
+  /**
+   * Sends a person a message privately (a gate's notice, a proof's confirmation): where they
+   * asked when `to.origin` says how (Discord: an ephemeral follow-up on the interaction's token,
+   * valid 15 minutes; Telegram: the private chat a group's button opened), else a direct message
+   * (Telegram: to `to.userChatId`, the chat a join request opens, when given). Throws the
+   * platform's error (see classifySendError: a person who closed their direct messages or blocked
+   * the bot is `permanent`). Any instance may call it. A string is sent as plain text (a gate's
+   * notice: the platform escapes nothing and links nobody). Every platform's adapter has it; a
+   * sender without it tells no one privately.
+   */
+  sendPrivately?(
+    to: PrivateTarget,
+    message: RenderableReply | string,
+    signal?: AbortSignal,
+  ): Promise<void>;
+}
+
+/** Who a private message goes to (ChatSender.sendPrivately). */
+export interface PrivateTarget {
+  userId: string;
+  /** Telegram: the private chat with the person a join request opened (valid 5 minutes). */
+  userChatId?: string | undefined;
+  /** Where they asked, when the answer goes back there (a /verify link's). */
+  origin?: PrivateOrigin | undefined;
+}
+
+/** Where a person asked for something the bot answers privately later (a /verify link). */
+export interface PrivateOrigin {
+  platform: Platform;
+  userId: string;
+  /** The chat the person asked in (Telegram: the private chat a group's button opened). */
+  chatId: string;
+  /**
+   * How the adapter confirms privately, opaque to the rest (e.g. a Discord interaction's
+   * application id and token for an ephemeral follow-up, valid 15 minutes). Stored with the link,
+   * dropped when the link is used or expires; never logged.
+   */
+  confirm?: string;
 }
 
 /** Stores a reply's button actions for the chat it goes to and returns what renderers take. */

@@ -196,6 +196,8 @@ export interface SendWait {
 export interface SendWaitStore {
   /** Every chat waiting in `stream`. */
   all(stream: string): Promise<SendWait[]>;
+  /** One chat's (or person's) wait in `stream`, if any. */
+  get(stream: string, platform: string, chatId: string): Promise<SendWait | undefined>;
   /** Records (or replaces) the chat's wait in its stream. */
   set(wait: SendWait): Promise<void>;
   /** The chat's send went through (or it paused): no wait. */

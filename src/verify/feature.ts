@@ -1,5 +1,5 @@
 import type { Feature } from "../kernel/feature.ts";
-import { confirmVia, walletMovedText } from "./notice.ts";
+import { confirmThrough, walletMovedText } from "./notice.ts";
 import { verifyBaseUrl, verifyRoutes } from "./routes.ts";
 import { createVerifyService } from "./service.ts";
 import type { VerifyService } from "./types.ts";
@@ -14,6 +14,7 @@ export const verifyFeature: Feature<VerifyService> = {
   setup(kernel) {
     const { config, http } = kernel;
     const gates = kernel.services.gates;
+    const confirm = confirmThrough(() => kernel.sending.get(), config.commandDeadlineMs);
     const service = createVerifyService({
       store: kernel.store,
       chains: kernel.chains,
@@ -26,10 +27,7 @@ export const verifyFeature: Feature<VerifyService> = {
         void gates?.onProved(notice.origin.platform, notice.origin.userId, {
           chatId: notice.origin.chatId,
         });
-        const adapter = kernel.adapters
-          .get()
-          .find((each) => each.platform === notice.origin.platform);
-        if (adapter) await confirmVia(adapter)(notice);
+        await confirm(notice);
       },
       // Another account of the platform proved a wallet (issue 34): its former holder is told
       // privately through the gates' bounded calls, then its gates are decided again.

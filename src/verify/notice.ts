@@ -1,5 +1,5 @@
-import type { ChatAdapter } from "../adapters/types.ts";
 import type { RenderableReply } from "../core/reply.ts";
+import type { Outbound } from "../outbound/outbound.ts";
 import type { VerifiedNotice, VerifiedNotifier, WalletMovedNotice } from "./types.ts";
 
 /** What the chat where /verify was asked is told once the page has proved a wallet. */
@@ -24,9 +24,22 @@ export function walletMovedText(notice: WalletMovedNotice): string {
   return `${notice.address} on ${notice.chain} was just proved by another ${platform} account, which signed with its key: on ${platform} a wallet is one account's, so it is no longer yours here. What it gave you (gated roles or groups) ends after the usual grace period. If you still hold the key, prove it again with /verify; if that was not you, someone else has your wallet's key: move what it holds.`;
 }
 
-/** Tells a proof through a platform's private answer (nothing when the platform has none). */
-export function confirmVia(adapter: Pick<ChatAdapter, "confirmPrivately">): VerifiedNotifier {
+/**
+ * Tells a proof where /verify was asked, through the outbound module, once (a link lasts 10
+ * minutes, the interaction 15): a failure is thrown for the service to log, the page has said
+ * Verified already.
+ */
+export function confirmThrough(outbound: () => Outbound, timeoutMs: number): VerifiedNotifier {
   return async (notice) => {
-    await adapter.confirmPrivately?.(notice.origin, verifiedReply(notice));
+    const told = await outbound().tell({
+      platform: notice.origin.platform,
+      to: { userId: notice.origin.userId, origin: notice.origin },
+      message: verifiedReply(notice),
+      what: "proof's confirmation",
+      timeoutMs,
+      policy: { maxAttempts: 1, backoff: {} },
+    });
+    if (told.outcome !== "sent" && told.outcome !== "unserved")
+      throw new Error(`the confirmation was not sent: ${told.reason}`);
   };
 }

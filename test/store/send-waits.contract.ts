@@ -30,7 +30,18 @@ export function sendWaitsContract(open: OpenStore): void {
         { ...wait, platform: "discord" },
         { ...wait, attempts: 2, until: 1_700_000_090_000, reason: "again" },
       ]);
+      expect(await sendWaits.get("watches", "telegram", "-100")).toEqual({
+        ...wait,
+        attempts: 2,
+        until: 1_700_000_090_000,
+        reason: "again",
+      });
+      expect(await sendWaits.get("other", "telegram", "-100")).toEqual({
+        ...wait,
+        stream: "other",
+      });
       await sendWaits.clear("watches", "telegram", "-100");
+      expect(await sendWaits.get("watches", "telegram", "-100")).toBeUndefined();
       expect(await sendWaits.all("watches")).toEqual([{ ...wait, platform: "discord" }]);
       expect(await sendWaits.all("other")).toEqual([{ ...wait, stream: "other" }]);
       // A long reason is cut, never refused.

@@ -12,7 +12,7 @@ import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import type { SendFailure } from "../../outbound/types.ts";
 import { type ConsoleContext, renderConsole, type SavedFile } from "../../render/console.ts";
-import type { ChatAdapter, PrivateOrigin } from "../types.ts";
+import type { ChatAdapter, PrivateTarget } from "../types.ts";
 import { ButtonNumbers } from "./buttons.ts";
 import { ExportFolder } from "./exports.ts";
 
@@ -166,13 +166,10 @@ export class ConsoleAdapter implements ChatAdapter {
     return { kind: "transient", reason: error instanceof Error ? error.message : String(error) };
   }
 
-  /** A wallet proved on the page /verify printed: said here, like an alert, between the lines. */
-  readonly confirmPrivately = async (
-    _origin: PrivateOrigin,
-    reply: RenderableReply,
-  ): Promise<void> => {
-    await this.show(reply);
-  };
+  /** A private message (a wallet proved on the page /verify printed): said here, between the lines. */
+  async sendPrivately(_to: PrivateTarget, message: RenderableReply | string): Promise<void> {
+    await this.show(typeof message === "string" ? { text: message, private: true } : message);
+  }
 
   /**
    * Saves the reply's picture and files, then numbers its buttons and prints it at once: nothing

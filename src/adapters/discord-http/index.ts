@@ -22,13 +22,13 @@ import type { DiscordAdapterOptions } from "../discord/index.ts";
 import {
   alertPace,
   classifyDiscordSendError,
-  followUpPrivately,
   postAlert,
   restFailure,
+  sendDiscordPrivately,
 } from "../discord/rest-messages.ts";
 import { DISCORD_REST_SWEEPS } from "../discord/rest-options.ts";
 import type { SteadyPace } from "../pace.ts";
-import type { ChatAdapter, PrivateOrigin } from "../types.ts";
+import type { ChatAdapter, PrivateTarget } from "../types.ts";
 import { INTERACTIONS_PATH } from "./endpoint.ts";
 import { handleInteraction, UnsupportedInteraction } from "./interactions.ts";
 import { ed25519PublicKey, INTERACTION_REPLAY_WINDOW_MS, verifyInteraction } from "./verify.ts";
@@ -168,9 +168,14 @@ export class DiscordHttpAdapter implements ChatAdapter {
     return classifyDiscordSendError(error, { DiscordAPIError, HTTPError, RateLimitError });
   }
 
-  /** A proved wallet: told privately under the /verify it was asked with, while that can be. */
-  readonly confirmPrivately = (origin: PrivateOrigin, reply: RenderableReply): Promise<void> =>
-    followUpPrivately(this.rest, origin.confirm, reply, this.options.logger);
+  /** A message to one person (a gate's notice, a proof's confirmation): see sendDiscordPrivately. */
+  sendPrivately(
+    to: PrivateTarget,
+    message: RenderableReply | string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return sendDiscordPrivately(this.rest, to, message, this.options.logger, signal);
+  }
 
   /** The signature first, on the raw bytes; only a request Discord signed is parsed. */
   private async serve(

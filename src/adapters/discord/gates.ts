@@ -222,42 +222,6 @@ export class DiscordGateMembership implements GateMembership {
   }
 
   /**
-   * A direct message: opens (or finds) the DM channel, then posts. "closed" when Discord refuses
-   * it (50007: the person turned off DMs from server members, or shares no server with the bot),
-   * false when it cannot be reached; logged, never thrown.
-   */
-  async tell(
-    userId: string,
-    text: string,
-    _userChatId?: string,
-    signal?: AbortSignal,
-  ): Promise<Delivery> {
-    const { rest, logger } = this.options;
-    try {
-      const channel = (await rest.post(Routes.userChannels(), {
-        body: { recipient_id: userId },
-        ...(signal ? { signal } : {}),
-      })) as APIChannel;
-      await rest.post(Routes.channelMessages(channel.id), {
-        body: { content: text.slice(0, MAX_CONTENT), allowed_mentions: { parse: [] } },
-        ...(signal ? { signal } : {}),
-      });
-      return true;
-    } catch (error) {
-      const failure = readFailure(error);
-      const closed = failure.kind === "api" && failure.code === CANNOT_MESSAGE_USER;
-      logger.info(
-        {
-          user: userId,
-          why: failure.kind === "api" ? `${failure.code} ${failure.message}` : failure.reason,
-        },
-        "discord gate message not delivered",
-      );
-      return closed ? "closed" : false;
-    }
-  }
-
-  /**
    * The server a channel belongs to, undefined for a DM (or a channel the bot cannot see): a
    * wallet proved from /verify in a channel is checked against that server's gates. A failure to
    * reach Discord throws, so it is not remembered as "no server".

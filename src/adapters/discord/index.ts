@@ -22,7 +22,7 @@ import type { SendFailure } from "../../outbound/types.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
 import { within } from "../../within.ts";
 import type { SharedPace, SteadyPace } from "../pace.ts";
-import type { PrivateOrigin } from "../types.ts";
+import type { PrivateTarget } from "../types.ts";
 import { type ChatAdapter, isRefusal } from "../types.ts";
 import { discordGatewayOptions } from "./caches.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "./commands.ts";
@@ -30,9 +30,9 @@ import { DiscordGateMembership } from "./gates.ts";
 import {
   alertPace,
   classifyDiscordSendError,
-  followUpPrivately,
   interactionConfirm,
   postAlert,
+  sendDiscordPrivately,
 } from "./rest-messages.ts";
 import { DISCORD_REST_SWEEPS } from "./rest-options.ts";
 
@@ -188,9 +188,14 @@ export class DiscordAdapter implements ChatAdapter {
     return classifyDiscordSendError(error, { DiscordAPIError, HTTPError, RateLimitError });
   }
 
-  /** A proved wallet: told privately under the /verify it was asked with, while that can be. */
-  readonly confirmPrivately = (origin: PrivateOrigin, reply: RenderableReply): Promise<void> =>
-    followUpPrivately(this.client.rest, origin.confirm, reply, this.options.logger);
+  /** A message to one person (a gate's notice, a proof's confirmation): see sendDiscordPrivately. */
+  sendPrivately(
+    to: PrivateTarget,
+    message: RenderableReply | string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    return sendDiscordPrivately(this.client.rest, to, message, this.options.logger, signal);
+  }
 
   private invocation(interaction: ChatInputCommandInteraction | ButtonInteraction): Invocation {
     return {

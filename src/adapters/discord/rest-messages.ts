@@ -1,13 +1,14 @@
 import type { RawFile, REST } from "@discordjs/rest";
 import {
   type APIAllowedMentions,
+  type APIChannel,
   type APIEmbed,
   MessageFlags,
   Routes,
 } from "discord-api-types/v10";
 import type { RenderableReply } from "../../core/reply.ts";
 import type { Logger } from "../../log.ts";
-import type { SendFailure } from "../../outbound/types.ts";
+import type { PrivateTarget, SendFailure } from "../../outbound/types.ts";
 import { type DiscordActionRow, type DiscordMessage, renderDiscord } from "../../render/discord.ts";
 import { type SharedPace, SteadyPace } from "../pace.ts";
 
@@ -159,28 +160,69 @@ export function interactionConfirm(applicationId: string, token: string): string
   return JSON.stringify({ application: applicationId, token });
 }
 
+/** Discord's longest message content. */
+const MAX_CONTENT = 2000;
+
 /**
- * A private (ephemeral) follow-up on the interaction a person asked in, through its webhook: it
- * takes no bot token, so any instance can send it, while the interaction's token lasts (15
- * minutes). After that, or for a `confirm` that does not parse, nothing is sent. Failures are
- * logged here, where the token can be scrubbed from them.
+ * A message to one person (ChatSender.sendPrivately), for both Discord adapters. Where they asked
+ * (`to.origin.confirm`): a private (ephemeral) follow-up on that interaction through its webhook,
+ * which takes no bot token, so any instance can send it while the interaction's token lasts (15
+ * minutes; without one kept, nothing is sent); a failure there is logged here, where the token can
+ * be scrubbed from it, and thrown without it. Else a direct message (a person who closed them:
+ * 50007, a 403, `permanent`).
  */
-export async function followUpPrivately(
+export async function sendDiscordPrivately(
   rest: REST,
-  confirm: string | undefined,
-  reply: RenderableReply,
+  to: PrivateTarget,
+  message: RenderableReply | string,
   logger: Logger,
+  signal?: AbortSignal,
 ): Promise<void> {
+  const { body, files } =
+    typeof message === "string"
+      ? {
+          body: { content: message.slice(0, MAX_CONTENT), allowed_mentions: { parse: [] } },
+          files: [],
+        }
+      : apiMessage(renderDiscord(message), to.origin !== undefined);
+  const bound = signal ? { signal } : {};
+  if (to.origin) {
+    // No interaction kept (asked elsewhere, or expired): nothing is sent, as before a token.
+    const target = interactionOf(to.origin.confirm);
+    if (!target) return;
+    try {
+      await rest.post(Routes.webhook(target.application, target.token), {
+        body,
+        files,
+        auth: false,
+        ...bound,
+      });
+      return;
+    } catch (error) {
+      logger.warn({ err: restFailure(error, target.token) }, "discord private follow-up not sent");
+      const status = (error as { status?: unknown }).status;
+      throw new Error(
+        `the private follow-up was not sent${typeof status === "number" ? ` (HTTP ${status})` : ""}`,
+      );
+    }
+  }
+  const channel = (await rest.post(Routes.userChannels(), {
+    body: { recipient_id: to.userId },
+    ...bound,
+  })) as APIChannel;
+  await rest.post(Routes.channelMessages(channel.id), { body, files, ...bound });
+}
+
+/** The interaction a `confirm` names (interactionConfirm), or undefined. */
+function interactionOf(
+  confirm: string | undefined,
+): { application: string; token: string } | undefined {
   let target: { application?: unknown; token?: unknown } = {};
   try {
     target = JSON.parse(confirm ?? "null") ?? {};
   } catch {}
   const { application, token } = target;
-  if (typeof application !== "string" || typeof token !== "string") return;
-  const { body, files } = apiMessage(renderDiscord(reply), true);
-  try {
-    await rest.post(Routes.webhook(application, token), { body, files, auth: false });
-  } catch (error) {
-    logger.warn({ err: restFailure(error, token) }, "discord private follow-up not sent");
-  }
+  return typeof application === "string" && typeof token === "string"
+    ? { application, token }
+    : undefined;
 }

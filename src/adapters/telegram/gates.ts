@@ -176,36 +176,6 @@ export class TelegramGateMembership implements GateMembership {
   }
 
   /**
-   * A private message: through the join request's user_chat_id (valid 5 minutes, until the
-   * request is handled) when given, else the person's own chat with the bot, which exists only
-   * if they pressed Start. Plain text, so nothing in it is read as markup. "closed" when Telegram
-   * refuses (403: the person blocked the bot or never started it).
-   */
-  async tell(
-    userId: string,
-    text: string,
-    userChatId?: string,
-    signal?: AbortSignal,
-  ): Promise<Delivery> {
-    try {
-      await this.api.sendMessage(
-        userChatId ?? userId,
-        text,
-        { link_preview_options: { is_disabled: true } },
-        apiSignal(signal),
-      );
-      return true;
-    } catch (error) {
-      const refused = error instanceof GrammyError && error.error_code === 403;
-      this.options.logger[refused ? "debug" : "warn"](
-        { err: error, user: userId },
-        "gate message not delivered",
-      );
-      return refused ? "closed" : false;
-    }
-  }
-
-  /**
    * A failed call in the gate's terms, the way classifyTelegramError sorts sends: by error_code
    * and Telegram's description. A group that moved is followed and the call counts as transient:
    * the next check finds the gate under the new id.

@@ -1,6 +1,6 @@
 import { type RunnerHandle, run, sequentialize } from "@grammyjs/runner";
 import type { APIThrottlerOptions } from "@grammyjs/transformer-throttler";
-import { Bot, BotError, type Context, GrammyError, HttpError } from "grammy";
+import { type Api, Bot, BotError, type Context, GrammyError, HttpError } from "grammy";
 import type { UserFromGetMe } from "grammy/types";
 import type { RenderableReply } from "../../core/reply.ts";
 import type { Runtime } from "../../core/runtime.ts";
@@ -11,7 +11,7 @@ import { escapeHtml, renderTelegram, type TelegramMessage } from "../../render/t
 import type { UpdateDedup } from "../../store/types.ts";
 import { bounded, SEEN_CHECK_MS, within } from "../../within.ts";
 import type { SharedPace } from "../pace.ts";
-import type { PrivateOrigin } from "../types.ts";
+import type { PrivateTarget } from "../types.ts";
 import { type ChatAdapter, isRefusal, type JoinRequestListener } from "../types.ts";
 import { classifyTelegramError, isPermanentTelegramError } from "./errors.ts";
 import { TelegramGateMembership } from "./gates.ts";
@@ -268,7 +268,13 @@ export class TelegramAdapter implements ChatAdapter {
     if (reply.quiet) return;
     const replyTo = ctx.message?.message_id;
     if (reply.confidential && ctx.chat?.type !== "private") {
-      await this.sendPrivately(ctx, reply.confidential.what, reply, replyTo, `run /${name} again`);
+      await this.answerPrivately(
+        ctx,
+        reply.confidential.what,
+        reply,
+        replyTo,
+        `run /${name} again`,
+      );
       return;
     }
     await this.send(ctx, renderTelegram(reply), replyTo);
@@ -311,7 +317,7 @@ export class TelegramAdapter implements ChatAdapter {
     }
     if (!answered) await this.answerCallback(ctx);
     if (reply.confidential && ctx.chat?.type !== "private") {
-      await this.sendPrivately(ctx, reply.confidential.what, reply, undefined, "press it again");
+      await this.answerPrivately(ctx, reply.confidential.what, reply, undefined, "press it again");
       return;
     }
     const messages = renderTelegram(reply);
@@ -347,7 +353,7 @@ export class TelegramAdapter implements ChatAdapter {
    * gets a note, or, when the bot may not write to the person (they never pressed Start, or
    * blocked it), how to open that chat. Nothing of the reply itself is ever posted in the group.
    */
-  private async sendPrivately(
+  private async answerPrivately(
     ctx: Context,
     what: string,
     reply: RenderableReply,
@@ -431,13 +437,29 @@ export class TelegramAdapter implements ChatAdapter {
     return classifyTelegramError(error);
   }
 
-  /** A proved wallet: told in the private chat /verify was asked in (any instance may send it). */
-  readonly confirmPrivately = async (
-    origin: PrivateOrigin,
-    reply: RenderableReply,
-  ): Promise<void> => {
-    await this.sendToChat(origin.chatId, reply);
-  };
+  /**
+   * A message to one person (a gate's notice, a proof's confirmation; any instance may send it):
+   * to the private chat they asked in, else the chat a join request opened, else their own (a
+   * person who never started the bot, or blocked it: a 403, `permanent`). Plain text goes as it
+   * is, without a link preview.
+   */
+  async sendPrivately(
+    to: PrivateTarget,
+    message: RenderableReply | string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const chatId = to.origin?.chatId ?? to.userChatId ?? to.userId;
+    if (typeof message !== "string") {
+      for (const part of renderTelegram(message)) await this.sendOne(chatId, part);
+      return;
+    }
+    await this.bot.api.sendMessage(
+      chatId,
+      message,
+      { link_preview_options: { is_disabled: true } },
+      signal as Parameters<Api["sendMessage"]>[3],
+    );
+  }
 
   /** Sends one rendered message to a chat. */
   sendOne(chatId: number | string, message: TelegramMessage, replyTo?: number): Promise<void> {

@@ -19,6 +19,19 @@ export class SqlSendWaitStore implements SendWaitStore {
     return rows.map(sendWaitFromRow);
   }
 
+  async get(stream: string, platform: string, chatId: string): Promise<SendWait | undefined> {
+    const { q } = this.sql;
+    const row = await this.sql.first(
+      q
+        .selectFrom("send_waits")
+        .selectAll()
+        .where("stream", "=", stream)
+        .where("platform", "=", platform)
+        .where("chat_id", "=", chatId),
+    );
+    return row && sendWaitFromRow(row);
+  }
+
   async set(wait: SendWait): Promise<void> {
     const { q } = this.sql;
     await this.sql.run(

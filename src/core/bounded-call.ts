@@ -1,9 +1,10 @@
 /**
- * Every call a gate makes out of the process (the data service through the evaluator, the
- * platform's grant, removal, decline, message) is bounded: by the bot's usual deadline for a
- * command (COMMAND_DEADLINE_MS), and by the signal of whoever asked (the re-check round's stop, or
- * its lease ending). The call gets the signal, and the wait for it ends when the signal aborts
- * even if the callee does not listen (a hung connection): nothing waits for grammY's 500 s.
+ * A call out of the process bounded by a time (the bot's usual deadline for a command,
+ * COMMAND_DEADLINE_MS) and by the signal of whoever asked (a job round's stop, or its lease
+ * ending): every call a gate makes (the data service, the platform's grant, removal, decline) and
+ * every private message the outbound module sends. The call gets the signal, and the wait for it
+ * ends when the signal aborts even if the callee does not listen (a hung connection): nothing
+ * waits for grammY's 500 s.
  */
 
 /** The call was cut: its time ran out, or the round ended (a stop, the lease). */
@@ -16,7 +17,7 @@ export class CallCutError extends Error {
     super(
       why === "timeout"
         ? `${what} did not answer within ${Math.round(ms / 100) / 10} s`
-        : `${what} was cut short (the re-check stopped)`,
+        : `${what} was cut short (its job stopped)`,
     );
     this.name = "CallCutError";
   }
