@@ -352,7 +352,11 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
    * nothing new is produced once shutdown begins. Each says, without I/O, whether its rounds
    * complete within their bound. The upkeep comes last.
    */
-  const jobs: Job[] = [...parts.flatMap((part) => part.jobs ?? []), ...upkeep.jobs];
+  const jobs: Job[] = [
+    ...upkeep.first,
+    ...parts.flatMap((part) => part.jobs ?? []),
+    ...upkeep.jobs,
+  ];
   const poller = pollers.get(chains[0]?.id ?? "") as NewContractPoller;
 
   const health = healthOf({
@@ -465,26 +469,28 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     running.push(() => stopJobs(startedJobs, jobsStopBy, logger));
     // A database whose migrations wait for room (a start on a full disk): the jobs, which write
     // and may need the new tables, start once the store has run them; the commands answer now.
+    // The store's first chores (its migrations) run as jobs from now on.
     if (store.waiting?.() !== undefined && store.ready) {
+      await startJobs(upkeep.first);
       void store
         .ready()
         .then(async () => {
           if (stopped) return;
           await runFeatureMigrations(store, migrations, logger);
           logger.info("the database's migrations have run: the background jobs start");
-          await startJobs();
+          await startJobs(jobs.filter((job) => !upkeep.first.includes(job)));
         })
         .catch((error: unknown) => {
           logger.error({ err: error }, "could not start the background jobs");
         });
       return;
     }
-    await startJobs();
+    await startJobs(jobs);
   }
 
   /** The background jobs, the collection index's refreshes and the store's upkeep among them. */
-  async function startJobs(): Promise<void> {
-    for (const job of jobs) {
+  async function startJobs(list: readonly Job[]): Promise<void> {
+    for (const job of list) {
       if (stopped) return;
       await job.start();
       // Started late (the migrations waited) while the bot stopped: stopped here.

@@ -2,7 +2,7 @@ import type { CollectionRefresher } from "./core/collection-refresh.ts";
 import type { Job } from "./jobs/job.ts";
 import { PeriodicJob } from "./jobs/periodic.ts";
 import type { Logger } from "./log.ts";
-import type { Store } from "./store/types.ts";
+import type { Store, StoreChore } from "./store/types.ts";
 
 /** Expired rows are deleted this often, the first time an hour after start. */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -34,7 +34,12 @@ export interface UpkeepOptions {
  * collection index refresh, the store's chores (SQLite's checkpoint) and the hourly prune of
  * expired rows. `prune` runs the prune's round out of turn too (Bot.prune).
  */
-export function upkeepJobs(options: UpkeepOptions): { jobs: Job[]; prune: PeriodicJob } {
+export function upkeepJobs(options: UpkeepOptions): {
+  jobs: Job[];
+  /** The store's chores that start first, before it is ready (its migrations waiting for room). */
+  first: Job[];
+  prune: PeriodicJob;
+} {
   const { logger, monotonic } = options;
   const clock = monotonic ? { monotonic } : {};
   const refreshes = [...options.refreshers.values()].map(
@@ -48,27 +53,25 @@ export function upkeepJobs(options: UpkeepOptions): { jobs: Job[]; prune: Period
       checks: () => refresher.checks(),
     }),
   );
-  const chores = (options.store.chores?.() ?? []).map(
-    (chore) =>
-      new PeriodicJob({
-        name: chore.name,
-        everyMs: chore.everyMs,
-        firstAfterMs: chore.everyMs,
-        boundMs: Math.max(3 * chore.everyMs, CHORE_MIN_BOUND_MS),
-        round: () => {
-          if (!chore.run()) throw SAID_BY_THE_STORE;
-        },
-        onError: (error) => {
-          if (error !== SAID_BY_THE_STORE)
-            logger.warn(
-              { err: error, job: chore.name },
-              "the store's upkeep failed; will try again",
-            );
-        },
-        logger,
-        ...clock,
-      }),
-  );
+  const all = options.store.chores?.() ?? [];
+  const asJob = (chore: StoreChore) =>
+    new PeriodicJob({
+      name: chore.name,
+      everyMs: chore.everyMs,
+      firstAfterMs: chore.everyMs,
+      boundMs: Math.max(3 * chore.everyMs, CHORE_MIN_BOUND_MS),
+      round: () => {
+        if (!chore.run()) throw SAID_BY_THE_STORE;
+      },
+      onError: (error) => {
+        if (error !== SAID_BY_THE_STORE)
+          logger.warn({ err: error, job: chore.name }, "the store's upkeep failed; will try again");
+      },
+      logger,
+      ...clock,
+    });
+  const first = all.filter((chore) => chore.first).map(asJob);
+  const chores = all.filter((chore) => !chore.first).map(asJob);
   const prune = new PeriodicJob({
     name: "prune",
     everyMs: PRUNE_EVERY_MS,
@@ -93,5 +96,5 @@ export function upkeepJobs(options: UpkeepOptions): { jobs: Job[]; prune: Period
     logger,
     ...clock,
   });
-  return { jobs: [...refreshes, ...chores, prune], prune };
+  return { jobs: [...refreshes, ...chores, prune], first, prune };
 }

@@ -100,6 +100,11 @@ export interface StoreChore {
   name: string;
   everyMs: number;
   /**
+   * Started with the bot even while the store is not ready (`waiting()`): the chore that makes it
+   * ready (SQLite's migrations waiting for room). The others start once it is.
+   */
+  first?: boolean;
+  /**
    * One round: false when it could not be done for a reason the store already says (a full
    * disk: `diskFull()`); it throws on any other failure.
    */

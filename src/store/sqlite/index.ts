@@ -38,8 +38,9 @@ export interface SqliteStoreOptions {
   /** The directory the database is in: its free space is looked at (see DiskState). */
   dataDir?: string;
   /**
-   * Why the database's migrations wait for room (a start on a full disk): they are tried again
-   * every `checkpointEveryMs` (or second) until they run; `waiting()` says why meanwhile.
+   * Why the database's migrations wait for room (a start on a full disk): the store's `migrations`
+   * chore (run first, as a job) tries them again every `checkpointEveryMs` (or second) until they
+   * run; `waiting()` says why meanwhile.
    */
   migrationsWait?: string;
 }
@@ -84,26 +85,27 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     migrated = resolve;
   });
   if (migrationsWait === undefined) migrated();
-  let migrationTimer: NodeJS.Timeout | undefined;
-  if (migrationsWait !== undefined) {
-    // The retry job: the migrations once there is room (a failure for lack of room marks the
-    // disk full again, through watchWrites; another failure is said in `waiting()`).
-    migrationTimer = setInterval(() => {
-      if (!db.open) return;
-      try {
-        migrate(db);
-      } catch (error) {
-        if (!isNoRoom(error))
-          migrationsWait = `the database's migrations failed: ${(error as Error).message}`;
-        return;
-      }
-      migrationsWait = undefined;
-      clearInterval(migrationTimer);
-      migrated();
-    }, options.checkpointEveryMs ?? 1_000);
-    migrationTimer.unref();
-  }
   const chores: StoreChore[] = [];
+  if (migrationsWait !== undefined)
+    // Tried again every round until they run (a job with its health: /healthz says why meanwhile).
+    chores.push({
+      name: "migrations",
+      everyMs: options.checkpointEveryMs ?? 1_000,
+      first: true,
+      run: () => {
+        if (migrationsWait === undefined || !db.open) return true;
+        try {
+          migrate(db);
+        } catch (error) {
+          if (!isNoRoom(error))
+            migrationsWait = `the database's migrations failed: ${(error as Error).message}`;
+          return false;
+        }
+        migrationsWait = undefined;
+        migrated();
+        return true;
+      },
+    });
   if (options.checkpointEveryMs !== undefined) {
     db.pragma("wal_autocheckpoint = 0");
     // At once: what a previous run left in the log on a full disk says so before any write.
@@ -146,7 +148,6 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     ready: () => ready,
     chores: () => chores,
     async close() {
-      clearInterval(migrationTimer);
       if (db.open) db.close();
     },
   };
