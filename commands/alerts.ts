@@ -12,12 +12,13 @@ import {
   MAX_KEYWORDS,
   parseQuiet,
 } from "../src/alerts/rules.ts";
+import { alertStoresOf } from "../src/alerts/store/index.ts";
+import type { NewContract, Subscription } from "../src/alerts/store/types.ts";
 import { leftOutBy } from "../src/alerts/wants.ts";
 import { type CommandContext, chatKey, defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
-import type { NewContract, Subscription } from "../src/store/types.ts";
 import { sliceChars, stripControlCharacters } from "../src/strings.ts";
 import { BAD_ACTOR_CHOICES, namesChains, TYPE_CHOICES } from "./shared/subscriptions.ts";
 
@@ -69,7 +70,11 @@ export default defineCommand({
   ],
   async run(ctx, { action, value }) {
     const { platform, chat } = ctx.invocation;
-    const subscription = await ctx.store.subscriptions.find(platform, chat.id, ctx.chain.id);
+    const subscription = await alertStoresOf(ctx.store).subscriptions.find(
+      platform,
+      chat.id,
+      ctx.chain.id,
+    );
     const on = namesChains(ctx) ? ` to ${ctx.chain.name}` : "";
     if (!subscription)
       throw new UserError(
@@ -84,7 +89,7 @@ export default defineCommand({
         "Only people who can manage this channel may change its alert rules.",
       );
     const rules = change(action, value ?? "", structuredClone(subscription.rules));
-    await ctx.store.subscriptions.setRules(subscription.id, rules);
+    await alertStoresOf(ctx.store).subscriptions.setRules(subscription.id, rules);
     ctx.logger.info(
       { chat: chatKey(ctx.invocation), chain: subscription.chain, action, rules },
       "alert rules changed",
@@ -233,12 +238,13 @@ function showReply(ctx: CommandContext, subscription: Subscription): Reply {
 }
 
 async function testReply(ctx: CommandContext, subscription: Subscription): Promise<Reply> {
-  const outbox = ctx.store.outbox;
-  if (!outbox)
+  // A runtime built without the store's query layer (a test's) has no alerts.
+  if (!ctx.store.sql)
     throw new UserError(
       "feature_unavailable",
       "The test is not available here: this bot posts no alerts.",
     );
+  const outbox = alertStoresOf(ctx.store).outbox;
   const now = ctx.now().getTime();
   const seen = await outbox.seenSince(subscription.chain, now - 3_600_000, TEST_LIMIT);
   const count = { types: 0, bad: 0, minter: 0, keyword: 0 };

@@ -1,6 +1,7 @@
+import { alertStoresOf } from "../src/alerts/store/index.ts";
+import type { BadActorRule, SubscriptionTypes } from "../src/alerts/store/types.ts";
 import { defineCommand, personKey } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
-import type { BadActorRule, SubscriptionTypes } from "../src/store/types.ts";
 import { BAD_ACTOR_CHOICES, namesChains, TYPE_CHOICES } from "./shared/subscriptions.ts";
 
 export default defineCommand({
@@ -28,7 +29,7 @@ export default defineCommand({
   async run(ctx, { types, badactors }) {
     const { chain } = ctx;
     const { platform, chat } = ctx.invocation;
-    const { subscription, created } = await ctx.store.subscriptions.upsert({
+    const { subscription, created } = await alertStoresOf(ctx.store).subscriptions.upsert({
       platform,
       chatId: chat.id,
       chain: chain.id,

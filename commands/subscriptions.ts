@@ -1,7 +1,8 @@
 import { hasRules } from "../src/alerts/rules.ts";
+import { alertStoresOf } from "../src/alerts/store/index.ts";
+import type { Subscription } from "../src/alerts/store/types.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { formatTimestamp } from "../src/core/format.ts";
-import type { Subscription } from "../src/store/types.ts";
 import { pausedNote } from "./shared/paused.ts";
 import {
   BAD_ACTOR_CHOICES,
@@ -19,7 +20,7 @@ export default defineCommand({
   chainless: true,
   async run(ctx) {
     const { platform, chat } = ctx.invocation;
-    const subscriptions = await ctx.store.subscriptions.forChat(platform, chat.id);
+    const subscriptions = await alertStoresOf(ctx.store).subscriptions.forChat(platform, chat.id);
     if (subscriptions.length === 0)
       return { text: "This channel has no alert subscription. /subscribe starts one." };
     const now = ctx.now();

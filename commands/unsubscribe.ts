@@ -1,3 +1,4 @@
+import { alertStoresOf } from "../src/alerts/store/index.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { namesChains } from "./shared/subscriptions.ts";
 
@@ -12,7 +13,11 @@ export default defineCommand({
     const { platform, chat } = ctx.invocation;
     if (ctx.chainGiven) {
       const { chain } = ctx;
-      const removed = await ctx.store.subscriptions.remove(platform, chat.id, chain.id);
+      const removed = await alertStoresOf(ctx.store).subscriptions.remove(
+        platform,
+        chat.id,
+        chain.id,
+      );
       const on = namesChains(ctx) ? ` ${chain.name}` : "";
       return {
         text: removed
@@ -21,8 +26,8 @@ export default defineCommand({
         tone: removed ? "success" : "info",
       };
     }
-    const before = await ctx.store.subscriptions.forChat(platform, chat.id);
-    const removed = await ctx.store.subscriptions.remove(platform, chat.id);
+    const before = await alertStoresOf(ctx.store).subscriptions.forChat(platform, chat.id);
+    const removed = await alertStoresOf(ctx.store).subscriptions.remove(platform, chat.id);
     const names = before.map((s) => ctx.chains.find((c) => c.id === s.chain)?.name ?? s.chain);
     const which = namesChains(ctx) ? names.join(", ") : "";
     return {

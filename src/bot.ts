@@ -263,13 +263,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     logger,
     store,
     moveChat,
-    ...(onJoinRequest
-      ? {
-          onJoinRequest: {
-            telegram: (...request) => onJoinRequest("telegram", ...request),
-          },
-        }
-      : {}),
+    onJoinRequest,
     sharedPace: shared?.pace,
     console: {
       // The simulator's own address (each chain has a path under it), else the first chain's.

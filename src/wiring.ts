@@ -12,12 +12,10 @@ import type { Store } from "./store/types.ts";
 /** The stores the runtime's commands use, on one database. */
 export interface CommandStores {
   actions: Store["actions"];
-  subscriptions: Store["subscriptions"];
   wallets: Store["wallets"];
   reports: Store["reports"];
   chatSettings: Store["chatSettings"];
   digests: Store["digests"];
-  outbox?: Store["outbox"];
   watches: Store["watches"];
   /** Chats that refused the bot: using the bot there lifts the pause. */
   chatPauses?: Store["chatPauses"];
@@ -54,12 +52,10 @@ export function openStores(
   }
   return {
     actions: store.actions,
-    subscriptions: store.subscriptions,
     wallets: store.wallets,
     reports: store.reports,
     chatSettings: store.chatSettings,
     digests: store.digests,
-    outbox: store.outbox,
     watches: store.watches,
     chatPauses: store.chatPauses,
     sql: store.sql,
@@ -96,12 +92,10 @@ export function buildRuntime(
     charts,
     actions: stores.actions,
     store: {
-      subscriptions: stores.subscriptions,
       wallets: stores.wallets,
       reports: stores.reports,
       chatSettings: stores.chatSettings,
       digests: stores.digests,
-      ...(stores.outbox ? { outbox: stores.outbox } : {}),
       watches: stores.watches,
       ...(stores.chatPauses ? { chatPauses: stores.chatPauses } : {}),
       ...(stores.sql ? { sql: stores.sql } : {}),

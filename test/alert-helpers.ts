@@ -1,5 +1,6 @@
 import { type DeliveryDeps, DeliveryWorker } from "../src/alerts/delivery.ts";
 import { NewContractPoller, type PollerDeps } from "../src/alerts/poller.ts";
+import { alertStoresOf } from "../src/alerts/store/index.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import type { ChatSender, SendFailure } from "../src/outbound/types.ts";
@@ -38,7 +39,8 @@ export function alertPipeline(
     pollerSettings?: Partial<PollerDeps["settings"]>;
   } = {},
 ) {
-  const { outbox: alerts, kv } = setup.store;
+  const { kv } = setup.store;
+  const alerts = alertStoresOf(setup.store).outbox;
   const sender = new RecordingSender();
   const worker = new DeliveryWorker({
     alerts,

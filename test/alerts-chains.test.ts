@@ -11,6 +11,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DeliveryWorker } from "../src/alerts/delivery.ts";
 import { alertReply, digestReply } from "../src/alerts/message.ts";
 import { cursorKey, NewContractPoller, pendingGapKey } from "../src/alerts/poller.ts";
+import { alertStoresOf } from "../src/alerts/store/index.ts";
+import type { DueAlert, OutboxStore } from "../src/alerts/store/types.ts";
 import { createApiClient } from "../src/api/client.ts";
 import { apiClientSettings, type Bot, createBot } from "../src/bot.ts";
 import { parseChains } from "../src/chains.ts";
@@ -20,7 +22,7 @@ import { silentLogger } from "../src/log.ts";
 import { Outbound } from "../src/outbound/outbound.ts";
 import type { Simulator } from "../src/simulator/index.ts";
 import { openSqliteStore } from "../src/store/sqlite/index.ts";
-import type { DueAlert, OutboxStore, SendWaitStore } from "../src/store/types.ts";
+import type { SendWaitStore } from "../src/store/types.ts";
 import {
   type FakeTelegram,
   groupChat,
@@ -133,7 +135,9 @@ describe("alerts on several chains", () => {
     expect(await says(ethOnly, "/subscribe chain:solana")).toMatch(
       /There is no chain &quot;solana&quot; here: this bot serves ethereum or base\./,
     );
-    expect((await bot.store.subscriptions.forChat("telegram", String(ethOnly.id))).length).toBe(1);
+    expect(
+      (await alertStoresOf(bot.store).subscriptions.forChat("telegram", String(ethOnly.id))).length,
+    ).toBe(1);
     const listed = await says(both, "/subscriptions");
     expect(listed).toMatch(/Ethereum/);
     expect(listed).toMatch(/Base/);
@@ -174,7 +178,9 @@ describe("alerts on several chains", () => {
     // Unsubscribing from base leaves ethereum's.
     expect(await says(both, "/unsubscribe chain:base")).toMatch(/Unsubscribed: no more Base/);
     expect(
-      (await bot.store.subscriptions.forChat("telegram", String(both.id))).map((s) => s.chain),
+      (await alertStoresOf(bot.store).subscriptions.forChat("telegram", String(both.id))).map(
+        (s) => s.chain,
+      ),
     ).toEqual(["ethereum"]);
   }, 90_000);
 
@@ -222,7 +228,7 @@ describe("pollers per chain, on one store", () => {
       return new NewContractPoller({
         chain,
         api,
-        alerts: store.outbox,
+        alerts: alertStoresOf(store).outbox,
         kv: store.kv,
         leases: store.leases,
         logger: silentLogger(),
@@ -246,7 +252,7 @@ describe("pollers per chain, on one store", () => {
     expect(aEthereum.isLeader && bBase.isLeader).toBe(true);
 
     const subscribe = (chain: string) =>
-      store.subscriptions.upsert({
+      alertStoresOf(store).subscriptions.upsert({
         platform: "telegram",
         chatId: "c1",
         chain,
@@ -265,7 +271,7 @@ describe("pollers per chain, on one store", () => {
     expect(await aEthereum.pollOnce()).toMatchObject({ kind: "polled", fresh: 0 });
     expect(await store.kv.get(cursorKey("ethereum"))).toBe(ethCursor);
     expect(await bBase.pollOnce()).toMatchObject({ kind: "polled", fresh: onBase });
-    const due = await store.outbox.due(Date.now() + 1000, 100);
+    const due = await alertStoresOf(store).outbox.due(Date.now() + 1000, 100);
     expect(due.length).toBe(onBase);
     expect(new Set(due.map((a) => `${a.chain} ${a.note}`))).toEqual(new Set(["base a base gap"]));
     expect(await store.kv.get(pendingGapKey("base"))).toBeUndefined();

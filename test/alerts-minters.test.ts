@@ -5,10 +5,10 @@ import {
   type MinterLookupSettings,
   NOT_BAD_ACTOR,
 } from "../src/alerts/minters.ts";
+import type { DueAlert } from "../src/alerts/store/types.ts";
 import type { ApiClient } from "../src/api/client.ts";
 import { behaviorLabel } from "../src/core/format.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
-import type { DueAlert } from "../src/store/types.ts";
 import { alertPipeline } from "./alert-helpers.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 

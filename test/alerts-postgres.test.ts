@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { DeliveryWorker } from "../src/alerts/delivery.ts";
+import { alertStoresOf } from "../src/alerts/store/index.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import type { ChatSender, SendFailure } from "../src/outbound/types.ts";
@@ -30,11 +31,14 @@ class Sender implements ChatSender {
 
 const worker = (store: PostgresStore, holder: string, sender: ChatSender, claimMs: number) =>
   new DeliveryWorker({
-    alerts: store.outbox,
+    alerts: alertStoresOf(store).outbox,
     outbound: outboundOf(
       store,
       { telegram: sender },
-      { moveChat: (platform, from, to) => store.subscriptions.moveChat(platform, from, to) },
+      {
+        moveChat: (platform, from, to) =>
+          alertStoresOf(store).subscriptions.moveChat(platform, from, to),
+      },
     ),
     isLeader: () => true,
     holder,
@@ -69,7 +73,7 @@ describe.runIf(await postgresAvailable())("alert delivery across instances on Po
     for (const chatId of channels)
       subscriptions.push(
         (
-          await a.subscriptions.upsert({
+          await alertStoresOf(a).subscriptions.upsert({
             platform: "telegram",
             chatId,
             chain: "ethereum",
@@ -79,7 +83,7 @@ describe.runIf(await postgresAvailable())("alert delivery across instances on Po
           })
         ).subscription,
       );
-    await a.outbox.record({
+    await alertStoresOf(a).outbox.record({
       contracts: [aContract(1)],
       subscriptions,
       chain: "ethereum",
@@ -102,7 +106,7 @@ describe.runIf(await postgresAvailable())("alert delivery across instances on Po
     expect(await successor.drain()).toBe(15);
     expect(new Set(accepted)).toEqual(new Set(channels));
     expect(accepted.length - channels.length).toBe(1);
-    expect(await b.outbox.depth()).toBe(0);
+    expect(await alertStoresOf(b).outbox.depth()).toBe(0);
   });
 
   it("two instances delivering at once never send the same alert", async () => {
@@ -118,7 +122,7 @@ describe.runIf(await postgresAvailable())("alert delivery across instances on Po
     for (let i = 0; i < 40; i++)
       subscriptions.push(
         (
-          await a.subscriptions.upsert({
+          await alertStoresOf(a).subscriptions.upsert({
             platform: "telegram",
             chatId: `chat-${i}`,
             chain: "ethereum",
@@ -128,7 +132,7 @@ describe.runIf(await postgresAvailable())("alert delivery across instances on Po
           })
         ).subscription,
       );
-    await a.outbox.record({
+    await alertStoresOf(a).outbox.record({
       contracts: [aContract(1), aContract(2)],
       subscriptions,
       chain: "ethereum",
@@ -150,7 +154,7 @@ describe.runIf(await postgresAvailable())("alert delivery across instances on Po
     const [sentA, sentB] = await Promise.all([small(a, "a")(), small(b, "b")()]);
     expect(sentA + sentB).toBe(80);
     expect(accepted).toHaveLength(80);
-    expect(await a.outbox.deliveredCount()).toBe(80);
+    expect(await alertStoresOf(a).outbox.deliveredCount()).toBe(80);
   });
 });
 
@@ -173,7 +177,7 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
     const b = await openPostgresStore({ url: POSTGRES_URL, schema, max: 2 });
     cleanups.push(() => a.close());
     cleanups.push(() => b.close());
-    const { subscription } = await a.subscriptions.upsert({
+    const { subscription } = await alertStoresOf(a).subscriptions.upsert({
       platform: "telegram",
       chatId: "chat-1",
       chain: "ethereum",
@@ -181,7 +185,7 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
       createdBy: "t",
       now: 0,
     });
-    await a.outbox.record({
+    await alertStoresOf(a).outbox.record({
       chain: "ethereum",
       contracts: [aContract(1)],
       subscriptions: [subscription],
@@ -191,7 +195,12 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
       now: 0,
     });
     const claimMs = 300;
-    const [alert] = await a.outbox.claim({ now: 1, limit: 10, holder: "a", claimMs });
+    const [alert] = await alertStoresOf(a).outbox.claim({
+      now: 1,
+      limit: 10,
+      holder: "a",
+      claimMs,
+    });
     expect(alert).toBeDefined();
     let thaw: () => void = () => {};
     const frozen = new Promise<void>((resolve) => {
@@ -210,7 +219,7 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
 
     // B, the next leader, gets the alert once A's claim has expired: its row is not locked for ever.
     await expect
-      .poll(() => b.outbox.claim({ now: 2, limit: 10, holder: "b", claimMs }), {
+      .poll(() => alertStoresOf(b).outbox.claim({ now: 2, limit: 10, holder: "b", claimMs }), {
         timeout: 5_000,
         interval: 200,
       })
@@ -218,7 +227,7 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
     // A, thawed, finds its transaction ended; nothing it did stands.
     thaw();
     expect(await hung).toBeInstanceOf(Error);
-    expect(await b.outbox.depth()).toBe(1);
+    expect(await alertStoresOf(b).outbox.depth()).toBe(1);
   });
 
   it("bad actors' mints hidden or marked per subscription; reported spam suppressed with one note, across instances", async () => {
@@ -232,7 +241,7 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
     cleanups.push(() => b.close());
     const sub = async (chatId: string, badActors: "hide" | "show") =>
       (
-        await a.subscriptions.upsert({
+        await alertStoresOf(a).subscriptions.upsert({
           platform: "telegram",
           chatId,
           chain: "ethereum",
@@ -244,7 +253,7 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
       ).subscription;
     await sub("hides", "hide");
     const shows = await sub("shows", "show");
-    const recorded = await a.outbox.record({
+    const recorded = await alertStoresOf(a).outbox.record({
       contracts: [
         { ...aContract(1), minterBehavior: "BEHAVIOR_BADACTOR" },
         { ...aContract(2), minterBehavior: "NOT_BADACTOR" },
@@ -282,12 +291,15 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
     };
     const deliver = (store: PostgresStore) =>
       new DeliveryWorker({
-        alerts: store.outbox,
+        alerts: alertStoresOf(store).outbox,
         reports: store.reports,
         outbound: outboundOf(
           store,
           { telegram: recording },
-          { moveChat: (platform, from, to) => store.subscriptions.moveChat(platform, from, to) },
+          {
+            moveChat: (platform, from, to) =>
+              alertStoresOf(store).subscriptions.moveChat(platform, from, to),
+          },
         ),
         isLeader: () => true,
         holder: "h",
@@ -308,7 +320,7 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
       "Likely spam: new collection: Collection 1",
       expect.stringMatching(/^Not posted here: Collection 2 .*2 members of this channel/),
     ]);
-    expect(await a.outbox.depth()).toBe(0);
+    expect(await alertStoresOf(a).outbox.depth()).toBe(0);
     // Queued again (as after a crash), taken by the other instance: dropped, no second note.
     await b.pg.query(
       "INSERT INTO outbox (subscription_id, chain, contract, note, due_at, created_at) VALUES ($1, 'ethereum', $2, NULL, 0, 0)",
@@ -317,6 +329,6 @@ describe.runIf(await postgresAvailable())("an instance that hangs inside a trans
     const before = sent.length;
     await deliver(b).drain();
     expect(sent.length).toBe(before);
-    expect(await b.outbox.depth()).toBe(0);
+    expect(await alertStoresOf(b).outbox.depth()).toBe(0);
   });
 });

@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { DeliveryWorker } from "../src/alerts/delivery.ts";
 import { BAD_ACTOR } from "../src/alerts/minters.ts";
+import { alertStoresOf } from "../src/alerts/store/index.ts";
 import type { Invocation } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
@@ -323,7 +324,9 @@ describe("/alerts show, test, permissions and bad input", () => {
       "/alerts reset",
     ])
       expect(await say(line, "chat-1", false)).toMatch(/Only people who can manage this channel/);
-    await expect(t.store.subscriptions.find("telegram", "chat-1")).resolves.toMatchObject({
+    await expect(
+      alertStoresOf(t.store).subscriptions.find("telegram", "chat-1"),
+    ).resolves.toMatchObject({
       rules: {},
     });
   });
@@ -345,7 +348,9 @@ describe("/alerts show, test, permissions and bad input", () => {
       ["/alerts frobnicate", /use one of show, test/],
     ];
     for (const [line, error] of cases) expect(await say(line)).toMatch(error);
-    expect((await t.store.subscriptions.find("telegram", "chat-1"))?.rules).toEqual({});
+    expect((await alertStoresOf(t.store).subscriptions.find("telegram", "chat-1"))?.rules).toEqual(
+      {},
+    );
   });
 
   it("hostile keywords and minter names: stored without NUL, echoed escaped, never pinging", async () => {
@@ -355,7 +360,7 @@ describe("/alerts show, test, permissions and bad input", () => {
       "/alerts keywords include @everyone, <b>x</b>\u0000y",
       chat("chat-1", true),
     );
-    const rules = (await t.store.subscriptions.find("telegram", "chat-1"))?.rules;
+    const rules = (await alertStoresOf(t.store).subscriptions.find("telegram", "chat-1"))?.rules;
     expect(JSON.stringify(rules)).not.toContain("\\u0000");
     const html = JSON.stringify(renderTelegram(shown));
     expect(html).not.toMatch(/<b>x|\\u0000/);
@@ -366,7 +371,9 @@ describe("/alerts show, test, permissions and bad input", () => {
       /is not a minter behavior/,
     );
     expect(
-      JSON.stringify((await t.store.subscriptions.find("telegram", "chat-1"))?.rules),
+      JSON.stringify(
+        (await alertStoresOf(t.store).subscriptions.find("telegram", "chat-1"))?.rules,
+      ),
     ).not.toMatch(/everyone<\/b>|<b>@/);
   });
 
@@ -387,7 +394,9 @@ describe("/alerts show, test, permissions and bad input", () => {
       expect(await say(`/alerts digest ${minutes}`), minutes).toMatch(
         /Use \/alerts digest <minutes>/,
       );
-    expect((await t.store.subscriptions.find("telegram", "chat-1"))?.rules).toEqual({});
+    expect((await alertStoresOf(t.store).subscriptions.find("telegram", "chat-1"))?.rules).toEqual(
+      {},
+    );
     expect(await say("/alerts digest 30min")).toMatch(/every 30 minutes/);
   });
 
@@ -405,12 +414,13 @@ describe("/alerts show, test, permissions and bad input", () => {
       const sender = new RecordingSender();
       let now = Date.now();
       const worker = new DeliveryWorker({
-        alerts: reopened.outbox,
+        alerts: alertStoresOf(reopened).outbox,
         outbound: outboundOf(
           reopened,
           { telegram: sender },
           {
-            moveChat: (platform, from, to) => reopened.subscriptions.moveChat(platform, from, to),
+            moveChat: (platform, from, to) =>
+              alertStoresOf(reopened).subscriptions.moveChat(platform, from, to),
             materialize: (platform, chatId, reply) =>
               t.runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } }),
             now: () => now,
@@ -445,7 +455,9 @@ describe("/alerts show, test, permissions and bad input", () => {
     await say("/alerts keywords exclude airdrop");
     const reopened = openSqliteStore(t.dataDir);
     try {
-      expect((await reopened.subscriptions.find("telegram", "chat-1"))?.rules).toEqual({
+      expect(
+        (await alertStoresOf(reopened).subscriptions.find("telegram", "chat-1"))?.rules,
+      ).toEqual({
         quiet: { from: "22:00", to: "06:00", zone: "America/New_York" },
         keywords: { exclude: ["airdrop"] },
       });

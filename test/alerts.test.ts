@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { CURSOR_KEY, NewContractPoller, PENDING_GAP_KEY } from "../src/alerts/poller.ts";
+import type { DueAlert, OutboxStore, Subscription } from "../src/alerts/store/types.ts";
 import type { CacheStats } from "../src/api/cache.ts";
 import { isDeadLocalHolder } from "../src/jobs/lease.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
@@ -9,7 +10,6 @@ import type { ChatSender } from "../src/outbound/types.ts";
 import { SqlActionStore } from "../src/store/shared/actions.ts";
 import { migrate, openDatabase } from "../src/store/sqlite/index.ts";
 import { sqliteSql } from "../src/store/sqlite/query.ts";
-import type { DueAlert, OutboxStore, Subscription } from "../src/store/types.ts";
 import { alertPipeline } from "./alert-helpers.ts";
 import { startFakeTelegram, telegramErrors } from "./fakes/telegram/index.ts";
 import { capturingLogger, type RuntimeSetup, startRuntime } from "./helpers.ts";

@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { alertStoresOf } from "../src/alerts/store/index.ts";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
@@ -181,7 +182,10 @@ describe.each(backends)("a chat that refuses the bot, on $name", (backend) => {
     expect(attemptsAtDead()).toBe(attempts);
     // Every feature shows the chat's pause and its reason.
     expect((await watchOf(dead.id)).pauseReason).toBe(KICKED);
-    const [subscription] = await bot.store.subscriptions.forChat("telegram", String(dead.id));
+    const [subscription] = await alertStoresOf(bot.store).subscriptions.forChat(
+      "telegram",
+      String(dead.id),
+    );
     expect(subscription?.pauseReason).toBe(KICKED);
 
     // Used again: /subscriptions shows why it was paused, and everything resumes.

@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { PrivateKeyAccount } from "viem/accounts";
 import { allCommands } from "../commands/index.ts";
+import { alertStoresOf } from "../src/alerts/store/index.ts";
+import type { SubscriptionStore } from "../src/alerts/store/types.ts";
 import { type ApiClient, createApiClient } from "../src/api/client.ts";
 import { apiClientSettings } from "../src/bot.ts";
 import type { Chain } from "../src/chains.ts";
@@ -24,7 +26,6 @@ import {
   openSqliteStore,
   type SqliteStore,
 } from "../src/store/sqlite/index.ts";
-import type { SubscriptionStore } from "../src/store/types.ts";
 import { createVerifyService } from "../src/verify/service.ts";
 import type { VerifiedNotifier, VerifyService } from "../src/verify/types.ts";
 import { buildRuntime, openStores } from "../src/wiring.ts";
@@ -200,7 +201,8 @@ export async function startRuntime(
   const api = apis.get(chains[0]?.id ?? "") ?? setup.api;
   const dataDir = mkdtempSync(join(tmpdir(), "bot-test-"));
   const store = openSqliteStore(dataDir);
-  const { db, subscriptions } = store;
+  const { db } = store;
+  const { subscriptions } = alertStoresOf(store);
   const stores = openStores(store, undefined, chains);
   const charts = new CachedChartDrawer();
   const verify = createVerifyService({

@@ -1,3 +1,4 @@
+import { alertStoresOf } from "../src/alerts/store/index.ts";
 import type { Platform } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { gateStoreOf } from "../src/gates/store.ts";
@@ -12,10 +13,7 @@ import type { Store } from "../src/store/types.ts";
  * `materialize` is given.
  */
 export function outboundOf(
-  store: Pick<
-    Store,
-    "subscriptions" | "chatSettings" | "watches" | "sql" | "chatPauses" | "sendWaits"
-  >,
+  store: Pick<Store, "chatRows" | "chatSettings" | "watches" | "sql" | "chatPauses" | "sendWaits">,
   senders: Partial<Record<Platform, ChatSender>>,
   options: { materialize?: Materialize; moveChat?: ChatMover; now?: () => number } = {},
 ): Outbound {
@@ -25,8 +23,9 @@ export function outboundOf(
       options.materialize ?? (async (_platform, _chat, reply) => reply as RenderableReply),
     moveChat:
       options.moveChat ??
-      // What the watches and gates features move of a chat (their FeatureSetup.moveChat).
+      // What the alerts, watches and gates features move of a chat (their FeatureSetup.moveChat).
       chatMover(store, [
+        (platform, from, to) => alertStoresOf(store).subscriptions.moveChat(platform, from, to),
         (platform, from, to) => store.watches.moveChat(platform, from, to),
         (platform, from, to) => gateStoreOf(store).moveChat(platform as Platform, from, to),
       ]),

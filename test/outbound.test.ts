@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeliveryWorker } from "../src/alerts/delivery.ts";
+import { alertStoresOf } from "../src/alerts/store/index.ts";
 import { DigestScheduler } from "../src/digests/scheduler.ts";
 import { silentLogger } from "../src/log.ts";
 import type { ChatSender, SendFailure } from "../src/outbound/types.ts";
@@ -60,8 +61,8 @@ const KINDS: Kind[] = [
   {
     name: "an alert",
     async arrange(store, sender, now) {
-      await subscribe(store.subscriptions, CHAT);
-      await store.outbox.record({
+      await subscribe(alertStoresOf(store).subscriptions, CHAT);
+      await alertStoresOf(store).outbox.record({
         chain: "ethereum",
         contracts: [aContract(1)],
         subscriptions: "active",
@@ -71,7 +72,7 @@ const KINDS: Kind[] = [
         now: now(),
       });
       const worker = new DeliveryWorker({
-        alerts: store.outbox,
+        alerts: alertStoresOf(store).outbox,
         outbound: outboundOf(store, { telegram: sender }, { now }),
         isLeader: () => true,
         logger: silentLogger(),
@@ -91,7 +92,7 @@ const KINDS: Kind[] = [
         attempts: async () => row()?.attempts ?? -1,
         owed: async () => row() !== undefined,
         livesIn: async (chatId) =>
-          (await store.subscriptions.all()).some((s) => s.chatId === chatId),
+          (await alertStoresOf(store).subscriptions.all()).some((s) => s.chatId === chatId),
       };
     },
   },

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { LEASE_RENEW_MS, LEASE_TTL_MS, NewContractPoller } from "../src/alerts/poller.ts";
+import { alertStoresOf } from "../src/alerts/store/index.ts";
 import type { ApiClient } from "../src/api/client.ts";
 import { silentLogger } from "../src/log.ts";
 import { openPostgresStore, type PostgresStore } from "../src/store/postgres/index.ts";
@@ -21,7 +22,7 @@ describe.runIf(await postgresAvailable())("poller leadership on PostgreSQL", () 
 
   const baseDeps = (store: PostgresStore, holder: string) => ({
     api: quietApi,
-    alerts: store.outbox,
+    alerts: alertStoresOf(store).outbox,
     kv: store.kv,
     leases: store.leases,
     logger: silentLogger(),

@@ -1,13 +1,12 @@
 import { join } from "node:path";
 import type { Config } from "../config.ts";
-import type { Platform } from "../core/platform.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { Logger } from "../log.ts";
 import type { ChatMover } from "../store/move-chat.ts";
 import type { Store } from "../store/types.ts";
 import { SourceUpdateDedup } from "../store/updates.ts";
 import type { SharedPace } from "./pace.ts";
-import type { ChatAdapter, JoinRequestListener } from "./types.ts";
+import type { ChatAdapter, PlatformJoinRequestListener } from "./types.ts";
 
 export interface AdapterDeps {
   runtime: Runtime;
@@ -15,8 +14,8 @@ export interface AdapterDeps {
   store: Pick<Store, "updates">;
   /** Moves everything of a chat that got a new id (the bot's, with its features' parts). */
   moveChat: ChatMover;
-  /** Each platform's listener for join requests (the features', FeatureSetup.onJoinRequest). */
-  onJoinRequest?: Partial<Record<Platform, JoinRequestListener>> | undefined;
+  /** Who decides join requests (a feature's, FeatureSetup.onJoinRequest); absent, the admins. */
+  onJoinRequest?: PlatformJoinRequestListener | undefined;
   /** With several instances: the platforms' per-bot limits counted across all of them. */
   sharedPace?: SharedPace | undefined;
   /** For the console chat, used only when no platform is configured: its streams, and for its
@@ -114,14 +113,16 @@ export async function configuredAdapters(
         runtime,
         logger: logger.child({ part: "telegram" }),
         onChatMigrated: async (from, to) => {
-          const moved = await deps.moveChat("telegram", from, to);
+          await deps.moveChat("telegram", from, to);
           logger.info(
-            { part: "telegram", chat: from, newChat: to, subscription: moved?.id },
-            "group upgraded to a supergroup; its subscription follows",
+            { part: "telegram", chat: from, newChat: to },
+            "group upgraded to a supergroup; everything of it follows",
           );
         },
         updates,
-        onJoinRequest: deps.onJoinRequest?.telegram,
+        ...(deps.onJoinRequest
+          ? { onJoinRequest: deps.onJoinRequest.bind(undefined, "telegram") }
+          : {}),
         webhook: config.telegram.webhook,
         sharedPace: deps.sharedPace,
       }),

@@ -1,6 +1,5 @@
 import type { Platform } from "../core/command.ts";
 import type { Outcome } from "../core/outcome.ts";
-import type { RenderableReply } from "../core/reply.ts";
 import type { HttpRoute } from "../http/host.ts";
 import type { ChatSender } from "../outbound/types.ts";
 import type { GateMembership } from "./membership.ts";
@@ -43,6 +42,12 @@ export type JoinRequestListener = (
   userId: string,
   userChatId: string,
   inviteLink?: string,
+) => Promise<void>;
+
+/** A join request with its platform (see JoinRequestListener). */
+export type PlatformJoinRequestListener = (
+  platform: Platform,
+  ...request: Parameters<JoinRequestListener>
 ) => Promise<void>;
 
 /**

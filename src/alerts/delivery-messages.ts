@@ -7,8 +7,8 @@
 import { type Chain, KNOWN_CHAINS } from "../chains.ts";
 import type { Reply } from "../core/reply.ts";
 import { sendKey } from "../outbound/key.ts";
-import type { DueAlert } from "../store/types.ts";
 import { type AlertChain, alertReply, digestReply } from "./message.ts";
+import type { DueAlert } from "./store/types.ts";
 
 export interface Message {
   reply: Reply;

@@ -5,7 +5,7 @@ import { type LoopHandle, startLoop } from "../jobs/loop.ts";
 import type { Logger } from "../log.ts";
 import type { Outbound, Sent } from "../outbound/outbound.ts";
 import { type SendPolicy, spentBy } from "../outbound/policy.ts";
-import type { DueAlert, OutboxStore, ReportStore } from "../store/types.ts";
+import type { ReportStore } from "../store/types.ts";
 import {
   alertChain,
   bySubscription,
@@ -15,6 +15,7 @@ import {
   messagesFor,
 } from "./delivery-messages.ts";
 import { suppressedReply } from "./message.ts";
+import type { DueAlert, OutboxStore } from "./store/types.ts";
 
 export { idempotencyKey } from "./delivery-messages.ts";
 
@@ -316,7 +317,7 @@ export class DeliveryWorker {
         this.stats.retries++;
         if (sent.moved)
           logger.info(
-            { ...where, newChat: sent.moved.to, subscription: sent.moved.serving?.id },
+            { ...where, newChat: sent.moved.to },
             "chat moved to a new id; its subscription and alerts follow",
           );
         if (sent.outcome === "retry" && !sent.counted) {

@@ -5,6 +5,7 @@ import type { Feature } from "../kernel/feature.ts";
 import { DeliveryWorker } from "./delivery.ts";
 import { alertGauges } from "./metrics.ts";
 import { NewContractPoller } from "./poller.ts";
+import { alertStoresOf } from "./store/index.ts";
 
 /**
  * How long the leader's delivery may go without completing a round before health fails: a round
@@ -25,9 +26,14 @@ export interface AlertsExposed {
  */
 export const alertsFeature: Feature<AlertsExposed> = {
   name: "alerts",
+  setup(kernel) {
+    const { subscriptions } = alertStoresOf(kernel.store);
+    // A chat that moved takes its subscriptions along, with their queued alerts.
+    return { moveChat: (platform, from, to) => subscriptions.moveChat(platform, from, to) };
+  },
   build(kernel) {
     const { config, chains, metrics, leader, stores, logger } = kernel;
-    const alerts = kernel.store.outbox;
+    const alerts = alertStoresOf(kernel.store).outbox;
     const several = chains.length > 1;
     const delivery = new DeliveryWorker({
       alerts,

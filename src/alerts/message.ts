@@ -9,8 +9,8 @@ import {
 } from "../core/format.ts";
 import type { Reply } from "../core/reply.ts";
 import { reportButton } from "../reports/buttons.ts";
-import type { NewContract } from "../store/types.ts";
 import { BAD_ACTOR, NOT_BAD_ACTOR } from "./minters.ts";
+import type { NewContract } from "./store/types.ts";
 
 /** The minter's behavior label in words, as alerts show it (short: a digest's column). */
 export function minterWords(label: string | undefined, form: "long" | "short" = "long"): string {

@@ -8,8 +8,9 @@ import { chainLeaseName } from "../jobs/lease.ts";
 import { LeasedLoop } from "../jobs/leased-loop.ts";
 import type { Check } from "../jobs/liveness.ts";
 import type { Logger } from "../log.ts";
-import type { KeyValueStore, LeaseStore, NewContract, OutboxStore } from "../store/types.ts";
+import type { KeyValueStore, LeaseStore } from "../store/types.ts";
 import { lookUpMinters, type MinterLookupSettings } from "./minters.ts";
+import type { NewContract, OutboxStore } from "./store/types.ts";
 
 /** Each chain's poller keeps its own cursor, gap note and lease (one leader per chain). */
 export const cursorKey = (chain: string) => `poll_cursor:${chain}`;

@@ -2,10 +2,10 @@ import { DateTime } from "luxon";
 import { BEHAVIORS } from "../api/schemas.ts";
 import { behaviorKey, serviceBehaviorNamed } from "../core/behaviors.ts";
 import { checkZone } from "../core/schedule.ts";
-import type { NewContract } from "../store/types.ts";
 import { minterWords } from "./message.ts";
 import { NOT_BAD_ACTOR } from "./minters.ts";
 import type { AlertRules } from "./rules-shape.ts";
+import type { NewContract } from "./store/types.ts";
 
 /**
  * A channel's rules for one subscription (channel + chain): which new collections it gets

@@ -1,8 +1,8 @@
 /** Which contracts a subscription wants: rules the stores apply at enqueue and /alerts test shows. */
 
-import type { BadActorRule, NewContract, SubscriptionTypes } from "../store/types.ts";
 import { BAD_ACTOR } from "./minters.ts";
 import { type AlertRules, filteredBy } from "./rules.ts";
+import type { BadActorRule, NewContract, SubscriptionTypes } from "./store/types.ts";
 
 const ERC721_TYPES = new Set(["TYPE_ERC721", "TYPE_ERC721_LEGACY", "TYPE_CRYPTOPUNKS"]);
 

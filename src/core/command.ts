@@ -78,17 +78,13 @@ export interface BotSettings {
 }
 
 /** The durable state commands may use. */
-export type CommandStore = Pick<
-  Store,
-  "subscriptions" | "wallets" | "reports" | "chatSettings" | "digests"
-> &
+export type CommandStore = Pick<Store, "wallets" | "reports" | "chatSettings" | "digests"> &
   /**
-   * The seen contracts, for /alerts test (absent in runtimes built without the alerts); the
-   * chats that refused the bot, resumed when the bot is used there (absent: nothing resumes);
-   * the query layer the features' own stores are written in (absent in runtimes tests build by
-   * hand).
+   * The chats that refused the bot, resumed when the bot is used there (absent: nothing
+   * resumes); the query layer the features' own stores are written in (the alerts', the gates';
+   * absent in runtimes tests build by hand without them).
    */
-  Partial<Pick<Store, "outbox" | "watches" | "chatPauses" | "sql">>;
+  Partial<Pick<Store, "watches" | "chatPauses" | "sql">>;
 
 /**
  * The features' services the commands reach (`ctx.gates`, `ctx.verify`), declared by each feature

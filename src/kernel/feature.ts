@@ -1,11 +1,10 @@
 import type { Migration } from "kysely";
-import type { ChatAdapter, JoinRequestListener } from "../adapters/types.ts";
+import type { ChatAdapter, PlatformJoinRequestListener } from "../adapters/types.ts";
 import type { ApiClient } from "../api/client.ts";
 import type { Shared } from "../cache/index.ts";
 import type { Chain } from "../chains.ts";
 import type { Config } from "../config.ts";
 import type { AnyCommand, CommandServices } from "../core/command.ts";
-import type { Platform } from "../core/platform.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { HttpHost, HttpRoute } from "../http/host.ts";
 import type { Health } from "../http/ops.ts";
@@ -62,12 +61,6 @@ export interface FeatureSetup {
    */
   onJoinRequest?: PlatformJoinRequestListener;
 }
-
-/** A join request with its platform (see JoinRequestListener). */
-export type PlatformJoinRequestListener = (
-  platform: Platform,
-  ...request: Parameters<JoinRequestListener>
-) => Promise<void>;
 
 /**
  * The services through which the commands and other features reach a feature: the declared

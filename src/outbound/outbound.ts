@@ -2,7 +2,7 @@ import { boundedCall, CallCutError } from "../core/bounded-call.ts";
 import type { Platform } from "../core/command.ts";
 import type { RenderableReply, Reply } from "../core/reply.ts";
 import type { ChatMover } from "../store/move-chat.ts";
-import type { ChatPauseStore, SendWait, SendWaitStore, Subscription } from "../store/types.ts";
+import type { ChatPauseStore, SendWait, SendWaitStore } from "../store/types.ts";
 import { type SendPolicy, sendStep, spentBy } from "./policy.ts";
 import type { ChatSender, Materialize, PrivateTarget, SendFailure } from "./types.ts";
 
@@ -29,10 +29,9 @@ export interface Post {
   stream?: string;
 }
 
-/** Where a chat that moved went, and its subscription there (the alert delivery logs it). */
+/** Where a chat that moved went (the alert delivery logs it). */
 export interface Moved {
   to: string;
-  serving: Subscription | undefined;
 }
 
 /**
@@ -150,8 +149,8 @@ export class Outbound {
         if (stream) await this.deps.waits.clear(stream, platform, chatId);
         return { outcome: "paused", reason: next.reason };
       case "follow": {
-        const serving = await this.deps.moveChat(platform, chatId, next.newChatId);
-        const moved = { to: next.newChatId, serving };
+        await this.deps.moveChat(platform, chatId, next.newChatId);
+        const moved = { to: next.newChatId };
         return this.counted(post, next.newChatId, now, next.reason, moved);
       }
       case "retry":

@@ -4,22 +4,10 @@
  * the two backends cannot drift apart.
  */
 import { timingSafeEqual } from "node:crypto";
-import { parseRules } from "../alerts/rules.ts";
 import type { Address } from "../api/validate.ts";
 import type { CollectionSource, IndexedCollection } from "../core/known-collections.ts";
 import type { ButtonAction } from "../core/reply.ts";
-import type {
-  BadActorRule,
-  Digest,
-  DigestRun,
-  DueAlert,
-  NewContract,
-  ReportKind,
-  ReportStatus,
-  SpamReport,
-  Subscription,
-  SubscriptionTypes,
-} from "./types.ts";
+import type { Digest, DigestRun, ReportKind, ReportStatus, SpamReport } from "./types.ts";
 
 export interface ReportRow {
   id: number;
@@ -61,35 +49,6 @@ export const toReport = (row: ReportRow): SpamReport => ({
   updatedAt: row.updated_at,
 });
 
-export interface SubscriptionRow {
-  id: number;
-  platform: string;
-  chat_id: string;
-  chain: string;
-  types: string;
-  bad_actors: string;
-  rules?: string | null;
-  created_by: string;
-  created_at: number;
-  /** The chat's pause, joined in (rows-chat-pause.ts); absent from a row written back. */
-  paused_at?: number | null;
-  pause_reason?: string | null;
-}
-
-export const toSubscription = (row: SubscriptionRow): Subscription => ({
-  id: row.id,
-  platform: row.platform,
-  chatId: row.chat_id,
-  chain: row.chain,
-  types: row.types as SubscriptionTypes,
-  badActors: (row.bad_actors === "show" ? "show" : "hide") as BadActorRule,
-  rules: parseRules(row.rules),
-  createdBy: row.created_by,
-  createdAt: row.created_at,
-  pausedAt: row.paused_at == null ? null : Number(row.paused_at),
-  pauseReason: row.pause_reason ?? null,
-});
-
 /**
  * A button's id: 16 bytes, base64url (22 characters, inside Discord's 100 and Telegram's 64
  * bytes): the reply's row number (5 bytes), the button's place in the reply (1) and the reply's
@@ -111,52 +70,6 @@ export function decodeId(id: string): { n: number; index: number; secret: Buffer
   if (bytes.length !== 16) return undefined;
   return { n: bytes.readUIntBE(0, 5), index: bytes[5] ?? 0, secret: bytes.subarray(6) };
 }
-
-export interface DueRow {
-  id: number;
-  subscription_id: number;
-  platform: string;
-  chat_id: string;
-  chain: string;
-  attempts: number;
-  note: string | null;
-  address: string;
-  name: string;
-  types: string;
-  minter: string | null;
-  tx_hash: string | null;
-  minted_at: string | null;
-  minter_behavior: string | null;
-  held?: number | null;
-}
-
-export type ContractRow = Pick<
-  DueRow,
-  "address" | "name" | "types" | "minter" | "tx_hash" | "minted_at" | "minter_behavior"
->;
-
-/** A seen contract's row as a NewContract. */
-export const toContract = (row: ContractRow): NewContract => ({
-  address: row.address,
-  name: row.name,
-  types: JSON.parse(row.types) as string[],
-  minter: row.minter ?? undefined,
-  txHash: row.tx_hash ?? undefined,
-  mintedAt: row.minted_at ?? undefined,
-  minterBehavior: row.minter_behavior ?? undefined,
-});
-
-export const toAlert = (row: DueRow): DueAlert => ({
-  id: row.id,
-  subscriptionId: row.subscription_id,
-  platform: row.platform,
-  chatId: row.chat_id,
-  chain: row.chain,
-  attempts: row.attempts,
-  note: row.note,
-  ...(row.held ? { held: true } : {}),
-  contract: toContract(row),
-});
 
 export interface CollectionRow {
   address: string;

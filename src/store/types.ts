@@ -1,8 +1,8 @@
 /**
  * The durable state of the bot, one async interface per aggregate. Callers await every method, so
  * another backend (PostgreSQL, shared by several instances) can stand in for SQLite; every backend
- * passes the contract suites under test/store/. What must happen at once (a batch of new contracts
- * with their alerts and the cursor) is one method, one transaction.
+ * passes the contract suites under test/store/. What must happen at once is one method, one
+ * transaction. A feature's own store (the alerts', the gates') lives in its folder, over `sql`.
  */
 
 import type { ActionStore, NewAction, StoredAction } from "../core/actions.ts";
@@ -12,21 +12,9 @@ import type {
   IndexedCollection,
 } from "../core/known-collections.ts";
 import type { SqlLayer } from "./sql.ts";
-import type { OutboxStore, SubscriptionStore } from "./types-alerts.ts";
 import type { ReportStore, VerifyLinkStore, WalletStore } from "./types-people.ts";
 import type { DigestStore, WatchStore } from "./types-schedules.ts";
 
-// Subscriptions and the alert outbox: src/store/types-alerts.ts.
-export type {
-  BadActorRule,
-  DueAlert,
-  NewBatch,
-  NewContract,
-  OutboxStore,
-  Subscription,
-  SubscriptionStore,
-  SubscriptionTypes,
-} from "./types-alerts.ts";
 // Wallets, verify links and reports: src/store/types-people.ts.
 export type {
   KeptWallet,
@@ -211,11 +199,17 @@ export interface SendWaitStore {
   moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void>;
 }
 
+/**
+ * The rows the kernel keeps per chat that follow it to a new id: its buttons (so they keep
+ * working there), its report history and its digests.
+ */
+export interface ChatRowsStore {
+  moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void>;
+}
+
 // The whole store --------------------------------------------------------------------------------
 
 export interface Store {
-  subscriptions: SubscriptionStore;
-  outbox: OutboxStore;
   actions: ActionStore;
   reports: ReportStore;
   wallets: WalletStore;
@@ -225,6 +219,8 @@ export interface Store {
   leases: LeaseStore;
   updates: UpdateStore;
   chatSettings: ChatSettingsStore;
+  /** What else of a chat follows it to a new id (buttons, reports, digests). */
+  chatRows: ChatRowsStore;
   /** Chats that refuse the bot: every feature's work for them waits (issue 34). */
   chatPauses: ChatPauseStore;
   /** The outbound module's waits after a failed send, for senders without rows of their own. */

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cursorKey, pendingGapKey } from "../../src/alerts/poller.ts";
+import { alertStoresOf } from "../../src/alerts/store/index.ts";
 import { openPgDb } from "../../src/store/postgres/db.ts";
 import { openPostgresStore } from "../../src/store/postgres/index.ts";
 import { openDatabase, SQLITE_MIGRATIONS } from "../../src/store/sqlite/db.ts";
@@ -55,23 +56,27 @@ const OLD_ROWS: [string, unknown[]][] = [
 
 /** What every migrated store must show, and that it still works, on ethereum and on base. */
 async function expectMigrated(store: Store): Promise<void> {
-  expect((await store.subscriptions.all()).map((s) => [s.id, s.chatId, s.chain, s.types])).toEqual([
+  expect(
+    (await alertStoresOf(store).subscriptions.all()).map((s) => [s.id, s.chatId, s.chain, s.types]),
+  ).toEqual([
     [1, "c1", "ethereum", "all"],
     [2, "c2", "ethereum", "erc721"],
   ]);
-  expect(await store.subscriptions.find("telegram", "c1", "ethereum")).toMatchObject({ id: 1 });
-  expect(await store.subscriptions.find("telegram", "c1", "base")).toBeUndefined();
+  expect(await alertStoresOf(store).subscriptions.find("telegram", "c1", "ethereum")).toMatchObject(
+    { id: 1 },
+  );
+  expect(await alertStoresOf(store).subscriptions.find("telegram", "c1", "base")).toBeUndefined();
   expect(await store.kv.get(cursorKey("ethereum"))).toBe("2025-01-01T00:00:00.000Z");
   expect(await store.kv.get(pendingGapKey("ethereum"))).toBe("a pending gap");
   expect(await store.kv.get("poll_cursor")).toBeUndefined();
-  const due = await store.outbox.due(100, 10);
+  const due = await alertStoresOf(store).outbox.due(100, 10);
   expect(due.map((a) => [a.subscriptionId, a.chain, a.contract.name, a.note, a.attempts])).toEqual([
     [1, "ethereum", "Old Two", "an old gap", 2],
   ]);
 
   // Seen on ethereum already: not alerted again.
   expect(
-    await store.outbox.record({
+    await alertStoresOf(store).outbox.record({
       chain: "ethereum",
       contracts: [aContract(1)],
       subscriptions: "active",
@@ -82,10 +87,11 @@ async function expectMigrated(store: Store): Promise<void> {
     }),
   ).toEqual({ fresh: [], enqueued: 0, hidden: 0 });
   // The same address on base is a new contract there, for base's subscribers.
-  const onBase = (await subscribe(store.subscriptions, "c1", "all", "telegram", "base"))
-    .subscription;
+  const onBase = (
+    await subscribe(alertStoresOf(store).subscriptions, "c1", "all", "telegram", "base")
+  ).subscription;
   expect(onBase.id).toBeGreaterThan(2);
-  const base = await store.outbox.record({
+  const base = await alertStoresOf(store).outbox.record({
     chain: "base",
     contracts: [aContract(1)],
     subscriptions: "active",
@@ -95,18 +101,23 @@ async function expectMigrated(store: Store): Promise<void> {
     now: 100,
   });
   expect(base).toMatchObject({ enqueued: 1 });
-  const claimed = await store.outbox.claim({ now: 100, limit: 10, holder: "h", claimMs: 1_000 });
+  const claimed = await alertStoresOf(store).outbox.claim({
+    now: 100,
+    limit: 10,
+    holder: "h",
+    claimMs: 1_000,
+  });
   expect(claimed.map((a) => [a.chatId, a.chain]).sort()).toEqual([
     ["c1", "base"],
     ["c1", "ethereum"],
   ]);
-  await store.outbox.delivered(claimed, 101);
-  expect(await store.outbox.depth()).toBe(0);
+  await alertStoresOf(store).outbox.delivered(claimed, 101);
+  expect(await alertStoresOf(store).outbox.depth()).toBe(0);
   // Unsubscribing from ethereum leaves base.
-  expect(await store.subscriptions.remove("telegram", "c1", "ethereum")).toBe(true);
-  expect((await store.subscriptions.forChat("telegram", "c1")).map((s) => s.chain)).toEqual([
-    "base",
-  ]);
+  expect(await alertStoresOf(store).subscriptions.remove("telegram", "c1", "ethereum")).toBe(true);
+  expect(
+    (await alertStoresOf(store).subscriptions.forChat("telegram", "c1")).map((s) => s.chain),
+  ).toEqual(["base"]);
 }
 
 describe("a single-chain store migrates to chains", () => {

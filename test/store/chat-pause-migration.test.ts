@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { alertStoresOf } from "../../src/alerts/store/index.ts";
 import { openPgDb } from "../../src/store/postgres/db.ts";
 import { openPostgresStore } from "../../src/store/postgres/index.ts";
 import { openDatabase } from "../../src/store/sqlite/db.ts";
@@ -44,10 +45,10 @@ async function expectMigrated(store: Store): Promise<void> {
   });
   expect(await store.chatPauses.get("telegram", "c2")).toBeUndefined();
   const shown = { pausedAt: 20, pauseReason: "kicked (watch)" };
-  expect(await store.subscriptions.find("telegram", "c1")).toMatchObject(shown);
+  expect(await alertStoresOf(store).subscriptions.find("telegram", "c1")).toMatchObject(shown);
   expect((await store.digests.forChat("telegram", "c1"))[0]).toMatchObject(shown);
   expect((await store.watches.forChat("telegram", "c2"))[0]?.pausedAt).toBeNull();
-  expect((await store.subscriptions.active()).map((s) => s.chatId)).toEqual(["c2"]);
+  expect((await alertStoresOf(store).subscriptions.active()).map((s) => s.chatId)).toEqual(["c2"]);
 }
 
 describe("row pauses become the chat's", () => {

@@ -97,11 +97,11 @@ export function digestsContract(open: OpenStore): void {
       ).toBeUndefined();
     });
 
-    it("a chat's digests follow it to a new id (SubscriptionStore.moveChat)", async () => {
-      const { digests, subscriptions } = await fresh();
+    it("a chat's digests follow it to a new id (ChatRowsStore.moveChat)", async () => {
+      const { digests, chatRows } = await fresh();
       await digests.add(aDigest("old"), 5);
       await digests.add(aDigest("other"), 5);
-      await subscriptions.moveChat("telegram", "old", "new");
+      await chatRows.moveChat("telegram", "old", "new");
       expect((await digests.all()).map((d) => d.chatId)).toEqual(["new", "other"]);
       expect(await digests.forChat("telegram", "old")).toEqual([]);
     });

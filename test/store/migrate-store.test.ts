@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { alertStoresOf } from "../../src/alerts/store/index.ts";
 import type { Address } from "../../src/api/validate.ts";
 import { ConfigError } from "../../src/config.ts";
 import { StartupError } from "../../src/errors.ts";
@@ -36,18 +37,21 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
   it("copies a SQLite store into an empty PostgreSQL store; old buttons, ids and alerts carry on; a second run refuses", async () => {
     const dataDir = tempDir();
     const sqlite = openSqliteStore(dataDir);
-    const sub = (await subscribe(sqlite.subscriptions, "c1")).subscription;
-    const paused = (await subscribe(sqlite.subscriptions, "c2", "erc1155", "discord")).subscription;
-    await sqlite.subscriptions.pause(paused.id, "gone", 5);
+    const sub = (await subscribe(alertStoresOf(sqlite).subscriptions, "c1")).subscription;
+    const paused = (
+      await subscribe(alertStoresOf(sqlite).subscriptions, "c2", "erc1155", "discord")
+    ).subscription;
+    await alertStoresOf(sqlite).subscriptions.pause(paused.id, "gone", 5);
     // Channel rules (/alerts) are copied with their subscription.
-    await sqlite.subscriptions.setRules(paused.id, {
+    await alertStoresOf(sqlite).subscriptions.setRules(paused.id, {
       quiet: { from: "23:00", to: "07:00", zone: "Europe/Berlin" },
       keywords: { exclude: ["airdrop"] },
     });
     // The same chat on base, owed the same address on base: chains are copied along.
-    const onBase = (await subscribe(sqlite.subscriptions, "c1", "all", "telegram", "base"))
-      .subscription;
-    await sqlite.outbox.record({
+    const onBase = (
+      await subscribe(alertStoresOf(sqlite).subscriptions, "c1", "all", "telegram", "base")
+    ).subscription;
+    await alertStoresOf(sqlite).outbox.record({
       contracts: [aContract(2)],
       subscriptions: [onBase],
       chain: "base",
@@ -56,7 +60,7 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
       note: null,
       now: 11,
     });
-    await sqlite.outbox.record({
+    await alertStoresOf(sqlite).outbox.record({
       contracts: [aContract(1), aContract(2)],
       subscriptions: [sub],
       chain: "ethereum",
@@ -65,9 +69,9 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
       note: "a gap",
       now: 10,
     });
-    const [first] = await sqlite.outbox.due(10, 1);
+    const [first] = await alertStoresOf(sqlite).outbox.due(10, 1);
     if (!first) throw new Error("an alert expected");
-    await sqlite.outbox.delivered([first], 20);
+    await alertStoresOf(sqlite).outbox.delivered([first], 20);
     const { report } = await sqlite.reports.create(aReport(), 30);
     await sqlite.reports.queue(report.id, "HTTP 503", 40, 35);
     await sqlite.wallets.link("telegram", "u1", "0xabc", "me.eth", 50);
@@ -184,20 +188,27 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     const pg = await openPostgresStore({ url: POSTGRES_URL, schema, max: 2 });
     cleanups.push(() => pg.close());
     expect(
-      (await pg.subscriptions.all()).map((s) => [s.id, s.chatId, s.chain, s.pausedAt]),
+      (await alertStoresOf(pg).subscriptions.all()).map((s) => [
+        s.id,
+        s.chatId,
+        s.chain,
+        s.pausedAt,
+      ]),
     ).toEqual([
       [sub.id, "c1", "ethereum", null],
       [paused.id, "c2", "ethereum", 5],
       [onBase.id, "c1", "base", null],
     ]);
-    expect((await pg.subscriptions.find("discord", "c2"))?.rules).toEqual({
+    expect((await alertStoresOf(pg).subscriptions.find("discord", "c2"))?.rules).toEqual({
       quiet: { from: "23:00", to: "07:00", zone: "Europe/Berlin" },
       keywords: { exclude: ["airdrop"] },
     });
     expect(await pg.kv.get("poll_cursor:ethereum")).toBe("2025-01-01T00:00:00.000Z");
     expect(await pg.kv.get("poll_cursor:base")).toBe("2025-02-01T00:00:00.000Z");
-    expect(await pg.outbox.deliveredCount()).toBe(1);
-    expect((await pg.outbox.due(100, 10)).map((a) => [a.chain, a.contract.name, a.note])).toEqual([
+    expect(await alertStoresOf(pg).outbox.deliveredCount()).toBe(1);
+    expect(
+      (await alertStoresOf(pg).outbox.due(100, 10)).map((a) => [a.chain, a.contract.name, a.note]),
+    ).toEqual([
       ["ethereum", "Collection 2", "a gap"],
       ["base", "Collection 2", null],
     ]);
@@ -235,7 +246,7 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     ).toBeUndefined();
     expect(await pg.digests.runs(digest.id)).toMatchObject([{ slot: 1_000, status: "sent" }]);
     // New rows take ids after the copied ones.
-    const added = (await subscribe(pg.subscriptions, "c3")).subscription;
+    const added = (await subscribe(alertStoresOf(pg).subscriptions, "c3")).subscription;
     expect(added.id).toBeGreaterThan(onBase.id);
     const [next] = await pg.actions.putMany([
       {
@@ -257,6 +268,6 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     await expect(migrateStore(env)).rejects.toThrow(
       /is not empty \(4 in subscriptions, .*\): migrate-store copies only into an empty store, and copied nothing/,
     );
-    expect(await pg.subscriptions.all()).toHaveLength(4);
+    expect(await alertStoresOf(pg).subscriptions.all()).toHaveLength(4);
   });
 });

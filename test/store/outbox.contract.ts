@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { alertStoresOf } from "../../src/alerts/store/index.ts";
 import type { OpenStore } from "./backends.ts";
 import { aContract, subscribe } from "./samples.ts";
 import { useStore } from "./use-store.ts";
@@ -297,8 +298,8 @@ export function outboxContract(open: OpenStore): void {
 
     /** n contracts due at 0 for one subscription: n alerts. */
     const queue = async (store: Awaited<ReturnType<typeof fresh>>, n: number) => {
-      const sub = (await subscribe(store.subscriptions, "c1")).subscription;
-      await store.outbox.record({
+      const sub = (await subscribe(alertStoresOf(store).subscriptions, "c1")).subscription;
+      await alertStoresOf(store).outbox.record({
         contracts: Array.from({ length: n }, (_, i) => aContract(i + 1)),
         subscriptions: [sub],
         chain: "ethereum",
@@ -311,7 +312,7 @@ export function outboxContract(open: OpenStore): void {
     const claimer =
       (store: Awaited<ReturnType<typeof fresh>>, holder: string, claimMs = 60_000) =>
       (limit: number) =>
-        store.outbox.claim({ now: Date.now(), limit, holder, claimMs });
+        alertStoresOf(store).outbox.claim({ now: Date.now(), limit, holder, claimMs });
 
     it("claims due alerts oldest first; claimers at once never get the same alert", async () => {
       const store = await fresh();
@@ -329,7 +330,7 @@ export function outboxContract(open: OpenStore): void {
       expect(new Set([...ids, ...rest.map((a) => a.id)]).size).toBe(30);
       expect(await claimer(store, "g")(100)).toEqual([]);
       // A plain read still shows them all (claimed or not).
-      expect(await store.outbox.due(Date.now(), 100)).toHaveLength(30);
+      expect(await alertStoresOf(store).outbox.due(Date.now(), 100)).toHaveLength(30);
     });
 
     it("an expired claim is claimable again; retried ones are free at once; delivered ones are gone", async () => {
@@ -339,8 +340,8 @@ export function outboxContract(open: OpenStore): void {
       if (!one || !two || !three) throw new Error("three alerts expected");
       expect(await claimer(store, "live")(10)).toEqual([]);
       // "dead" delivered one before dying and handed one back; the third's claim must expire.
-      await store.outbox.delivered([one], 1);
-      await store.outbox.retryLater([two], 0, "not tried", false);
+      await alertStoresOf(store).outbox.delivered([one], 1);
+      await alertStoresOf(store).outbox.retryLater([two], 0, "not tried", false);
       expect((await claimer(store, "live")(10)).map((a) => a.id)).toEqual([two.id]);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect((await claimer(store, "live")(10)).map((a) => a.id)).toEqual([three.id]);
@@ -351,7 +352,7 @@ export function outboxContract(open: OpenStore): void {
       await queue(store, 2);
       expect(await claimer(store, "dead")(10)).toHaveLength(2);
       expect(await claimer(store, "live")(10)).toEqual([]);
-      const taken = await store.outbox.claim({
+      const taken = await alertStoresOf(store).outbox.claim({
         now: Date.now(),
         limit: 10,
         holder: "live",
@@ -361,7 +362,7 @@ export function outboxContract(open: OpenStore): void {
       expect(taken).toHaveLength(2);
       // "live" is not dead: its fresh claims hold against a third.
       expect(
-        await store.outbox.claim({
+        await alertStoresOf(store).outbox.claim({
           now: Date.now(),
           limit: 10,
           holder: "third",

@@ -156,9 +156,9 @@ export function reportsContract(open: OpenStore): void {
     });
 
     it("a moved chat takes its report history along", async () => {
-      const { reports, subscriptions } = await fresh();
+      const { reports, chatRows } = await fresh();
       await reports.create(aReport({ chatId: "-4001" }), 0);
-      await subscriptions.moveChat("telegram", "-4001", "-1004001");
+      await chatRows.moveChat("telegram", "-4001", "-1004001");
       expect(await reports.forChat("telegram", "-1004001")).toHaveLength(1);
     });
   });

@@ -1,9 +1,9 @@
 import type {
   NewContract,
-  NewReport,
   SubscriptionStore,
   SubscriptionTypes,
-} from "../../src/store/types.ts";
+} from "../../src/alerts/store/types.ts";
+import type { NewReport } from "../../src/store/types.ts";
 
 export const subscribe = (
   subscriptions: SubscriptionStore,

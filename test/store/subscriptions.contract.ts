@@ -116,8 +116,11 @@ export function subscriptionsContract(open: OpenStore): void {
     it("a chat that moved takes its subscription along; merged into one there, nothing twice", async () => {
       const { subscriptions, outbox } = await fresh();
       const alone = (await subscribe(subscriptions, "old-1")).subscription;
-      const moved = await subscriptions.moveChat("telegram", "old-1", "new-1");
-      expect(moved).toMatchObject({ id: alone.id, chatId: "new-1" });
+      await subscriptions.moveChat("telegram", "old-1", "new-1");
+      expect(await subscriptions.find("telegram", "new-1")).toMatchObject({
+        id: alone.id,
+        chatId: "new-1",
+      });
       expect(await subscriptions.find("telegram", "old-1")).toBeUndefined();
 
       const from = (await subscribe(subscriptions, "old-2")).subscription;
@@ -134,8 +137,11 @@ export function subscriptionsContract(open: OpenStore): void {
         });
       await record([from, to], 1);
       await record([from], 2);
-      const serving = await subscriptions.moveChat("telegram", "old-2", "new-2");
-      expect(serving).toMatchObject({ id: to.id, types: "erc721" });
+      await subscriptions.moveChat("telegram", "old-2", "new-2");
+      // The new chat's own subscription is the one kept.
+      expect(await subscriptions.forChat("telegram", "new-2")).toMatchObject([
+        { id: to.id, types: "erc721" },
+      ]);
       const due = await outbox.due(10, 100);
       expect(
         due
@@ -143,7 +149,8 @@ export function subscriptionsContract(open: OpenStore): void {
           .map((a) => a.contract.name)
           .sort(),
       ).toEqual(["Collection 1", "Collection 2"]);
-      expect(await subscriptions.moveChat("telegram", "nowhere", "new-3")).toBeUndefined();
+      await subscriptions.moveChat("telegram", "nowhere", "new-3");
+      expect(await subscriptions.forChat("telegram", "new-3")).toEqual([]);
     });
   });
 }

@@ -1,6 +1,5 @@
 import type { REST } from "@discordjs/rest";
 import {
-  type APIChannel,
   type APIGuild,
   type APIGuildMember,
   type APIRole,
@@ -10,7 +9,7 @@ import {
 } from "discord-api-types/v10";
 import { LRUCache } from "lru-cache";
 import type { Logger } from "../../log.ts";
-import type { Delivery, GateMembership, GateTarget, MembershipResult } from "../membership.ts";
+import type { GateMembership, GateTarget, MembershipResult } from "../membership.ts";
 import {
   elevatedReason,
   highestRole,
@@ -33,7 +32,7 @@ const GRANT_REASON = "Gate: passes the holder criteria";
 const REVOKE_REASON = "Gate: no longer passes the holder criteria";
 
 /** Discord's content limit for a message. */
-const MAX_CONTENT = 2000;
+const _MAX_CONTENT = 2000;
 
 /** Discord's JSON error codes this module tells apart. */
 const UNKNOWN_GUILD = 10004;
@@ -43,7 +42,7 @@ const UNKNOWN_USER = 10013;
 const MISSING_ACCESS = 50001;
 const MISSING_PERMISSIONS = 50013;
 /** "Cannot send messages to this user": direct messages turned off, or no server shared. */
-const CANNOT_MESSAGE_USER = 50007;
+const _CANNOT_MESSAGE_USER = 50007;
 
 type RestFailure =
   | { kind: "api"; status: number; code: number; message: string }

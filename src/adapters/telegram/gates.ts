@@ -2,7 +2,7 @@ import { type Api, GrammyError, HttpError } from "grammy";
 import type { ChatMember } from "grammy/types";
 import { verifyStart } from "../../../commands/verify.ts";
 import type { Logger } from "../../log.ts";
-import type { Delivery, GateMembership, GateTarget, MembershipResult } from "../membership.ts";
+import type { GateMembership, GateTarget, MembershipResult } from "../membership.ts";
 import { startLink } from "./invocation.ts";
 
 /** Anonymous group admins and posts sent as a channel: not people a gate can let in or out. */

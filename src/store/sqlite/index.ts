@@ -1,14 +1,13 @@
 import Database from "better-sqlite3";
 import { SqlActionStore } from "../shared/actions.ts";
 import { SqlChatPauseStore } from "../shared/chat-pause.ts";
+import { SqlChatRowsStore } from "../shared/chat-rows.ts";
 import { SqlChatSettingsStore } from "../shared/chat-settings.ts";
 import { SqlCollectionIndexStore } from "../shared/collections.ts";
 import { SqlDigestStore } from "../shared/digests.ts";
 import { SqlKeyValueStore, SqlLeaseStore } from "../shared/kv.ts";
-import { SqlOutboxStore } from "../shared/outbox.ts";
 import { SqlReportStore } from "../shared/reports.ts";
 import { SqlSendWaitStore } from "../shared/send-waits.ts";
-import { SqlSubscriptionStore } from "../shared/subscriptions.ts";
 import { SqlUpdateStore } from "../shared/updates.ts";
 import { SqlVerifyLinkStore, SqlWalletStore } from "../shared/wallets.ts";
 import { SqlWatchStore } from "../shared/watches.ts";
@@ -120,8 +119,6 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
   const sql = sqliteSql(db);
   return {
     db,
-    subscriptions: new SqlSubscriptionStore(sql),
-    outbox: new SqlOutboxStore(sql),
     actions: new SqlActionStore(sql, options.maxButtonsPerUser),
     reports: new SqlReportStore(sql),
     wallets: new SqlWalletStore(sql),
@@ -131,6 +128,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     leases: new SqlLeaseStore(sql),
     updates: new SqlUpdateStore(sql),
     chatSettings: new SqlChatSettingsStore(sql),
+    chatRows: new SqlChatRowsStore(sql),
     chatPauses: new SqlChatPauseStore(sql),
     sendWaits: new SqlSendWaitStore(sql),
     digests: new SqlDigestStore(sql),

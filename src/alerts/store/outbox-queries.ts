@@ -3,8 +3,8 @@
  * one-statement claim and batched writes, and the enqueue of a contract's alerts.
  */
 import { sql as raw, type SqlBool } from "kysely";
-import type { Sql } from "../query.ts";
-import { chatNotPaused } from "../rows-chat-pause.ts";
+import type { Sql } from "../../store/query.ts";
+import { chatNotPaused } from "../../store/rows-chat-pause.ts";
 
 /** True for the subscriptions (alias `s`) whose chat is not paused. */
 export const NOT_PAUSED = raw.raw<SqlBool>(chatNotPaused("s"));

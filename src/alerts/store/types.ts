@@ -3,7 +3,7 @@
  * channels subscribe to which chain, and the outbox of new contracts and the alerts owed for them.
  */
 
-import type { AlertRules } from "../alerts/rules-shape.ts";
+import type { AlertRules } from "../rules-shape.ts";
 
 // Subscriptions ---------------------------------------------------------------------------------
 
@@ -64,15 +64,11 @@ export interface SubscriptionStore {
   remove(platform: string, chatId: string, chain?: string): Promise<boolean>;
   /**
    * A chat got a new id (a Telegram group upgraded to a supergroup): its subscriptions follow,
-   * and with them the queued alerts, its buttons, its report history and its scheduled digests. Where the new chat
-   * already has a subscription to the same chain, that one is kept and the old one's alerts join
-   * it, dropping those it already has queued. Returns the new chat's oldest subscription, if any.
+   * and with them the queued alerts (the chat mover moves the rest of the chat). Where the new
+   * chat already has a subscription to the same chain, that one is kept and the old one's alerts
+   * join it, dropping those it already has queued.
    */
-  moveChat(
-    platform: string,
-    fromChatId: string,
-    toChatId: string,
-  ): Promise<Subscription | undefined>;
+  moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void>;
   /**
    * The subscription's chat refuses the bot: the chat pauses, every feature of it
    * (ChatPauseStore.pause; an earlier pause is kept).

@@ -1,10 +1,10 @@
 import { sql as raw, type SqlBool } from "kysely";
-import { type AlertRules, serializeRules } from "../../alerts/rules.ts";
-import type { Sql } from "../query.ts";
-import { toSubscription } from "../rows.ts";
-import { chatNotPaused } from "../rows-chat-pause.ts";
-import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "../types.ts";
-import { SqlChatPauseStore } from "./chat-pause.ts";
+import type { Sql } from "../../store/query.ts";
+import { chatNotPaused } from "../../store/rows-chat-pause.ts";
+import { SqlChatPauseStore } from "../../store/shared/chat-pause.ts";
+import { type AlertRules, serializeRules } from "../rules.ts";
+import { toSubscription } from "./rows.ts";
+import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "./types.ts";
 
 /** True for the subscriptions (alias `s`) whose chat is not paused. */
 const NOT_PAUSED = raw.raw<SqlBool>(chatNotPaused("s"));
@@ -150,11 +150,7 @@ export class SqlSubscriptionStore implements SubscriptionStore {
    * and the old one's alerts join it, dropping those it already has queued. Returns the new
    * chat's oldest subscription, if any. One transaction (SQLite: immediate).
    */
-  async moveChat(
-    platform: string,
-    fromChatId: string,
-    toChatId: string,
-  ): Promise<Subscription | undefined> {
+  async moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void> {
     const { q } = this.sql;
     const ofChat = this.ofChat.bind(this);
     const sql = this.sql;
@@ -205,17 +201,6 @@ export class SqlSubscriptionStore implements SubscriptionStore {
           yield* tx.run(q.deleteFrom("outbox").where("subscription_id", "=", from.id));
           yield* tx.run(q.deleteFrom("subscriptions").where("id", "=", from.id));
         }
-        for (const table of ["button_actions", "spam_reports", "digests"] as const) {
-          yield* tx.run(
-            q
-              .updateTable(table)
-              .set({ chat_id: toChatId })
-              .where("platform", "=", platform)
-              .where("chat_id", "=", fromChatId),
-          );
-        }
-        const kept = yield* tx.first(ofChat(platform, toChatId).limit(1));
-        return kept && toSubscription(kept);
       },
       { immediate: true },
     );

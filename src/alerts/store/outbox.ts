@@ -1,9 +1,7 @@
 import { sql as raw } from "kysely";
-import { dueUnder, parseRules } from "../../alerts/rules.ts";
-import { leftOutBy } from "../../alerts/wants.ts";
-import type { Sql, Tx, Work } from "../query.ts";
-import { toAlert, toContract } from "../rows.ts";
-import type { DueAlert, NewBatch, NewContract, OutboxStore, SubscriptionTypes } from "../types.ts";
+import type { Sql, Tx, Work } from "../../store/query.ts";
+import { dueUnder, parseRules } from "../rules.ts";
+import { leftOutBy } from "../wants.ts";
 import {
   activeFor,
   anyOf,
@@ -12,6 +10,8 @@ import {
   enqueueMany,
   removeOnServer,
 } from "./outbox-queries.ts";
+import { toAlert, toContract } from "./rows.ts";
+import type { DueAlert, NewBatch, NewContract, OutboxStore, SubscriptionTypes } from "./types.ts";
 
 /** How long a stored error may be. */
 const ERROR_MAX = 500;
