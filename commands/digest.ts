@@ -13,8 +13,9 @@ import {
   slotDate,
   slotTime,
 } from "../src/core/schedule.ts";
+import { digestStoreOf } from "../src/digests/store.ts";
+import type { NewDigest } from "../src/digests/types.ts";
 import { type ErrorCode, UserError } from "../src/errors.ts";
-import type { NewDigest } from "../src/store/types.ts";
 import { sliceChars } from "../src/strings.ts";
 import { type DurationChoice, type MetricChoice, TOP_OPTIONS } from "./shared/choices.ts";
 import { DEFAULT_DIGEST_ZONE, DEFAULT_DIGESTS_PER_CHAT, describeDigest } from "./shared/digests.ts";
@@ -123,7 +124,7 @@ async function add(ctx: CommandContext, spec: string | undefined): Promise<Reply
   const parsed = parseDigestSpec(spec ?? "");
   const cap = ctx.settings.digestsPerChat ?? DEFAULT_DIGESTS_PER_CHAT;
   const { platform, chat } = ctx.invocation;
-  const digest = await ctx.store.digests.add(
+  const digest = await digestStoreOf(ctx.store).add(
     {
       platform,
       chatId: chat.id,
@@ -148,7 +149,7 @@ async function add(ctx: CommandContext, spec: string | undefined): Promise<Reply
 
 async function list(ctx: CommandContext): Promise<Reply> {
   const { platform, chat } = ctx.invocation;
-  const digests = await ctx.store.digests.forChat(platform, chat.id);
+  const digests = await digestStoreOf(ctx.store).forChat(platform, chat.id);
   if (digests.length === 0)
     return { text: `This channel has no scheduled digest. Add one: ${command.examples[0]}` };
   return {
@@ -175,7 +176,7 @@ async function remove(ctx: CommandContext, spec: string | undefined): Promise<Re
         : "Say which digest: /digest remove <number> (/digest list shows them).",
     );
   const { platform, chat } = ctx.invocation;
-  const removed = await ctx.store.digests.remove(platform, chat.id, Number(raw));
+  const removed = await digestStoreOf(ctx.store).remove(platform, chat.id, Number(raw));
   return removed
     ? { text: `Digest ${raw} removed: it will not be posted again.`, tone: "success" }
     : { text: `This channel has no digest ${raw}. /digest list shows them.`, tone: "warning" };

@@ -5,7 +5,8 @@ import { checkCollectionArg, checkWalletArg, linkedChainOf } from "../src/core/l
 import { opt, resolveCollection, resolveWallet } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
-import type { Watch, WatchStore } from "../src/store/types.ts";
+import { watchStoreOf } from "../src/watches/store.ts";
+import type { Watch, WatchStore } from "../src/watches/types.ts";
 import { pausedNote } from "./shared/paused.ts";
 import { namesChains } from "./shared/subscriptions.ts";
 
@@ -23,8 +24,7 @@ const ACTIONS = [
 ] as const;
 
 function watchesOf(ctx: CommandContext): WatchStore {
-  const { watches } = ctx.store;
-  if (!watches) throw new Error("the store has no watches");
+  const watches = watchStoreOf(ctx.store);
   return watches;
 }
 

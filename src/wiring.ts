@@ -15,8 +15,6 @@ export interface CommandStores {
   wallets: Store["wallets"];
   reports: Store["reports"];
   chatSettings: Store["chatSettings"];
-  digests: Store["digests"];
-  watches: Store["watches"];
   /** Chats that refused the bot: using the bot there lifts the pause. */
   chatPauses?: Store["chatPauses"];
   /** The query layer the features' own stores are written in. */
@@ -55,8 +53,6 @@ export function openStores(
     wallets: store.wallets,
     reports: store.reports,
     chatSettings: store.chatSettings,
-    digests: store.digests,
-    watches: store.watches,
     chatPauses: store.chatPauses,
     sql: store.sql,
     collections: collectionIndexes.get(chains[0]?.id ?? "") as KnownCollections,
@@ -95,8 +91,6 @@ export function buildRuntime(
       wallets: stores.wallets,
       reports: stores.reports,
       chatSettings: stores.chatSettings,
-      digests: stores.digests,
-      watches: stores.watches,
       ...(stores.chatPauses ? { chatPauses: stores.chatPauses } : {}),
       ...(stores.sql ? { sql: stores.sql } : {}),
     },

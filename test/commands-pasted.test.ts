@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fullAddress } from "../src/core/format.ts";
+import { watchStoreOf } from "../src/watches/store.ts";
 import { replyHelpers } from "./command-helpers.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
@@ -68,7 +69,7 @@ describe("one chain (ethereum)", () => {
     expect((await t.say(`/watch wallet https://opensea.io/${VITALIK}`, { chat })).tone).toBe(
       "success",
     );
-    expect(await t.store.watches.forChat("telegram", chat.id)).toMatchObject([
+    expect(await watchStoreOf(t.store).forChat("telegram", chat.id)).toMatchObject([
       { kind: "wallet", target: VITALIK.toLowerCase() },
     ]);
   });
@@ -95,7 +96,7 @@ describe("one chain (ethereum)", () => {
     expect((await t.say(`/watch collection ${BAYC.slice(2)} owners 5`, { chat })).tone).toBe(
       "success",
     );
-    expect(await t.store.watches.forChat("telegram", chat.id)).toMatchObject([
+    expect(await watchStoreOf(t.store).forChat("telegram", chat.id)).toMatchObject([
       { kind: "collection", target: BAYC.toLowerCase(), ownersPercent: 5 },
     ]);
   });
@@ -194,7 +195,7 @@ describe("several chains", () => {
       chat,
     });
     expect(watched.tone, t.text(watched)).toBe("success");
-    expect(await t.store.watches.forChat("telegram", chat.id)).toMatchObject([
+    expect(await watchStoreOf(t.store).forChat("telegram", chat.id)).toMatchObject([
       { kind: "wallet", chain: "base", target: base.wallet.toLowerCase() },
     ]);
     const polygon = t.sim.fixturesOf("polygon");

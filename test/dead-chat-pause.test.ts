@@ -17,9 +17,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alertStoresOf } from "../src/alerts/store/index.ts";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
+import { digestStoreOf } from "../src/digests/store.ts";
 import { silentLogger } from "../src/log.ts";
 import type { Simulator } from "../src/simulator/index.ts";
-import type { Watch } from "../src/store/types.ts";
+import { watchStoreOf } from "../src/watches/store.ts";
+import type { Watch } from "../src/watches/types.ts";
 import {
   type FakeTelegram,
   groupChat,
@@ -112,16 +114,20 @@ describe.each(backends)("a chat that refuses the bot, on $name", (backend) => {
   const attemptsAtDead = () => telegram.sent.filter((c) => c.params.chat_id === dead.id).length;
 
   async function watchOf(chatId: number): Promise<Watch> {
-    const [watch] = await bot.store.watches.forChat("telegram", String(chatId));
+    const [watch] = await watchStoreOf(bot.store).forChat("telegram", String(chatId));
     if (!watch) throw new Error(`no watch in ${chatId}`);
     return watch;
   }
 
   /** The watch made due now, as if last read long ago (its other state kept). */
   async function setDue(id: number): Promise<void> {
-    const watch = (await bot.store.watches.all()).find((w) => w.id === id) as Watch;
+    const watch = (await watchStoreOf(bot.store).all()).find((w) => w.id === id) as Watch;
     const state = JSON.parse(watch.state ?? "{}") as Record<string, unknown>;
-    await bot.store.watches.advance(id, JSON.stringify({ ...state, nftsAt: 0 }), watch.pending);
+    await watchStoreOf(bot.store).advance(
+      id,
+      JSON.stringify({ ...state, nftsAt: 0 }),
+      watch.pending,
+    );
   }
 
   /** One more of the checker's rounds, seen through the live group's watch being read again. */
@@ -164,7 +170,7 @@ describe.each(backends)("a chat that refuses the bot, on $name", (backend) => {
     telegram.failNext("*", telegramErrors.kicked(), { chatId: dead.id, times: 1 });
     clock = Date.parse("2026-11-23T09:00:05Z");
     await expect
-      .poll(async () => (await bot.store.digests.all())[0]?.pauseReason, { timeout: 10_000 })
+      .poll(async () => (await digestStoreOf(bot.store).all())[0]?.pauseReason, { timeout: 10_000 })
       .toBe(KICKED);
     const attempts = attemptsAtDead();
     const reads = readsOf(sim, wallet);
@@ -207,6 +213,6 @@ describe.each(backends)("a chat that refuses the bot, on $name", (backend) => {
     const afterPause = mintCollection();
     await telegram.waitFor(alertTo(dead.id, afterPause), 10_000);
     expect((await watchOf(dead.id)).pausedAt).toBeNull();
-    expect((await bot.store.digests.all())[0]?.pausedAt).toBeNull();
+    expect((await digestStoreOf(bot.store).all())[0]?.pausedAt).toBeNull();
   });
 });

@@ -11,9 +11,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
+import { digestStoreOf } from "../src/digests/store.ts";
 import { silentLogger } from "../src/log.ts";
 import type { Simulator } from "../src/simulator/index.ts";
-import type { Watch } from "../src/store/types.ts";
+import { watchStoreOf } from "../src/watches/store.ts";
+import type { Watch } from "../src/watches/types.ts";
 import {
   type FakeDiscord,
   MEMBER_PERMISSIONS,
@@ -46,7 +48,7 @@ const readsOf = (sim: Simulator, target: string) =>
  * post kept.
  */
 async function makeDue(bot: Bot, id: number): Promise<void> {
-  const stored = async () => (await bot.store.watches.all()).find((w) => w.id === id);
+  const stored = async () => (await watchStoreOf(bot.store).all()).find((w) => w.id === id);
   const readAt = async () => {
     const state = (await stored())?.state;
     return state ? ((JSON.parse(state) as { nftsAt?: number }).nftsAt ?? 0) : 0;
@@ -55,11 +57,11 @@ async function makeDue(bot: Bot, id: number): Promise<void> {
   await expect.poll(readAt, { timeout: 10_000 }).toBeGreaterThan(0);
   const watch = (await stored()) as Watch;
   const state = JSON.parse(watch.state ?? "{}") as Record<string, unknown>;
-  await bot.store.watches.advance(id, JSON.stringify({ ...state, nftsAt: 0 }), watch.pending);
+  await watchStoreOf(bot.store).advance(id, JSON.stringify({ ...state, nftsAt: 0 }), watch.pending);
 }
 
 async function watchOf(bot: Bot, chatId: number | string): Promise<Watch> {
-  const [watch] = await bot.store.watches.forChat("telegram", String(chatId));
+  const [watch] = await watchStoreOf(bot.store).forChat("telegram", String(chatId));
   if (!watch) throw new Error(`no watch in ${chatId}`);
   return watch;
 }
@@ -152,7 +154,7 @@ describe("a Telegram group that kicked the bot", () => {
       ).length;
     clock = Date.parse("2026-11-23T09:00:05Z");
     await expect
-      .poll(async () => (await bot.store.digests.all())[0]?.pauseReason, { timeout: 10_000 })
+      .poll(async () => (await digestStoreOf(bot.store).all())[0]?.pauseReason, { timeout: 10_000 })
       .toBe("Telegram: Forbidden: bot was kicked from the supergroup chat");
     expect(tries()).toBe(1);
     const logged = lines.length;
@@ -172,7 +174,7 @@ describe("a Telegram group that kicked the bot", () => {
       /Paused .*: the chat refused the bot \(Telegram: Forbidden: bot was kicked from the supergroup chat\); using the bot here resumes it\./,
     );
     await expect
-      .poll(async () => (await bot.store.digests.all())[0]?.pausedAt, { timeout: 10_000 })
+      .poll(async () => (await digestStoreOf(bot.store).all())[0]?.pausedAt, { timeout: 10_000 })
       .toBeNull();
     await telegram.waitFor(
       (c) =>
@@ -230,7 +232,7 @@ describe("a Discord channel that was deleted", () => {
     discord.failChannel(discord.channelId, { status: 404, code: 10003, times: 1 });
     clock = Date.parse("2026-11-23T09:00:05Z");
     await expect
-      .poll(async () => (await bot.store.digests.all())[0]?.pauseReason, { timeout: 10_000 })
+      .poll(async () => (await digestStoreOf(bot.store).all())[0]?.pauseReason, { timeout: 10_000 })
       .toBe("Discord: Unknown Channel");
     expect(await slash("digest", { action: "list" })).toContain(
       "the chat refused the bot (Discord: Unknown Channel)",
@@ -248,11 +250,11 @@ describe("a Discord channel that was deleted", () => {
     await expect.poll(() => readsOf(sim, wallet), { timeout: 10_000 }).toBe(1);
     discord.failChannel(discord.channelId, { status: 403, code: 50001, times: 1 });
     sim.giveNft(wallet);
-    const [watch] = await bot.store.watches.all();
+    const [watch] = await watchStoreOf(bot.store).all();
     if (!watch) throw new Error("no watch");
     await makeDue(bot, watch.id);
     await expect
-      .poll(async () => (await bot.store.watches.all())[0]?.pauseReason, { timeout: 10_000 })
+      .poll(async () => (await watchStoreOf(bot.store).all())[0]?.pauseReason, { timeout: 10_000 })
       .toBe("Discord: Missing Access");
     expect(await slash("watch", { action: "list" })).toContain(
       "the chat refused the bot (Discord: Missing Access)",

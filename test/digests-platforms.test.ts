@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
+import { digestStoreOf } from "../src/digests/store.ts";
 import { silentLogger } from "../src/log.ts";
 import type { Simulator } from "../src/simulator/index.ts";
 import {
@@ -114,7 +115,7 @@ describe("/digest on Telegram and Discord", () => {
         CHANNEL_MANAGER,
       ),
     ).toMatch(/Digest \d+ added/);
-    expect(await bot.store.digests.all()).toHaveLength(2);
+    expect(await digestStoreOf(bot.store).all()).toHaveLength(2);
 
     // 09:00 Berlin.
     clock = Date.parse("2026-11-23T08:00:05Z");

@@ -8,6 +8,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DigestScheduler } from "../src/digests/scheduler.ts";
+import { digestStoreOf } from "../src/digests/store.ts";
 import { silentLogger } from "../src/log.ts";
 import type { ChatSender } from "../src/outbound/types.ts";
 import { openPostgresStore, type PostgresStore } from "../src/store/postgres/index.ts";
@@ -46,7 +47,7 @@ describe.runIf(await postgresAvailable())("digests on PostgreSQL, two instances"
       classifySendError: (error) => ({ kind: "transient", reason: String(error) }),
     };
     const scheduler = new DigestScheduler({
-      digests: store.digests,
+      digests: digestStoreOf(store),
       apis: new Map([["ethereum", client.api]]),
       chains: [{ id: "ethereum", name: "Ethereum", symbol: "ETH" }],
       outbound: outboundOf(store, { telegram: sender }, { now: clock }),
@@ -61,7 +62,7 @@ describe.runIf(await postgresAvailable())("digests on PostgreSQL, two instances"
 
   it("each digest's slot posts exactly once however two instances' ticks interleave", async () => {
     for (let i = 0; i < 6; i++)
-      await a.digests.add(
+      await digestStoreOf(a).add(
         {
           platform: "telegram",
           chatId: `chat-${i}`,
@@ -91,19 +92,19 @@ describe.runIf(await postgresAvailable())("digests on PostgreSQL, two instances"
     await Promise.all([one.scheduler.tick(), two.scheduler.tick()]);
     const all = [...one.sent, ...two.sent].sort();
     expect(all).toEqual(Array.from({ length: 6 }, (_, i) => `chat-${i}`));
-    for (const digest of await b.digests.all())
-      expect(await b.digests.runs(digest.id)).toEqual([
+    for (const digest of await digestStoreOf(b).all())
+      expect(await digestStoreOf(b).runs(digest.id)).toEqual([
         expect.objectContaining({ slot: SLOT, status: "sent" }),
       ]);
   });
 
   it("a slot claimed by an instance that died is posted by the other once the claim expires", async () => {
-    const [digest] = await a.digests.all();
+    const [digest] = await digestStoreOf(a).all();
     if (!digest) throw new Error("no digest");
     const next = SLOT + 86_400_000;
     // Instance A claimed the next slot for 1 s (on the database's clock) and died before sending.
     expect(
-      await a.digests.claimRun({
+      await digestStoreOf(a).claimRun({
         digestId: digest.id,
         slot: next,
         holder: "host-a:1:aa",

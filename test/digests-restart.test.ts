@@ -11,6 +11,7 @@ import { PassThrough, Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Bot, createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
+import { digestStoreOf } from "../src/digests/store.ts";
 import { silentLogger } from "../src/log.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "bot-digests-"));
@@ -118,9 +119,9 @@ describe("digests across restarts", () => {
     await fifth.settle();
     expect(fifth.digests()).toEqual([]);
     // The store holds one sent run per posted slot, and none for Tuesday.
-    const [digest] = await fifth.bot.store.digests.all();
+    const [digest] = await digestStoreOf(fifth.bot.store).all();
     expect(
-      (await fifth.bot.store.digests.runs(digest?.id ?? 0)).map((run) => [
+      (await digestStoreOf(fifth.bot.store).runs(digest?.id ?? 0)).map((run) => [
         new Date(run.slot).toISOString(),
         run.status,
       ]),

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { digestReply } from "../src/digests/post.ts";
 import { DigestScheduler, type DigestSchedulerSettings } from "../src/digests/scheduler.ts";
+import { digestStoreOf } from "../src/digests/store.ts";
 import { silentLogger } from "../src/log.ts";
 import type { ChatSender } from "../src/outbound/types.ts";
 import { renderConsole } from "../src/render/console.ts";
@@ -49,7 +50,7 @@ describe("/digest", () => {
     expect(await say("/digest add daily 09:00 Europe/Berlin")).toContain(
       "Next post: 23 Nov 2026 09:00 Europe/Berlin (in 1 hour)",
     );
-    const [daily, weekly, berlin] = await t.store.digests.forChat("telegram", "chat-1");
+    const [daily, weekly, berlin] = await digestStoreOf(t.store).forChat("telegram", "chat-1");
     await say(`/digest remove ${berlin?.id}`);
     expect(daily).toMatchObject({
       cadence: "daily",
@@ -68,7 +69,7 @@ describe("/digest", () => {
     expect(
       await say(`/digest remove ${weekly?.id}`, { chat: { id: "chat-2", kind: "group" } }),
     ).toContain("has no digest");
-    expect((await t.store.digests.all()).map((d) => d.id)).toEqual([weekly?.id]);
+    expect((await digestStoreOf(t.store).all()).map((d) => d.id)).toEqual([weekly?.id]);
     expect(await say("/digest list", { chat: { id: "chat-2", kind: "group" } })).toContain(
       "no scheduled digest",
     );
@@ -79,18 +80,21 @@ describe("/digest", () => {
       /Digest \d+ added on Base: daily at 09:00 UTC/,
     );
     await say("/digest add daily 10:00");
-    expect((await t.store.digests.all()).map((d) => d.chain)).toEqual(["base", "ethereum"]);
+    expect((await digestStoreOf(t.store).all()).map((d) => d.chain)).toEqual(["base", "ethereum"]);
     expect(await say("/digest list")).toContain("on Base");
   });
 
   it("defaults: top volume 1d when no metric or period is given", async () => {
     await say("/digest add daily 18:00");
-    expect((await t.store.digests.all())[0]).toMatchObject({ metric: "volume", period: "1d" });
+    expect((await digestStoreOf(t.store).all())[0]).toMatchObject({
+      metric: "volume",
+      period: "1d",
+    });
   });
 
   it("only people who can manage the channel add or remove; anyone lists", async () => {
     await say("/digest add daily 09:00");
-    const [digest] = await t.store.digests.all();
+    const [digest] = await digestStoreOf(t.store).all();
     const member = { canManageChannel: async () => false };
     expect(await say("/digest add daily 10:00", member)).toContain(
       "Only people who can manage this channel may add or remove digests",
@@ -99,7 +103,7 @@ describe("/digest", () => {
       "Only people who can manage",
     );
     expect(await say("/digest list", member)).toContain(`Digest ${digest?.id}`);
-    expect(await t.store.digests.all()).toHaveLength(1);
+    expect(await digestStoreOf(t.store).all()).toHaveLength(1);
   });
 
   it("says what is wrong with a bad time, day, zone, metric, period or chain, and adds nothing", async () => {
@@ -123,7 +127,7 @@ describe("/digest", () => {
       ],
     ];
     for (const [line, message] of cases) expect(await say(line), line).toMatch(message);
-    expect(await t.store.digests.all()).toEqual([]);
+    expect(await digestStoreOf(t.store).all()).toEqual([]);
   });
 
   it("a channel has at most DIGESTS_PER_CHAT digests", async () => {
@@ -131,7 +135,7 @@ describe("/digest", () => {
     expect(await say("/digest add daily 04:00")).toContain(
       "already has 3 digests, the most it may have",
     );
-    expect(await t.store.digests.all()).toHaveLength(3);
+    expect(await digestStoreOf(t.store).all()).toHaveLength(3);
     // Another channel has its own.
     expect(
       await say("/digest add daily 04:00", { chat: { id: "chat-2", kind: "group" } }),
@@ -165,7 +169,7 @@ function fakeSender(): ChatSender & {
 
 function scheduler(sender: ChatSender, settings: Partial<DigestSchedulerSettings> = {}) {
   return new DigestScheduler({
-    digests: t.store.digests,
+    digests: digestStoreOf(t.store),
     apis: new Map([["ethereum", t.api]]),
     chains: [{ id: "ethereum", name: "Ethereum", symbol: "ETH" }],
     outbound: outboundOf(
@@ -273,13 +277,13 @@ describe("the digest scheduler", () => {
 
   it("a failed send is retried after a wait and posts once; a refusing chat pauses the digest", async () => {
     await say("/digest add daily 09:00 Europe/Berlin");
-    const [digest] = await t.store.digests.all();
+    const [digest] = await digestStoreOf(t.store).all();
     clock = at("2026-11-23T08:00:00Z");
     const sender = fakeSender();
     const s = scheduler(sender);
     sender.fail = new Error("socket hang up");
     expect(await s.tick()).toBe(0);
-    expect(await t.store.digests.runs(digest?.id ?? 0)).toEqual([
+    expect(await digestStoreOf(t.store).runs(digest?.id ?? 0)).toEqual([
       expect.objectContaining({
         status: "sending",
         attempts: 1,
@@ -299,7 +303,7 @@ describe("the digest scheduler", () => {
     expect(await s.tick()).toBe(0);
     clock += 3_600_000;
     expect(await s.tick()).toBe(0);
-    expect((await t.store.digests.all())[0]).toMatchObject({ pauseReason: "forbidden" });
+    expect((await digestStoreOf(t.store).all())[0]).toMatchObject({ pauseReason: "forbidden" });
   });
 
   it("forgets a removed digest's settled slot, so what it remembers follows the digests there are", async () => {
@@ -308,7 +312,7 @@ describe("the digest scheduler", () => {
     clock = at("2026-11-23T08:00:05Z");
     expect(await s.tick()).toBe(1);
     expect(s.remembered).toBe(1);
-    const [digest] = await t.store.digests.all();
+    const [digest] = await digestStoreOf(t.store).all();
     await say(`/digest remove ${digest?.id}`);
     await s.tick();
     expect(s.remembered).toBe(0);
@@ -335,7 +339,7 @@ describe("the digest scheduler", () => {
     };
     expect(await s.tick()).toBe(0);
     expect(tries).toBe(1);
-    const paused = await t.store.digests.forChat("telegram", "chat-1");
+    const paused = await digestStoreOf(t.store).forChat("telegram", "chat-1");
     expect(paused.map((d) => d.pauseReason)).toEqual(["forbidden", "forbidden"]);
     const logged = lines.length;
     // A week of ticks: nothing tried, nothing logged.
@@ -353,7 +357,7 @@ describe("the digest scheduler", () => {
 
     // The bot was used in the chat: its digests resume, and the next slot posts.
     await expect
-      .poll(async () => (await t.store.digests.forChat("telegram", "chat-1"))[0]?.pausedAt)
+      .poll(async () => (await digestStoreOf(t.store).forChat("telegram", "chat-1"))[0]?.pausedAt)
       .toBeNull();
     sender.fail = undefined;
     clock = at("2026-12-01T08:00:00Z");
@@ -369,7 +373,7 @@ describe("the digest scheduler", () => {
     await say("/digest add daily 09:00 Europe/Berlin");
     clock = at("2026-11-23T08:00:00Z");
     let claims = 0;
-    const digests = t.store.digests;
+    const digests = digestStoreOf(t.store);
     const counting = Object.create(digests) as typeof digests;
     counting.claimRun = (input) => {
       claims++;
@@ -414,7 +418,7 @@ describe("the digest scheduler", () => {
     sender.fail = undefined;
     expect(await s.tick()).toBe(1);
     expect(sender.sent.map((p) => p.chatId)).toEqual(["-100777"]);
-    expect((await t.store.digests.all())[0]?.chatId).toBe("-100777");
+    expect((await digestStoreOf(t.store).all())[0]?.chatId).toBe("-100777");
     expect(await say("/digest list", { chat: { id: "-100777", kind: "group" } })).toContain(
       "daily at 09:00 Europe/Berlin",
     );

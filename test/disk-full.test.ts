@@ -251,7 +251,13 @@ describe("a full disk degrades the bot, never ends it", () => {
       );
       expect(store.diskFull()).toMatch(/disk full/);
       expect(store.db.prepare("SELECT count(*) AS n FROM subscriptions").get()).toEqual({ n: 0 });
+      // Their retry is the store's first chore, a job the bot starts before the others.
+      const migrations = store.chores?.().find((chore) => chore.name === "migrations");
+      expect(migrations?.first).toBe(true);
+      expect(migrations?.run()).toBe(false);
+      expect(store.waiting?.()).toMatch(/wait for room/);
       freeRoom();
+      expect(migrations?.run()).toBe(true);
       await store.ready?.();
       expect(store.waiting?.()).toBeUndefined();
       expect(store.db.pragma("user_version", { simple: true })).toBe(SQLITE_MIGRATIONS);

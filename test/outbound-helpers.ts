@@ -1,11 +1,13 @@
 import { alertStoresOf } from "../src/alerts/store/index.ts";
 import type { Platform } from "../src/core/command.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
+import { digestStoreOf } from "../src/digests/store.ts";
 import { gateStoreOf } from "../src/gates/store.ts";
 import { Outbound } from "../src/outbound/outbound.ts";
 import type { ChatSender, Materialize } from "../src/outbound/types.ts";
 import { type ChatMover, chatMover } from "../src/store/move-chat.ts";
 import type { Store } from "../src/store/types.ts";
+import { watchStoreOf } from "../src/watches/store.ts";
 
 /**
  * The outbound module on a test's store, as the bot builds it: the senders given, the chat mover
@@ -13,7 +15,7 @@ import type { Store } from "../src/store/types.ts";
  * `materialize` is given.
  */
 export function outboundOf(
-  store: Pick<Store, "chatRows" | "chatSettings" | "watches" | "sql" | "chatPauses" | "sendWaits">,
+  store: Pick<Store, "chatRows" | "chatSettings" | "sql" | "chatPauses" | "sendWaits">,
   senders: Partial<Record<Platform, ChatSender>>,
   options: { materialize?: Materialize; moveChat?: ChatMover; now?: () => number } = {},
 ): Outbound {
@@ -23,10 +25,11 @@ export function outboundOf(
       options.materialize ?? (async (_platform, _chat, reply) => reply as RenderableReply),
     moveChat:
       options.moveChat ??
-      // What the alerts, watches and gates features move of a chat (their FeatureSetup.moveChat).
+      // What the alerts, digests, watches and gates features move of a chat (their FeatureSetup.moveChat).
       chatMover(store, [
         (platform, from, to) => alertStoresOf(store).subscriptions.moveChat(platform, from, to),
-        (platform, from, to) => store.watches.moveChat(platform, from, to),
+        (platform, from, to) => digestStoreOf(store).moveChat(platform, from, to),
+        (platform, from, to) => watchStoreOf(store).moveChat(platform, from, to),
         (platform, from, to) => gateStoreOf(store).moveChat(platform as Platform, from, to),
       ]),
     chatPauses: store.chatPauses,

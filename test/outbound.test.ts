@@ -9,10 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DeliveryWorker } from "../src/alerts/delivery.ts";
 import { alertStoresOf } from "../src/alerts/store/index.ts";
 import { DigestScheduler } from "../src/digests/scheduler.ts";
+import { digestStoreOf } from "../src/digests/store.ts";
 import { silentLogger } from "../src/log.ts";
 import type { ChatSender, SendFailure } from "../src/outbound/types.ts";
 import { openMemorySqliteStore, type SqliteStore } from "../src/store/sqlite/index.ts";
 import { WatchChecker } from "../src/watches/checker.ts";
+import { watchStoreOf } from "../src/watches/store.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 import { outboundOf } from "./outbound-helpers.ts";
 import { aContract, subscribe } from "./store/samples.ts";
@@ -99,7 +101,7 @@ const KINDS: Kind[] = [
   {
     name: "a digest",
     async arrange(store, sender, now) {
-      const digest = await store.digests.add(
+      const digest = await digestStoreOf(store).add(
         {
           platform: "telegram",
           chatId: CHAT,
@@ -117,7 +119,7 @@ const KINDS: Kind[] = [
       );
       if (digest === "full") throw new Error("full");
       const scheduler = new DigestScheduler({
-        digests: store.digests,
+        digests: digestStoreOf(store),
         apis: new Map([["ethereum", t.api]]),
         chains: [{ id: "ethereum", name: "Ethereum", symbol: "ETH" }],
         outbound: outboundOf(store, { telegram: sender }, { now }),
@@ -127,19 +129,20 @@ const KINDS: Kind[] = [
         settings: { tickMs: 1000, lateAfterMs: HOUR, maxAttempts: 5 },
         now,
       });
-      const run = async () => (await store.digests.runs(digest.id))[0];
+      const run = async () => (await digestStoreOf(store).runs(digest.id))[0];
       return {
         round: () => scheduler.tick(),
         attempts: async () => (await run())?.attempts ?? -1,
         owed: async () => (await run())?.status === "sending",
-        livesIn: async (chatId) => (await store.digests.all()).some((d) => d.chatId === chatId),
+        livesIn: async (chatId) =>
+          (await digestStoreOf(store).all()).some((d) => d.chatId === chatId),
       };
     },
   },
   {
     name: "a watch's post",
     async arrange(store, sender, now) {
-      const added = await store.watches.add(
+      const added = await watchStoreOf(store).add(
         {
           platform: "telegram",
           chatId: CHAT,
@@ -156,13 +159,13 @@ const KINDS: Kind[] = [
       );
       if (added.kind === "full") throw new Error("full");
       // Read just now (nothing to read for 5 minutes), with a post owed.
-      await store.watches.advance(
+      await watchStoreOf(store).advance(
         added.watch.id,
         JSON.stringify({ nftsAt: now(), nfts: [] }),
         JSON.stringify({ reply: { text: "owed post" } }),
       );
       const checker = new WatchChecker({
-        watches: store.watches,
+        watches: watchStoreOf(store),
         apis: t.apis,
         chains: t.chains,
         outbound: outboundOf(store, { telegram: sender }, { now }),
@@ -175,8 +178,9 @@ const KINDS: Kind[] = [
       return {
         round: () => checker.tick(),
         attempts: async () => (await store.sendWaits.all("watches"))[0]?.attempts ?? 0,
-        owed: async () => (await store.watches.all())[0]?.pending != null,
-        livesIn: async (chatId) => (await store.watches.all()).some((w) => w.chatId === chatId),
+        owed: async () => (await watchStoreOf(store).all())[0]?.pending != null,
+        livesIn: async (chatId) =>
+          (await watchStoreOf(store).all()).some((w) => w.chatId === chatId),
       };
     },
   },

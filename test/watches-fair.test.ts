@@ -10,6 +10,7 @@ import type { ChatSender, SendFailure } from "../src/outbound/types.ts";
 import { openMemorySqliteStore } from "../src/store/sqlite/index.ts";
 import type { Store } from "../src/store/types.ts";
 import { FRESHNESS_MS, WatchChecker } from "../src/watches/checker.ts";
+import { watchStoreOf } from "../src/watches/store.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 import { outboundOf } from "./outbound-helpers.ts";
 
@@ -54,7 +55,7 @@ describe("watch checker: fair reads and the send policy", () => {
 
   function checker(sender: ChatSender, settings = DEFAULTS) {
     return new WatchChecker({
-      watches: store.watches,
+      watches: watchStoreOf(store),
       apis: t.apis,
       chains: t.chains,
       outbound: outboundOf(store, { telegram: sender }, { now: () => clock }),
@@ -67,7 +68,7 @@ describe("watch checker: fair reads and the send policy", () => {
   }
 
   async function addWallet(chatId: string, target: string) {
-    const result = await store.watches.add(
+    const result = await watchStoreOf(store).add(
       {
         platform: "telegram",
         chatId,
@@ -182,7 +183,7 @@ describe("watch checker: fair reads and the send policy", () => {
     clock += FRESHNESS_MS.nfts;
     sender.failWith({ kind: "permanent", reason: "Telegram: Bad Request: chat not found" });
     await c.tick();
-    const dead = await store.watches.forChat("telegram", "dead");
+    const dead = await watchStoreOf(store).forChat("telegram", "dead");
     expect(dead.map((w) => w.pauseReason)).toEqual([
       "Telegram: Bad Request: chat not found",
       "Telegram: Bad Request: chat not found",

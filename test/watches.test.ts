@@ -8,6 +8,7 @@ import { renderTelegram } from "../src/render/telegram.ts";
 import { openMemorySqliteStore } from "../src/store/sqlite/index.ts";
 import type { Store } from "../src/store/types.ts";
 import { FRESHNESS_MS, WatchChecker } from "../src/watches/checker.ts";
+import { watchStoreOf } from "../src/watches/store.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 import { outboundOf } from "./outbound-helpers.ts";
 
@@ -76,7 +77,7 @@ describe("/watch", () => {
       canManageChannel: async () => false,
     });
     expect(refused).toBe("not_manager");
-    expect(await t.store.watches.forChat("telegram", "perm")).toEqual([]);
+    expect(await watchStoreOf(t.store).forChat("telegram", "perm")).toEqual([]);
 
     const added = await t.say(`/watch collection ${collection} owners 5 whales 2`, {
       chat: { id: "perm", kind: "group" },
@@ -84,7 +85,7 @@ describe("/watch", () => {
     expect(t.text(added)).toMatch(
       /Watching #\d+ .*owner count moves over 5%.*whale share moves over 2 points/s,
     );
-    const [watch] = await t.store.watches.forChat("telegram", "perm");
+    const [watch] = await watchStoreOf(t.store).forChat("telegram", "perm");
     expect(watch).toMatchObject({
       kind: "collection",
       chain: "ethereum",
@@ -111,7 +112,7 @@ describe("/watch", () => {
       chat: { id: "perm", kind: "group" },
     });
     expect(t.text(removed)).toContain("removed");
-    expect(await t.store.watches.forChat("telegram", "perm")).toEqual([]);
+    expect(await watchStoreOf(t.store).forChat("telegram", "perm")).toEqual([]);
   });
 
   it("refuses bad input: a bad percent, an unknown collection, a bad wallet, a bad id", async () => {
@@ -135,14 +136,14 @@ describe("/watch", () => {
     expect((await t.say("/watch wallet not-a-wallet", { chat })).tone).toBe("warning");
     expect((await t.say("/watch remove abc", { chat })).tone).toBe("warning");
     expect((await t.say("/watch collection", { chat })).tone).toBe("warning");
-    expect(await t.store.watches.forChat("telegram", "bad")).toEqual([]);
+    expect(await watchStoreOf(t.store).forChat("telegram", "bad")).toEqual([]);
   });
 
   it("a rule given again changes that rule only, the reply says what changed, and off removes one", async () => {
     const chat = { id: "merge", kind: "group" as const };
     const { collection, erc1155Collection } = t.sim.fixtures;
     const stored = async () => {
-      const [watch] = await t.store.watches.forChat("telegram", chat.id);
+      const [watch] = await watchStoreOf(t.store).forChat("telegram", chat.id);
       return { owners: watch?.ownersPercent, whales: watch?.whalesPoints };
     };
     const say = async (line: string) => {
@@ -172,7 +173,7 @@ describe("/watch", () => {
     expect(await stored()).toEqual({ owners: 10, whales: null });
     const fresh = await say(`/watch collection ${erc1155Collection} owners off`);
     expect(fresh.tone).toBe("warning");
-    expect(await t.store.watches.forChat("telegram", chat.id)).toHaveLength(1);
+    expect(await watchStoreOf(t.store).forChat("telegram", chat.id)).toHaveLength(1);
     // A new watch with one rule off has the other.
     const whalesOnly = await say(`/watch collection ${erc1155Collection} whales 4 owners off`);
     expect(whalesOnly.text).toMatch(/^Watching #\d+ .*whale share moves over 4 points/);
@@ -191,14 +192,14 @@ describe("/watch", () => {
     expect((await t.say(`/watch collection ${collection} owners 20`, { chat })).tone).toBe(
       "success",
     );
-    expect(await t.store.watches.forChat("telegram", "cap")).toHaveLength(3);
+    expect(await watchStoreOf(t.store).forChat("telegram", "cap")).toHaveLength(3);
   });
 
   it("watches a wallet given by ENS name", async () => {
     const chat = { id: "ens", kind: "group" as const };
     const reply = await t.say(`/watch wallet ${t.sim.fixtures.walletEns}`, { chat });
     expect(reply.tone, t.text(reply)).toBe("success");
-    const [watch] = await t.store.watches.forChat("telegram", "ens");
+    const [watch] = await watchStoreOf(t.store).forChat("telegram", "ens");
     expect(watch).toMatchObject({
       kind: "wallet",
       target: t.sim.fixtures.wallet.toLowerCase(),
@@ -221,7 +222,7 @@ describe("watch checker", () => {
 
   function checker(sender: ChatSender, checksPerMinute = 1000) {
     return new WatchChecker({
-      watches: store.watches,
+      watches: watchStoreOf(store),
       apis: t.apis,
       chains: t.chains,
       outbound: outboundOf(
@@ -249,7 +250,7 @@ describe("watch checker", () => {
     whalesPoints?: number;
     chatId?: string;
   }) {
-    const result = await store.watches.add(
+    const result = await watchStoreOf(store).add(
       {
         platform: "telegram",
         chatId: input.chatId ?? "c",
@@ -463,14 +464,14 @@ describe("watch checker", () => {
     const { sender, c } = await failedPost("transient");
     const { wallet } = t.sim.fixtures;
     expect(sender.sent).toEqual([]);
-    expect((await store.watches.all())[0]?.pending).not.toBeNull();
+    expect((await watchStoreOf(store).all())[0]?.pending).not.toBeNull();
     // After a restart too: the owed post is stored, and so is its chat's wait (30 s ±25%).
     await checker(sender).tick();
     expect(sender.sent).toEqual([]);
     clock += 40_000;
     await checker(sender).tick();
     expect(sender.sent).toHaveLength(1);
-    expect((await store.watches.all())[0]?.pending).toBeNull();
+    expect((await watchStoreOf(store).all())[0]?.pending).toBeNull();
     await checker(sender).tick();
     expect(sender.sent).toHaveLength(1);
 
@@ -478,8 +479,8 @@ describe("watch checker", () => {
     clock += FRESHNESS_MS.nfts;
     sender.fail("permanent");
     await c.tick();
-    expect((await store.watches.all())[0]).toMatchObject({ pauseReason: "gone" });
-    expect((await store.watches.all())[0]?.pending).not.toBeNull();
+    expect((await watchStoreOf(store).all())[0]).toMatchObject({ pauseReason: "gone" });
+    expect((await watchStoreOf(store).all())[0]?.pending).not.toBeNull();
     expect(sender.sent).toHaveLength(1);
     await store.close();
   });
@@ -516,7 +517,7 @@ describe("watch checker", () => {
   it("forgets a waiting chat once its watches are removed, so the waits follow the chats with watches", async () => {
     const { watch, c } = await failedPost("transient");
     expect(c.waitingChats).toBe(1);
-    await store.watches.remove("telegram", "c", watch.id);
+    await watchStoreOf(store).remove("telegram", "c", watch.id);
     await c.tick();
     expect(c.waitingChats).toBe(0);
     await store.close();
@@ -524,8 +525,8 @@ describe("watch checker", () => {
 
   it("a chat that moved to a new id takes its watches along, and the post goes there", async () => {
     const { sender, c } = await failedPost("moved");
-    expect(await store.watches.forChat("telegram", "c")).toEqual([]);
-    expect(await store.watches.forChat("telegram", "c-new")).toHaveLength(1);
+    expect(await watchStoreOf(store).forChat("telegram", "c")).toEqual([]);
+    expect(await watchStoreOf(store).forChat("telegram", "c-new")).toHaveLength(1);
     await c.tick();
     expect(sender.sent.map((s) => s.chatId)).toEqual(["c-new"]);
     await store.close();
@@ -539,7 +540,11 @@ describe("watch checker", () => {
       await addWatch({ kind: "collection", target, ownersPercent: 50 });
     // Last in line, a post owed from before: it goes out though the reads are spent.
     const owed = await addWatch({ kind: "wallet", target: t.sim.fixtures.wallet });
-    await store.watches.advance(owed.id, "{}", JSON.stringify({ reply: { text: "owed post" } }));
+    await watchStoreOf(store).advance(
+      owed.id,
+      "{}",
+      JSON.stringify({ reply: { text: "owed post" } }),
+    );
     const sender = fakeSender();
     const c = checker(sender, 2);
     const before = reads("/owners_count/");
@@ -582,7 +587,7 @@ describe("watches per chain", () => {
     expect(t.text(reply)).toContain("(Base)");
     const wallet = await t.say(`/watch wallet ${t.sim.fixtures.wallet}`, { chat });
     expect(wallet.tone, t.text(wallet)).toBe("success");
-    const watches = await t.store.watches.forChat("telegram", "chains");
+    const watches = await watchStoreOf(t.store).forChat("telegram", "chains");
     expect(watches.map((w) => [w.kind, w.chain])).toEqual([
       ["collection", "base"],
       ["wallet", "ethereum"],
@@ -590,7 +595,7 @@ describe("watches per chain", () => {
     const store = t.store;
     const sent: string[] = [];
     const checker = new WatchChecker({
-      watches: store.watches,
+      watches: watchStoreOf(store),
       apis: t.apis,
       chains: t.chains,
       outbound: outboundOf(

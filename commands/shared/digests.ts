@@ -1,5 +1,5 @@
 import { describeSchedule } from "../../src/core/schedule.ts";
-import type { Digest } from "../../src/store/types.ts";
+import type { Digest } from "../../src/digests/types.ts";
 import { DURATION_CHOICES, durationName, METRICS } from "./choices.ts";
 
 /** Digests a channel may have when the bot's settings say nothing (DIGESTS_PER_CHAT). */

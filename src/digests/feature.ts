@@ -1,14 +1,18 @@
 import { ledBy, SLOW_JOB_BOUND_MS } from "../jobs/job.ts";
 import type { Feature } from "../kernel/feature.ts";
 import { DigestScheduler } from "./scheduler.ts";
+import { digestStoreOf } from "./store.ts";
 
 /** Scheduled digests (/digest): posted by the leader, a slot's claim in the store making it once. */
 export const digestsFeature: Feature<DigestScheduler> = {
   name: "digests",
+  setup: (kernel) => ({
+    moveChat: (platform, from, to) => digestStoreOf(kernel.store).moveChat(platform, from, to),
+  }),
   build(kernel) {
     const { config, leader, metrics } = kernel;
     const digests = new DigestScheduler({
-      digests: kernel.store.digests,
+      digests: digestStoreOf(kernel.store),
       apis: kernel.apis,
       chains: kernel.chains,
       collectionIndexes: kernel.stores.collectionIndexes,

@@ -7,7 +7,7 @@ import { formatCount } from "../core/format.ts";
 import type { KnownCollections } from "../core/known-collections.ts";
 import type { Reply } from "../core/reply.ts";
 import { describeSchedule, slotDate, slotTime } from "../core/schedule.ts";
-import type { Digest } from "../store/types.ts";
+import type { Digest } from "./types.ts";
 
 /** Collections in a digest's top list (one page of /top). */
 export const DIGEST_TOP_LIMIT = 10;

@@ -8,8 +8,8 @@ import { type LoopHandle, startLoop } from "../jobs/loop.ts";
 import type { Logger } from "../log.ts";
 import { sendKey } from "../outbound/key.ts";
 import type { Outbound, Sent } from "../outbound/outbound.ts";
-import type { Digest, DigestRun, DigestStore } from "../store/types.ts";
 import { digestPost } from "./post.ts";
+import type { Digest, DigestRun, DigestStore } from "./types.ts";
 
 export interface DigestSchedulerSettings {
   /** How often the digests are looked at. */

@@ -10,8 +10,8 @@ export type FeatureChatMover = ChatMover;
  * A chat got a new id (a Telegram group upgraded to a supergroup): everything of it follows,
  * whichever part learnt of the move (the service message, or a send refused by an alert, a digest
  * or a watch): what each feature keeps of it (`features`: the alerts' subscriptions with their
- * queued alerts, the watches, the gates), in the features' order, then its buttons, reports and
- * digests, its settings (the default chain) and its send waits.
+ * queued alerts, the digests, the watches, the gates), in the features' order, then its buttons
+ * and reports, its settings (the default chain) and its send waits.
  */
 export function chatMover(
   store: Pick<Store, "chatRows" | "chatSettings" | "chatPauses" | "sendWaits">,

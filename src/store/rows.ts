@@ -7,7 +7,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Address } from "../api/validate.ts";
 import type { CollectionSource, IndexedCollection } from "../core/known-collections.ts";
 import type { ButtonAction } from "../core/reply.ts";
-import type { Digest, DigestRun, ReportKind, ReportStatus, SpamReport } from "./types.ts";
+import type { ReportKind, ReportStatus, SpamReport } from "./types.ts";
 
 export interface ReportRow {
   id: number;
@@ -108,60 +108,3 @@ export function sameSecret(row: ReplyRow, key: { secret: Buffer }): boolean {
 export function actionAt(row: ReplyRow, index: number): ButtonAction | undefined {
   return (JSON.parse(row.actions) as ButtonAction[])[index];
 }
-
-export interface DigestRow {
-  id: number;
-  platform: string;
-  chat_id: string;
-  chain: string;
-  cadence: Digest["cadence"];
-  weekday: number | null;
-  time: string;
-  zone: string;
-  metric: string;
-  period: string;
-  created_by: string;
-  created_at: number;
-  /** The chat's pause, joined in (rows-chat-pause.ts); absent from a row written back. */
-  paused_at?: number | null;
-  pause_reason?: string | null;
-}
-
-export const toDigest = (row: DigestRow): Digest => ({
-  id: row.id,
-  platform: row.platform,
-  chatId: row.chat_id,
-  chain: row.chain,
-  cadence: row.cadence,
-  weekday: row.weekday,
-  time: row.time,
-  zone: row.zone,
-  metric: row.metric,
-  period: row.period,
-  createdBy: row.created_by,
-  createdAt: row.created_at,
-  pausedAt: row.paused_at == null ? null : Number(row.paused_at),
-  pauseReason: row.pause_reason ?? null,
-});
-
-export interface DigestRunRow {
-  digest_id: number;
-  slot: number;
-  status: DigestRun["status"];
-  attempts: number;
-  claimed_by: string | null;
-  claimed_until: number | null;
-  last_error: string | null;
-  finished_at: number | null;
-}
-
-export const toDigestRun = (row: DigestRunRow): DigestRun => ({
-  digestId: row.digest_id,
-  slot: row.slot,
-  status: row.status,
-  attempts: row.attempts,
-  claimedBy: row.claimed_by,
-  claimedUntil: row.claimed_until,
-  lastError: row.last_error,
-  finishedAt: row.finished_at,
-});

@@ -13,7 +13,6 @@ import type {
 } from "../core/known-collections.ts";
 import type { SqlLayer } from "./sql.ts";
 import type { ReportStore, VerifyLinkStore, WalletStore } from "./types-people.ts";
-import type { DigestStore, WatchStore } from "./types-schedules.ts";
 
 // Wallets, verify links and reports: src/store/types-people.ts.
 export type {
@@ -33,17 +32,6 @@ export type {
   WalletStore,
 } from "./types-people.ts";
 export { MAX_WALLETS_PER_PERSON } from "./types-people.ts";
-// Scheduled digests and watches: src/store/types-schedules.ts.
-export type {
-  Digest,
-  DigestRun,
-  DigestStore,
-  NewDigest,
-  NewWatch,
-  Watch,
-  WatchKind,
-  WatchStore,
-} from "./types-schedules.ts";
 export type {
   ActionStore,
   ChainCollectionIndexStore,
@@ -201,7 +189,7 @@ export interface SendWaitStore {
 
 /**
  * The rows the kernel keeps per chat that follow it to a new id: its buttons (so they keep
- * working there), its report history and its digests.
+ * working there) and its report history.
  */
 export interface ChatRowsStore {
   moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void>;
@@ -219,14 +207,12 @@ export interface Store {
   leases: LeaseStore;
   updates: UpdateStore;
   chatSettings: ChatSettingsStore;
-  /** What else of a chat follows it to a new id (buttons, reports, digests). */
+  /** What else of a chat follows it to a new id (buttons, reports). */
   chatRows: ChatRowsStore;
   /** Chats that refuse the bot: every feature's work for them waits (issue 34). */
   chatPauses: ChatPauseStore;
   /** The outbound module's waits after a failed send, for senders without rows of their own. */
   sendWaits: SendWaitStore;
-  digests: DigestStore;
-  watches: WatchStore;
   /**
    * The query layer the features' own stores and migrations are written in, once for both
    * databases (src/store/sql.ts).

@@ -9,7 +9,7 @@ import type { Logger } from "../log.ts";
 import { sendKey } from "../outbound/key.ts";
 import { chatKey, type Outbound } from "../outbound/outbound.ts";
 import type { SendPolicy } from "../outbound/policy.ts";
-import type { LeaseStore, SendWait, Watch, WatchStore } from "../store/types.ts";
+import type { LeaseStore, SendWait } from "../store/types.ts";
 import { mergeReplies, ownersReply, walletReply, whalesReply } from "./posts.ts";
 import {
   FRESHNESS_MS,
@@ -20,6 +20,7 @@ import {
   type WatchState,
   whaleShareMove,
 } from "./reading.ts";
+import type { Watch, WatchStore } from "./types.ts";
 
 export {
   FRESHNESS_MS,

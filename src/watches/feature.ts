@@ -2,17 +2,18 @@ import { SLOW_JOB_BOUND_MS } from "../jobs/job.ts";
 import type { Feature } from "../kernel/feature.ts";
 import { WatchChecker } from "./checker.ts";
 import { watchCounters } from "./metrics.ts";
+import { watchStoreOf } from "./store.ts";
 
 /** Watches (/watch): checked under their own lease, `watches`, and posted through outbound. */
 export const watchesFeature: Feature<WatchChecker> = {
   name: "watches",
   setup: (kernel) => ({
-    moveChat: (platform, from, to) => kernel.store.watches.moveChat(platform, from, to),
+    moveChat: (platform, from, to) => watchStoreOf(kernel.store).moveChat(platform, from, to),
   }),
   build(kernel) {
     const { config } = kernel;
     const watches = new WatchChecker({
-      watches: kernel.store.watches,
+      watches: watchStoreOf(kernel.store),
       apis: kernel.apis,
       chains: kernel.chains,
       outbound: kernel.outbound,

@@ -3,7 +3,7 @@
 import type { Chain } from "../chains.ts";
 import { collectionName, explorer, formatNumber, short, shortTokenId } from "../core/format.ts";
 import type { Reply } from "../core/reply.ts";
-import type { Watch } from "../store/types.ts";
+import type { Watch } from "./types.ts";
 
 /** A round's replies for one watch as one post (the first one's title and link). */
 export function mergeReplies(replies: Reply[]): Reply | undefined {

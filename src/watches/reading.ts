@@ -4,7 +4,7 @@
  */
 
 import { chatKey } from "../outbound/outbound.ts";
-import type { Watch } from "../store/types.ts";
+import type { Watch } from "./types.ts";
 
 /**
  * How often each kind of data may be asked for, from the service's freshness table: owner counts

@@ -9,11 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { alertStoresOf } from "../../src/alerts/store/index.ts";
+import { digestStoreOf } from "../../src/digests/store.ts";
 import { openPgDb } from "../../src/store/postgres/db.ts";
 import { openPostgresStore } from "../../src/store/postgres/index.ts";
 import { openDatabase } from "../../src/store/sqlite/db.ts";
 import { openSqliteStore } from "../../src/store/sqlite/index.ts";
 import type { Store } from "../../src/store/types.ts";
+import { watchStoreOf } from "../../src/watches/store.ts";
 import { POSTGRES_URL, postgresAvailable } from "../services.ts";
 import { dropSchema, freshSchemaName } from "./backends.ts";
 
@@ -46,8 +48,8 @@ async function expectMigrated(store: Store): Promise<void> {
   expect(await store.chatPauses.get("telegram", "c2")).toBeUndefined();
   const shown = { pausedAt: 20, pauseReason: "kicked (watch)" };
   expect(await alertStoresOf(store).subscriptions.find("telegram", "c1")).toMatchObject(shown);
-  expect((await store.digests.forChat("telegram", "c1"))[0]).toMatchObject(shown);
-  expect((await store.watches.forChat("telegram", "c2"))[0]?.pausedAt).toBeNull();
+  expect((await digestStoreOf(store).forChat("telegram", "c1"))[0]).toMatchObject(shown);
+  expect((await watchStoreOf(store).forChat("telegram", "c2"))[0]?.pausedAt).toBeNull();
   expect((await alertStoresOf(store).subscriptions.active()).map((s) => s.chatId)).toEqual(["c2"]);
 }
 

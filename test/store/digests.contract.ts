@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { NewDigest } from "../../src/store/types.ts";
+import type { NewDigest } from "../../src/digests/types.ts";
 import type { OpenStore } from "./backends.ts";
 import { useStore } from "./use-store.ts";
 
@@ -97,11 +97,11 @@ export function digestsContract(open: OpenStore): void {
       ).toBeUndefined();
     });
 
-    it("a chat's digests follow it to a new id (ChatRowsStore.moveChat)", async () => {
-      const { digests, chatRows } = await fresh();
+    it("a chat's digests follow it to a new id", async () => {
+      const { digests } = await fresh();
       await digests.add(aDigest("old"), 5);
       await digests.add(aDigest("other"), 5);
-      await chatRows.moveChat("telegram", "old", "new");
+      await digests.moveChat("telegram", "old", "new");
       expect((await digests.all()).map((d) => d.chatId)).toEqual(["new", "other"]);
       expect(await digests.forChat("telegram", "old")).toEqual([]);
     });

@@ -5,10 +5,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { alertStoresOf } from "../../src/alerts/store/index.ts";
 import type { Address } from "../../src/api/validate.ts";
 import { ConfigError } from "../../src/config.ts";
+import { digestStoreOf } from "../../src/digests/store.ts";
 import { StartupError } from "../../src/errors.ts";
 import { migrateStore } from "../../src/store/migrate.ts";
 import { openPostgresStore } from "../../src/store/postgres/index.ts";
 import { openSqliteStore } from "../../src/store/sqlite/index.ts";
+import { watchStoreOf } from "../../src/watches/store.ts";
 import { POSTGRES_URL, postgresAvailable } from "../services.ts";
 import { dropSchema, freshSchemaName } from "./backends.ts";
 import { aContract, aReport, subscribe } from "./samples.ts";
@@ -116,7 +118,7 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
       remove: [],
     });
     await sqlite.chatSettings.setChain("discord", "c2", "polygon", 72);
-    const watch = await sqlite.watches.add(
+    const watch = await watchStoreOf(sqlite).add(
       {
         platform: "telegram",
         chatId: "c1",
@@ -132,7 +134,7 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
       10,
     );
     if (watch.kind === "full") throw new Error("full");
-    await sqlite.watches.advance(watch.watch.id, '{"ownersOver":1}', null);
+    await watchStoreOf(sqlite).advance(watch.watch.id, '{"ownersOver":1}', null);
     // A chat whose watch post failed twice waits, and keeps its count, after the move.
     const wait = {
       stream: "watches",
@@ -152,7 +154,7 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
         expiresAt: Date.now() + 60_000,
       },
     ]);
-    const digest = await sqlite.digests.add(
+    const digest = await digestStoreOf(sqlite).add(
       {
         platform: "telegram",
         chatId: "c1",
@@ -169,14 +171,14 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
       5,
     );
     if (digest === "full") throw new Error("full");
-    await sqlite.digests.claimRun({
+    await digestStoreOf(sqlite).claimRun({
       digestId: digest.id,
       slot: 1_000,
       holder: "h",
       now: 90,
       claimMs: 1,
     });
-    await sqlite.digests.finishRun(digest.id, 1_000, "sent", 95);
+    await digestStoreOf(sqlite).finishRun(digest.id, 1_000, "sent", 95);
     await sqlite.close();
 
     const schema = freshSchemaName();
@@ -227,16 +229,16 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     ]);
     expect(await pg.chatSettings.get("discord", "c2")).toEqual({ chain: "polygon" });
     // A watch carries on with what it saw (no repost after the move), and new ones follow its id.
-    expect(await pg.watches.all()).toEqual([{ ...watch.watch, state: '{"ownersOver":1}' }]);
+    expect(await watchStoreOf(pg).all()).toEqual([{ ...watch.watch, state: '{"ownersOver":1}' }]);
     expect(await pg.sendWaits.all("watches")).toEqual([wait]);
-    const nextWatch = await pg.watches.add({ ...watch.watch, chain: "ethereum" }, 10);
+    const nextWatch = await watchStoreOf(pg).add({ ...watch.watch, chain: "ethereum" }, 10);
     expect(nextWatch.kind === "added" && nextWatch.watch.id).toBeGreaterThan(watch.watch.id);
     // A button under an old message works after the move.
     expect(await pg.actions.get(buttons[0] ?? "")).toMatchObject({ chatId: "c1", userId: "u1" });
     // Digests and their sent slots: a slot posted on SQLite is not posted again on PostgreSQL.
-    expect(await pg.digests.all()).toEqual([digest]);
+    expect(await digestStoreOf(pg).all()).toEqual([digest]);
     expect(
-      await pg.digests.claimRun({
+      await digestStoreOf(pg).claimRun({
         digestId: digest.id,
         slot: 1_000,
         holder: "h2",
@@ -244,7 +246,9 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
         claimMs: 1,
       }),
     ).toBeUndefined();
-    expect(await pg.digests.runs(digest.id)).toMatchObject([{ slot: 1_000, status: "sent" }]);
+    expect(await digestStoreOf(pg).runs(digest.id)).toMatchObject([
+      { slot: 1_000, status: "sent" },
+    ]);
     // New rows take ids after the copied ones.
     const added = (await subscribe(alertStoresOf(pg).subscriptions, "c3")).subscription;
     expect(added.id).toBeGreaterThan(onBase.id);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { digestStoreOf } from "../../src/digests/store.ts";
 import {
   migratePg,
   openPostgresStore,
@@ -66,7 +67,7 @@ describe.runIf(await postgresAvailable())("postgres store shared by instances", 
   it("a digest slot's claim is timed by the database clock, whatever clocks the instances have", async () => {
     const name = schema();
     const [a, b] = await Promise.all([open(name), open(name)]);
-    const digest = await a.digests.add(
+    const digest = await digestStoreOf(a).add(
       {
         platform: "telegram",
         chatId: "c1",
@@ -84,7 +85,7 @@ describe.runIf(await postgresAvailable())("postgres store shared by instances", 
     );
     if (digest === "full") throw new Error("full");
     const claim = (store: PostgresStore, holder: string, now: number, claimMs: number) =>
-      store.digests.claimRun({ digestId: digest.id, slot: 1, holder, now, claimMs });
+      digestStoreOf(store).claimRun({ digestId: digest.id, slot: 1, holder, now, claimMs });
     // A's clock is an hour behind: its 1.5 s claim still holds against B for 1.5 s.
     expect(await claim(a, "A", Date.now() - 3_600_000, 1_500)).toMatchObject({ claimedBy: "A" });
     expect(await claim(b, "B", Date.now(), 60_000)).toBeUndefined();

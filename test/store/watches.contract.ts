@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { NewWatch } from "../../src/store/types.ts";
+import type { NewWatch } from "../../src/watches/types.ts";
 import type { OpenStore } from "./backends.ts";
 import { useStore } from "./use-store.ts";
 

@@ -3,13 +3,11 @@ import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import { SqlChatRowsStore } from "../shared/chat-rows.ts";
 import { SqlChatSettingsStore } from "../shared/chat-settings.ts";
 import { SqlCollectionIndexStore } from "../shared/collections.ts";
-import { SqlDigestStore } from "../shared/digests.ts";
 import { SqlKeyValueStore, SqlLeaseStore } from "../shared/kv.ts";
 import { SqlReportStore } from "../shared/reports.ts";
 import { SqlSendWaitStore } from "../shared/send-waits.ts";
 import { SqlUpdateStore } from "../shared/updates.ts";
 import { SqlVerifyLinkStore, SqlWalletStore } from "../shared/wallets.ts";
-import { SqlWatchStore } from "../shared/watches.ts";
 import { sqlLayer } from "../sql.ts";
 import type { Store } from "../types.ts";
 import { openPgDb, type PgDb, type PgOpenOptions } from "./db.ts";
@@ -55,8 +53,6 @@ export function postgresStore(
     chatRows: new SqlChatRowsStore(sql),
     chatPauses: new SqlChatPauseStore(sql),
     sendWaits: new SqlSendWaitStore(sql),
-    digests: new SqlDigestStore(sql),
-    watches: new SqlWatchStore(sql),
     sql: sqlLayer(sql, (kysely) => new kysely.PostgresDialect({ pool: db.pool })),
     async healthy() {
       try {

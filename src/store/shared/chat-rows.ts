@@ -9,7 +9,7 @@ export class SqlChatRowsStore implements ChatRowsStore {
     const { q } = this.sql;
     await this.sql.transaction(
       function* (tx) {
-        for (const table of ["button_actions", "spam_reports", "digests"] as const)
+        for (const table of ["button_actions", "spam_reports"] as const)
           yield* tx.run(
             q
               .updateTable(table)

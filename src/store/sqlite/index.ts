@@ -4,13 +4,11 @@ import { SqlChatPauseStore } from "../shared/chat-pause.ts";
 import { SqlChatRowsStore } from "../shared/chat-rows.ts";
 import { SqlChatSettingsStore } from "../shared/chat-settings.ts";
 import { SqlCollectionIndexStore } from "../shared/collections.ts";
-import { SqlDigestStore } from "../shared/digests.ts";
 import { SqlKeyValueStore, SqlLeaseStore } from "../shared/kv.ts";
 import { SqlReportStore } from "../shared/reports.ts";
 import { SqlSendWaitStore } from "../shared/send-waits.ts";
 import { SqlUpdateStore } from "../shared/updates.ts";
 import { SqlVerifyLinkStore, SqlWalletStore } from "../shared/wallets.ts";
-import { SqlWatchStore } from "../shared/watches.ts";
 import { sqlLayer, unclosable } from "../sql.ts";
 import type { Store, StoreChore } from "../types.ts";
 import { type Db, migrate, openDatabaseOnAnyDisk } from "./db.ts";
@@ -131,8 +129,6 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
     chatRows: new SqlChatRowsStore(sql),
     chatPauses: new SqlChatPauseStore(sql),
     sendWaits: new SqlSendWaitStore(sql),
-    digests: new SqlDigestStore(sql),
-    watches: new SqlWatchStore(sql),
     sql: sqlLayer(sql, (kysely) => new kysely.SqliteDialect({ database: unclosable(db) })),
     async healthy() {
       try {

@@ -1,9 +1,9 @@
 import { type ExpressionBuilder, sql as raw } from "kysely";
-import type { Sql } from "../query.ts";
-import { watchFromRow } from "../rows-watch.ts";
-import type { Tables } from "../tables.ts";
-import type { NewWatch, Watch, WatchStore } from "../types.ts";
-import { SqlChatPauseStore } from "./chat-pause.ts";
+import type { Sql } from "../store/query.ts";
+import { SqlChatPauseStore } from "../store/shared/chat-pause.ts";
+import type { Tables } from "../store/tables.ts";
+import { watchFromRow } from "./rows.ts";
+import type { NewWatch, Watch, WatchStore } from "./types.ts";
 
 /** A written row comes back with its chat's pause, as a read gives it (see selectAll). */
 const withPause = (row: ExpressionBuilder<Tables, "watches">) => {
@@ -192,4 +192,22 @@ export class SqlWatchStore implements WatchStore {
   async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
     await this.chatPauses.pause(platform, chatId, reason, now);
   }
+}
+
+/** Each store's watch store, built once (see watchStoreOf). */
+const built = new WeakMap<Sql, SqlWatchStore>();
+
+/**
+ * The watches' store over the bot's store (its query layer): the watches keep their own table,
+ * written once for both databases; the rest of the bot reaches it only through the feature.
+ */
+export function watchStoreOf(store: { sql?: Sql | undefined }): SqlWatchStore {
+  const { sql } = store;
+  if (!sql) throw new Error("the watches' store needs the store's query layer (store.sql)");
+  let watches = built.get(sql);
+  if (watches === undefined) {
+    watches = new SqlWatchStore(sql);
+    built.set(sql, watches);
+  }
+  return watches;
 }

@@ -1,8 +1,8 @@
 import { sql as raw } from "kysely";
-import type { Sql } from "../query.ts";
-import { toDigest, toDigestRun } from "../rows.ts";
-import type { Digest, DigestRun, DigestStore, NewDigest } from "../types.ts";
-import { SqlChatPauseStore } from "./chat-pause.ts";
+import type { Sql } from "../store/query.ts";
+import { SqlChatPauseStore } from "../store/shared/chat-pause.ts";
+import { toDigest, toDigestRun } from "./rows.ts";
+import type { Digest, DigestRun, DigestStore, NewDigest } from "./types.ts";
 
 /** How long a stored error may be. */
 const ERROR_MAX = 500;
@@ -225,7 +225,36 @@ export class SqlDigestStore implements DigestStore {
     return rows.map(toDigestRun);
   }
 
+  async moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void> {
+    const { q } = this.sql;
+    await this.sql.run(
+      q
+        .updateTable("digests")
+        .set({ chat_id: toChatId })
+        .where("platform", "=", platform)
+        .where("chat_id", "=", fromChatId),
+    );
+  }
+
   async pauseChat(platform: string, chatId: string, reason: string, now: number): Promise<void> {
     await this.chatPauses.pause(platform, chatId, reason, now);
   }
+}
+
+/** Each store's digest store, built once (see digestStoreOf). */
+const built = new WeakMap<Sql, SqlDigestStore>();
+
+/**
+ * The digests' store over the bot's store (its query layer): the digests keep their own tables,
+ * written once for both databases; the rest of the bot reaches them only through the feature.
+ */
+export function digestStoreOf(store: { sql?: Sql | undefined }): SqlDigestStore {
+  const { sql } = store;
+  if (!sql) throw new Error("the digests' store needs the store's query layer (store.sql)");
+  let digests = built.get(sql);
+  if (digests === undefined) {
+    digests = new SqlDigestStore(sql);
+    built.set(sql, digests);
+  }
+  return digests;
 }
