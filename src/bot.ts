@@ -18,7 +18,7 @@ import {
 import { HttpHost, publicBaseUrl } from "./http/host.ts";
 import { type Health, opsRoutes } from "./http/ops.ts";
 import { type Job, stopJobs } from "./jobs/job.ts";
-import { chainLeaseName, isDeadLocalHolder, Lease, leaseHolderName } from "./jobs/lease.ts";
+import { type Lease, leaseHolderName } from "./jobs/lease.ts";
 import {
   checkFeatures,
   type Feature,
@@ -33,6 +33,7 @@ import {
 } from "./kernel/feature.ts";
 import { healthOf } from "./kernel/health.ts";
 import {
+  chainLeases,
   closeAll,
   connectAdapters,
   dataClients,
@@ -214,6 +215,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     registry: metrics.registry,
   });
   const sending = new Later<Outbound>("the outbound module");
+  const platforms = new Later<readonly ChatAdapter[]>("the chat adapters");
   const core: KernelCore = {
     config,
     logger,
@@ -230,6 +232,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     metrics,
     http,
     sending,
+    platforms,
     services: {},
   };
   const { services, movers, onJoinRequest } = setUpFeatures(features, core);
@@ -276,13 +279,13 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       output: deps.output,
     },
   });
-  /** A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat. */
+  // A reply posted unasked (an alert, a digest, a watch's post), as it goes to that chat.
   const materialize = (platform: Platform, chatId: string, reply: Reply) =>
     runtime.materialize(reply, { platform, chat: { id: chatId, kind: "group" } });
-  const senders: Partial<Record<Platform, ChatSender>> = {};
-  for (const adapter of adapters) senders[adapter.platform] = adapter;
-  // The one place that sends to a chat outside an answer: alerts, digests, watches, gates' notices
-  // and proofs' confirmations go through it.
+  const senders: Partial<Record<Platform, ChatSender>> = Object.fromEntries(
+    adapters.map((adapter) => [adapter.platform, adapter]),
+  );
+  // The one place that sends outside an answer: alerts, digests, watches, gates' notices, proofs.
   const outbound = new Outbound({
     senders,
     materialize,
@@ -291,23 +294,12 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     waits: store.sendWaits,
   });
   sending.bind(outbound);
+  platforms.bind(adapters);
   // One name for this process in every lease and on the alerts and digests it claims.
   const holder = leaseHolderName();
   // One lease per chain (the leaders may differ). The default chain's also decides who delivers,
   // posts digests and retries reports.
-  const leases = new Map<string, Lease>();
-  for (const chain of chains)
-    leases.set(
-      chain.id,
-      new Lease({
-        store: store.leases,
-        name: chainLeaseName(chain.id),
-        holder,
-        ttlMs: config.lease.ttlMs,
-        isDead: isDeadLocalHolder,
-        ...(deps.monotonic ? { monotonic: deps.monotonic } : {}),
-      }),
-    );
+  const leases = chainLeases(chains, store.leases, holder, config.lease.ttlMs, deps.monotonic);
   const kernel: Kernel = {
     ...core,
     services,

@@ -46,7 +46,7 @@ export interface GateKit {
   /** Tells a person privately (GateServiceDeps.tell). */
   readonly tell: GateTell;
   /** Each platform's GateMembership (GateService.register adds them). */
-  readonly memberships: ReadonlyMap<Platform, GateMembership>;
+  readonly memberships: Pick<ReadonlyMap<Platform, GateMembership>, "get" | "has">;
   /** GateService.counters (GateCounters), counted by each part. */
   readonly counters: Record<"passes" | "grants" | "removals" | "deferred" | "failures", number>;
   /** Wall clock, epoch ms. */

@@ -71,6 +71,8 @@ export const gatesFeature: Feature<GatesExposed> = {
       // Each call of a gate (a read, a grant, a message) is bounded like a command (issue 34).
       settings: { graceHours: config.gates.graceHours, callTimeoutMs: config.commandDeadlineMs },
       tell: gateTell(kernel, config.commandDeadlineMs),
+      // Each platform that enforces gates: its membership (roles, or a group's join requests).
+      memberships: () => kernel.platforms.get().flatMap((adapter) => adapter.gateMembership ?? []),
       now: kernel.now,
     });
     return {
@@ -89,10 +91,6 @@ export const gatesFeature: Feature<GatesExposed> = {
   build(kernel) {
     const service = kernel.services.gates as GateService;
     const logger = kernel.logger.child({ part: "gates" });
-    // Each platform that enforces gates gives its membership to the service (Telegram's join
-    // requests come through the setup's onJoinRequest, given to the adapter when built).
-    for (const adapter of kernel.adapters)
-      if (adapter.gateMembership) service.register(adapter.gateMembership);
     const recheck = new GateRecheck({
       service,
       leases: kernel.store.leases,

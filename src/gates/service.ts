@@ -2,7 +2,7 @@ import type { Platform } from "../core/command.ts";
 import { toCsv } from "../core/csv.ts";
 import type { Logger } from "../log.ts";
 import type { WalletStore } from "../store/types.ts";
-import { GateActs } from "./acts.ts";
+import { GateActs, type GateKit } from "./acts.ts";
 import { decide } from "./decide.ts";
 import { decideJoinRequest, declineExpired } from "./join-requests.ts";
 import { recheckMembers, retryOwed, retryPaused } from "./rounds.ts";
@@ -46,8 +46,12 @@ export interface GateServiceDeps {
    * the cache (default `evaluator`).
    */
   freshEvaluator?: GateEvaluator;
-  /** Each platform's GateMembership; adapters' are added with register() once they exist. */
-  memberships?: Iterable<GateMembership>;
+  /**
+   * Each platform's GateMembership, or how to read them once they exist (the adapters are built
+   * after the service, on the runtime the service is part of): read at the first call that needs
+   * one.
+   */
+  memberships?: Iterable<GateMembership> | (() => Iterable<GateMembership>);
   /** Tells people privately (the gates feature: through the outbound module). Absent: no one. */
   tell?: GateTell;
   logger: Logger;
@@ -80,7 +84,12 @@ export type AddGateResult = { ok: true; gate: Gate } | { ok: false; reason: stri
  */
 export class GateService {
   readonly counters: GateCounters = { passes: 0, grants: 0, removals: 0, deferred: 0, failures: 0 };
-  private readonly memberships = new Map<Platform, GateMembership>();
+  /** The platforms' memberships by platform, read from the deps at first use. */
+  private byPlatform: Map<Platform, GateMembership> | undefined;
+  private readonly memberships: GateKit["memberships"] = {
+    get: (platform) => this.platforms().get(platform),
+    has: (platform) => this.platforms().has(platform),
+  };
   private readonly now: () => number;
   /**
    * The acts on one gate and one person (src/gates/acts.ts), one decision at a time per gate and
@@ -107,12 +116,20 @@ export class GateService {
       graceMs: () => this.graceMs,
       callTimeoutMs: () => this.deps.settings.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
     });
-    for (const membership of deps.memberships ?? []) this.register(membership);
   }
 
-  /** A platform's GateMembership (each adapter that enforces gates registers its own). */
+  private platforms(): Map<Platform, GateMembership> {
+    if (this.byPlatform === undefined) {
+      const given = this.deps.memberships;
+      const list = typeof given === "function" ? given() : (given ?? []);
+      this.byPlatform = new Map([...list].map((membership) => [membership.platform, membership]));
+    }
+    return this.byPlatform;
+  }
+
+  /** Adds a platform's GateMembership (a test's own platform; the bot's come from the deps). */
   register(membership: GateMembership): void {
-    this.memberships.set(membership.platform, membership);
+    this.platforms().set(membership.platform, membership);
   }
 
   get graceMs(): number {

@@ -135,6 +135,8 @@ export interface KernelCore {
    * confirmation, a gate's notice).
    */
   readonly sending: Later<Outbound>;
+  /** The chat platforms, bound once built (a service set up here reads their capabilities). */
+  readonly platforms: Later<readonly ChatAdapter[]>;
   /** The services of the features set up before this one. */
   readonly services: KernelServices;
 }

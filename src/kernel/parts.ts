@@ -5,9 +5,11 @@ import { type ApiClient, type ApiClientSettings, createApiClient } from "../api/
 import type { Shared } from "../cache/index.ts";
 import type { Chain } from "../chains.ts";
 import type { Config } from "../config.ts";
+import { chainLeaseName, isDeadLocalHolder, Lease } from "../jobs/lease.ts";
 import type { Logger } from "../log.ts";
 import type { Simulator } from "../simulator/index.ts";
 import { connect, listen } from "../startup.ts";
+import type { LeaseStore } from "../store/types.ts";
 import { settledBy } from "../within.ts";
 
 /**
@@ -176,4 +178,27 @@ export async function connectAdapters(
         notice,
       );
   }
+}
+
+/** One lease per chain, named for it, held by `holder` (a dead local holder's is taken at once). */
+export function chainLeases(
+  chains: readonly Pick<Chain, "id">[],
+  store: LeaseStore,
+  holder: string,
+  ttlMs: number,
+  monotonic?: () => number,
+): Map<string, Lease> {
+  return new Map(
+    chains.map((chain) => [
+      chain.id,
+      new Lease({
+        store,
+        name: chainLeaseName(chain.id),
+        holder,
+        ttlMs,
+        isDead: isDeadLocalHolder,
+        ...(monotonic ? { monotonic } : {}),
+      }),
+    ]),
+  );
 }
