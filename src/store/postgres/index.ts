@@ -1,13 +1,4 @@
-import { SqlActionStore } from "../shared/actions.ts";
-import { SqlChatPauseStore } from "../shared/chat-pause.ts";
-import { SqlChatRowsStore } from "../shared/chat-rows.ts";
-import { SqlChatSettingsStore } from "../shared/chat-settings.ts";
-import { SqlCollectionIndexStore } from "../shared/collections.ts";
-import { SqlKeyValueStore, SqlLeaseStore } from "../shared/kv.ts";
-import { SqlReportStore } from "../shared/reports.ts";
-import { SqlSendWaitStore } from "../shared/send-waits.ts";
-import { SqlUpdateStore } from "../shared/updates.ts";
-import { SqlVerifyLinkStore, SqlWalletStore } from "../shared/wallets.ts";
+import { kernelStores } from "../shared/index.ts";
 import { sqlLayer } from "../sql.ts";
 import type { Store } from "../types.ts";
 import { openPgDb, type PgDb, type PgOpenOptions } from "./db.ts";
@@ -41,18 +32,7 @@ export function postgresStore(
   const sql = postgresSql(db);
   return {
     pg: db,
-    actions: new SqlActionStore(sql, options.maxButtonsPerUser),
-    reports: new SqlReportStore(sql),
-    wallets: new SqlWalletStore(sql),
-    verifyLinks: new SqlVerifyLinkStore(sql),
-    collections: new SqlCollectionIndexStore(sql),
-    kv: new SqlKeyValueStore(sql),
-    leases: new SqlLeaseStore(sql),
-    updates: new SqlUpdateStore(sql),
-    chatSettings: new SqlChatSettingsStore(sql),
-    chatRows: new SqlChatRowsStore(sql),
-    chatPauses: new SqlChatPauseStore(sql),
-    sendWaits: new SqlSendWaitStore(sql),
+    ...kernelStores(sql, options),
     sql: sqlLayer(sql, (kysely) => new kysely.PostgresDialect({ pool: db.pool })),
     async healthy() {
       try {

@@ -1,14 +1,5 @@
 import Database from "better-sqlite3";
-import { SqlActionStore } from "../shared/actions.ts";
-import { SqlChatPauseStore } from "../shared/chat-pause.ts";
-import { SqlChatRowsStore } from "../shared/chat-rows.ts";
-import { SqlChatSettingsStore } from "../shared/chat-settings.ts";
-import { SqlCollectionIndexStore } from "../shared/collections.ts";
-import { SqlKeyValueStore, SqlLeaseStore } from "../shared/kv.ts";
-import { SqlReportStore } from "../shared/reports.ts";
-import { SqlSendWaitStore } from "../shared/send-waits.ts";
-import { SqlUpdateStore } from "../shared/updates.ts";
-import { SqlVerifyLinkStore, SqlWalletStore } from "../shared/wallets.ts";
+import { kernelStores } from "../shared/index.ts";
 import { sqlLayer, unclosable } from "../sql.ts";
 import type { Store, StoreChore } from "../types.ts";
 import { type Db, migrate, openDatabaseOnAnyDisk } from "./db.ts";
@@ -117,18 +108,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
   const sql = sqliteSql(db);
   return {
     db,
-    actions: new SqlActionStore(sql, options.maxButtonsPerUser),
-    reports: new SqlReportStore(sql),
-    wallets: new SqlWalletStore(sql),
-    verifyLinks: new SqlVerifyLinkStore(sql),
-    collections: new SqlCollectionIndexStore(sql),
-    kv: new SqlKeyValueStore(sql),
-    leases: new SqlLeaseStore(sql),
-    updates: new SqlUpdateStore(sql),
-    chatSettings: new SqlChatSettingsStore(sql),
-    chatRows: new SqlChatRowsStore(sql),
-    chatPauses: new SqlChatPauseStore(sql),
-    sendWaits: new SqlSendWaitStore(sql),
+    ...kernelStores(sql, options),
     sql: sqlLayer(sql, (kysely) => new kysely.SqliteDialect({ database: unclosable(db) })),
     async healthy() {
       try {
