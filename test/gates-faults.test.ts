@@ -345,6 +345,9 @@ describe("a warning that did not reach the person (issue 35: notices through the
     await service.onUnlinked("discord", "u1");
     expect(await service.unwarned(gate)).toBe(1);
     expect(discord.calls.filter((call) => call === "tell u1")).toHaveLength(1);
+    expect((await gateStoreOf(store).logOf(gate.id, 1))[0]?.reason).toBe(
+      "warning could not be delivered: the platform did not answer",
+    );
 
     clock.now += 2 * HOUR;
     await job.tick();
@@ -362,6 +365,27 @@ describe("a warning that did not reach the person (issue 35: notices through the
     clock.now += 2 * HOUR;
     await job.tick();
     expect(discord.calls.filter((call) => call === "tell u1")).toHaveLength(2);
+  });
+
+  it("tried again and still not delivered: removed at the grace's end, the log saying not warned", async () => {
+    const store = sqliteStore();
+    const { service, discord, clock, prove, job } = setup(store);
+    const gate = await addGate(service);
+    await prove("u1");
+    await service.onProved("discord", "u1", { guildId: "g1" });
+    await store.wallets.remove("discord", "u1", "all");
+    discord.tells.push(false, "closed");
+    await service.onUnlinked("discord", "u1");
+    clock.now += 2 * HOUR;
+    await job.tick();
+    expect(discord.calls.filter((call) => call === "tell u1")).toHaveLength(2);
+    expect(await service.unwarned(gate)).toBe(1);
+    clock.now += 25 * HOUR;
+    await job.tick();
+    expect(discord.calls).toContain("revoke u1");
+    const [removed] = await gateStoreOf(store).logOf(gate.id, 1);
+    expect(removed).toMatchObject({ action: "removed" });
+    expect(removed?.reason).toMatch(/not warned/);
   });
 });
 

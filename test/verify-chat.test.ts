@@ -155,7 +155,11 @@ describe("/verify on Telegram", () => {
   });
 });
 
-type Body = { flags?: number; embeds?: { description?: string; title?: string }[] };
+type Body = {
+  flags?: number;
+  allowed_mentions?: unknown;
+  embeds?: { description?: string; title?: string }[];
+};
 const dataOf = (request: RecordedRequest): Body => {
   const body = request.body as Body & { data?: Body };
   return body.data ?? body;
@@ -196,6 +200,28 @@ describe("/verify on Discord", () => {
       const told = await fake.waitForFollowUp(interaction, 10_000);
       expect(dataOf(told).flags).toBe(64);
       expect(textOf(told)).toContain(ADDRESS);
+      // Plain text where the person asked is theirs alone too, and mentions nobody.
+      const before = fake.requestsOf("createFollowUp").length;
+      const sent = await outboundWith(adapter, "discord").tell({
+        platform: "discord",
+        to: {
+          userId: "1",
+          origin: {
+            platform: "discord",
+            userId: "1",
+            chatId: fake.channelId,
+            confirm: link.confirm ?? "",
+          },
+        },
+        message: "@everyone plain words",
+        what: "notice",
+        timeoutMs: 5_000,
+        policy: { maxAttempts: 1, backoff: {} },
+      });
+      expect(sent).toEqual({ outcome: "sent" });
+      const plain = fake.requestsOf("createFollowUp")[before];
+      expect(dataOf(plain as RecordedRequest).flags).toBe(64);
+      expect(dataOf(plain as RecordedRequest).allowed_mentions).toEqual({ parse: [] });
     } finally {
       await adapter.stop();
     }

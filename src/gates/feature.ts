@@ -1,7 +1,8 @@
 import type { Platform } from "../core/platform.ts";
 import { SLOW_JOB_BOUND_MS } from "../jobs/job.ts";
-import type { Feature, KernelCore } from "../kernel/feature.ts";
+import type { Feature } from "../kernel/feature.ts";
 import { STORE_PROBE_MS } from "../kernel/health.ts";
+import type { Outbound } from "../outbound/outbound.ts";
 import { within } from "../within.ts";
 import { ApiGateEvaluator } from "./evaluate.ts";
 import { gateMetrics } from "./metrics.ts";
@@ -32,19 +33,21 @@ const WARNINGS = "gate-warnings";
  * notices once. With made-up data every notice carries its mark: the holdings it was decided on
  * are the simulator's.
  */
-function gateTell(kernel: KernelCore, callTimeoutMs: number): GateTell {
+export function gateTell(
+  outbound: () => Pick<Outbound, "tell">,
+  dataMark: string | undefined,
+  callTimeoutMs: number,
+): GateTell {
   return async (note) => {
-    const outbound = kernel.sending.get();
-    // A new grace's warning starts afresh: an earlier grace's tries do not count against it.
-    if (note.warning === "first") await outbound.forget(WARNINGS, note.platform, note.userId);
-    const told = await outbound.tell({
+    const told = await outbound().tell({
       platform: note.platform,
       to: { userId: note.userId, userChatId: note.userChatId },
-      message: kernel.dataMark ? `${note.text}\n\n(${kernel.dataMark})` : note.text,
+      message: dataMark ? `${note.text}\n\n(${dataMark})` : note.text,
       what: note.warning ? "gate warning" : "gate notice",
       timeoutMs: callTimeoutMs,
       signal: note.signal,
-      ...(note.warning ? { stream: WARNINGS } : {}),
+      // A new grace's warning starts afresh: an earlier grace's tries do not count against it.
+      ...(note.warning ? { stream: WARNINGS, fresh: note.warning === "first" } : {}),
       policy: { maxAttempts: WARNING_TRIES, backoff: { baseMs: 15 * 60_000 } },
     });
     return told.outcome === "sent" ? true : told.outcome === "closed" ? "closed" : false;
@@ -70,7 +73,7 @@ export const gatesFeature: Feature<GatesExposed> = {
       logger,
       // Each call of a gate (a read, a grant, a message) is bounded like a command (issue 34).
       settings: { graceHours: config.gates.graceHours, callTimeoutMs: config.commandDeadlineMs },
-      tell: gateTell(kernel, config.commandDeadlineMs),
+      tell: gateTell(() => kernel.sending.get(), kernel.dataMark, config.commandDeadlineMs),
       // Each platform that enforces gates: its membership (roles, or a group's join requests).
       memberships: () => kernel.platforms.get().flatMap((adapter) => adapter.gateMembership ?? []),
       now: kernel.now,

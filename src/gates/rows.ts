@@ -108,9 +108,6 @@ export function logFromRow(row: GateLogRow): GateLogEntry {
   };
 }
 
-/** The re-check job's order: never checked first, then the oldest check; ties in a fixed order. */
-export const DUE_ORDER = "ORDER BY m.last_checked_at ASC NULLS FIRST, m.gate_id, m.user_id";
-
 /** A gate's target once its chat got a new id: a Telegram group's target names the chat too. */
 export function movedTarget(target: GateTarget, fromChatId: string, toChatId: string): GateTarget {
   return target.platform === "telegram" && target.chatId === fromChatId

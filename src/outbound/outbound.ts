@@ -222,7 +222,8 @@ export class Outbound {
     const { platform, stream, policy } = post;
     const person = post.to.userId;
     const now = this.now();
-    const wait = stream ? await this.deps.waits.get(stream, platform, person) : undefined;
+    const wait =
+      stream && !post.fresh ? await this.deps.waits.get(stream, platform, person) : undefined;
     if (wait && wait.until > now)
       return { outcome: "waiting", until: wait.until, reason: wait.reason };
     const attempts = wait?.attempts ?? 0;
@@ -231,7 +232,7 @@ export class Outbound {
       await boundedCall(`the ${post.what}`, post.timeoutMs, post.signal, (signal) =>
         send(post.to, post.message, signal),
       );
-      if (wait && stream) await this.deps.waits.clear(stream, platform, person);
+      if ((wait || post.fresh) && stream) await this.deps.waits.clear(stream, platform, person);
       return { outcome: "sent" };
     } catch (error) {
       failure =
@@ -282,6 +283,11 @@ export interface PrivatePost {
   signal?: AbortSignal | undefined;
   /** Where the person's wait and failed tries are kept (absent: a single try, nothing kept). */
   stream?: string | undefined;
+  /**
+   * A new message in its stream: an earlier one's wait does not hold it back and its tries count
+   * from none (a failure overwrites the wait).
+   */
+  fresh?: boolean | undefined;
   policy: SendPolicy & {
     /** How long a person who refused (or whose tries are spent) is left alone. Default 6 h. */
     closedWaitMs?: number;

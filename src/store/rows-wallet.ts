@@ -80,11 +80,6 @@ export interface WalletRow {
   linked_at: number | string;
 }
 
-/** The columns WalletRow reads, and the order list() gives: the most recently proved first. */
-export const WALLET_COLUMNS = "address, chain, label, proved_at, linked_at";
-export const WALLET_ORDER =
-  "ORDER BY proved_at IS NULL, proved_at DESC, linked_at DESC, address ASC";
-
 export function walletOf(row: WalletRow): PersonWallet {
   return {
     address: row.address,
@@ -133,25 +128,4 @@ export function verifyLinkOf(row: VerifyLinkDbRow): VerifyLinkRow {
     usedAt: row.used_at === null ? undefined : Number(row.used_at),
     challenge: row.challenge ?? undefined,
   };
-}
-
-/** The row of a new link, in the INSERT's column order. */
-export const VERIFY_LINK_COLUMNS =
-  "token_hash, platform, user_id, chat_id, confirm, chain, created_at, expires_at, nonce, nonce_address, used_at, challenge";
-
-export function verifyLinkValues(link: VerifyLinkRow): (string | number | null)[] {
-  return [
-    link.tokenHash,
-    link.platform,
-    link.userId,
-    link.chatId,
-    link.confirm ?? null,
-    link.chain,
-    link.createdAt,
-    link.expiresAt,
-    link.nonce ?? null,
-    link.nonceAddress ?? null,
-    link.usedAt ?? null,
-    link.challenge ?? null,
-  ];
 }

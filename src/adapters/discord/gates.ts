@@ -31,9 +31,6 @@ import {
 const GRANT_REASON = "Gate: passes the holder criteria";
 const REVOKE_REASON = "Gate: no longer passes the holder criteria";
 
-/** Discord's content limit for a message. */
-const _MAX_CONTENT = 2000;
-
 /** Discord's JSON error codes this module tells apart. */
 const UNKNOWN_GUILD = 10004;
 const UNKNOWN_MEMBER = 10007;
@@ -41,8 +38,6 @@ const UNKNOWN_ROLE = 10011;
 const UNKNOWN_USER = 10013;
 const MISSING_ACCESS = 50001;
 const MISSING_PERMISSIONS = 50013;
-/** "Cannot send messages to this user": direct messages turned off, or no server shared. */
-const _CANNOT_MESSAGE_USER = 50007;
 
 type RestFailure =
   | { kind: "api"; status: number; code: number; message: string }

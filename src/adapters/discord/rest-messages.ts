@@ -10,6 +10,7 @@ import type { RenderableReply } from "../../core/reply.ts";
 import type { Logger } from "../../log.ts";
 import type { PrivateTarget, SendFailure } from "../../outbound/types.ts";
 import { type DiscordActionRow, type DiscordMessage, renderDiscord } from "../../render/discord.ts";
+import { cutText } from "../../strings.ts";
 import { type SharedPace, SteadyPace } from "../pace.ts";
 
 /**
@@ -181,7 +182,12 @@ export async function sendDiscordPrivately(
   const { body, files } =
     typeof message === "string"
       ? {
-          body: { content: message.slice(0, MAX_CONTENT), allowed_mentions: { parse: [] } },
+          body: {
+            content: cutText(message, MAX_CONTENT),
+            allowed_mentions: { parse: [] },
+            // Where they asked: only they see it, like a reply's follow-up.
+            ...(to.origin ? { flags: MessageFlags.Ephemeral } : {}),
+          },
           files: [],
         }
       : apiMessage(renderDiscord(message), to.origin !== undefined);

@@ -26,7 +26,7 @@ type Failed = Exclude<MembershipResult, { ok: true }>;
 
 /** grammY types its signal after the abort-controller package; the platform's is the same thing. */
 type ApiSignal = Parameters<Api["getChat"]>[1];
-const apiSignal = (signal: AbortSignal | undefined) => signal as ApiSignal;
+export const apiSignal = (signal: AbortSignal | undefined) => signal as ApiSignal;
 
 export interface TelegramGateOptions {
   /** The bot's id, known once it started (getMe, or botInfo in tests). */

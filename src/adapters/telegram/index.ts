@@ -1,20 +1,26 @@
 import { type RunnerHandle, run, sequentialize } from "@grammyjs/runner";
 import type { APIThrottlerOptions } from "@grammyjs/transformer-throttler";
-import { type Api, Bot, BotError, type Context, GrammyError, HttpError } from "grammy";
+import { Bot, BotError, type Context, GrammyError, HttpError } from "grammy";
 import type { UserFromGetMe } from "grammy/types";
 import type { RenderableReply } from "../../core/reply.ts";
 import type { Runtime } from "../../core/runtime.ts";
 import type { HttpRoute } from "../../http/host.ts";
 import type { Logger } from "../../log.ts";
 import type { SendFailure } from "../../outbound/types.ts";
-import { escapeHtml, renderTelegram, type TelegramMessage } from "../../render/telegram.ts";
+import {
+  escapeHtml,
+  renderTelegram,
+  TELEGRAM_TEXT_MAX,
+  type TelegramMessage,
+} from "../../render/telegram.ts";
 import type { UpdateDedup } from "../../store/types.ts";
+import { cutText } from "../../strings.ts";
 import { bounded, SEEN_CHECK_MS, within } from "../../within.ts";
 import type { SharedPace } from "../pace.ts";
 import type { PrivateTarget } from "../types.ts";
 import { type ChatAdapter, isRefusal, type JoinRequestListener } from "../types.ts";
 import { classifyTelegramError, isPermanentTelegramError } from "./errors.ts";
-import { TelegramGateMembership } from "./gates.ts";
+import { apiSignal, TelegramGateMembership } from "./gates.ts";
 import { senderOf, startCommand, telegramInvocation } from "./invocation.ts";
 import { sendTelegramMessage } from "./messages.ts";
 import { shapeRequests } from "./requests.ts";
@@ -62,8 +68,6 @@ export interface TelegramAdapterOptions {
    */
   onJoinRequest?: JoinRequestListener | undefined;
 }
-
-/** Telegram chat ids the bot may no longer write to (blocked, kicked), with why. */
 
 const COMMAND_LINE = /^\/([A-Za-z0-9_]{1,32})(?:@([A-Za-z0-9_]{3,64}))?(?:\s+([\s\S]*))?$/;
 
@@ -449,15 +453,13 @@ export class TelegramAdapter implements ChatAdapter {
     signal?: AbortSignal,
   ): Promise<void> {
     const chatId = to.origin?.chatId ?? to.userChatId ?? to.userId;
-    if (typeof message !== "string") {
-      for (const part of renderTelegram(message)) await this.sendOne(chatId, part);
-      return;
-    }
+    if (typeof message !== "string") return this.sendToChat(chatId, message);
     await this.bot.api.sendMessage(
       chatId,
-      message,
+      // Cut like Discord's rather than refused whole (a notice is far shorter).
+      cutText(message, TELEGRAM_TEXT_MAX, { unit: "utf16" }),
       { link_preview_options: { is_disabled: true } },
-      signal as Parameters<Api["sendMessage"]>[3],
+      apiSignal(signal),
     );
   }
 
