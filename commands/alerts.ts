@@ -238,12 +238,6 @@ function showReply(ctx: CommandContext, subscription: Subscription): Reply {
 }
 
 async function testReply(ctx: CommandContext, subscription: Subscription): Promise<Reply> {
-  // A runtime built without the store's query layer (a test's) has no alerts.
-  if (!ctx.store.sql)
-    throw new UserError(
-      "feature_unavailable",
-      "The test is not available here: this bot posts no alerts.",
-    );
   const outbox = alertStoresOf(ctx.store).outbox;
   const now = ctx.now().getTime();
   const seen = await outbox.seenSince(subscription.chain, now - 3_600_000, TEST_LIMIT);

@@ -11,13 +11,10 @@ export default defineCommand({
   requiresManageChannel: true,
   async run(ctx) {
     const { platform, chat } = ctx.invocation;
+    const { subscriptions } = alertStoresOf(ctx.store);
     if (ctx.chainGiven) {
       const { chain } = ctx;
-      const removed = await alertStoresOf(ctx.store).subscriptions.remove(
-        platform,
-        chat.id,
-        chain.id,
-      );
+      const removed = await subscriptions.remove(platform, chat.id, chain.id);
       const on = namesChains(ctx) ? ` ${chain.name}` : "";
       return {
         text: removed
@@ -26,8 +23,8 @@ export default defineCommand({
         tone: removed ? "success" : "info",
       };
     }
-    const before = await alertStoresOf(ctx.store).subscriptions.forChat(platform, chat.id);
-    const removed = await alertStoresOf(ctx.store).subscriptions.remove(platform, chat.id);
+    const before = await subscriptions.forChat(platform, chat.id);
+    const removed = await subscriptions.remove(platform, chat.id);
     const names = before.map((s) => ctx.chains.find((c) => c.id === s.chain)?.name ?? s.chain);
     const which = namesChains(ctx) ? names.join(", ") : "";
     return {

@@ -23,11 +23,6 @@ const ACTIONS = [
   { value: "remove", name: "remove" },
 ] as const;
 
-function watchesOf(ctx: CommandContext): WatchStore {
-  const watches = watchStoreOf(ctx.store);
-  return watches;
-}
-
 /** A threshold as typed: "5", "5%", "2.5"; more than 0, at most `max`. */
 function threshold(raw: string | undefined, what: string, unit: string, max: number): number {
   const text = (raw ?? "").replace(/%$/, "");
@@ -137,7 +132,7 @@ async function watchCollection(ctx: CommandContext, text: string): Promise<Reply
   const address = resolution.value;
   const { platform, chat } = ctx.invocation;
   const target = address.toLowerCase();
-  const existing = (await watchesOf(ctx).forChat(platform, chat.id)).find(
+  const existing = (await watchStoreOf(ctx.store).forChat(platform, chat.id)).find(
     (watch) =>
       watch.chain === ctx.chain.id && watch.kind === "collection" && watch.target === target,
   );
@@ -173,7 +168,7 @@ async function watchCollection(ctx: CommandContext, text: string): Promise<Reply
       signal: ctx.signal,
     },
   );
-  const result = await watchesOf(ctx).add(
+  const result = await watchStoreOf(ctx.store).add(
     {
       platform,
       chatId: chat.id,
@@ -252,7 +247,7 @@ async function watchWallet(ctx: CommandContext, text: string): Promise<Reply> {
     label = wallet;
   }
   const { platform, chat } = ctx.invocation;
-  const result = await watchesOf(ctx).add(
+  const result = await watchStoreOf(ctx.store).add(
     {
       platform,
       chatId: chat.id,
@@ -300,7 +295,7 @@ export default defineCommand({
   ],
   async run(ctx, { action, target }) {
     const { platform, chat } = ctx.invocation;
-    const watches = watchesOf(ctx);
+    const watches = watchStoreOf(ctx.store);
     switch (action) {
       case "list": {
         const mine = await watches.forChat(platform, chat.id);

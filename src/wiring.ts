@@ -18,7 +18,7 @@ export interface CommandStores {
   /** Chats that refused the bot: using the bot there lifts the pause. */
   chatPauses?: Store["chatPauses"];
   /** The query layer the features' own stores are written in. */
-  sql?: Store["sql"];
+  sql: Store["sql"];
   /** The first chain's collection index. */
   collections: KnownCollections;
   /** Each chain's collection index, kept in memory over the store's rows of that chain. */
@@ -92,7 +92,7 @@ export function buildRuntime(
       reports: stores.reports,
       chatSettings: stores.chatSettings,
       ...(stores.chatPauses ? { chatPauses: stores.chatPauses } : {}),
-      ...(stores.sql ? { sql: stores.sql } : {}),
+      sql: stores.sql,
     },
     logger,
     settings: {

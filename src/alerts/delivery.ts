@@ -17,8 +17,6 @@ import {
 import { suppressedReply } from "./message.ts";
 import type { DueAlert, OutboxStore } from "./store/types.ts";
 
-export { idempotencyKey } from "./delivery-messages.ts";
-
 /**
  * An alert's waits after failed tries: 4 s, doubling, spread ±25% (the waits alerts always had:
  * counted from the tries before, at twice the base of 2 s).

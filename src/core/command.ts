@@ -78,14 +78,9 @@ export interface BotSettings {
 }
 
 /** The durable state commands may use. */
-export type CommandStore = Pick<Store, "wallets" | "reports" | "chatSettings"> &
-  /**
-   * The chats that refused the bot, resumed when the bot is used there (absent: nothing
-   * resumes); the query layer the features' own stores are written in (the alerts', the gates',
-   * the digests', the watches';
-   * absent in runtimes tests build by hand without them).
-   */
-  Partial<Pick<Store, "chatPauses" | "sql">>;
+export type CommandStore = Pick<Store, "wallets" | "reports" | "chatSettings" | "sql"> &
+  /** The chats that refused the bot, resumed when the bot is used there (absent: nothing resumes). */
+  Partial<Pick<Store, "chatPauses">>;
 
 /**
  * The features' services the commands reach (`ctx.gates`, `ctx.verify`), declared by each feature

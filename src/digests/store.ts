@@ -1,5 +1,5 @@
 import { sql as raw } from "kysely";
-import type { Sql } from "../store/query.ts";
+import { type Sql, storeOver } from "../store/query.ts";
 import { SqlChatPauseStore } from "../store/shared/chat-pause.ts";
 import { toDigest, toDigestRun } from "./rows.ts";
 import type { Digest, DigestRun, DigestStore, NewDigest } from "./types.ts";
@@ -241,20 +241,8 @@ export class SqlDigestStore implements DigestStore {
   }
 }
 
-/** Each store's digest store, built once (see digestStoreOf). */
-const built = new WeakMap<Sql, SqlDigestStore>();
-
 /**
- * The digests' store over the bot's store (its query layer): the digests keep their own tables,
- * written once for both databases; the rest of the bot reaches them only through the feature.
+ * The digests' store over the bot's store (its query layer), built once: the feature keeps its own
+ * tables, written once for both databases; the rest of the bot reaches them only through it.
  */
-export function digestStoreOf(store: { sql?: Sql | undefined }): SqlDigestStore {
-  const { sql } = store;
-  if (!sql) throw new Error("the digests' store needs the store's query layer (store.sql)");
-  let digests = built.get(sql);
-  if (digests === undefined) {
-    digests = new SqlDigestStore(sql);
-    built.set(sql, digests);
-  }
-  return digests;
-}
+export const digestStoreOf = storeOver((sql) => new SqlDigestStore(sql));

@@ -1,4 +1,4 @@
-/** SqlGateStore's helpers (gates.ts): its conditional inserts and its untransacted steps. */
+/** SqlGateStore's helpers (store.ts): its conditional inserts. */
 import type { Sql } from "../store/query.ts";
 
 /** PostgreSQL's foreign_key_violation: the gate went between our check and our write. */

@@ -1,6 +1,6 @@
 import { sql as raw } from "kysely";
 import type { Platform } from "../core/command.ts";
-import { type Sql, type Tx, unbound, type Work } from "../store/query.ts";
+import { type Sql, storeOver, type Tx, unbound, type Work } from "../store/query.ts";
 import {
   type GateRow,
   gateFromRow,
@@ -15,22 +15,6 @@ import {
 } from "./rows.ts";
 import { selectIfGate, unlessGateGone } from "./store-sql.ts";
 import type { Gate, GateLogEntry, GateMember, GateStore, NewGate, OwedGrant } from "./types.ts";
-
-/** Each store's gate store, built once (see gateStoreOf). */
-const built = new WeakMap<Sql, SqlGateStore>();
-
-/**
- * The gates' store over the bot's store (its query layer): the gates feature keeps its own tables,
- * written once for both databases; the rest of the bot reaches them only through the feature.
- */
-export function gateStoreOf(store: { sql: Sql }): SqlGateStore {
-  let gates = built.get(store.sql);
-  if (gates === undefined) {
-    gates = new SqlGateStore(store.sql);
-    built.set(store.sql, gates);
-  }
-  return gates;
-}
 
 /** Gates, their members and log; on PostgreSQL shared by every instance. */
 export class SqlGateStore implements GateStore {
@@ -443,3 +427,10 @@ export class SqlGateStore implements GateStore {
     };
   }
 }
+
+/**
+ * The gates' store over the bot's store (its query layer), built once: the gates keep their own
+ * tables, written once for both databases; the rest of the bot reaches them only through the
+ * feature.
+ */
+export const gateStoreOf = storeOver((sql) => new SqlGateStore(sql));

@@ -14,7 +14,7 @@ import type { Check } from "../jobs/liveness.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Outbound } from "../outbound/outbound.ts";
-import type { FeatureChatMover } from "../store/move-chat.ts";
+import type { ChatMover } from "../store/move-chat.ts";
 import type { Store } from "../store/types.ts";
 import type { CommandStores } from "../wiring.ts";
 
@@ -54,7 +54,7 @@ export interface FeatureSetup {
    * Moves what the feature keeps of a chat that got a new id (a Telegram group upgraded to a
    * supergroup), whichever part learnt of it (src/store/move-chat.ts).
    */
-  moveChat?: FeatureChatMover;
+  moveChat?: ChatMover;
   /**
    * Decides a request to join a group (Telegram's join-request links), given to the platform's
    * adapter when it is built. One feature at most may take them.
@@ -189,11 +189,11 @@ export function setUpFeatures(
   core: KernelCore,
 ): {
   services: KernelServices;
-  movers: FeatureChatMover[];
+  movers: ChatMover[];
   onJoinRequest: PlatformJoinRequestListener | undefined;
 } {
   const services: KernelServices = {};
-  const movers: FeatureChatMover[] = [];
+  const movers: ChatMover[] = [];
   let onJoinRequest: { feature: string; listener: PlatformJoinRequestListener } | undefined;
   for (const feature of features) {
     const setup = feature.setup?.({ ...core, services: { ...services } });

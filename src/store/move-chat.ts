@@ -3,19 +3,18 @@ import type { Store } from "./types.ts";
 /** Moves everything of a chat from one id to another. */
 export type ChatMover = (platform: string, fromChatId: string, toChatId: string) => Promise<void>;
 
-/** What a feature moves of a chat that got a new id (its FeatureSetup.moveChat). */
-export type FeatureChatMover = ChatMover;
-
 /**
  * A chat got a new id (a Telegram group upgraded to a supergroup): everything of it follows,
  * whichever part learnt of the move (the service message, or a send refused by an alert, a digest
  * or a watch): what each feature keeps of it (`features`: the alerts' subscriptions with their
  * queued alerts, the digests, the watches, the gates), in the features' order, then its buttons
- * and reports, its settings (the default chain) and its send waits.
+ * and reports, its settings (the default chain) and its send waits. Each part moves in its own
+ * transaction: a crash between two leaves the rest under the old id until a send there meets the
+ * move again (every step finds nothing left to move once it is done).
  */
 export function chatMover(
   store: Pick<Store, "chatRows" | "chatSettings" | "chatPauses" | "sendWaits">,
-  features: readonly FeatureChatMover[] = [],
+  features: readonly ChatMover[] = [],
 ): ChatMover {
   return async (platform, fromChatId, toChatId) => {
     for (const move of features) await move(platform, fromChatId, toChatId);

@@ -7,6 +7,7 @@ import {
   PostgresIntrospector,
   PostgresQueryCompiler,
   type RawBuilder,
+  sql as raw,
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
@@ -130,4 +131,24 @@ export async function unbound<T>(sql: Sql, work: (tx: Tx) => Work<T>): Promise<T
     );
   }
   return next.value;
+}
+
+/** PostgreSQL: `column = ANY(values)`, one parameter whatever the number of values. */
+export const anyOf = <T>(values: readonly T[], type: "bigint" | "text") =>
+  raw<T>`ANY(${values}::${raw.raw(type)}[])`;
+
+/**
+ * A store built once per query layer, for whoever asks for it (a feature's own store over the
+ * bot's store: `alertStoresOf(store)`, `gateStoreOf(store)`).
+ */
+export function storeOver<T>(make: (sql: Sql) => T): (store: { sql: Sql }) => T {
+  const built = new WeakMap<Sql, T>();
+  return ({ sql }) => {
+    let made = built.get(sql);
+    if (made === undefined) {
+      made = make(sql);
+      built.set(sql, made);
+    }
+    return made;
+  };
 }

@@ -6,6 +6,7 @@
  * their `paused_at` and `pause_reason` are the chat's, joined in (see PAUSE_COLUMNS).
  */
 
+import { sql as raw, type SqlBool } from "kysely";
 import type { ChatPause } from "./types.ts";
 
 export interface ChatPauseRow {
@@ -25,16 +26,11 @@ export const chatPauseFromRow = (row: ChatPauseRow): ChatPause => ({
 /** How long a stored reason may be (a platform's description, never a secret). */
 export const PAUSE_REASON_MAX = 500;
 
-/** The chat's pause as columns of a row of `alias` (joined with chatPauseJoin). */
-export const PAUSE_COLUMNS = "p.paused_at, p.pause_reason";
-
-/** Joins the chat's pause (alias `p`) to the rows of `alias`. */
-export const chatPauseJoin = (alias: string) =>
-  `LEFT JOIN chat_pauses p ON p.platform = ${alias}.platform AND p.chat_id = ${alias}.chat_id`;
-
-/** True for the rows of `alias` whose chat is not paused. */
+/** True for the rows of `alias` whose chat is not paused, as a condition of a built query. */
 export const chatNotPaused = (alias: string) =>
-  `NOT EXISTS (SELECT 1 FROM chat_pauses p WHERE p.platform = ${alias}.platform AND p.chat_id = ${alias}.chat_id)`;
+  raw.raw<SqlBool>(
+    `NOT EXISTS (SELECT 1 FROM chat_pauses p WHERE p.platform = ${alias}.platform AND p.chat_id = ${alias}.chat_id)`,
+  );
 
 /**
  * The migration that makes the pause the chat's: the table, each chat's earliest pause among its

@@ -1,7 +1,6 @@
 /**
- * What the SQLite and PostgreSQL stores share: the rows they read (the same column names in both
- * schemas), how a row becomes the interfaces' value, and how a button id is made. One place, so
- * the two backends cannot drift apart.
+ * The kernel's stores' rows as both databases give them (the same column names in both schemas),
+ * how a row becomes the interfaces' value, and how a button id is made.
  */
 import { timingSafeEqual } from "node:crypto";
 import type { Address } from "../api/validate.ts";

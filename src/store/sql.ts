@@ -1,4 +1,4 @@
-import type { Migration } from "kysely";
+import { type Dialect, Kysely, type Migration, Migrator } from "kysely";
 import type { Sql } from "./query.ts";
 
 /**
@@ -10,15 +10,19 @@ import type { Sql } from "./query.ts";
  */
 export interface SqlLayer extends Sql {
   /**
-   * Runs the features' migrations not run yet, in name order, each once, in a transaction under
-   * Kysely's migration lock (instances starting together wait for the first). Names are
-   * "<feature>/<name>"; their record is the table `feature_migrations`.
+   * Runs the features' migrations not run yet, in name order, each once, under Kysely's migration
+   * lock (PostgreSQL: instances starting together wait for the first, and each migration is one
+   * transaction). Names are "<feature>/<name>"; their record is the table `feature_migrations`.
+   * On SQLite, Kysely runs DDL outside a transaction (its adapter has no transactional DDL): a
+   * migration that fails half-way leaves what it made, so a feature's migration is one statement
+   * or safe to run again. They run before the chats connect, or, on a start on a full disk, once
+   * there is room.
    */
   migrate(migrations: Readonly<Record<string, Migration>>): Promise<string[]>;
 }
 
 /** The table that records the features' migrations, and its lock's. */
-export const FEATURE_MIGRATIONS_TABLE = "feature_migrations";
+const FEATURE_MIGRATIONS_TABLE = "feature_migrations";
 const FEATURE_MIGRATIONS_LOCK_TABLE = "feature_migrations_lock";
 
 /**
@@ -26,19 +30,15 @@ const FEATURE_MIGRATIONS_LOCK_TABLE = "feature_migrations_lock";
  * PostgresDialect over the pool). The store closes its connection itself: the builder is never
  * destroyed, which would close the handle or end the pool under the other stores.
  */
-export function sqlLayer(
-  runner: Sql,
-  makeDialect: (kysely: typeof import("kysely")) => import("kysely").Dialect,
-): SqlLayer {
+export function sqlLayer(runner: Sql, makeDialect: () => Dialect): SqlLayer {
   return {
     ...runner,
     async migrate(migrations) {
       if (Object.keys(migrations).length === 0) return [];
-      const kysely = await import("kysely");
       // Kysely's own driver runs the migrations (its Migrator executes them); it is built for
       // them and dropped after, never destroyed (that would close the store's connection).
-      const migrator = new kysely.Migrator({
-        db: new kysely.Kysely<unknown>({ dialect: makeDialect(kysely) }),
+      const migrator = new Migrator({
+        db: new Kysely<unknown>({ dialect: makeDialect() }),
         provider: { getMigrations: async () => ({ ...migrations }) },
         migrationTableName: FEATURE_MIGRATIONS_TABLE,
         migrationLockTableName: FEATURE_MIGRATIONS_LOCK_TABLE,

@@ -25,8 +25,6 @@ import type { Watch, WatchStore } from "./types.ts";
 export {
   FRESHNESS_MS,
   ownersDailyMove,
-  readOrder,
-  type WatchState,
   whaleShareMove,
 } from "./reading.ts";
 

@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, sql as raw } from "kysely";
-import type { Sql } from "../store/query.ts";
+import { type Sql, storeOver } from "../store/query.ts";
 import { SqlChatPauseStore } from "../store/shared/chat-pause.ts";
 import type { Tables } from "../store/tables.ts";
 import { watchFromRow } from "./rows.ts";
@@ -194,20 +194,8 @@ export class SqlWatchStore implements WatchStore {
   }
 }
 
-/** Each store's watch store, built once (see watchStoreOf). */
-const built = new WeakMap<Sql, SqlWatchStore>();
-
 /**
- * The watches' store over the bot's store (its query layer): the watches keep their own table,
- * written once for both databases; the rest of the bot reaches it only through the feature.
+ * The watches' store over the bot's store (its query layer), built once: the feature keeps its own
+ * tables, written once for both databases; the rest of the bot reaches them only through it.
  */
-export function watchStoreOf(store: { sql?: Sql | undefined }): SqlWatchStore {
-  const { sql } = store;
-  if (!sql) throw new Error("the watches' store needs the store's query layer (store.sql)");
-  let watches = built.get(sql);
-  if (watches === undefined) {
-    watches = new SqlWatchStore(sql);
-    built.set(sql, watches);
-  }
-  return watches;
-}
+export const watchStoreOf = storeOver((sql) => new SqlWatchStore(sql));

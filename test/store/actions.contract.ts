@@ -108,6 +108,17 @@ export function actionsContract(open: OpenStore): void {
       }
     });
 
+    it("a chat's buttons follow it to a new id (ChatRowsStore), others' stay", async () => {
+      const { actions, chatRows } = await fresh();
+      const [mine] = await actions.putMany(reply(1));
+      const [theirs] = await actions.putMany(
+        reply(1).map((action) => ({ ...action, chatId: "c2" })),
+      );
+      await chatRows.moveChat("telegram", "c1", "c9");
+      expect((await actions.get(mine ?? ""))?.chatId).toBe("c9");
+      expect((await actions.get(theirs ?? ""))?.chatId).toBe("c2");
+    });
+
     it("replies stored at the same time each get their own ids", async () => {
       const { actions } = await fresh();
       const all = await Promise.all(

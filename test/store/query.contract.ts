@@ -1,5 +1,6 @@
 import { sql as raw } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
+import { alertStoresOf } from "../../src/alerts/store/index.ts";
 import { postgresSql } from "../../src/store/postgres/query.ts";
 import type { Sql } from "../../src/store/query.ts";
 import { sqliteSql } from "../../src/store/sqlite/query.ts";
@@ -66,6 +67,17 @@ export function queryContract(open: OpenStore): void {
         }),
       ).rejects.toThrow();
       expect(await opened.store.kv.get("b")).toBeUndefined();
+    });
+
+    it("a feature's store over the layer is built once per store", async () => {
+      opened = await open();
+      const other = await open();
+      try {
+        expect(alertStoresOf(opened.store)).toBe(alertStoresOf(opened.store));
+        expect(alertStoresOf(other.store).outbox).not.toBe(alertStoresOf(opened.store).outbox);
+      } finally {
+        await other.close();
+      }
     });
 
     it("single statements give rows, one row or nothing, and the count of rows changed", async () => {

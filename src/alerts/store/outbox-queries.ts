@@ -1,13 +1,13 @@
 /**
- * The outbox store's larger queries (src/store/shared/outbox.ts): the due alerts, PostgreSQL's
+ * The outbox store's larger queries (outbox.ts): the due alerts, PostgreSQL's
  * one-statement claim and batched writes, and the enqueue of a contract's alerts.
  */
-import { sql as raw, type SqlBool } from "kysely";
-import type { Sql } from "../../store/query.ts";
+import { sql as raw } from "kysely";
+import { anyOf, type Sql } from "../../store/query.ts";
 import { chatNotPaused } from "../../store/rows-chat-pause.ts";
 
 /** True for the subscriptions (alias `s`) whose chat is not paused. */
-export const NOT_PAUSED = raw.raw<SqlBool>(chatNotPaused("s"));
+export const NOT_PAUSED = chatNotPaused("s");
 
 /** What an alert's row is read as (DueRow), from the outbox `o`, subscription `s`, contract `c`. */
 const DUE_COLUMNS = [
@@ -122,10 +122,6 @@ export const claimOnServer = (
     .whereRef("c.address", "=", "o.contract")
     .returning([...DUE_COLUMNS, "o.due_at"]);
 };
-
-/** PostgreSQL: `column = ANY(values)`, one parameter whatever the number of values. */
-export const anyOf = <T>(values: readonly T[], type: "bigint" | "text") =>
-  raw<T>`ANY(${values}::${raw.raw(type)}[])`;
 
 /** PostgreSQL: the alerts' rows out of the outbox, one statement. */
 export const removeOnServer = ({ q }: Sql, ids: readonly number[]) =>

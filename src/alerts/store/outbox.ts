@@ -1,10 +1,9 @@
 import { sql as raw } from "kysely";
-import type { Sql, Tx, Work } from "../../store/query.ts";
+import { anyOf, type Sql, type Tx, type Work } from "../../store/query.ts";
 import { dueUnder, parseRules } from "../rules.ts";
 import { leftOutBy } from "../wants.ts";
 import {
   activeFor,
-  anyOf,
   claimOnServer,
   dueAlerts,
   enqueueMany,

@@ -1,4 +1,4 @@
-import { sql as raw, type SqlBool } from "kysely";
+import { sql as raw } from "kysely";
 import type { Sql } from "../../store/query.ts";
 import { chatNotPaused } from "../../store/rows-chat-pause.ts";
 import { SqlChatPauseStore } from "../../store/shared/chat-pause.ts";
@@ -7,7 +7,7 @@ import { toSubscription } from "./rows.ts";
 import type { BadActorRule, Subscription, SubscriptionStore, SubscriptionTypes } from "./types.ts";
 
 /** True for the subscriptions (alias `s`) whose chat is not paused. */
-const NOT_PAUSED = raw.raw<SqlBool>(chatNotPaused("s"));
+const NOT_PAUSED = chatNotPaused("s");
 
 /**
  * Which channels get new-collection alerts of which chain, and which are paused (and why). A chat
@@ -145,10 +145,10 @@ export class SqlSubscriptionStore implements SubscriptionStore {
 
   /**
    * A chat got a new id (a Telegram group upgraded to a supergroup): its subscriptions follow,
-   * and with them the queued alerts (they hang off the subscription), its buttons and its report
-   * history. Where the new chat already has a subscription to the same chain, that one is kept
-   * and the old one's alerts join it, dropping those it already has queued. Returns the new
-   * chat's oldest subscription, if any. One transaction (SQLite: immediate).
+   * and with them the queued alerts (they hang off the subscription). Where the new chat already
+   * has a subscription to the same chain, that one is kept and the old one's alerts join it,
+   * dropping those it already has queued. One transaction (SQLite: immediate); the chat's other
+   * rows move in their own (src/store/move-chat.ts).
    */
   async moveChat(platform: string, fromChatId: string, toChatId: string): Promise<void> {
     const { q } = this.sql;

@@ -289,8 +289,6 @@ const MIGRATIONS: readonly string[] = [
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;
 
-export { DB_NOW_MS } from "../query.ts";
-
 /** BIGINT (20) and NUMERIC (1700, e.g. from SUM) as JavaScript numbers: ids, counts, epoch ms. */
 const types = {
   getTypeParser(oid: number, format?: "text" | "binary") {

@@ -1,3 +1,4 @@
+import { PostgresDialect } from "kysely";
 import { kernelStores } from "../shared/index.ts";
 import { sqlLayer } from "../sql.ts";
 import type { Store } from "../types.ts";
@@ -33,7 +34,7 @@ export function postgresStore(
   return {
     pg: db,
     ...kernelStores(sql, options),
-    sql: sqlLayer(sql, (kysely) => new kysely.PostgresDialect({ pool: db.pool })),
+    sql: sqlLayer(sql, () => new PostgresDialect({ pool: db.pool })),
     async healthy() {
       try {
         return (await db.query("SELECT 1 AS ok")).rows.length === 1;

@@ -7,7 +7,7 @@ import {
   type IndexedCollection,
   nameKey,
 } from "../../core/known-collections.ts";
-import type { Sql } from "../query.ts";
+import { anyOf, type Sql } from "../query.ts";
 import { toCollection } from "../rows.ts";
 import type { Tables } from "../tables.ts";
 
@@ -86,7 +86,7 @@ export class SqlCollectionIndexStore implements ChainCollectionIndexStore {
             q
               .deleteFrom("known_collections")
               .where("chain", "=", chain)
-              .where("address", "=", raw<string>`ANY(${remove}::text[])`),
+              .where("address", "=", anyOf(remove, "text")),
           );
         return;
       }

@@ -1,6 +1,5 @@
-import { sql as raw } from "kysely";
 import { DEFAULT_CHAIN_ID } from "../../chains.ts";
-import { type Sql, type Tx, unbound } from "../query.ts";
+import { anyOf, type Sql, type Tx, unbound } from "../query.ts";
 import { toReport } from "../rows.ts";
 import type { NewReport, ReportKey, ReportStatus, ReportStore, SpamReport } from "../types.ts";
 
@@ -221,8 +220,8 @@ export class SqlReportStore implements ReportStore {
         .where((row) =>
           postgres
             ? row.and([
-                row("chat_id", "=", raw<string>`ANY(${chats}::text[])`),
-                row("contract", "=", raw<string>`ANY(${wanted}::text[])`),
+                row("chat_id", "=", anyOf(chats, "text")),
+                row("contract", "=", anyOf(wanted, "text")),
               ])
             : row.and([row("chat_id", "in", chats), row("contract", "in", wanted)]),
         )

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { SqliteDialect } from "kysely";
 import { kernelStores } from "../shared/index.ts";
 import { sqlLayer, unclosable } from "../sql.ts";
 import type { Store, StoreChore } from "../types.ts";
@@ -109,7 +110,7 @@ export function sqliteStore(db: Db, options: SqliteStoreOptions = {}): SqliteSto
   return {
     db,
     ...kernelStores(sql, options),
-    sql: sqlLayer(sql, (kysely) => new kysely.SqliteDialect({ database: unclosable(db) })),
+    sql: sqlLayer(sql, () => new SqliteDialect({ database: unclosable(db) })),
     async healthy() {
       try {
         return db.open && db.prepare("SELECT 1 AS ok").get() !== undefined;

@@ -15,6 +15,8 @@ const bindable = (parameters: readonly unknown[]) =>
  * one better-sqlite3 transaction, with no other store's statement in between.
  */
 export const sqliteSql = (db: Database.Database): Sql => runnerOf(db, sqliteRunner);
+// The runner keeps the handle's transaction and statements as they are when it is first asked
+// for: the store asks after wrapping the handle to watch for a full disk (sqliteStore).
 
 function sqliteRunner(db: Database.Database): Sql {
   const kept = new Map<string, Database.Statement<unknown[]>>();
@@ -23,8 +25,9 @@ function sqliteRunner(db: Database.Database): Sql {
     if (statement === undefined) {
       statement = db.prepare(text);
       if (kept.size >= STATEMENTS_KEPT) kept.delete(kept.keys().next().value as string);
-      kept.set(text, statement);
-    }
+    } else kept.delete(text);
+    // Newest use last: what is evicted is the statement least recently used.
+    kept.set(text, statement);
     return statement;
   };
   const exec = ({ kind, query }: Step): unknown => {
