@@ -28,10 +28,10 @@ import {
   type Kernel,
   type KernelCore,
   Later,
-  runFeatureMigrations,
   setUpFeatures,
 } from "./kernel/feature.ts";
 import { healthOf } from "./kernel/health.ts";
+import { featuresMigratedAtStart, lateStart } from "./kernel/late-start.ts";
 import {
   chainLeases,
   closeAll,
@@ -197,9 +197,9 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
       logger.warn({ err: error, chain }, "could not read the collection index; it is filled anew");
     }
   }
-  // The features' own tables, once the store's are there (on a full disk, when they have run).
+  // The features' own tables, once the store's are there (on a full disk, once there is room).
   const migrations = featureMigrations(features);
-  if (store.waiting?.() === undefined) await runFeatureMigrations(store, migrations, logger);
+  const migrated = await featuresMigratedAtStart(store, migrations, logger);
   const charts = new CachedChartDrawer();
   // A hung painter costs its chart, not the answer: it gives up well within the command's time.
   chartPainter.limitTime(config.commandDeadlineMs / 2);
@@ -345,6 +345,15 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   ];
   const poller = pollers.get(chains[0]?.id ?? "") as NewContractPoller;
 
+  // The jobs of a start whose migrations wait for room: started once they have run.
+  const late = lateStart({
+    store,
+    migrations,
+    jobs: jobs.filter((job) => !upkeep.first.includes(job)),
+    start: startJobs,
+    stopped: () => stopped,
+    logger,
+  });
   const health = healthOf({
     adapters,
     store,
@@ -352,6 +361,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     jobs,
     features: parts,
     shared,
+    jobsNotStarted: late.notStarted,
   });
   for (const route of opsRoutes({ metrics, health })) http.mount(route);
   for (const adapter of adapters) for (const route of adapter.routes) http.mount(route);
@@ -453,22 +463,13 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     // The jobs stop before the adapters (closeAll runs last first), and among themselves in the
     // reverse of their order, within the first part of the shutdown's time.
     running.push(() => stopJobs(startedJobs, jobsStopBy, logger));
-    // A database whose migrations wait for room (a start on a full disk): the jobs, which write
-    // and may need the new tables, start once the store has run them; the commands answer now.
-    // The store's first chores (its migrations) run as jobs from now on.
-    if (store.waiting?.() !== undefined && store.ready) {
+    // Migrations that wait for room (a start on a full disk): the jobs, which write and may need
+    // the new tables, start once they have run; the store's first chores (its migrations) run as
+    // jobs from now on, and the commands answer now.
+    if (!migrated) {
       await startJobs(upkeep.first);
-      void store
-        .ready()
-        .then(async () => {
-          if (stopped) return;
-          await runFeatureMigrations(store, migrations, logger);
-          logger.info("the database's migrations have run: the background jobs start");
-          await startJobs(jobs.filter((job) => !upkeep.first.includes(job)));
-        })
-        .catch((error: unknown) => {
-          logger.error({ err: error }, "could not start the background jobs");
-        });
+      running.push(late.stop);
+      late.begin();
       return;
     }
     await startJobs(jobs);

@@ -98,7 +98,8 @@ export interface FeatureParts<Exposed = unknown> {
   checks?: () => Check[];
   /**
    * Figures /healthz shows of it, never failing it (the pollers' lag, the gates' counts); with
-   * I/O, only when the database answered (`database`), and bounded by the probe's time.
+   * I/O, only when the database answered (`database`). /healthz bounds them by the probe's time
+   * and leaves out one that is slow or fails.
    */
   figures?: (database: boolean) => Partial<Health> | Promise<Partial<Health>>;
   /** Expired rows deleted by the hourly prune, each with what to say when it fails. */

@@ -5,6 +5,7 @@ import { boundedProbe, type Job } from "../jobs/job.ts";
 import type { Check } from "../jobs/liveness.ts";
 import type { LogDestinationState } from "../log-destination.ts";
 import type { Store } from "../store/types.ts";
+import { within } from "../within.ts";
 import type { FeatureParts } from "./feature.ts";
 
 /** /healthz answers within 1 s: the store's SELECT 1 gets half of it, the figures the other. */
@@ -22,6 +23,8 @@ export function healthOf(parts: {
   jobs: readonly Job[];
   features: readonly FeatureParts[];
   shared: Shared | undefined;
+  /** Why the background jobs have not started when they should have (a late start that failed). */
+  jobsNotStarted?: () => string | undefined;
 }): () => Promise<Health> {
   const { adapters, store, logState, jobs, features, shared } = parts;
   const databaseAnswers = boundedProbe(() => store.healthy(), STORE_PROBE_MS);
@@ -53,13 +56,29 @@ export function healthOf(parts: {
         ok: false,
         reason: `${waiting}: alerts, digests, watches and gates wait`,
       });
+    const notStarted = parts.jobsNotStarted?.();
+    if (notStarted !== undefined)
+      checks.push({ name: "background jobs", ok: false, reason: notStarted });
     const log = logState?.().failing;
     if (logState)
       checks.push({ name: "log", ok: log === undefined, ...(log ? { reason: log } : {}) });
     for (const job of jobs) checks.push(...job.checks());
     for (const feature of features) checks.push(...(feature.checks?.() ?? []));
+    // Each feature's figures, side by side, each within the probe's time: a slow or failing one
+    // is left out, never holding or failing /healthz.
     const figures: Partial<Health> = {};
-    for (const feature of features) Object.assign(figures, await feature.figures?.(database));
+    const given = await Promise.all(
+      features.map(async (feature) => {
+        const asked = feature.figures?.(database);
+        if (!asked) return {};
+        const outcome = await within(
+          Promise.resolve(asked).catch(() => ({})),
+          STORE_PROBE_MS,
+        );
+        return outcome.done ? outcome.value : {};
+      }),
+    );
+    for (const each of given) Object.assign(figures, each);
     return {
       ok: checks.every((check) => check.ok),
       adapters: connected,
