@@ -306,16 +306,25 @@ describe("a join request is decided by the gate of its invite link (item 15)", (
   });
 });
 
+/**
+ * A member of a Discord gate who unlinks their wallet and so enters the grace, the warning's tries
+ * answered by `tells` in turn.
+ */
+async function intoGrace(...tells: (boolean | "closed")[]) {
+  const store = sqliteStore();
+  const parts = setup(store);
+  const gate = await addGate(parts.service);
+  await parts.prove("u1");
+  await parts.service.onProved("discord", "u1", { guildId: "g1" });
+  await store.wallets.remove("discord", "u1", "all");
+  parts.discord.tells.push(...tells);
+  await parts.service.onUnlinked("discord", "u1");
+  return { ...parts, store, gate };
+}
+
 describe("a warning that cannot be delivered (item 16)", () => {
   it("is said in the gate's log, and the member counted as not warned", async () => {
-    const store = sqliteStore();
-    const { service, discord, clock, prove, job } = setup(store);
-    const gate = await addGate(service);
-    await prove("u1");
-    await service.onProved("discord", "u1", { guildId: "g1" });
-    await store.wallets.remove("discord", "u1", "all");
-    discord.tells.push("closed");
-    await service.onUnlinked("discord", "u1");
+    const { store, service, discord, clock, job, gate } = await intoGrace("closed");
     expect(await gateStoreOf(store).member(gate.id, "u1")).toMatchObject({ status: "grace" });
     const log = await gateStoreOf(store).logOf(gate.id, 10);
     expect(log.map((entry) => entry.reason)).toContain(
@@ -335,14 +344,7 @@ describe("a warning that cannot be delivered (item 16)", () => {
 
 describe("a warning that did not reach the person (issue 35: notices through the outbound module)", () => {
   it("is tried again at a re-check during the grace, and once told the member is warned", async () => {
-    const store = sqliteStore();
-    const { service, discord, clock, prove, job } = setup(store);
-    const gate = await addGate(service);
-    await prove("u1");
-    await service.onProved("discord", "u1", { guildId: "g1" });
-    await store.wallets.remove("discord", "u1", "all");
-    discord.tells.push(false);
-    await service.onUnlinked("discord", "u1");
+    const { store, service, discord, clock, job, gate } = await intoGrace(false);
     expect(await service.unwarned(gate)).toBe(1);
     expect(discord.calls.filter((call) => call === "tell u1")).toHaveLength(1);
     expect((await gateStoreOf(store).logOf(gate.id, 1))[0]?.reason).toBe(
@@ -368,14 +370,7 @@ describe("a warning that did not reach the person (issue 35: notices through the
   });
 
   it("tried again and still not delivered: removed at the grace's end, the log saying not warned", async () => {
-    const store = sqliteStore();
-    const { service, discord, clock, prove, job } = setup(store);
-    const gate = await addGate(service);
-    await prove("u1");
-    await service.onProved("discord", "u1", { guildId: "g1" });
-    await store.wallets.remove("discord", "u1", "all");
-    discord.tells.push(false, "closed");
-    await service.onUnlinked("discord", "u1");
+    const { store, service, discord, clock, job, gate } = await intoGrace(false, "closed");
     clock.now += 2 * HOUR;
     await job.tick();
     expect(discord.calls.filter((call) => call === "tell u1")).toHaveLength(2);
