@@ -84,9 +84,8 @@ describe("formatFixed, against Intl.NumberFormat en-US", () => {
 
 describe("the painter's charts", () => {
   it("write their axes without Intl, which would load ICU's number data into the painter", async () => {
-    const { audienceChart, ownersHistoryChart, rankingChart } = await import(
-      "../src/render/chart-drawing.ts"
-    );
+    const { audienceChart, compareChart, linesChart, ownersHistoryChart, rankingChart } =
+      await import("../src/render/chart-drawing.ts");
     const made = vi.spyOn(Intl, "NumberFormat");
     try {
       const points = Array.from({ length: 30 }, (_, d) => ({
@@ -102,6 +101,24 @@ describe("the painter's charts", () => {
         { label: "Whale", share: 12.3, change: "+1" },
         { label: "Newbie", share: 0.4, change: "-2" },
       ]);
+      await linesChart(
+        "Trend",
+        "Wallets",
+        points.map((point) => point.timestamp.slice(5, 10)),
+        [
+          { name: "Members", values: points.map((_, d) => 1000 + d * 7) },
+          { name: "Whales", values: points.map((_, d) => (d % 5 === 0 ? null : 0.5 * d)) },
+        ],
+      );
+      await compareChart(
+        "Versus",
+        "Share (%)",
+        ["Yours", "Theirs"],
+        [
+          { label: "Whale", values: [12.3, 4.1] },
+          { label: "Newbie", values: [undefined, 0.4] },
+        ],
+      );
       expect(made).not.toHaveBeenCalled();
     } finally {
       made.mockRestore();

@@ -10,11 +10,14 @@ import { formatCount } from "../src/core/format.ts";
 import { publicImageUrl } from "../src/core/images.ts";
 import type { ChartSpec } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
+import { CachedChartDrawer } from "../src/render/chart-drawer.ts";
 import {
   audienceChart,
   CHART_HEIGHT,
   CHART_WIDTH,
   ChartCache,
+  compareChart,
+  linesChart,
   ownersHistoryChart,
   rankingChart,
 } from "../src/render/charts.ts";
@@ -65,6 +68,24 @@ const points = Array.from({ length: 30 }, (_, i) => ({
   count: String(400 + i * (i % 3)),
 }));
 
+const trendDays = points.map((point) =>
+  new Date(point.timestamp).toLocaleDateString("en-US", {
+    month: "short",
+    day: "numeric",
+    timeZone: "UTC",
+  }),
+);
+const trendSeries = [
+  { name: "Members", values: trendDays.map((_, i) => 100 + i * 2) },
+  { name: "Proved wallets", values: trendDays.map((_, i) => (i % 7 === 3 ? null : 40 + i)) },
+  { name: "Whales", values: trendDays.map((_, i) => 10 + (i % 4)) },
+];
+const compareRows: { label: string; values: [number | undefined, number | undefined] }[] = [
+  { label: "Whale", values: [12, 4] },
+  { label: "Trader", values: [30, 41] },
+  { label: "Newbie", values: [undefined, 9] },
+];
+
 describe("charts", () => {
   it("owner-count history, rankings and audience shares are 800x400 PNGs with something drawn", async () => {
     await expectChart(ownersHistoryChart("Owners", points));
@@ -82,11 +103,55 @@ describe("charts", () => {
     );
   });
 
+  it("trends (lines) and comparisons (bar pairs) are 800x400 PNGs with something drawn", async () => {
+    await expectChart(linesChart("Members, 30 days", "Wallets", trendDays, trendSeries));
+    await expectChart(
+      compareChart("Your members vs Azuki", "Share (%)", ["Your members", "Azuki"], compareRows),
+    );
+    // A gap is drawn as a gap: the same series with that day at zero is another picture.
+    const zeroed = trendSeries.map((line) => ({
+      ...line,
+      values: line.values.map((value) => value ?? 0),
+    }));
+    expect(
+      Buffer.compare(
+        await linesChart("T", "W", trendDays, trendSeries),
+        await linesChart("T", "W", trendDays, zeroed),
+      ),
+    ).not.toBe(0);
+  });
+
+  it("trends and comparisons draw names with control characters and of any length", async () => {
+    // The ranking fails on a NUL ("CString"); these kinds take their names from anywhere.
+    const long = `Apes ${"🐒".repeat(60)}`;
+    await expectChart(
+      linesChart(`Trend\u0000 ${long}`, long, trendDays, [
+        { name: `Apes\u0000\u0000`, values: trendSeries[0]?.values ?? [] },
+        { name: long, values: trendSeries[1]?.values ?? [] },
+      ]),
+    );
+    await expectChart(
+      compareChart(
+        `Vs\u0000 ${long}`,
+        long,
+        [long, "b\u0000"],
+        [
+          { label: long, values: [1, 2] },
+          { label: "x\u0007", values: [3, 4] },
+        ],
+      ),
+    );
+  });
+
   it("an empty series gives a 'no data' picture instead of failing", async () => {
     for (const png of [
       ownersHistoryChart("Owners", []),
       rankingChart("Top", "x", []),
       audienceChart("Audience", []),
+      linesChart("Trend", "W", trendDays, [{ name: "M", values: [] }]),
+      linesChart("Trend", "W", [], []),
+      compareChart("Vs", "%", ["a", "b"], []),
+      compareChart("Vs", "%", ["a", "b"], [{ label: "x", values: [undefined, undefined] }]),
     ]) {
       await expectChart(png);
     }
@@ -350,6 +415,36 @@ describe("the chart port", () => {
     }
     expect(asked).toEqual([]);
     await setup.close();
+  });
+
+  it("the drawer draws a lines and a compare spec, each under its own file name", async () => {
+    const drawer = new CachedChartDrawer();
+    const trend = await drawer.draw(
+      {
+        kind: "lines",
+        subject: "trend:x",
+        title: "Trend of X",
+        axis: "Wallets",
+        labels: trendDays,
+        series: trendSeries,
+      },
+      silentLogger(),
+    );
+    const versus = await drawer.draw(
+      {
+        kind: "compare",
+        subject: "compare:x",
+        title: "X vs Azuki",
+        axis: "Share (%)",
+        groups: ["X", "Azuki"],
+        rows: compareRows,
+      },
+      silentLogger(),
+    );
+    expect(trend).toMatchObject({ kind: "png", name: "trend.png", alt: "Trend of X" });
+    expect(versus).toMatchObject({ kind: "png", name: "compare.png", alt: "X vs Azuki" });
+    if (trend?.kind === "png") await expectChart(trend.data);
+    if (versus?.kind === "png") await expectChart(versus.data);
   });
 
   it("a chart the drawer cannot draw leaves the reply without a picture", async () => {

@@ -19,7 +19,14 @@ export interface ChartDrawer {
  */
 export const MIN_CHART_POINTS = 2;
 
-/** The points (owner counts, bars with a value) a chart would plot. */
+/**
+ * What the painter draws of a "lines" or "compare" chart at most: more lines than colours tell
+ * apart, more bar pairs than 400 pixels hold, more days than points a reader can see (the latest
+ * are kept); names longer than `name` characters are cut. The rest is left out, not refused.
+ */
+export const CHART_LIMITS = { series: 8, rows: 20, labels: 60, name: 28 } as const;
+
+/** The points (owner counts, bars with a value, days with a value) a chart would plot. */
 export function chartPoints(spec: ChartSpec): number {
   switch (spec.kind) {
     case "owners-history":
@@ -28,6 +35,20 @@ export function chartPoints(spec: ChartSpec): number {
       return spec.items.filter((item) => item.value !== undefined).length;
     case "audience":
       return spec.rows.length;
+    case "lines": {
+      // Counted over what the painter draws: days beyond its window, or series beyond its cap,
+      // would otherwise make a chart of empty days look worth drawing.
+      const start = Math.max(0, spec.labels.length - CHART_LIMITS.labels);
+      const series = spec.series.slice(0, CHART_LIMITS.series);
+      let days = 0;
+      for (let i = start; i < spec.labels.length; i++)
+        if (series.some((line) => Number.isFinite(line.values[i]))) days++;
+      return days;
+    }
+    case "compare":
+      return spec.rows
+        .slice(0, CHART_LIMITS.rows)
+        .filter((row) => row.values.some((value) => Number.isFinite(value))).length;
   }
 }
 

@@ -52,6 +52,28 @@ export type ChartSpec =
       title: string;
       /** Share in percent; change as shown ("+3", "-1"), its sign colours the bar. */
       rows: { label: string; share: number; change: string }[];
+    }
+  | {
+      kind: "lines";
+      subject: string;
+      title: string;
+      /** Title of the value axis. */
+      axis: string;
+      /** The x axis's labels (days), oldest first: "Nov 28". */
+      labels: string[];
+      /** One value per label, null where the series has no point that day; named in the legend. */
+      series: { name: string; values: (number | null)[] }[];
+    }
+  | {
+      kind: "compare";
+      subject: string;
+      title: string;
+      /** Title of the value axis. */
+      axis: string;
+      /** The two groups' names, as the legend shows them: ["Your members", "Azuki owners"]. */
+      groups: [string, string];
+      /** A category and each group's value in it, side by side; undefined draws no bar. */
+      rows: { label: string; values: [number | undefined, number | undefined] }[];
     };
 
 export interface ReplyFile {

@@ -5,6 +5,8 @@ import {
   audienceChart,
   ChartCache,
   chartPainter,
+  compareChart,
+  linesChart,
   ownersHistoryChart,
   plotValue,
   rankingChart,
@@ -15,6 +17,8 @@ const FILE_NAMES: Record<ChartSpec["kind"], string> = {
   "owners-history": "owners.png",
   ranking: "top.png",
   audience: "audience.png",
+  lines: "trend.png",
+  compare: "compare.png",
 };
 
 /** The spec's data as the chart functions take it (the worker's drawing functions). */
@@ -26,6 +30,10 @@ function drawSpec(spec: ChartSpec): Promise<Buffer> {
       return rankingChart(spec.title, spec.axis, chartItems(spec.items));
     case "audience":
       return audienceChart(spec.title, spec.rows);
+    case "lines":
+      return linesChart(spec.title, spec.axis, spec.labels, spec.series);
+    case "compare":
+      return compareChart(spec.title, spec.axis, spec.groups, spec.rows);
   }
 }
 
@@ -42,6 +50,13 @@ function chartData(spec: ChartSpec): { title: string; data: unknown } {
       return { title: spec.title, data: { axis: spec.axis, items: chartItems(spec.items) } };
     case "audience":
       return { title: spec.title, data: spec.rows };
+    case "lines":
+      return {
+        title: spec.title,
+        data: { axis: spec.axis, labels: spec.labels, series: spec.series },
+      };
+    case "compare":
+      return { title: spec.title, data: { axis: spec.axis, groups: spec.groups, rows: spec.rows } };
   }
 }
 

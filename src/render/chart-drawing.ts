@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type { SKRSContext2D } from "@napi-rs/canvas";
 import type { ChartConfiguration, Plugin } from "chart.js";
+import { CHART_LIMITS } from "../core/charts.ts";
 import { type TickFormatter, withoutIntl } from "./chart-numbers.ts";
 
 /**
@@ -24,6 +25,21 @@ const COLORS = {
   up: "#1a7f37",
   down: "#cf222e",
 };
+/**
+ * One colour per line or group, in order: apart in hue and in lightness, so neighbours stay apart
+ * for most colour-blind readers too (blue then orange, never red beside green), and none pale
+ * enough to vanish on the white background.
+ */
+const SERIES_COLORS = [
+  "#0969da",
+  "#bc4c00",
+  "#1a7f37",
+  "#8250df",
+  "#cf222e",
+  "#1b7c83",
+  "#bf3989",
+  "#57606a",
+] as const;
 
 interface Drawing {
   /**
@@ -250,4 +266,133 @@ export async function audienceChart(
       },
     },
   });
+}
+
+/** A title drawn on one line: at 18 px bold, about this many characters fill the picture's width. */
+const TITLE_CHARS = 80;
+
+/**
+ * Text from the data (a collection's name, a category, a day) as a chart shows it: control
+ * characters out (the canvas refuses a NUL outright, and a bytes32 name ends in NUL padding; the
+ * API's schemas strip them on the way in, but a spec's names may come from elsewhere), and at most
+ * `max` characters, cut with "…" like the ranking's labels. Cut by code points, never inside a
+ * surrogate pair, without Intl's grapheme segmenter (ICU data the painter does not otherwise load,
+ * see chart-numbers.ts).
+ */
+export function chartText(text: string, max: number = CHART_LIMITS.name): string {
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+  if (clean.length <= max) return clean;
+  const chars = Array.from(clean);
+  return chars.length <= max ? clean : `${chars.slice(0, max - 1).join("")}…`;
+}
+
+/** A value Chart.js can place, or null for no point (NaN would be plotted as nothing anyway). */
+const plotted = (value: number | null | undefined): number | null =>
+  typeof value === "number" && Number.isFinite(value) ? value : null;
+
+const legendOptions = {
+  display: true,
+  position: "bottom" as const,
+  labels: { color: COLORS.text, boxWidth: 14, font: { size: 12 } },
+};
+
+/** The color of the index-th line or group. */
+const seriesColor = (index: number): string =>
+  SERIES_COLORS[index % SERIES_COLORS.length] ?? COLORS.line;
+
+/**
+ * The "lines" chart's configuration, kept apart from the drawing so what it asks of Chart.js can
+ * be checked without drawing. Straight segments (tension 0): a smoothed curve would show values
+ * between two days that no day had, and overshoot past the real highs and lows. A null value is
+ * a gap, not a zero; the latest {@link CHART_LIMITS}.labels days and the first series are kept.
+ */
+export function linesConfig(
+  title: string,
+  axis: string,
+  labels: string[],
+  series: { name: string; values: (number | null)[] }[],
+): ChartConfiguration<"line", (number | null)[], string> {
+  const start = Math.max(0, labels.length - CHART_LIMITS.labels);
+  const days = labels.slice(start);
+  return {
+    type: "line",
+    data: {
+      labels: days.map((label) => chartText(label)),
+      datasets: series.slice(0, CHART_LIMITS.series).map((line, index) => ({
+        label: chartText(line.name),
+        data: days.map((_, day) => plotted(line.values[start + day])),
+        borderColor: seriesColor(index),
+        backgroundColor: seriesColor(index),
+        fill: false,
+        spanGaps: false,
+        tension: 0,
+        pointRadius: 3,
+        borderWidth: 2,
+      })),
+    },
+    options: {
+      plugins: { title: titleOptions(chartText(title, TITLE_CHARS)), legend: legendOptions },
+      scales: {
+        x: { ticks: { maxTicksLimit: 15, color: COLORS.muted }, grid: { color: COLORS.grid } },
+        y: {
+          title: axisTitle(chartText(axis, TITLE_CHARS)),
+          ticks: { color: COLORS.muted },
+          grid: { color: COLORS.grid },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The "compare" chart's configuration: per category, one bar for each of the two groups, side by
+ * side, the legend naming which colour is which group. Horizontal like the audience chart, so
+ * category names read across rather than slanted; the first {@link CHART_LIMITS}.rows rows.
+ */
+export function compareConfig(
+  title: string,
+  axis: string,
+  groups: [string, string],
+  rows: { label: string; values: [number | undefined, number | undefined] }[],
+): ChartConfiguration<"bar", (number | null)[], string> {
+  const shown = rows.slice(0, CHART_LIMITS.rows);
+  return {
+    type: "bar",
+    data: {
+      labels: shown.map((row) => chartText(row.label)),
+      datasets: groups.map((group, index) => ({
+        label: chartText(group),
+        data: shown.map((row) => plotted(row.values[index])),
+        backgroundColor: seriesColor(index),
+      })),
+    },
+    options: {
+      indexAxis: "y",
+      plugins: { title: titleOptions(chartText(title, TITLE_CHARS)), legend: legendOptions },
+      scales: {
+        x: {
+          title: axisTitle(chartText(axis, TITLE_CHARS)),
+          ticks: { color: COLORS.muted },
+          grid: { color: COLORS.grid },
+        },
+        y: { ticks: { color: COLORS.text, autoSkip: false }, grid: { display: false } },
+      },
+    },
+  };
+}
+
+/** Several series over the same days: a straight line each, with its points and a legend. */
+export async function linesChart(...args: Parameters<typeof linesConfig>): Promise<Buffer> {
+  const config = linesConfig(...args);
+  const drawn = config.data.datasets.some((line) => line.data.some((value) => value !== null));
+  if (!drawn) return noDataPicture(chartText(args[0], TITLE_CHARS), "No data for this period.");
+  return draw(config);
+}
+
+/** Two groups side by side per category: horizontal bar pairs, a legend for the two colours. */
+export async function compareChart(...args: Parameters<typeof compareConfig>): Promise<Buffer> {
+  const config = compareConfig(...args);
+  const drawn = config.data.datasets.some((group) => group.data.some((value) => value !== null));
+  if (!drawn) return noDataPicture(chartText(args[0], TITLE_CHARS), "No data to compare.");
+  return draw(config);
 }

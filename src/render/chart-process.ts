@@ -1,4 +1,10 @@
-import { audienceChart, ownersHistoryChart, rankingChart } from "./chart-drawing.ts";
+import {
+  audienceChart,
+  compareChart,
+  linesChart,
+  ownersHistoryChart,
+  rankingChart,
+} from "./chart-drawing.ts";
 
 /**
  * The chart painter's entry, a child process of the bot (see ChartPainter in charts.ts): draws one
@@ -9,7 +15,9 @@ import { audienceChart, ownersHistoryChart, rankingChart } from "./chart-drawing
 export type ChartRequest =
   | { id: number; kind: "owners"; args: Parameters<typeof ownersHistoryChart> }
   | { id: number; kind: "ranking"; args: Parameters<typeof rankingChart> }
-  | { id: number; kind: "audience"; args: Parameters<typeof audienceChart> };
+  | { id: number; kind: "audience"; args: Parameters<typeof audienceChart> }
+  | { id: number; kind: "lines"; args: Parameters<typeof linesChart> }
+  | { id: number; kind: "compare"; args: Parameters<typeof compareChart> };
 
 export type ChartResponse = { id: number; png: Uint8Array } | { id: number; error: string };
 
@@ -21,6 +29,10 @@ function drawOne(request: ChartRequest): Promise<Buffer> {
       return rankingChart(...request.args);
     case "audience":
       return audienceChart(...request.args);
+    case "lines":
+      return linesChart(...request.args);
+    case "compare":
+      return compareChart(...request.args);
   }
 }
 

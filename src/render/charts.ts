@@ -5,6 +5,8 @@ import type { ReplyImage } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
 import type {
   audienceChart as drawAudience,
+  compareChart as drawCompare,
+  linesChart as drawLines,
   ownersHistoryChart as drawOwners,
   rankingChart as drawRanking,
 } from "./chart-drawing.ts";
@@ -300,6 +302,16 @@ export function rankingChart(...args: Parameters<typeof drawRanking>): Promise<B
 /** Behavior shares: one bar per category, labelled with its 30-day change, coloured by its sign. */
 export function audienceChart(...args: Parameters<typeof drawAudience>): Promise<Buffer> {
   return chartPainter.draw({ kind: "audience", args });
+}
+
+/** Several series over the same days: a straight line each, with its points and a legend. */
+export function linesChart(...args: Parameters<typeof drawLines>): Promise<Buffer> {
+  return chartPainter.draw({ kind: "lines", args });
+}
+
+/** Two groups side by side per category: horizontal bar pairs, a legend for the two colours. */
+export function compareChart(...args: Parameters<typeof drawCompare>): Promise<Buffer> {
+  return chartPainter.draw({ kind: "compare", args });
 }
 
 /**
