@@ -1,10 +1,21 @@
-import { defineCommand } from "../src/core/command.ts";
+import { type CommandContext, defineCommand } from "../src/core/command.ts";
 import { type ErrorCode, UserError } from "../src/errors.ts";
+import { MANAGERS_SEE } from "../src/verify/consent.ts";
 import type { VerifyRefusal } from "../src/verify/types.ts";
 
 /** The start payload that runs /verify <chain> in the private chat (Telegram's group button). */
-export function verifyStart(chain: string): string {
-  return `verify_${chain}`;
+export function verifyStart(chain: string, group?: string): string {
+  return group === undefined ? `verify_${chain}` : `verify_${chain}_${group}`;
+}
+
+/**
+ * The community a /verify is asked from: a Discord server, a Telegram group (directly, or through
+ * the group's button that opened the private chat), none in a private chat or on the console.
+ */
+function placeOf(invocation: CommandContext["invocation"]): string | undefined {
+  if (invocation.guild) return invocation.guild.id;
+  if (invocation.startedFrom) return invocation.startedFrom;
+  return invocation.chat.kind === "group" ? invocation.chat.id : undefined;
 }
 
 export default defineCommand({
@@ -23,7 +34,12 @@ export default defineCommand({
         text: "Your verification link is for you alone, so I give it in our private chat: press the button, then Start.",
         openButton: {
           label: "Verify in private chat",
-          url: invocation.privateStart(verifyStart(chain.id)),
+          url: invocation.privateStart(
+            verifyStart(
+              chain.id,
+              invocation.platform === "telegram" ? invocation.chat.id : undefined,
+            ),
+          ),
         },
       };
     }
@@ -37,6 +53,8 @@ export default defineCommand({
         platform: invocation.platform,
         userId: invocation.user.id,
         chatId: invocation.chat.id,
+        place: placeOf(invocation),
+        name: invocation.user.name,
         ...(invocation.confirm === undefined ? {} : { confirm: invocation.confirm }),
       },
       chain.id,
@@ -46,7 +64,7 @@ export default defineCommand({
     const minutes = Math.max(1, Math.round((link.expiresAt - ctx.now().getTime()) / 60_000));
     return {
       title: `Verify a wallet on ${chain.name}`,
-      text: `Open the link below in your wallet's browser (or a browser with a wallet extension), press Connect wallet and sign. It works once, for you alone, for ${minutes} minutes. Signing is free and moves nothing; never type a recovery phrase or private key.`,
+      text: `Open the link below in your wallet's browser (or a browser with a wallet extension), press Connect wallet and sign. It works once, for you alone, for ${minutes} minutes. Signing is free and moves nothing; never type a recovery phrase or private key. ${MANAGERS_SEE}`,
       // Shown whole, so it can be copied into a wallet's browser.
       links: [{ label: link.url, url: link.url }],
       private: true,

@@ -75,4 +75,9 @@ export interface GateMembership {
    * so a wallet proved from a /verify run in a channel is checked against that server's gates.
    */
   guildOf?(channelId: string): Promise<string | undefined>;
+  /**
+   * Telegram: whether the person is in the group now (a proof made through a group's button
+   * claims it: the payload can be typed by anyone). Throws when the platform cannot tell.
+   */
+  isMember?(chatId: string, userId: string, signal?: AbortSignal): Promise<boolean>;
 }

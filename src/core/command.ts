@@ -50,6 +50,11 @@ export interface Invocation {
    */
   guild?: { id: string; roleNames?: Readonly<Record<string, string>> };
   /**
+   * Telegram, in the private chat: the group whose button opened it (its `/start` payload). Typed
+   * by anyone, so it is a claim: whoever uses it checks the person is in that group.
+   */
+  startedFrom?: string;
+  /**
    * Whether the person may change this channel's settings (subscriptions, reports list), or those
    * of `chatId` on the same platform (a button under a confidential reply, pressed in private).
    */

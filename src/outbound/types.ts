@@ -63,6 +63,14 @@ export interface PrivateOrigin {
   /** The chat the person asked in (Telegram: the private chat a group's button opened). */
   chatId: string;
   /**
+   * The community the person asked from, when there is one: a Discord server's id, or the
+   * Telegram group whose button opened the private chat. A proof there makes them one of its
+   * members (insights).
+   */
+  place?: string | undefined;
+  /** The person's name as the platform gave it when they asked. */
+  name?: string | undefined;
+  /**
    * How the adapter confirms privately, opaque to the rest (e.g. a Discord interaction's
    * application id and token for an ephemeral follow-up, valid 15 minutes). Stored with the link,
    * dropped when the link is used or expires; never logged.

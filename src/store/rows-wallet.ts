@@ -111,6 +111,8 @@ export interface VerifyLinkDbRow {
   nonce_address: string | null;
   used_at: number | string | null;
   challenge: string | null;
+  place: string | null;
+  user_name: string | null;
 }
 
 export function verifyLinkOf(row: VerifyLinkDbRow): VerifyLinkRow {
@@ -127,5 +129,13 @@ export function verifyLinkOf(row: VerifyLinkDbRow): VerifyLinkRow {
     nonceAddress: row.nonce_address ?? undefined,
     usedAt: row.used_at === null ? undefined : Number(row.used_at),
     challenge: row.challenge ?? undefined,
+    place: row.place ?? undefined,
+    name: row.user_name ?? undefined,
   };
 }
+
+/** A /verify link's community and the person's name (issue 36); the same SQL on both databases. */
+export const VERIFY_LINK_PLACE_MIGRATION = `
+  ALTER TABLE verify_links ADD COLUMN place TEXT;
+  ALTER TABLE verify_links ADD COLUMN user_name TEXT;
+`;

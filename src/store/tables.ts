@@ -203,6 +203,8 @@ export interface Tables {
     nonce_address: string | null;
     used_at: number | null;
     challenge: string | null;
+    place: string | null;
+    user_name: string | null;
   };
   wallets: {
     platform: string;

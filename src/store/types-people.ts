@@ -106,6 +106,9 @@ export interface VerifyLinkRow {
   usedAt: number | undefined;
   /** The SIWE message the latest challenge issued: the only text a proof may sign. */
   challenge: string | undefined;
+  /** The community asked from (a Discord server, a Telegram group) and the person's name. */
+  place?: string | undefined;
+  name?: string | undefined;
 }
 
 export interface VerifyLinkStore {

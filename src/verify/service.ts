@@ -186,6 +186,8 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
           userId: origin.userId,
           chatId: origin.chatId,
           confirm: origin.confirm,
+          place: origin.place,
+          name: origin.name,
           chain: chain.id,
           createdAt,
           expiresAt,
@@ -359,6 +361,8 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
           userId: link.userId,
           chatId: link.chatId,
           ...(link.confirm !== undefined ? { confirm: link.confirm } : {}),
+          ...(link.place !== undefined ? { place: link.place } : {}),
+          ...(link.name !== undefined ? { name: link.name } : {}),
         };
         // Not awaited: the page says Verified at once, whatever the chat platform's delay.
         deps

@@ -133,6 +133,17 @@ export class TelegramGateMembership implements GateMembership {
     }
   }
 
+  async isMember(chatId: string, userId: string, signal?: AbortSignal): Promise<boolean> {
+    if (!/^\d{1,20}$/.test(userId)) return false;
+    try {
+      return isInChat(await this.api.getChatMember(chatId, Number(userId), apiSignal(signal)));
+    } catch (error) {
+      // Telegram answered: no such chat, or the bot is not in it. Else it could not tell.
+      if (error instanceof GrammyError) return false;
+      throw error;
+    }
+  }
+
   /** Removes a member: a ban, then the ban lifted, so they may ask to join again later. */
   async revoke(
     target: GateTarget,

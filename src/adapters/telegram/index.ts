@@ -256,12 +256,15 @@ export class TelegramAdapter implements ChatAdapter {
     const [, typed, target, typedArgs] = match;
     // In groups several bots share commands: only those without a target or aimed at us.
     if (target && target.toLowerCase() !== ctx.me.username.toLowerCase()) return;
-    const invocation = telegramInvocation(ctx);
     // A button that opened this private chat sends `/start <payload>`: the command it stands for.
     const started =
       typed.toLowerCase() === "start" && ctx.chat?.type === "private"
         ? startCommand(typedArgs ?? "")
         : undefined;
+    const invocation = {
+      ...telegramInvocation(ctx),
+      ...(started?.from ? { startedFrom: started.from } : {}),
+    };
     const name = started?.name ?? typed.toLowerCase();
     const { reply } = await this.options.runtime.answerText(
       invocation,

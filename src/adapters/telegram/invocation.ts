@@ -46,15 +46,23 @@ export function startLink(botUsername: string, payload: string): string {
 
 /**
  * A `/start` payload as the command it stands for: `verify_<chain>` (from /verify's group
- * button) is `/verify <chain>`; none (a person opening the chat and pressing Start) is /help.
- * Anything else is no command.
+ * button) is `/verify <chain>`, and `verify_<chain>_<group id>` says which group's button it was
+ * (`from`: the person proves to that group; whether they are in it is checked, since anyone can
+ * type a payload). None (a person opening the chat and pressing Start) is /help. Anything else is
+ * no command.
  */
-export function startCommand(payload: string): { name: string; args: string } | undefined {
+export function startCommand(
+  payload: string,
+): { name: string; args: string; from?: string } | undefined {
   if (payload.trim() === "") return { name: "help", args: "" };
-  const verify = /^verify(?:_([a-z0-9-]{1,32}))?$/.exec(payload.trim());
+  const verify = /^verify(?:_([a-z0-9-]{1,32}))?(?:_(-?\d{1,20}))?$/.exec(payload.trim());
   // By name: a bot of one chain takes its chain option only so.
   if (!verify) return undefined;
-  return { name: "verify", args: verify[1] ? `chain:${verify[1]}` : "" };
+  return {
+    name: "verify",
+    args: verify[1] ? `chain:${verify[1]}` : "",
+    ...(verify[2] ? { from: verify[2] } : {}),
+  };
 }
 
 /** An update as the runtime takes it: who, where, and whether they may manage the chat. */

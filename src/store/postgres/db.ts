@@ -3,7 +3,11 @@ import { StartupError } from "../../errors.ts";
 import { gatesMigration, owedGrantsMigration } from "../migrations-gates.ts";
 import { chatPausesMigration } from "../rows-chat-pause.ts";
 import { sendWaitsMigration } from "../rows-send-wait.ts";
-import { provedWalletsMigration, WALLET_OWNER_MIGRATION } from "../rows-wallet.ts";
+import {
+  provedWalletsMigration,
+  VERIFY_LINK_PLACE_MIGRATION,
+  WALLET_OWNER_MIGRATION,
+} from "../rows-wallet.ts";
 
 /**
  * The PostgreSQL schema, in numbered migrations applied in order at start. Migration 1 is what the
@@ -285,6 +289,8 @@ const MIGRATIONS: readonly string[] = [
   owedGrantsMigration("postgres"),
   // 15: the outbound module's waits (as SQLite's 22; issue 35)
   sendWaitsMigration("postgres"),
+  // 16: a /verify link's community and person's name (as SQLite's 23; issue 36)
+  VERIFY_LINK_PLACE_MIGRATION,
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

@@ -203,6 +203,8 @@ export class SqlVerifyLinkStore implements VerifyLinkStore {
         nonce_address: link.nonceAddress ?? null,
         used_at: link.usedAt ?? null,
         challenge: link.challenge ?? null,
+        place: link.place ?? null,
+        user_name: link.name ?? null,
       }),
     );
   }
@@ -225,6 +227,8 @@ export class SqlVerifyLinkStore implements VerifyLinkStore {
           "nonce_address",
           "used_at",
           "challenge",
+          "place",
+          "user_name",
         ])
         .where("token_hash", "=", tokenHash),
     );

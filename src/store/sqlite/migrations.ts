@@ -3,7 +3,11 @@
 import { gatesMigration, owedGrantsMigration } from "../migrations-gates.ts";
 import { chatPausesMigration } from "../rows-chat-pause.ts";
 import { sendWaitsMigration } from "../rows-send-wait.ts";
-import { provedWalletsMigration, WALLET_OWNER_MIGRATION } from "../rows-wallet.ts";
+import {
+  provedWalletsMigration,
+  VERIFY_LINK_PLACE_MIGRATION,
+  WALLET_OWNER_MIGRATION,
+} from "../rows-wallet.ts";
 
 /**
  * Numbered migrations, applied in order at start inside one transaction each. Never edit one
@@ -430,4 +434,7 @@ export const MIGRATIONS: readonly string[] = [
   // 22: the outbound module's waits (issue 35): a chat whose post failed is not sent to again
   // before its wait ends, and its failed tries are counted across restarts.
   sendWaitsMigration("sqlite"),
+  // 23: a /verify link keeps the community it was asked from and the person's name (issue 36):
+  // a proof makes them one of its members, named as the platform named them.
+  VERIFY_LINK_PLACE_MIGRATION,
 ];
