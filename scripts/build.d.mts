@@ -1,4 +1,9 @@
 export function buildDist(root?: string): Promise<void>;
-export const PAGE_DIR: string;
-export function buildVerifyPage(root?: string, outdir?: string): Promise<void>;
-export function buildVerifyPageAlone(root: string, outdir: string): Promise<void>;
+export const PAGES: Record<
+  "verify" | "dashboard",
+  { script: string; style: string; target: string[] }
+>;
+export type PageName = keyof typeof PAGES;
+export function pageDir(name: PageName): string;
+export function buildPage(root: string, name: PageName, outdir?: string): Promise<void>;
+export function buildPageAlone(root: string, name: PageName, outdir: string): Promise<void>;

@@ -81,7 +81,7 @@ export async function buildDist(root = process.cwd()) {
       logLevel: "warning",
     });
     writePackagesOf(root, result.metafile);
-    await buildVerifyPage(root);
+    for (const name of Object.keys(PAGES)) await buildPage(root, name);
   } finally {
     // esbuild keeps its service process for the next call until this process exits: under
     // `npm start` that was a second process of some 46 MB beside the bot for its whole run.
@@ -108,25 +108,47 @@ function writePackagesOf(root, metafile) {
   writeFileSync(`${root}/dist/packages.json`, `${JSON.stringify(packagesOf)}\n`);
 }
 
-/** Where the verification page's files go, beside their manifest (read by src/verify/assets.ts). */
-export const PAGE_DIR = "dist/verify";
+/**
+ * The pages the HTTP host serves to browsers, each bundled from its own folder into dist/<name>
+ * beside a manifest (read by src/http/page-assets.ts): the verification page (issue 27) and the
+ * managers' insights page (issue 36).
+ */
+export const PAGES = {
+  verify: {
+    script: "src/verify/page/page.ts",
+    style: "src/verify/page/page.css",
+    // Wallets' in-app browsers lag behind: what phones from some five years ago run.
+    target: ["es2020", "safari14", "chrome87", "firefox78"],
+  },
+  dashboard: {
+    script: "src/insights/dashboard/page/page.ts",
+    style: "src/insights/dashboard/page/page.css",
+    // Managers' own browsers, desktop or phone, of the last few years.
+    target: ["es2020", "safari15", "chrome96", "firefox91"],
+  },
+};
+
+/** Where a page's files go, beside their manifest. */
+export function pageDir(name) {
+  return `dist/${name}`;
+}
 
 /**
- * The verification page's script and style (issue 27), for browsers: one file each, minified,
- * named by their content's hash so a browser may keep them for good, and nothing loaded from
- * elsewhere (the page's Content-Security-Policy allows its own origin only). The manifest maps
- * each to its hashed name.
+ * A page's script and style, for browsers: one file each, minified, named by their content's hash
+ * so a browser may keep them for good, and nothing loaded from elsewhere (the pages'
+ * Content-Security-Policy allows their own origin only). The manifest maps each to its hashed name.
  */
-export async function buildVerifyPage(root = process.cwd(), outdir = `${root}/${PAGE_DIR}`) {
+export async function buildPage(root, name, outdir = `${root}/${pageDir(name)}`) {
+  const page = Object.hasOwn(PAGES, name) ? PAGES[name] : undefined;
+  if (!page) throw new Error(`build.mjs: no page named ${name}`);
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { page: "src/verify/page/page.ts", style: "src/verify/page/page.css" },
+    entryPoints: { page: page.script, style: page.style },
     outdir,
     bundle: true,
     format: "iife",
     platform: "browser",
-    // Wallets' in-app browsers lag behind: what phones from some five years ago run.
-    target: ["es2020", "safari14", "chrome87", "firefox78"],
+    target: page.target,
     minify: true,
     entryNames: "[name]-[hash]",
     metafile: true,
@@ -134,17 +156,17 @@ export async function buildVerifyPage(root = process.cwd(), outdir = `${root}/${
   });
   const manifest = {};
   for (const [file, output] of Object.entries(result.metafile.outputs)) {
-    const name = file.slice(file.lastIndexOf("/") + 1);
-    if (output.entryPoint?.endsWith(".ts")) manifest.script = name;
-    else if (name.endsWith(".css")) manifest.style = name;
+    const base = file.slice(file.lastIndexOf("/") + 1);
+    if (output.entryPoint?.endsWith(".ts")) manifest.script = base;
+    else if (base.endsWith(".css")) manifest.style = base;
   }
   writeFileSync(`${outdir}/manifest.json`, `${JSON.stringify(manifest)}\n`);
 }
 
-/** The page alone (running from the sources without dist/), leaving no esbuild process behind. */
-export async function buildVerifyPageAlone(root, outdir) {
+/** A page alone (running from the sources without dist/), leaving no esbuild process behind. */
+export async function buildPageAlone(root, name, outdir) {
   try {
-    await buildVerifyPage(root, outdir);
+    await buildPage(root, name, outdir);
   } finally {
     await stop();
   }

@@ -1,5 +1,6 @@
 /**
- * A real browser for the verification page's tests (issue 27): Debian's Chromium
+ * A real browser for the pages' tests (the verification page, issue 27; the managers' page, issue
+ * 36: launchChromium, no wallet): Debian's Chromium
  * (`apt-get install -y chromium`; .ci/run installs it), driven by playwright-core, which downloads
  * no browser of its own. Each page gets a wallet injected the way extensions do it, EIP-1193 as
  * `window.ethereum` and announced by EIP-6963, whose accounts and signatures come from a viem
@@ -10,7 +11,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import type { Hex, LocalAccount } from "viem";
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -136,6 +137,29 @@ async function answer(
   }
 }
 
+/** Says why Chromium did not launch and skips (undefined), or fails under CI=true. */
+function cannotLaunch(error: unknown): undefined {
+  const why = `Chromium cannot launch: ${(error as Error).message.split("\n")[0]}`;
+  if (process.env.CI === "true") throw new Error(`${why} (CI=true: the browser tests must run)`);
+  process.stderr.write(`\n*** SKIPPING the browser tests: ${why} ***\n\n`);
+  return undefined;
+}
+
+/**
+ * Chromium for pages that need no wallet (the managers' page), launched once for a test file:
+ * each `newContext()` is a fresh profile with cookies of its own (a second browser, say), with its
+ * own viewport. Undefined (after saying why on stderr) when it cannot launch outside CI.
+ */
+export async function launchChromium(): Promise<Browser | undefined> {
+  try {
+    if (!existsSync(CHROMIUM_PATH))
+      throw new Error(`${CHROMIUM_PATH} is missing (apt-get install -y chromium)`);
+    return await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: FLAGS });
+  } catch (error) {
+    return cannotLaunch(error);
+  }
+}
+
 /**
  * Chromium, launched once for a test file; undefined (after saying why on stderr) when it cannot
  * launch outside CI.
@@ -156,10 +180,7 @@ export async function launchBrowser(): Promise<BrowserHarness | undefined> {
     });
   } catch (error) {
     rmSync(userDataDir, { recursive: true, force: true });
-    const why = `Chromium cannot launch: ${(error as Error).message.split("\n")[0]}`;
-    if (process.env.CI === "true") throw new Error(`${why} (CI=true: the browser tests must run)`);
-    process.stderr.write(`\n*** SKIPPING the browser tests: ${why} ***\n\n`);
-    return undefined;
+    return cannotLaunch(error);
   }
   for (const page of context.pages()) await page.close();
   let opened = 0;
