@@ -38,6 +38,7 @@ import {
   connectAdapters,
   dataClients,
   dataServices,
+  sectionsOf,
   sharedParts,
 } from "./kernel/parts.ts";
 import type { Logger } from "./log.ts";
@@ -231,6 +232,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     dataMark: simulator ? SIMULATED_DATA_MARK : undefined,
     metrics,
     http,
+    charts,
     sending,
     platforms,
     services: {},
@@ -300,6 +302,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
   // One lease per chain (the leaders may differ). The default chain's also decides who delivers,
   // posts digests and retries reports.
   const leases = chainLeases(chains, store.leases, holder, config.lease.ttlMs, deps.monotonic);
+  const built = new Map<Feature, FeatureParts>();
   const kernel: Kernel = {
     ...core,
     services,
@@ -309,8 +312,8 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     holder,
     leases,
     leader: leases.get(chains[0]?.id ?? "") as Lease,
+    chatSections: sectionsOf(built),
   };
-  const built = new Map<Feature, FeatureParts>();
   for (const feature of features) built.set(feature, (await feature.build?.(kernel)) ?? {});
   const exposed = <E>(feature: Feature<E>) => built.get(feature as Feature)?.exposes as E;
   const { delivery, pollers } = exposed(BUILT_IN.alerts);

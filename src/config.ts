@@ -218,6 +218,13 @@ const SettingsSchema = z.object({
     /** Members re-checked in a minute at most (each re-check reads the data service). */
     checksPerMinute: env("GATE_CHECKS_PER_MINUTE", int(30, 1, 10_000)),
   }),
+  /**
+   * Insights (/insights, /dashboard): upstream calls the background reads of members' wallets may
+   * make in a minute (3 a wallet), a share that leaves commands their answers.
+   */
+  insights: z.object({
+    callsPerMinute: env("INSIGHTS_CALLS_PER_MINUTE", int(240, 3, 100_000)),
+  }),
   /** The one HTTP server (see resolveHttp): its port has two older names, kept as aliases. */
   http: z.object({
     port: env("HTTP_PORT", optionalPort),

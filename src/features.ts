@@ -1,6 +1,7 @@
 import { alertsFeature } from "./alerts/feature.ts";
 import { digestsFeature } from "./digests/feature.ts";
 import { gatesFeature } from "./gates/feature.ts";
+import { insightsFeature } from "./insights/feature.ts";
 import type { Feature } from "./kernel/feature.ts";
 import { reportsFeature } from "./reports/feature.ts";
 import { verifyFeature } from "./verify/feature.ts";
@@ -8,7 +9,7 @@ import { watchesFeature } from "./watches/feature.ts";
 
 /**
  * The bot's features, one line each, in the order they are set up, built and started (stopped in
- * the reverse). Gates come before verify, whose proofs they decide on.
+ * the reverse). Gates and insights come before verify, whose proofs they are told of.
  */
 export const FEATURES: readonly Feature[] = [
   alertsFeature,
@@ -16,6 +17,7 @@ export const FEATURES: readonly Feature[] = [
   digestsFeature,
   watchesFeature,
   gatesFeature,
+  insightsFeature,
   verifyFeature,
 ];
 

@@ -109,7 +109,7 @@ function outboundViolation(file: string, target: string): string | undefined {
 }
 
 /** The features (src/features.ts lists them): each a folder on the kernel. */
-const FEATURES = ["alerts", "digests", "watches", "gates", "verify", "reports"];
+const FEATURES = ["alerts", "digests", "watches", "gates", "verify", "reports", "insights"];
 
 /**
  * The kernel's folders (issue 35): config, logs, clock, the data clients and cache, limits, the

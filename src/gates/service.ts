@@ -217,6 +217,31 @@ export class GateService {
   }
 
   /** The n-th gate's log as CSV (newest first); empty string when there is no such gate. */
+  /**
+   * The chat's gates in /gate list's order, each with the people it admits now (granted, or in
+   * their grace period): what insights count and show managers.
+   */
+  async admitted(
+    platform: Platform,
+    chatId: string,
+  ): Promise<{ gate: Gate; number: number; userIds: string[] }[]> {
+    const gates = await this.deps.gates.forChat(platform, chatId);
+    return Promise.all(
+      gates.map(async (gate, i) => ({
+        gate,
+        number: i + 1,
+        userIds: (await this.deps.gates.members(gate.id))
+          .filter((member) => member.status !== "pending")
+          .map((member) => member.userId),
+      })),
+    );
+  }
+
+  /** A gate's latest log lines, newest first (the page's view of /gate log). */
+  log(gate: Gate, limit: number): Promise<GateLogEntry[]> {
+    return this.deps.gates.logOf(gate.id, limit);
+  }
+
   async logCsv(platform: Platform, chatId: string, n: number, limit = 1_000): Promise<string> {
     const gate = (await this.deps.gates.forChat(platform, chatId))[n - 1];
     if (!gate) return "";

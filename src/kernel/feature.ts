@@ -4,7 +4,9 @@ import type { ApiClient } from "../api/client.ts";
 import type { Shared } from "../cache/index.ts";
 import type { Chain } from "../chains.ts";
 import type { Config } from "../config.ts";
+import type { ChartDrawer } from "../core/charts.ts";
 import type { AnyCommand, CommandServices } from "../core/command.ts";
+import type { Platform } from "../core/platform.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { HttpHost, HttpRoute } from "../http/host.ts";
 import type { Health } from "../http/ops.ts";
@@ -102,8 +104,19 @@ export interface FeatureParts<Exposed = unknown> {
    * and leaves out one that is slow or fails.
    */
   figures?: (database: boolean) => Partial<Health> | Promise<Partial<Health>>;
+  /**
+   * What it keeps for a chat, in words, for the chat's managers (the manager's page shows each
+   * feature's: subscriptions, digests, watches).
+   */
+  chatSections?: (platform: Platform, chatId: string) => Promise<ChatSection[]>;
   /** Expired rows deleted by the hourly prune, each with what to say when it fails. */
   prune?: readonly { what: string; run: () => Promise<unknown> }[];
+}
+
+/** A feature's section of what it keeps for a chat: a title and plain lines (none: "none"). */
+export interface ChatSection {
+  title: string;
+  lines: string[];
 }
 
 /** The kernel as the features' setups see it: no runtime, adapter or outbound yet. */
@@ -130,6 +143,8 @@ export interface KernelCore {
   readonly metrics: Metrics;
   /** The HTTP host (listening once the bot starts: `http.port`). */
   readonly http: HttpHost;
+  /** Draws a chart spec as a PNG (the answers' painter, with its cache). */
+  readonly charts: ChartDrawer;
   /**
    * The outbound module, bound once it is built (on the adapters, built on the runtime, built on
    * the features' services): a service set up here sends through it when it runs (a proof's
@@ -151,6 +166,8 @@ export interface Kernel extends KernelCore {
   readonly outbound: Outbound;
   /** This process's name in every lease and claim. */
   readonly holder: string;
+  /** Every feature's sections for a chat (FeatureParts.chatSections), in the features' order. */
+  chatSections(platform: Platform, chatId: string): Promise<ChatSection[]>;
   /** Each chain's poller lease; the default chain's (`leader`) decides the leader's jobs. */
   readonly leases: ReadonlyMap<string, Lease>;
   readonly leader: Lease;

@@ -11,6 +11,7 @@ import type { Simulator } from "../simulator/index.ts";
 import { connect, listen } from "../startup.ts";
 import type { LeaseStore } from "../store/types.ts";
 import { settledBy } from "../within.ts";
+import type { FeatureParts, Kernel } from "./feature.ts";
 
 /**
  * The kernel's parts that bot.ts opens first, each pushing its closer on `opened` (closed last
@@ -201,4 +202,17 @@ export function chainLeases(
       }),
     ]),
   );
+}
+
+/**
+ * Every built feature's sections for a chat (FeatureParts.chatSections), in the features' order:
+ * read when asked, so a feature built early sees those built after it.
+ */
+export function sectionsOf(built: ReadonlyMap<unknown, FeatureParts>): Kernel["chatSections"] {
+  return async (platform, chatId) =>
+    (
+      await Promise.all(
+        [...built.values()].map((part) => part.chatSections?.(platform, chatId) ?? []),
+      )
+    ).flat();
 }

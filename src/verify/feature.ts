@@ -14,6 +14,7 @@ export const verifyFeature: Feature<VerifyService> = {
   setup(kernel) {
     const { config, http } = kernel;
     const gates = kernel.services.gates;
+    const insights = kernel.services.insights;
     const confirm = confirmThrough(() => kernel.sending.get(), config.commandDeadlineMs);
     const service = createVerifyService({
       store: kernel.store,
@@ -26,6 +27,13 @@ export const verifyFeature: Feature<VerifyService> = {
         // not wait for it.
         void gates?.onProved(notice.origin.platform, notice.origin.userId, {
           chatId: notice.origin.chatId,
+          ...(notice.origin.platform === "discord" && notice.origin.place
+            ? { guildId: notice.origin.place }
+            : {}),
+        });
+        // The community it was proved from counts them among its members (insights).
+        insights?.noteProof(notice.origin).catch((error: unknown) => {
+          kernel.logger.warn({ err: error }, "could not count a proof among a community's members");
         });
         await confirm(notice);
       },

@@ -4,6 +4,7 @@ import type { HttpRoute, RequestBody } from "../http/host.ts";
 import type { Logger } from "../log.ts";
 import { escapeHtml } from "../render/telegram.ts";
 import { type PageAssets, pageAssets } from "./assets.ts";
+import { MANAGERS_SEE } from "./consent.ts";
 import {
   LINK_TOKEN,
   type VerifyPageState,
@@ -286,6 +287,7 @@ function verifyPage(state: VerifyPageState, assets: PageAssets): string {
     `<h1>Prove your wallet</h1>
 <p>Connect the wallet you hold on ${escapeHtml(state.chainName)} and sign a message: that proves to the bot the wallet is yours. Signing is free: it sends no transaction and moves nothing.</p>
 <p>The bot never asks for your recovery phrase or private key. Never type them anywhere.</p>
+<p class="consent">${escapeHtml(MANAGERS_SEE)}</p>
 <button type="button" id="connect">Connect wallet</button>
 <div id="wallets"></div>
 <p id="status" role="status"></p>

@@ -1,0 +1,139 @@
+import dashboardCommand from "../../commands/dashboard.ts";
+import insightsCommand from "../../commands/insights.ts";
+import type { Platform } from "../core/platform.ts";
+import { publicBaseUrl } from "../http/host.ts";
+import { SLOW_JOB_BOUND_MS } from "../jobs/job.ts";
+import { LeasedLoop, MinuteBudget } from "../jobs/leased-loop.ts";
+import type { Feature } from "../kernel/feature.ts";
+import { readSome } from "./background.ts";
+import { insightCharts } from "./charts.ts";
+import { dashboardRoutes } from "./dashboard/routes.ts";
+import { CALLS_PER_WALLET } from "./reads.ts";
+import { InsightsService, READ_TTL_MS } from "./service.ts";
+import { simulatedCommunity } from "./simulated.ts";
+import { INSIGHT_MIGRATIONS, insightStoreOf } from "./store.ts";
+import type { DashboardApi } from "./types.ts";
+
+/** The background reads' lease: one instance reads members' wallets at a time. */
+export const INSIGHTS_LEASE = "insights";
+/** How often the background reads look for wallets to read. */
+const TICK_MS = 10_000;
+
+declare module "../core/command.ts" {
+  interface CommandServices {
+    /** Insights of a community's proved members (/insights, /dashboard, /wallets private). */
+    insights?: InsightsService;
+  }
+}
+
+/**
+ * Insights (issue 36): what a community's managers learn of the members who proved a wallet
+ * there, in chat (/insights) and on a manager's page (/dashboard); members' wallets are read in
+ * the background on a lease, within a share of the upstream budget.
+ */
+export const insightsFeature: Feature<InsightsService> = {
+  name: "insights",
+  migrations: INSIGHT_MIGRATIONS,
+  commands: [insightsCommand, dashboardCommand],
+  setup(kernel) {
+    const { config, store } = kernel;
+    const logger = kernel.logger.child({ part: "insights" });
+    const membership = (platform: Platform) =>
+      kernel.platforms.get().find((adapter) => adapter.platform === platform)?.gateMembership;
+    const service = new InsightsService({
+      sql: store.sql,
+      chains: kernel.chains,
+      apis: kernel.apis,
+      names: (chain) => kernel.stores.collectionIndexes.get(chain),
+      gates: () => kernel.services.gates,
+      isMember: async (platform, place, userId) => {
+        const check = membership(platform)?.isMember;
+        return check ? check(place, userId) : undefined;
+      },
+      simulated: kernel.dataMark ? simulatedCommunity(kernel.dataMark, kernel.apis) : undefined,
+      baseUrl: () =>
+        publicBaseUrl(config.http.publicUrl, kernel.http.port ?? config.http.port ?? 0),
+      now: kernel.now,
+      logger,
+    });
+    return {
+      services: { insights: service },
+      moveChat: (platform, from, to) =>
+        insightStoreOf(store).moveChat(platform as Platform, from, to),
+    };
+  },
+  build(kernel) {
+    const service = kernel.services.insights as InsightsService;
+    const logger = kernel.logger.child({ part: "insights" });
+    const now = kernel.now;
+    const perMinute = kernel.config.insights.callsPerMinute;
+    const budget = new MinuteBudget(perMinute, now);
+    const loop = new LeasedLoop({
+      lease: INSIGHTS_LEASE,
+      name: "insights",
+      leases: kernel.store.leases,
+      holder: kernel.holder,
+      tickMs: TICK_MS,
+      logger,
+      now,
+      monotonic: kernel.monotonic,
+      messages: {
+        failed: "insights' background reads failed; will try again",
+        notReleased: "could not release the insights lease",
+      },
+      onFailure: () => {
+        service.failures++;
+      },
+    });
+    service.pacePerMinute = Math.floor(perMinute / CALLS_PER_WALLET);
+    const charts = insightCharts(kernel.charts, logger);
+    const api: DashboardApi = {
+      open: (token) => service.links.open(token),
+      session: (id) => service.links.session(id),
+      view: (session, signal) => service.view(session.community, session.chain, signal),
+      members: (session, query) => service.members(session.community, session.chain, query),
+      membersCsv: (session) => service.membersCsv(session.community, session.chain),
+      gates: (session) => service.gatesWithLog(session.community, session.chain),
+      sections: (session) =>
+        kernel.chatSections(session.community.platform, session.community.channelId),
+      chart: async (session, which) =>
+        charts(await service.view(session.community, session.chain), which),
+    };
+    return {
+      exposes: service,
+      routes: dashboardRoutes({ api, logger, publicUrl: kernel.config.http.publicUrl }),
+      jobs: [
+        {
+          name: "insights",
+          start: () =>
+            loop.start(async (signal) => {
+              const hold = await loop.hold(signal);
+              if (!hold) return;
+              try {
+                const wallets = Math.floor(budget.left() / CALLS_PER_WALLET);
+                if (wallets <= 0) return;
+                const read = await readSome(service, wallets, hold.signal).catch(
+                  (error: unknown) => {
+                    // A stop or a lost lease ends the round's calls: not a failure.
+                    if (hold.signal.aborted) return 0;
+                    throw error;
+                  },
+                );
+                budget.spend(read * CALLS_PER_WALLET);
+              } finally {
+                hold.end();
+              }
+            }),
+          stop: () => loop.stop(),
+          checks: () => loop.checks(Math.max(3 * TICK_MS, SLOW_JOB_BOUND_MS)),
+        },
+      ],
+      prune: [
+        {
+          what: "insights' links and old reads",
+          run: () => insightStoreOf(kernel.store).prune(now(), now() - 2 * READ_TTL_MS),
+        },
+      ],
+    };
+  },
+};
