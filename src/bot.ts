@@ -124,6 +124,8 @@ export interface Bot {
    */
   gates: ExposedBy<typeof BUILT_IN.gates>["service"];
   gateRecheck: ExposedBy<typeof BUILT_IN.gates>["recheck"];
+  /** Insights of communities' proved members (issue 36): the page's links, the service. */
+  insights: ExposedBy<typeof BUILT_IN.insights>;
   metrics: Metrics;
   health: () => Promise<Health>;
   /** Resolves when the console's input has ended and every reply is out (console mode only). */
@@ -399,6 +401,7 @@ async function build(config: Config, deps: BotDeps, opened: (() => unknown)[]): 
     digests: exposed(BUILT_IN.digests),
     watches: exposed(BUILT_IN.watches),
     gates: gateParts.service,
+    insights: exposed(BUILT_IN.insights),
     gateRecheck: gateParts.recheck,
     metrics,
     health,

@@ -27,6 +27,7 @@ export const BUILT_IN = {
   digests: digestsFeature,
   watches: watchesFeature,
   gates: gatesFeature,
+  insights: insightsFeature,
   verify: verifyFeature,
 } as const;
 

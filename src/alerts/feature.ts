@@ -99,6 +99,16 @@ export const alertsFeature: Feature<AlertsExposed> = {
     const first = pollers.get(chains[0]?.id ?? "") as NewContractPoller;
     return {
       exposes: { delivery, pollers },
+      // The manager's page: the chat's subscriptions, as /subscriptions lists them.
+      chatSections: async (platform, chatId) => [
+        {
+          title: "New-collection alerts",
+          lines: (await alertStoresOf(kernel.store).subscriptions.forChat(platform, chatId)).map(
+            (s) =>
+              `${s.chain}: ${s.types === "all" ? "ERC721 and ERC1155" : s.types.toUpperCase()}${Object.keys(s.rules).length > 0 ? ", with rules (/alerts)" : ""}${s.pausedAt === null ? "" : ` (paused: ${s.pauseReason ?? "the chat refused the bot"})`}`,
+          ),
+        },
+      ],
       // The default chain's poller, and with several chains each one's, by chain id.
       figures: () => {
         if (!several) return { poller: first.health() };

@@ -59,6 +59,12 @@ export interface Invocation {
    * of `chatId` on the same platform (a button under a confidential reply, pressed in private).
    */
   canManageChannel: (chatId?: string) => Promise<boolean>;
+  /**
+   * Whether the person manages the whole community (Discord: Manage Server, or Administrator;
+   * elsewhere as `canManageChannel`): what seeing its members' insights takes. Absent: as
+   * `canManageChannel`.
+   */
+  canManageCommunity?: () => Promise<boolean>;
 }
 
 /** A person across platforms, "telegram:42": what rate limits, report prompts and subscriptions name. */

@@ -31,6 +31,16 @@ export const digestsFeature: Feature<DigestScheduler> = {
     });
     return {
       exposes: digests,
+      // The manager's page: the chat's digests, as /digest list gives them.
+      chatSections: async (platform, chatId) => [
+        {
+          title: "Digests",
+          lines: (await digestStoreOf(kernel.store).forChat(platform, chatId)).map(
+            (d) =>
+              `${d.cadence === "weekly" ? `weekly (day ${d.weekday})` : "daily"} at ${d.time} ${d.zone}: top ${d.metric} ${d.period} on ${d.chain}`,
+          ),
+        },
+      ],
       jobs: [
         {
           name: "digests",

@@ -29,7 +29,8 @@ export async function communityOf(ctx: CommandContext, what: string): Promise<Co
       "wrong_chat_kind",
       `Insights are a community's: use /${what} in a Discord server's channel or a Telegram group, as one of its managers.`,
     );
-  if (!(await ctx.invocation.canManageChannel()))
+  const manages = ctx.invocation.canManageCommunity ?? (() => ctx.invocation.canManageChannel());
+  if (!(await manages()))
     throw new UserError(
       "not_manager",
       `Only people who can manage this ${platform === "telegram" ? "group" : "server"} see its insights.`,

@@ -12,10 +12,12 @@ import { CALLS_PER_WALLET } from "./reads.ts";
 import { InsightsService, READ_TTL_MS } from "./service.ts";
 import { simulatedCommunity } from "./simulated.ts";
 import { INSIGHT_MIGRATIONS, insightStoreOf } from "./store.ts";
-import type { DashboardApi } from "./types.ts";
+import type { DashboardApi, DashboardSession, InsightsView } from "./types.ts";
 
 /** The background reads' lease: one instance reads members' wallets at a time. */
 export const INSIGHTS_LEASE = "insights";
+/** How long the page's view of a community is kept for its charts' requests. */
+const VIEW_KEPT_MS = 10_000;
 /** How often the background reads look for wallets to read. */
 const TICK_MS = 10_000;
 
@@ -87,17 +89,28 @@ export const insightsFeature: Feature<InsightsService> = {
     });
     service.pacePerMinute = Math.floor(perMinute / CALLS_PER_WALLET);
     const charts = insightCharts(kernel.charts, logger);
+    // A page load reads the view and its three charts at once: one view for them all.
+    const views = new Map<string, { at: number; view: Promise<InsightsView> }>();
+    const viewOf = (session: DashboardSession, signal?: AbortSignal) => {
+      const key = `${session.community.platform}:${session.community.id}:${session.chain}`;
+      const kept = views.get(key);
+      if (kept && now() - kept.at < VIEW_KEPT_MS) return kept.view;
+      const view = service.view(session.community, session.chain, signal);
+      views.set(key, { at: now(), view });
+      view.catch(() => views.delete(key));
+      if (views.size > 100) views.delete(views.keys().next().value as string);
+      return view;
+    };
     const api: DashboardApi = {
       open: (token) => service.links.open(token),
       session: (id) => service.links.session(id),
-      view: (session, signal) => service.view(session.community, session.chain, signal),
+      view: (session, signal) => viewOf(session, signal),
       members: (session, query) => service.members(session.community, session.chain, query),
       membersCsv: (session) => service.membersCsv(session.community, session.chain),
       gates: (session) => service.gatesWithLog(session.community, session.chain),
       sections: (session) =>
         kernel.chatSections(session.community.platform, session.community.channelId),
-      chart: async (session, which) =>
-        charts(await service.view(session.community, session.chain), which),
+      chart: async (session, which) => charts(await viewOf(session), which),
     };
     return {
       exposes: service,

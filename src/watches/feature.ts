@@ -28,6 +28,16 @@ export const watchesFeature: Feature<WatchChecker> = {
     watchCounters(kernel.metrics.registry, () => watches.stats);
     return {
       exposes: watches,
+      // The manager's page: the chat's watches, as /watch list gives them.
+      chatSections: async (platform, chatId) => [
+        {
+          title: "Watches",
+          lines: (await watchStoreOf(kernel.store).forChat(platform, chatId)).map(
+            (w) =>
+              `${w.kind} ${w.label} on ${w.chain}${w.ownersPercent === null ? "" : `: owners ±${w.ownersPercent}%/day`}${w.whalesPoints === null ? "" : `, whales ±${w.whalesPoints} pts`}`,
+          ),
+        },
+      ],
       jobs: [
         {
           name: "watches",

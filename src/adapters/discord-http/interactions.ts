@@ -51,6 +51,8 @@ export class UnsupportedInteraction extends Error {
 
 const EPHEMERAL = MessageFlags.Ephemeral;
 const MANAGE = PermissionFlagsBits.ManageChannels | PermissionFlagsBits.Administrator;
+/** What seeing a server's members takes: Manage Server (or Administrator). */
+const MANAGE_SERVER = PermissionFlagsBits.ManageGuild | PermissionFlagsBits.Administrator;
 
 /** Refusals, errors, private and confidential answers are for the invoker's eyes only. */
 const isForInvoker = ({ reply, outcome }: Answered) =>
@@ -98,6 +100,8 @@ function invocation(
       if (chatId !== undefined && chatId !== channelId) return false;
       return inGuild ? (permissions & MANAGE) !== 0n : true;
     },
+    // Its members' wallets are the server's managers' business, not a channel moderator's.
+    canManageCommunity: async () => inGuild && (permissions & MANAGE_SERVER) !== 0n,
   };
 }
 

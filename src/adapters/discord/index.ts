@@ -225,6 +225,10 @@ export class DiscordAdapter implements ChatAdapter {
           ? (interaction.memberPermissions?.has(PermissionFlagsBits.ManageChannels) ?? false)
           : true;
       },
+      // Its members' wallets are the server's managers' business, not a channel moderator's.
+      canManageCommunity: async () =>
+        interaction.inGuild() &&
+        (interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild) ?? false),
     };
   }
 
