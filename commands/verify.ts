@@ -5,7 +5,10 @@ import type { VerifyRefusal } from "../src/verify/types.ts";
 
 /** The start payload that runs /verify <chain> in the private chat (Telegram's group button). */
 export function verifyStart(chain: string, group?: string): string {
-  return group === undefined ? `verify_${chain}` : `verify_${chain}_${group}`;
+  // A Telegram group's id is a number (negative): anything else is left out of the payload.
+  return group !== undefined && /^-?\d{1,20}$/.test(group)
+    ? `verify_${chain}_${group}`
+    : `verify_${chain}`;
 }
 
 /**

@@ -107,7 +107,8 @@ describe("/verify on Telegram", () => {
         [
           {
             text: "Verify in private chat",
-            url: `https://t.me/${fake.botInfo.username}?start=verify_ethereum`,
+            // The group's id rides along: a proof through it makes a member of this group.
+            url: `https://t.me/${fake.botInfo.username}?start=verify_ethereum_-4001`,
           },
         ],
       ],
@@ -127,6 +128,14 @@ describe("/verify on Telegram", () => {
       chain: "ethereum",
       confirm: undefined,
     });
+  });
+
+  it("/start verify_<chain>_<group> gives the link, which keeps the group it came from and the name", async () => {
+    const answer = await ask(dm, "/start verify_ethereum_-4001");
+    expect(answer.params.chat_id).toBe(alice.id);
+    const link = await stored(linkIn(String(answer.params.text)));
+    expect(link).toMatchObject({ chatId: "1001", chain: "ethereum", place: "-4001" });
+    expect(link?.name).toBeTruthy();
   });
 
   it("a /start payload of no command, or /start in a group, runs no /verify; Start alone is /help", async () => {

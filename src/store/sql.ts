@@ -37,9 +37,22 @@ export function sqlLayer(runner: Sql, makeDialect: () => Dialect): SqlLayer {
       if (Object.keys(migrations).length === 0) return [];
       // Kysely's own driver runs the migrations (its Migrator executes them); it is built for
       // them and dropped after, never destroyed (that would close the store's connection).
+      const db = new Kysely<Record<string, { name: string }>>({ dialect: makeDialect() });
+      // A feature taken off the list leaves its migrations run: they stand as done (an empty
+      // step, never run again) instead of Kysely's "corrupted migrations" refusing every start.
+      const done = await db
+        .selectFrom(FEATURE_MIGRATIONS_TABLE)
+        .select("name")
+        .execute()
+        .catch(() => []);
+      const gone = Object.fromEntries(
+        done
+          .filter((row) => !(row.name in migrations))
+          .map((row) => [row.name, { up: async () => {} }]),
+      );
       const migrator = new Migrator({
-        db: new Kysely<unknown>({ dialect: makeDialect() }),
-        provider: { getMigrations: async () => ({ ...migrations }) },
+        db,
+        provider: { getMigrations: async () => ({ ...gone, ...migrations }) },
         migrationTableName: FEATURE_MIGRATIONS_TABLE,
         migrationLockTableName: FEATURE_MIGRATIONS_LOCK_TABLE,
         // Features are added over time, each with its own names: a new feature's first migration
