@@ -1,4 +1,4 @@
-import { defineCommand } from "../src/core/command.ts";
+import { type CommandContext, defineCommand } from "../src/core/command.ts";
 import {
   behaviorLabel,
   formatNumber,
@@ -231,97 +231,113 @@ export default defineCommand({
     "/insights collection azuki",
     "/insights export",
   ],
-  async run(ctx, { action, collection }) {
-    const community = await communityOf(ctx, "insights");
-    const insights = insightsOf(ctx);
-    const chain = ctx.chain.id;
-    const now = ctx.now();
-    const wanted = action ?? "show";
-    if ((wanted === "overlap" || wanted === "collection") && !collection) {
-      if (wanted === "collection") {
-        const current = await insights.collectionOf(community, chain);
-        return {
-          text: current
-            ? `Your community's collection on ${ctx.chain.name} is ${current.name} (${fullAddress(current.address)})${current.source === "gate" ? ", from a gate's holds criterion" : ""}. /insights collection <collection> sets another.`
-            : `No collection is set on ${ctx.chain.name}. /insights collection <collection> sets it (else a gate's holds criterion is used).`,
-          tone: "info",
-        };
-      }
-      throw new UserError(
-        "missing_argument",
-        "Which collection? /insights overlap <collection>, e.g. /insights overlap azuki.",
-      );
-    }
-    if (collection && wanted !== "overlap" && wanted !== "collection")
-      throw new UserError(
-        "unexpected_argument",
-        `/insights ${wanted} takes no collection. Usage: /insights overlap <collection> or /insights collection <collection>.`,
-      );
-    if (wanted === "collection" && collection) {
-      await insights.store.setCollection(
-        community.platform,
-        community.id,
-        chain,
-        collection,
-        ctx.invocation.user.id,
-        now.getTime(),
-      );
-      const name = ctx.collections.name(collection) ?? fullAddress(collection);
+  requiresPerson: true,
+  async run(ctx, args) {
+    // Only managers see insights: every answer is for the asker's eyes (ephemeral on Discord, the
+    // private chat on Telegram), aggregates included.
+    const reply = await answer(ctx, args);
+    return reply.confidential
+      ? reply
+      : { ...reply, confidential: { what: "the community's insights" } };
+  },
+});
+
+async function answer(
+  ctx: CommandContext,
+  {
+    action,
+    collection,
+  }: { action?: (typeof ACTIONS)[number]["value"] | undefined; collection?: string | undefined },
+): Promise<Reply> {
+  const community = await communityOf(ctx, "insights");
+  const insights = insightsOf(ctx);
+  const chain = ctx.chain.id;
+  const now = ctx.now();
+  const wanted = action ?? "show";
+  if ((wanted === "overlap" || wanted === "collection") && !collection) {
+    if (wanted === "collection") {
+      const current = await insights.collectionOf(community, chain);
       return {
-        text: `Your community's collection on ${ctx.chain.name} is now ${name}: /insights compares your members with its owners.`,
-        tone: "success",
-      };
-    }
-    if (wanted === "overlap" && collection) {
-      const name = ctx.collections.name(collection) ?? fullAddress(collection);
-      const found = await insights.overlap(community, chain, collection);
-      const simulated = insights.isSimulated(community);
-      const base = `From the holdings of ${found.progress.read.toLocaleString("en-US")} of ${found.progress.total.toLocaleString("en-US")} members' wallets read so far.`;
-      if (found.belowFloor)
-        return {
-          text: `Fewer than ${MIN_PEOPLE} members have proved a wallet here: no figures yet.`,
-          tone: "info",
-        };
-      return {
-        title: `Members holding ${name}`,
-        text: [
-          found.holders === undefined
-            ? `Fewer than ${MIN_PEOPLE} of your ${found.members.toLocaleString("en-US")} members hold ${name}.`
-            : `${found.holders.toLocaleString("en-US")} of your ${found.members.toLocaleString("en-US")} members hold ${name}.`,
-          found.holders === undefined
-            ? ""
-            : found.whales === undefined
-              ? `Fewer than ${MIN_PEOPLE} of them are whales.`
-              : `${found.whales.toLocaleString("en-US")} of them are whales${found.namedWhales.length > 0 ? `: ${found.namedWhales.join(", ")}` : ""}.`,
-        ]
-          .filter(Boolean)
-          .join("\n"),
-        footer: [simulated ? "A simulated community of the simulator's wallets." : "", base]
-          .filter(Boolean)
-          .join(" "),
-        confidential: { what: `the members holding ${name}` },
+        text: current
+          ? `Your community's collection on ${ctx.chain.name} is ${current.name} (${fullAddress(current.address)})${current.source === "gate" ? ", from a gate's holds criterion" : ""}. /insights collection <collection> sets another.`
+          : `No collection is set on ${ctx.chain.name}. /insights collection <collection> sets it (else a gate's holds criterion is used).`,
         tone: "info",
       };
     }
-    if (wanted === "export") {
-      const { name, csv, rows } = await insights.membersCsv(community, chain);
+    throw new UserError(
+      "missing_argument",
+      "Which collection? /insights overlap <collection>, e.g. /insights overlap azuki.",
+    );
+  }
+  if (collection && wanted !== "overlap" && wanted !== "collection")
+    throw new UserError(
+      "unexpected_argument",
+      `/insights ${wanted} takes no collection. Usage: /insights overlap <collection> or /insights collection <collection>.`,
+    );
+  if (wanted === "collection" && collection) {
+    await insights.store.setCollection(
+      community.platform,
+      community.id,
+      chain,
+      collection,
+      ctx.invocation.user.id,
+      now.getTime(),
+    );
+    const name = ctx.collections.name(collection) ?? fullAddress(collection);
+    return {
+      text: `Your community's collection on ${ctx.chain.name} is now ${name}: /insights compares your members with its owners.`,
+      tone: "success",
+    };
+  }
+  if (wanted === "overlap" && collection) {
+    const name = ctx.collections.name(collection) ?? fullAddress(collection);
+    const found = await insights.overlap(community, chain, collection);
+    const simulated = insights.isSimulated(community);
+    const base = `From the holdings of ${found.progress.read.toLocaleString("en-US")} of ${found.progress.total.toLocaleString("en-US")} members' wallets read so far.`;
+    if (found.belowFloor)
       return {
-        text: `The members of ${community.title ?? "this community"} who proved a wallet: ${rows.toLocaleString("en-US")} listed (people who chose /wallets private are left out), with their wallets, behavior, spend and the gates they pass.`,
-        confidential: { what: "the member list" },
-        files: [{ name, contentType: "text/csv", data: new TextEncoder().encode(csv) }],
+        text: `Fewer than ${MIN_PEOPLE} members have proved a wallet here: no figures yet.`,
+        tone: "info",
       };
-    }
-    const view = await insights.view(community, chain, ctx.signal);
-    if (view.belowFloor) return belowFloor(view, now);
-    switch (wanted) {
-      case "spend":
-        return spend(view, now);
-      case "held":
-        return held(view, now);
-      case "trend":
-        return trend(view, now);
-      default:
-        return overview(view, now);
-    }
-  },
-});
+    return {
+      title: `Members holding ${name}`,
+      text: [
+        found.holders === undefined
+          ? `Fewer than ${MIN_PEOPLE} of your ${found.members.toLocaleString("en-US")} members hold ${name}.`
+          : `${found.holders.toLocaleString("en-US")} of your ${found.members.toLocaleString("en-US")} members hold ${name}.`,
+        found.holders === undefined
+          ? ""
+          : found.whales === undefined
+            ? `Fewer than ${MIN_PEOPLE} of them are whales.`
+            : `${found.whales.toLocaleString("en-US")} of them are whales${found.namedWhales.length > 0 ? `: ${found.namedWhales.join(", ")}` : ""}.`,
+      ]
+        .filter(Boolean)
+        .join("\n"),
+      footer: [simulated ? "A simulated community of the simulator's wallets." : "", base]
+        .filter(Boolean)
+        .join(" "),
+      confidential: { what: `the members holding ${name}` },
+      tone: "info",
+    };
+  }
+  if (wanted === "export") {
+    const { name, csv, rows } = await insights.membersCsv(community, chain);
+    return {
+      text: `The members of ${community.title ?? "this community"} who proved a wallet: ${rows.toLocaleString("en-US")} listed (people who chose /wallets private are left out), with their wallets, behavior, spend and the gates they pass.`,
+      confidential: { what: "the member list" },
+      files: [{ name, contentType: "text/csv", data: new TextEncoder().encode(csv) }],
+    };
+  }
+  const view = await insights.view(community, chain, ctx.signal);
+  if (view.belowFloor) return belowFloor(view, now);
+  switch (wanted) {
+    case "spend":
+      return spend(view, now);
+    case "held":
+      return held(view, now);
+    case "trend":
+      return trend(view, now);
+    default:
+      return overview(view, now);
+  }
+}

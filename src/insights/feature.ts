@@ -125,6 +125,8 @@ export const insightsFeature: Feature<InsightsService> = {
               try {
                 const wallets = Math.floor(budget.left() / CALLS_PER_WALLET);
                 if (wallets <= 0) return;
+                // The day's snapshots taken in the round count against the share too.
+                const before = service.aggregateCalls;
                 const read = await readSome(service, wallets, hold.signal).catch(
                   (error: unknown) => {
                     // A stop or a lost lease ends the round's calls: not a failure.
@@ -132,7 +134,7 @@ export const insightsFeature: Feature<InsightsService> = {
                     throw error;
                   },
                 );
-                budget.spend(read * CALLS_PER_WALLET);
+                budget.spend(read * CALLS_PER_WALLET + service.aggregateCalls - before);
               } finally {
                 hold.end();
               }

@@ -89,6 +89,8 @@ export class InsightsService {
   private readonly known = new Map<string, Known>();
   /** Wallet reads per minute in the background (set by the job), for the answers' estimate. */
   pacePerMinute = 0;
+  /** Upstream calls the communities' aggregates (their daily snapshots) have taken. */
+  aggregateCalls = 0;
   /** Background rounds that failed (logged by the job). */
   failures = 0;
 
@@ -269,6 +271,7 @@ export class InsightsService {
       return { aggregates: undefined, takenAt: this.deps.now(), people: people.length };
     const wallets = [...new Set(people.flatMap((p) => p.wallets))];
     const aggregates = await readAggregates(this.api(chain), wallets, collection, signal);
+    this.aggregateCalls += aggregates.calls;
     const at = this.deps.now();
     await this.store.putSnapshot(
       community,

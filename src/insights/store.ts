@@ -165,12 +165,18 @@ export class InsightStore {
 
   /** The community's members who keep their wallets private. */
   async privateOf(platform: Platform, userIds: readonly string[]): Promise<Set<string>> {
-    if (userIds.length === 0) return new Set();
-    const rows = await this.sql.all(
-      this.q.selectFrom("insight_private").select("user_id").where("platform", "=", platform),
-    );
-    const wanted = new Set(userIds);
-    return new Set(rows.map((row) => row.user_id).filter((id) => wanted.has(id)));
+    const out = new Set<string>();
+    for (let i = 0; i < userIds.length; i += 500) {
+      const rows = await this.sql.all(
+        this.q
+          .selectFrom("insight_private")
+          .select("user_id")
+          .where("platform", "=", platform)
+          .where("user_id", "in", userIds.slice(i, i + 500)),
+      );
+      for (const row of rows) out.add(row.user_id);
+    }
+    return out;
   }
 
   async isPrivate(platform: Platform, userId: string): Promise<boolean> {
