@@ -100,6 +100,12 @@ for (const backend of backends) {
       });
     }
 
+    /** Person u<i> proves the i-th known wallet from the server. */
+    async function join(i: number) {
+      await prove(`u${i}`, known[i] as string);
+      await service.noteProof({ platform: "discord", userId: `u${i}`, place: "g1", name: `P${i}` });
+    }
+
     it("a proof from a server makes a member; none from a DM; a Telegram group only when Telegram says they are in it", async () => {
       await prove("u1", known[0] as string);
       await service.noteProof({ platform: "discord", userId: "u1", place: "g1", name: "Ana" });
@@ -120,15 +126,7 @@ for (const backend of backends) {
     });
 
     it("below 5 members nothing is aggregated; at 5, behaviors add up over the wallets and gate counts follow the floor", async () => {
-      for (let i = 2; i <= 4; i++) {
-        await prove(`u${i}`, known[i] as string);
-        await service.noteProof({
-          platform: "discord",
-          userId: `u${i}`,
-          place: "g1",
-          name: `P${i}`,
-        });
-      }
+      for (let i = 2; i <= 4; i++) await join(i);
       const few = await service.view(guild, "ethereum");
       expect(few.members).toBe(4);
       expect(few.belowFloor).toBe(true);
@@ -157,15 +155,7 @@ for (const backend of backends) {
     });
 
     it("the background reads read each wallet once a day; spend quartiles, holdings per person and the overlap follow", async () => {
-      for (let i = 7; i <= 12; i++) {
-        await prove(`u${i}`, known[i] as string);
-        await service.noteProof({
-          platform: "discord",
-          userId: `u${i}`,
-          place: "g1",
-          name: `P${i}`,
-        });
-      }
+      for (let i = 7; i <= 12; i++) await join(i);
       clock += 61_000;
       const before = await service.view(guild, "ethereum");
       expect(before.progress).toMatchObject({ read: 0, total: 12 });

@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import type { ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -83,4 +84,22 @@ export function pageAssetsLoader(page: PageName): () => Promise<PageAssets> {
     });
     return started;
   };
+}
+
+/**
+ * Sends one of a page's built files: named by their content's hash, so a browser keeps it for
+ * good (a new build has new names).
+ */
+export function sendAsset(
+  res: ServerResponse,
+  file: { body: Buffer; type: string },
+  headers: Readonly<Record<string, string>>,
+): void {
+  res
+    .writeHead(200, {
+      ...headers,
+      "content-type": file.type,
+      "cache-control": "public, max-age=31536000, immutable",
+    })
+    .end(file.body);
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import type { HttpRoute, RequestBody } from "../http/host.ts";
+import { sendAsset } from "../http/page-assets.ts";
 import type { Logger } from "../log.ts";
 import { escapeHtml } from "../render/telegram.ts";
 import { type PageAssets, pageAssets } from "./assets.ts";
@@ -201,14 +202,7 @@ export function verifyRoutes(options: VerifyRoutesOptions): HttpRoute[] {
           if (method !== "GET" && method !== "HEAD") return notAllowed(req, res, "GET, HEAD");
           const file = (await pageAssets()).files.get(action);
           if (!file) return notFound(req, res);
-          res
-            .writeHead(200, {
-              ...SECURITY_HEADERS,
-              "content-type": file.type,
-              // Named by their content's hash: a new build has new names.
-              "cache-control": "public, max-age=31536000, immutable",
-            })
-            .end(file.body);
+          sendAsset(res, file, SECURITY_HEADERS);
           return;
         }
         if (action === undefined) {

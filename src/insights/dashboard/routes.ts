@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import type { HttpRoute } from "../../http/host.ts";
-import { type PageAssets, pageAssetsLoader } from "../../http/page-assets.ts";
+import { type PageAssets, pageAssetsLoader, sendAsset } from "../../http/page-assets.ts";
 import { type Logger, scrubSecrets } from "../../log.ts";
 import { escapeHtml } from "../../render/telegram.ts";
 import type {
@@ -286,14 +286,7 @@ export function dashboardRoutes(options: DashboardRoutesOptions): HttpRoute[] {
       return send(res, 503, "text/plain; charset=utf-8", `${UNAVAILABLE}\n`);
     }
     if (!file) return send(res, 404, "text/plain; charset=utf-8", "not found\n");
-    res
-      .writeHead(200, {
-        ...SECURITY_HEADERS,
-        "content-type": file.type,
-        // Named by their content's hash: a new build has new names.
-        "cache-control": "public, max-age=31536000, immutable",
-      })
-      .end(file.body);
+    sendAsset(res, file, SECURITY_HEADERS);
   }
 
   return [
