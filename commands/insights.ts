@@ -94,6 +94,9 @@ function overview(view: InsightsView, now: Date): Reply {
     title: "Insights: who your members are",
     text: [
       header(view, now),
+      rows.length === 0
+        ? `The data service knows no behavior of your members' ${view.wallets.toLocaleString("en-US")} wallets yet: a wallet gets one once it has traded NFTs.`
+        : "",
       compare.length > 0 ? compare.join("\n") : "",
       view.collection
         ? ""

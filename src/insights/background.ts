@@ -4,6 +4,9 @@ import type { WalletRead } from "./store.ts";
 import type { Community } from "./types.ts";
 import { MIN_PEOPLE } from "./types.ts";
 
+/** How long a community whose wallets were all read is left alone. */
+const IDLE_MS = 10 * 60_000;
+
 /**
  * Reads up to `wallets` wallets not read within a day, of the communities asked for lately (the
  * most recent first), and takes the day's snapshot of those that have none; how many wallets it
@@ -18,6 +21,9 @@ export async function readSome(
   let done = 0;
   for (const { platform, place, chain } of await service.store.wanted(at - WANTED_FOR_MS)) {
     if (signal.aborted || done >= wallets) break;
+    const key = `${platform}:${place}:${chain}`;
+    // All read at the last look: not looked at again for a while (a new member ends the wait).
+    if ((service.idle.get(key) ?? 0) > at) continue;
     const community: Community = { platform, id: place, channelId: place };
     const people = await service.people(community, chain);
     if (people.length >= MIN_PEOPLE)
@@ -27,13 +33,17 @@ export async function readSome(
           "could not take a community's snapshot",
         );
       });
-    const addresses = [...new Set(people.flatMap((p) => p.wallets.map((w) => w.toLowerCase())))];
+    const addresses = [...new Set(people.flatMap((p) => p.wallets))];
+    let unread = 0;
     for (let i = 0; i < addresses.length && done < wallets && !signal.aborted; i += 500) {
+      // A turn of the event loop between slices: commands answer meanwhile.
+      await new Promise((resolve) => setImmediate(resolve));
       const slice = addresses.slice(i, i + 500);
-      const fresh = await service.store.walletReads(chain, slice, at - READ_TTL_MS);
+      const fresh = await service.store.freshAddresses(chain, slice, at - READ_TTL_MS);
       for (const address of slice) {
         if (done >= wallets || signal.aborted) break;
         if (fresh.has(address)) continue;
+        unread++;
         const read: WalletRead = await readWallet(
           service.api(chain),
           address,
@@ -44,6 +54,7 @@ export async function readSome(
         done++;
       }
     }
+    if (unread === 0 && !signal.aborted) service.idle.set(key, at + IDLE_MS);
   }
   if (done > 0) service.forget();
   return done;

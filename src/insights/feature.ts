@@ -48,10 +48,8 @@ export const insightsFeature: Feature<InsightsService> = {
       apis: kernel.apis,
       names: (chain) => kernel.stores.collectionIndexes.get(chain),
       gates: () => kernel.services.gates,
-      isMember: async (platform, place, userId) => {
-        const check = membership(platform)?.isMember;
-        return check ? check(place, userId) : undefined;
-      },
+      // Called on its object: the Telegram membership's method reads its own API client.
+      isMember: async (platform, place, userId) => membership(platform)?.isMember?.(place, userId),
       simulated: kernel.dataMark ? simulatedCommunity(kernel.dataMark, kernel.apis) : undefined,
       baseUrl: () =>
         publicBaseUrl(config.http.publicUrl, kernel.http.port ?? config.http.port ?? 0),
@@ -123,7 +121,10 @@ export const insightsFeature: Feature<InsightsService> = {
               const hold = await loop.hold(signal);
               if (!hold) return;
               try {
-                const wallets = Math.floor(budget.left() / CALLS_PER_WALLET);
+                // A round's part of the minute's share, not all of it at once: the reads spread
+                // over the minute and leave commands the upstream budget in every second of it.
+                const share = Math.min(budget.left(), Math.ceil((perMinute * TICK_MS) / 60_000));
+                const wallets = Math.floor(share / CALLS_PER_WALLET);
                 if (wallets <= 0) return;
                 // The day's snapshots taken in the round count against the share too.
                 const before = service.aggregateCalls;

@@ -29,6 +29,14 @@ export interface PersonFigures {
   held: Set<string>;
 }
 
+/**
+ * The wallets with a behavior: the service's "unspecified" is a wallet it knows nothing of (made
+ * up, or never active), not a kind of member.
+ */
+export function labelled(behaviors: Readonly<Record<string, number>>): [string, number][] {
+  return Object.entries(behaviors).filter(([behavior]) => behavior !== "BEHAVIOR_UNSPECIFIED");
+}
+
 /** A behavior as people read it: "BEHAVIOR_PROGRAMMED_FLIPPER" → "programmed flipper". */
 export function behaviorWord(behavior: string): string {
   return behavior
@@ -137,9 +145,10 @@ export function trendOf(
 ): TrendPoint[] {
   return rows.map((row) => {
     const data = JSON.parse(row.data) as { behaviors: Record<string, number> };
-    const total = Object.values(data.behaviors).reduce((a, b) => a + b, 0);
+    const rows = labelled(data.behaviors);
+    const total = rows.reduce((sum, [, wallets]) => sum + wallets, 0);
     const shares: Record<string, number> = {};
-    for (const [behavior, wallets] of Object.entries(data.behaviors))
+    for (const [behavior, wallets] of rows)
       if (wallets >= MIN_PEOPLE && total > 0) shares[behavior] = (100 * wallets) / total;
     return { day: row.day, members: row.members, wallets: row.wallets, shares };
   });

@@ -21,6 +21,8 @@ export interface Aggregates {
   spend: { wallets: number; volumeAvg: number; priceAvg: number; collectionsAvg: number };
   /** Wallets that bought within each number of days (endpoint 5's filter). */
   lastPurchase: { withinDays: number; wallets: number }[];
+  /** The collection they were compared with (even when its read failed), lower-case. */
+  compared?: string | undefined;
   /** The community's collection's owners' behavior shares (endpoint 2), when it has one. */
   collection?: { address: string; shares: Record<string, number> } | undefined;
   /** Upstream calls the aggregates took. */
@@ -115,6 +117,7 @@ export async function readAggregates(
       withinDays: days,
       wallets: within.get(days) ?? 0,
     })),
+    ...(collection ? { compared: collection.toLowerCase() } : {}),
     ...(collection && shares ? { collection: { address: collection, shares } } : {}),
     calls: tasks.length,
   };
@@ -154,7 +157,10 @@ export async function readWallet(
   return {
     address: address.toLowerCase(),
     readAt: at,
-    behavior: top && Number(top.walletsCount) > 0 ? top.behavior : undefined,
+    behavior:
+      top && Number(top.walletsCount) > 0 && top.behavior !== "BEHAVIOR_UNSPECIFIED"
+        ? top.behavior
+        : undefined,
     volume: known ? stats.nftsPurchasesVolumeAvg : undefined,
     purchases: known ? Math.round(stats.nftsPurchasesCountAvg) : undefined,
     collections: known ? Math.round(stats.collectionsOwnedCountAvg) : undefined,

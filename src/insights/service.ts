@@ -10,6 +10,7 @@ import {
   behaviorWord,
   dayOf,
   floored,
+  labelled,
   type Person,
   type PersonFigures,
   personFigures,
@@ -81,12 +82,24 @@ interface Known {
   read: number;
 }
 
+/** A member row with their wallets as people read them (EIP-55). */
+const checksummed = (row: MemberRow): MemberRow => ({
+  ...row,
+  wallets: row.wallets.map((w) => toChecksumAddress(w)),
+});
+
 /** The gates' service as the kernel declares it (a feature reaches another only so). */
 type Gates = NonNullable<CommandServices["gates"]>;
 
 export class InsightsService {
   readonly store: InsightStore;
   private readonly known = new Map<string, Known>();
+  /** Communities whose wallets were all read, left alone until then (background.ts). */
+  readonly idle = new Map<string, number>();
+  private readonly reading = new Map<
+    string,
+    Promise<{ aggregates: Aggregates | undefined; takenAt: number; people: number }>
+  >();
   /** Wallet reads per minute in the background (set by the job), for the answers' estimate. */
   pacePerMinute = 0;
   /** Upstream calls the communities' aggregates (their daily snapshots) have taken. */
@@ -147,7 +160,7 @@ export class InsightsService {
       origin.name,
       this.deps.now(),
     );
-    this.known.clear();
+    this.forget();
   }
 
   /**
@@ -175,7 +188,9 @@ export class InsightsService {
         userId,
         name: member.name,
         since: Number.isNaN(member.since) ? (own[0]?.provedAt ?? 0) : member.since,
-        wallets: own.map((w) => toChecksumAddress(w.address)),
+        // Lower-case as stored: checksummed only where shown (a page of the table, the export),
+        // since checksumming 15,000 addresses at every read would stall the bot.
+        wallets: own.map((w) => w.address.toLowerCase()),
         private: hidden.has(userId),
       });
     }
@@ -189,7 +204,7 @@ export class InsightsService {
     const kept = this.known.get(key);
     if (kept && at - kept.at < PEOPLE_TTL_MS) return kept;
     const people = await this.people(community, chain);
-    const wallets = [...new Set(people.flatMap((p) => p.wallets.map((w) => w.toLowerCase())))];
+    const wallets = [...new Set(people.flatMap((p) => p.wallets))];
     const figures = new Map<string, PersonFigures>();
     let read = 0;
     // In slices, so a community's reads (their holdings lists) are never all in memory at once.
@@ -198,7 +213,7 @@ export class InsightsService {
       const part = people.slice(i, i + slice);
       const reads = await this.store.walletReads(
         chain,
-        part.flatMap((p) => p.wallets.map((w) => w.toLowerCase())),
+        part.flatMap((p) => p.wallets),
         at - READ_TTL_MS,
       );
       read += reads.size;
@@ -246,8 +261,7 @@ export class InsightsService {
     // A collection set since the day's snapshot is compared at once: the snapshot is read anew.
     if (
       today &&
-      (JSON.parse(today.data) as Aggregates).collection?.address.toLowerCase() !==
-        collection?.address.toLowerCase()
+      (JSON.parse(today.data) as Aggregates).compared !== collection?.address.toLowerCase()
     )
       return this.readAggregatesNow(community, chain, day, collection?.address, signal);
     if (today)
@@ -259,7 +273,26 @@ export class InsightsService {
     return this.readAggregatesNow(community, chain, day, collection?.address, signal);
   }
 
-  private async readAggregatesNow(
+  /** One read of a community's aggregates at a time: a view and the job asking at once share it. */
+  private readAggregatesNow(
+    community: Community,
+    chain: string,
+    day: string,
+    collection: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ aggregates: Aggregates | undefined; takenAt: number; people: number }> {
+    const key = `${community.platform}:${community.id}:${chain}:${day}:${collection ?? ""}`;
+    let reading = this.reading.get(key);
+    if (!reading) {
+      reading = this.readAggregatesOnce(community, chain, day, collection, signal).finally(() =>
+        this.reading.delete(key),
+      );
+      this.reading.set(key, reading);
+    }
+    return reading;
+  }
+
+  private async readAggregatesOnce(
     community: Community,
     chain: string,
     day: string,
@@ -299,8 +332,9 @@ export class InsightsService {
     const collection = await this.collectionOf(community, chain.id);
     const names = this.deps.names(chain.id);
     const figures = [...known.figures.values()];
-    const totalBehaviors = Object.values(aggregates?.behaviors ?? {}).reduce((a, b) => a + b, 0);
-    const behaviors = Object.entries(aggregates?.behaviors ?? {})
+    const labelledRows = labelled(aggregates?.behaviors ?? {});
+    const totalBehaviors = labelledRows.reduce((sum, [, wallets]) => sum + wallets, 0);
+    const behaviors = labelledRows
       .sort((a, b) => b[1] - a[1])
       .map(([behavior, wallets]) => {
         const shown = floored(wallets);
@@ -418,7 +452,8 @@ export class InsightsService {
 
   /** The member table: private members never in it; sorted, searched and paged. */
   async members(community: Community, chain: string, query: MemberQuery): Promise<MemberPage> {
-    return memberPage(await this.memberRows(community, chain), query);
+    const page = memberPage(await this.memberRows(community, chain), query);
+    return { ...page, rows: page.rows.map(checksummed) };
   }
 
   private async memberRows(community: Community, chain: string): Promise<MemberRow[]> {
@@ -453,7 +488,7 @@ export class InsightsService {
     chainId: string,
   ): Promise<{ name: string; csv: string; rows: number }> {
     const chain = this.chainOf(chainId);
-    const rows = await this.memberRows(community, chain.id);
+    const rows = (await this.memberRows(community, chain.id)).map(checksummed);
     const sim = this.isSimulated(community) ? "-simulated" : "";
     // The file's name has no date: the platforms' file path adds when it was made.
     return {
@@ -488,5 +523,6 @@ export class InsightsService {
   /** Forgets the people and figures kept in memory (new reads are in). */
   forget(): void {
     this.known.clear();
+    this.idle.clear();
   }
 }

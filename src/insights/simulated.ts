@@ -1,5 +1,4 @@
 import type { ApiClient } from "../api/client.ts";
-import { toChecksumAddress } from "../api/validate.ts";
 import type { Chain } from "../chains.ts";
 import type { Person } from "./figures.ts";
 import type { SimulatedCommunity } from "./service.ts";
@@ -47,7 +46,7 @@ export function simulatedCommunity(
       name: `Simulated member ${i + 1}`,
       // Joined over the last 90 days, the first the earliest.
       since: startedAt - Math.round(((MEMBERS - i) / MEMBERS) * 90 * 86_400_000),
-      wallets: [toChecksumAddress(address)],
+      wallets: [address.toLowerCase()],
       private: (i + 1) % 20 === 0,
       simulated: true,
     }));

@@ -308,6 +308,23 @@ export class InsightStore {
     return out;
   }
 
+  /** Which of these wallets were read at or after `since` (their addresses only). */
+  async freshAddresses(
+    chain: string,
+    addresses: readonly string[],
+    since: number,
+  ): Promise<Set<string>> {
+    const rows = await this.sql.all(
+      this.q
+        .selectFrom("insight_wallets")
+        .select("address")
+        .where("chain", "=", chain)
+        .where("address", "in", addresses)
+        .where("read_at", ">=", since),
+    );
+    return new Set(rows.map((row) => row.address));
+  }
+
   async putWalletRead(chain: string, read: WalletRead): Promise<void> {
     const values = {
       chain,

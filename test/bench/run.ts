@@ -7,6 +7,7 @@ import { benchDispatchDuringFanOut } from "./dispatch-fanout.bench.ts";
 import { benchEmbeddedStart } from "./embedded.bench.ts";
 import { benchGateway } from "./gateway.bench.ts";
 import { benchSlowBodies } from "./http.bench.ts";
+import { benchInsights } from "./insights.bench.ts";
 import { benchChartLoadAlone, benchFirstAnswer, benchProcess } from "./process.bench.ts";
 import { markdownTable } from "./report.ts";
 import { benchDispatch } from "./runtime.bench.ts";
@@ -73,6 +74,11 @@ async function main(): Promise<void> {
       "verify",
       "Proving a wallet (/verify), the server's part: link, open, challenge, proof",
       benchVerify,
+    ],
+    [
+      "insights",
+      "Insights: 10,000 members with 15,000 proved wallets, the background reads of every wallet beside warm commands (production wiring, simulator in its own process)",
+      benchInsights,
     ],
     [
       "http-slow-bodies",
