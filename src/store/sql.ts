@@ -1,4 +1,4 @@
-import { type Dialect, Kysely, type Migration, Migrator } from "kysely";
+import { type Dialect, Kysely, type Migration, Migrator, sql } from "kysely";
 import type { Sql } from "./query.ts";
 
 /**
@@ -30,46 +30,75 @@ const FEATURE_MIGRATIONS_LOCK_TABLE = "feature_migrations_lock";
  * PostgresDialect over the pool). The store closes its connection itself: the builder is never
  * destroyed, which would close the handle or end the pool under the other stores.
  */
-export function sqlLayer(runner: Sql, makeDialect: () => Dialect): SqlLayer {
+export function sqlLayer(runner: Sql, makeDialect: () => Dialect, schema?: string): SqlLayer {
   return {
     ...runner,
     async migrate(migrations) {
       if (Object.keys(migrations).length === 0) return [];
       // Kysely's own driver runs the migrations (its Migrator executes them); it is built for
       // them and dropped after, never destroyed (that would close the store's connection).
-      const db = new Kysely<Record<string, { name: string }>>({ dialect: makeDialect() });
-      // A feature taken off the list leaves its migrations run: they stand as done (an empty
-      // step, never run again) instead of Kysely's "corrupted migrations" refusing every start.
-      const done = await db
-        .selectFrom(FEATURE_MIGRATIONS_TABLE)
-        .select("name")
-        .execute()
-        .catch(() => []);
-      const gone = Object.fromEntries(
-        done
-          .filter((row) => !(row.name in migrations))
-          .map((row) => [row.name, { up: async () => {} }]),
-      );
-      const migrator = new Migrator({
-        db,
-        provider: { getMigrations: async () => ({ ...gone, ...migrations }) },
-        migrationTableName: FEATURE_MIGRATIONS_TABLE,
-        migrationLockTableName: FEATURE_MIGRATIONS_LOCK_TABLE,
-        // Features are added over time, each with its own names: a new feature's first migration
-        // may sort before another's last one already run.
-        allowUnorderedMigrations: true,
-      });
-      const { error, results } = await migrator.migrateToLatest();
-      if (error) {
-        const failed = results?.find((result) => result.status === "Error")?.migrationName;
-        throw new Error(
-          `the migration ${failed ?? "of a feature"} failed: ${error instanceof Error ? error.message : String(error)}`,
-          { cause: error },
+      const db = new Kysely<MigrationTables>({ dialect: makeDialect() });
+      if (runner.dialect !== "postgres") return migrateOn(db, migrations, undefined);
+      // PostgreSQL: instances starting together take turns for the whole run, on one connection
+      // that holds a session lock. Kysely's own lock is taken only once its tables exist, and two
+      // instances creating them at once fail ("relation feature_migrations_lock does not exist").
+      return db.connection().execute(async (connection) => {
+        await sql`SELECT pg_advisory_lock(hashtext(${FEATURE_MIGRATIONS_TABLE}))`.execute(
+          connection,
         );
-      }
-      return (results ?? []).map((result) => result.migrationName);
+        try {
+          return await migrateOn(connection, migrations, schema);
+        } finally {
+          await sql`SELECT pg_advisory_unlock(hashtext(${FEATURE_MIGRATIONS_TABLE}))`.execute(
+            connection,
+          );
+        }
+      });
     },
   };
+}
+
+type MigrationTables = Record<string, { name: string }>;
+
+/** Runs the migrations not run yet on `db`; the names it ran. */
+async function migrateOn(
+  db: Kysely<MigrationTables>,
+  migrations: Readonly<Record<string, Migration>>,
+  schema: string | undefined,
+): Promise<string[]> {
+  // A feature taken off the list leaves its migrations run: they stand as done (an empty step,
+  // never run again) instead of Kysely's "corrupted migrations" refusing every start.
+  const done = await db
+    .selectFrom(FEATURE_MIGRATIONS_TABLE)
+    .select("name")
+    .execute()
+    .catch(() => []);
+  const gone = Object.fromEntries(
+    done
+      .filter((row) => !(row.name in migrations))
+      .map((row) => [row.name, { up: async () => {} }]),
+  );
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => ({ ...gone, ...migrations }) },
+    migrationTableName: FEATURE_MIGRATIONS_TABLE,
+    migrationLockTableName: FEATURE_MIGRATIONS_LOCK_TABLE,
+    // PostgreSQL: the store's own schema. Without it Kysely takes a table of that name in any
+    // schema of the database (another instance's, a test's) for its own and never makes it.
+    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+    // Features are added over time, each with its own names: a new feature's first migration may
+    // sort before another's last one already run.
+    allowUnorderedMigrations: true,
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((result) => result.status === "Error")?.migrationName;
+    throw new Error(
+      `the migration ${failed ?? "of a feature"} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+  return (results ?? []).map((result) => result.migrationName);
 }
 
 /**
