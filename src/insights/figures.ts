@@ -3,7 +3,13 @@
  * collections held counted per person, and the 5-person floor applied to every aggregate.
  */
 import type { WalletRead } from "./store.ts";
-import { type HeldCollection, MIN_PEOPLE, type SpendFigure, type TrendPoint } from "./types.ts";
+import {
+  type BehaviorShare,
+  type HeldCollection,
+  MIN_PEOPLE,
+  type SpendFigure,
+  type TrendPoint,
+} from "./types.ts";
 
 /** A member with their proved wallets (lower-case addresses for reads, as proved for display). */
 export interface Person {
@@ -152,4 +158,38 @@ export function trendOf(
       if (wallets >= MIN_PEOPLE && total > 0) shares[behavior] = (100 * wallets) / total;
     return { day: row.day, members: row.members, wallets: row.wallets, shares };
   });
+}
+
+/** The behavior breakdown of the members' wallets, largest first, beside the collection's. */
+export function behaviorShares(
+  aggregates:
+    | {
+        behaviors: Record<string, number>;
+        collection?: { shares: Record<string, number> } | undefined;
+      }
+    | undefined,
+): BehaviorShare[] {
+  const rows = labelled(aggregates?.behaviors ?? {});
+  const total = rows.reduce((sum, [, wallets]) => sum + wallets, 0);
+  return rows
+    .sort((a, b) => b[1] - a[1])
+    .map(([behavior, wallets]) => {
+      const shown = floored(wallets);
+      return {
+        behavior,
+        wallets: shown,
+        share: shown === undefined || total === 0 ? undefined : (100 * wallets) / total,
+        collectionShare: aggregates?.collection?.shares[behavior],
+      };
+    });
+}
+
+/** Each spend figure's quartiles over the members read so far. */
+export function spendFigures(figures: readonly PersonFigures[]): SpendFigure[] {
+  return (["volume", "avgPrice", "purchases", "collections"] as const).map((figure) =>
+    spendFigure(
+      figure,
+      figures.map((f) => f[figure]),
+    ),
+  );
 }

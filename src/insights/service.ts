@@ -7,14 +7,14 @@ import type { KnownCollections } from "../core/known-collections.ts";
 import type { Logger } from "../log.ts";
 import type { Sql } from "../store/query.ts";
 import {
+  behaviorShares,
   behaviorWord,
   dayOf,
   floored,
-  labelled,
   type Person,
   type PersonFigures,
   personFigures,
-  spendFigure,
+  spendFigures,
   topHeld,
   trendOf,
 } from "./figures.ts";
@@ -80,6 +80,8 @@ interface Known {
   figures: Map<string, PersonFigures>;
   wallets: string[];
   read: number;
+  /** Collections' names as the wallets' NFTs gave them, by lower-case address. */
+  names: Map<string, string>;
 }
 
 /** A member row with their wallets as people read them (EIP-55). */
@@ -206,6 +208,7 @@ export class InsightsService {
     const people = await this.people(community, chain);
     const wallets = [...new Set(people.flatMap((p) => p.wallets))];
     const figures = new Map<string, PersonFigures>();
+    const names = new Map<string, string>();
     let read = 0;
     // In slices, so a community's reads (their holdings lists) are never all in memory at once.
     const slice = 2_000;
@@ -217,9 +220,12 @@ export class InsightsService {
         at - READ_TTL_MS,
       );
       read += reads.size;
+      for (const r of reads.values())
+        for (const [address, name] of r.held)
+          if (name && !names.has(address)) names.set(address, name);
       for (const person of part) figures.set(person.userId, personFigures(person.wallets, reads));
     }
-    const known = { at, people, figures, wallets, read };
+    const known = { at, people, figures, wallets, read, names };
     this.known.set(key, known);
     if (this.known.size > 50) this.known.delete(this.known.keys().next().value as string);
     return known;
@@ -332,28 +338,11 @@ export class InsightsService {
     const collection = await this.collectionOf(community, chain.id);
     const names = this.deps.names(chain.id);
     const figures = [...known.figures.values()];
-    const labelledRows = labelled(aggregates?.behaviors ?? {});
-    const totalBehaviors = labelledRows.reduce((sum, [, wallets]) => sum + wallets, 0);
-    const behaviors = labelledRows
-      .sort((a, b) => b[1] - a[1])
-      .map(([behavior, wallets]) => {
-        const shown = floored(wallets);
-        return {
-          behavior,
-          wallets: shown,
-          share:
-            shown === undefined || totalBehaviors === 0
-              ? undefined
-              : (100 * wallets) / totalBehaviors,
-          collectionShare: aggregates?.collection?.shares[behavior],
-        };
-      });
-    const heldNames = new Map<string, string>();
     const held = belowFloor
       ? []
       : topHeld(
           figures.map((f) => f.held),
-          (address) => heldNames.get(address) || names?.name(address) || shortAddress(address),
+          (address) => known.names.get(address) || names?.name(address) || shortAddress(address),
           10,
         );
     const remaining = known.wallets.length - known.read;
@@ -368,27 +357,8 @@ export class InsightsService {
       belowFloor,
       gates: await this.gateCounts(community, people),
       collection,
-      behaviors: belowFloor ? [] : behaviors,
-      spend: belowFloor
-        ? []
-        : [
-            spendFigure(
-              "volume",
-              figures.map((f) => f.volume),
-            ),
-            spendFigure(
-              "avgPrice",
-              figures.map((f) => f.avgPrice),
-            ),
-            spendFigure(
-              "purchases",
-              figures.map((f) => f.purchases),
-            ),
-            spendFigure(
-              "collections",
-              figures.map((f) => f.collections),
-            ),
-          ],
+      behaviors: belowFloor ? [] : behaviorShares(aggregates),
+      spend: belowFloor ? [] : spendFigures(figures),
       lastPurchase: (aggregates?.lastPurchase ?? []).map((row) => ({
         withinDays: row.withinDays,
         share: spendWallets >= MIN_PEOPLE ? (100 * row.wallets) / spendWallets : undefined,
