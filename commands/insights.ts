@@ -319,6 +319,17 @@ async function answer(
       footer: [simulated ? "A simulated community of the simulator's wallets." : "", base]
         .filter(Boolean)
         .join(" "),
+      chart: {
+        kind: "compare",
+        subject: `insights-overlap:${community.platform}:${community.id}:${chain}:${collection.toLowerCase()}`,
+        title: `Behaviors of members holding ${name}`,
+        axis: "% of people",
+        groups: [`Holding ${name}`, "All members"],
+        rows: found.behaviors.map((row) => ({
+          label: behaviorLabel(row.behavior),
+          values: [row.share, row.overall],
+        })),
+      },
       confidential: { what: `the members holding ${name}` },
       tone: "info",
     };

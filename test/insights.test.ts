@@ -174,6 +174,8 @@ for (const backend of backends) {
       expect(view.held.find((row) => row.address === contract)?.people).toBe(11);
       const overlap = await service.overlap(guild, "ethereum", contract);
       expect(overlap.holders).toBe(11);
+      // Behaviors among the holders beside all members': every one of them holds it here.
+      for (const row of overlap.behaviors) expect(row.share).toBeCloseTo(row.overall * (11 / 11));
       // A day later they are read again.
       clock += 24 * 3_600_000 + 1;
       expect(await readSome(service, 100, signal)).toBe(12);

@@ -193,3 +193,31 @@ export function spendFigures(figures: readonly PersonFigures[]): SpendFigure[] {
     ),
   );
 }
+
+/**
+ * Each behavior's share of a group of people (a person counts in each behavior one of their
+ * wallets has) beside its share of everyone: those held by fewer than the floor left out.
+ */
+export function peopleShares(
+  group: readonly Person[],
+  everyone: readonly Person[],
+  figures: ReadonlyMap<string, PersonFigures>,
+): { behavior: string; share: number; overall: number }[] {
+  const count = (people: readonly Person[]) => {
+    const counts = new Map<string, number>();
+    for (const person of people)
+      for (const behavior of figures.get(person.userId)?.behaviors ?? [])
+        counts.set(behavior, (counts.get(behavior) ?? 0) + 1);
+    return counts;
+  };
+  const inGroup = count(group);
+  const overall = count(everyone);
+  return [...inGroup]
+    .filter(([, n]) => n >= MIN_PEOPLE)
+    .sort((a, b) => b[1] - a[1])
+    .map(([behavior, n]) => ({
+      behavior,
+      share: (100 * n) / group.length,
+      overall: (100 * (overall.get(behavior) ?? 0)) / Math.max(1, everyone.length),
+    }));
+}

@@ -13,6 +13,7 @@ import {
   floored,
   type Person,
   type PersonFigures,
+  peopleShares,
   personFigures,
   spendFigures,
   topHeld,
@@ -83,6 +84,9 @@ interface Known {
   /** Collections' names as the wallets' NFTs gave them, by lower-case address. */
   names: Map<string, string>;
 }
+
+/** Up to 10 people by name (their id where the platform gave none). */
+const namesOf = (people: readonly Person[]) => people.map((p) => p.name ?? p.userId).slice(0, 10);
 
 /** A member row with their wallets as people read them (EIP-55). */
 const checksummed = (row: MemberRow): MemberRow => ({
@@ -409,14 +413,11 @@ export class InsightsService {
       belowFloor: known.people.length < MIN_PEOPLE,
       holders: floored(holders.length),
       whales: floored(whales.length),
-      namedWhales:
-        whales.length >= MIN_PEOPLE
-          ? whales
-              .filter((p) => !p.private)
-              .map((p) => p.name ?? p.userId)
-              .slice(0, 10)
-          : [],
+      namedWhales: whales.length >= MIN_PEOPLE ? namesOf(whales.filter((p) => !p.private)) : [],
       progress: { read: known.read, total: known.wallets.length },
+      // Each behavior's share of the holders beside its share of all members (per person).
+      behaviors:
+        holders.length >= MIN_PEOPLE ? peopleShares(holders, known.people, known.figures) : [],
     };
   }
 
