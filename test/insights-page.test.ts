@@ -16,12 +16,8 @@ import { parseConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import { DEMO_WALLET } from "../src/simulator/index.ts";
 import { type BrowserHarness, launchBrowser, launchChromium } from "./browser.ts";
-import {
-  type FakeDiscord,
-  PERMISSION,
-  type RecordedRequest,
-  startFakeDiscord,
-} from "./fakes/discord/index.ts";
+import { type FakeDiscord, PERMISSION, startFakeDiscord } from "./fakes/discord/index.ts";
+import { discordText as textOf } from "./fakes/discord/text.ts";
 import { worldEnv } from "./helpers.ts";
 import { startTestSimulator } from "./test-simulator.ts";
 
@@ -42,14 +38,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-type Body = { content?: string; embeds?: { description?: string; title?: string }[] };
-function textOf(request: RecordedRequest): string {
-  const body = request.body as Body & { data?: Body };
-  const data = body.data ?? body;
-  const embeds = (data.embeds ?? []).map((e) => `${e.title ?? ""}\n${e.description ?? ""}`);
-  return [data.content ?? "", ...embeds].join("\n");
-}
 
 describe("the manager's page on the real bot, in Chromium", () => {
   it("the member who proved the demo wallet is in the table and the CSV; a used link, a non-manager and another community get nothing", async (ctx) => {

@@ -27,6 +27,7 @@ import {
   type RecordedRequest,
   startFakeDiscord,
 } from "./fakes/discord/index.ts";
+import { type DiscordBody as Body, discordText as textOf } from "./fakes/discord/text.ts";
 import {
   type FakeTelegram,
   privateChat,
@@ -105,32 +106,6 @@ async function openDashboard(url: string): Promise<{ status: number; view: unkno
 }
 
 // Discord --------------------------------------------------------------------------------------
-
-type Body = {
-  type?: number;
-  flags?: number;
-  content?: string;
-  embeds?: {
-    title?: string;
-    description?: string;
-    fields?: { name: string; value: string }[];
-    footer?: { text: string };
-  }[];
-};
-
-function textOf(request: RecordedRequest): string {
-  const body = request.body as Body & { data?: Body };
-  const data = body.data ?? body;
-  const embeds = (data.embeds ?? []).map((e) =>
-    [
-      e.title ?? "",
-      e.description ?? "",
-      ...(e.fields ?? []).map((f) => `${f.name}\n${f.value}`),
-      e.footer?.text ?? "",
-    ].join("\n"),
-  );
-  return [data.content ?? "", ...embeds].join("\n");
-}
 
 /** What a person read of a slash command's answer on Discord. */
 interface DiscordAnswer {

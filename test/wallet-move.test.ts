@@ -20,12 +20,8 @@ import { gateStoreOf } from "../src/gates/store.ts";
 import { silentLogger } from "../src/log.ts";
 import { CAST_COLLECTIONS, DEMO_WALLET } from "../src/simulator/index.ts";
 import { type BrowserHarness, launchBrowser } from "./browser.ts";
-import {
-  type FakeDiscord,
-  PERMISSION,
-  type RecordedRequest,
-  startFakeDiscord,
-} from "./fakes/discord/index.ts";
+import { type FakeDiscord, PERMISSION, startFakeDiscord } from "./fakes/discord/index.ts";
+import { discordText as textOf } from "./fakes/discord/text.ts";
 import {
   type FakeTelegram,
   privateChat,
@@ -51,14 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-type Body = { content?: string; embeds?: { description?: string; title?: string }[] };
-function textOf(request: RecordedRequest): string {
-  const body = request.body as Body & { data?: Body };
-  const data = body.data ?? body;
-  const embeds = (data.embeds ?? []).map((e) => `${e.title ?? ""}\n${e.description ?? ""}`);
-  return [data.content ?? "", ...embeds].join("\n");
-}
 
 /** Opens the link with the demo wallet, clicks Connect wallet, and reads the page's end. */
 async function signOnPage(url: string): Promise<string> {
