@@ -53,6 +53,7 @@ function fakeGates(admits: string[]) {
     admitted: async () => [{ gate, number: 1, userIds: admits }],
     list: async () => [gate],
     log: async () => [],
+    describe: () => "holds at least 1 of the busiest collection on Ethereum",
   };
 }
 
@@ -175,10 +176,42 @@ for (const backend of backends) {
       const overlap = await service.overlap(guild, "ethereum", contract);
       expect(overlap.holders).toBe(11);
       // Behaviors among the holders beside all members': every one of them holds it here.
-      for (const row of overlap.behaviors) expect(row.share).toBeCloseTo(row.overall * (11 / 11));
+      expect(overlap.behaviors.length).toBe(
+        new Set(overlap.behaviors.map((row) => row.behavior)).size,
+      );
+      for (const row of overlap.behaviors) expect(row.share).toBeCloseTo(row.overall);
       // A day later they are read again.
       clock += 24 * 3_600_000 + 1;
       expect(await readSome(service, 100, signal)).toBe(12);
+    });
+
+    it("a name with a NUL, markup and a formula is kept without the NUL and exported as text", async () => {
+      await prove("u13", known[13] as string);
+      await service.noteProof({
+        platform: "discord",
+        userId: "u13",
+        place: "g1",
+        name: '=HYPERLINK("http://x")\u0000<b>Eve</b>',
+      });
+      const [eve] = (await service.people(guild, "ethereum")).filter((p) => p.userId === "u13");
+      expect(eve?.name).toBe('=HYPERLINK("http://x")<b>Eve</b>');
+      clock += 61_000;
+      const { csv } = await service.membersCsv(guild, "ethereum");
+      expect(csv).toContain(`"'=HYPERLINK(""http://x"")<b>Eve</b>"`);
+      expect(csv).not.toContain("\u0000");
+      await store.wallets.remove("discord", "u13", "all");
+      clock += 61_000;
+    });
+
+    it("a failed write of 'asked for' (a full disk) costs no answer", async () => {
+      const want = service.store.want;
+      service.store.want = () => Promise.reject(new Error("SQLITE_FULL: database or disk is full"));
+      try {
+        clock += 11 * 60_000;
+        expect((await service.view(guild, "ethereum")).members).toBe(11);
+      } finally {
+        service.store.want = want;
+      }
     });
 
     it("a private member counts in totals and is never listed or exported", async () => {

@@ -4,6 +4,7 @@ import type { Logger } from "../log.ts";
 import type { WalletStore } from "../store/types.ts";
 import { GateActs, type GateKit } from "./acts.ts";
 import { decide } from "./decide.ts";
+import { describeCriterion } from "./describe.ts";
 import { decideJoinRequest, declineExpired } from "./join-requests.ts";
 import { recheckMembers, retryOwed, retryPaused } from "./rounds.ts";
 import {
@@ -235,6 +236,11 @@ export class GateService {
           .map((member) => member.userId),
       })),
     );
+  }
+
+  /** A gate's criteria in words, as /gate list gives them. */
+  describe(gate: Gate): string {
+    return gate.criteria.map(describeCriterion).join("; ");
   }
 
   /** A gate's latest log lines, newest first (the page's view of /gate log). */

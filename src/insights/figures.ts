@@ -2,6 +2,7 @@
  * The insights' arithmetic, apart from any I/O: people from their wallets' reads, quartiles, the
  * collections held counted per person, and the 5-person floor applied to every aggregate.
  */
+import type { CommandServices } from "../core/command.ts";
 import type { WalletRead } from "./store.ts";
 import {
   type BehaviorShare,
@@ -220,4 +221,19 @@ export function peopleShares(
       share: (100 * n) / group.length,
       overall: (100 * (overall.get(behavior) ?? 0)) / Math.max(1, everyone.length),
     }));
+}
+
+/** Each gate of a community with the people it admits now. */
+export type Admitted = Awaited<ReturnType<NonNullable<CommandServices["gates"]>["admitted"]>>;
+
+/** A community's people and what is read of them, kept a minute for the page's many reads. */
+export interface Known {
+  at: number;
+  people: Person[];
+  figures: Map<string, PersonFigures>;
+  wallets: string[];
+  read: number;
+  admitted: Admitted;
+  /** Collections' names as the wallets' NFTs gave them, by lower-case address. */
+  names: Map<string, string>;
 }

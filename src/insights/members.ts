@@ -1,10 +1,6 @@
-import type { CommandServices } from "../core/command.ts";
 import { toCsv } from "../core/csv.ts";
-import { behaviorLabel, short as shortAddress } from "../core/format.ts";
+import { behaviorWord, type Known } from "./figures.ts";
 import type { MemberPage, MemberQuery, MemberRow } from "./types.ts";
-
-type Gates = NonNullable<CommandServices["gates"]>;
-type Criterion = Awaited<ReturnType<Gates["list"]>>[number]["criteria"][number];
 
 /** The member table's rows that match a search, sorted and cut to one page. */
 export function memberPage(rows: MemberRow[], query: MemberQuery): MemberPage {
@@ -64,14 +60,26 @@ export function memberCsv(rows: MemberRow[], symbol: string): string {
   );
 }
 
-/** A criterion in few words, for the gate counts. */
-export function describeShort(criterion: Criterion): string {
-  switch (criterion.kind) {
-    case "holds":
-      return `holds ${criterion.min} ${criterion.name ?? shortAddress(criterion.contract)}`;
-    case "behavior":
-      return `behavior ${criterion.not ? "not " : ""}${criterion.behaviors.map(behaviorLabel).join(" or ")}`;
-    case "spend":
-      return "spend";
-  }
+/** The member table's rows: every member but the private ones, with their gates' numbers. */
+export function rowsOf(known: Known): MemberRow[] {
+  const gatesOf = new Map<string, number[]>();
+  for (const { number, userIds } of known.admitted)
+    for (const id of userIds) gatesOf.set(id, [...(gatesOf.get(id) ?? []), number]);
+  return known.people
+    .filter((p) => !p.private)
+    .map((p) => {
+      const f = known.figures.get(p.userId);
+      return {
+        userId: p.userId,
+        name: p.name,
+        wallets: p.wallets,
+        behavior: f && f.read > 0 ? f.behaviors.map(behaviorWord).join(", ") || "none" : undefined,
+        volume: f?.volume,
+        purchases: f?.purchases,
+        avgPrice: f?.avgPrice,
+        collections: f?.collections,
+        gates: gatesOf.get(p.userId) ?? [],
+        since: p.since,
+      };
+    });
 }

@@ -6,11 +6,13 @@ import { short as shortAddress } from "../core/format.ts";
 import type { KnownCollections } from "../core/known-collections.ts";
 import type { Logger } from "../log.ts";
 import type { Sql } from "../store/query.ts";
+import { sliceChars, stripControlCharacters } from "../strings.ts";
 import {
+  type Admitted,
   behaviorShares,
-  behaviorWord,
   dayOf,
   floored,
+  type Known,
   type Person,
   type PersonFigures,
   peopleShares,
@@ -19,7 +21,7 @@ import {
   topHeld,
   trendOf,
 } from "./figures.ts";
-import { describeShort, memberCsv, memberPage } from "./members.ts";
+import { memberCsv, memberPage, rowsOf } from "./members.ts";
 import { type Aggregates, readAggregates } from "./reads.ts";
 import { DashboardLinks } from "./sessions.ts";
 import { type InsightStore, insightStoreOf } from "./store.ts";
@@ -74,17 +76,6 @@ export interface InsightsDeps {
   logger: Logger;
 }
 
-/** A community's people and what is read of them, kept a minute for the page's many reads. */
-interface Known {
-  at: number;
-  people: Person[];
-  figures: Map<string, PersonFigures>;
-  wallets: string[];
-  read: number;
-  /** Collections' names as the wallets' NFTs gave them, by lower-case address. */
-  names: Map<string, string>;
-}
-
 /** Up to 10 people by name (their id where the platform gave none). */
 const namesOf = (people: readonly Person[]) => people.map((p) => p.name ?? p.userId).slice(0, 10);
 
@@ -100,6 +91,7 @@ type Gates = NonNullable<CommandServices["gates"]>;
 export class InsightsService {
   readonly store: InsightStore;
   private readonly known = new Map<string, Known>();
+  private readonly lastWanted = new Map<string, number>();
   /** Communities whose wallets were all read, left alone until then (background.ts). */
   readonly idle = new Map<string, number>();
   private readonly reading = new Map<
@@ -163,7 +155,9 @@ export class InsightsService {
       origin.platform,
       origin.place,
       origin.userId,
-      origin.name,
+      // A name is the platform's free text: no control characters (a NUL breaks the charts and
+      // the export), and not a page of it.
+      sliceChars(stripControlCharacters(origin.name ?? ""), 100) || undefined,
       this.deps.now(),
     );
     this.forget();
@@ -175,8 +169,16 @@ export class InsightsService {
    * the simulator's made-up one.
    */
   async people(community: Pick<Community, "platform" | "id">, chain: string): Promise<Person[]> {
+    return (await this.roster(community, chain)).people;
+  }
+
+  /** The members, and the gates with whom each admits (read once for a view's every part). */
+  private async roster(
+    community: Pick<Community, "platform" | "id">,
+    chain: string,
+  ): Promise<{ people: Person[]; admitted: Admitted }> {
     if (this.isSimulated(community) && this.deps.simulated)
-      return this.deps.simulated.people(this.chainOf(chain));
+      return { people: await this.deps.simulated.people(this.chainOf(chain)), admitted: [] };
     const { platform, id } = community;
     const stored = await this.store.members(platform, id);
     const byId = new Map(stored.map((m) => [m.userId, m]));
@@ -200,7 +202,7 @@ export class InsightsService {
         private: hidden.has(userId),
       });
     }
-    return people;
+    return { people, admitted };
   }
 
   /** People and their figures, from what the background has read (kept a minute). */
@@ -209,7 +211,7 @@ export class InsightsService {
     const at = this.deps.now();
     const kept = this.known.get(key);
     if (kept && at - kept.at < PEOPLE_TTL_MS) return kept;
-    const people = await this.people(community, chain);
+    const { people, admitted } = await this.roster(community, chain);
     const wallets = [...new Set(people.flatMap((p) => p.wallets))];
     const figures = new Map<string, PersonFigures>();
     const names = new Map<string, string>();
@@ -229,7 +231,7 @@ export class InsightsService {
           if (name && !names.has(address)) names.set(address, name);
       for (const person of part) figures.set(person.userId, personFigures(person.wallets, reads));
     }
-    const known = { at, people, figures, wallets, read, names };
+    const known = { at, people, figures, wallets, read, names, admitted };
     this.known.set(key, known);
     if (this.known.size > 50) this.known.delete(this.known.keys().next().value as string);
     return known;
@@ -332,7 +334,7 @@ export class InsightsService {
   async view(community: Community, chainId: string, signal?: AbortSignal): Promise<InsightsView> {
     const chain = this.chainOf(chainId);
     const at = this.deps.now();
-    await this.store.want(community.platform, community.id, chain.id, at);
+    this.wanted(community, chain.id, at);
     const known = await this.knownOf(community, chain.id);
     const { people } = known;
     const belowFloor = people.length < MIN_PEOPLE;
@@ -359,7 +361,7 @@ export class InsightsService {
       wallets: known.wallets.length,
       privateMembers: people.filter((p) => p.private).length,
       belowFloor,
-      gates: await this.gateCounts(community, people),
+      gates: this.gateCounts(known),
       collection,
       behaviors: belowFloor ? [] : behaviorShares(aggregates),
       spend: belowFloor ? [] : spendFigures(figures),
@@ -381,14 +383,14 @@ export class InsightsService {
     };
   }
 
-  private async gateCounts(community: Community, people: readonly Person[]): Promise<GateCount[]> {
-    const members = new Set(people.map((p) => p.userId));
-    const admitted = (await this.deps.gates()?.admitted(community.platform, community.id)) ?? [];
-    return admitted.map(({ gate, number, userIds }) => ({
+  private gateCounts(known: Known): GateCount[] {
+    const members = new Set(known.people.map((p) => p.userId));
+    const gates = this.deps.gates();
+    return known.admitted.map(({ gate, number, userIds }) => ({
       number,
       gives:
         gate.target.platform === "discord" ? `role @${gate.target.roleName}` : "entry to the group",
-      criteria: gate.criteria.map((c) => describeShort(c)).join("; "),
+      criteria: gates?.describe(gate) ?? "",
       admits: floored(userIds.filter((id) => members.has(id)).length),
     }));
   }
@@ -428,29 +430,7 @@ export class InsightsService {
   }
 
   private async memberRows(community: Community, chain: string): Promise<MemberRow[]> {
-    const known = await this.knownOf(community, chain);
-    const admitted = (await this.deps.gates()?.admitted(community.platform, community.id)) ?? [];
-    const gatesOf = new Map<string, number[]>();
-    for (const { number, userIds } of admitted)
-      for (const id of userIds) gatesOf.set(id, [...(gatesOf.get(id) ?? []), number]);
-    return known.people
-      .filter((p) => !p.private)
-      .map((p) => {
-        const f = known.figures.get(p.userId);
-        return {
-          userId: p.userId,
-          name: p.name,
-          wallets: p.wallets,
-          behavior:
-            f && f.read > 0 ? f.behaviors.map(behaviorWord).join(", ") || "none" : undefined,
-          volume: f?.volume,
-          purchases: f?.purchases,
-          avgPrice: f?.avgPrice,
-          collections: f?.collections,
-          gates: gatesOf.get(p.userId) ?? [],
-          since: p.since,
-        };
-      });
+    return rowsOf(await this.knownOf(community, chain));
   }
 
   /** The member export: the same rows as the table, every one, as CSV. */
@@ -475,10 +455,9 @@ export class InsightsService {
     if (!gates) return [];
     const known = await this.knownOf(community, chain);
     const names = new Map(known.people.map((p) => [p.userId, p.name]));
-    const counts = await this.gateCounts(community, known.people);
-    const admitted = await gates.admitted(community.platform, community.id);
+    const counts = this.gateCounts(known);
     return Promise.all(
-      admitted.map(async ({ gate }, i) => ({
+      known.admitted.map(async ({ gate }, i) => ({
         ...(counts[i] as GateCount),
         log: (await gates.log(gate, 100)).map((entry) => ({
           at: entry.at,
@@ -489,6 +468,21 @@ export class InsightsService {
         })),
       })),
     );
+  }
+
+  /**
+   * Marks the community's insights as asked for (the background reads serve it), once in ten
+   * minutes: every view is asked for, but one write says it. A failed write (a full disk) costs
+   * the reads' freshness, never the answer.
+   */
+  private wanted(community: Community, chain: string, at: number): void {
+    const key = `${community.platform}:${community.id}:${chain}`;
+    if (at - (this.lastWanted.get(key) ?? Number.NEGATIVE_INFINITY) < 10 * 60_000) return;
+    this.lastWanted.set(key, at);
+    this.store.want(community.platform, community.id, chain, at).catch((error: unknown) => {
+      this.lastWanted.delete(key);
+      this.logger.warn({ err: error }, "could not mark a community's insights as asked for");
+    });
   }
 
   /** Forgets the people and figures kept in memory (new reads are in). */
