@@ -9,6 +9,7 @@
  * - no aggregate is shown for fewer than MIN_PEOPLE people: the figure is `undefined` then.
  */
 import type { Platform } from "../core/command.ts";
+import type { ChatSection } from "../kernel/feature.ts";
 
 /** No aggregate of fewer people than this is shown (a single member cannot be singled out). */
 export const MIN_PEOPLE = 5;
@@ -168,11 +169,7 @@ export interface DashboardSession {
 }
 
 /** A section of the page that another feature gives (subscriptions, digests, watches). */
-export interface ChatSection {
-  title: string;
-  /** Plain text lines; empty: "none". */
-  lines: string[];
-}
+export type { ChatSection };
 
 /** A gate with its recent log, for the page. */
 export interface GateWithLog extends GateCount {
