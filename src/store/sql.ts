@@ -1,4 +1,4 @@
-import { type Dialect, Kysely, type Migration, Migrator, sql } from "kysely";
+import { type Dialect, Kysely, type Migration, sql } from "kysely";
 import type { Sql } from "./query.ts";
 
 /**
@@ -10,7 +10,7 @@ import type { Sql } from "./query.ts";
  */
 export interface SqlLayer extends Sql {
   /**
-   * Runs the features' migrations not run yet, in name order, each once, under Kysely's migration
+   * Runs the features' migrations not run yet, in name order, each once, under an advisory
    * lock (PostgreSQL: instances starting together wait for the first, and each migration is one
    * transaction). Names are "<feature>/<name>"; their record is the table `feature_migrations`.
    * On SQLite, Kysely runs DDL outside a transaction (its adapter has no transactional DDL): a
@@ -21,16 +21,15 @@ export interface SqlLayer extends Sql {
   migrate(migrations: Readonly<Record<string, Migration>>): Promise<string[]>;
 }
 
-/** The table that records the features' migrations, and its lock's. */
+/** The table that records the features' migrations (the one Kysely's Migrator made, kept). */
 const FEATURE_MIGRATIONS_TABLE = "feature_migrations";
-const FEATURE_MIGRATIONS_LOCK_TABLE = "feature_migrations_lock";
 
 /**
  * The layer over a dialect the store builds (Kysely's SqliteDialect over the handle, its
  * PostgresDialect over the pool). The store closes its connection itself: the builder is never
  * destroyed, which would close the handle or end the pool under the other stores.
  */
-export function sqlLayer(runner: Sql, makeDialect: () => Dialect, schema?: string): SqlLayer {
+export function sqlLayer(runner: Sql, makeDialect: () => Dialect): SqlLayer {
   return {
     ...runner,
     async migrate(migrations) {
@@ -38,16 +37,16 @@ export function sqlLayer(runner: Sql, makeDialect: () => Dialect, schema?: strin
       // Kysely's own driver runs the migrations (its Migrator executes them); it is built for
       // them and dropped after, never destroyed (that would close the store's connection).
       const db = new Kysely<MigrationTables>({ dialect: makeDialect() });
-      if (runner.dialect !== "postgres") return migrateOn(db, migrations, undefined);
+      // SQLite: Kysely's adapter runs no DDL in a transaction (see above).
+      if (runner.dialect !== "postgres") return migrateOn(db, migrations, false);
       // PostgreSQL: instances starting together take turns for the whole run, on one connection
-      // that holds a session lock. Kysely's own lock is taken only once its tables exist, and two
-      // instances creating them at once fail ("relation feature_migrations_lock does not exist").
+      // that holds a session lock (two creating the record's table at once would collide).
       return db.connection().execute(async (connection) => {
         await sql`SELECT pg_advisory_lock(hashtext(${FEATURE_MIGRATIONS_TABLE}))`.execute(
           connection,
         );
         try {
-          return await migrateOn(connection, migrations, schema);
+          return await migrateOn(connection, migrations, true);
         } finally {
           await sql`SELECT pg_advisory_unlock(hashtext(${FEATURE_MIGRATIONS_TABLE}))`.execute(
             connection,
@@ -58,47 +57,53 @@ export function sqlLayer(runner: Sql, makeDialect: () => Dialect, schema?: strin
   };
 }
 
-type MigrationTables = Record<string, { name: string }>;
+type MigrationTables = Record<string, { name: string; timestamp: string }>;
 
-/** Runs the migrations not run yet on `db`; the names it ran. */
+/**
+ * Runs the migrations not run yet on `db`, in name order, each recorded in the same transaction
+ * as its work on PostgreSQL; the names it ran. The record is the table Kysely's Migrator kept
+ * (name, timestamp), in the store's own schema (the connection's search path). Not Kysely's
+ * Migrator: it reads every schema of the database to see whether its tables exist (so it took
+ * another schema's for its own, and failed when another schema was dropped meanwhile), and it
+ * refuses every start once a feature that ran a migration is taken off the list.
+ */
 async function migrateOn(
   db: Kysely<MigrationTables>,
   migrations: Readonly<Record<string, Migration>>,
-  schema: string | undefined,
+  transactional: boolean,
 ): Promise<string[]> {
-  // A feature taken off the list leaves its migrations run: they stand as done (an empty step,
-  // never run again) instead of Kysely's "corrupted migrations" refusing every start.
-  const done = await db
-    .selectFrom(FEATURE_MIGRATIONS_TABLE)
-    .select("name")
-    .execute()
-    .catch(() => []);
-  const gone = Object.fromEntries(
-    done
-      .filter((row) => !(row.name in migrations))
-      .map((row) => [row.name, { up: async () => {} }]),
+  await db.schema
+    .createTable(FEATURE_MIGRATIONS_TABLE)
+    .ifNotExists()
+    .addColumn("name", "varchar(255)", (c) => c.notNull().primaryKey())
+    .addColumn("timestamp", "varchar(255)", (c) => c.notNull())
+    .execute();
+  const done = new Set(
+    (await db.selectFrom(FEATURE_MIGRATIONS_TABLE).select("name").execute()).map((r) => r.name),
   );
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => ({ ...gone, ...migrations }) },
-    migrationTableName: FEATURE_MIGRATIONS_TABLE,
-    migrationLockTableName: FEATURE_MIGRATIONS_LOCK_TABLE,
-    // PostgreSQL: the store's own schema. Without it Kysely takes a table of that name in any
-    // schema of the database (another instance's, a test's) for its own and never makes it.
-    ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-    // Features are added over time, each with its own names: a new feature's first migration may
-    // sort before another's last one already run.
-    allowUnorderedMigrations: true,
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    const failed = results?.find((result) => result.status === "Error")?.migrationName;
-    throw new Error(
-      `the migration ${failed ?? "of a feature"} failed: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+  const ran: string[] = [];
+  for (const name of Object.keys(migrations).sort()) {
+    const migration = migrations[name];
+    if (!migration || done.has(name)) continue;
+    const step = async (trx: Kysely<MigrationTables>) => {
+      await migration.up(trx as Kysely<unknown>);
+      await trx
+        .insertInto(FEATURE_MIGRATIONS_TABLE)
+        .values({ name, timestamp: new Date().toISOString() })
+        .execute();
+    };
+    try {
+      if (transactional) await db.transaction().execute(step);
+      else await step(db);
+    } catch (error) {
+      throw new Error(
+        `the migration ${name} failed: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    ran.push(name);
   }
-  return (results ?? []).map((result) => result.migrationName);
+  return ran;
 }
 
 /**

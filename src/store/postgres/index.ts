@@ -34,7 +34,7 @@ export function postgresStore(
   return {
     pg: db,
     ...kernelStores(sql, options),
-    sql: sqlLayer(sql, () => new PostgresDialect({ pool: db.pool }), db.schema),
+    sql: sqlLayer(sql, () => new PostgresDialect({ pool: db.pool })),
     async healthy() {
       try {
         return (await db.query("SELECT 1 AS ok")).rows.length === 1;
