@@ -334,6 +334,18 @@ export function sqliteDbOf(bot: { db: Db | undefined }): Db {
  * The settings of a bot on the test simulator and the fake platforms given, in `dataDir`: what
  * every bot-level test writes first; `extra` adds or overrides settings.
  */
+let portsTaken = 0;
+
+/**
+ * A port for a bot that must listen on a set port (Discord HTTP interactions default to 8443,
+ * which bots of test files running side by side would all take): a block of 200 below the
+ * system's ephemeral range for each of vitest's workers.
+ */
+export function testListenPort(): number {
+  const worker = Number(process.env.VITEST_POOL_ID ?? process.env.VITEST_WORKER_ID ?? 1) % 40;
+  return 20_000 + worker * 200 + (portsTaken++ % 200);
+}
+
 export function worldEnv(
   parts: {
     sim: { url: string; apiKey: string };
@@ -358,6 +370,10 @@ export function worldEnv(
           DISCORD_GUILD_ID: discord.guildId,
           DISCORD_REGISTER_ON_START: "true",
         }
+      : {}),
+    // Called from outside (HTTP interactions): a port of this worker's own, not 8443.
+    ...(extra.DISCORD_PUBLIC_KEY && !extra.HTTP_PORT
+      ? { HTTP_PORT: String(testListenPort()), HTTP_HOST: "127.0.0.1" }
       : {}),
     ...extra,
   };
