@@ -77,8 +77,12 @@ const TABLES: readonly {
       "message",
       "signature",
       "linked_at",
+      "kind",
+      "chains",
     ],
   },
+  // Delegations are read again from the chains' registries; their reads' times are not copied.
+  { name: "wallet_delegations", columns: ["hot", "chain", "cold", "contract", "first_seen"] },
   // verify_links is not copied: a link lives 10 minutes, and a store is copied with the bot stopped.
   {
     name: "spam_reports",

@@ -78,15 +78,26 @@ export interface WalletRow {
   label: string;
   proved_at: number | string | null;
   linked_at: number | string;
+  kind: string | null;
+  chains: string | null;
+}
+
+/** The chains a proved wallet was proved on (rows proved before issue 37 name one). */
+export function chainsOf(row: { chain: string; chains: string | null }): string[] {
+  if (row.chains) return row.chains.split(",").filter((chain) => chain !== "");
+  return row.chain === "" ? [] : [row.chain];
 }
 
 export function walletOf(row: WalletRow): PersonWallet {
+  const proved = row.proved_at !== null;
   return {
     address: row.address,
     chain: row.chain,
     label: row.label,
-    provedAt: row.proved_at === null ? undefined : Number(row.proved_at),
+    provedAt: proved ? Number(row.proved_at) : undefined,
     linkedAt: Number(row.linked_at),
+    kind: proved && (row.kind === "eoa" || row.kind === "contract") ? row.kind : undefined,
+    chains: proved ? chainsOf(row) : [],
   };
 }
 
@@ -113,6 +124,8 @@ export interface VerifyLinkDbRow {
   challenge: string | null;
   place: string | null;
   user_name: string | null;
+  place_name: string | null;
+  bot_name: string | null;
 }
 
 export function verifyLinkOf(row: VerifyLinkDbRow): VerifyLinkRow {
@@ -131,6 +144,8 @@ export function verifyLinkOf(row: VerifyLinkDbRow): VerifyLinkRow {
     challenge: row.challenge ?? undefined,
     place: row.place ?? undefined,
     name: row.user_name ?? undefined,
+    placeName: row.place_name ?? undefined,
+    botName: row.bot_name ?? undefined,
   };
 }
 
@@ -139,3 +154,36 @@ export const VERIFY_LINK_PLACE_MIGRATION = `
   ALTER TABLE verify_links ADD COLUMN place TEXT;
   ALTER TABLE verify_links ADD COLUMN user_name TEXT;
 `;
+
+/**
+ * Wallet proof for everyone (issue 37; SQLite's 24, PostgreSQL's 17). A wallet keeps what kind of
+ * account signed (an externally owned account's proof holds on every EVM chain, a contract
+ * wallet's only where it was checked) and every chain it was proved on; NULL kind: proved before,
+ * told from its signature when first read. A /verify link keeps the community's and the bot's
+ * names for the page. Delegations (delegate.xyz v2) read from each chain's registry: a cold wallet
+ * `cold` that gave `hot` all its rights (contract '') or those for one contract; one row per
+ * delegation, replaced at each read of (hot, chain), the read's time kept beside.
+ */
+export function walletProofsMigration(time: "INTEGER" | "BIGINT"): string {
+  return `
+  ALTER TABLE wallets ADD COLUMN kind TEXT;
+  ALTER TABLE wallets ADD COLUMN chains TEXT;
+  ALTER TABLE verify_links ADD COLUMN place_name TEXT;
+  ALTER TABLE verify_links ADD COLUMN bot_name TEXT;
+  CREATE TABLE wallet_delegations (
+    hot TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    cold TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    first_seen ${time} NOT NULL,
+    PRIMARY KEY (hot, chain, cold, contract)
+  );
+  CREATE INDEX wallet_delegations_cold ON wallet_delegations (cold);
+  CREATE TABLE wallet_delegation_reads (
+    hot TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    read_at ${time} NOT NULL,
+    PRIMARY KEY (hot, chain)
+  );
+  `;
+}

@@ -205,6 +205,21 @@ export interface Tables {
     challenge: string | null;
     place: string | null;
     user_name: string | null;
+    place_name: string | null;
+    bot_name: string | null;
+  };
+  wallet_delegations: {
+    hot: string;
+    chain: string;
+    cold: string;
+    /** '' for a delegation of all rights. */
+    contract: string;
+    first_seen: number;
+  };
+  wallet_delegation_reads: {
+    hot: string;
+    chain: string;
+    read_at: number;
   };
   wallets: {
     platform: string;
@@ -216,6 +231,10 @@ export interface Tables {
     message: string | null;
     signature: string | null;
     linked_at: number;
+    /** 'eoa' or 'contract'; NULL: proved before issue 37, told from the signature when read. */
+    kind: string | null;
+    /** The chains it was proved on, comma-separated; NULL: only `chain`. */
+    chains: string | null;
   };
   watches: {
     id: Generated<number>;

@@ -19,13 +19,23 @@ export const MAX_WALLETS_PER_PERSON = 10;
 export interface PersonWallet {
   /** Lower-case. */
   address: string;
-  /** The chain it was proved on ("" for a wallet linked before proofs: it names none). */
+  /** The chain it was last proved on ("" for a wallet linked before proofs: it names none). */
   chain: string;
   label: string;
   /** When it was proved (epoch ms); undefined: linked on the person's word, not proved. */
   provedAt: number | undefined;
   linkedAt: number;
+  /**
+   * Who signed: an externally owned account (its proof holds on every EVM chain) or a contract
+   * wallet (its proof holds on the chains it was checked on); undefined: not proved, or proved
+   * before this was kept (the verification service tells it from the signature).
+   */
+  kind?: WalletKind | undefined;
+  /** Every chain it was proved on, the latest last ([] when not proved). */
+  chains: string[];
 }
+
+export type WalletKind = "eoa" | "contract";
 
 /** A proved wallet with its proof: the EIP-4361 message and the signature over it. */
 export interface ProvedWallet {
@@ -38,6 +48,8 @@ export interface ProvedWallet {
   message: string;
   signature: string;
   provedAt: number;
+  /** Who signed; undefined (older callers): told from the signature when first read. */
+  kind?: WalletKind | undefined;
 }
 
 /** What keeping a proved wallet did: added or updated it, and the accounts it was moved from. */
@@ -81,6 +93,53 @@ export interface WalletStore {
   unlink(platform: string, userId: string): Promise<boolean>;
   /** Before proofs: the most recently linked or proved wallet. Reports use reportWallet. */
   find(platform: string, userId: string): Promise<LinkedWallet | undefined>;
+  /** A proved wallet's proof (the SIWE message and signature), to tell its kind when not kept. */
+  proof(
+    platform: string,
+    userId: string,
+    address: string,
+  ): Promise<{ message: string; signature: string; chain: string } | undefined>;
+  /** Keeps what kind of account a wallet proved before issue 37 is, once told. */
+  setKind(platform: string, userId: string, address: string, kind: WalletKind): Promise<void>;
+}
+
+/**
+ * A delegation read from delegate.xyz's registry on one chain (issue 37): the cold wallet `cold`
+ * gave the hot wallet `hot` all its rights (`contract` "") or those for one contract.
+ */
+export interface Delegation {
+  /** Lower-case, all three. */
+  hot: string;
+  cold: string;
+  contract: string;
+  chain: string;
+  /** When the bot first read it (epoch ms): the earliest of several accounts keeps a cold wallet. */
+  firstSeen: number;
+}
+
+/**
+ * A delegation to one of a person's proved wallets, and whether it counts for them: on a platform
+ * a cold wallet is one account's, as a proved one is (issue 34). It does not count when another
+ * account proved the cold wallet itself ("proved"), or holds it by a delegation the bot saw first
+ * ("earlier"), or when the person proved it themself ("own").
+ */
+export interface PersonDelegation extends Delegation {
+  counts: boolean;
+  heldElsewhere?: "proved" | "earlier" | "own";
+}
+
+export interface DelegationStore {
+  /** Replaces what was known of (hot, chain) by `found`, keeping each one's first sighting. */
+  put(
+    hot: string,
+    chain: string,
+    found: readonly { cold: string; contract: string }[],
+    at: number,
+  ): Promise<void>;
+  /** When each (hot, chain) of these hot wallets was last read: keyed `${hot} ${chain}`. */
+  readAt(hot: readonly string[]): Promise<Map<string, number>>;
+  /** The delegations to these people's proved wallets (by user id), marked as they count. */
+  ofPeople(platform: string, userIds: readonly string[]): Promise<Map<string, PersonDelegation[]>>;
 }
 
 /** @deprecated the wallet store's former name. */
@@ -109,6 +168,9 @@ export interface VerifyLinkRow {
   /** The community asked from (a Discord server, a Telegram group) and the person's name. */
   place?: string | undefined;
   name?: string | undefined;
+  /** The community's and the bot's names as the platform gave them, for the page (issue 37). */
+  placeName?: string | undefined;
+  botName?: string | undefined;
 }
 
 export interface VerifyLinkStore {

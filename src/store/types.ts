@@ -12,14 +12,17 @@ import type {
   IndexedCollection,
 } from "../core/known-collections.ts";
 import type { SqlLayer } from "./sql.ts";
-import type { ReportStore, VerifyLinkStore, WalletStore } from "./types-people.ts";
+import type { DelegationStore, ReportStore, VerifyLinkStore, WalletStore } from "./types-people.ts";
 
 // Wallets, verify links and reports: src/store/types-people.ts.
 export type {
+  Delegation,
+  DelegationStore,
   KeptWallet,
   LinkedWallet,
   LinkedWalletStore,
   NewReport,
+  PersonDelegation,
   PersonWallet,
   ProvedWallet,
   ReportKey,
@@ -29,6 +32,7 @@ export type {
   SpamReport,
   VerifyLinkRow,
   VerifyLinkStore,
+  WalletKind,
   WalletStore,
 } from "./types-people.ts";
 export { MAX_WALLETS_PER_PERSON } from "./types-people.ts";
@@ -202,6 +206,8 @@ export interface Store {
   reports: ReportStore;
   wallets: WalletStore;
   verifyLinks: VerifyLinkStore;
+  /** Delegations read from delegate.xyz's registry (issue 37). */
+  delegations: DelegationStore;
   collections: ChainCollectionIndexStore;
   kv: KeyValueStore;
   leases: LeaseStore;

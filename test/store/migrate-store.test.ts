@@ -216,8 +216,22 @@ describe.runIf(await postgresAvailable())("npm run migrate-store", () => {
     ]);
     expect(await pg.reports.due(100, 10)).toMatchObject([{ id: report.id, status: "queued" }]);
     expect(await pg.wallets.list("telegram", "u1")).toEqual([
-      { address: "0xdef", chain: "ethereum", label: "0xDEF", provedAt: 52, linkedAt: 52 },
-      { address: "0xabc", chain: "", label: "me.eth", provedAt: undefined, linkedAt: 50 },
+      {
+        address: "0xdef",
+        chain: "ethereum",
+        label: "0xDEF",
+        provedAt: 52,
+        linkedAt: 52,
+        chains: ["ethereum"],
+      },
+      {
+        address: "0xabc",
+        chain: "",
+        label: "me.eth",
+        provedAt: undefined,
+        linkedAt: 50,
+        chains: [],
+      },
     ]);
     expect((await pg.wallets.list("discord", "d1")).map((w) => w.provedAt)).toEqual([51]);
     expect(await pg.updates.firstSeen("telegram:1", 77, 80)).toBe(false);

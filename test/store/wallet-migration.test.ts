@@ -35,6 +35,7 @@ async function expectMigrated(store: Store): Promise<void> {
       label: "me.eth",
       provedAt: undefined,
       linkedAt: 1000,
+      chains: [],
     },
   ]);
   expect(await store.wallets.list("discord", "u1")).toHaveLength(1);
@@ -126,7 +127,7 @@ async function expectResolved(store: Store, insertAgain: () => Promise<unknown>)
   ]);
   expect(await store.wallets.list("discord", "u3")).toEqual([]);
   expect(await store.wallets.list("discord", "u4")).toEqual([
-    { address: "0xaa", chain: "", label: "aa.eth", provedAt: undefined, linkedAt: 50 },
+    { address: "0xaa", chain: "", label: "aa.eth", provedAt: undefined, linkedAt: 50, chains: [] },
   ]);
   // From now on the database itself refuses a second holder.
   await expect(insertAgain()).rejects.toThrow(/unique/i);

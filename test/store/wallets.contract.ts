@@ -56,6 +56,7 @@ export function walletsContract(open: OpenStore): void {
         label: address(9),
         provedAt: 109,
         linkedAt: 109,
+        chains: ["ethereum"],
       });
       // Proving one of them again replaces its proof; another person is not counted.
       expect(await wallets.addProved(proved(address(0), 600, { chain: "base" }))).toBe("updated");
@@ -85,7 +86,14 @@ export function walletsContract(open: OpenStore): void {
       await wallets.link("discord", "u1", "0xAA", "a.eth", 1_000);
       expect(await wallets.reportWallet("discord", "u1")).toBeUndefined();
       expect(await wallets.list("discord", "u1")).toEqual([
-        { address: "0xaa", chain: "", label: "a.eth", provedAt: undefined, linkedAt: 1_000 },
+        {
+          address: "0xaa",
+          chain: "",
+          label: "a.eth",
+          chains: [],
+          provedAt: undefined,
+          linkedAt: 1_000,
+        },
       ]);
       await wallets.addProved(proved("0xbb", 10));
       await wallets.addProved(proved("0xcc", 20));
@@ -203,6 +211,82 @@ export function walletsContract(open: OpenStore): void {
       expect(await verifyLinks.find("old")).toBeUndefined();
       expect((await verifyLinks.find("expired"))?.confirm).toBeUndefined();
       expect((await verifyLinks.find("open"))?.confirm).toBe("app:token");
+    });
+
+    it("keeps each wallet once with every chain it was proved on, and how (issue 37)", async () => {
+      const { wallets } = await fresh();
+      await wallets.addProved(proved(address(1), 100, { kind: "eoa" }));
+      await wallets.addProved(proved(address(1), 200, { kind: "eoa", chain: "base" }));
+      await wallets.addProved(proved(address(1), 300, { kind: "eoa", chain: "ethereum" }));
+      const [one, ...rest] = await wallets.list("discord", "u1");
+      expect(rest).toEqual([]);
+      expect(one).toMatchObject({ chain: "ethereum", chains: ["base", "ethereum"], kind: "eoa" });
+      // Proved before the kind was kept: told later, once.
+      await wallets.addProved(proved(address(2), 400, { chain: "base" }));
+      expect((await wallets.list("discord", "u1"))[0]).toMatchObject({
+        kind: undefined,
+        chains: ["base"],
+      });
+      expect(await wallets.proof("discord", "u1", address(2))).toEqual({
+        message: `message for ${address(2)}`,
+        signature: "0xabcdef",
+        chain: "base",
+      });
+      await wallets.setKind("discord", "u1", address(2), "contract");
+      await wallets.setKind("discord", "u1", address(2), "eoa");
+      expect((await wallets.list("discord", "u1"))[0]?.kind).toBe("contract");
+      // Another account proving it starts its own list of chains.
+      await wallets.addProved(
+        proved(address(1), 500, { kind: "eoa", userId: "u2", chain: "base" }),
+      );
+      expect((await wallets.list("discord", "u2"))[0]?.chains).toEqual(["base"]);
+    });
+
+    it("keeps delegations per hot wallet and chain, and counts a cold wallet for one account", async () => {
+      const store = await fresh();
+      const { wallets, delegations } = store;
+      const [hotA, hotB, hotC, cold, apes] = [1, 2, 3, 9, 7].map(address) as string[];
+      await wallets.addProved(proved(hotA as string, 100, { kind: "eoa", userId: "a" }));
+      await wallets.addProved(proved(hotB as string, 100, { kind: "eoa", userId: "b" }));
+      await wallets.addProved(proved(hotC as string, 100, { kind: "eoa", userId: "c" }));
+      await delegations.put(
+        hotA as string,
+        "ethereum",
+        [{ cold: cold as string, contract: "" }],
+        1_000,
+      );
+      await delegations.put(
+        hotB as string,
+        "ethereum",
+        [{ cold: cold as string, contract: apes as string }],
+        2_000,
+      );
+      // Read again later: the first sighting is kept.
+      await delegations.put(
+        hotA as string,
+        "ethereum",
+        [{ cold: cold as string, contract: "" }],
+        3_000,
+      );
+      expect(await delegations.readAt([hotA as string, hotB as string])).toEqual(
+        new Map([
+          [`${hotA} ethereum`, 3_000],
+          [`${hotB} ethereum`, 2_000],
+        ]),
+      );
+      const people = await delegations.ofPeople("discord", ["a", "b", "c"]);
+      expect(people.get("a")).toEqual([
+        { hot: hotA, cold, contract: "", chain: "ethereum", firstSeen: 1_000, counts: true },
+      ]);
+      expect(people.get("b")).toMatchObject([{ counts: false, heldElsewhere: "earlier" }]);
+      expect(people.has("c")).toBe(false);
+      // The cold wallet proved by c itself: it is c's, no one's by delegation.
+      await wallets.addProved(proved(cold as string, 200, { kind: "eoa", userId: "c" }));
+      const after = await delegations.ofPeople("discord", ["a"]);
+      expect(after.get("a")).toMatchObject([{ counts: false, heldElsewhere: "proved" }]);
+      // Revoked: the next read finds none, and the row goes.
+      await delegations.put(hotA as string, "ethereum", [], 4_000);
+      expect((await delegations.ofPeople("discord", ["a"])).get("a")).toBeUndefined();
     });
   });
 }

@@ -7,6 +7,7 @@ import {
   provedWalletsMigration,
   VERIFY_LINK_PLACE_MIGRATION,
   WALLET_OWNER_MIGRATION,
+  walletProofsMigration,
 } from "../rows-wallet.ts";
 
 /**
@@ -291,6 +292,8 @@ const MIGRATIONS: readonly string[] = [
   sendWaitsMigration("postgres"),
   // 16: a /verify link's community and person's name (as SQLite's 23; issue 36)
   VERIFY_LINK_PLACE_MIGRATION,
+  // 17: wallet proof for everyone (as SQLite's 24; issue 37)
+  walletProofsMigration("BIGINT"),
 ];
 
 export const POSTGRES_MIGRATIONS = MIGRATIONS.length;

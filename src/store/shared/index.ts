@@ -5,6 +5,7 @@ import { SqlChatPauseStore } from "./chat-pause.ts";
 import { SqlChatRowsStore } from "./chat-rows.ts";
 import { SqlChatSettingsStore } from "./chat-settings.ts";
 import { SqlCollectionIndexStore } from "./collections.ts";
+import { SqlDelegationStore } from "./delegations.ts";
 import { SqlKeyValueStore, SqlLeaseStore } from "./kv.ts";
 import { SqlReportStore } from "./reports.ts";
 import { SqlSendWaitStore } from "./send-waits.ts";
@@ -21,6 +22,7 @@ export function kernelStores(
     reports: new SqlReportStore(sql),
     wallets: new SqlWalletStore(sql),
     verifyLinks: new SqlVerifyLinkStore(sql),
+    delegations: new SqlDelegationStore(sql),
     collections: new SqlCollectionIndexStore(sql),
     kv: new SqlKeyValueStore(sql),
     leases: new SqlLeaseStore(sql),

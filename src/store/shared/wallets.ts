@@ -1,6 +1,13 @@
 import { sql as raw } from "kysely";
 import type { Sql, Tx, Work } from "../query.ts";
-import { linkedOf, unlessFull, verifyLinkOf, WalletsFull, walletOf } from "../rows-wallet.ts";
+import {
+  chainsOf,
+  linkedOf,
+  unlessFull,
+  verifyLinkOf,
+  WalletsFull,
+  walletOf,
+} from "../rows-wallet.ts";
 import {
   type KeptWallet,
   type LinkedWallet,
@@ -9,6 +16,7 @@ import {
   type ProvedWallet,
   type VerifyLinkRow,
   type VerifyLinkStore,
+  type WalletKind,
   type WalletStore,
 } from "../types.ts";
 
@@ -42,6 +50,22 @@ function* keepProved(sql: Sql, tx: Tx, wallet: ProvedWallet): Work<KeptWallet | 
       .where("user_id", "=", userId),
   );
   const present = Number(mine?.present ?? 0) > 0;
+  // Every chain it was proved on by this person, this one last (issue 37).
+  const before = present
+    ? yield* tx.first(
+        q
+          .selectFrom("wallets")
+          .select(["chain", "chains", "proved_at", "kind"])
+          .where("platform", "=", platform)
+          .where("user_id", "=", userId)
+          .where("address", "=", address),
+      )
+    : undefined;
+  const earlier =
+    before?.proved_at === null || before === undefined || (before.kind ?? undefined) !== wallet.kind
+      ? []
+      : chainsOf(before);
+  const chains = [...earlier.filter((chain) => chain !== wallet.chain), wallet.chain].join(",");
   if (!present && Number(mine?.count ?? 0) >= MAX_WALLETS_PER_PERSON) return "full";
   if (tx.dialect === "postgres") yield* tx.run(advisoryLock(sql, `wallet:${platform}:${address}`));
   const moved = yield* tx.all(
@@ -66,6 +90,8 @@ function* keepProved(sql: Sql, tx: Tx, wallet: ProvedWallet): Work<KeptWallet | 
         message: wallet.message,
         signature: wallet.signature,
         linked_at: wallet.provedAt,
+        kind: wallet.kind ?? null,
+        chains,
       })
       .onConflict((conflict) =>
         conflict.columns(["platform", "user_id", "address"]).doUpdateSet((row) => ({
@@ -74,6 +100,8 @@ function* keepProved(sql: Sql, tx: Tx, wallet: ProvedWallet): Work<KeptWallet | 
           proved_at: row.ref("excluded.proved_at"),
           message: row.ref("excluded.message"),
           signature: row.ref("excluded.signature"),
+          kind: row.ref("excluded.kind"),
+          chains: row.ref("excluded.chains"),
         })),
       ),
   );
@@ -88,7 +116,7 @@ export class SqlWalletStore implements WalletStore {
   private ofPerson(platform: string, userId: string) {
     return this.sql.q
       .selectFrom("wallets")
-      .select(["address", "chain", "label", "proved_at", "linked_at"])
+      .select(["address", "chain", "label", "proved_at", "linked_at", "kind", "chains"])
       .where("platform", "=", platform)
       .where("user_id", "=", userId);
   }
@@ -181,6 +209,37 @@ export class SqlWalletStore implements WalletStore {
   async find(platform: string, userId: string): Promise<LinkedWallet | undefined> {
     return linkedOf(await this.list(platform, userId));
   }
+
+  async proof(
+    platform: string,
+    userId: string,
+    address: string,
+  ): Promise<{ message: string; signature: string; chain: string } | undefined> {
+    const row = await this.sql.first(
+      this.sql.q
+        .selectFrom("wallets")
+        .select(["message", "signature", "chain"])
+        .where("platform", "=", platform)
+        .where("user_id", "=", userId)
+        .where("address", "=", address.toLowerCase())
+        .where("proved_at", "is not", null),
+    );
+    return row?.message && row.signature
+      ? { message: row.message, signature: row.signature, chain: row.chain }
+      : undefined;
+  }
+
+  async setKind(platform: string, userId: string, address: string, kind: WalletKind) {
+    await this.sql.run(
+      this.sql.q
+        .updateTable("wallets")
+        .set({ kind })
+        .where("platform", "=", platform)
+        .where("user_id", "=", userId)
+        .where("address", "=", address.toLowerCase())
+        .where("kind", "is", null),
+    );
+  }
 }
 
 /** The /verify links (their tokens' hashes) and their pending challenges. */
@@ -205,6 +264,8 @@ export class SqlVerifyLinkStore implements VerifyLinkStore {
         challenge: link.challenge ?? null,
         place: link.place ?? null,
         user_name: link.name ?? null,
+        place_name: link.placeName ?? null,
+        bot_name: link.botName ?? null,
       }),
     );
   }
@@ -229,6 +290,8 @@ export class SqlVerifyLinkStore implements VerifyLinkStore {
           "challenge",
           "place",
           "user_name",
+          "place_name",
+          "bot_name",
         ])
         .where("token_hash", "=", tokenHash),
     );

@@ -7,6 +7,7 @@ import {
   provedWalletsMigration,
   VERIFY_LINK_PLACE_MIGRATION,
   WALLET_OWNER_MIGRATION,
+  walletProofsMigration,
 } from "../rows-wallet.ts";
 
 /**
@@ -437,4 +438,7 @@ export const MIGRATIONS: readonly string[] = [
   // 23: a /verify link keeps the community it was asked from and the person's name (issue 36):
   // a proof makes them one of its members, named as the platform named them.
   VERIFY_LINK_PLACE_MIGRATION,
+  // 24: wallet proof for everyone (issue 37): how each wallet was proved and on which chains, the
+  // names a /verify page shows, and delegations read from delegate.xyz's registry.
+  walletProofsMigration("INTEGER"),
 ];
