@@ -68,6 +68,15 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
         );
     const own = wallets.find((wallet) => wallet.address.toLowerCase() === address.toLowerCase());
     if (own?.provedAt !== undefined) return address;
+    // A cold wallet that delegated all its rights to one of the person's (issue 37) is theirs too.
+    const held = ctx.verify && (await ctx.verify.holdings(platform, user.id));
+    if (
+      held?.wallets.some(
+        (w) =>
+          w.how === "delegation" && w.contract === undefined && w.address === address.toLowerCase(),
+      )
+    )
+      return address;
     throw new UserError(
       "no_proved_wallet",
       own

@@ -27,7 +27,8 @@ export interface Chain {
   chainId: number | undefined;
   /**
    * A JSON-RPC endpoint of the chain, to check contract wallets' signatures (ERC-1271, ERC-6492)
-   * on /verify; undefined: only ordinary accounts (EOAs) can be proved, which needs no node.
+   * on /verify and read delegate.xyz's registry (issue 37); undefined: only ordinary accounts
+   * (EOAs) can be proved, which needs no node, and no delegation is read.
    */
   rpcUrl: string | undefined;
 }

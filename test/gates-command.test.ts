@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { allCommands } from "../commands/index.ts";
 import { slashCommands } from "../src/adapters/discord/commands.ts";
 import type { Invocation } from "../src/core/command.ts";
+import { counted } from "../src/core/person-wallets.ts";
 import { ApiGateEvaluator } from "../src/gates/evaluate.ts";
 import { GateService } from "../src/gates/service.ts";
 import { gateStoreOf } from "../src/gates/store.ts";
@@ -60,7 +61,7 @@ function recordingEvaluator(real: GateEvaluator) {
   const recorded = { wallets: [] as string[][], unknown: undefined as string | undefined };
   const evaluator: GateEvaluator = {
     async evaluate(criteria, wallets) {
-      recorded.wallets.push([...wallets]);
+      recorded.wallets.push(counted(wallets).wallets.map((w) => w.address));
       const verdict = await real.evaluate(criteria, wallets);
       if (!recorded.unknown) return verdict;
       const results = verdict.results.map((result) =>
@@ -336,7 +337,7 @@ describe("/gate test", () => {
   it("a wallet against criteria given: each criterion, pass/fail/unknown and why; for everyone", async () => {
     // The simulator's demo wallet holds an Azuki and is a collector, not a whale.
     const text = await say(`/gate test ${DEMO} holds 1 Azuki, behavior whale`, member);
-    expect(evaluation.recorded.wallets).toEqual([[DEMO]]);
+    expect(evaluation.recorded.wallets).toEqual([[DEMO.toLowerCase()]]);
     expect(text).toMatch(/does not pass/);
     expect(text).toMatch(/✓ pass: .*Azuki/);
     expect(text).toMatch(/✗ fail: .*whale/i);

@@ -6,6 +6,7 @@
  */
 
 import { afterEach, describe, expect, it } from "vitest";
+import { counted } from "../src/core/person-wallets.ts";
 import { GateRecheck } from "../src/gates/recheck.ts";
 import { GateService, RECHECK_EVERY_MS } from "../src/gates/service.ts";
 import { gateStoreOf } from "../src/gates/store.ts";
@@ -51,7 +52,7 @@ function slowEvaluator(
 ): GateEvaluator {
   return {
     async evaluate(criteria, wallets, signal?: AbortSignal): Promise<GateVerdict> {
-      const who = wallets[0] ?? "";
+      const who = counted(wallets).wallets[0]?.address ?? "";
       for (const [other, by] of t.active) if (by !== instance) t.overlaps.push(`${who}/${other}`);
       t.active.set(who, instance);
       t.evaluated.push(`${instance}:${who}`);

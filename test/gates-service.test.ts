@@ -3,6 +3,7 @@
  * instances) and the simulator over HTTP, with a fake clock. The platforms are a recording fake
  * GateMembership here: Discord's and Telegram's are tested by their own suites.
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ApiClient } from "../src/api/client.ts";
 import { createBot } from "../src/bot.ts";
 import { parseConfig } from "../src/config.ts";
+import { counted, walletsOn } from "../src/core/person-wallets.ts";
 import { GateRecheck } from "../src/gates/recheck.ts";
 import { GateService, JOIN_REQUEST_WAIT_MS } from "../src/gates/service.ts";
 import { gateStoreOf } from "../src/gates/store.ts";
@@ -58,7 +60,7 @@ function simulatorEvaluator(api: ApiClient): GateEvaluator {
       for (const criterion of criteria as HoldsCriterion[]) {
         try {
           let held = 0;
-          for (const wallet of wallets) {
+          for (const wallet of walletsOn(counted(wallets), criterion.chain, criterion.contract)) {
             const { nfts } = await api.wallets.nfts(wallet, {}, { fresh: true, background: true });
             held += nfts.filter(
               (item) => item.nft.contractAddress.toLowerCase() === criterion.contract.toLowerCase(),

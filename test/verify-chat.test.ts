@@ -316,7 +316,8 @@ describe("/verify on the console", () => {
       });
       t.onVerified = confirmThrough(() => outboundWith(adapter, adapter.platform), 5_000);
       await proveWithLink(t.verify, url, account);
-      expect(printed).toContain(`Wallet verified`);
+      // Told once the registries are read (issue 37): after the page's answer.
+      await expect.poll(() => printed).toContain(`Wallet verified`);
       expect(printed).toContain(ADDRESS);
     } finally {
       rmSync(exportDir, { recursive: true, force: true });

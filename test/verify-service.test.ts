@@ -93,6 +93,9 @@ for (const backend of backends) {
             chainName: "Ethereum",
             chainId: 1,
             expiresAt: link.expiresAt,
+            botName: "the bot",
+            place: { platform: "discord" },
+            chainsServed: ["Ethereum", "Base"],
           },
         });
         const message = await messageFor(service, token, account.address.toLowerCase());
@@ -118,6 +121,8 @@ for (const backend of backends) {
             label: account.address,
             provedAt: now(),
             linkedAt: now(),
+            kind: "eoa",
+            chains: ["ethereum"],
           },
         ]);
         expect((await store.wallets.reportWallet("discord", "alice"))?.address).toBe(

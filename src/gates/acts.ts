@@ -1,4 +1,5 @@
 import { boundedCall, CallCutError } from "../core/bounded-call.ts";
+import type { CountedWallets } from "../core/person-wallets.ts";
 import type { Platform } from "../core/platform.ts";
 import type { Logger } from "../log.ts";
 import type { WalletStore } from "../store/types.ts";
@@ -25,6 +26,16 @@ const OWED_RETRY_MAX_MS = 15 * 60_000;
 /** A grant owed is given up (and logged) this long after its first failure. */
 export const OWED_FOR_MS = 24 * 3_600_000;
 
+/**
+ * The wallets that count for a person, delegations read again (GateServiceDeps.holdings);
+ * undefined: no verification service here (then every proved wallet counts everywhere).
+ */
+export type Holdings = (
+  platform: Platform,
+  userId: string,
+  signal?: AbortSignal,
+) => Promise<CountedWallets> | undefined;
+
 /** Why a member was looked at: a proof or an unlink acts at once; the job re-checks. */
 export type Cause = "proof" | "recheck" | "request";
 
@@ -38,6 +49,8 @@ export type Granted = "granted" | "owed" | "no";
 export interface GateKit {
   readonly gates: GateStore;
   readonly wallets: Pick<WalletStore, "list">;
+  /** GateServiceDeps.holdings. */
+  readonly holdings?: Holdings | undefined;
   /** Re-checks: cached answers no older than the data's freshness will do. */
   readonly evaluator: GateEvaluator;
   /** Proofs, unlinks and join requests: reads that skip the cache (GateServiceDeps). */

@@ -1,4 +1,5 @@
 import { boundedCall, CallCutError } from "../core/bounded-call.ts";
+import { type CountedWallets, everywhere } from "../core/person-wallets.ts";
 import type { Platform } from "../core/platform.ts";
 import { type Cause, type GateActs, type GateKit, RETRY_AFTER_MS } from "./acts.ts";
 import { graceWarning, notWarned, WARNING_CLOSED, WARNING_FAILED, whys } from "./notices.ts";
@@ -9,13 +10,22 @@ const GRACE_RECHECK_MS = 3_600_000;
 
 const NO_WALLET: GateVerdict = { outcome: "fail", results: [] };
 
+/**
+ * The wallets that count for the person: through the verification service when there is one
+ * (each proof on its chains, delegations read again), else every proved wallet everywhere.
+ */
 export async function provedWallets(
   kit: GateKit,
   platform: Platform,
   userId: string,
-): Promise<string[]> {
+  signal?: AbortSignal,
+): Promise<CountedWallets> {
+  const held = await kit.holdings?.(platform, userId, signal);
+  if (held) return held;
   const wallets = await kit.wallets.list(platform, userId);
-  return wallets.filter((wallet) => wallet.provedAt !== undefined).map((w) => w.address);
+  return everywhere(
+    wallets.filter((wallet) => wallet.provedAt !== undefined).map((w) => w.address),
+  );
 }
 
 /**
@@ -25,11 +35,11 @@ export async function provedWallets(
 export async function verdictOf(
   kit: GateKit,
   gate: Gate,
-  wallets: readonly string[],
+  wallets: CountedWallets,
   cause: Cause,
   signal?: AbortSignal,
 ): Promise<GateVerdict> {
-  if (wallets.length === 0) return NO_WALLET;
+  if (wallets.wallets.length === 0) return NO_WALLET;
   const evaluator = cause === "recheck" ? kit.evaluator : (kit.freshEvaluator ?? kit.evaluator);
   try {
     return await boundedCall("the data service", kit.callTimeoutMs(), signal, (bound) =>
@@ -58,7 +68,7 @@ export async function decide(
   if (!membership) return;
   const { gates, logger } = kit;
   const member = await gates.member(gate.id, userId);
-  const wallets = await provedWallets(kit, gate.platform, userId);
+  const wallets = await provedWallets(kit, gate.platform, userId, signal);
   const verdict = await verdictOf(kit, gate, wallets, cause, signal);
   const now = kit.now();
   if (verdict.outcome === "unknown") {
@@ -101,7 +111,7 @@ export async function decide(
     await gates.putMember({ ...member, lastCheckedAt: now });
     return;
   }
-  const reason = wallets.length === 0 ? "no proved wallet" : whys(verdict, "fail");
+  const reason = wallets.wallets.length === 0 ? "no proved wallet" : whys(verdict, "fail");
   if (member.status === "granted") {
     const graceUntil = now + kit.graceMs();
     if (graceUntil > now) {

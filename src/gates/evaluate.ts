@@ -15,6 +15,7 @@ import type { ApiClient } from "../api/client.ts";
 import { ApiError } from "../api/errors.ts";
 import { KNOWN_CHAINS } from "../chains.ts";
 import { behaviorLabel, formatDecimal } from "../core/format.ts";
+import { type CountedWallets, counted, walletsOn } from "../core/person-wallets.ts";
 import type { Logger } from "../log.ts";
 import { chainWords } from "./criteria.ts";
 import type {
@@ -82,11 +83,26 @@ export class ApiGateEvaluator implements GateEvaluator {
 
   async evaluate(
     criteria: readonly GateCriterion[],
-    wallets: readonly string[],
+    wallets: readonly string[] | CountedWallets,
     signal?: AbortSignal,
   ): Promise<GateVerdict> {
     const options = this.options(signal);
-    const results = await Promise.all(criteria.map((c) => this.one(c, wallets, options)));
+    const held = counted(wallets);
+    const results = await Promise.all(
+      criteria.map(async (c) => {
+        // A collection's holdings count the wallets delegated for its contract too (issue 37).
+        const on = walletsOn(held, c.chain, c.kind === "holds" ? c.contract : undefined);
+        const result = await this.one(c, on, options);
+        // A registry that did not answer may hide a delegated wallet: its "no" is not known.
+        if (result.outcome === "fail" && held.unknownOn.has(c.chain))
+          return {
+            ...result,
+            outcome: "unknown" as const,
+            why: `unknown: the bot could not read delegations on ${chainWords(c.chain)} (${result.why})`,
+          };
+        return result;
+      }),
+    );
     const outcome = results.some((r) => r.outcome === "fail")
       ? "fail"
       : results.some((r) => r.outcome === "unknown")

@@ -66,6 +66,10 @@ export const gatesFeature: Feature<GatesExposed> = {
     const service = new GateService({
       gates,
       wallets: store.wallets,
+      // Proofs on their chains and delegations (issue 37), when the verify feature is there (it
+      // is set up after gates: asked at each decision).
+      holdings: (platform, userId, signal) =>
+        kernel.services.verify?.holdings(platform, userId, { refresh: true, signal }),
       evaluator: new ApiGateEvaluator({ apis, logger }),
       freshEvaluator: new ApiGateEvaluator({ apis, fresh: true, logger }),
       logger,

@@ -1,8 +1,9 @@
 import type { Platform } from "../core/command.ts";
 import { toCsv } from "../core/csv.ts";
+import type { CountedWallets } from "../core/person-wallets.ts";
 import type { Logger } from "../log.ts";
 import type { WalletStore } from "../store/types.ts";
-import { GateActs, type GateKit } from "./acts.ts";
+import { GateActs, type GateKit, type Holdings } from "./acts.ts";
 import { decide } from "./decide.ts";
 import { describeCriterion } from "./describe.ts";
 import { decideJoinRequest, declineExpired } from "./join-requests.ts";
@@ -40,6 +41,12 @@ export interface GateServiceSettings {
 export interface GateServiceDeps {
   gates: GateStore;
   wallets: Pick<WalletStore, "list">;
+  /**
+   * The wallets that count for a person, read again at each decision (issue 37: proved wallets on
+   * the chains their proofs hold on, and cold wallets delegating to them); absent: every proved
+   * wallet, on every chain.
+   */
+  holdings?: Holdings | undefined;
   /** Re-checks: cached answers no older than the data's freshness will do. */
   evaluator: GateEvaluator;
   /**
@@ -107,6 +114,7 @@ export class GateService {
     this.acts = new GateActs({
       gates: deps.gates,
       wallets: deps.wallets,
+      holdings: deps.holdings,
       evaluator: deps.evaluator,
       freshEvaluator: deps.freshEvaluator,
       logger: deps.logger,
@@ -212,7 +220,10 @@ export class GateService {
   }
 
   /** What the criteria (or a gate's) say of these wallets, criterion by criterion. */
-  test(criteria: readonly GateCriterion[] | Gate, wallets: string[]): Promise<GateVerdict> {
+  test(
+    criteria: readonly GateCriterion[] | Gate,
+    wallets: string[] | CountedWallets,
+  ): Promise<GateVerdict> {
     const list = "criteria" in criteria ? criteria.criteria : criteria;
     return this.deps.evaluator.evaluate(list, wallets);
   }

@@ -5,6 +5,7 @@
  * stores, the /gate command and the platforms (Discord roles, Telegram join requests).
  */
 import type { Delivery, GateTarget } from "../adapters/membership.ts";
+import type { CountedWallets } from "../core/person-wallets.ts";
 import type { Platform } from "../core/platform.ts";
 
 // The platforms' side of gates is the adapters' contract (src/adapters/membership.ts): gates use
@@ -225,7 +226,7 @@ export interface GateEvaluator {
   /** `signal` ends the reads (a stop, the round's lease): the criteria read are then unknown. */
   evaluate(
     criteria: readonly GateCriterion[],
-    wallets: readonly string[],
+    wallets: readonly string[] | CountedWallets,
     signal?: AbortSignal,
   ): Promise<GateVerdict>;
 }

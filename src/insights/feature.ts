@@ -51,6 +51,7 @@ export const insightsFeature: Feature<InsightsService> = {
       // Called on its object: the Telegram membership's method reads its own API client.
       isMember: async (platform, place, userId) => membership(platform)?.isMember?.(place, userId),
       simulated: kernel.dataMark ? simulatedCommunity(kernel.dataMark, kernel.apis) : undefined,
+      delegations: (platform, userIds) => store.delegations.ofPeople(platform, userIds),
       baseUrl: () =>
         publicBaseUrl(config.http.publicUrl, kernel.http.port ?? config.http.port ?? 0),
       now: kernel.now,

@@ -6,7 +6,9 @@ import { short as shortAddress } from "../core/format.ts";
 import type { KnownCollections } from "../core/known-collections.ts";
 import type { Logger } from "../log.ts";
 import type { Sql } from "../store/query.ts";
+import type { DelegationStore } from "../store/types.ts";
 import { sliceChars, stripControlCharacters } from "../strings.ts";
+import { withDelegated } from "./delegated.ts";
 import {
   type Admitted,
   behaviorShares,
@@ -70,6 +72,8 @@ export interface InsightsDeps {
     userId: string,
   ) => Promise<boolean | undefined> | boolean | undefined;
   simulated?: SimulatedCommunity | undefined;
+  /** Delegations to the people's proved wallets (issue 37); absent: none are read. */
+  delegations?: DelegationStore["ofPeople"] | undefined;
   /** The manager's page's address. */
   baseUrl: () => string;
   now: () => number;
@@ -186,8 +190,10 @@ export class InsightsService {
     for (const gate of admitted)
       for (const userId of gate.userIds)
         if (!byId.has(userId)) byId.set(userId, { userId, name: undefined, since: Number.NaN });
-    const wallets = await this.store.provedWallets(platform, [...byId.keys()]);
+    const wallets = await this.store.provedWallets(platform, [...byId.keys()], chain);
     const hidden = await this.store.privateOf(platform, [...byId.keys()]);
+    const delegated = await this.deps.delegations?.(platform, [...wallets.keys()]);
+    if (delegated) withDelegated(wallets, delegated, chain);
     const people: Person[] = [];
     for (const [userId, member] of byId) {
       const own = wallets.get(userId);

@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Platform } from "../core/command.ts";
 import { type Sql, storeOver } from "../store/query.ts";
+import { chainsOf } from "../store/rows-wallet.ts";
 import type { Tables } from "../store/tables.ts";
 import type { Community, DashboardSession } from "./types.ts";
 
@@ -138,23 +139,24 @@ export class InsightStore {
     }));
   }
 
-  /** People's proved wallets (not those linked on their word), most recently proved first. */
-  async provedWallets(
-    platform: Platform,
-    userIds: readonly string[],
-  ): Promise<Map<string, { address: string; provedAt: number }[]>> {
+  /**
+   * People's proved wallets that count on `chain`, latest first: an EOA's proof holds on every
+   * chain, a contract wallet's (or an older proof's) on the chains proved on (issue 37).
+   */
+  async provedWallets(platform: Platform, userIds: readonly string[], chain?: string) {
     const out = new Map<string, { address: string; provedAt: number }[]>();
     for (let i = 0; i < userIds.length; i += 500) {
       const rows = await this.sql.all(
         this.q
           .selectFrom("wallets")
-          .select(["user_id", "address", "proved_at"])
+          .select(["user_id", "address", "proved_at", "kind", "chain", "chains"])
           .where("platform", "=", platform)
           .where("user_id", "in", userIds.slice(i, i + 500))
           .where("proved_at", "is not", null)
           .orderBy("proved_at", "desc"),
       );
       for (const row of rows) {
+        if (chain !== undefined && row.kind !== "eoa" && !chainsOf(row).includes(chain)) continue;
         const own = out.get(row.user_id) ?? [];
         own.push({ address: row.address, provedAt: Number(row.proved_at) });
         out.set(row.user_id, own);

@@ -70,6 +70,9 @@ export interface PrivateOrigin {
   place?: string | undefined;
   /** The person's name as the platform gave it when they asked. */
   name?: string | undefined;
+  /** The community's name (the server's, the group's) and the bot's, as the platform gave them. */
+  placeName?: string | undefined;
+  botName?: string | undefined;
   /**
    * How the adapter confirms privately, opaque to the rest (e.g. a Discord interaction's
    * application id and token for an ephemeral follow-up, valid 15 minutes). Stored with the link,

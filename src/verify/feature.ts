@@ -22,9 +22,8 @@ export const verifyFeature: Feature<VerifyService> = {
       // Port 0 is the system's choice: the links name the port actually listened on.
       baseUrl: () => verifyBaseUrl(config.http.publicUrl, http.port ?? config.http.port ?? 0),
       limiters: kernel.shared?.limiters,
-      notify: async (notice) => {
-        // The person's gates are decided at once; it never throws, and the chat's notice need
-        // not wait for it.
+      proved: (notice) => {
+        // The person's gates are decided at once; it never throws.
         void gates?.onProved(notice.origin.platform, notice.origin.userId, {
           chatId: notice.origin.chatId,
           ...(notice.origin.platform === "discord" && notice.origin.place
@@ -35,8 +34,8 @@ export const verifyFeature: Feature<VerifyService> = {
         insights?.noteProof(notice.origin).catch((error: unknown) => {
           kernel.logger.warn({ err: error }, "could not count a proof among a community's members");
         });
-        await confirm(notice);
       },
+      notify: confirm,
       // Another account of the platform proved a wallet (issue 34): its former holder is told
       // privately through the gates' bounded calls, then its gates are decided again.
       ...(gates

@@ -1,16 +1,24 @@
+import { short } from "../core/format.ts";
 import type { RenderableReply } from "../core/reply.ts";
 import type { Outbound } from "../outbound/outbound.ts";
 import type { VerifiedNotice, VerifiedNotifier, WalletMovedNotice } from "./types.ts";
 
 /** What the chat where /verify was asked is told once the page has proved a wallet. */
 export function verifiedReply(notice: VerifiedNotice): RenderableReply {
-  const kind = notice.kind === "contract" ? " (a contract wallet)" : "";
-  return {
-    title: "Wallet verified",
-    text: `${notice.address}${kind} on ${notice.chain} is proved yours. Spam reports are now made for it; /wallets lists your wallets, /unlink forgets one.`,
-    tone: "success",
-    private: true,
-  };
+  const where =
+    notice.kind === "contract"
+      ? ` (a contract wallet: its proof holds on ${notice.chain} only)`
+      : " (its key's signature: the proof holds on every chain the bot serves)";
+  const lines = [
+    `${notice.address}${where} is proved yours. Spam reports are now made for it; /wallets lists your wallets, /unlink forgets one.`,
+  ];
+  for (const d of notice.delegated ?? [])
+    lines.push(
+      `Also counted for you: ${short(d.cold)} on ${d.chain}, which delegated ${
+        d.contract === "" ? "all its rights" : `its rights for ${short(d.contract)}`
+      } to it (delegate.xyz).`,
+    );
+  return { title: "Wallet verified", text: lines.join("\n"), tone: "success", private: true };
 }
 
 const PLATFORM_WORDS: Record<string, string> = { discord: "Discord", telegram: "Telegram" };

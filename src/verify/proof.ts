@@ -195,3 +195,21 @@ function redactedRpcError(error: unknown): string {
       : "error";
   return text.replace(/https?:\/\/\S+/g, "<rpc url>");
 }
+
+/**
+ * What kind of account made a kept proof (one kept before the kind was): its key's own signature
+ * (an EOA), else a contract wallet's, which was checked on its chain when it was proved.
+ */
+export async function keptKind(
+  address: string,
+  message: string,
+  signature: string,
+): Promise<"eoa" | "contract"> {
+  if (signature.length !== EOA_SIGNATURE_CHARS || !isHexBytes(signature)) return "contract";
+  try {
+    const recovered = await recoverMessageAddress({ message, signature });
+    return recovered.toLowerCase() === address.toLowerCase() ? "eoa" : "contract";
+  } catch {
+    return "contract";
+  }
+}

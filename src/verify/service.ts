@@ -10,8 +10,12 @@ import {
 import type { Logger } from "../log.ts";
 import type { ProvedWallet, Store, VerifyLinkRow } from "../store/types.ts";
 import { MAX_WALLETS_PER_PERSON } from "../store/types.ts";
+import { changed } from "./changed.ts";
+import { personHoldings } from "./holdings.ts";
+import { type Refused, refuse } from "./refusal.ts";
 import {
   LINK_TOKEN,
+  type VerifiedNotice,
   type VerifiedNotifier,
   type VerifyChallenge,
   type VerifyLink,
@@ -53,7 +57,7 @@ const PLATFORM_NAMES: Record<string, string> = {
 };
 
 export interface VerifyServiceDeps {
-  store: Pick<Store, "wallets" | "verifyLinks">;
+  store: Pick<Store, "wallets" | "verifyLinks" | "delegations">;
   chains: readonly Chain[];
   /**
    * Where people reach the page: PUBLIC_URL, else http://127.0.0.1:<the HTTP host's port>. Read at
@@ -62,7 +66,15 @@ export interface VerifyServiceDeps {
   baseUrl: () => string;
   /** Shared over Redis when set up, so the limits hold across instances; default: in-process. */
   limiters?: LimiterFactory | undefined;
-  /** Tells the chat where /verify was asked; its failure is logged, never the person's problem. */
+  /**
+   * Told of each proof as soon as it is kept (gates decide, the community counts the person); it
+   * must not throw or wait.
+   */
+  proved?: ((notice: VerifiedNotice) => void) | undefined;
+  /**
+   * Tells the chat where /verify was asked, once the delegations to the wallet are read; its
+   * failure is logged, never the person's problem.
+   */
   notify?: VerifiedNotifier | undefined;
   /**
    * Tells the account a wallet was moved from (another account of its platform proved it) and
@@ -83,13 +95,6 @@ export function tokenHash(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
-type Refused = { ok: false; refusal: VerifyRefusal };
-
-const refuse = (code: VerifyRefusal["code"], message: string): Refused => ({
-  ok: false,
-  refusal: { code, message },
-});
-
 const ASK_AGAIN = "Ask /verify in the chat for a new link.";
 
 /** Checks links, makes SIWE challenges and verifies the signed messages (see ./types.ts). */
@@ -105,6 +110,17 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
     proofs: limiter("verify-proofs", VERIFY_LIMITS.proofsPerLink),
   };
   const chainOf = (id: string) => deps.chains.find((chain) => chain.id === id);
+  const holdings = personHoldings({
+    store,
+    chains: deps.chains,
+    now,
+    logger,
+    transport: deps.transport,
+  });
+  /** The chains an externally owned account's proof holds on: those wallets can be proved on. */
+  const chainsServed = deps.chains
+    .filter((chain) => chain.chainId !== undefined)
+    .map((chain) => chain.name);
   // viem, loaded with the first challenge (see ./proof.ts).
   let loaded: Promise<typeof import("./proof.ts")> | undefined;
   const proof = () => {
@@ -188,6 +204,8 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
           confirm: origin.confirm,
           place: origin.place,
           name: origin.name,
+          placeName: origin.placeName,
+          botName: origin.botName,
           chain: chain.id,
           createdAt,
           expiresAt,
@@ -214,6 +232,12 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
           chainName: opened.chain.name,
           chainId: opened.chain.chainId,
           expiresAt: opened.link.expiresAt,
+          botName: opened.link.botName ?? deps.botName ?? "the bot",
+          place: {
+            platform: opened.link.platform as VerifyPageState["place"]["platform"],
+            ...(opened.link.placeName ? { name: opened.link.placeName } : {}),
+          },
+          chainsServed,
         };
         return { ok: true, state };
       });
@@ -254,7 +278,7 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
             version: "1",
             issuedAt: new Date(issuedAt),
             expirationTime: new Date(link.expiresAt),
-            statement: `Prove to ${deps.botName ?? "the bot"} that you own this wallet, for your ${platform} account. Signing costs nothing and moves no funds.`,
+            statement: `Prove to ${statementName(link.botName ?? deps.botName)} that you own this wallet, for your ${platform} account. Signing costs nothing and moves no funds.`,
           }),
         };
         // Kept with the link: a proof must sign exactly this text (issue 34).
@@ -335,6 +359,7 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
           message,
           signature,
           provedAt: at,
+          kind,
         };
         const kept = await store.verifyLinks.complete(link.tokenHash, nonce, proved, at);
         if (kept === "used") return refuse("used", `This link was already used. ${ASK_AGAIN}`);
@@ -364,14 +389,42 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
           ...(link.place !== undefined ? { place: link.place } : {}),
           ...(link.name !== undefined ? { name: link.name } : {}),
         };
-        // Not awaited: the page says Verified at once, whatever the chat platform's delay.
-        deps
-          .notify?.({ origin, address, chain: chain.id, kind })
-          .catch((error) =>
-            logger.warn({ err: error }, "could not confirm a proved wallet in its chat"),
-          );
+        // What follows a proof (gates, members) starts at once; not awaited: the page says
+        // Verified at once, whatever the chat platform's delay.
+        try {
+          deps.proved?.({ origin, address, chain: chain.id, kind });
+        } catch (error) {
+          logger.warn({ err: error }, "could not act on a proved wallet");
+        }
+        // The registries are read before the chat is told, so it hears of the cold wallets that
+        // now count too.
+        void (async () => {
+          const found = await holdings
+            .of(link.platform, link.userId, { refresh: true })
+            .catch((error: unknown) => {
+              logger.warn({ err: error }, "could not read a proved wallet's delegations");
+              return undefined;
+            });
+          const lower = address.toLowerCase();
+          const delegated = (found?.delegations ?? [])
+            .filter((d) => d.hot === lower && d.counts)
+            .map(({ cold, chain: on, contract }) => ({ cold, chain: on, contract }));
+          await deps.notify?.({
+            origin,
+            address,
+            chain: chain.id,
+            kind,
+            ...(delegated.length > 0 ? { delegated } : {}),
+          });
+        })().catch((error) =>
+          logger.warn({ err: error }, "could not confirm a proved wallet in its chat"),
+        );
         return { ok: true, address, chain: chain.id };
       });
+    },
+
+    holdings(platform, userId, options) {
+      return holdings.of(platform, userId, options);
     },
 
     prune() {
@@ -388,69 +441,14 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
   }
 }
 
-/** How a person is told about each field of the bot's message that was changed. */
-const FIELD_WORDS: Record<string, string> = {
-  version: "Version",
-  statement: "statement",
-  issuedAt: "Issued At time",
-  expirationTime: "Expiration Time",
-  notBefore: "Not Before time",
-  requestId: "Request ID",
-  resources: "Resources",
-};
-
-const SIGN_AS_SHOWN =
-  "Press Connect wallet again and sign the message as your wallet shows it, unchanged.";
-
 /**
- * Why a message that is not the one issued is refused, in the words of its first changed field:
- * another site (scheme, domain, URI), another chain, an older challenge's nonce, another address,
- * a changed or removed field; the same fields around other spacing or line breaks.
+ * The bot's name as the signed message says it: a platform's display name is anyone's choice, so
+ * only plain words (no line breaks, which would make another SIWE field), at most 40 characters.
  */
-function changed(
-  tools: typeof import("./proof.ts"),
-  message: string,
-  issued: string,
-  domain: string,
-  chain: Chain & { chainId: number },
-): Refused {
-  const spacing = (text: string) => text.replace(/\s+/g, " ").trim();
-  if (spacing(message) === spacing(issued))
-    return refuse(
-      "bad_message",
-      `This is not the message the bot asked to sign: its spacing or line breaks were changed. ${SIGN_AS_SHOWN}`,
-    );
-  const given = tools.readSiweMessage(message);
-  if (!given.address || !given.nonce || given.chainId === undefined)
-    return refuse("bad_message", "This is not the message the bot asked to sign.");
-  const difference = tools.changedField(tools.readSiweMessage(issued), given);
-  if (!difference) return refuse("bad_message", "This is not the message the bot asked to sign.");
-  switch (difference.field) {
-    case "scheme":
-    case "domain":
-    case "uri":
-      return refuse(
-        "wrong_domain",
-        `This message is for another site: only messages for ${domain} are accepted here.`,
-      );
-    case "chainId":
-      return refuse(
-        "wrong_chain",
-        `This message is for chain ${given.chainId}, not ${chain.name} (${chain.chainId}).`,
-      );
-    case "nonce":
-      return refuse(
-        "stale_nonce",
-        "This message was already used or replaced by a newer one. Press Connect wallet again.",
-      );
-    case "address":
-      return refuse("bad_message", "This is not the message the bot asked to sign.");
-    default: {
-      const words = FIELD_WORDS[difference.field] ?? difference.field;
-      return refuse(
-        "bad_message",
-        `This is not the message the bot asked to sign: its ${words} was ${difference.removed ? "removed" : "changed"}. ${SIGN_AS_SHOWN}`,
-      );
-    }
-  }
+function statementName(name: string | undefined): string {
+  const plain = (name ?? "")
+    .replace(/[^\p{L}\p{N} ._'-]/gu, "")
+    .trim()
+    .slice(0, 40);
+  return plain === "" ? "the bot" : plain;
 }

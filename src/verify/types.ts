@@ -6,10 +6,21 @@
  */
 import type { PrivateOrigin } from "../adapters/types.ts";
 import type { Platform } from "../core/command.ts";
+import type { CountedWallets } from "../core/person-wallets.ts";
+import type { PersonDelegation, PersonWallet, WalletKind } from "../store/types.ts";
 
 /** Where a /verify was asked, and so where its success is told. */
 /** Where the person asked for the link: the adapters' PrivateOrigin, told there once proved. */
 export type VerifyOrigin = PrivateOrigin;
+
+/** A person's wallets as they count (issue 37), and as /wallets shows them. */
+export interface PersonHoldings extends CountedWallets {
+  proved: (PersonWallet & { kind: WalletKind })[];
+  /** Every delegation to a proved wallet, those that do not count marked why. */
+  delegations: PersonDelegation[];
+  /** Chains whose delegations are read (they have an RPC URL), by id. */
+  readOn: string[];
+}
 
 /**
  * A link's token as the service makes them (32 random bytes, base64url), with room to spare;
@@ -50,6 +61,18 @@ export interface VerifyPageState {
   chainName: string;
   chainId: number;
   expiresAt: number;
+  /** The bot's name as people see it in the chat (its account's name), else "the bot". */
+  botName: string;
+  /**
+   * Where the person asked: the platform, and the server's or group's name when the platform gave
+   * it (none in a private chat or on the console's own chat).
+   */
+  place: { platform: Platform; name?: string | undefined };
+  /**
+   * The names of the EVM chains the bot serves: a proof by an externally owned account (its key's
+   * signature) holds on each of them; a contract wallet's only on the chain it was proved on.
+   */
+  chainsServed: string[];
 }
 
 /** A message for the page to have signed with personal_sign. */
@@ -64,6 +87,8 @@ export interface VerifiedNotice {
   chain: string;
   /** What kind of account signed: an externally owned account, or a contract wallet. */
   kind: "eoa" | "contract";
+  /** Cold wallets found delegating to it (delegate.xyz), which now count for the person too. */
+  delegated?: { cold: string; chain: string; contract: string }[];
 }
 
 export interface VerifyService {
@@ -88,6 +113,15 @@ export interface VerifyService {
     message: string,
     signature: string,
   ): Promise<VerifyResult<{ address: string; chain: string }>>;
+  /**
+   * The wallets that count for a person (issue 37): proved ones on the chains their proofs hold
+   * on, and cold wallets delegating to them. `refresh` re-reads the delegate registries first.
+   */
+  holdings(
+    platform: string,
+    userId: string,
+    options?: { refresh?: boolean; signal?: AbortSignal | undefined },
+  ): Promise<PersonHoldings>;
 }
 
 /** How the service tells a chat that a wallet was proved (each adapter knows its platform). */
