@@ -3,137 +3,34 @@
  * wallet injected whose signatures come from a viem local account. The service behind the routes
  * here is a small stand-in of VerifyService (test/verify-bot.test.ts runs the real bot): what this
  * file checks is the page and its HTTP side: the button, the wallet's calls, what the person reads
- * for each refusal, and the headers and limits of the routes.
+ * for each refusal, and the headers and limits of the routes; the heading (place, bot, platform's
+ * mark, a hostile name as text), what stays on screen once proved or refused, and, without a
+ * wallet on a desktop, the QR code of the page's own link. test/verify-phone.test.ts has the
+ * phone. Saves docs/images/verify-1280.png.
  */
-import { randomBytes } from "node:crypto";
+import { dirname, join } from "node:path";
+import { createCanvas, loadImage } from "@napi-rs/canvas";
+import jsQRModule from "jsqr";
 import type { Page } from "playwright-core";
-import { verifyMessage } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createSiweMessage, generateSiweNonce, parseSiweMessage } from "viem/siwe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HttpHost } from "../src/http/host.ts";
-import { silentLogger } from "../src/log.ts";
-import { PAGE_CSP, verifyRoutes } from "../src/verify/routes.ts";
-import type { VerifyRefusal, VerifyResult, VerifyService } from "../src/verify/types.ts";
+import type { HttpHost } from "../src/http/host.ts";
+import { MANAGERS_SEE } from "../src/verify/consent.ts";
+import { PAGE_CSP } from "../src/verify/routes.ts";
+import type { VerifyRefusal } from "../src/verify/types.ts";
 import { type BrowserHarness, launchBrowser } from "./browser.ts";
-import { freePort } from "./helpers.ts";
+import { type StandIn, startStandInHost } from "./verify-stand-in.ts";
 
-interface StandInLink {
-  expiresAt: number;
-  usedAt?: number;
-  nonce?: string;
-  rateLimited?: boolean;
-}
-
-/** Just enough of the service to drive the page: a SIWE message, checked with viem on return. */
-function standInService(origin: () => string) {
-  const links = new Map<string, StandInLink>();
-  const proved: { address: string; token: string }[] = [];
-  const calls: string[] = [];
-  const refusal = (code: VerifyRefusal["code"], message: string) => ({
-    ok: false as const,
-    refusal: { code, message },
-  });
-  const check = (token: string): VerifyResult<{ link: StandInLink }> => {
-    const link = links.get(token);
-    if (!link) return refusal("unknown_link", "This link is not one the bot made.");
-    if (link.usedAt !== undefined)
-      return refusal("used", "This link was used already. Ask the bot for a new one with /verify.");
-    if (link.expiresAt <= Date.now())
-      return refusal(
-        "expired",
-        "This link has expired: links work for 10 minutes. Ask the bot for a new one with /verify.",
-      );
-    return { ok: true, link };
-  };
-  const service: VerifyService = {
-    async createLink() {
-      throw new Error("not used here");
-    },
-    async prune() {
-      throw new Error("not used here");
-    },
-    async open(token) {
-      calls.push("open");
-      const found = check(token);
-      if (!found.ok) return found;
-      return {
-        ok: true,
-        state: {
-          chain: "ethereum",
-          chainName: "Ethereum",
-          chainId: 1,
-          expiresAt: found.link.expiresAt,
-        },
-      };
-    },
-    async challenge(token, address) {
-      calls.push("challenge");
-      const found = check(token);
-      if (!found.ok) return found;
-      if (found.link.rateLimited)
-        return refusal(
-          "rate_limited",
-          "Too many tries with this link: wait a minute, then press Connect wallet again.",
-        );
-      found.link.nonce = generateSiweNonce();
-      const url = new URL(origin());
-      const message = createSiweMessage({
-        domain: url.host,
-        uri: url.origin,
-        address: address as `0x${string}`,
-        version: "1",
-        chainId: 1,
-        nonce: found.link.nonce,
-        statement: "Prove to the bot that this wallet is yours. This costs nothing.",
-        issuedAt: new Date(),
-        expirationTime: new Date(found.link.expiresAt),
-      });
-      return { ok: true, challenge: { message } };
-    },
-    async prove(token, message, signature) {
-      calls.push("prove");
-      const found = check(token);
-      if (!found.ok) return found;
-      const fields = parseSiweMessage(message);
-      if (!fields.address || fields.nonce !== found.link.nonce)
-        return refusal("stale_nonce", "This message is not the one the bot asked you to sign.");
-      const valid = await verifyMessage({
-        address: fields.address,
-        message,
-        signature: signature as `0x${string}`,
-      });
-      if (!valid)
-        return refusal(
-          "bad_signature",
-          "The signature was not made by this wallet's key, so nothing was proved.",
-        );
-      found.link.usedAt = Date.now();
-      proved.push({ address: fields.address, token });
-      return { ok: true, address: fields.address, chain: "ethereum" };
-    },
-  };
-  const link = (options: Partial<StandInLink> = {}) => {
-    const token = randomBytes(32).toString("base64url");
-    links.set(token, { expiresAt: Date.now() + 600_000, ...options });
-    return token;
-  };
-  return { service, link, links, proved, calls };
-}
+const IMAGES = join(dirname(new URL(import.meta.url).pathname), "..", "docs", "images");
 
 let host: HttpHost;
 let base: string;
 let browser: BrowserHarness | undefined;
-const standIn = standInService(() => base);
+let standIn: StandIn;
 const pages: Page[] = [];
 
 beforeAll(async () => {
-  host = new HttpHost(silentLogger());
-  for (const route of verifyRoutes({ service: standIn.service, logger: silentLogger() }))
-    host.mount(route);
-  const port = await freePort();
-  await host.listen(port, "127.0.0.1");
-  base = `http://127.0.0.1:${port}`;
+  ({ host, base, standIn } = await startStandInHost());
   browser = await launchBrowser();
 }, 60_000);
 
@@ -285,7 +182,7 @@ describe("in Chromium, with a wallet", () => {
       "no wallet in the browser",
       undefined,
       {},
-      /No wallet found in this browser\. Open this link in your wallet app's own browser/,
+      /No wallet found in this browser\. Scan the code below with your phone/,
     ],
     [
       "the person rejects the connection",
@@ -332,4 +229,172 @@ describe("in Chromium, with a wallet", () => {
       expect(standIn.proved.some((p) => p.token === token)).toBe(false);
     },
   );
+});
+
+/**
+ * What the page logged that is a problem: a CSP violation, an error thrown or logged. The one
+ * 404 Chromium may log is its own request for /favicon.ico (the page has none).
+ */
+const problems = (logged: string[]) =>
+  logged.filter((line) => !/^error: Failed to load resource: .* 404 \(Not Found\)$/.test(line));
+
+/** jsQR is CommonJS, its function both the module and its `default` (typed as the latter). */
+const jsQR = (jsQRModule as unknown as { default: typeof jsQRModule.default }).default;
+
+/** The text a QR code in a PNG holds (decoded with jsQR), or undefined. */
+async function decodeQr(png: Buffer): Promise<string | undefined> {
+  const image = await loadImage(png);
+  const canvas = createCanvas(image.width, image.height);
+  const context = canvas.getContext("2d");
+  context.drawImage(image, 0, 0);
+  const { data, width, height } = context.getImageData(0, 0, image.width, image.height);
+  return jsQR(new Uint8ClampedArray(data), width, height)?.data;
+}
+
+describe("in Chromium, the heading", () => {
+  it("names the server and the bot, with Discord's mark drawn in the page, and says what managers see and where a proof holds", async (ctx) => {
+    if (!browser) return ctx.skip();
+    const token = standIn.link();
+    const html = await (await fetch(`${base}/verify/${token}`)).text();
+    expect(html).toMatch(/<svg class="platform"[^>]*aria-label="Discord"/);
+    const { page, logged } = await open(token);
+    expect(await page.locator("h1").innerText()).toBe(
+      "Prove a wallet to Bored Apes Club for Audience Bot",
+    );
+    expect(await page.title()).toBe("Prove a wallet for Audience Bot");
+    expect(await page.locator("h1 svg.platform").isVisible()).toBe(true);
+    expect(await page.locator("h1 strong").allInnerTexts()).toEqual([
+      "Bored Apes Club",
+      "Audience Bot",
+    ]);
+    const intro = await page.locator("#intro").innerText();
+    expect(intro).toContain(MANAGERS_SEE);
+    expect(intro).toContain(
+      "A proof by an ordinary wallet (its key's signature) holds on every EVM chain the bot serves: Ethereum, Base and Polygon. A smart-contract wallet's proof holds only on the chain it is signed on, here Ethereum.",
+    );
+    expect(problems(logged)).toEqual([]);
+  });
+
+  it.for([
+    [
+      "a Telegram group",
+      { platform: "telegram", name: "Pudgy Penguins" },
+      "Prove a wallet to Pudgy Penguins for Audience Bot",
+      "Telegram",
+    ],
+    [
+      "a private chat on Telegram",
+      { platform: "telegram" },
+      "Prove a wallet for Audience Bot on Telegram",
+      "Telegram",
+    ],
+    [
+      "a private chat on Discord",
+      { platform: "discord" },
+      "Prove a wallet for Audience Bot on Discord",
+      "Discord",
+    ],
+    ["the console", { platform: "console" }, "Prove a wallet for Audience Bot", undefined],
+  ] as const)("from %s: %s", async ([, place, words, mark], ctx) => {
+    if (!browser) return ctx.skip();
+    const { page } = await open(standIn.link({ place }));
+    expect(await page.locator("h1").innerText()).toBe(words);
+    const icons = page.locator("h1 svg");
+    expect(await icons.count()).toBe(mark ? 1 : 0);
+    if (mark) expect(await icons.getAttribute("aria-label")).toBe(mark);
+  });
+
+  it("shows a hostile name as text: markup, direction marks, NUL bytes and 200 characters", async (ctx) => {
+    if (!browser) return ctx.skip();
+    const hostile = `<img src=x onerror="alert(1)">\u202e\u0000<b>"&amp;</b>${"W".repeat(200)}`;
+    const bot = `\u200fBot<script>alert(2)</script>`;
+    const token = standIn.link({ place: { platform: "discord", name: hostile }, botName: bot });
+    const html = await (await fetch(`${base}/verify/${token}`)).text();
+    expect(html).not.toContain("<img");
+    expect(html).not.toContain("<script>alert");
+    expect(html).not.toContain("\u0000");
+    expect(html).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;");
+    const { page, logged } = await open(token);
+    const heading = page.locator("h1");
+    // Nothing of the names became an element: two <bdi> holding text, and the mark.
+    expect(await heading.locator("img, script, b").count()).toBe(0);
+    expect(await heading.locator("bdi").count()).toBe(2);
+    const [place, botName] = await heading.locator("bdi").allTextContents();
+    // Cut to 100 characters, the NUL byte dropped.
+    expect(place).toBe(`${hostile.replace("\u0000", "").slice(0, 99)}…`);
+    expect(botName).toBe(`\u200fBot<script>alert(2)</script>`);
+    // The words after the names are not reordered into them, nor pushed past the page's width.
+    expect(await heading.innerText()).toMatch(/ for .*Bot<script>alert\(2\)<\/script>$/s);
+    const box = await heading.boundingBox();
+    expect(box?.width).toBeLessThanOrEqual(1280);
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
+      await page.evaluate("window.innerWidth"),
+    );
+    expect(problems(logged)).toEqual([]);
+  });
+});
+
+describe("in Chromium, what stays on screen", () => {
+  it("once proved: only Verified, the address, the chain and that the page can close", async (ctx) => {
+    if (!browser) return ctx.skip();
+    const { page } = await open(standIn.link(), { account });
+    await page.getByRole("button", { name: "Connect wallet" }).click();
+    expect((await outcome(page)).verified).toBe(true);
+    for (const shown of ["#verified", "#address", "#proved-on", "#status"])
+      expect(await page.locator(shown).isVisible(), shown).toBe(true);
+    for (const gone of [
+      "h1",
+      "#intro",
+      ".consent",
+      "#connect",
+      "#wallets",
+      "#no-wallet",
+      "#expiry",
+    ])
+      expect(await page.locator(gone).isVisible(), gone).toBe(false);
+    // What a person reads, top to bottom, is exactly that.
+    expect((await page.locator("main").innerText()).split(/\n+/)).toEqual([
+      "Verified",
+      account.address,
+      "Proved on Ethereum.",
+      "You can close this page: the bot tells the chat where you asked.",
+    ]);
+  });
+
+  it("a rejected signature: Connect wallet stays visible and enabled, the reason above it", async (ctx) => {
+    if (!browser) return ctx.skip();
+    const { page } = await open(standIn.link(), { account, reject: "sign" });
+    const button = page.getByRole("button", { name: "Connect wallet" });
+    await button.click();
+    const result = await outcome(page);
+    expect(result.text).toMatch(/You declined to sign in your wallet/);
+    expect(await button.isVisible()).toBe(true);
+    await expect.poll(() => button.isEnabled()).toBe(true);
+    const status = await page.locator("#status").boundingBox();
+    const connect = await button.boundingBox();
+    if (!status || !connect) throw new Error("no boxes");
+    expect(status.y + status.height).toBeLessThanOrEqual(connect.y);
+    expect(await page.locator("#expiry").isVisible()).toBe(true);
+    expect(await page.locator("#verified").isVisible()).toBe(false);
+  });
+});
+
+describe("in Chromium, a desktop without a wallet", () => {
+  it("shows this page's own link as a QR code, and says to install an extension; no Open in links", async (ctx) => {
+    if (!browser) return ctx.skip();
+    const token = standIn.link();
+    const { page, logged } = await open(token);
+    const qr = page.locator("#qr svg");
+    // Offered on its own once no wallet announced itself, before any press.
+    await qr.waitFor();
+    expect(await page.locator("#open-in").isVisible()).toBe(false);
+    expect(await page.locator("#scan").innerText()).toMatch(
+      /Scan this code with your phone's camera[\s\S]*install a wallet extension in this browser/,
+    );
+    expect(await decodeQr(await qr.screenshot())).toBe(`${base}/verify/${token}`);
+    // Dark on white with the quiet zone, whatever the theme: the drawing's own white square.
+    expect(await qr.locator("rect").getAttribute("fill")).toBe("#fff");
+    await page.screenshot({ path: join(IMAGES, "verify-1280.png"), fullPage: true });
+    expect(problems(logged)).toEqual([]);
+  });
 });

@@ -6,6 +6,7 @@ import type { Logger } from "../log.ts";
 import { escapeHtml } from "../render/telegram.ts";
 import { type PageAssets, pageAssets } from "./assets.ts";
 import { MANAGERS_SEE } from "./consent.ts";
+import { PLATFORM_ICONS } from "./page/platform-icons.ts";
 import {
   LINK_TOKEN,
   type VerifyPageState,
@@ -274,22 +275,96 @@ ${content}
 `;
 }
 
+/** How much of a name the heading shows, in characters (Discord's server names go to 100). */
+const NAME_MAX = 100;
+
+/**
+ * A name someone chose (a server's, a group's, the bot's): untrusted. Control characters (NUL
+ * included) are dropped and a long one is cut; empty, it is none.
+ */
+function cleanName(name: string | undefined): string | undefined {
+  const clean = (name ?? "").replace(/[\u0000-\u001f\u007f-\u009f]/g, "").trim();
+  if (!clean) return undefined;
+  const chars = [...clean];
+  return chars.length > NAME_MAX ? `${chars.slice(0, NAME_MAX - 1).join("")}…` : clean;
+}
+
+/**
+ * A name as the heading shows it: as text, isolated in <bdi> so that a right-to-left name or
+ * direction marks in it cannot reorder the words around it.
+ */
+function shownName(name: string | undefined): string | undefined {
+  const clean = cleanName(name);
+  return clean === undefined ? undefined : `<bdi>${escapeHtml(clean)}</bdi>`;
+}
+
+/** The platform's mark, inline: drawn here, nothing fetched. */
+function platformIcon(platform: keyof typeof PLATFORM_ICONS): string {
+  const { title, hex, path } = PLATFORM_ICONS[platform];
+  return `<svg class="platform" viewBox="0 0 24 24" width="32" height="32" role="img" aria-label="${title}"><title>${title}</title><path fill="${hex}" d="${path}"/></svg>`;
+}
+
+/**
+ * "Prove a wallet to <server or group> for <bot>", with the platform's mark; where the platform
+ * gave no name (a private chat): "Prove a wallet for <bot> on Discord".
+ */
+function heading(state: VerifyPageState): string {
+  const { platform } = state.place;
+  const bot = `<strong>${shownName(state.botName) ?? "the bot"}</strong>`;
+  const place = shownName(state.place.name);
+  const icon = platform === "console" ? "" : platformIcon(platform);
+  const on =
+    place === undefined && platform !== "console" ? ` on ${PLATFORM_ICONS[platform].title}` : "";
+  const to = place === undefined ? "" : ` to <strong>${place}</strong>`;
+  return `<h1 id="heading">${icon}<span>Prove a wallet${to} for ${bot}${on}</span></h1>`;
+}
+
+/** "A, B and C". */
+function listed(names: string[]): string {
+  const shown = names.map((name) => escapeHtml(name));
+  return shown.length < 2
+    ? (shown[0] ?? "")
+    : `${shown.slice(0, -1).join(", ")} and ${shown.at(-1)}`;
+}
+
 function verifyPage(state: VerifyPageState, assets: PageAssets): string {
   const minutes = Math.max(1, Math.ceil((state.expiresAt - Date.now()) / 60_000));
+  const chainName = escapeHtml(state.chainName);
+  const served = state.chainsServed.length > 0 ? state.chainsServed : [state.chainName];
+  // Before Connect wallet: #intro, #status above #connect, the wallets, what to do without one
+  // (#no-wallet: "Open in" links on a phone, a QR code on a desktop) and the link's time. Once
+  // proved, the script hides all but #verified, #proved-on and #status.
   return layout(
-    "Prove your wallet",
-    `<h1>Prove your wallet</h1>
-<p>Connect the wallet you hold on ${escapeHtml(state.chainName)} and sign a message: that proves to the bot the wallet is yours. Signing is free: it sends no transaction and moves nothing.</p>
+    `Prove a wallet for ${cleanName(state.botName) ?? "the bot"}`,
+    `<header id="intro">
+${heading(state)}
+<p>Connect the wallet you hold on ${chainName} and sign a message: that proves to the bot the wallet is yours. Signing is free: it sends no transaction and moves nothing.</p>
+<p>A proof by an ordinary wallet (its key's signature) holds on every EVM chain the bot serves: ${listed(served)}. A smart-contract wallet's proof holds only on the chain it is signed on, here ${chainName}.</p>
 <p>The bot never asks for your recovery phrase or private key. Never type them anywhere.</p>
 <p class="consent">${escapeHtml(MANAGERS_SEE)}</p>
-<button type="button" id="connect">Connect wallet</button>
-<div id="wallets"></div>
-<p id="status" role="status"></p>
+</header>
 <section id="verified" hidden>
-<h2>Verified</h2>
+<h2 tabindex="-1">Verified</h2>
 <p class="address" id="address"></p>
 </section>
-<p class="small">This link works once, for ${minutes} more minute${minutes === 1 ? "" : "s"}.</p>`,
+<p id="proved-on" data-chain="${escapeHtml(state.chain)}" data-chain-name="${chainName}" hidden></p>
+<p id="status" role="status"></p>
+<button type="button" id="connect">Connect wallet</button>
+<div id="wallets"></div>
+<section id="no-wallet" hidden>
+<div id="open-in" hidden>
+<h2>Open this page in your wallet app</h2>
+<p>This browser has no wallet. Tap your wallet app: it opens this page in its own browser, where you can sign.</p>
+<ul id="apps"></ul>
+<p class="small">Without the app, its link leads to where you can install it.</p>
+</div>
+<div id="scan" hidden>
+<h2>Use the wallet on your phone</h2>
+<p>Scan this code with your phone's camera to open this page there, then open it in your wallet app. Or install a wallet extension in this browser (MetaMask, Coinbase Wallet, Rabby…) and reload this page.</p>
+<div id="qr"></div>
+</div>
+</section>
+<p class="small" id="expiry">This link works once, for ${minutes} more minute${minutes === 1 ? "" : "s"}.</p>`,
     assets,
     true,
   );

@@ -4,7 +4,11 @@
  * origin). It finds the wallets (EIP-6963, else `window.ethereum`), asks one for an account, has
  * the server write a Sign-In with Ethereum message for it, asks the wallet to sign it
  * (personal_sign) and sends the signature back. Every step that can fail says why in plain words.
+ * Without a wallet it offers what works instead: on a phone, links that open this page in a wallet
+ * app's own browser; on a desktop, a QR code of this page to scan with the phone.
  */
+import { qrDrawing } from "./qr.ts";
+import { openInLinks } from "./wallet-apps.ts";
 
 /** EIP-1193: what a wallet injects. */
 interface Eip1193Provider {
@@ -23,17 +27,21 @@ interface Refused {
 
 const wallets = new Map<string, Announced>();
 
-window.addEventListener("eip6963:announceProvider", (event) => {
-  const detail = (event as CustomEvent<Announced>).detail;
-  if (detail?.info?.uuid && typeof detail.provider?.request === "function")
-    wallets.set(detail.info.uuid, detail);
-});
-window.dispatchEvent(new Event("eip6963:requestProvider"));
-
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
 const connect = $("connect") as HTMLButtonElement;
 const status = $("status");
 const choices = $("wallets");
+const noWallet = $("no-wallet");
+
+window.addEventListener("eip6963:announceProvider", (event) => {
+  const detail = (event as CustomEvent<Announced>).detail;
+  if (detail?.info?.uuid && typeof detail.provider?.request === "function") {
+    wallets.set(detail.info.uuid, detail);
+    // A wallet that announces itself late (an extension just unlocked): Connect wallet works now.
+    noWallet.hidden = true;
+  }
+});
+window.dispatchEvent(new Event("eip6963:requestProvider"));
 
 /** Shows where things stand; `refused` marks it as a refusal (screen readers hear it at once). */
 function say(text: string, kind: "info" | "refused" | "verified" = "info"): void {
@@ -50,6 +58,70 @@ function found(): { name: string; provider: Eip1193Provider }[] {
   return injected && typeof injected.request === "function"
     ? [{ name: "your wallet", provider: injected }]
     : [];
+}
+
+/**
+ * A phone (or a tablet), where wallets are apps: its primary pointer is coarse, a finger. That is
+ * what the media query tells, whatever the browser calls itself (an iPad's Safari says it is a
+ * Mac), while a laptop with a touch screen keeps a fine primary pointer (its touchpad) and gets
+ * the QR code, which it can use. The user agent's "Android"/"iPhone"/"Mobile" also counts, for
+ * the rare in-app browser that answers the media query wrong.
+ */
+function onPhone(): boolean {
+  const coarse = typeof matchMedia === "function" && matchMedia("(pointer: coarse)").matches;
+  return coarse || /Android|iPhone|iPad|iPod|Mobile/i.test(navigator.userAgent);
+}
+
+/**
+ * No wallet in this browser: on a phone, links that open this page in a wallet app's browser; on
+ * a desktop, this page's link as a QR code for the phone, and the advice to install an extension.
+ */
+function offerWithoutWallet(): void {
+  const phone = onPhone();
+  const openIn = $("open-in");
+  const scan = $("scan");
+  if (phone && openIn.hidden) {
+    $("apps").replaceChildren(
+      ...openInLinks(location.href).map((app) => {
+        const link = document.createElement("a");
+        link.id = `open-${app.id}`;
+        link.className = "app";
+        link.href = app.href;
+        link.rel = "noreferrer";
+        link.textContent = app.name;
+        const item = document.createElement("li");
+        item.append(link);
+        return item;
+      }),
+    );
+    openIn.hidden = false;
+  }
+  if (!phone && scan.hidden) {
+    $("qr").replaceChildren(qrCode(location.href));
+    scan.hidden = false;
+  }
+  noWallet.hidden = false;
+}
+
+/** The QR code of `text` as an SVG drawn here: dark modules on white, the quiet zone included. */
+function qrCode(text: string): SVGSVGElement {
+  const drawing = qrDrawing(text);
+  const side = drawing.side;
+  const svgNs = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(svgNs, "svg");
+  svg.setAttribute("viewBox", `0 0 ${side} ${side}`);
+  svg.setAttribute("shape-rendering", "crispEdges");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", "QR code of this page's link");
+  const light = document.createElementNS(svgNs, "rect");
+  light.setAttribute("width", String(side));
+  light.setAttribute("height", String(side));
+  light.setAttribute("fill", "#fff");
+  const dark = document.createElementNS(svgNs, "path");
+  dark.setAttribute("d", drawing.path);
+  dark.setAttribute("fill", "#000");
+  svg.append(light, dark);
+  return svg;
 }
 
 /** EIP-1193's error codes, as the person should hear them. */
@@ -146,10 +218,18 @@ async function prove(provider: Eip1193Provider): Promise<void> {
       say(refusalText(proof as Refused), "refused");
       return;
     }
-    $("verified").hidden = false;
+    // Only what was proved stays: Verified, the address, the chain, and that the page can close.
+    for (const id of ["intro", "connect", "wallets", "no-wallet", "expiry"]) $(id).hidden = true;
     $("address").textContent = proof.address;
-    connect.hidden = true;
+    const provedOn = $("proved-on");
+    const chainName =
+      proof.chain === provedOn.dataset.chain ? provedOn.dataset.chainName : proof.chain;
+    provedOn.textContent = `Proved on ${chainName ?? proof.chain}.`;
+    provedOn.hidden = false;
+    const verified = $("verified");
+    verified.hidden = false;
     say("You can close this page: the bot tells the chat where you asked.", "verified");
+    verified.querySelector("h2")?.focus();
   } finally {
     connect.disabled = false;
   }
@@ -159,11 +239,25 @@ function refusalText(answer: Refused): string {
   return answer.refusal?.message ?? "The bot refused this without saying why. Try again.";
 }
 
+/**
+ * How long the page waits, once loaded, for wallets to announce themselves (EIP-6963) before it
+ * says there is none: extensions answer within a few milliseconds, a wallet's browser injects
+ * before the page runs.
+ */
+const ANNOUNCE_WAIT_MS = 400;
+
+setTimeout(() => {
+  if (found().length === 0 && $("verified").hidden) offerWithoutWallet();
+}, ANNOUNCE_WAIT_MS);
+
 connect.addEventListener("click", () => {
   const all = found();
   if (all.length === 0) {
+    offerWithoutWallet();
     say(
-      "No wallet found in this browser. Open this link in your wallet app's own browser (in MetaMask, Coinbase Wallet or Rainbow: the browser tab), or install a wallet extension and reload this page.",
+      onPhone()
+        ? "No wallet found in this browser. Open this link in your wallet app's own browser: tap your app below."
+        : "No wallet found in this browser. Scan the code below with your phone to open this link there, or install a wallet extension and reload this page.",
       "refused",
     );
     return;
