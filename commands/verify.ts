@@ -58,6 +58,7 @@ export default defineCommand({
         chatId: invocation.chat.id,
         place: placeOf(invocation),
         name: invocation.user.name,
+        ...(await invocation.names?.()),
         ...(invocation.confirm === undefined ? {} : { confirm: invocation.confirm }),
       },
       chain.id,

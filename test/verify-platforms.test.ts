@@ -82,6 +82,17 @@ async function signOnPage(url: string, account: ReturnType<typeof privateKeyToAc
   }
 }
 
+/** The page's heading for a link (opening the page does not use the link up). */
+async function headingOf(url: string): Promise<string> {
+  if (!browser) throw new Error("no browser");
+  const { page }: { page: Page } = await browser.open(url);
+  try {
+    return (await page.locator("#heading").innerText()).replace(/\s+/g, " ").trim();
+  } finally {
+    await page.close();
+  }
+}
+
 type Body = {
   flags?: number;
   content?: string;
@@ -111,11 +122,12 @@ describe("/verify through the page in Chromium, from each platform", () => {
       );
     };
     const account = privateKeyToAccount(generatePrivateKey());
-    const answer = await say("/verify");
+    // As the group's "Verify in private chat" button starts it: the page names that group.
+    const answer = await say("/start verify_ethereum_-1009876");
+    const url = linkIn(String(answer.params.text), bot);
+    expect(await headingOf(url)).toBe("Prove a wallet to Chat -1009876 for Fake Test Bot");
     const before = fake.sent.length;
-    expect(await signOnPage(linkIn(String(answer.params.text), bot), account)).toContain(
-      account.address,
-    );
+    expect(await signOnPage(url, account)).toContain(account.address);
     const told = await fake.waitFor(
       (call: RecordedCall) =>
         call.seq > before &&
@@ -139,7 +151,9 @@ describe("/verify through the page in Chromium, from each platform", () => {
     const account = privateKeyToAccount(generatePrivateKey());
     const interaction = fake.sendInteraction(fake.slashCommand("verify"));
     const answer = await fake.waitForCallback(interaction, 10_000);
-    expect(await signOnPage(linkIn(textOf(answer), bot), account)).toContain(account.address);
+    const url = linkIn(textOf(answer), bot);
+    expect(await headingOf(url)).toBe("Prove a wallet to Fake Guild for FakeBot");
+    expect(await signOnPage(url, account)).toContain(account.address);
     const told = await fake.waitForFollowUp(interaction, 10_000);
     expect(textOf(told)).toContain(account.address);
     const wallets = fake.sendInteraction(fake.slashCommand("wallets"));
@@ -160,7 +174,10 @@ describe("/verify through the page in Chromium, from each platform", () => {
     const delivery = await fake.postInteraction(endpoint, payload);
     expect(delivery.status).toBe(200);
     const answer = delivery.callback as RecordedRequest;
-    expect(await signOnPage(linkIn(textOf(answer), bot), account)).toContain(account.address);
+    const url = linkIn(textOf(answer), bot);
+    // An HTTP interaction carries no names: they are read through REST.
+    expect(await headingOf(url)).toBe("Prove a wallet to Fake Guild for FakeBot");
+    expect(await signOnPage(url, account)).toContain(account.address);
     const told = await fake.waitForFollowUp(payload, 10_000);
     expect(textOf(told)).toContain(account.address);
     const wallets = await fake.postInteraction(endpoint, fake.slashCommand("wallets"));

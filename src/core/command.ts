@@ -55,6 +55,13 @@ export interface Invocation {
    */
   startedFrom?: string;
   /**
+   * The community's name (a Discord server's, a Telegram group's, the one a private chat was
+   * started from) and the bot's own, for the pages that name them (/verify's), as the platform
+   * gives them; read only when asked (a Discord server's name costs a REST call), bounded, none
+   * on failure. Chosen by people: shown only as text.
+   */
+  names?: () => Promise<{ placeName?: string; botName?: string }>;
+  /**
    * Whether the person may change this channel's settings (subscriptions, reports list), or those
    * of `chatId` on the same platform (a button under a confidential reply, pressed in private).
    */

@@ -19,6 +19,7 @@ import { bounded, SEEN_CHECK_MS } from "../../within.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "../discord/commands.ts";
 import { DiscordGateMembership } from "../discord/gates.ts";
 import type { DiscordAdapterOptions } from "../discord/index.ts";
+import { DiscordNames } from "../discord/names.ts";
 import {
   alertPace,
   classifyDiscordSendError,
@@ -94,6 +95,8 @@ export class DiscordHttpAdapter implements ChatAdapter {
   });
   private started = false;
   private stopping = false;
+  /** Servers' and the bot's names for /verify's page. */
+  private readonly names: DiscordNames;
 
   constructor(private readonly options: DiscordHttpAdapterOptions) {
     this.connectsTo = options.apiUrl ?? DISCORD_API_URL;
@@ -110,6 +113,7 @@ export class DiscordHttpAdapter implements ChatAdapter {
       ),
     );
     this.gateMembership = new DiscordGateMembership({ rest: this.rest, logger: options.logger });
+    this.names = new DiscordNames(() => this.rest);
     this.routes = [
       { path: INTERACTIONS_PATH, handle: (req, res, body) => this.serve(req, res, body) },
     ];
@@ -272,6 +276,7 @@ export class DiscordHttpAdapter implements ChatAdapter {
       handled = await handleInteraction(interaction, {
         runtime: this.options.runtime,
         rest: this.rest,
+        names: this.names,
         deferAfterMs: Math.max(
           0,
           (this.options.deferAfterMs ?? 2000) - (performance.now() - arrivedAt),

@@ -21,6 +21,7 @@ import type { Answered } from "../../core/outcome.ts";
 import { newInvocationId, type Runtime } from "../../core/runtime.ts";
 import { renderDiscord, withoutFlags } from "../../render/discord.ts";
 import { within } from "../../within.ts";
+import type { DiscordNames } from "../discord/names.ts";
 import { apiMessage, interactionConfirm } from "../discord/rest-messages.ts";
 import { isRefusal } from "../types.ts";
 
@@ -34,6 +35,8 @@ import { isRefusal } from "../types.ts";
 export interface InteractionDeps {
   runtime: Runtime;
   rest: REST;
+  /** Servers' and the bot's names, for /verify's page (an interaction carries neither). */
+  names?: DiscordNames | undefined;
   /** How long to wait for an answer before deferring it (Discord allows 3 s for the response). */
   deferAfterMs: number;
 }
@@ -79,6 +82,7 @@ export async function handleInteraction(
 
 function invocation(
   interaction: APIChatInputApplicationCommandInteraction | APIMessageComponentInteraction,
+  names: DiscordNames | undefined,
 ): Invocation {
   const user = interaction.member?.user ?? interaction.user;
   const channelId = interaction.channel?.id ?? interaction.channel_id;
@@ -93,6 +97,7 @@ function invocation(
     ...(interaction.guild_id !== undefined
       ? { guild: { id: interaction.guild_id, roleNames: roleNames(interaction) } }
       : {}),
+    ...(names ? { names: () => names.of(interaction.guild_id) } : {}),
     confirm: interactionConfirm(interaction.application_id, interaction.token),
     // Buttons are not gated by default_member_permissions: every click is checked here, on the
     // member's permissions in this channel, which Discord sends with each interaction.
@@ -215,7 +220,11 @@ async function command(
 ): Promise<Handled> {
   const raw: Record<string, string | undefined> = {};
   for (const option of basicOptions(interaction)) raw[option.name] = String(option.value);
-  const work = deps.runtime.answerCommand(invocation(interaction), interaction.data.name, raw);
+  const work = deps.runtime.answerCommand(
+    invocation(interaction, deps.names),
+    interaction.data.name,
+    raw,
+  );
   const rest = webhooks(interaction, deps.rest);
   const first = await within(work, deps.deferAfterMs);
   if (first.done) {
@@ -247,7 +256,10 @@ async function button(
   interaction: APIMessageComponentInteraction,
   deps: InteractionDeps,
 ): Promise<Handled> {
-  const work = deps.runtime.answerButton(invocation(interaction), interaction.data.custom_id);
+  const work = deps.runtime.answerButton(
+    invocation(interaction, deps.names),
+    interaction.data.custom_id,
+  );
   const rest = webhooks(interaction, deps.rest);
   const first = await within(work, deps.deferAfterMs);
   if (first.done) {

@@ -27,6 +27,7 @@ import { type ChatAdapter, isRefusal } from "../types.ts";
 import { discordGatewayOptions } from "./caches.ts";
 import { DISCORD_API_URL, registerSlashCommands } from "./commands.ts";
 import { DiscordGateMembership } from "./gates.ts";
+import { DiscordNames } from "./names.ts";
 import {
   alertPace,
   classifyDiscordSendError,
@@ -85,6 +86,8 @@ export class DiscordAdapter implements ChatAdapter {
   private stopping = false;
   /** Holder roles (issue 29), through the client's REST: no gateway cache or intent needed. */
   readonly gateMembership: DiscordGateMembership;
+  /** Servers' and the bot's names for /verify's page, through the client's REST. */
+  private readonly names = new DiscordNames(() => this.client.rest);
 
   constructor(private readonly options: DiscordAdapterOptions) {
     this.connectsTo = options.apiUrl ?? DISCORD_API_URL;
@@ -216,6 +219,7 @@ export class DiscordAdapter implements ChatAdapter {
             },
           }
         : {}),
+      names: () => this.names.of(interaction.guildId ?? undefined),
       confirm: interactionConfirm(interaction.applicationId, interaction.token),
       // Buttons are not gated by default_member_permissions: every click is checked here. Only
       // this channel's rights are known (confidential replies stay in it, ephemeral).

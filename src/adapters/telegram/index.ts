@@ -249,6 +249,23 @@ export class TelegramAdapter implements ChatAdapter {
     await Promise.allSettled([...this.inFlight]);
   }
 
+  /** A group's title, asked of Telegram within 3 s; none when it does not say. */
+  private async groupTitle(ctx: Context, groupId: string): Promise<string | undefined> {
+    const asked = ctx.api.getChat(groupId).then(
+      (chat) => ("title" in chat && chat.title ? chat.title : undefined),
+      () => undefined,
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), 3_000);
+    });
+    try {
+      return await Promise.race([asked, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async onMessage(ctx: Context): Promise<void> {
     const text = ctx.message?.text ?? "";
     const match = COMMAND_LINE.exec(text.trim());
@@ -261,10 +278,19 @@ export class TelegramAdapter implements ChatAdapter {
       typed.toLowerCase() === "start" && ctx.chat?.type === "private"
         ? startCommand(typedArgs ?? "")
         : undefined;
-    const invocation = {
-      ...telegramInvocation(ctx),
-      ...(started?.from ? { startedFrom: started.from } : {}),
-    };
+    const invocation = telegramInvocation(ctx);
+    if (started?.from) {
+      const from = started.from;
+      invocation.startedFrom = from;
+      // The group a private chat was started from, named as Telegram names it (/verify's page).
+      invocation.names = async () => {
+        const placeName = await this.groupTitle(ctx, from);
+        return {
+          ...(placeName ? { placeName } : {}),
+          ...(ctx.me?.first_name ? { botName: ctx.me.first_name } : {}),
+        };
+      };
+    }
     const name = started?.name ?? typed.toLowerCase();
     const { reply } = await this.options.runtime.answerText(
       invocation,

@@ -87,6 +87,12 @@ export function telegramInvocation(ctx: Context): Invocation {
       kind,
       ...(chat && "title" in chat && chat.title ? { title: chat.title } : {}),
     },
+    names: async () => ({
+      ...(chat && "title" in chat && chat.title && kind === "group"
+        ? { placeName: chat.title }
+        : {}),
+      ...(ctx.me?.first_name ? { botName: ctx.me.first_name } : {}),
+    }),
     // A group is no place for a private answer, and the bot may not write to a person first: a
     // button takes them to their private chat with the bot, which runs `/start <payload>` there.
     ...(kind !== "private" && !sender.anonymous
