@@ -70,7 +70,7 @@ describe("wallets and proofs", () => {
     const list = await t.say("/wallets");
     expect(list.confidential).toEqual({ what: "your wallets" });
     const text = t.text(list);
-    expect(text).toContain(`${address} on ethereum: proved `);
+    expect(text).toContain(`${address}: proved by signature on Ethereum, `);
     expect(text).toContain(`${fullAddress(old)}: not proved`);
     expect(list.footer).toContain(`Spam reports are made for ${address}`);
     // Another person sees none of them.
