@@ -16,6 +16,7 @@ import { ApiGateEvaluator } from "../src/gates/evaluate.ts";
 import { GateService } from "../src/gates/service.ts";
 import { gateStoreOf } from "../src/gates/store.ts";
 import type { GateMembership, GateTarget, HoldsCriterion } from "../src/gates/types.ts";
+import { withDelegated } from "../src/insights/delegated.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderConsole } from "../src/render/console.ts";
 import { DEMO_WALLET } from "../src/simulator/index.ts";
@@ -317,5 +318,83 @@ describe("delegations (delegate.xyz v2) through the fake registry node", () => {
     expect(reply).toContain(`${COLD} via delegation to ${account.address.slice(0, 6)}`);
     expect(reply).toContain("proved by signature on Ethereum");
     expect(reply).toContain("holds on every chain the bot serves");
+    // A spam report may be made for the cold wallet: it is the person's by delegation.
+    const alice = testInvocation({ platform: "discord", user: { id: "alice", name: "Alice" } });
+    const report = `spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 1 ${COLD}`;
+    const prompt = await runtime.runText(alice, "report", report);
+    expect(prompt.text).toContain(`Reported as spam by Alice`);
+    expect(prompt.text).toContain(`for wallet ${COLD}`);
+    // Not for another account, whose wallets it is not.
+    const bob = testInvocation({ platform: "discord", user: { id: "bob", name: "Bob" } });
+    const refused = renderConsole(await runtime.runText(bob, "report", report)).text;
+    expect(refused).toMatch(/is not one of yours/);
+  });
+
+  it("a wallet proved before its kind was kept is told from its signature, once", async () => {
+    const w = await world();
+    const account = privateKeyToAccount(generatePrivateKey());
+    const message = "an old proof";
+    await w.store.wallets.addProved({
+      platform: "discord",
+      userId: "old",
+      address: account.address.toLowerCase(),
+      chain: "ethereum",
+      label: account.address,
+      message,
+      signature: await account.signMessage({ message }),
+      provedAt: w.clock.now,
+    });
+    await w.store.wallets.addProved({
+      platform: "discord",
+      userId: "old",
+      address: "0x2222222222222222222222222222222222222222",
+      chain: "base",
+      label: "safe",
+      message,
+      signature: `0x${"12".repeat(65)}`,
+      provedAt: w.clock.now,
+    });
+    const held = await w.verify.holdings("discord", "old");
+    const how = new Map(held.wallets.map((x) => [x.address, [x.how, x.chains]]));
+    expect(how).toEqual(
+      new Map<string, unknown>([
+        ["0x2222222222222222222222222222222222222222", ["contract", ["base"]]],
+        [account.address.toLowerCase(), ["signature", "all"]],
+      ]),
+    );
+    expect((await w.store.wallets.list("discord", "old")).map((x) => x.kind).sort()).toEqual([
+      "contract",
+      "eoa",
+    ]);
+  });
+
+  it("insights count a cold wallet delegated all rights on the chain asked, once", () => {
+    const wallets = new Map([["alice", [{ address: "0xhot", provedAt: 5 }]]]);
+    const delegation = {
+      hot: "0xhot",
+      cold: "0xcold",
+      chain: "ethereum",
+      firstSeen: 1,
+      counts: true,
+    };
+    withDelegated(
+      wallets,
+      new Map([
+        [
+          "alice",
+          [
+            { ...delegation, contract: "" },
+            { ...delegation, cold: "0xforone", contract: "0xapes" },
+            { ...delegation, cold: "0xbase", chain: "base", contract: "" },
+            { ...delegation, cold: "0xother", contract: "", counts: false },
+          ],
+        ],
+      ]),
+      "ethereum",
+    );
+    expect(wallets.get("alice")).toEqual([
+      { address: "0xhot", provedAt: 5 },
+      { address: "0xcold", provedAt: 5 },
+    ]);
   });
 });
