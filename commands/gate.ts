@@ -318,10 +318,13 @@ async function test(ctx: CommandContext, spec: string): Promise<Reply> {
   if (criteriaText !== "") {
     const criteria = await readCriteria(ctx, criteriaText);
     const verdict = await gates.test(criteria, [address]);
+    // The footer names the chains the criteria read (`holds 1 Azuki on base` reads base).
+    const read = [...new Set(criteria.map((c) => c.chain))];
     return {
       title: `${label} ${VERDICT_WORDS[verdict.outcome]}`,
       text: resultLines(verdict.results).join("\n"),
       tone: verdict.outcome === "pass" ? "success" : "info",
+      ...(read.length === 1 && read[0] === ctx.chain.id ? {} : { chainsShown: read }),
     };
   }
   const where = gateChat(ctx);

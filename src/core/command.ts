@@ -128,6 +128,11 @@ export interface CommandContext extends CommandServices {
   collections: KnownCollections;
   /** Names and short forms into addresses; remembers the wallets a reply shows in this chat. */
   resolver: NameResolver;
+  /**
+   * Another served chain's collection index and resolver (a criterion `on base` read from a chat
+   * on ethereum); undefined for a chain the bot does not serve. Absent in hand-built contexts.
+   */
+  onChain?: (chain: string) => { collections: KnownCollections; resolver: NameResolver } | undefined;
   actions: ActionStore;
   store: CommandStore;
   /** The commands as people see them here (with the chain option where it applies): for /help. */

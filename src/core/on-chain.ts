@@ -47,10 +47,14 @@ export function answerOnChain(
     answer.outcome === "ok" &&
     reply.tone !== "warning" &&
     reply.tone !== "error";
+  const { chainsShown, ...rest } = reply;
+  const about = chainsShown?.length
+    ? chainsShown.map((id) => chains.find((c) => c.id === id)?.name ?? id).join(", ")
+    : chain.name;
   return {
-    ...reply,
+    ...rest,
     ...(buttons ? { buttons } : {}),
-    ...(named ? { footer: reply.footer ? `${reply.footer} · ${chain.name}` : chain.name } : {}),
+    ...(named ? { footer: reply.footer ? `${reply.footer} · ${about}` : about } : {}),
   };
 }
 

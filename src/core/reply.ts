@@ -153,6 +153,11 @@ interface ReplyBase {
 
 export interface Reply extends ReplyBase {
   buttons?: ButtonSpec[] | undefined;
+  /**
+   * The chains (ids) the answer is about when they are not the invocation's (a gate criterion
+   * `on base` tested from a chat on ethereum): the footer names these instead.
+   */
+  chainsShown?: readonly string[] | undefined;
   /** Drawn into `image` when the reply is materialized. */
   chart?: ChartSpec | undefined;
 }

@@ -399,6 +399,23 @@ export class Runtime {
         chainAsked: requestedChain !== undefined && requestedChain.trim() !== "",
         chains: this.chains,
       }),
+      onChain: (id) => {
+        const other = this.chains.find((c) => c.id === id);
+        if (!other) return undefined;
+        const known = this.collectionsOf(other);
+        return {
+          collections: known,
+          resolver: new NameResolver({
+            collections: known,
+            refresher: this.refreshers.get(other.id),
+            wallets: this.recentWallets,
+            chat: chatKey(invocation),
+            chain: other,
+            chainAsked: true,
+            chains: this.chains,
+          }),
+        };
+      },
       actions: this.options.actions,
       store: this.options.store,
       commands: this.commands,

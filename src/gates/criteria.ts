@@ -182,10 +182,13 @@ function readClause(clause: string, ctx: CriteriaContext): Read {
   }
   if (keyword === "not" || keyword === "behavior" || keyword === "behaviour") {
     const { body, chain } = splitChain(clause, ctx, true);
-    const not = keyword === "not";
     const words = body.split(/\s+/);
     const next = words[1]?.toLowerCase();
-    if (not && next !== "behavior" && next !== "behaviour")
+    // "not behavior flipper", and as people also say it, "behavior not flipper".
+    const notFirst = keyword === "not";
+    const notAfter = !notFirst && next === "not";
+    const not = notFirst || notAfter;
+    if (notFirst && next !== "behavior" && next !== "behaviour")
       throw new UserError(
         "invalid_criteria",
         "After `not`, write `behavior` and the names, e.g. `not behavior flipper`.",
@@ -374,11 +377,13 @@ async function holdsOf(
  * another served chain, addresses only (its index is not the invocation's).
  */
 export function collectionResolverFor(
-  ctx: Pick<CommandContext, "chain" | "resolver" | "collections">,
+  ctx: Pick<CommandContext, "chain" | "resolver" | "collections" | "onChain">,
 ): CriteriaContext["resolveCollection"] {
   return async (q, chain) => {
     const isAddress = /^0x[0-9a-f]{40}$/i.test(q);
-    if (chain !== ctx.chain.id) {
+    // A criterion `on base` from a chat on ethereum: base's own index and resolver (issue 38).
+    const there = chain === ctx.chain.id ? ctx : ctx.onChain?.(chain);
+    if (!there) {
       if (isAddress) return { address: toChecksumAddress(q) };
       throw new UserError(
         "collection_names_unavailable",
@@ -387,15 +392,25 @@ export function collectionResolverFor(
     }
     const resolution = isAddress
       ? { kind: "found" as const, value: q }
-      : await ctx.resolver.collection(q);
+      : await there.resolver.collection(q);
     if (resolution.kind !== "found") {
-      const options = resolution.choices.map((c) => c.label).join("; ");
+      // The choices as a sentence of their own: "It could be Azuki (0xED5A…C544) or Beanz (…)."
+      const labels = resolution.choices.map((c) => c.label);
+      const options =
+        labels.length > 1 ? `${labels.slice(0, -1).join(", ")} or ${labels.at(-1)}` : labels[0];
+      const text = !options
+        ? resolution.text
+        : resolution.text.includes("Did you mean one of these?")
+          ? resolution.text.replace("Did you mean one of these?", `Did you mean ${options}?`)
+          : resolution.kind === "choose"
+            ? `${resolution.text} It could be ${options}.`
+            : resolution.text;
       throw new UserError(
         resolution.kind === "choose" ? "ambiguous_name" : "unknown_collection",
-        options ? `${resolution.text} (${options})` : resolution.text,
+        text,
       );
     }
-    const name = ctx.collections.name(resolution.value);
+    const name = there.collections.name(resolution.value);
     return { address: toChecksumAddress(resolution.value), ...(name ? { name } : {}) };
   };
 }

@@ -244,31 +244,42 @@ export class ApiGateEvaluator implements GateEvaluator {
     // A wallet the service sends no row for has no label: it is outside any set.
     const outside = Math.max(0, wallets.length - inside);
     const wanted = listWords(c.behaviors.map(behaviorLabel), "or");
-    const labels = seen.length > 0 ? listWords(seen, "and") : "no label";
-    const of = wallets.length === 1 ? "the wallet is" : "the wallets are";
-    if (!c.not) {
+    const one = wallets.length === 1;
+    // What the wallets are, in the data service's words: "Collector", "Collector and Flipper".
+    const are = seen.length > 0 ? listWords(seen, "and") : undefined;
+    const is = one
+      ? are
+        ? `the wallet is ${are}`
+        : "the wallet has no behavior label"
+      : are
+        ? `the wallets are ${are}`
+        : "no wallet has a behavior label";
+    if (!c.not)
       return inside >= 1
         ? {
             criterion: c,
             outcome: "pass",
-            why: `${wallets.length === 1 ? "the wallet is" : `${inside} of ${wallets.length} wallets are`} ${wanted}, needs one`,
+            why: one ? is : `${inside} of ${wallets.length} wallets are ${wanted}`,
           }
         : {
             criterion: c,
             outcome: "fail",
-            why: `no wallet is ${wanted} (${of} ${labels}), needs one`,
+            why: one
+              ? `${is}, not ${wanted}`
+              : `none of the ${wallets.length} wallets is ${wanted} (${is.replace(/^the wallets are /, "they are ")})`,
           };
-    }
     return outside >= 1
       ? {
           criterion: c,
           outcome: "pass",
-          why: `${wallets.length === 1 ? "the wallet is" : `${outside} of ${wallets.length} wallets are`} not ${wanted}, needs one`,
+          why: one
+            ? `${is}, not ${wanted}`
+            : `${outside} of ${wallets.length} wallets are not ${wanted}`,
         }
       : {
           criterion: c,
           outcome: "fail",
-          why: `every wallet is ${wanted} (${of} ${labels}), needs one that is not`,
+          why: one ? is : `all ${wallets.length} wallets are ${wanted}`,
         };
   }
 
@@ -287,48 +298,60 @@ export class ApiGateEvaluator implements GateEvaluator {
     const stats = await api.audiences.financialStatsByWallets(wallets, filters, options);
     const passing = Number(stats.walletsCount);
     const needs = spendWords(c);
+    // What the wallets do have, beside what is needed (one more read, cached like any other).
+    const has =
+      wallets.length === 1 || passing < 1
+        ? await this.spendFigures(api, c, wallets, options)
+        : undefined;
     if (passing >= 1)
       return {
         criterion: c,
         outcome: "pass",
-        why: `${wallets.length === 1 ? "the wallet has" : `${passing} of ${wallets.length} wallets have`} ${needs}`,
+        why:
+          wallets.length === 1
+            ? has
+              ? `${has}; needs ${needs}`
+              : `the wallet has ${needs}`
+            : `${passing} of ${wallets.length} wallets have ${needs}`,
       };
     return {
       criterion: c,
       outcome: "fail",
-      why: `no wallet has ${needs}${await this.spendFigures(api, c, wallets, options)}`,
+      why: `no wallet has ${needs}${has ? ` (${has})` : ""}`,
     };
   }
 
   /**
-   * What the wallets do have, for a failing spend criterion: one more read (cached like any
-   * other); left out when it fails, since the verdict is already known.
+   * What the wallets have, in the criterion's terms ("it has a volume of 12.3 ETH"); undefined
+   * when the read fails, since the verdict is already known.
    */
   private async spendFigures(
     api: ApiClient,
     c: SpendCriterion,
     wallets: readonly string[],
     options: CallOptions,
-  ): Promise<string> {
+  ): Promise<string | undefined> {
     try {
       const all = await api.audiences.financialStatsByWallets(wallets, {}, options);
-      if (Number(all.walletsCount) === 0) return " (the data service has no purchases for them)";
+      if (Number(all.walletsCount) === 0) return "the data service has no purchases for them";
       const symbol = KNOWN_CHAINS[c.chain]?.symbol ?? "";
       const parts: string[] = [];
       if (c.volumeGte !== undefined)
-        parts.push(`volume ${formatDecimal(String(all.nftsPurchasesVolumeAvg))} ${symbol}`.trim());
+        parts.push(
+          `a volume of ${formatDecimal(String(all.nftsPurchasesVolumeAvg))} ${symbol}`.trim(),
+        );
       if (c.priceAvgGte !== undefined)
         parts.push(
-          `average price ${formatDecimal(String(all.nftsPurchasesPriceAvg))} ${symbol}`.trim(),
+          `an average price of ${formatDecimal(String(all.nftsPurchasesPriceAvg))} ${symbol}`.trim(),
         );
       if (c.collectionsGte !== undefined)
-        parts.push(`${formatDecimal(String(all.collectionsOwnedCountAvg), 1)} collections`);
-      if (parts.length === 0) return "";
+        parts.push(`NFTs of ${formatDecimal(String(all.collectionsOwnedCountAvg), 1)} collections`);
+      if (parts.length === 0) return undefined;
       return wallets.length === 1
-        ? ` (it has ${parts.join(", ")})`
-        : ` (on average per wallet: ${parts.join(", ")})`;
+        ? `it has ${listWords(parts, "and")}`
+        : `on average per wallet: ${listWords(parts, "and")}`;
     } catch {
-      return "";
+      return undefined;
     }
   }
 }
