@@ -16,6 +16,7 @@ import { UserError } from "../src/errors.ts";
 import { REPORT_TARGET, reportAsk } from "../src/reports/buttons.ts";
 import { attemptReport } from "../src/reports/submit.ts";
 import type { ReportKind, SpamReport } from "../src/store/types.ts";
+import { isOwnWallet } from "./shared/own-wallets.ts";
 
 const KINDS = [
   { value: "spam", name: "Spam (missed by the classifier)" },
@@ -67,16 +68,8 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
           "wallet address",
         );
     const own = wallets.find((wallet) => wallet.address.toLowerCase() === address.toLowerCase());
-    if (own?.provedAt !== undefined) return address;
-    // A cold wallet that delegated all its rights to one of the person's (issue 37) is theirs too.
-    const held = ctx.verify && (await ctx.verify.holdings(platform, user.id));
-    if (
-      held?.wallets.some(
-        (w) =>
-          w.how === "delegation" && w.contract === undefined && w.address === address.toLowerCase(),
-      )
-    )
-      return address;
+    // Proved, or a cold wallet that delegated all its rights to one of theirs (issue 37).
+    if (await isOwnWallet(ctx, address)) return address;
     throw new UserError(
       "no_proved_wallet",
       own
@@ -94,9 +87,19 @@ async function walletFor(ctx: CommandContext, given: string | null | undefined):
   );
 }
 
-function subject(contract: string, tokenId: string): string {
+/**
+ * What is reported, in words: the collection by its name where the bot knows it (the button's,
+ * else the chain's index), else its short address (issue 38).
+ */
+function subject(
+  ctx: CommandContext,
+  contract: string,
+  tokenId: string,
+  given?: string | undefined,
+): string {
   const token = tokenId === "" ? "" : `token ${shortTokenId(tokenId, "text")} of `;
-  return `${token}collection ${short(contract)}`;
+  const name = (given ?? ctx.collections.name(contract) ?? "").trim();
+  return name ? `${token}${name} (${short(contract)})` : `${token}collection ${short(contract)}`;
 }
 
 interface ReportTarget {
@@ -105,6 +108,8 @@ interface ReportTarget {
   tokenId: string;
   wallet: Address;
   feedback: string | null;
+  /** The collection's name as the message the button was under showed it. */
+  name?: string | undefined;
 }
 
 /** A button's target, checked as a command's arguments are (the wallet apart). */
@@ -112,12 +117,14 @@ function targetFrom(payload: {
   kind: ReportKind;
   contract: string;
   tokenId: string;
+  name?: string | null | undefined;
 }): Omit<ReportTarget, "wallet"> {
   return {
     kind: payload.kind,
     contract: parseAddress(payload.contract, "contract address"),
     tokenId: payload.tokenId !== "" ? parseTokenId(payload.tokenId) : "",
     feedback: null,
+    ...(payload.name ? { name: payload.name } : {}),
   };
 }
 
@@ -126,7 +133,7 @@ export async function submitReport(ctx: CommandContext, target: ReportTarget): P
   const { reports } = ctx.store;
   const { platform, chat, user } = ctx.invocation;
   const now = ctx.now().getTime();
-  const what = subject(target.contract, target.tokenId);
+  const what = subject(ctx, target.contract, target.tokenId, target.name);
   const already = (earlier: SpamReport): Reply => ({
     text: `You already reported ${what} as ${kindWords(target.kind)} for this wallet (status: ${earlier.status}). It counts once.`,
     tone: "info",
@@ -248,7 +255,7 @@ export default defineCommand({
         const confirmed = { ...payload, wallet, tokenId: target.tokenId, by: asker };
         return {
           title: `Report as ${kindWords(target.kind)}?`,
-          text: `${subject(target.contract, target.tokenId)}, for wallet ${fullAddress(wallet)}. Reports teach the spam classifier: please report only what you are sure of.`,
+          text: `${subject(ctx, target.contract, target.tokenId, payload.name ?? undefined)}, for wallet ${fullAddress(wallet)}. Reports teach the spam classifier: please report only what you are sure of.`,
           private: true,
           buttons: [
             reportConfirm.button(confirmed, "Confirm report", { style: "danger" }),

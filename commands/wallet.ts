@@ -17,6 +17,7 @@ import { pageButtons, pageOf } from "../src/core/paging.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { reportButton } from "../src/reports/buttons.ts";
+import { isOwnWallet } from "./shared/own-wallets.ts";
 
 const PAGE_SIZE = 10;
 /** Endpoint 13 pages on the server; one large page is fetched and paged here like endpoint 18. */
@@ -67,6 +68,11 @@ interface WalletView {
   explorerUrl: string;
   /** The chain has spam detection: flags, the filter and report buttons; else a note says so. */
   spamChain: { name: string; spam: boolean };
+  /**
+   * The wallet is the asker's own (proved, or delegated to theirs): only then Spam / Not spam
+   * buttons, since a report is made for the reporter's own wallet (issue 38).
+   */
+  mine: boolean;
 }
 
 function walletName(wallet: string): string {
@@ -124,9 +130,15 @@ function walletReply(view: WalletView): Reply {
     ];
     return withSpam ? [...cells, item.spam ? "SPAM" : ""] : cells;
   });
+  // Someone else's wallet: what the person can do instead of buttons that would refuse.
+  const reportHint =
+    view.spamChain.spam && !view.mine
+      ? "Spam is judged per wallet: to report spam from your own NFTs, prove your wallet with /verify, then open it with /wallet."
+      : undefined;
   return {
     title,
     url,
+    ...(reportHint ? { text: reportHint } : {}),
     table: {
       columns: withSpam
         ? ["#", "Name", "Collection", "Token id", "Qty", "Spam"]
@@ -140,10 +152,15 @@ function walletReply(view: WalletView): Reply {
     replaceOriginal: view.page > 0,
     buttons: [
       // The wallet is the one asked about: its view of each NFT is what a report corrects.
-      ...(view.spamChain.spam ? shown.items : []).map((item, i) =>
+      ...(view.spamChain.spam && view.mine ? shown.items : []).map((item, i) =>
         reportButton(
           item.spam ? "not_spam" : "spam",
-          { contract: item.contract, tokenId: item.tokenId, wallet: view.wallet },
+          {
+            contract: item.contract,
+            tokenId: item.tokenId,
+            wallet: view.wallet,
+            ...(item.collection ? { name: item.collection } : {}),
+          },
           `${item.spam ? "Not spam" : "Spam"} #${shown.offset + i + 1}`,
         ),
       ),
@@ -170,7 +187,8 @@ async function fetchWallet(
   page: number,
 ): Promise<Reply> {
   const options = { signal: ctx.signal };
-  const view = { wallet, spam, page, explorerUrl: ctx.chain.explorer, spamChain: ctx.chain };
+  const mine = ctx.chain.spam ? await isOwnWallet(ctx, wallet) : false;
+  const view = { wallet, spam, page, explorerUrl: ctx.chain.explorer, spamChain: ctx.chain, mine };
   ctx.resolver.rememberWallets([wallet]);
   if (collection !== undefined) {
     const { tokens } = await ctx.api.foundational.nftsByOwner(

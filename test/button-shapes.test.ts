@@ -157,7 +157,11 @@ for (const backend of backends) {
           wallet: null,
         },
       };
-      expect(await storedAction(reply, "Report spam")).toEqual(old);
+      // Issue 38 added the collection's name (none known here); the older shape still works.
+      expect(await storedAction(reply, "Report spam")).toEqual({
+        ...old,
+        payload: { ...old.payload, name: null },
+      });
       // Nobody proved a wallet yet: both say how to prove one.
       const fresh = await t.press(button(reply, "Report spam"));
       expect(fresh.text).toMatch(/a report needs one you proved/);
@@ -177,11 +181,20 @@ for (const backend of backends) {
       });
       const item = (await storedAction(list, "Spam #1"))?.payload ?? {};
       const target = { contract: item.contract as string, tokenId: item.tokenId as string };
+      // Issue 38 added the collection's name to the stored shape; the older shape, without it,
+      // asks the same (the name is then the index's).
+      expect(item.name).toBe("CryptoPunks");
       const ask = await samePress(list, "Spam #1", {
+        command: "report",
+        action: "ask",
+        payload: { chain: "ethereum", kind: "spam", ...target, wallet, name: "CryptoPunks" },
+      });
+      const older = await pressStored({
         command: "report",
         action: "ask",
         payload: { chain: "ethereum", kind: "spam", ...target, wallet },
       });
+      expect(older.text).toBe(ask.text);
       expect(ask.title).toBe("Report as spam?");
 
       // The prompt's buttons, as stored: the asker's wallet as proved, and who asked.
@@ -189,7 +202,14 @@ for (const backend of backends) {
       const confirm = {
         command: "report",
         action: "confirm",
-        payload: { chain: "ethereum", kind: "spam", ...target, wallet: address, by },
+        payload: {
+          chain: "ethereum",
+          kind: "spam",
+          ...target,
+          wallet: address,
+          name: "CryptoPunks",
+          by,
+        },
       };
       const cancel = { command: "report", action: "cancel", payload: { chain: "ethereum", by } };
       expect(await storedAction(ask, "Confirm report")).toEqual(confirm);
@@ -216,7 +236,7 @@ for (const backend of backends) {
       expect(reportButton("spam", { contract, chain: "base" }).action).toEqual({
         command: "report",
         action: "ask",
-        payload: { kind: "spam", contract, tokenId: "", wallet: null, chain: "base" },
+        payload: { kind: "spam", contract, tokenId: "", wallet: null, name: null, chain: "base" },
       });
     });
 

@@ -102,11 +102,26 @@ describe("wallets and proofs", () => {
     expect(await t.refusal(`/report spam ${f.spamCollection} 1 ${theirs}`)).toBe(
       "no_proved_wallet",
     );
-    // A /wallet of someone else's: its buttons report for nobody but its prover.
+    // A /wallet of someone else's offers no buttons that would refuse, but what one can do.
     const list = await t.say(`/wallet ${theirs} exclude`);
-    expect((await t.press(button(list, "Spam #1"))).text).toMatch(/is not one of yours/);
+    expect((list.buttons ?? []).map((b) => b.label).filter((l) => /spam/i.test(l))).toEqual([]);
+    expect(list.text).toMatch(/report spam from your own NFTs, prove your wallet with \/verify/);
+    // Its prover's buttons, pressed by another, report for nobody.
+    const theirList = await t.say(`/wallet ${theirs} exclude`, {
+      user: { id: "u2", name: "Other" },
+    });
+    expect((await t.press(button(theirList, "Spam #1"))).text).toMatch(/is not one of yours/);
     expect(t.sim.reports).toHaveLength(0);
     expect(await t.store.reports.forChat("telegram", "chat-1")).toHaveLength(0);
+  });
+});
+
+describe("names over addresses (issue 38)", () => {
+  it("a report of a collection typed by name says its name, with the short address", async () => {
+    t = await startRuntime();
+    await ownWallet();
+    const done = await t.say("/report spam azuki 1");
+    expect(done.text).toMatch(/^Reported as spam by Tester: token 1 of Azuki \(0xED5A…C544\)/);
   });
 });
 
@@ -120,7 +135,7 @@ describe("the button flow", () => {
     expect(t.sim.reports).toHaveLength(0);
     const done = await t.press(button(ask, "Confirm report"));
     expect(done.replaceOriginal).toBe(true);
-    expect(done.text).toMatch(/^Reported as spam by Tester: token .* of collection 0x/);
+    expect(done.text).toMatch(/^Reported as spam by Tester: token .* of \S.* \(0x[0-9a-fA-F]{4}…/);
     expect(t.sim.reports).toHaveLength(1);
     expect(t.sim.reports[0]).toMatchObject({
       kind: "spam",

@@ -87,7 +87,13 @@ export function alertReply(
     buttons:
       chain.spam === false
         ? []
-        : [reportButton("spam", { contract: contract.address, chain: chain.id })],
+        : [
+            reportButton("spam", {
+              contract: contract.address,
+              chain: chain.id,
+              ...(contract.name ? { name: contract.name } : {}),
+            }),
+          ],
   };
 }
 

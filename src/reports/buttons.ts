@@ -8,6 +8,8 @@ export const REPORT_TARGET = {
   kind: z.enum(["spam", "not_spam"]),
   contract: z.string(),
   tokenId: z.string(),
+  /** The collection's name as the message showed it (issue 38: names over addresses). */
+  name: payloadField.optional(z.string().max(200)),
 };
 
 /**
@@ -27,13 +29,21 @@ export function reportButton(
     contract: string;
     tokenId?: string | undefined;
     wallet?: string | undefined;
+    /** The collection's name, when the message shows one. */
+    name?: string | undefined;
     /** The chain the report is for, where the reply is not a command's (an alert's). */
     chain?: string | undefined;
   },
   label = kind === "spam" ? "Report spam" : "Not spam",
 ): ButtonSpec {
   return reportAsk.button(
-    { kind, contract: target.contract, tokenId: target.tokenId ?? "", wallet: target.wallet },
+    {
+      kind,
+      contract: target.contract,
+      tokenId: target.tokenId ?? "",
+      wallet: target.wallet,
+      name: target.name?.trim() ? target.name.trim().slice(0, 200) : undefined,
+    },
     label,
     { style: kind === "spam" ? "danger" : "success", chain: target.chain },
   );
