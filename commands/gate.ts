@@ -41,7 +41,7 @@ const CRITERIA_WORDS =
 /** Where gates exist: a Discord server (gates are per server) or a Telegram group. */
 interface GateChat {
   gates: GateService;
-  platform: "discord" | "telegram";
+  platform: "discord" | "telegram" | "console";
   chatId: string;
 }
 
@@ -73,12 +73,9 @@ function gateChat(ctx: CommandContext): GateChat {
       );
     return { gates: gatesOf(ctx), platform, chatId: chat.id };
   }
-  // The console has no roles and no groups: say so before asking for a service it lacks.
-  gatesOf(ctx);
-  throw new UserError(
-    "wrong_chat_kind",
-    "Gates give a Discord role or entry to a Telegram group: /gate works in a Discord server or a Telegram group. /gate test <wallet> <criteria> works here.",
-  );
+  // The console is a simulated community the person at the keyboard manages (issue 38): its
+  // gates give roles that exist only on screen.
+  return { gates: gatesOf(ctx), platform: "console", chatId: chat.id };
 }
 
 async function requireManager(ctx: CommandContext, what: string): Promise<void> {
@@ -100,6 +97,16 @@ async function requireGiver(
   if (target.platform !== "discord") return;
   const may = await gates.mayGive(target, ctx.invocation.user.id, purpose);
   if (!may.ok) throw new UserError("cannot_give_role", may.reason);
+}
+
+/** The role a console gate gives when /gate add names none. */
+const CONSOLE_ROLE = "Holders";
+
+/** The console's role: the one named (role:@Name), else Holders; plain text, 60 characters. */
+function consoleRole(role: RoleRef | undefined): string {
+  const named = role && "name" in role ? role.name : undefined;
+  const plain = (named ?? "").replace(/[\p{Cc}\p{Cf}@<>*_`[\]]/gu, "").trim();
+  return sliceChars(plain, 60) || CONSOLE_ROLE;
 }
 
 /** The Discord role a gate gives, from the role option; its name as Discord resolved it. */
@@ -136,9 +143,9 @@ function discordTarget(
 }
 
 function whatItGives(gate: Gate): string {
-  return gate.target.platform === "discord"
-    ? `the role @${gate.target.roleName}`
-    : "entry to this group";
+  return gate.target.platform === "telegram"
+    ? "entry to this group"
+    : `the role @${gate.target.roleName}`;
 }
 
 function describeGate(gate: Gate, n: number): string {
@@ -207,11 +214,13 @@ async function add(ctx: CommandContext, role: RoleRef | undefined, spec: string)
   const target: GateTarget =
     where.platform === "discord"
       ? discordTarget(ctx, where.chatId, role)
-      : {
-          platform: "telegram",
-          chatId: where.chatId,
-          title: ctx.invocation.chat.title ?? "this group",
-        };
+      : where.platform === "console"
+        ? { platform: "console", chatId: where.chatId, roleName: consoleRole(role) }
+        : {
+            platform: "telegram",
+            chatId: where.chatId,
+            title: ctx.invocation.chat.title ?? "this group",
+          };
   await requireGiver(ctx, where.gates, target, "add");
   // Counted before the criteria are looked up: an 11th gate is refused without reading anything.
   const existing = await where.gates.list(where.platform, where.chatId);
@@ -232,9 +241,13 @@ async function add(ctx: CommandContext, role: RoleRef | undefined, spec: string)
   const gates = await where.gates.list(where.platform, where.chatId);
   const n = gates.findIndex((gate) => gate.id === result.gate.id) + 1 || gates.length;
   const how =
-    result.gate.target.platform === "discord"
-      ? "People get the role when they prove a wallet that passes (/verify), and lose it after the grace period when they stop passing."
-      : "Share the invite link: the bot lets in those who pass, and asks the others to prove a wallet (/verify).";
+    result.gate.target.platform === "telegram"
+      ? "Share the invite link: the bot lets in those who pass, and asks the others to prove a wallet (/verify)."
+      : "People get the role when they prove a wallet that passes (/verify), and lose it after the grace period when they stop passing.";
+  // On the console the person adding it is its only member: decided at once (a wallet proved
+  // before gets the role now).
+  if (where.platform === "console")
+    void where.gates.onProved("console", ctx.invocation.user.id, { chatId: where.chatId });
   return {
     title: `Gate ${n} added`,
     text: `${describeGate(result.gate, n)}\n${how} /gate test <wallet> checks a wallet; /gate remove ${n} removes it.`,
@@ -387,8 +400,8 @@ const command = defineCommand({
     `/gate test ${DEMO} volume 10 and lastpurchase 30d`,
     "/gate add role:@Holders holds 1 Azuki, not behavior flipper",
     "/gate list",
-    "/gate remove 1",
     "/gate log 1",
+    "/gate remove 1",
   ],
   async run(ctx, { action, role, spec }) {
     let text = spec ?? "";

@@ -48,6 +48,8 @@ const INNER_WORDS = /\b(spec|specs|specification|schema|endpoints?)\b|\bAPI\b/i;
 
 interface ConsoleBot {
   bot: Bot;
+  /** What the console's gates printed unasked: roles given and taken back. */
+  gated: string[];
   /** Types a line into the console and returns what it printed and the outcomes it caused. */
   type(line: string): Promise<{ text: string; outcomes: OutcomeEvent[] }>;
   close(): Promise<void>;
@@ -58,12 +60,14 @@ async function startConsoleBot(): Promise<ConsoleBot> {
   const dataDir = mkdtempSync(join(tmpdir(), "bot-examples-"));
   const input = new PassThrough();
   const outcomes: OutcomeEvent[] = [];
+  const gated: string[] = [];
   let waiting: ((text: string) => void) | undefined;
   const output = new Writable({
     write(chunk, _encoding, callback) {
       const text = String(chunk);
-      // A new-collection alert is not the answer to the line typed.
-      if (!text.startsWith("[alert]")) {
+      // A new-collection alert, or a role given on the console, is not the answer to the line.
+      if (text.startsWith("[gate]")) gated.push(text);
+      else if (!text.startsWith("[alert]")) {
         waiting?.(text);
         waiting = undefined;
       }
@@ -86,6 +90,7 @@ async function startConsoleBot(): Promise<ConsoleBot> {
   };
   return {
     bot,
+    gated,
     async type(line) {
       const before = outcomes.length;
       const printed = new Promise<string>((resolve) => {
@@ -107,11 +112,14 @@ async function startConsoleBot(): Promise<ConsoleBot> {
 }
 
 let main: ConsoleBot | undefined;
-const type = (line: string) => (main as ConsoleBot).type(line);
 
 /** The line is answered by `command`, successfully, with no warning and with data. */
 async function expectData(line: string, command: string) {
-  const answer = await type(line);
+  return expectDataOn(main as ConsoleBot, line, command);
+}
+
+async function expectDataOn(on: ConsoleBot, line: string, command: string) {
+  const answer = await on.type(line);
   expect(answer.outcomes.map((event) => [event.command, event.outcome])).toEqual([[command, "ok"]]);
   expect(answer.text).not.toMatch(MARKED);
   for (const pattern of NO_DATA) expect(answer.text).not.toMatch(pattern);
@@ -120,26 +128,11 @@ async function expectData(line: string, command: string) {
 }
 
 /**
- * What only a Discord server or a Telegram group has: gates (a role, entry to a group). Their
- * examples are for those platforms; /gate test with criteria works anywhere.
- */
-const PLATFORM_ONLY = /^\/gate (add|list|remove|log)\b/;
-
-/**
  * /verify prints a link to the bot's page; the newcomer opens it and signs with the simulator's
  * demo wallet (as the page's wallet would, with its key), so the examples after it (/wallets,
  * /report, /unlink) have a proved wallet to show, report for and forget.
  */
 async function exampleOf(line: string, command: string) {
-  if (PLATFORM_ONLY.test(line)) {
-    // The console has no roles and no groups: a clear refusal that says where it works.
-    const answer = await type(line);
-    expect(answer.outcomes.map((event) => [event.command, event.outcome])).toEqual([
-      [command, "user_error"],
-    ]);
-    expect(answer.text).toMatch(/Discord server or a Telegram group/);
-    return;
-  }
   const answer = await expectData(line, command);
   if (command !== "verify") return;
   const link = /http:\/\/127\.0\.0\.1:\d+\/verify\/[A-Za-z0-9_-]+/.exec(answer.text)?.[0];
@@ -157,6 +150,35 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await main?.close();
+});
+
+describe("the console is a simulated community you manage (issue 38)", () => {
+  let own: ConsoleBot | undefined;
+  afterAll(async () => {
+    await own?.close();
+  });
+
+  it("a gate added there gives its role when the demo wallet is proved, printed", async () => {
+    own = await startConsoleBot();
+    await expectDataOn(own, "/gate add holds 1 Azuki", "gate");
+    const answer = await expectDataOn(own, "/verify", "verify");
+    const link = /http:\/\/127\.0\.0\.1:\d+\/verify\/[A-Za-z0-9_-]+/.exec(answer.text)?.[0];
+    await proveWithLink(
+      own.bot.verify,
+      link as string,
+      privateKeyToAccount(DEMO_WALLET.privateKey),
+    );
+    await expect
+      .poll(() => own?.gated.join("\n") ?? "", { timeout: 10_000 })
+      .toMatch(/^\[gate\] You were given the role @Holders/m);
+    // And the report the demo wallet makes there is made.
+    const report = await expectDataOn(
+      own,
+      "/report spam 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D 1",
+      "report",
+    );
+    expect(report.text).toMatch(/^Reported as spam/);
+  });
 });
 
 describe("every /help example on the embedded simulator", () => {

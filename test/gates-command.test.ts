@@ -44,7 +44,9 @@ function recordingMembership(platform: "discord" | "telegram") {
         target:
           target.platform === "telegram"
             ? { ...target, inviteLink: "https://t.me/+joinHere" }
-            : { ...target, roleName: target.roleId === HOLDERS ? "Holders" : target.roleName },
+            : target.platform === "discord"
+              ? { ...target, roleName: target.roleId === HOLDERS ? "Holders" : target.roleName }
+              : target,
       };
     },
     grant: async () => ({ ok: true }),

@@ -8,7 +8,9 @@ import type { Platform } from "../core/platform.ts";
 /** What a gate gives: a Discord role in a server, or entry to a Telegram group. */
 export type GateTarget =
   | { platform: "discord"; guildId: string; roleId: string; roleName: string }
-  | { platform: "telegram"; chatId: string; title: string; inviteLink?: string };
+  | { platform: "telegram"; chatId: string; title: string; inviteLink?: string }
+  /** The console's simulated community (issue 38): a role given by printing it. */
+  | { platform: "console"; chatId: string; roleName: string };
 
 /** A platform's answer to a grant or a removal. */
 export type MembershipResult =

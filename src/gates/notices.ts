@@ -13,7 +13,7 @@ export const WARNING_FAILED = "warning could not be delivered: the platform did 
 export const REQUEST_EXPIRED = "no passing wallet proved in 10 minutes";
 
 export const targetName = (target: GateTarget) =>
-  target.platform === "discord" ? `the ${target.roleName} role` : target.title;
+  target.platform === "telegram" ? target.title : `the ${target.roleName} role`;
 
 export const whys = (verdict: GateVerdict, outcome: "pass" | "fail") =>
   verdict.results

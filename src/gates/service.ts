@@ -328,6 +328,8 @@ export class GateService {
         .get(platform)
         ?.guildOf?.(context.chatId)
         .catch(() => undefined);
+    // The console's gates are its one chat's (issue 38).
+    if (platform === "console" && context.chatId !== undefined) guildId = context.chatId;
     if (guildId !== undefined)
       for (const gate of await this.deps.gates.forChat(platform, guildId)) gates.set(gate.id, gate);
     await this.decideFor(platform, userId, gates);

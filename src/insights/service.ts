@@ -395,7 +395,7 @@ export class InsightsService {
     return known.admitted.map(({ gate, number, userIds }) => ({
       number,
       gives:
-        gate.target.platform === "discord" ? `role @${gate.target.roleName}` : "entry to the group",
+        gate.target.platform === "telegram" ? "entry to the group" : `role @${gate.target.roleName}`,
       criteria: gates?.describe(gate) ?? "",
       admits: floored(userIds.filter((id) => members.has(id)).length),
     }));

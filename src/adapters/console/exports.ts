@@ -4,6 +4,8 @@ import type { SavedFile } from "../../render/console.ts";
 
 /** Longest name part kept before the time and extension: short enough for any file system. */
 const MAX_STEM = 80;
+/** A date at the end of a name, 2026-11-28 (digits alone may be a token id: they stay). */
+const TRAILING_DATE = /-\d{4}-\d{2}-\d{2}$/;
 /** Files of one name in one second before giving up (two a second is already a lot by hand). */
 const MAX_SAME_SECOND = 1000;
 
@@ -45,8 +47,9 @@ export function saveProblem(error: unknown, dir: string): string {
 /**
  * The folder where the console chat keeps the files and pictures it is sent (DATA_DIR/exports):
  * made when the first file comes, kept after the run, and never overwritten: each file gets the
- * time it was saved in its name, and a counter when that name is taken (exclusive create, so two
- * saves at once cannot pick the same name).
+ * time it was saved in its name (in place of a date the name ends with: one timestamp a name),
+ * and a counter when that name is taken (exclusive create, so two saves at once cannot pick the
+ * same name).
  */
 export class ExportFolder {
   readonly dir: string;
@@ -66,7 +69,9 @@ export class ExportFolder {
     }
     const safe = safeFileName(name);
     const dot = safe.lastIndexOf(".");
-    const [stem, extension] = dot > 0 ? [safe.slice(0, dot), safe.slice(dot)] : [safe, ""];
+    const [named, extension] = dot > 0 ? [safe.slice(0, dot), safe.slice(dot)] : [safe, ""];
+    // One timestamp per name: a date the name ends with (segment-…-2026-11-28) gives way to ours.
+    const stem = named.replace(TRAILING_DATE, "") || named;
     // 2026-11-25T14:30:12.345Z -> 20261125-143012 (UTC, like the bot's logs)
     const stamp = this.now().toISOString().slice(0, 19).replace(/[-:]/g, "").replace("T", "-");
     for (let n = 1; n <= MAX_SAME_SECOND; n++) {

@@ -15,6 +15,7 @@ import { type ConsoleContext, renderConsole, type SavedFile } from "../../render
 import type { ChatAdapter, PrivateTarget } from "../types.ts";
 import { ButtonNumbers } from "./buttons.ts";
 import { ExportFolder } from "./exports.ts";
+import { consoleGateMembership } from "./gates.ts";
 
 export interface ConsoleAdapterOptions {
   runtime: Runtime;
@@ -56,6 +57,8 @@ export class ConsoleAdapter implements ChatAdapter {
   private tty = false;
   private closed = false;
   private readonly buttons = new ButtonNumbers();
+  /** Gates of the console's simulated community: roles given and taken back are printed. */
+  readonly gateMembership = consoleGateMembership((text) => this.print(`[gate] ${text}`));
   private readonly exports: ExportFolder;
   private leaving = false;
   /** The lines read so far, answered one after another. */
