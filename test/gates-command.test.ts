@@ -215,7 +215,12 @@ describe("/gate add", () => {
         { platform: "discord", chat: { id: "dm", kind: "private" } },
         /belong to a Discord server/,
       ],
-      ["/gate add holds 1 Azuki", { platform: "console" }, /Discord server or a Telegram group/],
+      // A runtime without the console's own gates (the real console has them: examples.test.ts).
+      [
+        "/gate add holds 1 Azuki",
+        { platform: "console" },
+        /Gates are not available on this platform/,
+      ],
     ];
     for (const [line, who, message] of cases) {
       const reply = await t.say(line, who);
@@ -381,9 +386,8 @@ describe("/gate test", () => {
     );
     expect(examples).toHaveLength(4);
     for (const line of examples) expect(await say(line, onConsole), line).toMatch(/ passes\n/);
-    expect(await say(`/gate test ${DEMO}`, onConsole)).toMatch(
-      /Discord server or a Telegram group/,
-    );
+    // The console is a community of its own (issue 38): none of its gates yet.
+    expect(await say(`/gate test ${DEMO}`, onConsole)).toMatch(/No gates here to test against/);
   });
 });
 
