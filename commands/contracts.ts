@@ -1,7 +1,13 @@
 import type { Contract } from "../src/api/schemas.ts";
 import { NFT_CONTRACT_TYPES } from "../src/api/schemas.ts";
-import { defineCommand } from "../src/core/command.ts";
-import { collectionName, contractTypeLabel, relativeTime, short } from "../src/core/format.ts";
+import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import {
+  collectionName,
+  contractTypeLabel,
+  formatCount,
+  relativeTime,
+  short,
+} from "../src/core/format.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 
@@ -19,10 +25,69 @@ function minted(contract: Contract, now: Date): string {
   return date && !Number.isNaN(date.getTime()) ? relativeTime(date, now) : "n/a";
 }
 
-function contractsReply(type: ContractTypeChoice, contracts: Contract[], now: Date): Reply {
+/** Contracts read per page, and pages at most, when counting the last hour's. */
+const COUNT_PAGE = 500;
+const COUNT_PAGES = 4;
+const HOUR_MS = 3_600_000;
+/** A mint dated this far past our clock still counts (clocks differ); later ones are bad data. */
+const SKEW_MS = 5 * 60_000;
+
+interface HourCount {
+  count: number;
+  /** More were listed than the pages read. */
+  capped: boolean;
+}
+
+/**
+ * How many contracts of these types the data service lists as minted in the hour before `now`
+ * (endpoint 10 after that time, paged by offset; one dated well past now, as year 9999, does not
+ * count, one without a time does), or undefined when it could not tell: the list is shown all the
+ * same.
+ */
+async function lastHourCount(
+  ctx: CommandContext,
+  contractTypes: readonly string[],
+  now: number,
+): Promise<HourCount | undefined> {
+  const blockTimestampGt = new Date(now - HOUR_MS).toISOString();
+  const counted = new Set<string>();
+  try {
+    for (let page = 0; page < COUNT_PAGES; page++) {
+      const { contracts } = await ctx.api.foundational.contracts(
+        { contractTypes, blockTimestampGt, limit: COUNT_PAGE, offset: page * COUNT_PAGE },
+        { signal: ctx.signal },
+      );
+      const before = counted.size;
+      for (const contract of contracts)
+        if (!(Date.parse(contract.mintEvent?.blockTimestamp ?? "") > now + SKEW_MS))
+          counted.add(contract.address.toLowerCase());
+      // A short page is the last; one that adds nothing is a service ignoring the offset.
+      if (contracts.length < COUNT_PAGE || (page > 0 && counted.size === before))
+        return { count: counted.size, capped: false };
+    }
+    return { count: counted.size, capped: true };
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the footer says was measured: the last hour's new contracts on the chain. */
+function footerOf(kind: string, chain: string, hour: HourCount | undefined): string {
+  if (!hour) return "Newest first";
+  const { count, capped } = hour;
+  const number = count === 0 ? "no" : `${capped ? "more than " : ""}${formatCount(String(count))}`;
+  const plural = capped || count !== 1 ? "s" : "";
+  return `Newest first · ${number} new ${kind} contract${plural} in the last hour on ${chain}`;
+}
+
+function contractsReply(
+  type: ContractTypeChoice,
+  contracts: Contract[],
+  now: Date,
+  footer: string,
+): Reply {
   const label = CONTRACT_TYPE_CHOICES.find((choice) => choice.value === type)?.name ?? type;
   const title = type === "all" ? "Newest NFT contracts" : `Newest ${label} contracts`;
-  const footer = "Newest first · new contracts appear about every 2 minutes";
   if (contracts.length === 0) {
     return { title, text: "The data service lists no contracts of this type yet.", footer };
   }
@@ -67,6 +132,10 @@ export default defineCommand({
       })),
       "contracts",
     );
-    return contractsReply(type, contracts, ctx.now());
+    const now = ctx.now();
+    // After the list (one failure is the list's): what the footer says was measured.
+    const hour = await lastHourCount(ctx, contractTypes, now.getTime());
+    const kind = type === "all" ? "NFT" : type === "erc721" ? "ERC-721" : "ERC-1155";
+    return contractsReply(type, contracts, now, footerOf(kind, ctx.chain.name, hour));
   },
 });

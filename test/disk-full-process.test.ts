@@ -199,6 +199,8 @@ describe.runIf(canMount)("the compiled bot on a full disk (tmpfs)", () => {
       const freeRoom = fillDisk(disk);
       const bot = await startBot(dataDir, {
         SIMULATOR_MINT_INTERVAL_MS: "500",
+        // The timed mints are a history: 10 minutes of overlap would be 1,200, more than a poll's pages.
+        POLL_OVERLAP_S: "5",
         POLL_INTERVAL_S: "1",
         DELIVERY_TICK_MS: "100",
       });

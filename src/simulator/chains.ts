@@ -1,7 +1,7 @@
 /**
  * The simulator's chains, each a world of its own, built no sooner than needed: its population
- * (wallets and collections) when first minted on or asked about, the whole world when a request
- * needs more than the population answers alike.
+ * (wallets and collections) when first asked about (its timed mints' minters included), the whole
+ * world when a request needs more than the population answers alike.
  */
 
 import {
@@ -12,10 +12,10 @@ import {
   populationWorld,
   syntheticWallets,
 } from "./data.ts";
+import { knowServed } from "./history.ts";
 import type { Body } from "./http.ts";
-import { insertContract } from "./minting.ts";
 import { hashSeed, Rng } from "./random.ts";
-import type { ContractRec, WalletRec, World } from "./records.ts";
+import type { TimedMints, WalletRec, World } from "./records.ts";
 import { parseTimestamp } from "./units.ts";
 import { withChanges } from "./watches.ts";
 
@@ -26,6 +26,8 @@ export interface ChainState {
   id: string;
   spam: boolean;
   mintRng: Rng;
+  /** The timed mints' history (history.ts), listed in both its worlds; undefined without. */
+  timed: TimedMints | undefined;
   /** Its world's seed. */
   seed: number;
   /** Where its world is anchored, whenever it is built: the simulator's start, for every chain. */
@@ -39,12 +41,10 @@ export interface ChainState {
    * into `full` when a request needs more (see worldFor).
    */
   population: Population | undefined;
-  /** The population's world, with the mints so far, until `full` is built. */
+  /** The population's world, until `full` is built. */
   light: World | undefined;
-  /** Contracts minted on `light`: carried into `full` when it is built. */
-  lightMints: ContractRec[];
   full: World | undefined;
-  /** Where the timer's random minters come from: the synthetic wallets. */
+  /** Where the timed mints' random minters come from: the synthetic wallets. */
   minters: readonly WalletRec[] | undefined;
 }
 
@@ -61,13 +61,13 @@ export function chainStates(
       id,
       spam: SPAM_CHAINS.has(id),
       mintRng: new Rng(hashSeed(seed, index === 0 ? "minting" : `minting:${id}`)),
+      timed: undefined,
       seed: index === 0 ? seed : hashSeed(seed, `chain:${id}`),
       anchorMs,
       given: index === 0 ? given : undefined,
       own: index > 0,
       population: undefined,
       light: undefined,
-      lightMints: [],
       full: undefined,
       minters: undefined,
     });
@@ -82,9 +82,12 @@ const BEHAVIORS_PATTERN = "/audiences/v1beta1/behaviors/by_wallets";
 /** A chain's whole world, built (from its population, if that was) the first time it is asked for. */
 export function fullWorld(state: ChainState): World {
   if (state.full) return state.full;
-  const built = state.given ?? buildWorld(state.seed, state.anchorMs, state.population);
-  // Minting adds to the contract list and index, and changes no record: with copies of those
-  // two, a data set shared with other simulators never sees this one's mints.
+  const built =
+    state.given ??
+    buildWorld(state.seed, state.anchorMs, state.population, { spam: state.spam || !state.own });
+  // Minting (and serving the timed mints) adds to the contract list and index, and changes no
+  // record: with copies of those two, a data set shared with other simulators never sees this
+  // one's mints.
   const world: World = withChanges({
     ...built,
     contracts: [...built.contracts],
@@ -92,18 +95,21 @@ export function fullWorld(state: ChainState): World {
   });
   // A world of this simulator's own (the first may be shared): no spam on a chain without it.
   if (!state.spam && state.own) for (const contract of world.contracts) contract.spam = false;
-  for (const contract of state.lightMints) insertContract(world, contract);
+  world.timed = state.timed;
+  knowServed(state.timed, world);
   state.full = world;
   state.light = undefined;
-  state.lightMints = [];
   return world;
 }
 
-/** The world to mint on: the whole one once built, else the population's. */
-export function mintingWorld(state: ChainState): World {
+/** The world built so far: the whole one once built, else the population's. */
+export function currentWorld(state: ChainState): World {
   if (state.full || state.given) return fullWorld(state);
   state.population ??= buildPopulation(state.seed, state.anchorMs);
-  state.light ??= populationWorld(state.population);
+  if (!state.light) {
+    state.light = populationWorld(state.population);
+    state.light.timed = state.timed;
+  }
   return state.light;
 }
 
@@ -118,7 +124,7 @@ export function worldFor(
   body: Body,
 ): World {
   if (state.full || state.given) return fullWorld(state);
-  const light = mintingWorld(state);
+  const light = currentWorld(state);
   if (pattern === CONTRACTS_PATTERN) {
     // Every built contract is older than this: what was minted after it is all in `light`.
     const after = parseTimestamp(query.get("blockTimestampGt") ?? "");
@@ -139,9 +145,9 @@ export function worldFor(
   return fullWorld(state);
 }
 
-/** The timer's random minters of a chain: its synthetic wallets. */
+/** The timed mints' random minters of a chain: its synthetic wallets. */
 export function mintersOf(state: ChainState): readonly WalletRec[] {
-  state.minters ??= syntheticWallets(mintingWorld(state).wallets);
+  state.minters ??= syntheticWallets(currentWorld(state).wallets);
   return state.minters;
 }
 

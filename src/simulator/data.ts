@@ -10,12 +10,15 @@
 import { addCast, CAST_COLLECTIONS, DEMO_WALLET, NICK } from "./cast.ts";
 import { buildEns } from "./ens.ts";
 import {
+  type AddSale,
   assignOwners,
   buildOwnerSeries,
   countCollectionsOwned,
   drawSales,
+  nativePart,
   recordHoldings,
   saleRecorder,
+  weiFromEther,
 } from "./generate.ts";
 import {
   buildPopulation,
@@ -30,6 +33,7 @@ import {
   MAIN,
   MARKUP,
   MULTI_NAME_WALLET,
+  namedForTests,
   type Population,
   SPAM_FIRST,
   SUBDOMAIN_WALLET,
@@ -40,6 +44,7 @@ import type {
   ContractRec,
   Fixtures,
   GateFixtures,
+  Ownership,
   SaleRec,
   SpendFigures,
   TokenRec,
@@ -53,26 +58,36 @@ export { buildPopulation, type Population, syntheticWallets } from "./population
 
 /**
  * Every contract of a built world was minted at least this long before its anchor (the youngest
- * synthetic and spam collections are 2 days old, the cast's a year): a list of contracts minted
+ * synthetic collections and the cast's airdrop are 2 days old): a list of contracts minted
  * after `anchor - BUILT_CONTRACTS_MIN_AGE_SEC` holds minted ones only.
  */
 export const BUILT_CONTRACTS_MIN_AGE_SEC = SECONDS_PER_DAY;
 
-/** The whole world, continued from its population when that was built already. */
+/**
+ * The whole world, continued from its population when that was built already. `spam: false` is
+ * for a chain without spam detection, where the spam collections are ordinary ones (their spam
+ * flag is cleared when served, see chains.ts): their test-string names are then held by a few
+ * wallets too, as the other collections so named are.
+ */
 export function buildWorld(
   seed: number,
   nowMs: number,
   population = buildPopulation(seed, nowMs),
+  { spam = true }: { spam?: boolean } = {},
 ): World {
   if (population.seed !== seed || population.anchorSec !== Math.floor(nowMs / 1000))
     throw new Error("a population continues into the world of its own seed and clock only");
   const { anchorSec, wallets, contracts, uniqueAddress } = population;
   const nfts = contracts.filter((contract) => contract.nftType !== undefined);
-  buildOwnership(new Rng(hashSeed(seed, "ownership")), nfts, wallets);
+  buildOwnership(new Rng(hashSeed(seed, "ownership")), nfts, wallets, spam);
   buildOwnerSeries(new Rng(hashSeed(seed, "series")), nfts, anchorSec);
 
   const { weth, usdc } = fungiblePair(contracts);
-  const sales = buildSales(new Rng(hashSeed(seed, "sales")), nfts, anchorSec);
+  const sales = buildSales(
+    { main: new Rng(hashSeed(seed, "sales")), dust: new Rng(hashSeed(seed, "dust-sales")) },
+    nfts,
+    anchorSec,
+  );
 
   const ens = buildEns(new Rng(hashSeed(seed, "ens")), wallets, anchorSec, {
     fixture: FIXTURE_WALLET,
@@ -138,7 +153,7 @@ export function populationWorld(population: Population): World {
   };
 }
 
-function buildOwnership(rng: Rng, nfts: ContractRec[], wallets: WalletRec[]) {
+function buildOwnership(rng: Rng, nfts: ContractRec[], wallets: WalletRec[], spam: boolean) {
   const fixtureWallet = wallets[FIXTURE_WALLET];
   if (!fixtureWallet) throw new Error("fixture wallet missing");
   for (const [index, contract] of nfts.entries()) {
@@ -149,6 +164,8 @@ function buildOwnership(rng: Rng, nfts: ContractRec[], wallets: WalletRec[]) {
         ? fixtureWallet
         : undefined;
     assignOwners(rng, contract, wallets, forced);
+    // Spam stays airdropped to many where it is detected (and never in the lists held in common).
+    if (namedForTests(index) && !(spam && contract.spam)) holdByFew(contract, wallets);
     // The fixture wallet also received an airdrop from the first ERC721 spam collection.
     if (contract.spam && !multi && contract.tokens[0]) {
       const first = contract.tokens[0].owners[0];
@@ -158,7 +175,61 @@ function buildOwnership(rng: Rng, nfts: ContractRec[], wallets: WalletRec[]) {
   recordHoldings(nfts);
 }
 
-function buildSales(rng: Rng, nfts: ContractRec[], anchorSec: number): SaleRec[] {
+/** The few wallets that hold the collections named with test strings (but spam). */
+const TEST_STRING_HOLDERS = { first: 2880, count: 8 };
+
+/**
+ * A collection named with a test string passes to a few wallets of the synthetic tail what its
+ * owners were drawn (the draws stay the same), so it shares few owners with any other and ranks
+ * low among the collections held in common (endpoints 7 and 8).
+ */
+function holdByFew(contract: ContractRec, wallets: readonly WalletRec[]) {
+  const holder = (wallet: WalletRec) =>
+    wallets[TEST_STRING_HOLDERS.first + (wallet.index % TEST_STRING_HOLDERS.count)] ?? wallet;
+  for (const token of contract.tokens) {
+    const merged = new Map<WalletRec, Ownership>();
+    for (const owner of token.owners) {
+      const wallet = holder(owner.wallet);
+      const known = merged.get(wallet);
+      if (known) known.quantity += owner.quantity;
+      else merged.set(wallet, { ...owner, wallet });
+    }
+    token.owners = [...merged.values()];
+  }
+}
+
+/** The dust a collection named with a test string sold its one token for (in ether). */
+const DUST_ETH: readonly [number, number] = [0.00001, 0.0001];
+
+/**
+ * Sales of a collection named with a test string: drawn as any collection's (so the draws after
+ * them stay the same), but only the first is kept, moved to 1 to 10 months ago at a price of dust:
+ * in no top list of a month or less, and last in the year's (under every collection that sold
+ * anything more, or for more than dust).
+ */
+function dustSales(addSale: AddSale, rng: Rngs, anchorSec: number): AddSale {
+  let sold = false;
+  return (token, sec, totalWei, payment) => {
+    if (sold) {
+      nativePart(rng.main, totalWei, payment);
+      return;
+    }
+    sold = true;
+    const latest = anchorSec - 31 * SECONDS_PER_DAY;
+    const earliest = Math.max(token.mintSec + 1, anchorSec - 300 * SECONDS_PER_DAY);
+    const at = earliest < latest ? rng.dust.int(earliest, latest) : sec;
+    addSale(token, at, weiFromEther(rng.dust.float(...DUST_ETH), rng.dust), payment);
+  };
+}
+
+interface Rngs {
+  main: Rng;
+  /** Test-string collections' one sale: its time and price. */
+  dust: Rng;
+}
+
+function buildSales(rngs: Rngs, nfts: ContractRec[], anchorSec: number): SaleRec[] {
+  const rng = rngs.main;
   const sales: SaleRec[] = [];
   const addSale = saleRecorder(rng, sales);
   for (const [index, contract] of nfts.entries()) {
@@ -167,7 +238,8 @@ function buildSales(rng: Rng, nfts: ContractRec[], anchorSec: number): SaleRec[]
     const count = Math.min(1000, Math.round(contract.tokens.length * rng.float(0.3, 2)));
     // Keep one token of the main collection unsold for the tokenWithoutSale fixture.
     const sellable = index === MAIN ? contract.tokens.slice(0, -1) : contract.tokens;
-    drawSales(rng, addSale, { basePriceEth, count, sellable }, anchorSec);
+    const record = namedForTests(index) ? dustSales(addSale, rngs, anchorSec) : addSale;
+    drawSales(rng, record, { basePriceEth, count, sellable }, anchorSec);
   }
   // The `token` fixture: the main collection's token #… with a fresh sale paid in ETH + WETH.
   const fixtureToken = nfts[MAIN]?.tokens[3];

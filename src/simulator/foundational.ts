@@ -1,6 +1,7 @@
 /** Foundational data, endpoints 10 to 14 (version segment v1beta2). */
 
 import { badRequest } from "./errors.ts";
+import { listContracts } from "./history.ts";
 import { compareTokens, contractJson, nftJson, saleJson, tokenDetails } from "./json.ts";
 import {
   listParam,
@@ -42,9 +43,10 @@ export function typeList(query: URLSearchParams, name: string): Set<string> {
 
 /**
  * Endpoint 10: ascending by mint time (then address) unless SORT_DIRECTION_DESC;
- * blockTimestampGt is exclusive; contractTypes matches any of the listed types.
+ * blockTimestampGt is exclusive; contractTypes matches any of the listed types. The timed mints'
+ * history up to now is listed with the rest (history.ts).
  */
-function contracts({ world, query }: RequestContext) {
+function contracts({ world, query, now }: RequestContext) {
   const paging = queryPaging(query);
   const direction = parseEnum(query.get("sortDirection"), SORT_DIRECTIONS, "sortDirection");
   const types = typeList(query, "contractTypes");
@@ -54,13 +56,14 @@ function contracts({ world, query }: RequestContext) {
     afterMs = parseTimestamp(afterText);
     if (afterMs === undefined) throw badRequest("blockTimestampGt must be an RFC 3339 timestamp");
   }
-  const matching = world.contracts.filter(
-    (contract) =>
-      (afterMs === undefined || contract.mintSec * 1000 > afterMs) &&
-      (types.size === 0 || contract.types.some((type) => types.has(type))),
-  );
-  if (direction === "SORT_DIRECTION_DESC") matching.reverse();
-  return { contracts: page(matching, paging).map(contractJson) };
+  const listed = listContracts(world, {
+    afterMs,
+    types,
+    descending: direction === "SORT_DIRECTION_DESC",
+    ...paging,
+    nowMs: now(),
+  });
+  return { contracts: listed.map(contractJson) };
 }
 
 function nftDetails(context: RequestContext) {

@@ -176,12 +176,17 @@ export function weiFromEther(ether: number, rng: Rng): bigint {
 
 export type AddSale = (token: TokenRec, sec: number, totalWei: bigint, payment: Payment) => void;
 
+/** The part of a sale paid in native transfers (a mixed payment draws its share). */
+export function nativePart(rng: Rng, totalWei: bigint, payment: Payment): bigint {
+  if (payment === "weth" || payment === "usdc") return 0n;
+  if (payment === "mixed") return (totalWei * BigInt(rng.int(20, 80))) / 100n;
+  return totalWei;
+}
+
 /** Appends sales to `sales` (ids are positions in it) and to their collection and token. */
 export function saleRecorder(rng: Rng, sales: SaleRec[]): AddSale {
   return (token, sec, totalWei, payment) => {
-    let nativeWei = totalWei;
-    if (payment === "weth" || payment === "usdc") nativeWei = 0n;
-    if (payment === "mixed") nativeWei = (totalWei * BigInt(rng.int(20, 80))) / 100n;
+    const nativeWei = nativePart(rng, totalWei, payment);
     const sale: SaleRec = { id: sales.length, token, sec, totalWei, nativeWei, payment };
     sales.push(sale);
     token.contract.sales.push(sale);

@@ -10,9 +10,9 @@ import {
   builtOf,
   type ChainState,
   chainStates,
+  currentWorld,
   fullWorld,
   mintersOf,
-  mintingWorld,
   worldFor,
 } from "./chains.ts";
 import { collectionRoutes } from "./collections.ts";
@@ -27,6 +27,7 @@ import {
   truncateBody,
 } from "./faults.ts";
 import { foundationalRoutes } from "./foundational.ts";
+import { timedMints } from "./history.ts";
 import {
   type Answer,
   answering,
@@ -38,7 +39,7 @@ import {
   queryRecord,
   readBody,
 } from "./http.ts";
-import { chosenMinter, mintContracts, mintSlot } from "./minting.ts";
+import { chosenMinter, mintContracts } from "./minting.ts";
 import { hashSeed, mulberry32 } from "./random.ts";
 import type { Fixtures, World } from "./records.ts";
 import { Router, type SpamReport } from "./router.ts";
@@ -82,13 +83,15 @@ export interface SimulatorOptions {
   /** Default 0 (ephemeral). */
   port?: number;
   /**
-   * A new contract every N ms on each chain; 0 (the default) disables minting on a timer. Each is
-   * the contract of the clock's slot (see mintSlot): a simulator started again never repeats one.
+   * A new contract every N ms on each chain; 0 (the default): none. They are a history that
+   * follows the clock (history.ts): one contract per slot of N ms, from a week before the start
+   * until now, the same for every simulator on the seed, so one started again answers the same
+   * past, and each new slot brings a contract no run listed before.
    */
   mintIntervalMs?: number;
   /**
-   * Every Nth contract minted on the timer is minted by a bad actor (a wallet endpoint 1 labels
-   * BEHAVIOR_BADACTOR), so the bot's hiding of them can be seen; 0 (the default): none.
+   * Every Nth slot's contract (slot number divisible by N) is minted by a bad actor (a wallet
+   * endpoint 1 labels BEHAVIOR_BADACTOR), so the bot's hiding of them can be seen; 0: none.
    */
   badActorEvery?: number;
   faults?: Partial<FaultConfig>;
@@ -191,10 +194,10 @@ export interface Simulator {
   sellNfts(wallet: string, collection: string, chain?: string): number;
   /**
    * How much of a chain's data set is built: nothing yet, its population (wallets and collections,
-   * enough to mint on and to answer the pollers), or the whole world (any other request).
+   * enough for the timed mints and to answer the pollers), or the whole world (any other request).
    */
   built(chain?: string): "nothing" | "population" | "world";
-  /** Ends hung requests, stops minting and closes the server. */
+  /** Ends hung requests and closes the server. */
   close(): Promise<void>;
 }
 
@@ -219,6 +222,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   // took most of the embedded simulator's start-up time and memory, for chains nobody asked about.
   const anchorMs = now();
   const states = chainStates(seed, chainIds, options.world, anchorMs);
+  const mintIntervalMs = options.mintIntervalMs ?? 0;
+  if (mintIntervalMs > 0)
+    for (const state of states.values())
+      state.timed = timedMints({
+        seed,
+        chain: state.id,
+        intervalMs: mintIntervalMs,
+        badActorEvery: options.badActorEvery ?? 0,
+        startMs: anchorMs,
+        minters: () => mintersOf(state),
+        badActor: () => chosenMinter(currentWorld(state), "badactor") as string,
+      });
   const first = states.get(chainIds[0] as string) as ChainState;
   let fixtures: Fixtures | undefined;
   const stateOf = (chain: string): ChainState => {
@@ -341,34 +356,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const minter = chosenMinter(world, mintOptions.minter);
     return mintContracts(world, state.mintRng, count, now(), undefined, minter);
   };
-  const mintIntervalMs = options.mintIntervalMs ?? 0;
-  const badActorEvery = options.badActorEvery ?? 0;
-  /**
-   * The timer's slots are the clock's (its time divided by the interval), each minting a contract
-   * of its own per chain (mintSlot): a simulator started again on the same seed, even on the same
-   * data directory's bot, never mints what it minted before. A clock that stands still (a test's)
-   * moves on a slot a tick.
-   */
-  let lastSlot = Number.NEGATIVE_INFINITY;
-  const mintOnTimer = () => {
-    const slot = Math.max(Math.floor(now() / mintIntervalMs), lastSlot + 1);
-    lastSlot = slot;
-    const bad = badActorEvery > 0 && slot % badActorEvery === 0;
-    for (const state of states.values()) {
-      const world = mintingWorld(state);
-      const minter = bad ? chosenMinter(world, "badactor") : undefined;
-      const slotMs = slot * mintIntervalMs;
-      const slotMint = { seed, chain: state.id, slotMs, nowMs: now() };
-      const contract = mintSlot(world, slotMint, mintersOf(state), minter);
-      if (world === state.light) state.lightMints.push(contract);
-    }
-  };
-  const mintTimer = mintIntervalMs > 0 ? setInterval(mintOnTimer, mintIntervalMs) : undefined;
-
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= new Promise<void>((resolve) => {
-      clearInterval(mintTimer);
       endAll();
       server.closeAllConnections();
       server.close(() => resolve());

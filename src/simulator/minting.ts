@@ -23,9 +23,8 @@ function nextMintSec(world: World, nowSec: number): number {
 const taken = (world: World, address: string) =>
   world.contractByAddress.has(address) || world.walletByAddress.has(address);
 
-/** Draws one contract's type, name and transaction (address and minter given) and lists it. */
-function addContract(
-  world: World,
+/** Draws one contract's name and transaction (type, address and minter given). */
+function drawContract(
   rng: Rng,
   type: string,
   address: string,
@@ -34,7 +33,7 @@ function addContract(
 ): ContractRec {
   const fungible = type === FUNGIBLE_CONTRACT_TYPE;
   const name = collectionName(rng);
-  const contract: ContractRec = {
+  return {
     ...newContract({
       address,
       name: fungible ? `${name} Token` : name,
@@ -47,8 +46,6 @@ function addContract(
     }),
     nftType: fungible ? undefined : type,
   };
-  insertContract(world, contract);
-  return contract;
 }
 
 /** Lists a contract in a world, in mint-time order. */
@@ -88,38 +85,40 @@ export function mintContracts(
     let address = rng.address();
     while (taken(world, address)) address = rng.address();
     const pickMinter = () => minter ?? randomMinter(world.wallets, rng);
-    minted.push(contractJson(addContract(world, rng, type, address, mintSec, pickMinter)));
+    const contract = drawContract(rng, type, address, mintSec, pickMinter);
+    insertContract(world, contract);
+    minted.push(contractJson(contract));
   }
   return minted;
 }
 
+/** The stream of one slot of the timed mints: its first draw is the contract's type. */
+export function slotRng(seed: number, chain: string, slotMs: number): Rng {
+  return new Rng(hashSeed(seed, `mint:${chain}:${slotMs}`));
+}
+
+/** A slot's contract type, without drawing the rest (to filter a list by type). */
+export function slotType(seed: number, chain: string, slotMs: number): string {
+  return drawType(slotRng(seed, chain, slotMs));
+}
+
 /**
- * The contract of one slot of the mint timer, `slotMs` (a multiple of the interval): everything
- * about it comes from the seed, the chain and the slot, so a simulator started again (on the same
- * seed, later) mints contracts the last one never did, and one on the same clock mints the same.
- * The address is a SHA-256 of the three, so slots never share one; the minter is one of
- * `minters` (or `minter`).
+ * The contract of one slot of the timed mints, `slotMs` (a multiple of the interval), minted at
+ * the slot's start (whole seconds): everything about it comes from the seed, the chain and the
+ * slot, so every simulator on the same seed has the same one. The address is a SHA-256 of the
+ * three, so slots never share one; the minter is one of `minters` (or `minter`).
  */
 export function mintSlot(
-  world: World,
-  slot: { seed: number; chain: string; slotMs: number; nowMs: number },
+  slot: { seed: number; chain: string; slotMs: number },
   minters: readonly WalletRec[],
   minter?: string,
 ): ContractRec {
-  const { seed, chain, slotMs, nowMs } = slot;
-  const rng = new Rng(hashSeed(seed, `mint:${chain}:${slotMs}`));
+  const { seed, chain, slotMs } = slot;
+  const rng = slotRng(seed, chain, slotMs);
   const type = drawType(rng);
-  let address = `0x${createHash("sha256").update(`${seed}:${chain}:${slotMs}`).digest("hex").slice(0, 40)}`;
-  while (taken(world, address)) address = rng.address();
-  const mintSec = nextMintSec(world, Math.floor(nowMs / 1000));
-  return addContract(
-    world,
-    rng,
-    type,
-    address,
-    mintSec,
-    () => minter ?? randomMinter(minters, rng),
-  );
+  const address = `0x${createHash("sha256").update(`${seed}:${chain}:${slotMs}`).digest("hex").slice(0, 40)}`;
+  const mintSec = Math.floor(slotMs / 1000);
+  return drawContract(rng, type, address, mintSec, () => minter ?? randomMinter(minters, rng));
 }
 
 /**

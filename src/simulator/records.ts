@@ -1,6 +1,7 @@
 /**
  * The records the simulator's data set is made of. Handlers read them; only data.ts and
- * population.ts (at start) and minting.ts (appending contracts) write them.
+ * population.ts (at start), minting.ts (appending contracts) and history.ts (the timed mints)
+ * write them.
  */
 
 import type { Behavior, Score, ScoreDimension } from "./types.ts";
@@ -206,4 +207,22 @@ export interface World {
   weth: ContractRec;
   usdc: ContractRec;
   fixtures: Fixtures;
+  /** The timed mints' history (history.ts), listed beside `contracts`; absent without. */
+  timed?: TimedMints | undefined;
+}
+
+/** The timed mints' history of one chain (history.ts). */
+export interface TimedMints {
+  seed: number;
+  chain: string;
+  intervalMs: number;
+  /** Every Nth slot (slot number divisible by N) is minted by a bad actor; 0: none. */
+  badActorEvery: number;
+  /** The first slot of the history. */
+  firstSlot: number;
+  /** The random minters (the chain's synthetic wallets) and the bad actor, once needed. */
+  minters: () => readonly WalletRec[];
+  badActor: () => string;
+  /** The slots' contracts served so far, by slot. */
+  made: Map<number, ContractRec>;
 }
