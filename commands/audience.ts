@@ -65,10 +65,15 @@ export function breakdownReply(
   };
 }
 
-function samplesReply(contract: string, wallets: WalletBehavior[], page: number): Reply {
+function samplesReply(
+  contract: string,
+  name: string | undefined,
+  wallets: WalletBehavior[],
+  page: number,
+): Reply {
   const view = pageOf(wallets, page, SAMPLE_PAGE_SIZE);
   return {
-    title: `Sample wallets of ${short(contract)}`,
+    title: `Sample wallets of ${name ? collectionName(name) : short(contract)}`,
     text:
       wallets.length === 0
         ? "No wallet details for this collection."
@@ -113,9 +118,11 @@ export default defineCommand({
     const { aggregatedBehaviors } = await ctx.api.audiences.behaviorsByCollection(collection, {
       signal: ctx.signal,
     });
+    // Asked by address or link, the collection is still titled by its name where the chain's
+    // index knows it (filled first if this is the chain's first command); else by its address.
     const reply = breakdownReply(
       collection,
-      ctx.collections.name(collection),
+      await ctx.resolver.collectionName(collection),
       aggregatedBehaviors,
       ctx.chain.explorer,
     );
@@ -145,7 +152,7 @@ export default defineCommand({
         ctx.resolver.rememberWallets(
           pageOf(walletBehaviors, page, SAMPLE_PAGE_SIZE).items.map((wallet) => wallet.address),
         );
-        return samplesReply(contract, walletBehaviors, page);
+        return samplesReply(contract, ctx.collections.name(contract), walletBehaviors, page);
       },
     }),
   },

@@ -114,13 +114,18 @@ export async function topAnswer(
   );
   const reply = topReply(metric, duration, collections, page, limit, source.chain.symbol);
   const metricInfo = METRICS.find((m) => m.value === metric)!;
-  // Bars are told apart by their labels: a collection without a name shows its address.
-  const items = collections.map((item) => ({
+  // Bars are told apart by their labels: a collection without a name shows its address. Each
+  // carries its rank in the whole list, as the table does: page 2's bars are 11 to 20.
+  const first = page * limit + 1;
+  const items = collections.map((item, i) => ({
     label: collectionLabel(source, item.contractAddress, item.contractName),
     value: item[METRIC_FIELD[metric]],
+    rank: first + i,
   }));
   const axis = metric === "sales" ? "Sales" : `${metricInfo.name} (${source.chain.symbol})`;
-  const title = reply.title ?? "Top collections";
+  // The picture travels alone (forwarded, saved): its title says which ranks it shows.
+  const ranks = `(${first}–${first + Math.max(0, items.length - 1)})`;
+  const title = `${reply.title ?? "Top collections"} ${ranks}`;
   const chart: ChartSpec = {
     kind: "ranking",
     subject: `top:${source.chain.id}:${metric}:${duration}:${page}:${limit}`,

@@ -18,6 +18,7 @@ const EXTERNAL = new Map([
   ["@napi-rs/canvas", "a native addon (in the chart painter's process only)"],
   ["chart.js", "loaded by the chart painter's process only"],
   ["dejavu-fonts-ttf", "font files, read by path"],
+  ["twemoji-colr-font", "a font file, read by path"],
   ["pino", "starts its transports' workers from files by path"],
   ["pg", "loaded only with DATABASE_URL"],
   ["ioredis", "loaded only with REDIS_URL"],

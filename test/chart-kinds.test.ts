@@ -3,10 +3,19 @@
  * has, so a chart of one day or one category is never drawn, and what their configurations ask of
  * Chart.js, checked without drawing. The pictures themselves are drawn in test/charts.test.ts.
  */
+
+import type { ChartConfiguration } from "chart.js";
 import { describe, expect, it } from "vitest";
 import { CHART_LIMITS, chartable, chartPoints } from "../src/core/charts.ts";
 import type { ChartSpec } from "../src/core/reply.ts";
-import { chartText, compareConfig, linesConfig } from "../src/render/chart-drawing.ts";
+import {
+  audienceConfig,
+  chartText,
+  compareConfig,
+  linesConfig,
+  ownersConfig,
+  rankingConfig,
+} from "../src/render/chart-drawing.ts";
 
 const lines = (
   labels: string[],
@@ -202,5 +211,48 @@ describe("names from the data, as the charts show them", () => {
       CHART_LIMITS.name,
       CHART_LIMITS.name,
     ]);
+  });
+});
+
+describe("every line chart draws its days as they were", () => {
+  // One configuration per kind of chart a reply may ask for: a new kind must be added here.
+  const configs: Record<ChartSpec["kind"], () => ChartConfiguration> = {
+    "owners-history": () =>
+      ownersConfig(
+        "Owners",
+        [400, 380, 420, 900, 410].map((count, day) => ({
+          timestamp: `2026-11-0${day + 1}T00:00:00Z`,
+          count: String(count),
+        })),
+      ) as ChartConfiguration,
+    lines: () =>
+      linesConfig("Trend", "Count", days(4), [
+        { name: "Members", values: [1, 9, 2, 8] },
+      ]) as ChartConfiguration,
+    ranking: () => rankingConfig("Top", "Volume", [{ label: "A", value: 1 }]) as ChartConfiguration,
+    audience: () =>
+      audienceConfig("Audience", [
+        { label: "Whale", share: 5, change: "+1" },
+      ]) as ChartConfiguration,
+    compare: () =>
+      compareConfig(
+        "Compare",
+        "%",
+        ["a", "b"],
+        [{ label: "x", values: [1, 2] }],
+      ) as ChartConfiguration,
+  };
+
+  it("straight segments or a monotone curve: no line swings past the values it joins", () => {
+    const lineKinds = Object.entries(configs).filter(([, config]) => config().type === "line");
+    expect(lineKinds.map(([kind]) => kind).sort()).toEqual(["lines", "owners-history"]);
+    for (const [kind, config] of lineKinds) {
+      const { datasets } = config().data;
+      expect(datasets.length, kind).toBeGreaterThan(0);
+      for (const line of datasets as { tension?: number; cubicInterpolationMode?: string }[]) {
+        const straight = (line.tension ?? 0) === 0;
+        expect(straight || line.cubicInterpolationMode === "monotone", kind).toBe(true);
+      }
+    }
   });
 });

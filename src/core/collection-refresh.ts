@@ -142,6 +142,19 @@ export class CollectionRefresher {
     return this.refresh();
   }
 
+  /**
+   * The index's first filling, for a name an answer needs now (a collection given by its address
+   * or a link): the refresh in flight, or the first one planned (`start` with a delay, or
+   * `startWhenUsed`: a chain nobody asked about yet) brought forward; undefined once one has run
+   * (the index is as full as it gets), and when no refresh is planned (never started, stopped).
+   */
+  firstFill(): Promise<boolean> | undefined {
+    if (this.running) return this.running;
+    const planned = (this.job !== undefined || this.startOnMiss) && !this.stopped;
+    if (this.startedAt !== undefined || !planned) return undefined;
+    return this.refreshForMiss();
+  }
+
   private async load(): Promise<boolean> {
     const { api, collections, logger } = this.options;
     // Background: first in line for the upstream budget and never refused by it; few and rare.

@@ -165,6 +165,25 @@ export class NameResolver {
     }
   }
 
+  /**
+   * The name the index has for a collection. An index never filled yet (the first command on a
+   * chain whose refresher waits for its first use) is filled first, for at most `waitMs`: a
+   * collection asked for by its address or an explorer link is then named as the bot knows it.
+   */
+  async collectionName(address: string, waitMs = 5_000): Promise<string | undefined> {
+    const known = this.deps.collections.name(address);
+    if (known !== undefined) return known;
+    const filling = this.deps.refresher?.firstFill();
+    if (!filling) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, waitMs);
+    });
+    await Promise.race([filling, waited]);
+    clearTimeout(timer);
+    return this.deps.collections.name(address);
+  }
+
   /** A wallet's short form: the one wallet with it among those shown in this chat lately. */
   wallet(text: string): Resolution<Address> {
     const form = parseShortForm(text);

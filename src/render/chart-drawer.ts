@@ -37,8 +37,12 @@ function drawSpec(spec: ChartSpec): Promise<Buffer> {
   }
 }
 
-function chartItems(items: { label: string; value: string | undefined }[]) {
-  return items.map((item) => ({ label: item.label, value: plotValue(item.value) }));
+function chartItems(items: Extract<ChartSpec, { kind: "ranking" }>["items"]) {
+  return items.map((item) => ({
+    label: item.label,
+    value: plotValue(item.value),
+    ...(item.rank === undefined ? {} : { rank: item.rank }),
+  }));
 }
 
 /** What the chart shows, keyed with its subject: the same title and data are one picture. */

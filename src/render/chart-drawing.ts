@@ -1,19 +1,19 @@
-import { createRequire } from "node:module";
 import type { SKRSContext2D } from "@napi-rs/canvas";
 import type { ChartConfiguration, Plugin } from "chart.js";
 import { CHART_LIMITS } from "../core/charts.ts";
+import { chartFont, FONT_FAMILY, registerChartFonts } from "./chart-fonts.ts";
 import { type TickFormatter, withoutIntl } from "./chart-numbers.ts";
 
 /**
- * The drawing itself: Chart.js on @napi-rs/canvas (Skia, prebuilt inside the npm package), with a
- * font shipped in an npm package so text renders on machines that have no fonts. Charts have their
+ * The drawing itself: Chart.js on @napi-rs/canvas (Skia, prebuilt inside the npm package), with
+ * fonts shipped in npm packages (chart-fonts.ts: text, and emoji in colour) so text renders on
+ * machines that have no fonts. Charts have their
  * own opaque background, so they read the same on dark and light chat themes. This module runs in
  * the chart painter's child process (see charts.ts), which loads both libraries on its first chart.
  */
 
 export const CHART_WIDTH = 800;
 export const CHART_HEIGHT = 400;
-const FONT = "DejaVu Sans";
 const COLORS = {
   background: "#ffffff",
   text: "#1f2328",
@@ -57,13 +57,11 @@ let drawing: Promise<Drawing> | undefined;
 /** Loads the canvas and Chart.js, and registers Chart.js's parts and the shipped font, once. */
 function setUp(): Promise<Drawing> {
   drawing ??= (async () => {
-    const [{ createCanvas, GlobalFonts }, { Chart, registerables }] = await Promise.all([
+    const [{ createCanvas }, { Chart, registerables }] = await Promise.all([
       import("@napi-rs/canvas"),
       import("chart.js"),
+      registerChartFonts(),
     ]);
-    const require = createRequire(import.meta.url);
-    GlobalFonts.registerFromPath(require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans.ttf"), FONT);
-    GlobalFonts.registerFromPath(require.resolve("dejavu-fonts-ttf/ttf/DejaVuSans-Bold.ttf"), FONT);
     Chart.register(...registerables);
     // Linear axes' numbers without Intl, which would load ICU's number data (chart-numbers.ts);
     // Chart.js's own formatter still writes what that one leaves to it.
@@ -71,7 +69,7 @@ function setUp(): Promise<Drawing> {
       | { callback: TickFormatter }
       | undefined;
     if (ticks) ticks.callback = withoutIntl(ticks.callback);
-    Chart.defaults.font.family = FONT;
+    Chart.defaults.font.family = FONT_FAMILY;
     Chart.defaults.color = COLORS.text;
     return { canvas: createCanvas(CHART_WIDTH, CHART_HEIGHT), Chart };
   })().catch((error: unknown) => {
@@ -102,10 +100,10 @@ async function noDataPicture(title: string, message: string): Promise<Buffer> {
   ctx.fillRect(0, 0, CHART_WIDTH, CHART_HEIGHT);
   ctx.fillStyle = COLORS.text;
   ctx.textAlign = "center";
-  ctx.font = `bold 20px "${FONT}"`;
+  ctx.font = chartFont(20, "bold");
   ctx.fillText(title, CHART_WIDTH / 2, 48, CHART_WIDTH - 40);
   ctx.fillStyle = COLORS.muted;
-  ctx.font = `18px "${FONT}"`;
+  ctx.font = chartFont(18);
   ctx.fillText(message, CHART_WIDTH / 2, CHART_HEIGHT / 2, CHART_WIDTH - 40);
   return canvas.toBuffer("image/png");
 }
@@ -159,13 +157,12 @@ export function plotValue(decimal: string | undefined): number {
   return Number.isFinite(value) ? value : 0;
 }
 
-/** Owner count over time: a line, dates on the x axis. */
-export async function ownersHistoryChart(
+/** The owners chart's configuration, kept apart from the drawing so it can be checked. */
+export function ownersConfig(
   title: string,
   points: { timestamp: string; count: string }[],
-): Promise<Buffer> {
-  if (points.length === 0) return noDataPicture(title, "No owner-count data for this period.");
-  return draw({
+): ChartConfiguration<"line", number[], string> {
+  return {
     type: "line",
     data: {
       labels: points.map((point) => point.timestamp.slice(0, 10)),
@@ -178,7 +175,9 @@ export async function ownersHistoryChart(
           fill: true,
           pointRadius: points.length > 60 ? 0 : 2,
           borderWidth: 2,
-          tension: 0.2,
+          // Straight segments between the days, as the lines chart: a smoothed curve showed
+          // counts between two days that no day had, and swung past the real highs and lows.
+          tension: 0,
         },
       ],
     },
@@ -197,21 +196,33 @@ export async function ownersHistoryChart(
         },
       },
     },
-  });
+  };
 }
 
-/** Ranked collections: horizontal bars, highest on top. */
-export async function rankingChart(
+/** Owner count over time: a line, dates on the x axis. */
+export async function ownersHistoryChart(
+  ...args: Parameters<typeof ownersConfig>
+): Promise<Buffer> {
+  const [title, points] = args;
+  if (points.length === 0) return noDataPicture(title, "No owner-count data for this period.");
+  return draw(ownersConfig(...args));
+}
+
+/**
+ * The ranking chart's configuration: one bar per collection, highest on top, each labelled with
+ * its rank in the whole list when it has one ("11. Azuki" on a second page), the label cut
+ * between characters, never inside an emoji.
+ */
+export function rankingConfig(
   title: string,
   axis: string,
-  items: { label: string; value: number }[],
-): Promise<Buffer> {
-  if (items.length === 0) return noDataPicture(title, "No collections ranked for this period.");
-  return draw({
+  items: { label: string; value: number; rank?: number | undefined }[],
+): ChartConfiguration<"bar", number[], string> {
+  return {
     type: "bar",
     data: {
       labels: items.map((item) =>
-        item.label.length > 28 ? `${item.label.slice(0, 27)}…` : item.label,
+        chartText(item.rank === undefined ? item.label : `${item.rank}. ${item.label}`),
       ),
       datasets: [
         { label: axis, data: items.map((item) => item.value), backgroundColor: COLORS.bar },
@@ -225,39 +236,83 @@ export async function rankingChart(
         y: { ticks: { color: COLORS.text, autoSkip: false }, grid: { display: false } },
       },
     },
-  });
+  };
 }
 
-/** Behavior shares: one bar per category, labelled with its 30-day change, coloured by its sign. */
-export async function audienceChart(
+/** Ranked collections: horizontal bars, highest on top. */
+export async function rankingChart(...args: Parameters<typeof rankingConfig>): Promise<Buffer> {
+  const [title, , items] = args;
+  if (items.length === 0) return noDataPicture(title, "No collections ranked for this period.");
+  return draw(rankingConfig(...args));
+}
+
+/** How a category's wallet count moved in 30 days, as its bar's colour and the legend say it. */
+const AUDIENCE_MOVES = [
+  { sign: "+", legend: "More wallets than 30 days ago", color: COLORS.up },
+  { sign: "-", legend: "Fewer wallets than 30 days ago", color: COLORS.down },
+  { sign: "0", legend: "No change in 30 days", color: COLORS.bar },
+  { sign: "", legend: "30-day change not known", color: COLORS.muted },
+] as const;
+
+/** The move a change as shown ("+3", "-1", "0", "n/a") is. */
+function audienceMove(change: string): (typeof AUDIENCE_MOVES)[number] {
+  const sign = change.startsWith("+")
+    ? "+"
+    : change.startsWith("-")
+      ? "-"
+      : change === "0"
+        ? "0"
+        : "";
+  return AUDIENCE_MOVES.find((move) => move.sign === sign) ?? AUDIENCE_MOVES[3];
+}
+
+/**
+ * A category's 30-day change in words, for its bar's label: the service counts wallets
+ * (walletsCountChange30d), so "+3" is three wallets more than 30 days ago, not points of share.
+ */
+export function changeWords(change: string): string {
+  const count = change.replace(/^[+-]/, "");
+  const wallets = count === "1" ? "wallet" : "wallets";
+  switch (audienceMove(change).sign) {
+    case "+":
+      return `+${count} ${wallets} in 30 days`;
+    case "-":
+      return `\u2212${count} ${wallets} in 30 days`;
+    case "0":
+      return "no change in 30 days";
+    default:
+      return "30-day change not known";
+  }
+}
+
+/**
+ * The audience chart's configuration: one bar per category, its label saying its 30-day change
+ * in words, its colour that change's direction, and a legend naming each colour shown. One
+ * dataset per colour (the legend's entries), each holding only its own categories' bars, laid
+ * over each other (not grouped) so every category keeps one full bar.
+ */
+export function audienceConfig(
   title: string,
   rows: { label: string; share: number; change: string }[],
-): Promise<Buffer> {
-  if (rows.length === 0) return noDataPicture(title, "No behavior data for this collection.");
-  return draw({
+): ChartConfiguration<"bar", (number | null)[], string> {
+  const moves = rows.map((row) => audienceMove(row.change));
+  return {
     type: "bar",
     data: {
-      labels: rows.map((row) => `${row.label} (${row.change})`),
-      datasets: [
-        {
-          label: "Share of owners (%)",
-          data: rows.map((row) => row.share),
-          backgroundColor: rows.map((row) =>
-            row.change.startsWith("+")
-              ? COLORS.up
-              : row.change.startsWith("-")
-                ? COLORS.down
-                : COLORS.bar,
-          ),
-        },
-      ],
+      labels: rows.map((row) => `${chartText(row.label)} (${changeWords(row.change)})`),
+      datasets: AUDIENCE_MOVES.filter((move) => moves.includes(move)).map((move) => ({
+        label: move.legend,
+        data: rows.map((row, i) => (moves[i] === move ? row.share : null)),
+        backgroundColor: move.color,
+        grouped: false,
+      })),
     },
     options: {
       indexAxis: "y",
-      plugins: { title: titleOptions(title), legend: { display: false } },
+      plugins: { title: titleOptions(title), legend: legendOptions },
       scales: {
         x: {
-          title: axisTitle("Share of owners (%) · bar colour: 30-day change"),
+          title: axisTitle("Share of owners (%)"),
           min: 0,
           ticks: { color: COLORS.muted },
           grid: { color: COLORS.grid },
@@ -265,7 +320,14 @@ export async function audienceChart(
         y: { ticks: { color: COLORS.text, autoSkip: false }, grid: { display: false } },
       },
     },
-  });
+  };
+}
+
+/** Behavior shares: one bar per category, labelled with its 30-day change, coloured by its sign. */
+export async function audienceChart(...args: Parameters<typeof audienceConfig>): Promise<Buffer> {
+  const [title, rows] = args;
+  if (rows.length === 0) return noDataPicture(title, "No behavior data for this collection.");
+  return draw(audienceConfig(...args));
 }
 
 /** A title drawn on one line: at 18 px bold, about this many characters fill the picture's width. */

@@ -99,7 +99,8 @@ const CHILD_LIMITS = [
  * - its charts pin their number format to en-US (chart-drawing.ts), like every other figure the
  *   bot writes, so the host's LANG/LC_* does not change a picture; it formats no date (the axis
  *   labels arrive as text), so no TZ;
- * - its only font is the one shipped in dejavu-fonts-ttf, registered by path: no font settings.
+ * - its only fonts are those shipped in dejavu-fonts-ttf and twemoji-colr-font, registered by
+ *   path (chart-fonts.ts): no font settings.
  * The one variable it gets is glibc's: a painter draws on one thread, and at most two malloc
  * arenas keep the arenas Skia's and Node's helper threads would each open (some 6 MB of a
  * 100 MB painter, `npm run bench -- process`) out of its resident set.

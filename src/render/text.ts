@@ -1,3 +1,4 @@
+import stringWidth from "string-width";
 import type { ReplyTable } from "../core/reply.ts";
 import { cutText } from "../strings.ts";
 
@@ -56,17 +57,23 @@ export function httpUrl(raw: string | undefined): string | undefined {
   }
 }
 
-const SURROGATE = /[\ud800-\udfff]/;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const PLAIN_CELL = /^(?:[\x21-\x7e]+(?: [\x21-\x7e]+)*)?$/;
 
-/** Display width of a cell: code points, so emoji do not count double. */
+/**
+ * Display width of a cell: the columns a monospace terminal gives it (string-width), so an emoji
+ * or a CJK character counts two, a combining mark or a zero-width joiner none, and a family
+ * emoji of five code points two. Counting code points pushed every column after such a name out
+ * of line.
+ */
 function cellWidth(cell: string): number {
-  return SURROGATE.test(cell) ? [...cell].length : cell.length;
+  return PRINTABLE_ASCII.test(cell) ? cell.length : stringWidth(cell);
 }
 
 /**
- * Lays a table out as monospace text: header, a rule, rows. Cells are cut to `maxCell` code points
- * and single-line. The result is plain text: the caller escapes it for its platform.
+ * Lays a table out as monospace text: header, a rule, rows, each column padded to its widest
+ * cell's display width. Cells are cut to `maxCell` code points and single-line. The result is
+ * plain text: the caller escapes it for its platform.
  */
 export function formatTable(table: ReplyTable, maxCell = 24): string {
   const clean = (cell: string) =>
