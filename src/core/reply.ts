@@ -43,8 +43,11 @@ export type ChartSpec =
       title: string;
       /** Title of the value axis. */
       axis: string;
-      /** Highest first; values are decimal strings, plotted approximately. */
-      items: { label: string; value: string | undefined }[];
+      /**
+       * Highest first; values are decimal strings, plotted approximately. `rank` is the item's
+       * place in the whole list (11 for the first bar of a second page of 10), drawn before it.
+       */
+      items: { label: string; value: string | undefined; rank?: number | undefined }[];
     }
   | {
       kind: "audience";
