@@ -13,6 +13,8 @@ export default defineCommand({
     }),
   },
   chainless: true,
+  // Retired: answered for old habits, listed nowhere (/help, the README, menus, Discord).
+  hidden: true,
   examples: ["/link"],
   requiresPerson: true,
   async run() {

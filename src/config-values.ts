@@ -131,6 +131,34 @@ export const discordGuildId = z.preprocess(
     .optional(),
 );
 
+/**
+ * A Discord bot token: three base64url parts separated by dots (the bot's id, a timestamp, an
+ * HMAC). Checked for its shape only, at start, so a token pasted wrong (a word, "Bot …", a cut
+ * copy) is named before any connection; whether Discord takes it is its own answer.
+ */
+export const discordToken = z.preprocess(
+  emptyToUndefined,
+  z
+    .string()
+    .regex(
+      /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/,
+      "must be a Discord bot token: three parts of A-Z, a-z, 0-9, _ and -, separated by dots (Discord Developer Portal → your application → Bot → Reset Token)",
+    )
+    .optional(),
+);
+
+/** A Telegram bot token as BotFather gives it: the bot's id, a colon, 35 characters. */
+export const telegramToken = z.preprocess(
+  emptyToUndefined,
+  z
+    .string()
+    .regex(
+      /^\d+:[A-Za-z0-9_-]{35}$/,
+      "must be a Telegram bot token: <digits>:<35 characters of A-Z, a-z, 0-9, _ and -> (BotFather gives it with /newbot, or /token)",
+    )
+    .optional(),
+);
+
 /** The Discord application's public key, in hex. */
 export const discordPublicKey = z.preprocess(
   emptyToUndefined,

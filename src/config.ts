@@ -8,12 +8,14 @@ import {
   dataServiceChoice,
   discordGuildId,
   discordPublicKey,
+  discordToken,
   explorerUrl,
   ipfsGateway,
   logLevel,
   redisKeyPrefix,
   redisUrl,
   reportNotSpamPath,
+  telegramToken,
   telegramWebhookSecret,
 } from "./config-values.ts";
 import {
@@ -271,7 +273,7 @@ const SettingsSchema = z.object({
     badActorEvery: env("SIMULATOR_BADACTOR_EVERY", int(10, 0, 1_000_000)),
   }),
   discord: z.object({
-    token: env("DISCORD_TOKEN", optionalString),
+    token: env("DISCORD_TOKEN", discordToken),
     guildId: env("DISCORD_GUILD_ID", discordGuildId),
     apiUrl: env("DISCORD_API_URL", optionalUrl),
     registerOnStart: env("DISCORD_REGISTER_ON_START", bool(false)),
@@ -289,7 +291,7 @@ const SettingsSchema = z.object({
     publicKey: env("DISCORD_PUBLIC_KEY", discordPublicKey),
   }),
   telegram: z.object({
-    token: env("TELEGRAM_BOT_TOKEN", optionalString),
+    token: env("TELEGRAM_BOT_TOKEN", telegramToken),
     apiRoot: env("TELEGRAM_API_ROOT", optionalUrl),
     webhookUrl: env("TELEGRAM_WEBHOOK_URL", optionalUrl),
     webhookSecret: env("TELEGRAM_WEBHOOK_SECRET", telegramWebhookSecret),

@@ -39,9 +39,10 @@ const EXIT_WITHIN_MS = 10_000;
  *
  * Logs are JSON lines on stderr, except in the console chat (no chat token set), where they go to
  * DATA_DIR/bot.log so that only the conversation shows. Every failure to start exits with code 1
- * after one plain line on stderr saying what failed and where (and the same as a fatal JSON log
- * line, with the stack), so a supervisor (systemd, Docker) restarts the bot and the operator sees
- * why. After start, an unhandled rejection or uncaught exception is a bug whose effects are
+ * after one plain line on stderr saying what failed and where, once, so a supervisor (systemd,
+ * Docker) restarts the bot and the operator sees why: when the logs go to a file, the failure is
+ * also logged there at fatal (with the stack when its cause is not known); when they share stderr
+ * with the line, nothing repeats it (its details are logged at debug only). After start, an unhandled rejection or uncaught exception is a bug whose effects are
  * unknown (a part may have stopped for good while the process looks alive): it is logged at fatal
  * (with one plain line on stderr too when the logs go to a file) and the process stops with code 1
  * (the ordered shutdown first, bounded by its 10 s timer), to be restarted clean rather than kept
@@ -152,13 +153,21 @@ async function main(): Promise<void> {
         : `Cannot start the bot: ${error instanceof Error ? error.message : String(error)}`,
     );
     exiting = true;
-    process.stderr.write(`${line}\n`);
-    // A known cause (DNS, refused, TLS, a refused token) is all in its line: the details, stack
-    // included, only at debug level, after it.
-    if (error instanceof ConnectError) {
-      logger.debug({ err: error }, line);
-      logger.fatal({ cause: error.failure.kind }, line);
-    } else logger.fatal({ err: error }, line);
+    const cause = error instanceof ConnectError ? { cause: error.failure.kind } : {};
+    if (logFile) {
+      // The logs are in a file: the line for the operator, the failure in the log too. A known
+      // cause (DNS, refused, TLS, a refused token) is all in its line: the details, stack
+      // included, only at debug level.
+      process.stderr.write(`${line}\n`);
+      if (error instanceof ConnectError) {
+        logger.debug({ err: error }, line);
+        logger.fatal(cause, line);
+      } else logger.fatal({ err: error }, line);
+    } else {
+      // The logs share stderr with the line: said once, the details only at debug level.
+      logger.debug({ err: error, ...cause }, line);
+      process.stderr.write(`${line}\n`);
+    }
     exitAfterFlush(1);
     return;
   }

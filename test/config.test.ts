@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, dataServiceRefusal, parseConfig, secretsOf } from "../src/config.ts";
+import { FAKE_DISCORD_TOKEN } from "./fakes/discord/index.ts";
+import { startFakeTelegram } from "./fakes/telegram/index.ts";
+
+/** Tokens of the real shapes: Discord's three dot-separated parts, Telegram's id:35 characters. */
+const DISCORD = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.t0ken";
+const TELEGRAM = `123456789:${"t0ken".padEnd(35, "x")}`;
 
 describe("config", () => {
   it("gives every setting a sensible default with an empty environment", () => {
@@ -256,13 +262,13 @@ describe("config", () => {
     const key = `${"a".repeat(32)}0123456789ABCDEF0123456789abcdef`;
 
     it("selects HTTP mode (no gateway) when set beside DISCORD_TOKEN, gateway mode otherwise", () => {
-      expect(parseConfig({ DISCORD_TOKEN: "t0ken" }).discord.mode).toBe("gateway");
-      const config = parseConfig({ DISCORD_TOKEN: "t0ken", DISCORD_PUBLIC_KEY: key });
-      expect(config.discord).toMatchObject({ mode: "http", publicKey: key, token: "t0ken" });
+      expect(parseConfig({ DISCORD_TOKEN: DISCORD }).discord.mode).toBe("gateway");
+      const config = parseConfig({ DISCORD_TOKEN: DISCORD, DISCORD_PUBLIC_KEY: key });
+      expect(config.discord).toMatchObject({ mode: "http", publicKey: key, token: DISCORD });
     });
 
     it("serves the endpoint on 8443 and every interface unless HTTP_PORT / HTTP_HOST say otherwise", () => {
-      const both = { DISCORD_TOKEN: "t0ken", DISCORD_PUBLIC_KEY: key };
+      const both = { DISCORD_TOKEN: DISCORD, DISCORD_PUBLIC_KEY: key };
       expect(parseConfig(both).http).toMatchObject({ port: 8443, host: "0.0.0.0" });
       expect(
         parseConfig({ ...both, HTTP_PORT: "8080", HTTP_HOST: "127.0.0.1" }).http,
@@ -274,11 +280,11 @@ describe("config", () => {
       [`${key}00`, /DISCORD_PUBLIC_KEY: must be the application's public key: 64 hexadecimal/],
       [`${key.slice(0, 63)}g`, /DISCORD_PUBLIC_KEY: must be the application's public key/],
     ])("refuses a key that is not 64 hex characters (%s), without quoting it", (value, message) => {
-      expect(() => parseConfig({ DISCORD_TOKEN: "t0ken", DISCORD_PUBLIC_KEY: value })).toThrow(
+      expect(() => parseConfig({ DISCORD_TOKEN: DISCORD, DISCORD_PUBLIC_KEY: value })).toThrow(
         message,
       );
       try {
-        parseConfig({ DISCORD_TOKEN: "t0ken", DISCORD_PUBLIC_KEY: value });
+        parseConfig({ DISCORD_TOKEN: DISCORD, DISCORD_PUBLIC_KEY: value });
       } catch (error) {
         expect((error as Error).message).not.toContain(value);
       }
@@ -298,12 +304,66 @@ describe("config", () => {
     });
   });
 
+  describe("bot tokens: refused at start when not of the platform's shape, never quoted", () => {
+    it.each([
+      ["DISCORD_TOKEN", "abc"],
+      ["DISCORD_TOKEN", "Bot MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.abcdef"],
+      ["DISCORD_TOKEN", "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde"],
+      ["DISCORD_TOKEN", "MTIzNDU2Nzg5MDEyMzQ1Njc4..abcdef"],
+    ])("%s=%s: three dot-separated parts expected", (variable, value) => {
+      expect(() => parseConfig({ [variable]: value })).toThrow(
+        /^Invalid setting DISCORD_TOKEN: must be .*three parts of A-Z, a-z, 0-9, _ and -, separated by dots/,
+      );
+      expect(() => parseConfig({ [variable]: value })).toThrow(/Reset Token/);
+      try {
+        parseConfig({ [variable]: value });
+      } catch (error) {
+        expect((error as Error).message).not.toContain(value);
+      }
+    });
+
+    it.each([
+      ["TELEGRAM_BOT_TOKEN", "abc"],
+      ["TELEGRAM_BOT_TOKEN", "123456789:tooshort"],
+      ["TELEGRAM_BOT_TOKEN", `bot123456789:${"a".repeat(35)}`],
+      ["TELEGRAM_BOT_TOKEN", `123456789:${"a".repeat(34)}!`],
+    ])("%s=%s: <digits>:<35 characters> expected", (variable, value) => {
+      expect(() => parseConfig({ [variable]: value })).toThrow(
+        /^Invalid setting TELEGRAM_BOT_TOKEN: must be .*<digits>:<35 characters of A-Z, a-z, 0-9, _ and ->/,
+      );
+      expect(() => parseConfig({ [variable]: value })).toThrow(/BotFather/);
+      try {
+        parseConfig({ [variable]: value });
+      } catch (error) {
+        expect((error as Error).message).not.toContain(value.slice(-10));
+      }
+    });
+
+    it("takes tokens of the real shapes, the test fakes' included", async () => {
+      const telegram = await startFakeTelegram();
+      try {
+        for (const token of [FAKE_DISCORD_TOKEN, DISCORD]) {
+          expect(parseConfig({ DISCORD_TOKEN: token }).discord.token).toBe(token);
+        }
+        for (const token of [telegram.token, TELEGRAM]) {
+          expect(parseConfig({ TELEGRAM_BOT_TOKEN: token }).telegram.token).toBe(token);
+        }
+      } finally {
+        await telegram.close();
+      }
+    });
+  });
+
   describe("made-up data and real chats (issue 34, item 9)", () => {
     const refusal = (variables: Record<string, string>) =>
       dataServiceRefusal(parseConfig(variables));
     it("a chat token without a data service is refused, naming what to set", () => {
       for (const token of ["DISCORD_TOKEN", "TELEGRAM_BOT_TOKEN"]) {
-        const line = refusal({ [token]: "123456:secret-token-value" });
+        const value =
+          token === "DISCORD_TOKEN"
+            ? "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.secret-token-value"
+            : `123456:${"secret-token-value".padEnd(35, "x")}`;
+        const line = refusal({ [token]: value });
         expect(line).toMatch(new RegExp(`${token} is set but API_BASE_URL is not`));
         expect(line).toMatch(/API_BASE_URL with API_KEY/);
         expect(line).toMatch(/DATA_SERVICE=simulator/);
@@ -315,12 +375,12 @@ describe("config", () => {
       expect(refusal({})).toBeUndefined();
       expect(refusal({ DATA_SERVICE: "simulator" })).toBeUndefined();
       expect(
-        refusal({ DISCORD_TOKEN: "t0ken-value", API_BASE_URL: "https://api.example.com" }),
+        refusal({ DISCORD_TOKEN: DISCORD, API_BASE_URL: "https://api.example.com" }),
       ).toBeUndefined();
       expect(
-        refusal({ TELEGRAM_BOT_TOKEN: "t0ken-value", CHAINS: "base=https://base.example.com" }),
+        refusal({ TELEGRAM_BOT_TOKEN: TELEGRAM, CHAINS: "base=https://base.example.com" }),
       ).toBeUndefined();
-      expect(refusal({ DISCORD_TOKEN: "t0ken-value", DATA_SERVICE: "simulator" })).toBeUndefined();
+      expect(refusal({ DISCORD_TOKEN: DISCORD, DATA_SERVICE: "simulator" })).toBeUndefined();
       expect(parseConfig({ DATA_SERVICE: "simulator" }).simulated).toBe(true);
     });
     it("DATA_SERVICE takes only simulator, and not beside a data-service URL", () => {

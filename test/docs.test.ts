@@ -8,7 +8,11 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { allCommands } from "../commands/index.ts";
 import { BOT_PERMISSIONS, botPermissions } from "../src/adapters/discord/invite.ts";
+import { usage } from "../src/core/registry.ts";
+import { FEATURES } from "../src/features.ts";
+import { featureCommands } from "../src/kernel/feature.ts";
 import { DEMO_WALLET } from "../src/simulator/index.ts";
 import { NODE_FLAGS } from "./compiled.ts";
 import { DOC_PAGES as PAGES, ROOT } from "./doc-pages.ts";
@@ -113,6 +117,48 @@ describe("the README", () => {
     // A PNG by its signature, not a placeholder.
     expect(readFileSync(picture).subarray(1, 4).toString("latin1")).toBe("PNG");
     expect(statSync(picture).size).toBeLessThan(100 * 1024);
+  });
+});
+
+describe("the README's command table", () => {
+  /** Its rows: each command's name and the usage its first column shows (`\|` read as `|`). */
+  const rows = new Map<string, string>();
+  for (const line of read(join(ROOT, "README.md")).split("\n")) {
+    const cell = /^\| `(\/([a-z_]+)[^`]*)` \|/.exec(line);
+    if (cell?.[1] && cell[2]) rows.set(cell[2], cell[1].replaceAll("\\|", "|"));
+  }
+  // Every command as /help lists it, the features' own included.
+  const commands = allCommands(featureCommands(FEATURES));
+
+  it("shows every command /help lists, with the usage line /help prints for it (arguments in its order)", () => {
+    const listed = commands.filter((command) => !command.hidden);
+    expect(listed.length).toBeGreaterThan(20);
+    expect(Object.fromEntries(rows)).toEqual(
+      Object.fromEntries(listed.map((command) => [command.name, usage(command)])),
+    );
+  });
+
+  it("leaves out the hidden commands (retired ones still answered, such as /link)", () => {
+    const hidden = commands.filter((command) => command.hidden).map((command) => command.name);
+    expect(hidden).toContain("link");
+    for (const name of hidden) expect(rows.has(name), `/${name}`).toBe(false);
+  });
+});
+
+describe("docs/commands.md on charts", () => {
+  const page = read(join(DOCS, "commands.md"));
+  const section = /^## Charts and images\n([\s\S]*?)^## /m.exec(page)?.[1] ?? "";
+
+  it("says what a chart shows and when it comes, for the people who run the bot, not in the code's terms", () => {
+    expect(section).toMatch(/\/owners/);
+    expect(section).toMatch(/\/top/);
+    expect(section).toMatch(/\/audience/);
+    // No source paths, ports, interfaces or inner steps.
+    expect(section).not.toMatch(/src\/|\.ts\b|\bport\b|ChartDrawer|materiali[sz]ed|\bspec\b/);
+  });
+
+  it("says whether charts can be turned off", () => {
+    expect(section).toMatch(/turn(ed)? (charts )?off/i);
   });
 });
 

@@ -21,6 +21,11 @@ import { COMPILED_BOT, NODE_FLAGS, ROOT } from "./compiled.ts";
  */
 
 const TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gabcde.secret-discord-token-value";
+/** Telegram's shape: the bot's id, a colon, 35 characters. */
+const TELEGRAM_TOKEN = "123456789:secret-telegram-token-value-0123456";
+
+/** How many times `text` is in `output`. */
+const occurrences = (output: string, text: string) => output.split(text).length - 1;
 
 /** What the start says of API_BASE_URL=http://127.0.0.1:9 (the discard port: nothing there). */
 const NOTHING_AT_PORT_9 =
@@ -135,7 +140,7 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
     await new Promise<void>((resolve) => platform.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => platform.close());
     const url = `http://127.0.0.1:${(platform.address() as { port: number }).port}`;
-    const telegramToken = "123456789:secret-telegram-token-value";
+    const telegramToken = TELEGRAM_TOKEN;
     for (const settings of [
       { DISCORD_TOKEN: TOKEN, DISCORD_API_URL: `${url}/api` },
       { TELEGRAM_BOT_TOKEN: telegramToken, TELEGRAM_API_ROOT: url },
@@ -159,6 +164,50 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
       expect(stderr).toBe(`${plain[0]}\n`);
       expect(stderr).not.toContain(TOKEN);
       expect(stderr).not.toContain(telegramToken);
+    }
+    expect(connections).toBe(0);
+  }, 60_000);
+
+  it("a chat token of the wrong shape: refused before any connection, naming the setting and the shape expected, never the token", async ({
+    expect,
+  }) => {
+    let connections = 0;
+    const platform = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => platform.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => platform.close());
+    const url = `http://127.0.0.1:${(platform.address() as { port: number }).port}`;
+    const cases: [Record<string, string>, RegExp][] = [
+      [
+        { DISCORD_TOKEN: "abc", DISCORD_API_URL: `${url}/api` },
+        /^Invalid setting DISCORD_TOKEN: must be .*three parts .* separated by dots/,
+      ],
+      [
+        { TELEGRAM_BOT_TOKEN: "abc", TELEGRAM_API_ROOT: url },
+        /^Invalid setting TELEGRAM_BOT_TOKEN: must be .*<digits>:<35 characters/,
+      ],
+      [
+        { DISCORD_TOKEN: "wrong-shape-secret", DISCORD_API_URL: `${url}/api` },
+        /^Invalid setting DISCORD_TOKEN: /,
+      ],
+      [
+        { TELEGRAM_BOT_TOKEN: "4242:wrong-shape-secret", TELEGRAM_API_ROOT: url },
+        /^Invalid setting TELEGRAM_BOT_TOKEN: /,
+      ],
+    ];
+    for (const [settings, line] of cases) {
+      const { code, plain, stderr } = await runBot({
+        DATA_DIR: tempDir(),
+        DATA_SERVICE: "simulator",
+        ...settings,
+      });
+      expect(code).toBe(1);
+      expect(plain).toHaveLength(1);
+      expect(plain[0]).toMatch(line);
+      expect(stderr).toBe(`${plain[0]}\n`);
+      expect(stderr).not.toContain("wrong-shape-secret");
     }
     expect(connections).toBe(0);
   }, 60_000);
@@ -228,13 +277,16 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
     expect(stderr).not.toMatch(/\n\s+at /);
     const before = stderr.slice(0, stderr.indexOf(line)).split("\n").filter(Boolean);
     expect(before.map((json) => (JSON.parse(json) as { level: number }).level)).not.toContain(60);
-    expect(fatal).toEqual([expect.objectContaining({ msg: line, cause: "refused" })]);
+    // Said once: the logs share stderr with the line, so no JSON line repeats it, and it is last.
+    expect(occurrences(stderr, "connection refused by")).toBe(1);
+    expect(fatal).toEqual([]);
+    expect(stderr.trimEnd().endsWith(line)).toBe(true);
   }, 30_000);
 
   it("Telegram's host name does not resolve: said at once, long before the connect timeout (60 s, more than the test waits)", async ({
     expect,
   }) => {
-    const token = "123456789:secret-telegram-token-value";
+    const token = TELEGRAM_TOKEN;
     const { code, plain, stderr } = await runBot({
       DATA_DIR: tempDir(),
       TELEGRAM_BOT_TOKEN: token,
@@ -246,6 +298,7 @@ describe.concurrent("start-up failures end the process with a non-zero code and 
       "Cannot reach Telegram at http://api.telegram.invalid: DNS lookup failed for api.telegram.invalid (no such host name)",
     ]);
     expect(stderr).not.toContain(token);
+    expect(occurrences(stderr, "DNS lookup failed")).toBe(1);
   }, 30_000);
 
   it("the data service refuses the API key: one line naming API_KEY, without the key, and exit 1", async ({

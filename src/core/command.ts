@@ -132,7 +132,9 @@ export interface CommandContext extends CommandServices {
    * Another served chain's collection index and resolver (a criterion `on base` read from a chat
    * on ethereum); undefined for a chain the bot does not serve. Absent in hand-built contexts.
    */
-  onChain?: (chain: string) => { collections: KnownCollections; resolver: NameResolver } | undefined;
+  onChain?: (
+    chain: string,
+  ) => { collections: KnownCollections; resolver: NameResolver } | undefined;
   actions: ActionStore;
   store: CommandStore;
   /** The commands as people see them here (with the chain option where it applies): for /help. */
@@ -260,6 +262,11 @@ export interface Command<O extends OptionsMap = OptionsMap> {
    * on a chain without it.
    */
   requiresSpam?: boolean;
+  /**
+   * Retired, kept answering for those who type it from habit: left out of every list people see
+   * (/help, the README's table, the Telegram menu, Discord's registered commands).
+   */
+  hidden?: boolean;
   run(ctx: CommandContext, args: ArgsOf<NoInfer<O>>): Promise<Reply>;
   /** What the buttons under this command's replies do. */
   actions?: Record<string, ActionHandler>;

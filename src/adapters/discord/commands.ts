@@ -33,11 +33,13 @@ const cut = (text: string, max = MAX_DESCRIPTION) => cutText(text, max, { unit: 
  * The slash-command registration payload, built from the same definitions as /help and the
  * Telegram menu. Required options come first (Discord refuses them after optional ones);
  * commands that change channel settings are hidden from members without Manage Channels.
+ * Hidden (retired) commands are not registered at all.
  */
 export function slashCommands(
   commands: readonly AnyCommand[],
 ): RESTPostAPIChatInputApplicationCommandsJSONBody[] {
-  return commands.map((command) => {
+  const shown = commands.filter((command) => !command.hidden);
+  return shown.map((command) => {
     // Hidden options (the chain when there is one) are left out: nothing to choose.
     const options = shownOptions(command)
       .map(([name, option]) => {

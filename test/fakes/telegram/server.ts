@@ -20,7 +20,10 @@ import { EntityParseError, parseTelegramHtml } from "./html.ts";
 import { type RateLimits, SendRateLimiter, TELEGRAM_RATE_LIMITS } from "./rate-limit.ts";
 
 export interface FakeTelegramOptions {
-  /** Default "123456789:TEST-token"; the bot's id is the part before the colon. */
+  /**
+   * Default "123456789:TEST-token-…", of a real token's shape (the bot refuses any other at start);
+   * the bot's id is the part before the colon.
+   */
   token?: string;
   /** Default "fake_test_bot". */
   botUsername?: string;
@@ -411,7 +414,7 @@ interface CallContext {
 }
 
 export async function startFakeTelegram(options: FakeTelegramOptions = {}): Promise<FakeTelegram> {
-  const token = options.token ?? "123456789:TEST-token";
+  const token = options.token ?? "123456789:TEST-token-0123456789abcdefghijklmn";
   const now = options.now ?? Date.now;
   const botId = Number(token.split(":")[0]) || 123456789;
   const botInfo: UserFromGetMe = {
