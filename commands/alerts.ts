@@ -282,6 +282,6 @@ async function testReply(ctx: CommandContext, subscription: Subscription): Promi
     ...digest,
     title: `Test: ${digest.title ?? ""}`,
     text: [summary, digest.text].filter(Boolean).join("\n"),
-    footer: "A test of this channel's alert rules (/alerts show)",
+    footer: "A test of this channel's alert rules (/alerts show) · newest first",
   };
 }

@@ -1,6 +1,6 @@
 import type { Chain } from "../src/chains.ts";
 import { shownOptions } from "../src/core/chain-option.ts";
-import type { AnyCommand } from "../src/core/command.ts";
+import type { AnyCommand, Platform } from "../src/core/command.ts";
 import { defineCommand } from "../src/core/command.ts";
 import { opt } from "../src/core/options.ts";
 import { usage } from "../src/core/registry.ts";
@@ -30,14 +30,27 @@ function helpIndex(commands: readonly AnyCommand[], chains: readonly Chain[]): R
   };
 }
 
-function helpFor(command: AnyCommand): Reply {
+/** Whether the description already names every choice ("add, list, remove, test or log"). */
+function namesEveryChoice(description: string, choices: readonly { value: string }[]): boolean {
+  const words = new Set(description.toLowerCase().match(/[a-z0-9_]+/g) ?? []);
+  return choices.every((choice) => words.has(choice.value.toLowerCase()));
+}
+
+/**
+ * One command in detail. Each option is named as people give it: on Discord by its own name
+ * (the field they pick); on text platforms by the word the usage line shows (an option of fixed
+ * values by its name, the values following its description once).
+ */
+function helpFor(command: AnyCommand, platform: Platform): Reply {
   const options = shownOptions(command).map(([name, option]) => {
-    const choices = option.choices
-      ? ` (${option.choices.map((choice) => choice.value).join(", ")})`
-      : "";
+    const choices =
+      option.choices && !namesEveryChoice(option.description, option.choices)
+        ? ` (${option.choices.map((choice) => choice.value).join(", ")})`
+        : "";
     const fallback = option.fallback !== undefined ? `; default ${String(option.fallback)}` : "";
+    const label = platform === "discord" || option.choices ? name : option.placeholder || name;
     return {
-      name: `${name}${option.required ? "" : " (optional)"}`,
+      name: `${label}${option.required ? "" : " (optional)"}`,
       value: `${option.description}${choices}${fallback}`,
     };
   });
@@ -71,7 +84,7 @@ export function createHelpCommand(list: () => readonly AnyCommand[]) {
           "unknown_command",
           `There is no /${sliceChars(name, 32)} command. Try /help for the list.`,
         );
-      return helpFor(found);
+      return helpFor(found, ctx.invocation.platform);
     },
   });
 }

@@ -23,9 +23,24 @@ const CSV_COLUMNS: readonly CsvColumn<SpamReport>[] = [
   { header: "feedback", value: (r) => r.feedback ?? "" },
   { header: "status", value: (r) => r.status },
   { header: "attempts", value: (r) => String(r.attempts), numeric: true },
-  { header: "upstream", value: (r) => r.upstream ?? "" },
+  { header: "serviceAnswer", value: serviceAnswer },
   { header: "chain", value: (r) => r.chain },
 ];
+
+/**
+ * What the data service answered, in words: "accepted" for a report it took (its answer is an
+ * empty object), else what it said or why there was no answer ("timeout: …", "the bot stopped
+ * during the call"); empty while the call is under way.
+ */
+function serviceAnswer(report: SpamReport): string {
+  const said = report.upstream ?? "";
+  if (report.status !== "sent") return said;
+  return said === "" || said === "{}" || said === "null" ? "accepted" : `accepted: ${said}`;
+}
+
+/** "No spam reports", "1 spam report", "3 spam reports". */
+const spamReports = (n: number) =>
+  n === 0 ? "No spam reports" : `${n} spam report${n === 1 ? "" : "s"}`;
 
 export function reportsCsv(reports: readonly SpamReport[]): string {
   return toCsv(CSV_COLUMNS, reports);
@@ -47,7 +62,12 @@ const reportsExport = defineAction({
 });
 
 /** The list and its export button; `chat` is the chat the reports were made in. */
-function reportsReply(reports: readonly SpamReport[], chat: { id: string; title?: string }): Reply {
+function reportsReply(
+  reports: readonly SpamReport[],
+  chat: { id: string; title?: string },
+  /** The collection's name where the chain's index knows it (issue 38: names over addresses). */
+  nameOf: (contract: string) => string | undefined,
+): Reply {
   const where = chat.title === undefined ? "this chat" : `“${chat.title}”`;
   if (reports.length === 0)
     return { text: `No spam reports have been made in ${where}.`, confidential: CONFIDENTIAL };
@@ -61,7 +81,7 @@ function reportsReply(reports: readonly SpamReport[], chat: { id: string; title?
         new Date(r.createdAt).toISOString().slice(0, 16).replace("T", " "),
         r.userName,
         r.kind === "spam" ? "spam" : "not spam",
-        short(r.contract),
+        nameOf(r.contract) ?? short(r.contract),
         r.tokenId === "" ? "all" : r.tokenId,
         r.status === "unknown" ? "outcome unknown" : r.status,
       ]),
@@ -85,7 +105,9 @@ export default defineCommand({
   requiresPerson: true,
   async run(ctx) {
     const { platform, chat } = ctx.invocation;
-    return reportsReply(await ctx.store.reports.forChat(platform, chat.id), chat);
+    return reportsReply(await ctx.store.reports.forChat(platform, chat.id), chat, (contract) =>
+      ctx.collections.name(contract),
+    );
   },
   actions: {
     export: reportsExport.handle({
@@ -102,7 +124,7 @@ export default defineCommand({
         }
         const reports = await ctx.store.reports.forChat(platform, chatId);
         return {
-          text: `${reports.length} reports.`,
+          text: `${spamReports(reports.length)}.`,
           confidential: CONFIDENTIAL,
           files: [
             {

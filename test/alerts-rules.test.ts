@@ -8,7 +8,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DeliveryWorker } from "../src/alerts/delivery.ts";
 import { BAD_ACTOR } from "../src/alerts/minters.ts";
 import { alertStoresOf } from "../src/alerts/store/index.ts";
+import { BEHAVIORS } from "../src/api/schemas.ts";
 import type { Invocation } from "../src/core/command.ts";
+import { behaviorLabel } from "../src/core/format.ts";
 import type { RenderableReply } from "../src/core/reply.ts";
 import { silentLogger } from "../src/log.ts";
 import { renderDiscord } from "../src/render/discord.ts";
@@ -311,6 +313,34 @@ describe("/alerts show, test, permissions and bad input", () => {
     expect(sender.sent).toHaveLength(0);
     await worker.drain();
     expect(sender.sent.every((s) => ["tester", "other"].includes(s.chatId))).toBe(true);
+  });
+
+  it("test lists newest first, and says so; the minter column holds behaviors, the note the rest", async () => {
+    t = await startRuntime();
+    await say("/subscribe badactors:show", "tester");
+    const { poller } = alertsFor(t);
+    await poller.pollOnce();
+    // More minters than are looked up one by one: they are known as "no spam history".
+    const minted = [...mintNfts(6), ...mintNfts(1, "badactor"), ...mintNfts(1)];
+    await poller.pollOnce();
+    const reply = await t.say("/alerts test", chat("tester", false));
+    const table = reply.table;
+    expect(table?.columns).toEqual(["Collection", "Address", "Type", "Minter", "Note", "Minted"]);
+    // Minted one after another: the last minted comes first.
+    expect(names(reply)).toEqual(minted.map((c) => c.name).reverse());
+    expect(reply.footer).toMatch(/newest first/);
+    const column = (name: string) => {
+      const index = table?.columns.indexOf(name) ?? -1;
+      return (table?.rows ?? []).map((row) => String(row[index]));
+    };
+    const behaviors = new Set([...BEHAVIORS.map(behaviorLabel), "No label", "unknown"]);
+    for (const minter of column("Minter")) expect(behaviors, minter).toContain(minter);
+    for (const note of column("Note"))
+      expect(["", "No spam history", "⚠ Likely spam"], note).toContain(note);
+    expect(column("Note")).toContain("No spam history");
+    // The bad actor's mint (second in the list): its behavior, and the warning as a note.
+    expect(table?.rows[1]?.slice(3, 5)).toEqual(["Bad actor", "⚠ Likely spam"]);
+    expect(names(reply)[1]).toBe(minted[6]?.name);
   });
 
   it("only people who can manage the channel change the rules", async () => {

@@ -63,9 +63,11 @@ describe("each test on its own runtime", () => {
       expect((await t.say("/top volume 24h")).title).toMatch(/last 1 day/);
       expect((await t.say("/top sales 1w")).title).toMatch(/last 7 days/);
       expect((await t.say("/top volume 1h")).text).toMatch(
-        /duration: use one of 1d, 7d, 30d, 365d/,
+        /"1h": it is not one of duration \(1d, 7d, 30d, 365d\) or a number for limit/,
       );
-      expect((await t.say("/top avg_price")).text).toMatch(/metric: use one of/);
+      expect((await t.say("/top avg_price")).text).toMatch(
+        /"avg_price": it is not one of metric \(volume, sales, max_price\)/,
+      );
     });
   });
 
@@ -155,8 +157,39 @@ describe("against the simulator", () => {
       expect(rows(reply).every((row) => row[2] === "ERC-1155")).toBe(true);
     });
 
+    it("the footer counts the new contracts of the last hour the data service lists, not a constant", async () => {
+      const now = Date.now();
+      // Older than an hour, or dated by a bad clock (year 9999): not counted.
+      t.sim.mintDated(now - 2 * 3_600_000, 4);
+      expect(t.sim.mintDated(Date.UTC(9999, 0, 1), 2).map((c) => c.types[0])).toContain(
+        "TYPE_ERC721",
+      );
+      const minted = t.sim.mint(7);
+      const nftTypes = ["TYPE_ERC721", "TYPE_ERC1155", "TYPE_ERC721_LEGACY", "TYPE_CRYPTOPUNKS"];
+      const nfts = minted.filter((c) => c.types.some((type) => nftTypes.includes(type)));
+      const erc1155 = minted.filter((c) => c.types.includes("TYPE_ERC1155"));
+      const { result: reply, requests } = await sent(() => t.say("/contracts"));
+      // The list may come from the cache; the count asks the data service.
+      const asked = requests.find((request) => request.query.blockTimestampGt !== undefined);
+      expect(asked?.query).toMatchObject({ contractTypes: nftTypes.join(",") });
+      const since = Date.parse(asked?.query.blockTimestampGt ?? "");
+      expect(since).toBeGreaterThanOrEqual(now - 3_600_000);
+      expect(since).toBeLessThan(now - 3_590_000);
+      const count = (n: number, kind: string) =>
+        `${n === 0 ? "no" : n} new ${kind} contract${n === 1 ? "" : "s"} in the last hour on Ethereum`;
+      expect(reply.footer).toBe(`Newest first · ${count(nfts.length, "NFT")}`);
+      expect((await t.say("/contracts erc1155 3")).footer).toBe(
+        `Newest first · ${count(erc1155.length, "ERC-1155")}`,
+      );
+      // Without an answer to the count, the list is shown and the footer claims no figure.
+      t.sim.script([{ status: 200 }, ...Array.from({ length: 4 }, () => ({ status: 503 }))]);
+      const unsure = await t.say("/contracts erc721 2");
+      expect(rows(unsure)).toHaveLength(2);
+      expect(unsure.footer).toBe("Newest first");
+    });
+
     it("refuses a bad type or limit", async () => {
-      expect((await t.say("/contracts erc20")).text).toContain("use one of all, erc721, erc1155");
+      expect((await t.say("/contracts erc20")).text).toContain("type (all, erc721, erc1155)");
       expect((await t.say("/contracts all 26")).text).toContain("from 1 to 25");
     });
   });

@@ -5,6 +5,7 @@ import { percentChange, summarizeOwnerCounts } from "../commands/owners.ts";
 import { flattenProfile } from "../commands/profile.ts";
 import { segmentCsv } from "../commands/segment.ts";
 import { formatNativeNumber } from "../commands/shared/stats.ts";
+import { slashCommands } from "../src/adapters/discord/commands.ts";
 import { parseConfig } from "../src/config.ts";
 import { definedActions } from "../src/core/button-actions.ts";
 import { servedCommands } from "../src/core/chain-option.ts";
@@ -127,6 +128,106 @@ describe("definitions", () => {
   );
 });
 
+/** Every order of the words. */
+function orders(words: readonly string[]): string[][] {
+  if (words.length <= 1) return [[...words]];
+  return words.flatMap((word, i) =>
+    orders([...words.slice(0, i), ...words.slice(i + 1)]).map((rest) => [word, ...rest]),
+  );
+}
+
+describe("text arguments in any order", () => {
+  // As `npm start` serves them: on the simulator's three chains, with the chain option.
+  const served = servedCommands(allCommands(), parseConfig({}).chains);
+  const command = (name: string) => served.find((c) => c.name === name)!;
+  const parsed = (name: string, text: string) =>
+    parseArgs(command(name), parseTextArgs(command(name), text));
+
+  it.each([
+    ["top", ["7d", "volume"], { metric: "volume", duration: "7d", limit: 10 }],
+    ["top", ["7d", "volume", "5"], { metric: "volume", duration: "7d", limit: 5 }],
+    [
+      "top",
+      ["base", "sales", "30d", "3"],
+      { chain: "base", metric: "sales", duration: "30d", limit: 3 },
+    ],
+    ["subscribe", ["erc721", "show"], { types: "erc721", badactors: "show" }],
+    [
+      "subscribe",
+      ["polygon", "1155", "hide"],
+      { chain: "polygon", types: "erc1155", badactors: "hide" },
+    ],
+    ["contracts", ["erc1155", "5", "base"], { chain: "base", type: "erc1155", limit: 5 }],
+    ["owners", ["7d", "bayc"], { duration: "7d" }],
+  ] as const)(
+    "/%s %j: each word lands in the one option it fits, in every order",
+    (name, words, expected) => {
+      for (const order of orders(words))
+        expect(parsed(name, order.join(" ")), order.join(" ")).toMatchObject(expected);
+    },
+  );
+
+  it("a wallet first, then its choices in either order", () => {
+    for (const order of orders(["only", "base"]))
+      expect(parsed("wallet", `vitalik.eth ${order.join(" ")}`)).toMatchObject({
+        wallet: "vitalik.eth",
+        spam: "only",
+        chain: "base",
+      });
+  });
+
+  it("a word that fits nothing is named, with the options it could have been", () => {
+    const refusal = (text: string) => {
+      try {
+        parsed("top", text);
+      } catch (error) {
+        return String((error as Error).message);
+      }
+      return "accepted";
+    };
+    for (const text of ["7x volume", "volume 7x", "7x"]) {
+      expect(refusal(text), text).toMatch(
+        /^I did not understand "7x": it is not one of chain \(ethereum, base, polygon\), .*duration \(1d, 7d, 30d, 365d\) or a number for limit\. Usage: \/top /,
+      );
+    }
+    // Only the options still without a word: here the chain or the metric.
+    expect(refusal("5 7x 7d")).toMatch(
+      /^I did not understand "7x": it is not one of chain \(ethereum, base, polygon\) or metric \(volume, sales, max_price\)\./,
+    );
+    expect(() => parsed("subscribe", "erc72 show")).toThrow(
+      /I did not understand "erc72": it is not one of chain \(.*\) or types \(all, erc721, erc1155\)/,
+    );
+    // A word for an option that has one already.
+    expect(refusal("7d volume 30d")).toMatch(/^I did not expect "30d": duration is already 7d\./);
+  });
+
+  it("keeps what worked: names, numbers, quotes, a trailing text, a word alone", () => {
+    expect(parseTextArgs(command("owners"), "bored ape yacht club 7d")).toMatchObject({
+      collection: "bored ape yacht club",
+      duration: "7d",
+    });
+    // A collection named like a choice, given alone, is the collection.
+    expect(parseTextArgs(command("stats"), "day")).toMatchObject({ collection: "day" });
+    expect(parseTextArgs(command("segment"), '"bored ape yacht club" mayc 2 any')).toMatchObject({
+      collection: "bored ape yacht club",
+      collection2: "mayc",
+      min_owned: "2",
+      condition: "any",
+    });
+    // The free text after a choice keeps its words, choice-like ones too.
+    expect(
+      parseTextArgs(command("gate"), "add role:@Holders holds 1 Azuki, not behavior flipper"),
+    ).toMatchObject({
+      action: "add",
+      spec: "holds 1 Azuki, not behavior flipper",
+    });
+    expect(parseTextArgs(command("alerts"), "minters exclude badactor, newbie")).toMatchObject({
+      action: "minters",
+      value: "exclude badactor, newbie",
+    });
+  });
+});
+
 describe("each test on its own runtime", () => {
   afterEach(async () => {
     await t?.close();
@@ -142,6 +243,73 @@ describe("each test on its own runtime", () => {
         "/top [volume|sales|max_price] [1d|7d|30d|365d] [limit]",
       );
       expect((await t.say("/help nope")).text).toMatch(/There is no \/nope command/);
+    });
+
+    it("shows each choice once, under the names people type", async () => {
+      t = await startRuntime({ CHAINS: "ethereum,base,polygon" });
+      const words = (text: string) => text.toLowerCase().match(/[a-z0-9_]+/g) ?? [];
+      for (const command of t.runtime.commands) {
+        const help = await t.say(`/help ${command.name}`);
+        const fields = (help.fields ?? []).filter((f) => !["Usage", "Examples"].includes(f.name));
+        for (const field of fields) {
+          for (const [, option] of Object.entries(command.options)) {
+            for (const choice of option.choices ?? []) {
+              // The default named after them is no repetition.
+              const listed = field.value.replace(/; default [^;]*$/, "");
+              const times = words(listed).filter((word) => word === choice.value).length;
+              expect(times, `/help ${command.name}, ${field.name}: ${choice.value}`).toBeLessThan(
+                2,
+              );
+            }
+          }
+        }
+      }
+      const gate = await t.say("/help gate");
+      const names = (gate.fields ?? []).map((field) => field.name);
+      // The words the usage line shows, typed by position; never the internal "spec".
+      expect(names).toEqual([
+        "Usage",
+        "chain (optional)",
+        "action",
+        "role (optional)",
+        "criteria|number|wallet (optional)",
+        "Examples",
+      ]);
+      const value = (name: string) => gate.fields?.find((field) => field.name === name)?.value;
+      expect(value("action")).toBe("add, list, remove, test or log");
+      expect(value("chain (optional)")).toBe(
+        "Which chain (ethereum, base or polygon; default: this chat's)",
+      );
+      // Where the description does not list them, the choices follow it once.
+      const top = await t.say("/help top");
+      expect(top.fields?.find((field) => field.name === "metric (optional)")?.value).toBe(
+        "What to rank by (volume, sales, max_price); default volume",
+      );
+      // On Discord the option's own name is what people pick.
+      const discord = await t.say("/help gate", { platform: "discord" });
+      expect(discord.fields?.map((field) => field.name)).toContain("spec (optional)");
+    });
+
+    it("/top 7d volume 5 answers the ranking, whatever the order", async () => {
+      t = await startRuntime();
+      const reply = await t.say("/top 7d volume 5");
+      expect(reply.title).toMatch(/sales volume, last 7 days/);
+      expect(reply.table?.rows).toHaveLength(5);
+    });
+
+    it("leaves out a hidden command (/link, retired), which still answers when typed from habit", async () => {
+      t = await startRuntime();
+      const index = await t.say("/help");
+      expect(index.text).toContain("/verify");
+      expect(index.text).not.toMatch(/\/link\b/);
+      // The list the Telegram menu and Discord's registration at start are made from.
+      expect(t.runtime.commands.map((command) => command.name)).not.toContain("link");
+      // `npm run register` publishes what slashCommands makes of every command.
+      const published = slashCommands(allCommands()).map((command) => command.name);
+      expect(published).toContain("verify");
+      expect(published).not.toContain("link");
+      const answer = await t.say("/link 0xEC3111Cb30983AC4545f576b2793cA163fE0294B");
+      expect(answer.text).toMatch(/prove yours with \/verify/);
     });
   });
 });

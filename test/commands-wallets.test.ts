@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { behaviorLabel, collectionName, fullAddress, shortTokenId } from "../src/core/format.ts";
+import { renderDiscord } from "../src/render/discord.ts";
 import { addresses, replyHelpers } from "./command-helpers.ts";
 import { type RuntimeSetup, startRuntime } from "./helpers.ts";
 
@@ -54,6 +55,32 @@ describe("each test on its own runtime", () => {
       const before = t.sim.countRequests();
       expect((await t.say("/whois a..eth")).text).toMatch(/empty label/);
       expect((await t.say("/whois 0x1234")).text).toMatch(/4 hex digits/);
+      expect(t.sim.countRequests()).toBe(before);
+    });
+
+    it("a mention or a character no ENS name has: said plainly, no code points, never a ping", async () => {
+      t = await startRuntime();
+      const before = t.sim.countRequests();
+      for (const [typed, shown] of [
+        ["@everyone", "@everyone"],
+        ["@here", "@here"],
+        ["<@123456789012345678>", "@123456789012345678"],
+        ["foo!.eth", "foo!.eth"],
+      ]) {
+        const reply = await t.say(`/whois ${typed}`);
+        expect(reply.text, typed).toBe(
+          `"${shown}" is not a wallet address or an ENS name: give 0x… or name.eth.`,
+        );
+        expect(reply.tone, typed).toBe("warning");
+        // Discord shows it without pinging anyone.
+        const discord = JSON.stringify(renderDiscord(reply));
+        expect(discord, typed).not.toMatch(/@(everyone|here)/);
+        expect(discord, typed).toMatch(/"allowedMentions":\{"parse":\[\]\}/);
+      }
+      // Other refusals of the ENS rules keep their reason, without the code points.
+      const mixed = await t.say("/whois vit\u0430lik.eth");
+      expect(mixed.text).toMatch(/is not a valid ENS name: .*illegal mixture: Latin \+ Cyrillic/);
+      expect(mixed.text).not.toMatch(/\{[0-9A-F]+\}/i);
       expect(t.sim.countRequests()).toBe(before);
     });
   });

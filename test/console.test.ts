@@ -1,13 +1,13 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, isAbsolute, join } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import { PassThrough, Readable, Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { breakdownReply } from "../commands/audience.ts";
 import { nftReply } from "../commands/nft.ts";
 import { topReply } from "../commands/top.ts";
-import { safeFileName } from "../src/adapters/console/exports.ts";
+import { ExportFolder, safeFileName } from "../src/adapters/console/exports.ts";
 import { ConsoleAdapter } from "../src/adapters/console/index.ts";
 import { alertReply } from "../src/alerts/message.ts";
 import { type Chain, parseChains } from "../src/chains.ts";
@@ -486,6 +486,8 @@ describe("files the console saves", () => {
     const path = /^File: (.+\.csv) \((\d+) bytes\)$/m.exec(shown.printed);
     expect(path?.[1]).toBeDefined();
     const printedPath = path?.[1] ?? "";
+    // One timestamp in the name: the time it was saved, the command's own date replaced.
+    expect(basename(printedPath)).toMatch(/^segment-0x[0-9a-f]{8}-\d{8}-\d{6}\.csv$/);
     expect(isAbsolute(printedPath)).toBe(true);
     expect(dirname(printedPath)).toBe(exportDir);
     expect(readFileSync(printedPath)).toEqual(Buffer.from(sent?.data ?? []));
@@ -553,6 +555,31 @@ describe("files the console saves", () => {
       expect(readdirSync(join(disk, "exports"))).toEqual([]);
     },
   );
+
+  it("a saved file's name carries one timestamp: a date the name has is replaced, not repeated", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "exports-"));
+    const folder = new ExportFolder(dir, () => new Date("2026-11-28T02:59:50.123Z"));
+    const saved = async (name: string) => {
+      const where = await folder.save(name, new Uint8Array([1]));
+      return "path" in where ? basename(where.path) : where.problem;
+    };
+    expect(await saved("segment-0xbc4ca0ed-2026-11-28.csv")).toBe(
+      "segment-0xbc4ca0ed-20261128-025950.csv",
+    );
+    expect(await saved("segment-0xbc4ca0ed-0x60e4d786-2026-11-27.csv")).toBe(
+      "segment-0xbc4ca0ed-0x60e4d786-20261128-025950.csv",
+    );
+    expect(await saved("gate-1-log.csv")).toBe("gate-1-log-20261128-025950.csv");
+    // Digits alone are no date: a token id stays.
+    expect(await saved("metadata-0xBC4C-f13D-20261128.json")).toBe(
+      "metadata-0xBC4C-f13D-20261128-20261128-025950.json",
+    );
+    // The same name in the same second still gets a file of its own.
+    expect(await saved("segment-0xbc4ca0ed-2026-11-28.csv")).toBe(
+      "segment-0xbc4ca0ed-20261128-025950-2.csv",
+    );
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it("a file name from upstream data cannot leave the folder or carry control characters", () => {
     for (const hostile of [

@@ -123,7 +123,7 @@ describe("/digest", () => {
       [
         "/digest frobnicate",
         // The chain option is read first where several chains are served: the action then says.
-        /"frobnicate" is not something \/digest does: use add, list or remove|action: use one of list, add, remove/,
+        /"frobnicate" is not something \/digest does: use add, list or remove|action: use one of list, add, remove|I did not understand "frobnicate": it is not one of chain \(.*\) or action \(list, add, remove\)/,
       ],
     ];
     for (const [line, message] of cases) expect(await say(line), line).toMatch(message);

@@ -61,7 +61,8 @@ describe("CSV: every export the bot writes neutralises formulas", () => {
         tokenId: formula,
         kind: "spam",
         feedback: formula,
-        status: "sent",
+        // Refused: the service's own words are the answer shown.
+        status: "failed",
         upstream: formula,
         attempts: 1,
         nextAttemptAt: null,
@@ -71,7 +72,7 @@ describe("CSV: every export the bot writes neutralises formulas", () => {
       const csv = reportsCsv([report]);
       const fields = cells(csv.split("\r\n")[1] ?? "");
       const guarded = fields.filter((cell) => /^"?'[=+\-@]/.test(cell));
-      // platform, chatId, userId, userName, wallet, contract, tokenId, feedback, upstream.
+      // platform, chatId, userId, userName, wallet, contract, tokenId, feedback, serviceAnswer.
       expect(guarded).toHaveLength(9);
       for (const cell of cells(csv)) expect(cell).not.toMatch(/^"?[=+\-@]/);
     }

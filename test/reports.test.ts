@@ -122,6 +122,9 @@ describe("names over addresses (issue 38)", () => {
     await ownWallet();
     const done = await t.say("/report spam azuki 1");
     expect(done.text).toMatch(/^Reported as spam by Tester: token 1 of Azuki \(0xED5A…C544\)/);
+    // /reports' Collection column names it too.
+    const list = await t.say("/reports");
+    expect(list.table?.rows[0]).toContain("Azuki");
   });
 });
 
@@ -556,13 +559,55 @@ describe("the audit trail", () => {
       /Only people who can manage/,
     );
     const exported = await t.press(button(list, "Export CSV"));
+    expect(exported.text).toBe("1 spam report.");
     const csv = new TextDecoder().decode(exported.files?.[0]?.data);
     const [header, row] = csv.trim().split("\r\n");
     expect(header).toBe(
-      "id,createdAt,platform,chatId,userId,userName,kind,wallet,contract,tokenId,feedback,status,attempts,upstream,chain",
+      "id,createdAt,platform,chatId,userId,userName,kind,wallet,contract,tokenId,feedback,status,attempts,serviceAnswer,chain",
     );
     expect(row).toContain('"Mallory ""=cmd"""');
     expect(row).toContain(",telegram,chat-1,u9,");
-    expect(row).toContain(",sent,");
+    // What the data service answered, in words: it took the report.
+    expect(row).toContain(",sent,1,accepted,ethereum");
+    expect(row).not.toContain("{}");
+  });
+
+  it("counts the reports in words, one or many, and says what the service answered each", async () => {
+    t = await startRuntime();
+    const { reports } = t.store;
+    const made = [];
+    for (const tokenId of ["1", "2", "3"]) {
+      const { report } = await reports.create(
+        {
+          platform: "telegram",
+          chatId: "chat-1",
+          userId: "u1",
+          userName: "Tester",
+          wallet: t.sim.fixtures.wallet,
+          contract: t.sim.fixtures.spamCollection,
+          tokenId,
+          kind: "spam",
+          feedback: null,
+        },
+        Date.now(),
+      );
+      made.push(report);
+    }
+    const [sent, refused, unknown] = made;
+    await reports.begin(sent!.id, Date.now());
+    await reports.finish(sent!.id, "sent", "{}", Date.now());
+    await reports.begin(refused!.id, Date.now());
+    await reports.finish(refused!.id, "failed", "invalid_input 400: bad token", Date.now());
+    await reports.begin(unknown!.id, Date.now());
+    await reports.finish(unknown!.id, "unknown", "timeout: no answer in 10 s", Date.now());
+    const list = await t.say("/reports");
+    expect(list.title).toBe("Spam reports in this chat (3)");
+    const exported = await t.press(button(list, "Export CSV"));
+    expect(exported.text).toBe("3 spam reports.");
+    const rows = new TextDecoder().decode(exported.files?.[0]?.data).trim().split("\r\n");
+    const answers = rows.slice(1).map((row) => row.split(",").at(-2));
+    expect(answers.sort()).toEqual(
+      ["accepted", "invalid_input 400: bad token", "timeout: no answer in 10 s"].sort(),
+    );
   });
 });

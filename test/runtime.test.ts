@@ -150,6 +150,26 @@ const ping = defineCommand({
 });
 
 describe("dispatch", () => {
+  it("an unknown command close to a known one suggests it; a far one points to /help", async () => {
+    t = await startRuntime();
+    for (const [typed, meant] of [
+      ["audiense", "audience"],
+      ["Audiance", "audience"],
+      ["wallte", "wallet"],
+      ["topp", "top"],
+      ["segmnet", "segment"],
+    ] as const) {
+      const reply = await t.say(`/${typed} bayc`);
+      expect(reply.text, typed).toBe(
+        `There is no /${typed.toLowerCase()} command. Did you mean /${meant}? /help lists them all.`,
+      );
+      expect(await t.refusal(`/${typed}`)).toBe("unknown_command");
+    }
+    for (const far of ["nope", "frobnicate", "x"])
+      expect((await t.say(`/${far}`)).text, far).toBe(`There is no /${far} command. Try /help.`);
+    expect(t.sim.countRequests()).toBe(0);
+  });
+
   it("answers a missing argument with the usage and an example", async () => {
     t = await startRuntime();
     const reply = await t.say("/audience");
@@ -168,7 +188,11 @@ describe("dispatch", () => {
       /79 digits/,
     ],
     ["/nft 0xBC4CA0EdA7647A8aB7C2061c2E118A18a936f13D -1", "invalid_token_id", /sign/],
-    ["/top bogus", "invalid_choice", /metric: use one of volume, sales, max_price/],
+    [
+      "/top bogus",
+      "invalid_choice",
+      /I did not understand "bogus": it is not one of metric \(volume, sales, max_price\)/,
+    ],
     ["/top volume 1d 99", "number_out_of_range", /limit: must be a whole number from 1 to 25/],
     ["/top volume 1d ten", "invalid_number", /limit: must be a whole number from 1 to 25/],
     ["/whois bad_name.eth", "invalid_ens_name", /not a valid ENS name: .*underscore/],

@@ -894,7 +894,10 @@ describe("several chains", () => {
     const index = await say("/help");
     expect(index).toContain("/top [chain] [volume|sales|max_price]");
     expect(index).toMatch(/Chains: ethereum, base, polygon .*\/top volume 1d chain:base/);
-    expect(await say("/help top")).toMatch(/chain \(optional\)[\s\S]*\(ethereum, base, polygon\)/);
+    // The choices once: the option's description names them.
+    expect(await say("/help top")).toMatch(
+      /chain \(optional\)<\/b>: Which chain \(ethereum, base or polygon; default: this chat's\)\n/,
+    );
     const before = t.sim.requests.length;
     expect(await say("/top polygon volume 1d 3")).toMatch(/POL[\s\S]*Polygon/);
     expect(new Set(t.sim.requests.slice(before).map((request) => request.chain))).toEqual(

@@ -23,6 +23,30 @@ export function minterWords(label: string | undefined, form: "long" | "short" = 
 }
 
 const likelySpam = (contract: NewContract) => contract.minterBehavior === BAD_ACTOR;
+
+/**
+ * A digest row's minter in two columns of one kind each: its behavior label ("unknown" when the
+ * lookup could only tell it is no bad actor), and a note on what its history means for the mint.
+ */
+function minterCells(label: string | undefined): [behavior: string, note: string] {
+  if (label === BAD_ACTOR) return [minterWords(label, "short"), "⚠ Likely spam"];
+  if (label === NOT_BAD_ACTOR) return ["unknown", minterWords(label, "short")];
+  return [minterWords(label, "short"), ""];
+}
+
+/** When it was minted, in ms; a contract without a mint time sorts last. */
+const mintTime = (contract: NewContract) => {
+  const ms = Date.parse(contract.mintedAt ?? "");
+  return Number.isNaN(ms) ? Number.NEGATIVE_INFINITY : ms;
+};
+
+/** Newest first (a stable sort: those minted at once keep their order). */
+const newestFirst = (contracts: readonly NewContract[]) =>
+  [...contracts].sort((a, b) => {
+    const [x, y] = [mintTime(a), mintTime(b)];
+    return x === y ? 0 : y > x ? 1 : -1;
+  });
+
 const SPAM_LINE =
   "Likely spam: its minter has a history of minting spam collections (shown because this channel chose badactors:show).";
 
@@ -107,7 +131,7 @@ export function digestReply(
 ): Reply {
   const chain = asChain(where);
   const explorerUrl = chain.explorer;
-  const shown = contracts.slice(0, 25);
+  const shown = newestFirst(contracts).slice(0, 25);
   const more = contracts.length - shown.length;
   return {
     title: `${contracts.length} new collections${onChain(chain)}`,
@@ -116,25 +140,25 @@ export function digestReply(
       [
         gapLine(note),
         more > 0
-          ? `The first ${shown.length} are listed; ${more} more were minted too.`
+          ? `The newest ${shown.length} are listed; ${more} more were minted too.`
           : undefined,
       ]
         .filter(Boolean)
         .join("\n") || undefined,
     table: {
-      columns: ["Collection", "Address", "Type", "Minter", "Minted"],
+      columns: ["Collection", "Address", "Type", "Minter", "Note", "Minted"],
       rows: shown.map((contract) => [
-        `${likelySpam(contract) ? "⚠ likely spam: " : ""}${collectionName(contract.name)}`,
+        collectionName(contract.name),
         short(contract.address),
         contract.types.map(contractTypeLabel).join(", "),
-        minterWords(contract.minterBehavior, "short"),
+        ...minterCells(contract.minterBehavior),
         contract.mintedAt ? contract.mintedAt.slice(11, 16) : "",
       ]),
     },
     footer:
       why === "rules"
-        ? "New-collection alerts, as a digest by this channel's rules (/alerts show) · /unsubscribe to stop"
-        : "New-collection alerts, as a digest because many arrived at once · /unsubscribe to stop",
+        ? "New-collection alerts, newest first, as a digest by this channel's rules (/alerts show) · /unsubscribe to stop"
+        : "New-collection alerts, newest first, as a digest because many arrived at once · /unsubscribe to stop",
   };
 }
 

@@ -8,6 +8,7 @@ import {
   type EnsName,
   invalid,
   MAX_WALLETS_PER_CALL,
+  quoteInput,
   type TokenId,
   valid,
 } from "../api/validate.ts";
@@ -46,6 +47,28 @@ function def<T, R extends boolean, P = T>(
  * (the first word of a note, after an optional wallet).
  */
 const WALLET_SHAPED = /^<?(?:0x|https?:\/\/|[0-9a-f]{40}>?$|[^\s.]+(?:\.[^\s.]+)*\.\p{L}{2,}$)/iu;
+
+/**
+ * checkWalletArg, its refusals in plain words: a mention (@everyone, <@id>) or a word with a
+ * character no ENS name may have is said to be neither a wallet nor a name; the ENS rules'
+ * other reasons are kept without the code points the normalizer adds ({430}).
+ */
+export function checkWalletWords(input: string): ReturnType<typeof checkWalletArg> {
+  const checked = checkWalletArg(input);
+  if (checked.ok || checked.code !== "invalid_ens_name") return checked;
+  const value = unwrap(input).trim();
+  // What the normalizer says comes after the quoted input (which may hold anything).
+  const quoted = quoteInput(value);
+  const [head, reason] = checked.message.startsWith(quoted)
+    ? [quoted, checked.message.slice(quoted.length)]
+    : ["", checked.message];
+  if (/^@|^<[@#]/.test(value) || reason.includes("disallowed character"))
+    return invalid(
+      "invalid_ens_name",
+      `${quoted} is not a wallet address or an ENS name: give 0x… or name.eth.`,
+    );
+  return invalid(checked.code, `${head}${reason.replace(/\s*\{[0-9a-f]{1,6}\}/gi, "")}`);
+}
 
 /** A wallet as checkWalletArg reads it: a short form is looked up, a link's chain checked. */
 export const resolveWallet = async (
@@ -291,7 +314,7 @@ export const opt = {
         description,
         kind: "string",
         placeholder: "wallet|name.eth",
-        schema: parserSchema(checkWalletArg),
+        schema: parserSchema(checkWalletWords),
         claims: WALLET_SHAPED,
         resolve: resolveWallet,
         chainOf: linkedChainOf,
@@ -322,7 +345,7 @@ export const opt = {
           // Checked one by one (an address, a name, a link, a short form), duplicates counted once.
           const wallets = new Map<string, Address | EnsName | Linked<Address> | Lookup>();
           for (const item of items) {
-            const wallet = checkWalletArg(item);
+            const wallet = checkWalletWords(item);
             if (!wallet.ok) return wallet;
             const value = wallet.value;
             const key = typeof value === "string" ? value : isLinked(value) ? value.linked : item;

@@ -1,3 +1,4 @@
+import { closest, distance } from "fastest-levenshtein";
 import type { ApiClient } from "../api/client.ts";
 import { type Chain, parseChains } from "../chains.ts";
 import { type ErrorCode, type ErrorContext, UserError } from "../errors.ts";
@@ -154,8 +155,12 @@ export class Runtime {
     });
   }
 
+  /**
+   * The commands people see (/help's list, the Telegram menu, Discord's registration): hidden
+   * ones are left out, though `find` still runs them.
+   */
   get commands(): AnyCommand[] {
-    return [...this.registry.values()];
+    return [...this.registry.values()].filter((command) => !command.hidden);
   }
 
   find(name: string): AnyCommand | undefined {
@@ -292,11 +297,18 @@ export class Runtime {
     return this.after.settled();
   }
 
+  /** "There is no /audiense command. Did you mean /audience?", or a pointer to /help. */
   private unknownCommand(name: string): Answered {
-    return userErrorAnswer(
-      "unknown_command",
-      `There is no /${sliceChars(name, 32)} command. Try /help.`,
-    );
+    const typed = sliceChars(name.toLowerCase(), 32);
+    const names = this.commands.map((command) => command.name);
+    const near = names.length > 0 ? closest(typed, names) : undefined;
+    // One slip in a short name, two in a longer one (a swap of two letters counts two).
+    const allowed = typed.length >= 5 ? 2 : 1;
+    const hint =
+      near !== undefined && distance(typed, near) <= allowed
+        ? `Did you mean /${near}? /help lists them all.`
+        : "Try /help.";
+    return userErrorAnswer("unknown_command", `There is no /${typed} command. ${hint}`);
   }
 
   private async execute(

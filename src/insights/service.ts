@@ -395,7 +395,9 @@ export class InsightsService {
     return known.admitted.map(({ gate, number, userIds }) => ({
       number,
       gives:
-        gate.target.platform === "telegram" ? "entry to the group" : `role @${gate.target.roleName}`,
+        gate.target.platform === "telegram"
+          ? "entry to the group"
+          : `role @${gate.target.roleName}`,
       criteria: gates?.describe(gate) ?? "",
       admits: floored(userIds.filter((id) => members.has(id)).length),
     }));
