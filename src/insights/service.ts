@@ -141,8 +141,7 @@ export class InsightsService {
 
   /**
    * A wallet was proved from a community (a Discord server, a Telegram group): the person is one
-   * of its members. A Telegram group named by a button's payload is a claim, kept only when
-   * Telegram says the person is in it.
+   * of its members. A Telegram group named by a button's payload is kept only if Telegram agrees.
    */
   async noteProof(origin: {
     platform: Platform;
@@ -264,10 +263,7 @@ export class InsightsService {
     return undefined;
   }
 
-  /**
-   * Today's aggregates of the community (endpoints 1, 2, 5 in batches of 500): read and kept as
-   * the day's snapshot when there is none yet, else the snapshot's.
-   */
+  /** Today's aggregates (endpoints 1, 2, 5 in batches of 500), kept as the day's snapshot. */
   async aggregates(
     community: Community,
     chain: string,
