@@ -78,6 +78,10 @@ describe("/audience names its collection", () => {
     const name = t.runtime.collections.name(collection);
     expect(name).toBeTruthy();
     expect(reply.title).toBe(`Audience of ${name}`);
+    // Its Sample wallets button opens a list titled by the name too.
+    const id = reply.buttons?.find((b) => b.label === "Sample wallets")?.id;
+    expect(id).toBeDefined();
+    expect((await t.press(id as string)).title).toBe(`Sample wallets of ${name}`);
   });
 
   it("a collection without a name is titled with its address", async () => {
