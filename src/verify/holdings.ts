@@ -9,6 +9,7 @@ import type { Chain } from "../chains.ts";
 import type { HeldWallet } from "../core/person-wallets.ts";
 import type { Logger } from "../log.ts";
 import type { PersonWallet, Store, WalletKind } from "../store/types.ts";
+import { redactedRpcError } from "./rpc-error.ts";
 import type { PersonHoldings } from "./types.ts";
 
 /** A wallet and chain read this recently is not read again by a refresh. */
@@ -23,15 +24,6 @@ export interface HoldingsDeps {
 }
 
 type ReadableChain = Chain & { chainId: number; rpcUrl: string };
-
-/** A failed read's words for the log, without the node's URL (it often holds a key). */
-function readFailure(error: unknown): string {
-  const text =
-    error instanceof Error
-      ? ((error as { shortMessage?: string }).shortMessage ?? error.name)
-      : "error";
-  return text.replace(/https?:\/\/\S+/g, "<rpc url>");
-}
 
 export function personHoldings(deps: HoldingsDeps) {
   const { store, logger } = deps;
@@ -101,7 +93,7 @@ export function personHoldings(deps: HoldingsDeps) {
             return true;
           } catch (error) {
             logger.warn(
-              { chain: chain.id, err: readFailure(error) },
+              { chain: chain.id, err: redactedRpcError(error) },
               "could not read delegations: what depends on them is unknown",
             );
             return false;

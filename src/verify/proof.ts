@@ -22,6 +22,7 @@ import {
 import { recoverMessageAddress } from "viem/utils";
 import type { Chain } from "../chains.ts";
 import type { Logger } from "../log.ts";
+import { redactedRpcError } from "./rpc-error.ts";
 import type { VerifyRefusal } from "./types.ts";
 
 /** 65 bytes as hex: an EOA's ECDSA signature (r, s, v). */
@@ -185,15 +186,6 @@ function checkClient(inner: Transport) {
 function isRevert(error: unknown): boolean {
   if (!(error instanceof RpcRequestError)) return false;
   return error.code === 3 || /revert/i.test(error.details);
-}
-
-/** An RPC error without its URL (an RPC URL often holds an API key). */
-function redactedRpcError(error: unknown): string {
-  const text =
-    error instanceof Error
-      ? ((error as { shortMessage?: string }).shortMessage ?? error.name)
-      : "error";
-  return text.replace(/https?:\/\/\S+/g, "<rpc url>");
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   type Address,
@@ -14,6 +14,7 @@ import {
   parseErc6492Signature,
   recoverAddress,
 } from "viem";
+import { bodyOf } from "./http-body.ts";
 
 /** ERC-1271's isValidSignature(bytes32 hash, bytes signature) returns (bytes4). */
 const erc1271Abi = parseAbi([
@@ -48,7 +49,7 @@ export class FakeChainNode {
 
   async start(): Promise<this> {
     const server = createServer((req, res) => {
-      void body(req).then((text) => {
+      void bodyOf(req).then((text) => {
         const request = JSON.parse(text) as { id: number; method: string; params: unknown[] };
         this.methods.push(request.method);
         const answer = (payload: object) => {
@@ -133,13 +134,4 @@ export class FakeChainNode {
       return false;
     }
   }
-}
-
-function body(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
   type Address,
@@ -10,6 +10,7 @@ import {
   zeroAddress,
   zeroHash,
 } from "viem";
+import { bodyOf } from "./http-body.ts";
 
 /**
  * IDelegateRegistry's getIncomingDelegations as the compiler writes it (JSON ABI): written here
@@ -72,7 +73,7 @@ export class FakeRegistryNode {
 
   async start(): Promise<this> {
     const server = createServer((req, res) => {
-      void body(req).then((text) => {
+      void bodyOf(req).then((text) => {
         if (this.failing) {
           res.writeHead(503).end("down");
           return;
@@ -148,13 +149,4 @@ export class FakeRegistryNode {
       result: list,
     });
   }
-}
-
-function body(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }
