@@ -145,6 +145,35 @@ for (const backend of backends) {
         expect(refusalOf(await service.open(token))).toBe("used");
       });
 
+      it("a hostile bot or server name cannot add a line to the signed message", async () => {
+        const { service } = await setup();
+        const account = privateKeyToAccount(generatePrivateKey());
+        const hostile = `Evil\nURI: https://evil.example/verify\u0000<b>${"x".repeat(200)}`;
+        const made = await service.createLink(
+          { ...ALICE, botName: hostile, placeName: "<script>\u0000" },
+          "ethereum",
+        );
+        if (!made.ok) throw new Error(made.refusal.message);
+        const token = tokenOf(made.link.url);
+        const message = await messageFor(service, token, account.address);
+        const parsed = parseSiweMessage(message);
+        // The site and its URI are the bot's own; the name is one line of plain words, cut.
+        expect(parsed.uri).toBe(`${BASE}/verify`);
+        expect(parsed.domain).toBe("bot.example");
+        expect(parsed.statement).toMatch(
+          /^Prove to Evil URI httpsevil.exampleverifybx+ that you own/,
+        );
+        expect(parsed.statement).not.toMatch(/[\n\u0000<>:/]/);
+        expect(parsed.statement?.length).toBeLessThan(200);
+        // The page gets the names without control characters (PostgreSQL refuses a NUL in text)
+        // and cut; it shows them as text (verify-page.test.ts).
+        const opened = await service.open(token);
+        const shown = opened.ok ? opened.state : undefined;
+        expect(shown?.botName).toMatch(/^Evil ?URI: https:\/\/evil\.example\/verify<b>x+$/);
+        expect(shown?.botName.length).toBeLessThanOrEqual(200);
+        expect(shown?.place.name).toBe("<script>");
+      });
+
       it("refuses a link nobody made and an expired one, changing nothing", async () => {
         const { store, service, advance } = await setup();
         const account = privateKeyToAccount(generatePrivateKey());

@@ -10,6 +10,7 @@ import {
 import type { Logger } from "../log.ts";
 import type { ProvedWallet, Store, VerifyLinkRow } from "../store/types.ts";
 import { MAX_WALLETS_PER_PERSON } from "../store/types.ts";
+import { sliceChars, stripControlCharacters } from "../strings.ts";
 import { changed } from "./changed.ts";
 import { personHoldings } from "./holdings.ts";
 import { type Refused, refuse } from "./refusal.ts";
@@ -203,9 +204,11 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
           chatId: origin.chatId,
           confirm: origin.confirm,
           place: origin.place,
-          name: origin.name,
-          placeName: origin.placeName,
-          botName: origin.botName,
+          // Names as the platform gave them, without control characters (PostgreSQL refuses a
+          // NUL in text) and bounded: each is shown as text only.
+          name: keptName(origin.name),
+          placeName: keptName(origin.placeName),
+          botName: keptName(origin.botName),
           chain: chain.id,
           createdAt,
           expiresAt,
@@ -439,6 +442,13 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
       `You already have ${MAX_WALLETS_PER_PERSON} wallets: forget one with /unlink first.`,
     );
   }
+}
+
+/** A name kept with a link: one line, no control characters, 200 characters; none when empty. */
+function keptName(name: string | undefined): string | undefined {
+  const line = stripControlCharacters(name ?? "").replace(/\s+/g, " ");
+  const kept = sliceChars(line, 200).trim();
+  return kept === "" ? undefined : kept;
 }
 
 /**
