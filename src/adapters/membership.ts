@@ -73,8 +73,10 @@ export interface GateMembership {
    */
   verifyLink?(chain: string): string;
   /**
-   * Added by gservice. Discord: the server a channel belongs to (undefined for a direct message),
-   * so a wallet proved from a /verify run in a channel is checked against that server's gates.
+   * The community whose gates a chat's proofs meet. Discord: the server a channel belongs to
+   * (undefined for a direct message), so a wallet proved from a /verify run in a channel is
+   * checked against that server's gates; the console: its one chat. Absent (Telegram): a proof
+   * in the private chat meets the gates the person is already in, and join requests.
    */
   guildOf?(channelId: string): Promise<string | undefined>;
   /**

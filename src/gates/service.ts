@@ -322,14 +322,14 @@ export class GateService {
     context: { guildId?: string; chatId?: string },
   ): Promise<void> {
     const gates = new Map<number, Gate>();
+    // The community whose gates the proof meets: the one named, else the platform's answer for
+    // the chat /verify was asked in (a Discord channel's server, the console's own chat).
     let guildId = context.guildId;
-    if (platform === "discord" && guildId === undefined && context.chatId !== undefined)
+    if (guildId === undefined && context.chatId !== undefined)
       guildId = await this.memberships
         .get(platform)
         ?.guildOf?.(context.chatId)
         .catch(() => undefined);
-    // The console's gates are its one chat's (issue 38).
-    if (platform === "console" && context.chatId !== undefined) guildId = context.chatId;
     if (guildId !== undefined)
       for (const gate of await this.deps.gates.forChat(platform, guildId)) gates.set(gate.id, gate);
     await this.decideFor(platform, userId, gates);

@@ -19,6 +19,10 @@ export function consoleGateMembership(say: (text: string) => void): GateMembersh
     async mayGive() {
       return { ok: true };
     },
+    // The console's one chat is its community: a proof there meets its gates.
+    async guildOf(chatId) {
+      return chatId;
+    },
     async grant(target) {
       say(
         `You were given the role ${roleOf(target)} in the console's simulated community: a proved wallet passes its gate (/gate list).`,
