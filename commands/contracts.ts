@@ -1,6 +1,6 @@
 import type { Contract } from "../src/api/schemas.ts";
 import { NFT_CONTRACT_TYPES } from "../src/api/schemas.ts";
-import { type CommandContext, defineCommand } from "../src/core/command.ts";
+import { defineCommand } from "../src/core/command.ts";
 import {
   collectionName,
   contractTypeLabel,
@@ -8,8 +8,10 @@ import {
   relativeTime,
   short,
 } from "../src/core/format.ts";
+import { countNewContracts, type NewContracts } from "../src/core/new-contracts.ts";
 import { opt } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
+import { bounded } from "../src/within.ts";
 
 const CONTRACT_TYPE_CHOICES = [
   { value: "all", name: "All NFT types", types: NFT_CONTRACT_TYPES, aliases: ["any", "nft"] },
@@ -25,54 +27,15 @@ function minted(contract: Contract, now: Date): string {
   return date && !Number.isNaN(date.getTime()) ? relativeTime(date, now) : "n/a";
 }
 
-/** Contracts read per page, and pages at most, when counting the last hour's. */
-const COUNT_PAGE = 500;
+/** Pages of 500 read at most when counting the last hour's contracts, and how long the reply waits. */
 const COUNT_PAGES = 4;
+const COUNT_WAIT_MS = 3_000;
 const HOUR_MS = 3_600_000;
 /** A mint dated this far past our clock still counts (clocks differ); later ones are bad data. */
 const SKEW_MS = 5 * 60_000;
 
-interface HourCount {
-  count: number;
-  /** More were listed than the pages read. */
-  capped: boolean;
-}
-
-/**
- * How many contracts of these types the data service lists as minted in the hour before `now`
- * (endpoint 10 after that time, paged by offset; one dated well past now, as year 9999, does not
- * count, one without a time does), or undefined when it could not tell: the list is shown all the
- * same.
- */
-async function lastHourCount(
-  ctx: CommandContext,
-  contractTypes: readonly string[],
-  now: number,
-): Promise<HourCount | undefined> {
-  const blockTimestampGt = new Date(now - HOUR_MS).toISOString();
-  const counted = new Set<string>();
-  try {
-    for (let page = 0; page < COUNT_PAGES; page++) {
-      const { contracts } = await ctx.api.foundational.contracts(
-        { contractTypes, blockTimestampGt, limit: COUNT_PAGE, offset: page * COUNT_PAGE },
-        { signal: ctx.signal },
-      );
-      const before = counted.size;
-      for (const contract of contracts)
-        if (!(Date.parse(contract.mintEvent?.blockTimestamp ?? "") > now + SKEW_MS))
-          counted.add(contract.address.toLowerCase());
-      // A short page is the last; one that adds nothing is a service ignoring the offset.
-      if (contracts.length < COUNT_PAGE || (page > 0 && counted.size === before))
-        return { count: counted.size, capped: false };
-    }
-    return { count: counted.size, capped: true };
-  } catch {
-    return undefined;
-  }
-}
-
 /** What the footer says was measured: the last hour's new contracts on the chain. */
-function footerOf(kind: string, chain: string, hour: HourCount | undefined): string {
+function footerOf(kind: string, chain: string, hour: NewContracts | undefined): string {
   if (!hour) return "Newest first";
   const { count, capped } = hour;
   const number = count === 0 ? "no" : `${capped ? "more than " : ""}${formatCount(String(count))}`;
@@ -120,10 +83,23 @@ export default defineCommand({
   examples: ["/contracts", "/contracts erc721 5", "/contracts erc1155 limit:20"],
   async run(ctx, { type, limit }) {
     const contractTypes = CONTRACT_TYPE_CHOICES.find((choice) => choice.value === type)!.types;
-    const { contracts } = await ctx.api.foundational.contracts(
+    const now = ctx.now();
+    const listing = ctx.api.foundational.contracts(
       { sortDirection: "SORT_DIRECTION_DESC", contractTypes, limit },
       { signal: ctx.signal },
     );
+    // Beside the list, bounded: what the footer says was measured (the list never waits on it).
+    const since = now.getTime() - HOUR_MS;
+    const counting = bounded(
+      countNewContracts(
+        ctx.api,
+        { since, until: now.getTime() + SKEW_MS },
+        { contractTypes, pages: COUNT_PAGES, call: { signal: ctx.signal } },
+      ),
+      COUNT_WAIT_MS,
+      "the new contracts' count",
+    ).catch(() => undefined);
+    const { contracts } = await listing;
     ctx.collections.remember(
       contracts.map((contract) => ({
         address: contract.address,
@@ -132,9 +108,7 @@ export default defineCommand({
       })),
       "contracts",
     );
-    const now = ctx.now();
-    // After the list (one failure is the list's): what the footer says was measured.
-    const hour = await lastHourCount(ctx, contractTypes, now.getTime());
+    const hour = await counting;
     const kind = type === "all" ? "NFT" : type === "erc721" ? "ERC-721" : "ERC-1155";
     return contractsReply(type, contracts, now, footerOf(kind, ctx.chain.name, hour));
   },

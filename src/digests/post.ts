@@ -1,56 +1,18 @@
 import type { DurationChoice, MetricChoice } from "../../commands/shared/choices.ts";
 import { topAnswer } from "../../commands/top.ts";
 import type { ApiClient } from "../api/client.ts";
-import { NFT_CONTRACT_TYPES } from "../api/schemas.ts";
 import type { Chain } from "../chains.ts";
 import { formatCount } from "../core/format.ts";
 import type { KnownCollections } from "../core/known-collections.ts";
+import { countNewContracts } from "../core/new-contracts.ts";
 import type { Reply } from "../core/reply.ts";
 import { describeSchedule, slotDate, slotTime } from "../core/schedule.ts";
 import type { Digest } from "./types.ts";
 
 /** Collections in a digest's top list (one page of /top). */
 export const DIGEST_TOP_LIMIT = 10;
-/** Contracts read per page, and pages at most, when counting the day's new collections. */
-const COUNT_PAGE = 500;
+/** Pages of 500 read at most when counting the day's new collections. */
 const COUNT_PAGES = 10;
-
-/**
- * NFT contracts minted in (`since`, `until`] (endpoint 10 with blockTimestampGt, the upper bound
- * applied here), counted by address over pages; `capped` when there were more than the pages
- * read. A contract without a mint time counts. Digests of one slot ask the same question, so the
- * answer cache serves all but the first.
- */
-export async function countNewCollections(
-  api: Pick<ApiClient, "foundational">,
-  since: number,
-  until: number,
-): Promise<{ count: number; capped: boolean }> {
-  const seen = new Set<string>();
-  let previousFirst: string | undefined;
-  for (let page = 0; page < COUNT_PAGES; page++) {
-    const { contracts } = await api.foundational.contracts(
-      {
-        contractTypes: NFT_CONTRACT_TYPES,
-        blockTimestampGt: new Date(since).toISOString(),
-        limit: COUNT_PAGE,
-        ...(page > 0 ? { offset: page * COUNT_PAGE } : {}),
-      },
-      { background: true },
-    );
-    // A page starting where the last did is a service ignoring the offset: nothing more to read.
-    const first = contracts[0]?.address.toLowerCase();
-    if (page > 0 && first === previousFirst) return { count: seen.size, capped: false };
-    previousFirst = first;
-    for (const contract of contracts) {
-      const minted = Date.parse(contract.mintEvent?.blockTimestamp ?? "");
-      if (!(minted > until)) seen.add(contract.address.toLowerCase());
-    }
-    // A short page is the last.
-    if (contracts.length < COUNT_PAGE) return { count: seen.size, capped: false };
-  }
-  return { count: seen.size, capped: true };
-}
 
 /**
  * A digest's post for one slot, from what was fetched: the /top answer (with its chart and page
@@ -107,7 +69,11 @@ export async function digestPost(input: {
       DIGEST_TOP_LIMIT,
       0,
     ),
-    countNewCollections(api, input.slot - 86_400_000, input.slot),
+    countNewContracts(
+      api,
+      { since: input.slot - 86_400_000, until: input.slot },
+      { pages: COUNT_PAGES, call: { background: true } },
+    ),
   ]);
   return digestReply({
     digest,
