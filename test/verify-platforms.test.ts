@@ -122,6 +122,21 @@ describe("/verify through the page in Chromium, from each platform", () => {
       );
     };
     const account = privateKeyToAccount(generatePrivateKey());
+    // The payload naming the group is typed by anyone: to someone not in it, the page does not
+    // tell the group's title.
+    const stranger = user(7002, "Mallory", "mallory");
+    fake.setMemberStatus(-1009876, stranger.id, "left");
+    const before0 = fake.sent.length;
+    fake.pushUpdate(
+      fake.message(privateChat(stranger), stranger, "/start verify_ethereum_-1009876"),
+    );
+    const theirs = await fake.waitFor(
+      (call: RecordedCall) => call.seq > before0 && call.ok && call.method === "sendMessage",
+      10_000,
+    );
+    expect(await headingOf(linkIn(String(theirs.params.text), bot))).toBe(
+      "Prove a wallet for Fake Test Bot on Telegram",
+    );
     // As the group's "Verify in private chat" button starts it: the page names that group.
     const answer = await say("/start verify_ethereum_-1009876");
     const url = linkIn(String(answer.params.text), bot);

@@ -1,5 +1,6 @@
 import type { REST } from "@discordjs/rest";
 import { type APIGuild, type APIUser, Routes } from "discord-api-types/v10";
+import { bounded } from "../../within.ts";
 
 /** Names change rarely; a page asked for again within this long uses the name read before. */
 const KEPT_MS = 10 * 60_000;
@@ -45,13 +46,7 @@ export class DiscordNames {
     const now = Date.now();
     const kept = this.kept.get(key);
     if (kept && now < kept.until) return kept.name;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), BOUND_MS);
-    });
-    const name = await Promise.race([fetch().catch(() => undefined), late]).finally(() =>
-      clearTimeout(timer),
-    );
+    const name = await bounded(fetch(), BOUND_MS, "a name").catch(() => undefined);
     if (this.kept.size >= MAX_KEPT) this.kept.delete(this.kept.keys().next().value as string);
     // A failed read is tried again sooner: a name missing for 10 minutes would read as none.
     this.kept.set(key, { name, until: now + (name === undefined ? 30_000 : KEPT_MS) });

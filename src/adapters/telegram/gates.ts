@@ -133,10 +133,28 @@ export class TelegramGateMembership implements GateMembership {
     }
   }
 
+  /**
+   * Who Telegram said is in a group, lately (`${chat}:${user}` → until when): a /start through a
+   * group's button asks (the page names the group only for its members), and the proof that
+   * follows asks again (insights); each getChatMember counts against the group's message pace.
+   * Only "yes" is kept, for 10 minutes, at most 10,000 of them.
+   */
+  private readonly inChat = new Map<string, number>();
+
   async isMember(chatId: string, userId: string, signal?: AbortSignal): Promise<boolean> {
     if (!/^\d{1,20}$/.test(userId)) return false;
+    const key = `${chatId}:${userId}`;
+    const now = Date.now();
+    if ((this.inChat.get(key) ?? 0) > now) return true;
     try {
-      return isInChat(await this.api.getChatMember(chatId, Number(userId), apiSignal(signal)));
+      const member = isInChat(
+        await this.api.getChatMember(chatId, Number(userId), apiSignal(signal)),
+      );
+      if (member) {
+        if (this.inChat.size >= 10_000) this.inChat.clear();
+        this.inChat.set(key, now + 10 * 60_000);
+      } else this.inChat.delete(key);
+      return member;
     } catch (error) {
       // Telegram answered: no such chat, or the bot is not in it. Else it could not tell.
       if (error instanceof GrammyError) return false;
