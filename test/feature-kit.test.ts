@@ -257,6 +257,35 @@ describe("a feature's migration that fails", () => {
     await bot.start();
     expect(bot.http.port).toBe(port);
   });
+
+  it("a migration that fails half-way on SQLite leaves nothing of itself: the next start runs it whole", async () => {
+    const sim = await startTestSimulator();
+    cleanups.push(() => sim.close());
+    const dataDir = mkdtempSync(join(tmpdir(), "feature-kit-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const config = parseConfig({ API_BASE_URL: sim.url, API_KEY: sim.apiKey, DATA_DIR: dataDir });
+    const deps = { logger: silentLogger(), input: new PassThrough(), output: new PassThrough() };
+    // As a full disk would cut it: the first statement done, the second failing.
+    let failing = true;
+    const half: Feature = {
+      name: "half",
+      migrations: {
+        "001-two": {
+          async up(db) {
+            await db.schema.createTable("half_rows").addColumn("id", "integer").execute();
+            if (failing) throw new Error("SQLITE_FULL: database or disk is full");
+            await db.schema.createTable("half_more").addColumn("id", "integer").execute();
+          },
+        },
+      },
+    };
+    await expect(createBot(config, { ...deps, features: [half] })).rejects.toThrow(/SQLITE_FULL/);
+    failing = false;
+    const bot = await createBot(config, { ...deps, features: [half] });
+    cleanups.push(() => bot.stop());
+    await bot.start();
+    expect(bot.http.port).toBeGreaterThan(0);
+  });
 });
 
 describe("the feature list", () => {

@@ -12,11 +12,9 @@ export interface SqlLayer extends Sql {
   /**
    * Runs the features' migrations not run yet, in name order, each once, under an advisory
    * lock (PostgreSQL: instances starting together wait for the first, and each migration is one
-   * transaction). Names are "<feature>/<name>"; their record is the table `feature_migrations`.
-   * On SQLite, Kysely runs DDL outside a transaction (its adapter has no transactional DDL): a
-   * migration that fails half-way leaves what it made, so a feature's migration is one statement
-   * or safe to run again. They run before the chats connect, or, on a start on a full disk, once
-   * there is room.
+   * transaction, on SQLite too, whose DDL is transactional: one that fails half-way leaves
+   * nothing). Names are "<feature>/<name>"; their record is the table `feature_migrations`. They
+   * run before the chats connect, or, on a start on a full disk, once there is room.
    */
   migrate(migrations: Readonly<Record<string, Migration>>): Promise<string[]>;
 }
@@ -37,8 +35,9 @@ export function sqlLayer(runner: Sql, makeDialect: () => Dialect): SqlLayer {
       // Kysely's own driver runs the migrations (its Migrator executes them); it is built for
       // them and dropped after, never destroyed (that would close the store's connection).
       const db = new Kysely<MigrationTables>({ dialect: makeDialect() });
-      // SQLite: Kysely's adapter runs no DDL in a transaction (see above).
-      if (runner.dialect !== "postgres") return migrateOn(db, migrations, false);
+      // SQLite: DDL is transactional there too, so each migration is one transaction: one cut
+      // half-way (a full disk) leaves nothing, and the next start runs it whole.
+      if (runner.dialect !== "postgres") return migrateOn(db, migrations, true);
       // PostgreSQL: instances starting together take turns for the whole run, on one connection
       // that holds a session lock (two creating the record's table at once would collide).
       return db.connection().execute(async (connection) => {
