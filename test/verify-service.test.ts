@@ -165,6 +165,15 @@ for (const backend of backends) {
         );
         expect(parsed.statement).not.toMatch(/[\n\u0000<>:/]/);
         expect(parsed.statement?.length).toBeLessThan(200);
+        // Cut at 40 characters, never inside a character written with two UTF-16 units.
+        const astral = await service.createLink(
+          { ...ALICE, botName: `${"a".repeat(39)}𝐀𝐁` },
+          "ethereum",
+        );
+        if (!astral.ok) throw new Error(astral.refusal.message);
+        const signed = await messageFor(service, tokenOf(astral.link.url), account.address);
+        expect(signed).toContain(`Prove to ${"a".repeat(39)}𝐀 that`);
+        expect(signed).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
         // The page gets the names without control characters (PostgreSQL refuses a NUL in text)
         // and cut; it shows them as text (verify-page.test.ts).
         const opened = await service.open(token);

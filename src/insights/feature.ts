@@ -49,7 +49,13 @@ export const insightsFeature: Feature<InsightsService> = {
       names: (chain) => kernel.stores.collectionIndexes.get(chain),
       gates: () => kernel.services.gates,
       // Called on its object: the Telegram membership's method reads its own API client.
-      isMember: async (platform, place, userId) => membership(platform)?.isMember?.(place, userId),
+      // Bounded like a command's call: a platform that does not answer leaves the proof uncounted.
+      isMember: async (platform, place, userId) =>
+        membership(platform)?.isMember?.(
+          place,
+          userId,
+          AbortSignal.timeout(config.commandDeadlineMs),
+        ),
       simulated: kernel.dataMark ? simulatedCommunity(kernel.dataMark, kernel.apis) : undefined,
       delegations: (platform, userIds) => store.delegations.ofPeople(platform, userIds),
       baseUrl: () =>

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { defineAction, payloadField } from "../core/button-actions.ts";
 import type { ButtonSpec } from "../core/reply.ts";
 import type { ReportKind } from "../store/types.ts";
+import { sliceChars } from "../strings.ts";
 
 /** What a report button names: the kind, the collection, the token ("" for all) and the wallet. */
 export const REPORT_TARGET = {
@@ -42,7 +43,7 @@ export function reportButton(
       contract: target.contract,
       tokenId: target.tokenId ?? "",
       wallet: target.wallet,
-      name: target.name?.trim() ? target.name.trim().slice(0, 200) : undefined,
+      name: target.name?.trim() ? sliceChars(target.name.trim(), 200) : undefined,
     },
     label,
     { style: kind === "spam" ? "danger" : "success", chain: target.chain },

@@ -64,7 +64,13 @@ export interface RegistryRead {
 export async function incomingDelegations(read: RegistryRead): Promise<ReadDelegation[]> {
   const { chain, hot } = read;
   const transport =
-    read.transport?.(chain, chain.rpcUrl) ?? http(chain.rpcUrl, { timeout: 10_000, retryCount: 1 });
+    read.transport?.(chain, chain.rpcUrl) ??
+    http(chain.rpcUrl, {
+      timeout: 10_000,
+      retryCount: 1,
+      // A stop or a lost lease ends the request itself, not only what follows it.
+      ...(read.signal ? { fetchOptions: { signal: read.signal } } : {}),
+    });
   const client = createPublicClient({ transport });
   read.signal?.throwIfAborted();
   const found = await client.readContract({

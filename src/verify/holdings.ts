@@ -46,7 +46,10 @@ export function personHoldings(deps: HoldingsDeps) {
         const kind = kept
           ? await keptKind(wallet.address, kept.message, kept.signature)
           : "contract";
-        await store.wallets.setKind(platform, userId, wallet.address, kind).catch(() => {});
+        // Told again at the next read if it cannot be kept (a full disk): logged, never fatal.
+        await store.wallets
+          .setKind(platform, userId, wallet.address, kind)
+          .catch((error: unknown) => logger.warn({ err: error }, "could not keep a wallet's kind"));
         return { ...wallet, kind };
       }),
     );
@@ -88,13 +91,21 @@ export function personHoldings(deps: HoldingsDeps) {
               hot: wallet.address as `0x${string}`,
               transport: deps.transport,
               signal,
+            }).catch((error: unknown) => {
+              logger.warn(
+                { chain: chain.id, err: redactedRpcError(error) },
+                "could not read delegations: what depends on them is unknown",
+              );
+              return undefined;
             });
+            if (!found) return false;
+            // A write that fails (a full disk) leaves what was known: unknown for now, said so.
             await store.delegations.put(wallet.address, chain.id, found, deps.now());
             return true;
           } catch (error) {
             logger.warn(
-              { chain: chain.id, err: redactedRpcError(error) },
-              "could not read delegations: what depends on them is unknown",
+              { chain: chain.id, err: error },
+              "could not keep the delegations read: what depends on them is unknown",
             );
             return false;
           }

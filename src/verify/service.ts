@@ -409,9 +409,12 @@ export function createVerifyService(deps: VerifyServiceDeps): VerifyService {
               return undefined;
             });
           const lower = address.toLowerCase();
-          const delegated = (found?.delegations ?? [])
-            .filter((d) => d.hot === lower && d.counts)
-            .map(({ cold, chain: on, contract }) => ({ cold, chain: on, contract }));
+          // The cold wallets counted through this one, by the holdings' own rule.
+          const delegated = (found?.wallets ?? []).flatMap((w) =>
+            w.via === lower && w.chains !== "all"
+              ? w.chains.map((on) => ({ cold: w.address, chain: on, contract: w.contract ?? "" }))
+              : [],
+          );
           await deps.notify?.({
             origin,
             address,
@@ -456,9 +459,6 @@ function keptName(name: string | undefined): string | undefined {
  * only plain words (no line breaks, which would make another SIWE field), at most 40 characters.
  */
 function statementName(name: string | undefined): string {
-  const plain = (name ?? "")
-    .replace(/[^\p{L}\p{N} ._'-]/gu, "")
-    .trim()
-    .slice(0, 40);
+  const plain = sliceChars((name ?? "").replace(/[^\p{L}\p{N} ._'-]/gu, "").trim(), 40);
   return plain === "" ? "the bot" : plain;
 }
