@@ -10,9 +10,7 @@ describe("a report button's collection name", () => {
     }).action;
     expect(payload.name).toBe(`${"n".repeat(199)}🐸`);
     expect(String(payload.name)).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
-    // A blank name is none.
-    expect(
-      reportButton("spam", { contract: "0x1", name: "   " }).action.payload.name,
-    ).toBeUndefined();
+    // A blank name is none (stored as null, as every absent optional field).
+    expect(reportButton("spam", { contract: "0x1", name: "   " }).action.payload.name).toBeNull();
   });
 });
