@@ -1,6 +1,7 @@
 import { type Address, quoteInput } from "../api/validate.ts";
 import { type Chain, chainList, KNOWN_CHAINS } from "../chains.ts";
 import { cutText } from "../strings.ts";
+import { within } from "../within.ts";
 import type { CollectionRefresher } from "./collection-refresh.ts";
 import { short } from "./format.ts";
 import {
@@ -175,12 +176,7 @@ export class NameResolver {
     if (known !== undefined) return known;
     const filling = this.deps.refresher?.firstFill();
     if (!filling) return undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, waitMs);
-    });
-    await Promise.race([filling, waited]);
-    clearTimeout(timer);
+    await within(filling, waitMs);
     return this.deps.collections.name(address);
   }
 

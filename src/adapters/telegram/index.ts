@@ -24,10 +24,8 @@ import { apiSignal, TelegramGateMembership } from "./gates.ts";
 import { senderOf, startCommand, telegramInvocation } from "./invocation.ts";
 import { sendTelegramMessage } from "./messages.ts";
 import { shapeRequests } from "./requests.ts";
+import { GroupTitles } from "./titles.ts";
 import { telegramWebhookRoute } from "./webhook.ts";
-
-/** How long /verify waits for a group's title (a nicety: the link goes out without it). */
-const NAMES_WAIT_MS = 3_000;
 
 export { isPermanentTelegramError } from "./errors.ts";
 
@@ -91,8 +89,8 @@ export class TelegramAdapter implements ChatAdapter {
   readonly maxInFlight = 1;
   /** Gates (issue 29): the group's join-request link, approvals, removals. */
   readonly gateMembership: TelegramGateMembership;
-  /** Groups' titles for /verify's page, by group id, kept 10 minutes. */
-  private readonly groupTitles = new Map<string, { title: string | undefined; until: number }>();
+  /** Groups' titles for /verify's page, for their members only. */
+  private readonly titles: GroupTitles;
   private runner: RunnerHandle | undefined;
   private stopping = false;
   private readonly inFlight = new Set<Promise<void>>();
@@ -128,6 +126,7 @@ export class TelegramAdapter implements ChatAdapter {
       logger: options.logger,
       onChatMigrated: options.onChatMigrated,
     });
+    this.titles = new GroupTitles(this.gateMembership);
     const { updates, logger } = options;
     if (updates) {
       // First of all: a re-delivered update must not run its command a second time.
@@ -254,29 +253,6 @@ export class TelegramAdapter implements ChatAdapter {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  /**
-   * A group's title for /verify's page, only for a person Telegram says is in it (the payload that
-   * names the group is typed by anyone: a stranger must not learn a private group's title), asked
-   * within 3 s in all; none when Telegram does not say.
-   */
-  private async groupTitle(ctx: Context, groupId: string): Promise<string | undefined> {
-    const userId = ctx.from?.id;
-    if (userId === undefined) return undefined;
-    const signal = AbortSignal.timeout(NAMES_WAIT_MS);
-    const asked = (async () => {
-      if (!(await this.gateMembership.isMember(groupId, String(userId), signal))) return undefined;
-      // A group's title, kept 10 minutes: everyone pressing its button asks for the same one.
-      const kept = this.groupTitles.get(groupId);
-      if (kept && kept.until > Date.now()) return kept.title;
-      const chat = await ctx.api.getChat(groupId, apiSignal(signal));
-      const title = "title" in chat && chat.title ? chat.title : undefined;
-      if (this.groupTitles.size >= 1_000) this.groupTitles.clear();
-      this.groupTitles.set(groupId, { title, until: Date.now() + 10 * 60_000 });
-      return title;
-    })();
-    return bounded(asked, NAMES_WAIT_MS, "the group's title").catch(() => undefined);
-  }
-
   private async onMessage(ctx: Context): Promise<void> {
     const text = ctx.message?.text ?? "";
     const match = COMMAND_LINE.exec(text.trim());
@@ -295,7 +271,7 @@ export class TelegramAdapter implements ChatAdapter {
       invocation.startedFrom = from;
       // The group a private chat was started from, named as Telegram names it (/verify's page).
       invocation.names = async () => {
-        const placeName = await this.groupTitle(ctx, from);
+        const placeName = await this.titles.of(ctx, from);
         return {
           ...(placeName ? { placeName } : {}),
           ...(ctx.me?.first_name ? { botName: ctx.me.first_name } : {}),
