@@ -1,8 +1,7 @@
 import { isAddressLike } from "../src/api/validate.ts";
 import { type CommandContext, defineCommand, personKey } from "../src/core/command.ts";
 import { fullAddress } from "../src/core/format.ts";
-import { checkWalletArg } from "../src/core/links.ts";
-import { opt, type RoleRef, resolveWallet } from "../src/core/options.ts";
+import { checkWalletWords, opt, type RoleRef, resolveWallet } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import {
@@ -318,7 +317,7 @@ async function test(ctx: CommandContext, spec: string): Promise<Reply> {
       "missing_argument",
       `Which wallet? /gate test <wallet|name.eth> [criteria], e.g. /gate test ${DEMO} ${CRITERIA_EXAMPLES[0]}`,
     );
-  const checked = checkWalletArg(first);
+  const checked = checkWalletWords(first);
   if (!checked.ok) throw new UserError(checked.code, checked.message);
   const resolution = await resolveWallet(checked.value, ctx.resolver);
   if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };

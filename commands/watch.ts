@@ -1,8 +1,8 @@
 import { isAddressLike } from "../src/api/validate.ts";
 import { type CommandContext, defineCommand, personKey } from "../src/core/command.ts";
 import { collectionName, formatNumber, fullAddress } from "../src/core/format.ts";
-import { checkCollectionArg, checkWalletArg, linkedChainOf } from "../src/core/links.ts";
-import { opt, resolveCollection, resolveWallet } from "../src/core/options.ts";
+import { checkCollectionArg, linkedChainOf } from "../src/core/links.ts";
+import { checkWalletWords, opt, resolveCollection, resolveWallet } from "../src/core/options.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
 import { watchStoreOf } from "../src/watches/store.ts";
@@ -231,7 +231,7 @@ async function watchWallet(ctx: CommandContext, text: string): Promise<Reply> {
   const given = text.trim();
   if (given === "" || /\s/.test(given))
     throw new UserError("missing_argument", "Which wallet? /watch wallet <wallet|name.eth>");
-  const checked = checkWalletArg(given);
+  const checked = checkWalletWords(given);
   if (!checked.ok) throw new UserError(checked.code, checked.message);
   const resolution = await resolveWallet(checked.value, ctx.resolver);
   if (resolution.kind !== "found") return { text: resolution.text, tone: "warning" };

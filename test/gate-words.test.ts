@@ -71,6 +71,12 @@ describe("/gate test in words", () => {
     expect(text).not.toMatch(/\(\(|\)\)/);
   });
 
+  it("a wallet with a character no name may have is said to be neither, in plain words", async () => {
+    const text = await say("/gate test vit@lik.eth holds 1 Azuki");
+    expect(text).toContain('"vit@lik.eth" is not a wallet address or an ENS name');
+    expect(text).not.toMatch(/\{[0-9a-f]+\}|disallowed character/);
+  });
+
   it("a name on another chain is read there, and the footer names that chain", async () => {
     const named = await say(`/gate test ${DEMO} holds 1 Pudgy on base`);
     expect(named).toContain("✓ pass: holds at least 1 Pudgy Penguins on Base");
