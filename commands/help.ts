@@ -2,11 +2,11 @@ import type { Chain } from "../src/chains.ts";
 import { shownOptions } from "../src/core/chain-option.ts";
 import type { AnyCommand, Platform } from "../src/core/command.ts";
 import { defineCommand } from "../src/core/command.ts";
+import { noSuchCommand } from "../src/core/no-such-command.ts";
 import { opt } from "../src/core/options.ts";
 import { usage } from "../src/core/registry.ts";
 import type { Reply } from "../src/core/reply.ts";
 import { UserError } from "../src/errors.ts";
-import { sliceChars } from "../src/strings.ts";
 
 /** With several chains: how to pick one, with an example on the second chain. */
 function chainNote(chains: readonly Chain[]): string[] {
@@ -82,7 +82,10 @@ export function createHelpCommand(list: () => readonly AnyCommand[]) {
       if (!found)
         throw new UserError(
           "unknown_command",
-          `There is no /${sliceChars(name, 32)} command. Try /help for the list.`,
+          noSuchCommand(
+            name,
+            commands.map((c) => c.name),
+          ),
         );
       return helpFor(found, ctx.invocation.platform);
     },

@@ -243,6 +243,10 @@ describe("each test on its own runtime", () => {
         "/top [volume|sales|max_price] [1d|7d|30d|365d] [limit]",
       );
       expect((await t.say("/help nope")).text).toMatch(/There is no \/nope command/);
+      // /help <name> suggests a near command as a typed one does.
+      expect((await t.say("/help audiense")).text).toBe(
+        "There is no /audiense command. Did you mean /audience? /help lists them all.",
+      );
     });
 
     it("shows each choice once, under the names people type", async () => {

@@ -1,9 +1,7 @@
-import { closest, distance } from "fastest-levenshtein";
 import type { ApiClient } from "../api/client.ts";
 import { type Chain, parseChains } from "../chains.ts";
 import { type ErrorCode, type ErrorContext, UserError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { sliceChars } from "../strings.ts";
 import type { ActionStore } from "./actions.ts";
 import { Admission } from "./admission.ts";
 import { AfterReplies } from "./after-reply.ts";
@@ -28,6 +26,7 @@ import { DeadlineError, failureOf } from "./execution.ts";
 import { type Answer, invokeCommand, userErrorAnswer } from "./invoke.ts";
 import type { KnownCollections } from "./known-collections.ts";
 import { type EarlyButtons, ReplyMaterializer } from "./materialize.ts";
+import { noSuchCommand } from "./no-such-command.ts";
 import { answerOnChain, linkedChain, onChainAction } from "./on-chain.ts";
 import type { Answered, Outcome, OutcomeEvent } from "./outcome.ts";
 import { randomBytesPooled } from "./random.ts";
@@ -299,16 +298,8 @@ export class Runtime {
 
   /** "There is no /audiense command. Did you mean /audience?", or a pointer to /help. */
   private unknownCommand(name: string): Answered {
-    const typed = sliceChars(name.toLowerCase(), 32);
     const names = this.commands.map((command) => command.name);
-    const near = names.length > 0 ? closest(typed, names) : undefined;
-    // One slip in a short name, two in a longer one (a swap of two letters counts two).
-    const allowed = typed.length >= 5 ? 2 : 1;
-    const hint =
-      near !== undefined && distance(typed, near) <= allowed
-        ? `Did you mean /${near}? /help lists them all.`
-        : "Try /help.";
-    return userErrorAnswer("unknown_command", `There is no /${typed} command. ${hint}`);
+    return userErrorAnswer("unknown_command", noSuchCommand(name, names));
   }
 
   private async execute(
