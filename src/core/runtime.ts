@@ -297,6 +297,23 @@ export class Runtime {
   }
 
   /** "There is no /audiense command. Did you mean /audience?", or a pointer to /help. */
+  /** Names into addresses on `chain`, for one invocation (its chat's recent wallets). */
+  private resolverFor(
+    chain: Chain,
+    invocation: Invocation,
+    how: { chainless: boolean; asked: boolean },
+  ): NameResolver {
+    return new NameResolver({
+      collections: this.collectionsOf(chain),
+      refresher: this.refreshers.get(chain.id),
+      wallets: this.recentWallets,
+      chat: chatKey(invocation),
+      ...(how.chainless ? {} : { chain }),
+      chainAsked: how.asked,
+      chains: this.chains,
+    });
+  }
+
   private unknownCommand(name: string): Answered {
     const names = this.commands.map((command) => command.name);
     return userErrorAnswer("unknown_command", noSuchCommand(name, names));
@@ -392,32 +409,16 @@ export class Runtime {
       now: this.now,
       settings: this.options.settings,
       collections,
-      resolver: new NameResolver({
-        collections,
-        refresher: this.refreshers.get(chain.id),
-        wallets: this.recentWallets,
-        chat: chatKey(invocation),
-        // A command that reads no chain takes a link of any chain (a wallet to /link).
-        ...(found.chainless ? {} : { chain }),
-        chainAsked: requestedChain !== undefined && requestedChain.trim() !== "",
-        chains: this.chains,
+      // A command that reads no chain takes a link of any chain (a wallet to /link).
+      resolver: this.resolverFor(chain, invocation, {
+        chainless: found.chainless === true,
+        asked: requestedChain !== undefined && requestedChain.trim() !== "",
       }),
       onChain: (id) => {
         const other = this.chains.find((c) => c.id === id);
         if (!other) return undefined;
-        const known = this.collectionsOf(other);
-        return {
-          collections: known,
-          resolver: new NameResolver({
-            collections: known,
-            refresher: this.refreshers.get(other.id),
-            wallets: this.recentWallets,
-            chat: chatKey(invocation),
-            chain: other,
-            chainAsked: true,
-            chains: this.chains,
-          }),
-        };
+        const resolver = this.resolverFor(other, invocation, { chainless: false, asked: true });
+        return { collections: this.collectionsOf(other), resolver };
       },
       actions: this.options.actions,
       store: this.options.store,
