@@ -163,7 +163,7 @@ export class InsightsService {
       sliceChars(stripControlCharacters(origin.name ?? ""), 100) || undefined,
       this.deps.now(),
     );
-    this.forget();
+    this.forget({ platform: origin.platform, place: origin.place });
   }
 
   /**
@@ -489,9 +489,11 @@ export class InsightsService {
     });
   }
 
-  /** Forgets the people and figures kept in memory (new reads are in). */
-  forget(): void {
+  /** Forgets what is kept in memory; with a community, that its wallets were all read too. */
+  forget(community?: { platform: string; place: string }): void {
     this.known.clear();
-    this.idle.clear();
+    if (!community) return;
+    const prefix = `${community.platform}:${community.place}:`;
+    for (const key of [...this.idle.keys()]) if (key.startsWith(prefix)) this.idle.delete(key);
   }
 }
