@@ -1,8 +1,8 @@
 import type { ChartDrawer } from "../core/charts.ts";
 import { chartable } from "../core/charts.ts";
+import { behaviorLabel } from "../core/format.ts";
 import type { ChartSpec } from "../core/reply.ts";
 import type { Logger } from "../log.ts";
-import { behaviorWord } from "./figures.ts";
 import type { InsightsChart, InsightsView } from "./types.ts";
 
 /** "Nov 28" for a snapshot's day. */
@@ -30,7 +30,7 @@ export function insightSpecs(view: InsightsView): Record<InsightsChart, ChartSpe
       axis: "% of wallets",
       groups: ["Your members", collection ? `${collection} owners` : "Collection owners"],
       rows: shown.map((row) => ({
-        label: behaviorWord(row.behavior),
+        label: behaviorLabel(row.behavior),
         values: [row.share, row.collectionShare],
       })),
     },
@@ -51,7 +51,7 @@ export function insightSpecs(view: InsightsView): Record<InsightsChart, ChartSpe
         { name: "members", values: view.trend.map((point) => point.members) },
         { name: "proved wallets", values: view.trend.map((point) => point.wallets) },
         ...top.map((behavior) => ({
-          name: `% ${behaviorWord(behavior)}`,
+          name: `% ${behaviorLabel(behavior)}`,
           values: view.trend.map((point) => point.shares[behavior] ?? null),
         })),
       ],

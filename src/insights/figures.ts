@@ -44,14 +44,6 @@ export function labelled(behaviors: Readonly<Record<string, number>>): [string, 
   return Object.entries(behaviors).filter(([behavior]) => behavior !== "BEHAVIOR_UNSPECIFIED");
 }
 
-/** A behavior as people read it: "BEHAVIOR_PROGRAMMED_FLIPPER" → "programmed flipper". */
-export function behaviorWord(behavior: string): string {
-  return behavior
-    .replace(/^BEHAVIOR_/, "")
-    .toLowerCase()
-    .replace(/_/g, " ");
-}
-
 /** A person's figures over their wallets' reads (those read; undefined before any is). */
 export function personFigures(
   wallets: readonly string[],

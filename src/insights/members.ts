@@ -1,5 +1,6 @@
 import { toCsv } from "../core/csv.ts";
-import { behaviorWord, type Known } from "./figures.ts";
+import { behaviorLabel } from "../core/format.ts";
+import type { Known } from "./figures.ts";
 import type { MemberPage, MemberQuery, MemberRow } from "./types.ts";
 
 /** The member table's rows that match a search, sorted and cut to one page. */
@@ -73,7 +74,7 @@ export function rowsOf(known: Known): MemberRow[] {
         userId: p.userId,
         name: p.name,
         wallets: p.wallets,
-        behavior: f && f.read > 0 ? f.behaviors.map(behaviorWord).join(", ") || "none" : undefined,
+        behavior: f && f.read > 0 ? f.behaviors.map(behaviorLabel).join(", ") || "none" : undefined,
         volume: f?.volume,
         purchases: f?.purchases,
         avgPrice: f?.avgPrice,
