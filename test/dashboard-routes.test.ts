@@ -371,4 +371,35 @@ describe("the calls", () => {
       expect(line).not.toContain(id);
     }
   });
+
+  it("a read that stalls is answered 503 within the call's time, and its reads are told to stop", async () => {
+    const stalled = fakeDashboardApi();
+    let viewSignal: AbortSignal | undefined;
+    const never = new Promise<never>(() => {});
+    const slow = {
+      ...stalled,
+      members: () => never,
+      view: (_session: unknown, signal?: AbortSignal) => {
+        viewSignal = signal;
+        return never;
+      },
+    } as typeof stalled;
+    const server = new HttpHost(log.logger);
+    for (const route of dashboardRoutes({ api: slow, logger: log.logger, callTimeoutMs: 300 }))
+      server.mount(route);
+    const port = await freePort();
+    await server.listen(port, "127.0.0.1");
+    try {
+      const at = `http://127.0.0.1:${port}/dashboard/`;
+      const opened = await fetch(`${at}${stalled.link(COMMUNITY_A)}`);
+      const cookie = (opened.headers.getSetCookie()[0] ?? "").split(";")[0] ?? "";
+      for (const what of ["members", "view"]) {
+        const response = await fetch(`${at}api/${what}`, { headers: { cookie } });
+        expect(response.status, what).toBe(503);
+      }
+      expect(viewSignal?.aborted).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
 });

@@ -119,7 +119,12 @@ export const insightsFeature: Feature<InsightsService> = {
     };
     return {
       exposes: service,
-      routes: dashboardRoutes({ api, logger, publicUrl: kernel.config.http.publicUrl }),
+      routes: dashboardRoutes({
+        api,
+        logger,
+        publicUrl: kernel.config.http.publicUrl,
+        callTimeoutMs: kernel.config.commandDeadlineMs,
+      }),
       jobs: [
         {
           name: "insights",

@@ -4,6 +4,7 @@ import type { HttpRoute } from "../../http/host.ts";
 import { type PageAssets, pageAssetsLoader, sendAsset } from "../../http/page-assets.ts";
 import { type Logger, scrubSecrets } from "../../log.ts";
 import { escapeHtml } from "../../render/telegram.ts";
+import { bounded } from "../../within.ts";
 import type {
   ChatSection,
   DashboardApi,
@@ -108,6 +109,11 @@ export interface DashboardRoutesOptions {
   logger: Logger;
   /** PUBLIC_URL: when it is https, the session cookie is Secure. */
   publicUrl?: string | undefined;
+  /**
+   * How long one call may take (the bot's COMMAND_DEADLINE_MS): a read that takes longer is
+   * answered 503 and its reads are told to stop. Default 20 s.
+   */
+  callTimeoutMs?: number | undefined;
 }
 
 /** The page's built script and style: dist/dashboard, else built on the fly. */
@@ -127,6 +133,9 @@ const assets = pageAssetsLoader("dashboard");
 export function dashboardRoutes(options: DashboardRoutesOptions): HttpRoute[] {
   const { api, logger } = options;
   const secure = options.publicUrl?.toLowerCase().startsWith("https://") ?? false;
+  const callMs = options.callTimeoutMs ?? 20_000;
+  /** Every call's answer, bounded: a stalled read is a 503, never a request held open. */
+  const timely = <T>(answer: Promise<T>) => bounded(answer, callMs, "the dashboard's data");
 
   const send = (
     res: ServerResponse,
@@ -231,8 +240,10 @@ export function dashboardRoutes(options: DashboardRoutesOptions): HttpRoute[] {
             if (!res.writableFinished) aborted.abort();
           };
           res.once("close", abort);
+          // A closed tab or the call's time ends the reads.
+          const signal = AbortSignal.any([aborted.signal, AbortSignal.timeout(callMs)]);
           try {
-            return json(res, 200, await api.view(session, aborted.signal));
+            return json(res, 200, await timely(api.view(session, signal)));
           } finally {
             res.off("close", abort);
           }
@@ -240,22 +251,22 @@ export function dashboardRoutes(options: DashboardRoutesOptions): HttpRoute[] {
         case "members": {
           const query = membersQuery(req.url ?? "");
           if (!query.ok) return json(res, 400, { error: query.error });
-          return json(res, 200, await api.members(session, query.query));
+          return json(res, 200, await timely(api.members(session, query.query)));
         }
         case "members.csv": {
-          const { name, csv } = await api.membersCsv(session);
+          const { name, csv } = await timely(api.membersCsv(session));
           return send(res, 200, "text/csv; charset=utf-8", csv, {
             "content-disposition": attachment(name),
           });
         }
         case "gates":
-          return json(res, 200, await api.gates(session));
+          return json(res, 200, await timely(api.gates(session)));
         case "sections":
-          return json(res, 200, await api.sections(session));
+          return json(res, 200, await timely(api.sections(session)));
         case "chart": {
           const chart = CHARTS.find((name) => extra === `${name}.png`);
           if (!chart) return json(res, 404, { error: "No such chart." });
-          const png = await api.chart(session, chart);
+          const png = await timely(api.chart(session, chart));
           if (!png) return json(res, 404, { error: "This chart has nothing to show yet." });
           return send(res, 200, "image/png", png);
         }
