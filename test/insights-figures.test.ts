@@ -1,5 +1,7 @@
 /** The insights' arithmetic on literal inputs: quartiles, the 5-person floor, per-person counts. */
+
 import { describe, expect, it } from "vitest";
+import { walletsThisRound } from "../src/insights/background.ts";
 import {
   behaviorShares,
   type Person,
@@ -125,5 +127,17 @@ describe("insights' figures", () => {
     expect(peopleShares(group, everyone, figures)).toEqual([
       { behavior: "BEHAVIOR_WHALE", share: 60, overall: 30 },
     ]);
+  });
+});
+
+describe("the background's pace", () => {
+  it("a round reads its part of the minute's calls, and at least one wallet while the budget has it", () => {
+    // 240 a minute, rounds of 10 s: 40 calls, 13 wallets of 3 calls.
+    expect(walletsThisRound(240, 240, 10_000)).toBe(13);
+    // The minute's budget spent: nothing.
+    expect(walletsThisRound(240, 2, 10_000)).toBe(0);
+    // A small setting (6 a minute is 1 call a round): a wallet's 3 calls, not none ever.
+    expect(walletsThisRound(6, 6, 10_000)).toBe(1);
+    expect(walletsThisRound(3, 3, 10_000)).toBe(1);
   });
 });

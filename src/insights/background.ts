@@ -1,4 +1,4 @@
-import { readWallet } from "./reads.ts";
+import { CALLS_PER_WALLET, readWallet } from "./reads.ts";
 import { type InsightsService, READ_TTL_MS, WANTED_FOR_MS } from "./service.ts";
 import type { WalletRead } from "./store.ts";
 import type { Community } from "./types.ts";
@@ -12,6 +12,16 @@ const IDLE_MS = 10 * 60_000;
  * most recent first), and takes the day's snapshot of those that have none; how many wallets it
  * read. Called by the job on its lease, within its share of the upstream budget.
  */
+/**
+ * How many wallets a round of `tickMs` reads: its part of the minute's calls, and at least one
+ * wallet's worth while the minute's budget has it (else a small INSIGHTS_CALLS_PER_MINUTE, under
+ * a wallet's calls a round, would read nothing, ever).
+ */
+export function walletsThisRound(perMinute: number, left: number, tickMs: number): number {
+  const part = Math.max(CALLS_PER_WALLET, Math.ceil((perMinute * tickMs) / 60_000));
+  return Math.floor(Math.min(left, part) / CALLS_PER_WALLET);
+}
+
 export async function readSome(
   service: InsightsService,
   wallets: number,

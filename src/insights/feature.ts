@@ -5,7 +5,7 @@ import { publicBaseUrl } from "../http/host.ts";
 import { SLOW_JOB_BOUND_MS } from "../jobs/job.ts";
 import { LeasedLoop, MinuteBudget } from "../jobs/leased-loop.ts";
 import type { Feature } from "../kernel/feature.ts";
-import { readSome } from "./background.ts";
+import { readSome, walletsThisRound } from "./background.ts";
 import { insightCharts } from "./charts.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { CALLS_PER_WALLET } from "./reads.ts";
@@ -135,8 +135,7 @@ export const insightsFeature: Feature<InsightsService> = {
               try {
                 // A round's part of the minute's share, not all of it at once: the reads spread
                 // over the minute and leave commands the upstream budget in every second of it.
-                const share = Math.min(budget.left(), Math.ceil((perMinute * TICK_MS) / 60_000));
-                const wallets = Math.floor(share / CALLS_PER_WALLET);
+                const wallets = walletsThisRound(perMinute, budget.left(), TICK_MS);
                 if (wallets <= 0) return;
                 // The day's snapshots taken in the round count against the share too.
                 const before = service.aggregateCalls;
