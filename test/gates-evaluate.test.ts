@@ -245,6 +245,20 @@ describe("spend", () => {
     expect(Number(demo.priceAvg)).toBeGreaterThan(4);
     expect((await one(volumeAndPrice, both)).outcome).toBe("fail");
   });
+
+  it("a decision's passing spend criterion is one read; /gate test's reads the wallet's figures too", async () => {
+    const fresh = new ApiGateEvaluator({ apis: new Map([["ethereum", setup.api]]), fresh: true });
+    const criterion = spend({ volumeGte: "1" });
+    const before = setup.sim.requests.length;
+    const decided = await fresh.evaluate([criterion], [gates.demo.wallet]);
+    expect(decided.outcome).toBe("pass");
+    expect(setup.sim.requests.length - before).toBe(1);
+    const explained = await fresh.evaluate([criterion], [gates.demo.wallet], undefined, {
+      explain: true,
+    });
+    expect(explained.results[0]?.why).toMatch(/^it has a volume of [\d.,]+ ETH; needs /);
+    expect(setup.sim.requests.length - before).toBe(3);
+  });
 });
 
 describe("when the data service fails or the chain is not served", () => {

@@ -85,14 +85,16 @@ export class ApiGateEvaluator implements GateEvaluator {
     criteria: readonly GateCriterion[],
     wallets: readonly string[] | CountedWallets,
     signal?: AbortSignal,
+    how: { explain?: boolean } = {},
   ): Promise<GateVerdict> {
     const options = this.options(signal);
+    const explain = how.explain === true;
     const held = counted(wallets);
     const results = await Promise.all(
       criteria.map(async (c) => {
         // A collection's holdings count the wallets delegated for its contract too (issue 37).
         const on = walletsOn(held, c.chain, c.kind === "holds" ? c.contract : undefined);
-        const result = await this.one(c, on, options);
+        const result = await this.one(c, on, options, explain);
         // A registry that did not answer may hide a delegated wallet: its "no" is not known.
         if (result.outcome === "fail" && held.unknownOn.has(c.chain))
           return {
@@ -126,6 +128,7 @@ export class ApiGateEvaluator implements GateEvaluator {
     c: GateCriterion,
     wallets: readonly string[],
     options: CallOptions,
+    explain: boolean,
   ): Promise<CriterionResult> {
     const unique = [...new Map(wallets.map((w) => [w.toLowerCase(), w])).values()];
     if (unique.length === 0)
@@ -144,7 +147,7 @@ export class ApiGateEvaluator implements GateEvaluator {
         case "behavior":
           return await this.behavior(api, c, unique, options);
         case "spend":
-          return await this.spend(api, c, unique, options);
+          return await this.spend(api, c, unique, options, explain);
       }
     } catch (error) {
       return this.unknown(c, error);
@@ -288,6 +291,7 @@ export class ApiGateEvaluator implements GateEvaluator {
     c: SpendCriterion,
     wallets: readonly string[],
     options: CallOptions,
+    explain: boolean,
   ): Promise<CriterionResult> {
     const filters: FinancialFilters = {};
     if (c.volumeGte !== undefined) filters.nftsPurchasesVolumeGte = c.volumeGte;
@@ -298,9 +302,10 @@ export class ApiGateEvaluator implements GateEvaluator {
     const stats = await api.audiences.financialStatsByWallets(wallets, filters, options);
     const passing = Number(stats.walletsCount);
     const needs = spendWords(c);
-    // What the wallets do have, beside what is needed (one more read, cached like any other).
+    // What the wallets do have, beside what is needed (one more read, cached like any other):
+    // for a fail, and for a pass a person reads (/gate test), not a decision's pass.
     const has =
-      wallets.length === 1 || passing < 1
+      passing < 1 || (explain && wallets.length === 1)
         ? await this.spendFigures(api, c, wallets, options)
         : undefined;
     if (passing >= 1)

@@ -225,7 +225,7 @@ export class GateService {
     wallets: string[] | CountedWallets,
   ): Promise<GateVerdict> {
     const list = "criteria" in criteria ? criteria.criteria : criteria;
-    return this.deps.evaluator.evaluate(list, wallets);
+    return this.deps.evaluator.evaluate(list, wallets, undefined, { explain: true });
   }
 
   /** The n-th gate's log as CSV (newest first); empty string when there is no such gate. */

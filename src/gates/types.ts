@@ -228,5 +228,10 @@ export interface GateEvaluator {
     criteria: readonly GateCriterion[],
     wallets: readonly string[] | CountedWallets,
     signal?: AbortSignal,
+    /**
+     * `explain`: a person reads the answer (/gate test), so a passing spend criterion says the
+     * wallet's figures too (one more read); decisions leave it out.
+     */
+    how?: { explain?: boolean },
   ): Promise<GateVerdict>;
 }
