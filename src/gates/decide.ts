@@ -61,6 +61,8 @@ export async function decide(
   userId: string,
   cause: Cause,
   signal?: AbortSignal,
+  /** The person's wallets as read once for several gates (decideFor); else read here. */
+  read?: () => Promise<CountedWallets>,
 ): Promise<void> {
   const { kit } = acts;
   const membership = kit.memberships.get(gate.platform);
@@ -68,7 +70,7 @@ export async function decide(
   if (!membership) return;
   const { gates, logger } = kit;
   const member = await gates.member(gate.id, userId);
-  const wallets = await provedWallets(kit, gate.platform, userId, signal);
+  const wallets = await (read?.() ?? provedWallets(kit, gate.platform, userId, signal));
   const verdict = await verdictOf(kit, gate, wallets, cause, signal);
   const now = kit.now();
   if (verdict.outcome === "unknown") {

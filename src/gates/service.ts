@@ -4,7 +4,7 @@ import type { CountedWallets } from "../core/person-wallets.ts";
 import type { Logger } from "../log.ts";
 import type { WalletStore } from "../store/types.ts";
 import { GateActs, type GateKit, type Holdings } from "./acts.ts";
-import { decide } from "./decide.ts";
+import { decide, provedWallets } from "./decide.ts";
 import { describeCriterion } from "./describe.ts";
 import { decideJoinRequest, declineExpired } from "./join-requests.ts";
 import { recheckMembers, retryOwed, retryPaused } from "./rounds.ts";
@@ -423,9 +423,17 @@ export class GateService {
         const gate = await this.deps.gates.get(member.gateId);
         if (gate) gates.set(gate.id, gate);
       }
+    // The person's wallets (and delegations) read once for all their gates, when first needed.
+    let held: Promise<CountedWallets> | undefined;
+    const read = () => {
+      held ??= provedWallets(this.acts.kit, platform, userId);
+      return held;
+    };
     for (const gate of gates.values()) {
       if (gate.pausedAt !== undefined) continue;
-      await this.acts.lock(gate.id, userId, () => decide(this.acts, gate, userId, "proof"));
+      await this.acts.lock(gate.id, userId, () =>
+        decide(this.acts, gate, userId, "proof", undefined, read),
+      );
     }
   }
 }
