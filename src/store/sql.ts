@@ -10,10 +10,10 @@ import type { Sql } from "./query.ts";
  */
 export interface SqlLayer extends Sql {
   /**
-   * Runs the features' migrations not run yet, in name order, each once, under an advisory
-   * lock (PostgreSQL: instances starting together wait for the first, and each migration is one
-   * transaction, on SQLite too, whose DDL is transactional: one that fails half-way leaves
-   * nothing). Names are "<feature>/<name>"; their record is the table `feature_migrations`. They
+   * Runs the features' migrations not run yet, in name order, each once: on PostgreSQL all in
+   * one transaction under an advisory lock (instances starting together wait for the first), on
+   * SQLite each in a transaction (its DDL is transactional too): one that fails half-way leaves
+   * nothing. Names are "<feature>/<name>"; their record is the table `feature_migrations`. They
    * run before the chats connect, or, on a start on a full disk, once there is room.
    */
   migrate(migrations: Readonly<Record<string, Migration>>): Promise<string[]>;
@@ -38,19 +38,13 @@ export function sqlLayer(runner: Sql, makeDialect: () => Dialect): SqlLayer {
       // SQLite: DDL is transactional there too, so each migration is one transaction: one cut
       // half-way (a full disk) leaves nothing, and the next start runs it whole.
       if (runner.dialect !== "postgres") return migrateOn(db, migrations, true);
-      // PostgreSQL: instances starting together take turns for the whole run, on one connection
-      // that holds a session lock (two creating the record's table at once would collide).
-      return db.connection().execute(async (connection) => {
-        await sql`SELECT pg_advisory_lock(hashtext(${FEATURE_MIGRATIONS_TABLE}))`.execute(
-          connection,
-        );
-        try {
-          return await migrateOn(connection, migrations, true);
-        } finally {
-          await sql`SELECT pg_advisory_unlock(hashtext(${FEATURE_MIGRATIONS_TABLE}))`.execute(
-            connection,
-          );
-        }
+      // PostgreSQL: instances starting together take turns for the whole run, in one transaction
+      // that holds a transaction lock (two creating the record's table at once would collide):
+      // the transaction's end frees it, whatever happens (a session lock left on a pooled
+      // connection by a failed unlock would hold every other instance's start).
+      return db.transaction().execute(async (trx) => {
+        await sql`SELECT pg_advisory_xact_lock(hashtext(${FEATURE_MIGRATIONS_TABLE}))`.execute(trx);
+        return migrateOn(trx, migrations, false);
       });
     },
   };
