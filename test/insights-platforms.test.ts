@@ -482,6 +482,8 @@ describe("insights at the console, on the embedded simulator's made-up community
     });
     const chat = bot.adapters[0] as ConsoleAdapter;
     expect(chat.platform).toBe("console");
+    // /healthz says what the background does: its pace (3 calls a wallet) and failures.
+    expect((await bot.health()).insights).toEqual({ failures: 0, walletsPerMinute: 33_333 });
     const run = async (line: string) => {
       const from = printed.length;
       await chat.handleLine(line);

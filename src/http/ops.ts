@@ -39,6 +39,8 @@ export interface Health {
    * false when one is not, and its reason says why. A new part adds its check here.
    */
   checks: Check[];
+  /** With insights: the background's failed rounds and snapshots since start, and its pace. */
+  insights?: { failures: number; walletsPerMinute: number };
   /** With gates (/gate): gates, paused ones, members by status, and the counts since start. */
   gates?: {
     gates: number;

@@ -38,6 +38,7 @@ export async function readSome(
     const people = await service.people(community, chain);
     if (people.length >= MIN_PEOPLE)
       await service.aggregates(community, chain, signal).catch((error: unknown) => {
+        service.failures++;
         service.logger.warn(
           { err: error, platform, chain },
           "could not take a community's snapshot",

@@ -155,6 +155,10 @@ export const insightsFeature: Feature<InsightsService> = {
           checks: () => loop.checks(Math.max(3 * TICK_MS, SLOW_JOB_BOUND_MS)),
         },
       ],
+      // What the background did, for /healthz: failed rounds and snapshots, and its pace.
+      figures: async () => ({
+        insights: { failures: service.failures, walletsPerMinute: service.pacePerMinute },
+      }),
       prune: [
         {
           what: "insights' links and old reads",

@@ -106,7 +106,7 @@ export class InsightsService {
   pacePerMinute = 0;
   /** Upstream calls the communities' aggregates (their daily snapshots) have taken. */
   aggregateCalls = 0;
-  /** Background rounds that failed (logged by the job). */
+  /** Background rounds, and communities' snapshots in them, that failed (logged; in /healthz). */
   failures = 0;
 
   /** The manager's page's one-time links and sessions. */
