@@ -55,6 +55,7 @@ export async function readSome(
         if (done >= wallets || signal.aborted) break;
         if (fresh.has(address)) continue;
         unread++;
+        service.walletCalls += CALLS_PER_WALLET;
         const read: WalletRead = await readWallet(
           service.api(chain),
           address,

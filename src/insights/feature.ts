@@ -137,16 +137,18 @@ export const insightsFeature: Feature<InsightsService> = {
                 // over the minute and leave commands the upstream budget in every second of it.
                 const wallets = walletsThisRound(perMinute, budget.left(), TICK_MS);
                 if (wallets <= 0) return;
-                // The day's snapshots taken in the round count against the share too.
-                const before = service.aggregateCalls;
-                const read = await readSome(service, wallets, hold.signal).catch(
-                  (error: unknown) => {
+                // Every call the round made counts against the share, the day's snapshots'
+                // included, even when the round fails half-way (a full disk at the write).
+                const before = service.walletCalls + service.aggregateCalls;
+                try {
+                  await readSome(service, wallets, hold.signal).catch((error: unknown) => {
                     // A stop or a lost lease ends the round's calls: not a failure.
                     if (hold.signal.aborted) return 0;
                     throw error;
-                  },
-                );
-                budget.spend(read * CALLS_PER_WALLET + service.aggregateCalls - before);
+                  });
+                } finally {
+                  budget.spend(service.walletCalls + service.aggregateCalls - before);
+                }
               } finally {
                 hold.end();
               }

@@ -104,8 +104,9 @@ export class InsightsService {
   >();
   /** Wallet reads per minute in the background (set by the job), for the answers' estimate. */
   pacePerMinute = 0;
-  /** Upstream calls the communities' aggregates (their daily snapshots) have taken. */
+  /** Upstream calls taken by the aggregates (daily snapshots) and by wallet reads, as they start. */
   aggregateCalls = 0;
+  walletCalls = 0;
   /** Background rounds, and communities' snapshots in them, that failed (logged; in /healthz). */
   failures = 0;
 
