@@ -1,6 +1,5 @@
 import { defineCommand } from "../src/core/command.ts";
-import { UserError } from "../src/errors.ts";
-import { communityOf } from "../src/insights/community.ts";
+import { communityOf, insightsOf } from "../src/insights/community.ts";
 
 export default defineCommand({
   name: "dashboard",
@@ -10,10 +9,13 @@ export default defineCommand({
   examples: ["/dashboard"],
   requiresPerson: true,
   async run(ctx) {
+    // Refused (with why) where the bot has no insights or the person manages nothing here.
     const community = await communityOf(ctx, "dashboard");
-    if (!ctx.insights)
-      throw new UserError("feature_unavailable", "Insights are not available on this bot.");
-    const link = await ctx.insights.links.create(community, ctx.invocation.user.id, ctx.chain.id);
+    const link = await insightsOf(ctx).links.create(
+      community,
+      ctx.invocation.user.id,
+      ctx.chain.id,
+    );
     const minutes = Math.max(1, Math.round((link.expiresAt - ctx.now().getTime()) / 60_000));
     return {
       title: `Insights page of ${community.title ?? "this community"}`,

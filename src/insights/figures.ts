@@ -120,12 +120,10 @@ export function topHeld(
   people: Iterable<Set<string>>,
   nameOf: (address: string) => string,
   limit = 10,
-  skip?: string,
 ): HeldCollection[] {
   const counts = new Map<string, number>();
   for (const held of people)
     for (const address of held) counts.set(address, (counts.get(address) ?? 0) + 1);
-  if (skip) counts.delete(skip.toLowerCase());
   return [...counts]
     .filter(([, people]) => people >= MIN_PEOPLE)
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
