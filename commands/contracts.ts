@@ -84,22 +84,10 @@ export default defineCommand({
   async run(ctx, { type, limit }) {
     const contractTypes = CONTRACT_TYPE_CHOICES.find((choice) => choice.value === type)!.types;
     const now = ctx.now();
-    const listing = ctx.api.foundational.contracts(
+    const { contracts } = await ctx.api.foundational.contracts(
       { sortDirection: "SORT_DIRECTION_DESC", contractTypes, limit },
       { signal: ctx.signal },
     );
-    // Beside the list, bounded: what the footer says was measured (the list never waits on it).
-    const since = now.getTime() - HOUR_MS;
-    const counting = bounded(
-      countNewContracts(
-        ctx.api,
-        { since, until: now.getTime() + SKEW_MS },
-        { contractTypes, pages: COUNT_PAGES, call: { signal: ctx.signal } },
-      ),
-      COUNT_WAIT_MS,
-      "the new contracts' count",
-    ).catch(() => undefined);
-    const { contracts } = await listing;
     ctx.collections.remember(
       contracts.map((contract) => ({
         address: contract.address,
@@ -108,7 +96,17 @@ export default defineCommand({
       })),
       "contracts",
     );
-    const hour = await counting;
+    // After the list (one failure is the list's), bounded: what the footer says was measured.
+    // A count that is slow leaves the footer without it, never the list waiting for it.
+    const hour = await bounded(
+      countNewContracts(
+        ctx.api,
+        { since: now.getTime() - HOUR_MS, until: now.getTime() + SKEW_MS },
+        { contractTypes, pages: COUNT_PAGES, call: { signal: ctx.signal } },
+      ),
+      COUNT_WAIT_MS,
+      "the new contracts' count",
+    ).catch(() => undefined);
     const kind = type === "all" ? "NFT" : type === "erc721" ? "ERC-721" : "ERC-1155";
     return contractsReply(type, contracts, now, footerOf(kind, ctx.chain.name, hour));
   },

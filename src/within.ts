@@ -51,3 +51,14 @@ export async function settledBy(promise: Promise<unknown>, deadline: number): Pr
 
 /** How long an update's or interaction's "seen before?" may take before it is answered anyway. */
 export const SEEN_CHECK_MS = 1_000;
+
+/**
+ * A signal that aborts after `ms`. Here, not where it is used, for the Telegram adapter: a
+ * reference to the global AbortSignal in a bundle that also holds grammY's abort-controller makes
+ * esbuild rename that package's class (AbortSignal2), and node-fetch then refuses every signal
+ * grammY passes it, so every Telegram request fails (seen: "Network request for 'getMe' failed!"
+ * where the DNS error should have been).
+ */
+export function timeoutSignal(ms: number): AbortSignal {
+  return AbortSignal.timeout(ms);
+}

@@ -1,5 +1,5 @@
 import type { Context } from "grammy";
-import { bounded } from "../../within.ts";
+import { bounded, timeoutSignal } from "../../within.ts";
 import { apiSignal, type TelegramGateMembership } from "./gates.ts";
 
 /** How long /verify waits for a group's title (a nicety: the link goes out without it). */
@@ -21,7 +21,8 @@ export class GroupTitles {
   async of(ctx: Context, groupId: string): Promise<string | undefined> {
     const userId = ctx.from?.id;
     if (userId === undefined) return undefined;
-    const signal = AbortSignal.timeout(WAIT_MS);
+    // Not AbortSignal.timeout here: see timeoutSignal.
+    const signal = timeoutSignal(WAIT_MS);
     const asked = (async () => {
       if (!(await this.membership.isMember(groupId, String(userId), signal))) return undefined;
       const known = this.kept.get(groupId);
